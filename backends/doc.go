@@ -1,0 +1,16 @@
+// Package backends holds the contract between workloads and the lock services
+// under test: the Lock client interface, the Lease it grants, the protected
+// Storage, the client's Env (clock, sleep, randomness), and the errors that
+// classify every outcome as certain or unknown.
+//
+// Each lock system is a sub-package (redis, control, ...) that provides its
+// server models (event-driven sim.Handlers) and a client library implementing
+// Lock on top of a sim.Proc. The protected resource is backends/storage. The
+// same interfaces will be implemented by live clients against real servers, so
+// nothing here mentions the simulator.
+//
+// Outcome rules (Jepsen's, as every backend must apply them): an operation
+// returns nil when it certainly happened, an error wrapping ErrUnknown when it
+// may or may not have happened (a timeout of a request that changes state), and
+// any other error only when it certainly did not happen.
+package backends

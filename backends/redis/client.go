@@ -1,0 +1,232 @@
+package redis
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/sim"
+)
+
+// Client is the lock client library of one client process. It is not shared
+// between processes (it keeps per-acquisition state, like a real client).
+type Client struct {
+	p       *sim.Proc
+	server  sim.NodeID
+	opts    Options
+	id      string // stable acquirer id for reentrant modes
+	seq     int
+	held    map[string]*hold // client-side reentrancy and watchdogs
+	onRenew func(l backends.Lease, done bool, err error)
+}
+
+type hold struct {
+	lease    backends.Lease
+	count    int
+	released bool
+}
+
+var (
+	_ backends.Lock          = (*Client)(nil)
+	_ backends.RenewObserver = (*Client)(nil)
+)
+
+// NewClient returns a lock client for process p talking to the Redis instance
+// on node server.
+func NewClient(p *sim.Proc, server sim.NodeID, opts Options) *Client {
+	return &Client{
+		p:      p,
+		server: server,
+		opts:   opts,
+		id:     fmt.Sprintf("%s:%016x", p.Name(), p.Rand().Uint64()),
+		held:   map[string]*hold{},
+	}
+}
+
+// OnRenew registers the watchdog observer.
+func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) { c.onRenew = fn }
+
+func (c *Client) budgetClock() time.Duration {
+	if c.opts.BudgetClock == ClockWall {
+		return c.p.Wall()
+	}
+	return c.p.Mono()
+}
+
+func (c *Client) call(cmd any) (Reply, error) {
+	r, err := c.p.Call(c.server, cmd, c.opts.RequestTimeout)
+	if err != nil {
+		return Reply{}, fmt.Errorf("redis: %w: %w", backends.ErrUnknown, err)
+	}
+	return r.(Reply), nil
+}
+
+func fenceKey(key string) string { return key + ":fence" }
+
+// acquireCmd builds the command of one acquire attempt for owner.
+func (c *Client) acquireCmd(key, owner string) any {
+	switch {
+	case c.opts.Reentrancy == ReentrancyServer:
+		fk := ""
+		if c.opts.Fencing {
+			fk = fenceKey(key)
+		}
+		return HoldLock{Key: key, Owner: owner, FenceKey: fk, TTL: c.opts.TTL}
+	case c.opts.Fencing:
+		return SetNXFence{Key: key, Value: owner, FenceKey: fenceKey(key), TTL: c.opts.TTL}
+	default:
+		return SetNX{Key: key, Value: owner, TTL: c.opts.TTL}
+	}
+}
+
+// Acquire takes the lock, retrying with random back-off until wait is spent.
+func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+	if h := c.held[key]; h != nil && !h.released && c.opts.Reentrancy == ReentrancyClient {
+		h.count++
+		return h.lease, nil
+	}
+	owner := c.id
+	if c.opts.Reentrancy == ReentrancyNone {
+		c.seq++
+		owner = fmt.Sprintf("%s-%d-%08x", c.p.Name(), c.seq, c.p.Rand().Uint32())
+	}
+	start := c.budgetClock()
+	var unknown error
+	for attempt := 1; ; attempt++ {
+		sent := c.p.Mono()
+		r, err := c.call(c.acquireCmd(key, owner))
+		switch {
+		case err != nil:
+			unknown = err
+		case r.OK:
+			lease := backends.Lease{Key: key, Owner: owner, Deadline: sent + c.opts.TTL}
+			if c.opts.Fencing {
+				lease.Token, lease.HasToken = uint64(r.Int), true
+			}
+			if h := c.held[key]; h != nil && !h.released && c.opts.Reentrancy == ReentrancyServer {
+				h.count++
+				h.lease.Deadline = lease.Deadline
+				return h.lease, nil
+			}
+			c.hold(lease)
+			return lease, nil
+		}
+		elapsed := c.budgetClock() - start
+		if elapsed >= wait {
+			if unknown != nil {
+				return backends.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts, last uncertain: %w", key, attempt, unknown)
+			}
+			return backends.Lease{}, fmt.Errorf("redis: acquire %s: held by another client after %d attempts in %v: %w",
+				key, attempt, elapsed, backends.ErrNotAcquired)
+		}
+		backoff := time.Duration(sim.Uniform(c.p.Rand(), 0, int64(c.opts.BackoffMax)))
+		c.p.Sleep(min(backoff, wait-elapsed))
+	}
+}
+
+func (c *Client) hold(l backends.Lease) {
+	h := &hold{lease: l, count: 1}
+	c.held[l.Key] = h
+	if c.opts.Watchdog {
+		c.p.Spawn(c.p.Name()+"/watchdog", func(w *sim.Proc) { c.watchdog(w, h) })
+	}
+}
+
+// watchdog renews h every TTL/3 until it is released or found lost.
+func (c *Client) watchdog(w *sim.Proc, h *hold) {
+	for {
+		w.Sleep(c.opts.TTL / 3)
+		if h.released {
+			return
+		}
+		lease := h.lease
+		if c.onRenew != nil {
+			c.onRenew(lease, false, nil)
+		}
+		sent := w.Mono()
+		r, err := w.Call(c.server, ExpireIfValue{Key: lease.Key, Value: lease.Owner, TTL: c.opts.TTL}, c.opts.RequestTimeout)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("redis: renew %s: %w: %w", lease.Key, backends.ErrUnknown, err)
+		case r.(Reply).OK:
+			h.lease.Deadline = sent + c.opts.TTL
+			lease = h.lease
+		default:
+			err = fmt.Errorf("redis: renew %s: %w", lease.Key, backends.ErrNotHeld)
+		}
+		if c.onRenew != nil {
+			c.onRenew(lease, true, err)
+		}
+		if errors.Is(err, backends.ErrNotHeld) {
+			return
+		}
+	}
+}
+
+// Release gives the lock back with the configured release variant.
+func (c *Client) Release(l backends.Lease) error {
+	h := c.held[l.Key]
+	if h != nil && !h.released && c.opts.Reentrancy == ReentrancyClient && h.count > 1 {
+		h.count--
+		return nil
+	}
+	if h != nil && h.lease.Owner == l.Owner && c.opts.Reentrancy != ReentrancyServer {
+		h.released = true
+		delete(c.held, l.Key)
+	}
+	switch {
+	case c.opts.Reentrancy == ReentrancyServer:
+		r, err := c.call(UnholdLock{Key: l.Key, Owner: l.Owner, TTL: c.opts.TTL})
+		if err != nil {
+			return err
+		}
+		if !r.OK {
+			c.forget(l.Key)
+			return fmt.Errorf("redis: release %s: %w", l.Key, backends.ErrNotHeld)
+		}
+		if r.Int == 0 {
+			c.forget(l.Key)
+		} else if h != nil {
+			h.count--
+		}
+		return nil
+	case c.opts.Release == ReleaseDel:
+		r, err := c.call(Del{Key: l.Key})
+		if err != nil {
+			return err
+		}
+		if !r.OK {
+			return fmt.Errorf("redis: DEL %s: no such key: %w", l.Key, backends.ErrNotHeld)
+		}
+		return nil
+	case c.opts.Release == ReleaseCheckThenDel:
+		r, err := c.call(Get{Key: l.Key})
+		if err != nil {
+			return err
+		}
+		if !r.OK || r.Value != l.Owner {
+			return fmt.Errorf("redis: release %s: value is %q, not ours: %w", l.Key, r.Value, backends.ErrNotHeld)
+		}
+		if _, err := c.call(Del{Key: l.Key}); err != nil {
+			return err
+		}
+		return nil
+	default:
+		r, err := c.call(DelIfValue{Key: l.Key, Value: l.Owner})
+		if err != nil {
+			return err
+		}
+		if !r.OK {
+			return fmt.Errorf("redis: release %s: %w", l.Key, backends.ErrNotHeld)
+		}
+		return nil
+	}
+}
+
+func (c *Client) forget(key string) {
+	if h := c.held[key]; h != nil {
+		h.released = true
+		delete(c.held, key)
+	}
+}

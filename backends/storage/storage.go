@@ -1,0 +1,178 @@
+package storage
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/sim"
+)
+
+// Mode selects how the storage treats fencing tokens.
+type Mode string
+
+// Storage modes.
+const (
+	Unfenced Mode = "unfenced"
+	Fenced   Mode = "fenced"
+)
+
+// ParseMode parses a mode name.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case Unfenced, Fenced:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("unknown storage mode %q (want unfenced or fenced)", s)
+}
+
+// Options configure the storage server.
+type Options struct {
+	// Mode is unfenced (default) or fenced.
+	Mode Mode
+	// FenceReads makes reads in fenced mode check and raise the token too. Default false.
+	FenceReads bool
+}
+
+// ReadReq asks for the value of a cell.
+type ReadReq struct {
+	Key   string
+	Token uint64
+}
+
+// WriteReq sets a cell.
+type WriteReq struct {
+	Key   string
+	Value int64
+	Token uint64
+}
+
+// Reply answers both requests.
+type Reply struct {
+	Value    int64
+	Rejected bool
+	// Highest is the cell's highest accepted token, reported with a rejection.
+	Highest uint64
+}
+
+type cell struct {
+	value   int64
+	highest uint64
+}
+
+// Server is the storage node's model.
+type Server struct {
+	Options Options
+	cells   map[string]*cell
+}
+
+// NewServer returns a storage server.
+func NewServer(o Options) *Server {
+	if o.Mode == "" {
+		o.Mode = Unfenced
+	}
+	return &Server{Options: o, cells: map[string]*cell{}}
+}
+
+// Start keeps the cells: the storage is durable and never crashes by design.
+func (s *Server) Start(n *sim.Node) {}
+
+func (s *Server) cell(key string) *cell {
+	c := s.cells[key]
+	if c == nil {
+		c = &cell{}
+		s.cells[key] = c
+	}
+	return c
+}
+
+// admit applies the fencing rule to token for c and reports whether it passes.
+func (s *Server) admit(c *cell, token uint64, isWrite bool) bool {
+	if s.Options.Mode != Fenced || (!isWrite && !s.Options.FenceReads) {
+		return true
+	}
+	if token < c.highest {
+		return false
+	}
+	c.highest = token
+	return true
+}
+
+// Receive serves reads and writes.
+func (s *Server) Receive(n *sim.Node, m sim.Message) {
+	switch req := m.Body.(type) {
+	case ReadReq:
+		c := s.cell(req.Key)
+		if !s.admit(c, req.Token, false) {
+			n.Reply(m, Reply{Rejected: true, Highest: c.highest})
+			return
+		}
+		n.Reply(m, Reply{Value: c.value})
+	case WriteReq:
+		c := s.cell(req.Key)
+		if !s.admit(c, req.Token, true) {
+			n.Reply(m, Reply{Rejected: true, Highest: c.highest})
+			return
+		}
+		c.value = req.Value
+		n.Reply(m, Reply{Value: c.value})
+	default:
+		panic(fmt.Sprintf("storage: unexpected message %T", m.Body))
+	}
+}
+
+// Value returns the current value of key (for tests and reports).
+func (s *Server) Value(key string) int64 {
+	if c := s.cells[key]; c != nil {
+		return c.value
+	}
+	return 0
+}
+
+// Client is the storage client a workload process uses.
+type Client struct {
+	P       *sim.Proc
+	Server  sim.NodeID
+	Timeout time.Duration
+}
+
+// DefaultTimeout is the client's request timeout when Client.Timeout is zero.
+const DefaultTimeout = 500 * time.Millisecond
+
+var _ backends.Storage = (*Client)(nil)
+
+func (c *Client) call(req any) (Reply, error) {
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	r, err := c.P.Call(c.Server, req, timeout)
+	if err != nil {
+		return Reply{}, fmt.Errorf("storage: %w: %w", backends.ErrUnknown, err)
+	}
+	return r.(Reply), nil
+}
+
+// Read returns the value of key.
+func (c *Client) Read(key string, token uint64) (int64, error) {
+	r, err := c.call(ReadReq{Key: key, Token: token})
+	if err != nil {
+		return 0, err
+	}
+	if r.Rejected {
+		return 0, fmt.Errorf("storage: read %s with token %d (highest %d): %w", key, token, r.Highest, backends.ErrRejected)
+	}
+	return r.Value, nil
+}
+
+// Write sets key to value.
+func (c *Client) Write(key string, value int64, token uint64) error {
+	r, err := c.call(WriteReq{Key: key, Value: value, Token: token})
+	if err != nil {
+		return err
+	}
+	if r.Rejected {
+		return fmt.Errorf("storage: write %s with token %d (highest %d): %w", key, token, r.Highest, backends.ErrRejected)
+	}
+	return nil
+}

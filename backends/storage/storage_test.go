@@ -1,0 +1,81 @@
+package storage
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/sim"
+)
+
+func TestFencing(t *testing.T) {
+	type op struct {
+		write bool
+		token uint64
+		value int64
+	}
+	tests := []struct {
+		name       string
+		opts       Options
+		ops        []op
+		rejected   []bool
+		finalValue int64
+	}{
+		{"unfenced accepts a stale token", Options{Mode: Unfenced},
+			[]op{{true, 2, 10}, {true, 1, 20}}, []bool{false, false}, 20},
+		{"fenced rejects a write below the highest token", Options{Mode: Fenced},
+			[]op{{true, 2, 10}, {true, 1, 20}, {true, 2, 30}, {true, 3, 40}}, []bool{false, true, false, false}, 40},
+		{"fenced reads are not checked by default", Options{Mode: Fenced},
+			[]op{{false, 5, 0}, {true, 1, 20}}, []bool{false, false}, 20},
+		{"with FenceReads a read raises the token", Options{Mode: Fenced, FenceReads: true},
+			[]op{{false, 5, 0}, {true, 1, 20}, {false, 4, 0}}, []bool{false, true, true}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := sim.NewWorld(sim.Config{})
+			srv := NewServer(tc.opts)
+			sn := w.AddNode("storage", sim.NodeOptions{Handler: srv})
+			cn := w.AddNode("c", sim.NodeOptions{})
+			var rejected []bool
+			cn.Spawn("c", func(p *sim.Proc) {
+				c := &Client{P: p, Server: sn.ID()}
+				for _, o := range tc.ops {
+					var err error
+					if o.write {
+						err = c.Write("k", o.value, o.token)
+					} else {
+						_, err = c.Read("k", o.token)
+					}
+					rejected = append(rejected, err != nil)
+					if err != nil {
+						assert.ErrorIs(t, err, backends.ErrRejected)
+					}
+				}
+			})
+			w.Run(time.Second)
+			assert.Equal(t, tc.rejected, rejected)
+			assert.Equal(t, tc.finalValue, srv.Value("k"))
+		})
+	}
+}
+
+func TestTimeoutIsUnknown(t *testing.T) {
+	w := sim.NewWorld(sim.Config{})
+	sn := w.AddNode("storage", sim.NodeOptions{Handler: NewServer(Options{})})
+	cn := w.AddNode("c", sim.NodeOptions{})
+	w.Network().Block(cn, sn)
+	var err error
+	cn.Spawn("c", func(p *sim.Proc) { err = (&Client{P: p, Server: sn.ID()}).Write("k", 1, 0) })
+	w.Run(time.Second)
+	assert.ErrorIs(t, err, backends.ErrUnknown)
+}
+
+func TestParseMode(t *testing.T) {
+	m, err := ParseMode("fenced")
+	assert.NoError(t, err)
+	assert.Equal(t, Fenced, m)
+	_, err = ParseMode("check")
+	assert.ErrorContains(t, err, `unknown storage mode "check"`)
+}

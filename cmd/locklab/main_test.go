@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reports"
+)
+
+// capture runs the CLI and returns its exit code, stdout and stderr.
+func capture(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	oldOut, oldErr := os.Stdout, os.Stderr
+	ro, wo, _ := os.Pipe()
+	re, we, _ := os.Pipe()
+	os.Stdout, os.Stderr = wo, we
+	outC, errC := make(chan string), make(chan string)
+	go func() { b, _ := io.ReadAll(ro); outC <- string(b) }()
+	go func() { b, _ := io.ReadAll(re); errC <- string(b) }()
+	code := execute(args)
+	wo.Close()
+	we.Close()
+	os.Stdout, os.Stderr = oldOut, oldErr
+	return code, <-outC, <-errC
+}
+
+func TestUsageErrorsExitWithTheUsageCode(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--system", "mongo"}, `unknown system "mongo"`},
+		{[]string{"run", "--clients", "many"}, `invalid argument "many" for "--clients"`},
+		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"run", "-o", "ttl"}, `--opt "ttl": want key=value`},
+		{[]string{"run", "-o", "ttl=forever"}, `redis option ttl="forever"`},
+		{[]string{"run", "--storage", "fenced"}, "grants no fencing tokens"},
+		{[]string{"run", "--nemesis", "meteor"}, `unknown fault kind "meteor"`},
+		{[]string{"run", "--nemesis-file", "/nonexistent.json"}, "read schedule"},
+		{[]string{"run", "extra"}, "unknown command"},
+		{[]string{"frobnicate"}, "unknown command"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := capture(t, tc.args...)
+			assert.Equal(t, harness.ExitUsage, code)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+func TestRunWritesARunDirectoryAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	code, stdout, _ := capture(t, "run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--time", "60s", "--out", out)
+	assert.Equal(t, harness.ExitInvalid, code, stdout)
+	first := strings.SplitN(stdout, "\n", 2)[0]
+	assert.True(t, strings.HasPrefix(first, "seed 7: locklab run "), first)
+	assert.Contains(t, stdout, "critical-sections  INVALID")
+	for _, f := range []string{reports.HistoryFile, reports.ResultsFile, reports.ScheduleFile, reports.SummaryFile} {
+		assert.FileExists(t, filepath.Join(out, f))
+	}
+	var res reports.Results
+	b, err := os.ReadFile(filepath.Join(out, reports.ResultsFile))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &res))
+	assert.Equal(t, uint64(7), res.Seed)
+	assert.Equal(t, harness.ExitInvalid, res.ExitCode)
+	assert.Len(t, res.Verdicts, 2)
+	hist1, _ := os.ReadFile(filepath.Join(out, reports.HistoryFile))
+
+	// The printed command replays the run exactly.
+	args := strings.Fields(strings.TrimPrefix(first, "seed 7: locklab "))
+	out2 := filepath.Join(dir, "replay")
+	for i, a := range args {
+		if a == "--out" {
+			args[i+1] = out2
+		}
+	}
+	code2, _, _ := capture(t, args...)
+	assert.Equal(t, code, code2)
+	hist2, _ := os.ReadFile(filepath.Join(out2, reports.HistoryFile))
+	assert.True(t, bytes.Equal(hist1, hist2), "the replay command must reproduce the history byte for byte")
+}
+
+func TestHandEditedScheduleReproducesACounterexample(t *testing.T) {
+	dir := t.TempDir()
+	sched := filepath.Join(dir, "gc.json")
+	require.NoError(t, os.WriteFile(sched, []byte(`{"faults": [
+  {"kind": "pause", "targets": ["c1"], "duration": "15s", "after": {"node": "c1", "f": "read"}}
+]}`), 0o644))
+	code, stdout, _ := capture(t, "run", "--nemesis-file", sched, "--seed", "1", "--time", "30s", "--out", filepath.Join(dir, "r"))
+	assert.Equal(t, harness.ExitInvalid, code, stdout)
+	assert.Contains(t, stdout, "start pause targets=[c1]")
+	assert.Contains(t, stdout, "--nemesis-file "+filepath.Join(dir, "r", "schedule.json"))
+
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"faults": [{"kind": "pause", "targets": ["c1"]}]}`), 0o644))
+	code, _, stderr := capture(t, "run", "--nemesis-file", bad)
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, bad+`: faults[0] (pause): field "duration"`)
+}
+
+func TestValidRunExitsZero(t *testing.T) {
+	code, stdout, _ := capture(t, "run", "--seed", "1", "--time", "20s", "--out", filepath.Join(t.TempDir(), "r"))
+	assert.Equal(t, harness.ExitValid, code, stdout)
+	assert.Contains(t, stdout, "overall: VALID (exit 0)")
+}

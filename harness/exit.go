@@ -1,0 +1,62 @@
+package harness
+
+import (
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/reports"
+)
+
+// Exit codes of `locklab run`, `check` and `repro`.
+const (
+	// ExitValid: every check valid.
+	ExitValid = 0
+	// ExitInvalid: a safety check is invalid.
+	ExitInvalid = 1
+	// ExitUsage: bad flags, unknown names, malformed input files.
+	ExitUsage = 2
+	// ExitUnknown: no safety check invalid, but a check could not decide, or a
+	// liveness check failed.
+	ExitUnknown = 3
+	// ExitCrash: the harness itself failed (a panic in the simulation, an I/O error).
+	ExitCrash = 4
+)
+
+// ExitCode maps verdicts to the exit code.
+func ExitCode(vs []models.Verdict) int {
+	switch models.Overall(vs) {
+	case models.Valid:
+		return ExitValid
+	case models.Invalid:
+		for _, v := range vs {
+			if v.Result == models.Invalid && !v.Liveness {
+				return ExitInvalid
+			}
+		}
+	}
+	return ExitUnknown
+}
+
+// Report turns a result into what the reports package renders; command is the
+// command line that replays the run.
+func (r Result) Report(command string) reports.Run {
+	run := reports.Run{
+		Command:  command,
+		Seed:     r.Test.Seed,
+		Config:   r.Test,
+		Events:   r.Events,
+		Verdicts: r.Verdicts,
+		Overall:  r.Overall,
+		ExitCode: ExitCode(r.Verdicts),
+		Summary:  r.Summary,
+		Extra: map[string]any{
+			"network":       r.Network,
+			"kernel_events": r.KernelEvents,
+		},
+	}
+	schedule := r.Schedule
+	if schedule.Faults == nil {
+		schedule.Faults = []nemesis.Fault{}
+	}
+	run.Schedule = schedule
+	return run
+}

@@ -1,0 +1,177 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/workloads"
+)
+
+// Result is what a run produced.
+type Result struct {
+	// Test is the test that ran, with defaults filled in.
+	Test Test `json:"test"`
+	// Schedule is the fault schedule that ran (drawn, read or given).
+	Schedule nemesis.Schedule `json:"schedule"`
+	// Events is the history.
+	Events []history.Event `json:"-"`
+	// Verdicts are the checks' verdicts, in check order.
+	Verdicts []models.Verdict `json:"verdicts"`
+	// Overall merges the verdicts.
+	Overall models.Result `json:"overall"`
+	// Summary counts the history's operations and faults.
+	Summary models.Summary `json:"summary"`
+	// Network counts the messages the simulated network carried.
+	Network sim.NetStats `json:"network"`
+	// KernelEvents is the number of events the simulator executed.
+	KernelEvents uint64 `json:"kernel_events"`
+}
+
+// ErrCrash marks a failure of the harness itself (a panic inside the
+// simulation), as opposed to a bad test or a verdict.
+var ErrCrash = errors.New("harness crashed")
+
+// Prepared is a world built from a test, ready to run.
+type Prepared struct {
+	Test     Test
+	World    *sim.World
+	Log      *history.Log
+	Schedule nemesis.Schedule
+	Storage  *storage.Server
+}
+
+// Prepare builds the world of a test without running it.
+func Prepare(t Test) (*Prepared, error) {
+	t = t.WithDefaults()
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	sys, _ := FindSystem(t.System)
+	wlEntry, _ := FindWorkload(t.Workload)
+	wl, err := wlEntry.New(t.WorkloadOptions)
+	if err != nil {
+		return nil, err
+	}
+	w := sim.NewWorld(sim.Config{Seed: t.Seed})
+	log := history.NewLog()
+	dep, err := sys.Deploy(w, t.SystemOptions)
+	if err != nil {
+		return nil, err
+	}
+	if t.Storage == storage.Fenced && !dep.HasTokens {
+		return nil, fmt.Errorf("storage fenced: system %s grants no fencing tokens with these options (redis: -o fencing=true)", t.System)
+	}
+	st := storage.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads})
+	stNode := w.AddNode("storage", sim.NodeOptions{Handler: st})
+	for _, name := range t.ClientNames() {
+		w.AddNode(name, sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+			c := workloads.Client{
+				Env:   p,
+				Lock:  dep.NewLock(p),
+				Store: &storage.Client{P: p, Server: stNode.ID()},
+				Rec:   log.NewRecorder(p.Node().Name(), nodeClock{p.Node()}),
+			}
+			wl.Run(c)
+		})})
+	}
+	schedule, err := scheduleFor(t, w, dep)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := nemesis.Install(w, log, schedule, resolver(w, t, dep)); err != nil {
+		return nil, fmt.Errorf("nemesis: %w", err)
+	}
+	return &Prepared{Test: t, World: w, Log: log, Schedule: schedule, Storage: st}, nil
+}
+
+func scheduleFor(t Test, w *sim.World, dep Deployment) (nemesis.Schedule, error) {
+	if t.Schedule != nil {
+		return *t.Schedule, nil
+	}
+	kinds, err := t.randomKinds()
+	if err != nil || len(kinds) == 0 {
+		return nemesis.Schedule{}, err
+	}
+	cfg := t.Random
+	cfg.Kinds = kinds
+	cfg.Swarm = cfg.Swarm || t.Nemesis == "random"
+	targets := nemesis.Targets{Clients: t.ClientNames(), Storage: "storage"}
+	for _, s := range dep.Servers {
+		targets.Servers = append(targets.Servers, s.Name())
+	}
+	return nemesis.Random(w.Rand("nemesis"), cfg, targets, t.Time), nil
+}
+
+// resolver resolves schedule names: node names, "clients", "servers", and the
+// system's own names.
+func resolver(w *sim.World, t Test, dep Deployment) nemesis.Resolver {
+	return func(name string) ([]*sim.Node, error) {
+		switch name {
+		case "clients":
+			var out []*sim.Node
+			for _, c := range t.ClientNames() {
+				out = append(out, w.Node(c))
+			}
+			return out, nil
+		case "servers":
+			return slices.Clone(dep.Servers), nil
+		}
+		if dep.Resolve != nil {
+			if ns, ok := dep.Resolve(name); ok {
+				return ns, nil
+			}
+		}
+		if n := w.Node(name); n != nil {
+			return []*sim.Node{n}, nil
+		}
+		var known []string
+		for _, n := range w.Nodes() {
+			known = append(known, n.Name())
+		}
+		return nil, fmt.Errorf("unknown node %q (known: %s, clients, servers)", name, strings.Join(known, ", "))
+	}
+}
+
+// Run runs a test and checks its history.
+func Run(t Test) (Result, error) {
+	p, err := Prepare(t)
+	if err != nil {
+		return Result{}, err
+	}
+	return p.Run()
+}
+
+// Run executes the prepared world for the test's duration and checks it.
+func (p *Prepared) Run() (res Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w (seed %d): %v", ErrCrash, p.Test.Seed, r)
+		}
+		p.World.Close()
+	}()
+	p.World.RunUntil(p.Test.Time)
+	p.World.Close()
+	events := p.Log.Events()
+	checks, err := checksFor(p.Test)
+	if err != nil {
+		return Result{}, err
+	}
+	verdicts := models.RunAll(checks, events)
+	return Result{
+		Test:         p.Test,
+		Schedule:     p.Schedule,
+		Events:       events,
+		Verdicts:     verdicts,
+		Overall:      models.Overall(verdicts),
+		Summary:      models.Summarize(events),
+		Network:      p.World.Network().Stats(),
+		KernelEvents: p.World.Processed(),
+	}, nil
+}

@@ -1,0 +1,153 @@
+package harness
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/nemesis"
+)
+
+// Test is one run: everything that determines its history.
+type Test struct {
+	// System is the lock system's name (see Systems). Default "redis".
+	System string `json:"system"`
+	// SystemOptions are the system's options as key=value pairs.
+	SystemOptions map[string]string `json:"system_options,omitempty"`
+	// Workload is the workload's name (see Workloads). Default "fenced-counter".
+	Workload string `json:"workload"`
+	// WorkloadOptions are the workload's options as key=value pairs.
+	WorkloadOptions map[string]string `json:"workload_options,omitempty"`
+	// Clients is the number of client nodes (c1, c2, ...). Default 5.
+	Clients int `json:"clients"`
+	// Storage is the storage mode. Default unfenced.
+	Storage storage.Mode `json:"storage"`
+	// FenceReads fences reads as well as writes (fenced storage only).
+	FenceReads bool `json:"fence_reads,omitempty"`
+	// Nemesis is "none", a comma-separated list of fault kinds (pause,
+	// partition, clock, crash, delay, ...) drawn at random, or "random" (every
+	// kind, swarm style). Ignored when Schedule is set. Default "none".
+	Nemesis string `json:"nemesis"`
+	// Random tunes the random fault generator.
+	Random nemesis.RandomConfig `json:"-"`
+	// Schedule is an explicit fault schedule (a file or a scenario).
+	Schedule *nemesis.Schedule `json:"schedule,omitempty"`
+	// Seed drives every random choice.
+	Seed uint64 `json:"seed"`
+	// Time is the simulated duration. Default 60 s.
+	Time time.Duration `json:"time"`
+	// Checks are the checks to run, by name; empty means every check.
+	Checks []string `json:"checks,omitempty"`
+	// CheckBudget bounds each search-based check. Default 60 s; Unbounded
+	// (negative) removes the bound.
+	CheckBudget time.Duration `json:"check_budget"`
+}
+
+// Unbounded is the CheckBudget that lets search-based checks run to the end.
+const Unbounded time.Duration = -1
+
+// WithDefaults fills in the documented defaults.
+func (t Test) WithDefaults() Test {
+	if t.System == "" {
+		t.System = "redis"
+	}
+	if t.Workload == "" {
+		t.Workload = "fenced-counter"
+	}
+	if t.Clients == 0 {
+		t.Clients = 5
+	}
+	if t.Storage == "" {
+		t.Storage = storage.Unfenced
+	}
+	if t.Nemesis == "" {
+		t.Nemesis = "none"
+	}
+	if t.Time == 0 {
+		t.Time = 60 * time.Second
+	}
+	if t.CheckBudget == 0 {
+		t.CheckBudget = 60 * time.Second
+	}
+	return t
+}
+
+// Validate reports a test that cannot run, naming the offending field.
+func (t Test) Validate() error {
+	if _, err := FindSystem(t.System); err != nil {
+		return err
+	}
+	if _, err := FindWorkload(t.Workload); err != nil {
+		return err
+	}
+	if t.Clients < 1 || t.Clients > 1000 {
+		return fmt.Errorf("clients: %d is out of range (1..1000)", t.Clients)
+	}
+	if _, err := storage.ParseMode(string(t.Storage)); err != nil {
+		return err
+	}
+	if t.Time <= 0 {
+		return fmt.Errorf("time: must be positive, got %v", t.Time)
+	}
+	if t.Schedule == nil {
+		if _, err := t.randomKinds(); err != nil {
+			return fmt.Errorf("nemesis: %w", err)
+		}
+	}
+	for _, c := range t.Checks {
+		if _, err := findCheck(c, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// randomKinds parses Nemesis: nil for "none".
+func (t Test) randomKinds() ([]nemesis.Kind, error) {
+	switch t.Nemesis {
+	case "none", "":
+		return nil, nil
+	case "random":
+		return nemesis.Kinds, nil
+	}
+	return nemesis.ParseKinds(t.Nemesis)
+}
+
+// ClientNames are the names of the client nodes.
+func (t Test) ClientNames() []string {
+	out := make([]string, t.Clients)
+	for i := range out {
+		out[i] = fmt.Sprintf("c%d", i+1)
+	}
+	return out
+}
+
+// Args renders the test as `locklab run` flags (without --nemesis-file, which
+// the caller adds when the schedule came from a file).
+func (t Test) Args() []string {
+	args := []string{"--system", t.System, "--workload", t.Workload, "--clients", fmt.Sprint(t.Clients),
+		"--time", t.Time.String(), "--seed", fmt.Sprint(t.Seed), "--storage", string(t.Storage)}
+	if t.FenceReads {
+		args = append(args, "--fence-reads")
+	}
+	if t.Schedule == nil {
+		args = append(args, "--nemesis", t.Nemesis)
+	}
+	for _, k := range sortedKeys(t.SystemOptions) {
+		args = append(args, "-o", k+"="+t.SystemOptions[k])
+	}
+	for _, k := range sortedKeys(t.WorkloadOptions) {
+		args = append(args, "-w", k+"="+t.WorkloadOptions[k])
+	}
+	if len(t.Checks) > 0 {
+		args = append(args, "--checks", strings.Join(t.Checks, ","))
+	}
+	switch {
+	case t.CheckBudget < 0:
+		args = append(args, "--check-budget", "0")
+	case t.CheckBudget != 60*time.Second:
+		args = append(args, "--check-budget", t.CheckBudget.String())
+	}
+	return args
+}

@@ -1,0 +1,55 @@
+// Package history is the record of a run: what every client invoked and saw,
+// and every fault the nemesis started and stopped, in one stream of events.
+//
+// The checks in package models read a history and nothing else, so a history
+// recorded from a real system (by any tool, in any language) can be checked the
+// same way as one recorded in the simulator. This comment is the format's
+// specification.
+//
+// # Format, version 1
+//
+// A history is a JSON Lines file: one JSON object per line, UTF-8, no blank
+// lines except at the end. The first line may be a header
+//
+//	{"format":"locklab-history","version":1}
+//
+// (without it, version 1 is assumed). Every other line is an event:
+//
+//	{"index":3,"time":1204000,"process":0,"node":"c1","type":"ok","f":"acquire","key":"k","owner":"c1-1","token":2,"clock":1203000,"deadline":10201000}
+//
+// Fields (times and durations are integers in nanoseconds):
+//
+//	index     position in the history, 0, 1, 2, ... (optional: defaults to the line's position)
+//	time      true time of the event since the start of the run; never decreases
+//	process   the logical process that performed the operation (>= 0), or -1 for the nemesis
+//	node      the client (or, for the nemesis, nothing) the process runs on; events of one
+//	          client share it across processes
+//	type      invoke | ok | fail | info for operations; start | stop for nemesis faults
+//	f         the function: acquire, release, renew, read, write (operations) or the fault
+//	          kind (pause, partition, clock-jump, clock-drift, crash, delay, ...)
+//	key       the lock key (acquire, release, renew) or the resource key (read, write)
+//	owner     the acquisition's identity: the lock value or acquirer id (acquire, release, renew)
+//	token     the fencing token: granted (acquire/renew ok) or presented (read, write, release)
+//	value     the number read (read ok) or written (write invoke and completion)
+//	clock     the node-local monotonic clock reading at the event, where it matters
+//	deadline  the holder's own lease deadline as a true time (acquire ok, renew ok); absent
+//	          for locks without leases. Recorders outside a simulator use time + remaining lease.
+//	targets   the nodes a fault acts on (nemesis events)
+//	detail    free text: what a fault did, or why an operation failed
+//
+// # Operations
+//
+// An operation is an invoke followed by exactly one completion of the same
+// process and function: ok (it happened), fail (it certainly did not happen) or
+// info (unknown: it may have happened, at any time after the invoke, or never).
+// A process performs one operation at a time. An operation without a completion
+// at the end of the history counts as info. After an info completion a process
+// must not invoke again: the client continues as a new process (as in Jepsen),
+// keeping its node name.
+//
+// # Invariants the reader enforces
+//
+// Indexes are consecutive, times never decrease, types and functions are known,
+// operations pair up as described above, and nemesis events use process -1.
+// Malformed input is rejected with the file, the line and the reason.
+package history

@@ -1,0 +1,153 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type fakeClock struct{ now, local time.Duration }
+
+func (c *fakeClock) Now() time.Duration                       { return c.now }
+func (c *fakeClock) Local() time.Duration                     { return c.local }
+func (c *fakeClock) TrueAt(local time.Duration) time.Duration { return c.now + (local - c.local) }
+
+func TestRecorderPairsOperationsAndRetiresAfterInfo(t *testing.T) {
+	log := NewLog()
+	clk := &fakeClock{now: time.Second, local: 2 * time.Second}
+	rec := log.NewRecorder("c1", clk)
+	op := rec.Invoke(Event{F: FAcquire, Key: "k"})
+	clk.now += time.Millisecond
+	clk.local += time.Millisecond
+	done := op.Complete(OK, Event{Owner: "o1", Token: Ptr(uint64(3)), Deadline: rec.Deadline(clk.local + 10*time.Second)})
+	assert.Equal(t, int64(time.Second+time.Millisecond+10*time.Second), *done.Deadline)
+	assert.Equal(t, "k", done.Key)
+	assert.Equal(t, 0, rec.Process())
+
+	rec.Invoke(Event{F: FWrite, Key: "k", Value: Ptr(int64(1))}).Complete(Info, Event{Detail: "timeout"})
+	assert.Equal(t, 1, rec.Process(), "an info completion retires the process")
+	assert.Equal(t, 2, rec.Sibling().Process())
+
+	require.NoError(t, Validate(log.Events()))
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, log.Events()))
+	back, err := Read(&buf, "mem")
+	require.NoError(t, err)
+	assert.Equal(t, log.Events(), back)
+}
+
+func TestObserversSeeEveryEvent(t *testing.T) {
+	log := NewLog()
+	var seen []string
+	log.Observe(func(e Event) { seen = append(seen, string(e.Type)+" "+e.F) })
+	rec := log.NewRecorder("c1", &fakeClock{})
+	rec.Invoke(Event{F: FAcquire}).Complete(Fail, Event{})
+	assert.Equal(t, []string{"invoke acquire", "fail acquire"}, seen)
+}
+
+func TestRecorderRefusesTwoOpenOperations(t *testing.T) {
+	rec := NewLog().NewRecorder("c1", &fakeClock{})
+	rec.Invoke(Event{F: FRead})
+	assert.Panics(t, func() { rec.Invoke(Event{F: FWrite}) })
+}
+
+func TestReadRejectsMalformedInputWithFileAndLine(t *testing.T) {
+	const hdr = `{"format":"locklab-history","version":1}` + "\n"
+	const inv = `{"index":0,"time":5,"process":0,"type":"invoke","f":"acquire","key":"k"}` + "\n"
+	tests := []struct {
+		name, input string
+		line        int
+		reason      string
+	}{
+		{"not json", hdr + "hello\n", 2, "not a JSON event"},
+		{"truncated object", `{"time":1,"process":0`, 1, "not a JSON event"},
+		{"missing time", `{"process":0,"type":"invoke","f":"read"}`, 1, `missing field "time"`},
+		{"missing f", `{"time":0,"process":0,"type":"invoke"}`, 1, `missing field "f"`},
+		{"unknown field", `{"time":0,"process":0,"type":"invoke","f":"read","colour":"red"}`, 1, `unknown field "colour"`},
+		{"wrong type", `{"time":"soon","process":0,"type":"invoke","f":"read"}`, 1, `field "time"`},
+		{"unknown type", `{"time":0,"process":0,"type":"maybe","f":"read"}`, 1, `unknown type "maybe"`},
+		{"time goes back", inv + `{"index":1,"time":4,"process":0,"type":"ok","f":"acquire"}`, 2, "earlier than the previous"},
+		{"index gap", inv + `{"index":5,"time":6,"process":0,"type":"ok","f":"acquire"}`, 2, "out of sequence"},
+		{"completion without invoke", `{"time":0,"process":3,"type":"ok","f":"read"}`, 1, "without a preceding invoke"},
+		{"mismatched completion", inv + `{"time":6,"process":0,"type":"ok","f":"release"}`, 2, "does not match its invoke acquire"},
+		{"double invoke", inv + `{"time":6,"process":0,"type":"invoke","f":"read"}`, 2, "still open"},
+		{"continues after info", inv + `{"time":6,"process":0,"type":"info","f":"acquire"}` + "\n" + `{"time":7,"process":0,"type":"invoke","f":"read"}`, 3, "after an info completion"},
+		{"nemesis with a process", `{"time":0,"process":2,"type":"start","f":"pause"}`, 1, "must be -1"},
+		{"negative process op", `{"time":0,"process":-1,"type":"invoke","f":"read"}`, 1, "negative process"},
+		{"future version", `{"format":"locklab-history","version":9}`, 1, "version 9 is not supported"},
+		{"wrong format", `{"format":"jepsen","version":1}`, 1, `header format "jepsen"`},
+		{"blank line inside", inv + "\n" + `{"time":6,"process":0,"type":"ok","f":"acquire"}`, 2, "blank line"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(tc.input), "h.jsonl")
+			require.Error(t, err)
+			var pe *ParseError
+			require.True(t, errors.As(err, &pe), "want a ParseError, got %v", err)
+			assert.Equal(t, "h.jsonl", pe.File)
+			assert.Equal(t, tc.line, pe.Line)
+			assert.Contains(t, pe.Reason, tc.reason)
+			assert.True(t, strings.HasPrefix(err.Error(), "h.jsonl:"))
+		})
+	}
+}
+
+func TestReadAcceptsHandWrittenHistories(t *testing.T) {
+	// No header, no indexes, trailing blank line: all fine.
+	in := `{"time":0,"process":0,"node":"a","type":"invoke","f":"acquire","key":"k"}
+{"time":10,"process":0,"node":"a","type":"ok","f":"acquire","key":"k","token":1}
+{"time":11,"process":-1,"type":"start","f":"pause","targets":["a"]}
+{"time":12,"process":0,"node":"a","type":"invoke","f":"write","key":"k","value":1,"token":1}
+
+`
+	evs, err := Read(strings.NewReader(in), "x")
+	require.NoError(t, err)
+	require.Len(t, evs, 4)
+	assert.Equal(t, 3, evs[3].Index)
+	assert.Equal(t, uint64(1), *evs[1].Token)
+	assert.Equal(t, []string{"a"}, evs[2].Targets)
+}
+
+func TestLongLineIsRejected(t *testing.T) {
+	in := `{"time":0,"process":0,"type":"invoke","f":"` + strings.Repeat("x", MaxLineBytes) + `"}`
+	_, err := Read(strings.NewReader(in), "big")
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Contains(t, pe.Reason, "longer than")
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(`{"format":"locklab-history","version":1}` + "\n" + `{"index":0,"time":5,"process":0,"type":"invoke","f":"acquire","key":"k"}`))
+	f.Add([]byte(`{"time":0,"process":-1,"type":"start","f":"pause","targets":["a"]}`))
+	f.Add([]byte(`{"time":0,"process":0,"type":"invoke","f":"read"}` + "\n" + `{"time":1,"process":0,"type":"info","f":"read","value":3}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		evs, err := Read(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error is not a ParseError: %v", err)
+			}
+			return
+		}
+		// Whatever was accepted is valid, and survives a round trip.
+		if err := Validate(evs); err != nil {
+			t.Fatalf("accepted an invalid history: %v", err)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, evs); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Read(&buf, "again")
+		if err != nil {
+			t.Fatalf("round trip failed: %v", err)
+		}
+		if len(back) != len(evs) {
+			t.Fatalf("round trip changed the length: %d -> %d", len(evs), len(back))
+		}
+	})
+}

@@ -1,0 +1,170 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Header is the optional first line of a history file.
+type Header struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+}
+
+// Write writes a header and the events as JSON Lines.
+func Write(w io.Writer, events []Event) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	if err := enc.Encode(Header{Format: FormatName, Version: Version}); err != nil {
+		return fmt.Errorf("write history header: %w", err)
+	}
+	for _, e := range events {
+		if err := enc.Encode(e); err != nil {
+			return fmt.Errorf("write history event %d: %w", e.Index, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	return nil
+}
+
+// ParseError is a malformed line of a history, with its position.
+type ParseError struct {
+	File   string
+	Line   int
+	Reason string
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
+
+// ReadFile reads and validates the history in path.
+func ReadFile(path string) ([]Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	defer f.Close()
+	return Read(f, path)
+}
+
+// MaxLineBytes bounds one line of a history file.
+const MaxLineBytes = 1 << 20
+
+// Read reads and validates a history from r; name is used in error messages.
+func Read(r io.Reader, name string) ([]Event, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
+	v := newValidator()
+	var events []Event
+	line := 0
+	fail := func(format string, args ...any) error {
+		return &ParseError{File: name, Line: line, Reason: fmt.Sprintf(format, args...)}
+	}
+	blankSeen := 0
+	for sc.Scan() {
+		line++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			blankSeen = line
+			continue
+		}
+		if blankSeen != 0 {
+			line = blankSeen
+			return nil, fail("blank line inside the history")
+		}
+		if line == 1 && isHeader(raw) {
+			var h Header
+			if err := strictUnmarshal(raw, &h); err != nil {
+				return nil, fail("bad header: %v", err)
+			}
+			if h.Format != FormatName {
+				return nil, fail("header format %q, want %q", h.Format, FormatName)
+			}
+			if h.Version != Version {
+				return nil, fail("history format version %d is not supported (this locklab reads version %d)", h.Version, Version)
+			}
+			continue
+		}
+		e, hasIndex, err := decodeEvent(raw)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		if !hasIndex {
+			e.Index = len(events)
+		}
+		if err := v.check(e, len(events)); err != nil {
+			return nil, fail("%v", err)
+		}
+		events = append(events, e)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &ParseError{File: name, Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
+		}
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return events, nil
+}
+
+func isHeader(raw []byte) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(raw, &probe) != nil {
+		return false
+	}
+	_, ok := probe["format"]
+	return ok
+}
+
+func strictUnmarshal(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return cleanJSONError(err)
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}
+
+func cleanJSONError(err error) error {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		return fmt.Errorf("field %q: %s is not a valid %s", ute.Field, ute.Value, ute.Type)
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	return errors.New(msg)
+}
+
+func decodeEvent(raw []byte) (Event, bool, error) {
+	var probe struct {
+		Index   *int    `json:"index"`
+		Time    *int64  `json:"time"`
+		Process *int    `json:"process"`
+		Type    *string `json:"type"`
+		F       *string `json:"f"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return Event{}, false, fmt.Errorf("not a JSON event: %v", cleanJSONError(err))
+	}
+	for _, req := range []struct {
+		name string
+		ok   bool
+	}{{"time", probe.Time != nil}, {"process", probe.Process != nil}, {"type", probe.Type != nil}, {"f", probe.F != nil}} {
+		if !req.ok {
+			return Event{}, false, fmt.Errorf("missing field %q", req.name)
+		}
+	}
+	var e Event
+	if err := strictUnmarshal(raw, &e); err != nil {
+		return Event{}, false, err
+	}
+	return e, probe.Index != nil, nil
+}

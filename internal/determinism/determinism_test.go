@@ -1,0 +1,150 @@
+package determinism
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// simulated are the package patterns that run inside the simulator.
+var simulated = []string{"../../sim/...", "../../backends/...", "../../workloads/...", "../../nemesis/..."}
+
+// forbiddenFuncs are package-level functions that read the machine's clock or
+// global randomness.
+var forbiddenFuncs = map[string][]string{
+	"time":         {"Now", "Sleep", "After", "AfterFunc", "NewTimer", "NewTicker", "Tick", "Since", "Until"},
+	"math/rand":    nil, // every package-level function uses the global source, except the constructors below
+	"math/rand/v2": nil,
+	"crypto/rand":  nil,
+	"runtime":      {"Gosched"},
+	"os":           {"Getenv", "LookupEnv"},
+}
+
+// allowedRand are the constructors of explicit sources.
+var allowedRand = []string{"New", "NewPCG", "NewChaCha8", "NewSource", "NewZipf"}
+
+func TestSimulatedPackagesAreDeterministic(t *testing.T) {
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
+		packages.NeedTypes | packages.NeedTypesInfo, Tests: false}
+	pkgs, err := packages.Load(cfg, simulated...)
+	if err != nil {
+		t.Fatalf("load packages: %v", err)
+	}
+	if len(pkgs) < 5 {
+		t.Fatalf("loaded only %d packages", len(pkgs))
+	}
+	var problems []string
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			t.Fatalf("package %s: %v", p.PkgPath, e)
+		}
+		for _, f := range p.Syntax {
+			problems = append(problems, check(p.Fset, p.TypesInfo, f)...)
+		}
+	}
+	slices.Sort(problems)
+	for _, pr := range problems {
+		t.Error(pr)
+	}
+}
+
+func check(fset *token.FileSet, info *types.Info, f *ast.File) []string {
+	var out []string
+	okLines := map[int]bool{}
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.Contains(c.Text, "determinism:ok") {
+				okLines[fset.Position(c.Pos()).Line] = true
+			}
+		}
+	}
+	report := func(n ast.Node, format string, args ...any) {
+		pos := fset.Position(n.Pos())
+		if okLines[pos.Line] {
+			return
+		}
+		out = append(out, fmt.Sprintf("%s: %s", pos, fmt.Sprintf(format, args...)))
+	}
+	for _, imp := range f.Imports {
+		if strings.Trim(imp.Path.Value, `"`) == "crypto/rand" {
+			report(imp, "imports crypto/rand")
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			report(n, "starts a goroutine (only the kernel's coroutines may run)")
+		case *ast.SelectStmt:
+			report(n, "select statement (channels are not deterministic under the kernel)")
+		case *ast.RangeStmt:
+			if tv, ok := info.Types[n.X]; ok {
+				if _, isMap := tv.Type.Underlying().(*types.Map); isMap {
+					report(n, "ranges over a map (random order); sort the keys first")
+				}
+			}
+		case *ast.SelectorExpr:
+			obj := info.Uses[n.Sel]
+			fn, ok := obj.(*types.Func)
+			if !ok || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
+				return true
+			}
+			path := fn.Pkg().Path()
+			names, listed := forbiddenFuncs[path]
+			if !listed {
+				return true
+			}
+			if strings.HasPrefix(path, "math/rand") && slices.Contains(allowedRand, fn.Name()) {
+				return true
+			}
+			if names == nil || slices.Contains(names, fn.Name()) {
+				report(n, "calls %s.%s (the machine's clock, global randomness or environment)", path, fn.Name())
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// TestTheCheckerCatchesViolations feeds the checker a file that breaks every
+// rule, so that a checker that silently passes everything is caught too.
+func TestTheCheckerCatchesViolations(t *testing.T) {
+	src := `package bad
+import (
+	"math/rand/v2"
+	"time"
+)
+func f(m map[string]int) {
+	_ = time.Now()
+	time.Sleep(time.Second)
+	_ = rand.IntN(3)
+	_ = rand.New(rand.NewPCG(1, 2)) // allowed
+	go func() {}()
+	for k := range m { _ = k }
+	_ = time.Now() // determinism:ok only for the test
+}`
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
+		packages.NeedTypes | packages.NeedTypesInfo, Overlay: map[string][]byte{}, Dir: t.TempDir()}
+	dir := cfg.Dir
+	cfg.Overlay[dir+"/bad.go"] = []byte(src)
+	cfg.Overlay[dir+"/go.mod"] = []byte("module bad\ngo 1.26\n")
+	pkgs, err := packages.Load(cfg, "file="+dir+"/bad.go")
+	if err != nil || len(pkgs) != 1 || len(pkgs[0].Syntax) != 1 {
+		t.Fatalf("load: %v %v", err, pkgs)
+	}
+	got := check(pkgs[0].Fset, pkgs[0].TypesInfo, pkgs[0].Syntax[0])
+	want := []string{"time.Now", "time.Sleep", "math/rand/v2.IntN", "goroutine", "ranges over a map"}
+	if len(got) != len(want) {
+		t.Fatalf("want %d problems, got %d:\n%s", len(want), len(got), strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("problem %d: want %q in %q", i, w, got[i])
+		}
+	}
+}

@@ -1,0 +1,251 @@
+package models
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/locklab/locklab/history"
+)
+
+// MutualExclusion checks mutual exclusion as the clients experienced it: the
+// intervals in which two different clients each believed they held the same
+// lock must not overlap in true time.
+//
+// A client's belief starts when its acquire returns ok and ends when it invokes
+// the release (or at the end of the history). A lease deadline bounds the
+// belief only if the client acted on it: when the deadline passes before the
+// release, the belief ends at the deadline or at the last storage operation the
+// client invoked under the lease, whichever is later — a client that wrote
+// after its lease ran out (because it was paused, say) clearly still believed
+// it held the lock. Renewals move the deadline; nested (reentrant) acquires by
+// the same owner extend the same interval.
+type MutualExclusion struct {
+	// MaxReported caps the overlaps listed in the counterexample (all are
+	// counted). Default 20.
+	MaxReported int
+}
+
+// Name is "mutual-exclusion".
+func (MutualExclusion) Name() string { return "mutual-exclusion" }
+
+// Holding is one interval in which a client believed it held a lock.
+type Holding struct {
+	Key   string
+	Node  string
+	Owner string
+	Token *uint64
+	// Start and End are true times (ns).
+	Start, End int64
+	// Acquired is the acquire completion; Ended is the event that ended the
+	// belief (release invoke, last operation), nil at the end of the history.
+	Acquired history.Event
+	Ended    *history.Event
+	// Deadline is the last known lease deadline (true time), nil without a lease.
+	Deadline *int64
+	// Released reports whether the client invoked a release.
+	Released bool
+}
+
+type holdingBuilder struct {
+	h      Holding
+	count  int
+	lastOp *history.Event
+}
+
+func holdKey(node, key string) string { return node + "\x00" + key }
+
+// Holdings reconstructs every holding interval from a history, ordered by start.
+func Holdings(events []history.Event) []Holding {
+	var done []Holding
+	active := map[string]*holdingBuilder{} // node+key -> current holding
+	var end int64
+	if len(events) > 0 {
+		end = events[len(events)-1].Time
+	}
+	finish := func(b *holdingBuilder, releaseAt int64, ended *history.Event) {
+		h := b.h
+		h.End, h.Ended = releaseAt, ended
+		if h.Deadline != nil && *h.Deadline < releaseAt {
+			h.End, h.Ended = *h.Deadline, nil
+			if b.lastOp != nil && b.lastOp.Time > *h.Deadline {
+				h.End, h.Ended = b.lastOp.Time, b.lastOp
+			}
+		}
+		if h.End < h.Start {
+			h.End = h.Start
+		}
+		done = append(done, h)
+	}
+	for i := range events {
+		e := &events[i]
+		if e.Type == history.Start || e.Type == history.Stop {
+			continue
+		}
+		k := holdKey(e.Node, e.Key)
+		b := active[k]
+		switch {
+		case e.F == history.FAcquire && e.Type == history.OK:
+			if b != nil && b.h.Owner == e.Owner {
+				b.count++
+				if e.Deadline != nil {
+					b.h.Deadline = e.Deadline
+				}
+				continue
+			}
+			if b != nil { // a new grant while the old one was never released
+				finish(b, e.Time, e)
+			}
+			active[k] = &holdingBuilder{count: 1, h: Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
+				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline}}
+		case b == nil:
+		case e.F == history.FRenew && e.Type == history.OK && e.Owner == b.h.Owner:
+			if e.Deadline != nil {
+				b.h.Deadline = e.Deadline
+			}
+		case e.F == history.FRelease && e.Type == history.Invoke && (e.Owner == "" || e.Owner == b.h.Owner):
+			b.count--
+			if b.count <= 0 {
+				b.h.Released = true
+				finish(b, e.Time, e)
+				delete(active, k)
+			}
+		case (e.F == history.FRead || e.F == history.FWrite) && e.Type == history.Invoke:
+			b.lastOp = e
+		}
+	}
+	keys := make([]string, 0, len(active))
+	for k := range active {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		finish(active[k], end, nil)
+	}
+	slices.SortStableFunc(done, func(a, b Holding) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Acquired.Index, b.Acquired.Index))
+	})
+	return done
+}
+
+// Overlap is a period in which two clients both believed they held a lock.
+type Overlap struct {
+	A, B       Holding
+	Start, End int64
+}
+
+// Length is the overlap's duration.
+func (o Overlap) Length() time.Duration { return time.Duration(o.End - o.Start) }
+
+// ms renders a duration in milliseconds with one decimal.
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/1e6) }
+
+// Overlaps finds every overlap between holdings of different clients on the
+// same key, by a sweep over the intervals ordered by start.
+func Overlaps(hs []Holding) []Overlap {
+	var out []Overlap
+	var active []Holding
+	for _, h := range hs {
+		kept := active[:0]
+		for _, a := range active {
+			if a.End > h.Start {
+				kept = append(kept, a)
+			}
+		}
+		active = kept
+		for _, a := range active {
+			if a.Key == h.Key && a.Node != h.Node {
+				out = append(out, Overlap{A: a, B: h, Start: h.Start, End: min(a.End, h.End)})
+			}
+		}
+		active = append(active, h)
+	}
+	return out
+}
+
+// Check reports every overlap.
+func (c MutualExclusion) Check(events []history.Event) Verdict {
+	hs := Holdings(events)
+	if len(hs) == 0 {
+		return Verdict{Result: Unknown, Reason: "no successful acquire in the history: nothing to check"}
+	}
+	ovs := Overlaps(hs)
+	stats := map[string]float64{"holdings": float64(len(hs)), "overlaps": float64(len(ovs))}
+	if len(ovs) == 0 {
+		return Verdict{Result: Valid, Stats: stats, Reason: fmt.Sprintf("%d holdings, no two clients believed they held the same lock at once", len(hs))}
+	}
+	var total, longest time.Duration
+	for _, o := range ovs {
+		total += o.Length()
+		longest = max(longest, o.Length())
+	}
+	stats["overlap-total-ms"] = float64(total.Milliseconds())
+	stats["overlap-longest-ms"] = float64(longest.Milliseconds())
+	limit := c.MaxReported
+	if limit == 0 {
+		limit = 20
+	}
+	cx := &Counterexample{}
+	for i, o := range ovs {
+		if i == limit {
+			cx.Explanation = append(cx.Explanation, fmt.Sprintf("... and %d more overlaps.", len(ovs)-limit))
+			break
+		}
+		cx.Explanation = append(cx.Explanation, describeOverlap(o))
+		if i == 0 {
+			cx.Events = overlapEvents(events, o)
+			for _, f := range faultsDuring(events, o.A.Start, o.End, o.A.Node, o.B.Node) {
+				cx.Explanation = append(cx.Explanation, "  during fault: "+f.String())
+			}
+		}
+	}
+	return Verdict{Result: Invalid, Stats: stats, Counterexample: cx,
+		Reason: fmt.Sprintf("%d overlaps: two clients believed they held the same lock at once (longest %s, total %s)",
+			len(ovs), ms(longest), ms(total))}
+}
+
+func describeHolding(h Holding) string {
+	s := fmt.Sprintf("%s held %q", h.Node, h.Key)
+	if h.Token != nil {
+		s += fmt.Sprintf(" with token %d", *h.Token)
+	}
+	s += fmt.Sprintf(" from %s", history.FormatTime(h.Start))
+	switch {
+	case h.Ended != nil && h.Ended.F == history.FRelease:
+		s += " until its release at " + history.FormatTime(h.End)
+	case h.Ended != nil && h.Deadline != nil && h.End > *h.Deadline:
+		s += fmt.Sprintf(" until its %s at %s, after its lease deadline %s", h.Ended.F, history.FormatTime(h.End), history.FormatTime(*h.Deadline))
+	case h.Ended != nil:
+		s += fmt.Sprintf(" until its next %s at %s", h.Ended.F, history.FormatTime(h.End))
+	case h.Deadline != nil && h.End == *h.Deadline:
+		s += " until its lease deadline " + history.FormatTime(h.End)
+	default:
+		s += " until the end of the history at " + history.FormatTime(h.End)
+	}
+	return s
+}
+
+func describeOverlap(o Overlap) string {
+	return fmt.Sprintf("Overlap of %s on %q from %s to %s: %s; %s.", ms(o.Length()), o.A.Key,
+		history.FormatTime(o.Start), history.FormatTime(o.End), describeHolding(o.A), describeHolding(o.B))
+}
+
+// maxOverlapEvents caps the events shown for one overlap.
+const maxOverlapEvents = 60
+
+// overlapEvents are the events of both clients on the key, from the first
+// acquire until the later holding ends.
+func overlapEvents(events []history.Event, o Overlap) []history.Event {
+	var out []history.Event
+	lo, hi := min(o.A.Acquired.Index, o.B.Acquired.Index), max(o.A.End, o.B.End)
+	for _, e := range events[lo:] {
+		if e.Time > hi || len(out) == maxOverlapEvents {
+			break
+		}
+		if e.Key == o.A.Key && (e.Node == o.A.Node || e.Node == o.B.Node) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+package models
+
+import (
+	"fmt"
+
+	"github.com/locklab/locklab/history"
+)
+
+// Result is the outcome of a check.
+type Result string
+
+// The three results. Their order of severity is Invalid > Unknown > Valid.
+const (
+	Valid   Result = "valid"
+	Invalid Result = "invalid"
+	Unknown Result = "unknown"
+)
+
+func (r Result) rank() int {
+	switch r {
+	case Invalid:
+		return 2
+	case Unknown:
+		return 1
+	}
+	return 0
+}
+
+// Merge combines results: invalid > unknown > valid. No results merge to unknown.
+func Merge(rs ...Result) Result {
+	if len(rs) == 0 {
+		return Unknown
+	}
+	out := Valid
+	for _, r := range rs {
+		if r.rank() > out.rank() {
+			out = r
+		}
+	}
+	return out
+}
+
+// Verdict is what one check says about a history.
+type Verdict struct {
+	// Check is the check's name.
+	Check string `json:"check"`
+	// Result is valid, invalid or unknown.
+	Result Result `json:"result"`
+	// Reason says, in one line, why the result is what it is.
+	Reason string `json:"reason"`
+	// Counterexample shows an invalid result.
+	Counterexample *Counterexample `json:"counterexample,omitempty"`
+	// Stats are figures the check measured (counts, lengths).
+	Stats map[string]float64 `json:"stats,omitempty"`
+	// Liveness marks a liveness or availability check (its failure is not a
+	// safety violation).
+	Liveness bool `json:"liveness,omitempty"`
+}
+
+// Counterexample is the part of a history that shows a violation.
+type Counterexample struct {
+	// Explanation is the violation in plain words, one sentence per line.
+	Explanation []string `json:"explanation"`
+	// Events are the history events involved, in order.
+	Events []history.Event `json:"events"`
+}
+
+// Check is one property of a history.
+type Check interface {
+	// Name identifies the check in verdicts, flags and reports.
+	Name() string
+	// Check judges the history.
+	Check(events []history.Event) Verdict
+}
+
+// LivenessCheck is implemented by checks of liveness or availability.
+type LivenessCheck interface {
+	Check
+	// Liveness reports true.
+	Liveness() bool
+}
+
+// Run runs c on events; a panic inside the check becomes an unknown verdict
+// with the reason, never a valid one.
+func Run(c Check, events []history.Event) (v Verdict) {
+	lc, isLiveness := c.(LivenessCheck)
+	isLiveness = isLiveness && lc.Liveness()
+	defer func() {
+		if r := recover(); r != nil {
+			v = Verdict{Check: c.Name(), Result: Unknown, Liveness: isLiveness,
+				Reason: fmt.Sprintf("the check crashed: %v", r)}
+		}
+	}()
+	v = c.Check(events)
+	v.Check, v.Liveness = c.Name(), isLiveness
+	return v
+}
+
+// RunAll runs every check in order.
+func RunAll(checks []Check, events []history.Event) []Verdict {
+	out := make([]Verdict, 0, len(checks))
+	for _, c := range checks {
+		out = append(out, Run(c, events))
+	}
+	return out
+}
+
+// Overall merges the results of verdicts.
+func Overall(vs []Verdict) Result {
+	rs := make([]Result, len(vs))
+	for i, v := range vs {
+		rs[i] = v.Result
+	}
+	return Merge(rs...)
+}

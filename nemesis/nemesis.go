@@ -1,0 +1,340 @@
+package nemesis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/sim"
+)
+
+// Resolver maps a target name in a schedule to nodes, at the moment the fault
+// starts (so a name such as "primary" can follow the system's state). It
+// returns an error naming what is known for an unknown name.
+type Resolver func(name string) ([]*sim.Node, error)
+
+// Nemesis runs one schedule in one world and records its faults in the log.
+type Nemesis struct {
+	w       *sim.World
+	log     *history.Log
+	resolve Resolver
+	blocked map[[2]sim.NodeID]int // reference counts of cut links
+	paused  map[sim.NodeID]int    // reference counts of overlapping pauses
+	crashed map[sim.NodeID]int    // reference counts of overlapping crashes
+	drifts  map[sim.NodeID][]*driftFault
+}
+
+// driftFault is an active clock-drift fault on a node; the most recent active
+// one decides the node's drift, and base is the drift before any of them.
+type driftFault struct {
+	drift float64
+	base  float64
+}
+
+// Install checks every name in s against resolve and schedules the faults.
+func Install(w *sim.World, log *history.Log, s Schedule, resolve Resolver) (*Nemesis, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	n := &Nemesis{w: w, log: log, resolve: resolve, blocked: map[[2]sim.NodeID]int{},
+		paused: map[sim.NodeID]int{}, crashed: map[sim.NodeID]int{}, drifts: map[sim.NodeID][]*driftFault{}}
+	for i, f := range s.Faults {
+		for _, names := range [][]string{f.Targets, f.From, f.To, flatten(f.Groups)} {
+			for _, name := range names {
+				if _, err := resolve(name); err != nil {
+					return nil, fmt.Errorf("faults[%d] (%s): %w", i, f.Kind, err)
+				}
+			}
+		}
+		if f.After != nil {
+			if _, err := resolve(f.After.Node); err != nil {
+				return nil, fmt.Errorf("faults[%d] (%s): field \"after.node\": %w", i, f.Kind, err)
+			}
+		}
+	}
+	for _, f := range s.Faults {
+		if f.After != nil {
+			n.arm(f)
+		} else {
+			w.At(time.Duration(f.At), func() { n.start(f) })
+		}
+	}
+	return n, nil
+}
+
+func flatten(groups [][]string) []string {
+	var out []string
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// arm starts f right after its trigger event is recorded: inside the recording
+// client's own step, so the fault takes hold before the client does anything
+// else (a pause right after acquire returns stops it before its next request).
+func (n *Nemesis) arm(f Fault) {
+	t := *f.After
+	typ := history.Type(t.Type)
+	if typ == "" {
+		typ = history.OK
+	}
+	nth := max(t.Nth, 1)
+	seen, fired := 0, false
+	n.log.Observe(func(e history.Event) {
+		if fired || e.Process == history.NemesisProcess || e.Node != t.Node || e.F != t.F || e.Type != typ ||
+			time.Duration(e.Time) < time.Duration(f.At) {
+			return
+		}
+		seen++
+		if seen < nth {
+			return
+		}
+		fired = true
+		if t.Delay > 0 {
+			n.w.After(time.Duration(t.Delay), func() { n.start(f) })
+			return
+		}
+		n.start(f)
+	})
+}
+
+func (n *Nemesis) nodes(names []string) []*sim.Node {
+	var out []*sim.Node
+	seen := map[sim.NodeID]bool{}
+	for _, name := range names {
+		ns, err := n.resolve(name)
+		if err != nil {
+			panic(fmt.Sprintf("nemesis: target %q no longer resolves: %v", name, err))
+		}
+		for _, x := range ns {
+			if !seen[x.ID()] {
+				seen[x.ID()] = true
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+func nodeNames(ns []*sim.Node) []string {
+	out := make([]string, len(ns))
+	for i, x := range ns {
+		out[i] = x.Name()
+	}
+	return out
+}
+
+func (n *Nemesis) record(t history.Type, k Kind, targets []string, detail string) {
+	n.log.Append(history.Event{Time: int64(n.w.Now()), Process: history.NemesisProcess, Type: t, F: string(k),
+		Targets: targets, Detail: detail})
+}
+
+// window records the start now and the stop after d (now, if d is 0 and the
+// fault is instantaneous; never, if open), running undo at the stop.
+func (n *Nemesis) window(k Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
+	n.record(history.Start, k, targets, detail)
+	switch {
+	case d > 0:
+		n.w.After(d, func() {
+			if undo != nil {
+				undo()
+			}
+			n.record(history.Stop, k, targets, detail)
+		})
+	case !open:
+		n.record(history.Stop, k, targets, detail)
+	}
+}
+
+func (n *Nemesis) start(f Fault) {
+	d := time.Duration(f.Duration)
+	switch f.Kind {
+	case Pause:
+		ns := n.nodes(f.Targets)
+		for _, x := range ns {
+			n.paused[x.ID()]++
+			x.Pause()
+		}
+		n.window(Pause, nodeNames(ns), fmt.Sprintf("pause for %v", d), d, false, func() {
+			for _, x := range ns {
+				if n.paused[x.ID()]--; n.paused[x.ID()] == 0 {
+					delete(n.paused, x.ID())
+					x.Resume()
+				}
+			}
+		})
+	case Crash:
+		ns := n.nodes(f.Targets)
+		for _, x := range ns {
+			n.crashed[x.ID()]++
+			x.Crash()
+		}
+		detail := "crash, no restart"
+		if d > 0 {
+			detail = fmt.Sprintf("crash, restart after %v", d)
+		}
+		n.window(Crash, nodeNames(ns), detail, d, true, func() {
+			for _, x := range ns {
+				if n.crashed[x.ID()]--; n.crashed[x.ID()] == 0 {
+					delete(n.crashed, x.ID())
+					x.Restart()
+				}
+			}
+		})
+	case ClockJump:
+		ns := n.nodes(f.Targets)
+		amount := time.Duration(f.Amount)
+		for _, x := range ns {
+			x.JumpClock(amount)
+		}
+		detail := fmt.Sprintf("wall clock jumps %+v", amount)
+		if d > 0 {
+			detail += fmt.Sprintf(", back after %v", d)
+		}
+		n.window(ClockJump, nodeNames(ns), detail, d, false, func() {
+			for _, x := range ns {
+				x.JumpClock(-amount)
+			}
+		})
+	case ClockDrift:
+		ns := n.nodes(f.Targets)
+		df := make([]*driftFault, len(ns))
+		for i, x := range ns {
+			stack := n.drifts[x.ID()]
+			base := x.Drift()
+			if len(stack) > 0 {
+				base = stack[0].base
+			}
+			df[i] = &driftFault{drift: f.Drift, base: base}
+			n.drifts[x.ID()] = append(stack, df[i])
+			x.SetDrift(f.Drift)
+		}
+		n.window(ClockDrift, nodeNames(ns), fmt.Sprintf("clock drift %+.3f", f.Drift), d, true, func() {
+			for i, x := range ns {
+				stack := slices.DeleteFunc(n.drifts[x.ID()], func(a *driftFault) bool { return a == df[i] })
+				n.drifts[x.ID()] = stack
+				if len(stack) == 0 {
+					delete(n.drifts, x.ID())
+					x.SetDrift(df[i].base)
+				} else {
+					x.SetDrift(stack[len(stack)-1].drift)
+				}
+			}
+		})
+	case Partition:
+		n.partition(f, d)
+	case Delay:
+		n.delay(f, d)
+	default:
+		panic(fmt.Sprintf("nemesis: unknown fault kind %q", f.Kind))
+	}
+}
+
+func (n *Nemesis) partition(f Fault, d time.Duration) {
+	var links [][2]*sim.Node
+	var targets []string
+	var detail string
+	cut := func(a, b *sim.Node) {
+		if a != b {
+			links = append(links, [2]*sim.Node{a, b})
+		}
+	}
+	switch {
+	case len(f.Groups) > 0:
+		groups := make([][]*sim.Node, len(f.Groups))
+		var desc []string
+		for i, g := range f.Groups {
+			groups[i] = n.nodes(g)
+			targets = append(targets, nodeNames(groups[i])...)
+			desc = append(desc, "["+strings.Join(nodeNames(groups[i]), " ")+"]")
+		}
+		for i, g := range groups {
+			for j, h := range groups {
+				if i != j {
+					for _, a := range g {
+						for _, b := range h {
+							cut(a, b)
+						}
+					}
+				}
+			}
+		}
+		detail = "split " + strings.Join(desc, " | ")
+	case len(f.From) > 0:
+		from, to := n.nodes(f.From), n.nodes(f.To)
+		for _, a := range from {
+			for _, b := range to {
+				cut(a, b)
+			}
+		}
+		targets = append(nodeNames(from), nodeNames(to)...)
+		detail = fmt.Sprintf("one-way cut %v -> %v", nodeNames(from), nodeNames(to))
+	default:
+		iso := n.nodes(f.Targets)
+		in := map[sim.NodeID]bool{}
+		for _, x := range iso {
+			in[x.ID()] = true
+		}
+		for _, x := range iso {
+			for _, y := range n.w.Nodes() {
+				if !in[y.ID()] {
+					cut(x, y)
+					cut(y, x)
+				}
+			}
+		}
+		targets = nodeNames(iso)
+		detail = fmt.Sprintf("isolate %v", targets)
+	}
+	net := n.w.Network()
+	for _, l := range links {
+		k := [2]sim.NodeID{l[0].ID(), l[1].ID()}
+		n.blocked[k]++
+		net.Block(l[0], l[1])
+	}
+	n.window(Partition, targets, detail, d, true, func() {
+		for _, l := range links {
+			k := [2]sim.NodeID{l[0].ID(), l[1].ID()}
+			n.blocked[k]--
+			if n.blocked[k] == 0 {
+				delete(n.blocked, k)
+				net.Unblock(l[0], l[1])
+			}
+		}
+	})
+}
+
+func (n *Nemesis) delay(f Fault, d time.Duration) {
+	from, to := n.nodes(f.From), n.nodes(f.To)
+	amount := time.Duration(f.Amount)
+	var until time.Duration
+	if d > 0 {
+		until = n.w.Now() + d
+	}
+	var match func(sim.Message) bool
+	if f.Match != "" {
+		match = func(m sim.Message) bool { return fmt.Sprintf("%T", m.Body) == f.Match }
+	}
+	for _, a := range from {
+		for _, b := range to {
+			n.w.Network().AddRule(sim.Rule{From: a, To: b, Match: match, Delay: amount, Count: f.Count, Until: until})
+		}
+	}
+	detail := fmt.Sprintf("delay %v -> %v by %v", nodeNames(from), nodeNames(to), amount)
+	if f.Match != "" {
+		detail += " (" + f.Match + ")"
+	}
+	if f.Count > 0 {
+		detail += fmt.Sprintf(", %d message(s)", f.Count)
+	}
+	// The window shown is the duration, or for a count-limited delay the delay
+	// itself; a delay with neither lasts until the end of the run.
+	window := d
+	if window == 0 && f.Count > 0 {
+		window = amount
+	}
+	n.window(Delay, append(nodeNames(from), nodeNames(to)...), detail, window, true, nil)
+}

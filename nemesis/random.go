@@ -1,0 +1,224 @@
+package nemesis
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+)
+
+// RandomConfig configures the random fault generator. Zero fields take the
+// documented defaults.
+type RandomConfig struct {
+	// Kinds are the fault kinds drawn from. Default: every kind.
+	Kinds []Kind
+	// Swarm makes each seed also draw which of Kinds are on (each with
+	// probability 1/2, at least one) and scale Interval by a factor in [0.5, 2]
+	// (swarm testing).
+	Swarm bool
+	// Interval is the mean time between fault starts (exponential). Default 5 s.
+	Interval time.Duration
+	// MinDuration and MaxDuration bound fault durations. Default 500 ms and 15 s.
+	MinDuration, MaxDuration time.Duration
+	// ClockJumpMax bounds clock jumps (either way). Default 30 s.
+	ClockJumpMax time.Duration
+	// DriftMax bounds clock drift (either way). Default 0.5.
+	DriftMax float64
+	// DelayMax bounds message delays. Default 15 s.
+	DelayMax time.Duration
+	// Quiet is a fault-free stretch at the start and at the end of the run.
+	// Default 1 s.
+	Quiet time.Duration
+}
+
+// Targets names the nodes a random schedule may act on.
+type Targets struct {
+	// Clients are the client nodes.
+	Clients []string
+	// Servers are the lock service's nodes.
+	Servers []string
+	// Storage is the protected storage's node (only message delays touch it).
+	Storage string
+}
+
+func (c RandomConfig) withDefaults() RandomConfig {
+	if len(c.Kinds) == 0 {
+		c.Kinds = Kinds
+	}
+	if c.Interval == 0 {
+		c.Interval = 5 * time.Second
+	}
+	if c.MinDuration == 0 {
+		c.MinDuration = 500 * time.Millisecond
+	}
+	if c.MaxDuration == 0 {
+		c.MaxDuration = 15 * time.Second
+	}
+	if c.ClockJumpMax == 0 {
+		c.ClockJumpMax = 30 * time.Second
+	}
+	if c.DriftMax == 0 {
+		c.DriftMax = 0.5
+	}
+	if c.DelayMax == 0 {
+		c.DelayMax = 15 * time.Second
+	}
+	if c.Quiet == 0 {
+		c.Quiet = time.Second
+	}
+	return c
+}
+
+// ParseKinds reads a comma-separated list of fault kinds; "clock" means both
+// clock kinds and "all" every kind.
+func ParseKinds(s string) ([]Kind, error) {
+	var out []Kind
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		switch part {
+		case "all":
+			out = append(out, Kinds...)
+		case "clock":
+			out = append(out, ClockJump, ClockDrift)
+		default:
+			if !slices.Contains(Kinds, Kind(part)) {
+				return nil, fmt.Errorf("unknown fault kind %q (want a comma-separated list of %v, clock or all)", part, Kinds)
+			}
+			out = append(out, Kind(part))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// Random draws a schedule for a run of length runTime from r.
+func Random(r *rand.Rand, cfg RandomConfig, t Targets, runTime time.Duration) Schedule {
+	cfg = cfg.withDefaults()
+	kinds := slices.Clone(cfg.Kinds)
+	interval := cfg.Interval
+	if cfg.Swarm {
+		var on []Kind
+		for _, k := range kinds {
+			if r.IntN(2) == 0 {
+				on = append(on, k)
+			}
+		}
+		if len(on) == 0 {
+			on = []Kind{kinds[r.IntN(len(kinds))]}
+		}
+		kinds = on
+		interval = time.Duration(float64(interval) * (0.5 + 1.5*r.Float64()))
+	}
+	g := generator{r: r, cfg: cfg, t: t}
+	var s Schedule
+	at := cfg.Quiet
+	for {
+		at += time.Duration(-math.Log(1-r.Float64()) * float64(interval))
+		if at >= runTime-cfg.Quiet {
+			break
+		}
+		f, ok := g.fault(kinds[r.IntN(len(kinds))], at)
+		if !ok {
+			continue
+		}
+		// Faults end before the quiet tail so that the run can recover.
+		if end := at + time.Duration(f.Duration); f.Duration > 0 && end > runTime-cfg.Quiet {
+			f.Duration = Duration(max(runTime-cfg.Quiet-at, time.Millisecond))
+		}
+		s.Faults = append(s.Faults, f)
+	}
+	return s
+}
+
+type generator struct {
+	r   *rand.Rand
+	cfg RandomConfig
+	t   Targets
+}
+
+func (g generator) duration(lo, hi time.Duration) Duration {
+	if hi <= lo {
+		return Duration(lo)
+	}
+	return Duration(lo + time.Duration(g.r.Int64N(int64(hi-lo))))
+}
+
+func (g generator) pick(names []string) string { return names[g.r.IntN(len(names))] }
+
+func (g generator) anyNode() string {
+	all := append(slices.Clone(g.t.Clients), g.t.Servers...)
+	return g.pick(all)
+}
+
+func (g generator) fault(k Kind, at time.Duration) (Fault, bool) {
+	f := Fault{Kind: k, At: Duration(at), Duration: g.duration(g.cfg.MinDuration, g.cfg.MaxDuration)}
+	switch k {
+	case Pause:
+		f.Targets = []string{g.anyNode()}
+	case Crash:
+		if len(g.t.Servers) == 0 {
+			return Fault{}, false
+		}
+		f.Targets = []string{g.pick(g.t.Servers)}
+	case ClockJump:
+		f.Targets = []string{g.anyNode()}
+		f.Amount = g.duration(-g.cfg.ClockJumpMax, g.cfg.ClockJumpMax)
+		if f.Amount == 0 {
+			f.Amount = Duration(time.Second)
+		}
+		if g.r.IntN(2) == 0 {
+			f.Duration = 0 // a step that stays
+		}
+	case ClockDrift:
+		f.Targets = []string{g.anyNode()}
+		f.Drift = math.Round((2*g.r.Float64()-1)*g.cfg.DriftMax*1000) / 1000
+	case Partition:
+		g.partitionShape(&f)
+	case Delay:
+		from := g.pick(g.t.Clients)
+		to := g.t.Storage
+		if len(g.t.Servers) > 0 && (to == "" || g.r.IntN(2) == 0) {
+			to = g.pick(g.t.Servers)
+		}
+		if to == "" {
+			return Fault{}, false
+		}
+		f.From, f.To = []string{from}, []string{to}
+		f.Amount = g.duration(100*time.Millisecond, g.cfg.DelayMax)
+	}
+	return f, true
+}
+
+// partitionShape draws one of: isolate a node; split every node into two
+// random halves; a one-way cut between two nodes.
+func (g generator) partitionShape(f *Fault) {
+	all := append(slices.Clone(g.t.Clients), g.t.Servers...)
+	switch g.r.IntN(3) {
+	case 0:
+		f.Targets = []string{g.anyNode()}
+	case 1:
+		var a, b []string
+		for _, n := range all {
+			if g.r.IntN(2) == 0 {
+				a = append(a, n)
+			} else {
+				b = append(b, n)
+			}
+		}
+		if len(a) == 0 || len(b) == 0 {
+			f.Targets = []string{g.anyNode()}
+			return
+		}
+		f.Groups = [][]string{a, b}
+	default:
+		from := g.pick(all)
+		to := g.pick(all)
+		if from == to {
+			f.Targets = []string{from}
+			return
+		}
+		f.From, f.To = []string{from}, []string{to}
+	}
+}

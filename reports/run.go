@@ -1,0 +1,138 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+// Run is everything a report says about one run.
+type Run struct {
+	// Command replays the run.
+	Command string `json:"command"`
+	// Seed is the run's seed.
+	Seed uint64 `json:"seed"`
+	// Config is the run's configuration (any JSON-serialisable value).
+	Config any `json:"config"`
+	// Schedule is the fault schedule (JSON-serialisable), nil for none.
+	Schedule any `json:"-"`
+	// Events is the history.
+	Events []history.Event `json:"-"`
+	// Verdicts are the checks' verdicts.
+	Verdicts []models.Verdict `json:"verdicts"`
+	// Overall merges the verdicts.
+	Overall models.Result `json:"overall"`
+	// ExitCode is the exit code the run ended with.
+	ExitCode int `json:"exit_code"`
+	// Summary counts the history's operations and faults.
+	Summary models.Summary `json:"summary"`
+	// Extra holds figures a source adds (network counters, kernel events).
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// Results is the layout of results.json.
+type Results struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	Run
+	Files map[string]string `json:"files"`
+}
+
+// Files of a run directory.
+const (
+	HistoryFile  = "history.jsonl"
+	ResultsFile  = "results.json"
+	ScheduleFile = "schedule.json"
+	SummaryFile  = "summary.txt"
+)
+
+// WriteDir writes the run directory dir (created if needed).
+func WriteDir(dir string, r Run) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create run directory: %w", err)
+	}
+	files := map[string]string{"history": HistoryFile, "summary": SummaryFile}
+	if err := WriteFileAtomic(filepath.Join(dir, HistoryFile), func(w io.Writer) error {
+		return history.Write(w, r.Events)
+	}); err != nil {
+		return err
+	}
+	if r.Schedule != nil {
+		files["schedule"] = ScheduleFile
+		if err := writeJSON(filepath.Join(dir, ScheduleFile), r.Schedule); err != nil {
+			return err
+		}
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, SummaryFile), func(w io.Writer) error {
+		return PrintSummary(w, r, "")
+	}); err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(dir, ResultsFile), Results{Format: "locklab-results", Version: 1, Run: r, Files: files})
+}
+
+func writeJSON(path string, v any) error {
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	})
+}
+
+// PrintSummary prints the verdicts and figures of a run; dir, when set, is
+// where its files are.
+func PrintSummary(w io.Writer, r Run, dir string) error {
+	var b strings.Builder
+	s := r.Summary
+	fmt.Fprintf(&b, "history: %d events over %s", s.Events, history.FormatTime(s.Duration))
+	if n := len(s.Faults); n > 0 {
+		var parts []string
+		for _, k := range sortedKeys(s.Faults) {
+			parts = append(parts, fmt.Sprintf("%d %s", s.Faults[k], k))
+		}
+		fmt.Fprintf(&b, "; faults: %s", strings.Join(parts, ", "))
+	}
+	b.WriteString("\n")
+	for _, f := range s.Functions() {
+		c := s.Ops[f]
+		fmt.Fprintf(&b, "  %-8s %5d ok %5d fail %5d info", f, c.OK, c.Fail, c.Info)
+		if c.Pending > 0 {
+			fmt.Fprintf(&b, " %5d pending", c.Pending)
+		}
+		b.WriteString("\n")
+	}
+	if s.AcquireSuccess >= 0 {
+		fmt.Fprintf(&b, "  acquire success: %.1f%%\n", 100*s.AcquireSuccess)
+	}
+	b.WriteString("\n")
+	for _, v := range r.Verdicts {
+		fmt.Fprintf(&b, "%-18s %-8s %s\n", v.Check, strings.ToUpper(string(v.Result)), v.Reason)
+		if v.Counterexample != nil {
+			for _, line := range v.Counterexample.Explanation {
+				fmt.Fprintf(&b, "    %s\n", line)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\noverall: %s (exit %d)\n", strings.ToUpper(string(r.Overall)), r.ExitCode)
+	if dir != "" {
+		fmt.Fprintf(&b, "results: %s\n", dir)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,252 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Message is what travels between nodes. Body is any Go value; the receiver
+// must not mutate it if the sender keeps a reference (models send fresh values).
+type Message struct {
+	// ID is unique in the world; replies name the request they answer in ReplyTo.
+	ID      uint64
+	ReplyTo uint64
+	From    NodeID
+	To      NodeID
+	Body    any
+}
+
+// Link is the behaviour of one directed link. Durations are true time.
+type Link struct {
+	// LatencyMin and LatencyMax bound the one-way latency, drawn uniformly.
+	LatencyMin, LatencyMax time.Duration
+	// Loss is the probability that a message is dropped.
+	Loss float64
+	// Duplicate is the probability that a message is delivered twice.
+	Duplicate float64
+	// Reorder is the probability that a message is held back by up to
+	// ReorderDelay extra, overtaking the FIFO order of the link.
+	Reorder      float64
+	ReorderDelay time.Duration
+}
+
+// DefaultLink is a quiet local network: 0.5–1.5 ms one way, FIFO, no loss.
+var DefaultLink = Link{LatencyMin: 500 * time.Microsecond, LatencyMax: 1500 * time.Microsecond}
+
+// Rule delays or drops the messages it matches (per-message delay injection).
+// Rules are consulted in the order they were added; every matching rule applies.
+type Rule struct {
+	// From and To restrict the rule to one sender or receiver; nil matches any.
+	From, To *Node
+	// Match further restricts the rule to some messages; nil matches all.
+	Match func(m Message) bool
+	// Delay is added to the latency of a matched message.
+	Delay time.Duration
+	// Drop discards a matched message.
+	Drop bool
+	// Count is how many messages the rule applies to before it expires; 0 = no limit.
+	Count int
+	// Until is the true time at which the rule expires; 0 = never.
+	Until time.Duration
+
+	used    int
+	removed bool
+}
+
+// Remove disables the rule.
+func (r *Rule) Remove() { r.removed = true }
+
+type linkKey struct{ from, to NodeID }
+
+// Network carries messages between nodes.
+type Network struct {
+	w       *World
+	def     Link
+	links   map[linkKey]Link
+	blocked map[linkKey]bool
+	lastAt  map[linkKey]time.Duration
+	rules   []*Rule
+	rand    *rand.Rand
+	stats   NetStats
+}
+
+// NetStats counts messages.
+type NetStats struct {
+	Sent, Delivered, Dropped, Duplicated uint64
+}
+
+func newNetwork(w *World, def Link) *Network {
+	return &Network{
+		w:       w,
+		def:     def,
+		links:   map[linkKey]Link{},
+		blocked: map[linkKey]bool{},
+		lastAt:  map[linkKey]time.Duration{},
+		rand:    w.Rand("network"),
+	}
+}
+
+// Stats returns the message counters.
+func (net *Network) Stats() NetStats { return net.stats }
+
+// SetLink overrides the behaviour of the directed link from -> to.
+func (net *Network) SetLink(from, to *Node, l Link) { net.links[linkKey{from.id, to.id}] = l }
+
+// SetDefaultLink changes the behaviour of every link without an override.
+func (net *Network) SetDefaultLink(l Link) { net.def = l }
+
+// Block cuts the directed link from -> to: messages sent on it, or in flight
+// on it, are dropped until Unblock.
+func (net *Network) Block(from, to *Node) { net.blocked[linkKey{from.id, to.id}] = true }
+
+// Unblock restores the directed link from -> to.
+func (net *Network) Unblock(from, to *Node) { delete(net.blocked, linkKey{from.id, to.id}) }
+
+// Blocked reports whether the directed link from -> to is cut.
+func (net *Network) Blocked(from, to *Node) bool { return net.blocked[linkKey{from.id, to.id}] }
+
+// Partition cuts every link between nodes of different groups, in both
+// directions. Nodes not named in any group keep their links.
+func (net *Network) Partition(groups ...[]*Node) {
+	for i, g := range groups {
+		for j, h := range groups {
+			if i == j {
+				continue
+			}
+			for _, a := range g {
+				for _, b := range h {
+					net.Block(a, b)
+				}
+			}
+		}
+	}
+}
+
+// Heal restores every link.
+func (net *Network) Heal() { clear(net.blocked) }
+
+// AddRule installs a delay or drop rule and returns it (so it can be removed).
+func (net *Network) AddRule(r Rule) *Rule {
+	rr := r
+	net.rules = append(net.rules, &rr)
+	return &rr
+}
+
+func (net *Network) link(k linkKey) Link {
+	if l, ok := net.links[k]; ok {
+		return l
+	}
+	return net.def
+}
+
+// send puts m on the wire from its sender.
+func (net *Network) send(m Message) {
+	net.stats.Sent++
+	from, to := net.w.nodes[m.From], net.w.nodes[m.To]
+	k := linkKey{m.From, m.To}
+	if net.blocked[k] {
+		net.stats.Dropped++
+		return
+	}
+	var extra time.Duration
+	for _, r := range net.rules {
+		if !net.applies(r, from, to, m) {
+			continue
+		}
+		r.used++
+		if r.Drop {
+			net.stats.Dropped++
+			return
+		}
+		extra += r.Delay
+	}
+	l := net.link(k)
+	if l.Loss > 0 && net.rand.Float64() < l.Loss {
+		net.stats.Dropped++
+		return
+	}
+	net.deliverAfter(k, l, m, extra)
+	if l.Duplicate > 0 && net.rand.Float64() < l.Duplicate {
+		net.stats.Duplicated++
+		net.deliverAfter(k, l, m, extra)
+	}
+}
+
+func (net *Network) applies(r *Rule, from, to *Node, m Message) bool {
+	if r.removed || (r.Count > 0 && r.used >= r.Count) || (r.Until > 0 && net.w.now >= r.Until) {
+		return false
+	}
+	if (r.From != nil && r.From != from) || (r.To != nil && r.To != to) {
+		return false
+	}
+	return r.Match == nil || r.Match(m)
+}
+
+func (net *Network) deliverAfter(k linkKey, l Link, m Message, extra time.Duration) {
+	at := net.w.now + time.Duration(Uniform(net.rand, int64(l.LatencyMin), int64(l.LatencyMax))) + extra
+	reordered := l.Reorder > 0 && net.rand.Float64() < l.Reorder
+	if reordered {
+		at += time.Duration(Uniform(net.rand, 0, int64(l.ReorderDelay)))
+	} else if last := net.lastAt[k]; at < last {
+		at = last // FIFO: never overtake an earlier message on the same link
+	}
+	if !reordered {
+		net.lastAt[k] = at
+	}
+	to := net.w.nodes[m.To]
+	net.w.schedule(at, to, func() {
+		if net.blocked[k] {
+			net.stats.Dropped++
+			return
+		}
+		net.stats.Delivered++
+		to.deliver(m)
+	})
+}
+
+// Send sends body from n to the node to. It returns the message's ID.
+func (n *Node) Send(to NodeID, body any) uint64 {
+	id := n.w.nextMsgID()
+	n.w.net.send(Message{ID: id, From: n.id, To: to, Body: body})
+	return id
+}
+
+// Reply answers the request req with body.
+func (n *Node) Reply(req Message, body any) {
+	n.w.net.send(Message{ID: n.w.nextMsgID(), ReplyTo: req.ID, From: n.id, To: req.From, Body: body})
+}
+
+// deliver hands a message that arrived to the process awaiting it, the handler,
+// or the node's inbox.
+func (n *Node) deliver(m Message) {
+	if m.ReplyTo != 0 {
+		for _, p := range n.procs {
+			if p.waitCall == m.ReplyTo && !p.finished {
+				p.waitCall = 0
+				p.reply = m
+				p.gotReply = true
+				p.wake(p.waitTok)
+				return
+			}
+		}
+		return // a late reply nobody waits for any more
+	}
+	if n.handler != nil {
+		n.handler.Receive(n, m)
+		return
+	}
+	n.enqueue(m)
+}
+
+// enqueue puts a notification in the node's inbox and wakes a process waiting
+// in Recv.
+func (n *Node) enqueue(m Message) {
+	n.inbox = append(n.inbox, m)
+	for _, p := range n.procs {
+		if p.waitingRecv && !p.finished {
+			p.waitingRecv = false
+			p.wake(p.waitTok)
+			return
+		}
+	}
+}

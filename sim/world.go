@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// DefaultWallEpoch is the wall-clock reading of every node at true time zero
+// unless Config.WallEpoch says otherwise: 2026-01-01T00:00:00Z in Unix nanoseconds.
+const DefaultWallEpoch = 1767225600 * time.Second
+
+// Config is the configuration of a World. The zero value is usable: seed 0,
+// DefaultLink on every link, wall clocks starting at DefaultWallEpoch.
+type Config struct {
+	// Seed drives every random choice in the world.
+	Seed uint64
+	// Link is the default behaviour of every directed link (DefaultLink when zero).
+	Link Link
+	// WallEpoch is every node's wall-clock reading at true time zero
+	// (DefaultWallEpoch when zero).
+	WallEpoch time.Duration
+}
+
+// World is one simulated universe: a clock, an event queue, nodes and a network.
+// It is single-threaded: exactly one event or process runs at any moment.
+type World struct {
+	seed      uint64
+	wallEpoch time.Duration
+	now       time.Duration
+	seq       uint64
+	queue     eventQueue
+	nodes     []*Node
+	byName    map[string]*Node
+	net       *Network
+	msgID     uint64
+	processed uint64
+	running   *Proc
+	closed    bool
+}
+
+// NewWorld creates an empty world at true time zero.
+func NewWorld(cfg Config) *World {
+	w := &World{seed: cfg.Seed, wallEpoch: cfg.WallEpoch, byName: map[string]*Node{}}
+	if w.wallEpoch == 0 {
+		w.wallEpoch = DefaultWallEpoch
+	}
+	link := cfg.Link
+	if link == (Link{}) {
+		link = DefaultLink
+	}
+	w.net = newNetwork(w, link)
+	return w
+}
+
+// Seed is the seed the world was created with.
+func (w *World) Seed() uint64 { return w.seed }
+
+// Now is the true virtual time since the start of the run. Only the harness,
+// the nemesis and the history recorder read true time; models read their node's
+// clocks.
+func (w *World) Now() time.Duration { return w.now }
+
+// Rand returns the world's random stream called name (see NewRand). Ask once per
+// component and keep the stream: each call starts the stream afresh.
+func (w *World) Rand(name string) *rand.Rand { return NewRand(w.seed, name) }
+
+// Network is the world's network.
+func (w *World) Network() *Network { return w.net }
+
+// Processed is the number of events the kernel has executed so far.
+func (w *World) Processed() uint64 { return w.processed }
+
+// Nodes lists the nodes in the order they were added.
+func (w *World) Nodes() []*Node { return w.nodes }
+
+// Node returns the node called name, or nil.
+func (w *World) Node(name string) *Node { return w.byName[name] }
+
+// Running is the process executing right now, or nil when the kernel itself
+// (an event handler) is running.
+func (w *World) Running() *Proc { return w.running }
+
+// At schedules fn at true time t (or now, if t is in the past). World-level
+// events are not gated by any node: the nemesis and the harness use them.
+func (w *World) At(t time.Duration, fn func()) {
+	if t < w.now {
+		t = w.now
+	}
+	w.schedule(t, nil, fn)
+}
+
+// After schedules fn after true duration d.
+func (w *World) After(d time.Duration, fn func()) { w.At(w.now+d, fn) }
+
+func (w *World) schedule(t time.Duration, n *Node, fn func()) {
+	if w.closed {
+		return
+	}
+	w.seq++
+	e := event{at: t, seq: w.seq, node: n, fn: fn}
+	if n != nil {
+		e.inc = n.incarnation
+	}
+	w.queue.push(e)
+}
+
+// Step executes the next event and reports whether there was one.
+func (w *World) Step() bool {
+	if w.queue.len() == 0 || w.closed {
+		return false
+	}
+	e := w.queue.pop()
+	if e.at < w.now {
+		panic(fmt.Sprintf("sim: event at %v is earlier than now %v", e.at, w.now))
+	}
+	w.now = e.at
+	w.processed++
+	w.dispatch(e)
+	return true
+}
+
+func (w *World) dispatch(e event) {
+	if n := e.node; n != nil {
+		if n.down || n.incarnation != e.inc {
+			return
+		}
+		if n.paused {
+			n.deferred = append(n.deferred, e.fn)
+			return
+		}
+	}
+	e.fn()
+}
+
+// RunUntil executes events in order until true time t is reached or the queue
+// is empty, then sets the clock to t. Events scheduled exactly at t run.
+func (w *World) RunUntil(t time.Duration) {
+	for w.queue.len() > 0 && !w.closed && w.queue.peek().at <= t {
+		w.Step()
+	}
+	if t > w.now {
+		w.now = t
+	}
+}
+
+// Run executes events for true duration d from now.
+func (w *World) Run(d time.Duration) { w.RunUntil(w.now + d) }
+
+// Close stops every process (unwinding its coroutine) and discards pending
+// events. Call it when a run is over so that no coroutine outlives the world.
+func (w *World) Close() {
+	if w.closed {
+		return
+	}
+	for _, n := range w.nodes {
+		n.killProcs()
+	}
+	w.closed = true
+	w.queue.items = nil
+}
+
+func (w *World) nextMsgID() uint64 {
+	w.msgID++
+	return w.msgID
+}
