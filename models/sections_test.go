@@ -129,7 +129,7 @@ func TestCriticalSectionsUnknownInitialValue(t *testing.T) {
 
 type panicky struct{}
 
-func (panicky) Name() string                        { return "panicky" }
+func (panicky) Name() string                         { return "panicky" }
 func (panicky) Check(events []history.Event) Verdict { panic("bug in the check") }
 
 func TestACrashingCheckIsUnknownNeverValid(t *testing.T) {
