@@ -11,10 +11,12 @@ import (
 // CheckNames lists the checks a run can ask for.
 var CheckNames = []string{"critical-sections", "mutual-exclusion"}
 
-func findCheck(name string, t Test) (models.Check, error) {
+// findCheck returns the check called name, configured for test t; initial
+// are the storage cells' values before the run (nil: all 0).
+func findCheck(name string, t Test, initial map[string]int64) (models.Check, error) {
 	switch name {
 	case "critical-sections":
-		return models.CriticalSections{Budget: max(t.CheckBudget, 0), Initial: history.Ptr(int64(0))}, nil
+		return models.CriticalSections{Budget: max(t.CheckBudget, 0), Initial: history.Ptr(int64(0)), InitialByKey: initial}, nil
 	case "mutual-exclusion":
 		return models.MutualExclusion{}, nil
 	}
@@ -22,14 +24,14 @@ func findCheck(name string, t Test) (models.Check, error) {
 }
 
 // checksFor returns the checks of a test (every check when none is named).
-func checksFor(t Test) ([]models.Check, error) {
+func checksFor(t Test, initial map[string]int64) ([]models.Check, error) {
 	names := t.Checks
 	if len(names) == 0 {
 		names = CheckNames
 	}
 	var out []models.Check
 	for _, n := range names {
-		c, err := findCheck(n, t)
+		c, err := findCheck(n, t, initial)
 		if err != nil {
 			return nil, err
 		}

@@ -45,6 +45,8 @@ type Prepared struct {
 	Log      *history.Log
 	Schedule nemesis.Schedule
 	Storage  *storage.Server
+	// Initial are the storage cells' values before the run (nil: all 0).
+	Initial map[string]int64
 }
 
 // Prepare builds the world of a test without running it.
@@ -68,7 +70,11 @@ func Prepare(t Test) (*Prepared, error) {
 	if t.Storage == storage.Fenced && !dep.HasTokens {
 		return nil, fmt.Errorf("storage fenced: system %s grants no fencing tokens with these options (redis: -o fencing=true)", t.System)
 	}
-	st := storage.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads})
+	var initial map[string]int64
+	if in, ok := wl.(workloads.Initializer); ok {
+		initial = in.Initial()
+	}
+	st := storage.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads, Initial: initial})
 	stNode := w.AddNode("storage", sim.NodeOptions{Handler: st})
 	for _, name := range t.ClientNames() {
 		w.AddNode(name, sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
@@ -88,7 +94,7 @@ func Prepare(t Test) (*Prepared, error) {
 	if _, err := nemesis.Install(w, log, schedule, resolver(w, t, dep)); err != nil {
 		return nil, fmt.Errorf("nemesis: %w", err)
 	}
-	return &Prepared{Test: t, World: w, Log: log, Schedule: schedule, Storage: st}, nil
+	return &Prepared{Test: t, World: w, Log: log, Schedule: schedule, Storage: st, Initial: initial}, nil
 }
 
 func scheduleFor(t Test, w *sim.World, dep Deployment) (nemesis.Schedule, error) {
@@ -159,7 +165,7 @@ func (p *Prepared) Run() (res Result, err error) {
 	p.World.RunUntil(p.Test.Time)
 	p.World.Close()
 	events := p.Log.Events()
-	checks, err := checksFor(p.Test)
+	checks, err := checksFor(p.Test, p.Initial)
 	if err != nil {
 		return Result{}, err
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/control"
-	"github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/workloads"
 )
@@ -36,44 +34,22 @@ type System struct {
 	Deploy func(w *sim.World, opts map[string]string) (Deployment, error)
 }
 
-// Systems is the registry of lock systems, sorted by name.
-var Systems = []System{
-	{
-		Name: "control",
-		Doc:  "a lock that grants everything at once (the control: must be judged invalid)",
-		Deploy: func(w *sim.World, opts map[string]string) (Deployment, error) {
-			if len(opts) > 0 {
-				return Deployment{}, fmt.Errorf("control has no options (got %v)", sortedKeys(opts))
-			}
-			return Deployment{NewLock: func(p *sim.Proc) backends.Lock { return control.New(p.Name()) }}, nil
-		},
-	},
-	{
-		Name:    "redis",
-		Doc:     "single Redis instance: SET NX PX, release lua|del|check-then-del, watchdog, INCR fencing",
-		Options: redis.OptionNames,
-		Deploy:  deployRedis,
-	},
+// systems is the registry of lock systems; each system's file registers
+// itself from init.
+var systems []System
+
+// registerSystem adds a system to the registry (called from init).
+func registerSystem(s System) {
+	systems = append(systems, s)
+	slices.SortFunc(systems, func(a, b System) int { return strings.Compare(a.Name, b.Name) })
 }
 
-func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
-	o := redis.DefaultOptions()
-	for _, k := range sortedKeys(opts) {
-		if err := o.Set(k, opts[k]); err != nil {
-			return Deployment{}, err
-		}
-	}
-	srv := w.AddNode("redis", sim.NodeOptions{Handler: redis.NewServer(o.Persistence)})
-	return Deployment{
-		Servers:   []*sim.Node{srv},
-		NewLock:   func(p *sim.Proc) backends.Lock { return redis.NewClient(p, srv.ID(), o) },
-		HasTokens: o.Fencing,
-	}, nil
-}
+// Systems lists the registered systems, sorted by name.
+func Systems() []System { return slices.Clone(systems) }
 
 // FindSystem returns the system called name.
 func FindSystem(name string) (System, error) {
-	for _, s := range Systems {
+	for _, s := range systems {
 		if s.Name == name {
 			return s, nil
 		}
@@ -83,8 +59,8 @@ func FindSystem(name string) (System, error) {
 
 // SystemNames lists the registered systems.
 func SystemNames() []string {
-	out := make([]string, len(Systems))
-	for i, s := range Systems {
+	out := make([]string, len(systems))
+	for i, s := range systems {
 		out[i] = s.Name
 	}
 	return out
@@ -98,27 +74,23 @@ type WorkloadEntry struct {
 	New func(opts map[string]string) (workloads.Workload, error)
 }
 
-// Workloads is the registry of workloads.
-var Workloads = []WorkloadEntry{
-	{
-		Name: "fenced-counter",
-		Doc:  "acquire, read the counter, hold, write counter+1 with the token, release (options: keys, hold, think, wait)",
-		New: func(opts map[string]string) (workloads.Workload, error) {
-			w := workloads.DefaultFencedCounter()
-			for _, k := range sortedKeys(opts) {
-				if err := w.Set(k, opts[k]); err != nil {
-					return nil, err
-				}
-			}
-			return w, nil
-		},
-	},
+// workloadEntries is the registry of workloads; each workload's file registers
+// itself from init.
+var workloadEntries []WorkloadEntry
+
+// registerWorkload adds a workload to the registry (called from init).
+func registerWorkload(w WorkloadEntry) {
+	workloadEntries = append(workloadEntries, w)
+	slices.SortFunc(workloadEntries, func(a, b WorkloadEntry) int { return strings.Compare(a.Name, b.Name) })
 }
+
+// Workloads lists the registered workloads, sorted by name.
+func Workloads() []WorkloadEntry { return slices.Clone(workloadEntries) }
 
 // FindWorkload returns the workload called name.
 func FindWorkload(name string) (WorkloadEntry, error) {
 	var names []string
-	for _, w := range Workloads {
+	for _, w := range workloadEntries {
 		if w.Name == name {
 			return w, nil
 		}

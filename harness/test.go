@@ -96,7 +96,7 @@ func (t Test) Validate() error {
 		}
 	}
 	for _, c := range t.Checks {
-		if _, err := findCheck(c, t); err != nil {
+		if _, err := findCheck(c, t, nil); err != nil {
 			return err
 		}
 	}

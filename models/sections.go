@@ -25,6 +25,8 @@ type CriticalSections struct {
 	// Initial is the counter's value before the history; nil means unknown
 	// (any value is accepted as the first state). Default in the simulator: 0.
 	Initial *int64
+	// InitialByKey overrides Initial for the keys it names.
+	InitialByKey map[string]int64
 }
 
 // Name is "critical-sections".
@@ -190,15 +192,18 @@ func (c CriticalSections) Check(events []history.Event) Verdict {
 	for _, s := range secs {
 		stats[strings.ReplaceAll(s.kind.String(), " ", "-")]++
 	}
-	model := counterModel
-	model.Init = func() any {
-		if c.Initial == nil {
-			return counterState{any: true}
-		}
-		return counterState{vals: []int64{*c.Initial}}
-	}
 	var unknownKeys []string
 	for _, k := range keys {
+		model := counterModel
+		model.Init = func() any {
+			if v, ok := c.InitialByKey[k]; ok {
+				return counterState{vals: []int64{v}}
+			}
+			if c.Initial == nil {
+				return counterState{any: true}
+			}
+			return counterState{vals: []int64{*c.Initial}}
+		}
 		ops := make([]porcupine.Operation, len(byKey[k]))
 		for i, s := range byKey[k] {
 			ops[i] = porcupine.Operation{ClientId: s.read.inv.Process, Input: s, Call: s.call(), Return: s.ret()}

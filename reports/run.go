@@ -35,6 +35,19 @@ type Run struct {
 	Summary models.Summary `json:"summary"`
 	// Extra holds figures a source adds (network counters, kernel events).
 	Extra map[string]any `json:"extra,omitempty"`
+	// Attachments are further files for the run directory (a Porcupine
+	// visualization, say), written by WriteDir and listed in results.json.
+	Attachments []Attachment `json:"-"`
+}
+
+// Attachment is a further file of a run directory.
+type Attachment struct {
+	// Name is the file name inside the run directory.
+	Name string
+	// Label says what it is ("porcupine-visualization").
+	Label string
+	// Write writes the file's content.
+	Write func(w io.Writer) error
 }
 
 // Results is the layout of results.json.
@@ -69,6 +82,12 @@ func WriteDir(dir string, r Run) error {
 		if err := writeJSON(filepath.Join(dir, ScheduleFile), r.Schedule); err != nil {
 			return err
 		}
+	}
+	for _, a := range r.Attachments {
+		if err := WriteFileAtomic(filepath.Join(dir, a.Name), a.Write); err != nil {
+			return err
+		}
+		files[a.Label] = a.Name
 	}
 	if err := WriteFileAtomic(filepath.Join(dir, SummaryFile), func(w io.Writer) error {
 		return PrintSummary(w, r, "")

@@ -22,6 +22,14 @@ type Workload interface {
 	Run(c Client)
 }
 
+// Initializer is implemented by workloads whose storage cells start at values
+// other than 0 (a stock level, say). The harness sets the storage up with them
+// and tells the checks.
+type Initializer interface {
+	// Initial maps storage keys to their values before the run.
+	Initial() map[string]int64
+}
+
 // Outcome classifies an error as the history type of the completion.
 func Outcome(err error) history.Type {
 	switch {

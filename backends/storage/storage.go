@@ -32,6 +32,8 @@ type Options struct {
 	Mode Mode
 	// FenceReads makes reads in fenced mode check and raise the token too. Default false.
 	FenceReads bool
+	// Initial sets cells to values before the run (others start at 0).
+	Initial map[string]int64
 }
 
 // ReadReq asks for the value of a cell.
@@ -71,7 +73,11 @@ func NewServer(o Options) *Server {
 	if o.Mode == "" {
 		o.Mode = Unfenced
 	}
-	return &Server{Options: o, cells: map[string]*cell{}}
+	s := &Server{Options: o, cells: map[string]*cell{}}
+	for k, v := range o.Initial { // determinism:ok filling a map; order cannot matter
+		s.cells[k] = &cell{value: v}
+	}
+	return s
 }
 
 // Start keeps the cells: the storage is durable and never crashes by design.

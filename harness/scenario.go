@@ -1,0 +1,121 @@
+package harness
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/locklab/locklab/models"
+)
+
+// Scenario is a named, runnable experiment from SCENARIOS: a system, a
+// workload and a fault schedule, in variants that differ in one option (the
+// unsafe one and the fix), each with the verdicts it must produce. A harness
+// that only ever says "unsafe" (or only "safe") is broken; the pair proves it
+// can tell the difference.
+type Scenario struct {
+	// Name is the scenario's name (kleppmann-gc-pause, redis-failover, ...).
+	Name string
+	// Doc says in one line what it shows.
+	Doc string
+	// Variants are the runs; the first is the default of `locklab repro`.
+	Variants []Variant
+}
+
+// Variant is one run of a scenario and what it must show.
+type Variant struct {
+	// Name is "unsafe", "fixed", or a more specific name ("fixed-wait").
+	Name string
+	// Doc says what differs in this variant and why it matters.
+	Doc string
+	// Test is the run.
+	Test Test
+	// Expect maps check names to the result they must give; checks not named
+	// are reported but not asserted.
+	Expect map[string]models.Result
+	// Assert, when set, checks further properties of the result (figures,
+	// counterexample contents) and returns what does not match.
+	Assert func(r Result) error
+}
+
+// Outcome compares a variant's result with its expectations.
+type Outcome struct {
+	Variant Variant
+	Result  Result
+	// Mismatches lists every expectation that did not hold; empty means MATCH.
+	Mismatches []string
+}
+
+// Match reports whether every expectation held.
+func (o Outcome) Match() bool { return len(o.Mismatches) == 0 }
+
+// scenarioFamilies are the functions that contribute scenarios; each family's
+// file registers its function from init.
+var scenarioFamilies []func() []Scenario
+
+// registerScenarios adds a family of scenarios to the catalog (called from init).
+func registerScenarios(f func() []Scenario) { scenarioFamilies = append(scenarioFamilies, f) }
+
+// Catalog returns every scenario, sorted by name.
+func Catalog() []Scenario {
+	var out []Scenario
+	for _, f := range scenarioFamilies {
+		out = append(out, f()...)
+	}
+	slices.SortFunc(out, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// FindScenario returns the scenario called name.
+func FindScenario(name string) (Scenario, error) {
+	var names []string
+	for _, s := range Catalog() {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return Scenario{}, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// FindVariant returns the variant called name ("" for the first).
+func (s Scenario) FindVariant(name string) (Variant, error) {
+	var names []string
+	for _, v := range s.Variants {
+		if name == "" || v.Name == name {
+			return v, nil
+		}
+		names = append(names, v.Name)
+	}
+	return Variant{}, fmt.Errorf("scenario %s has no variant %q (variants: %s)", s.Name, name, strings.Join(names, ", "))
+}
+
+// Repro runs a variant and compares the verdicts with its expectations.
+func Repro(v Variant) (Outcome, error) {
+	r, err := Run(v.Test)
+	if err != nil {
+		return Outcome{}, err
+	}
+	out := Outcome{Variant: v, Result: r}
+	for _, check := range sortedKeys(v.Expect) {
+		want := v.Expect[check]
+		got, found := models.Verdict{}, false
+		for _, vd := range r.Verdicts {
+			if vd.Check == check {
+				got, found = vd, true
+			}
+		}
+		switch {
+		case !found:
+			out.Mismatches = append(out.Mismatches, fmt.Sprintf("%s: expected %s, but the check did not run", check, want))
+		case got.Result != want:
+			out.Mismatches = append(out.Mismatches, fmt.Sprintf("%s: expected %s, got %s (%s)", check, want, got.Result, got.Reason))
+		}
+	}
+	if v.Assert != nil {
+		if err := v.Assert(r); err != nil {
+			out.Mismatches = append(out.Mismatches, err.Error())
+		}
+	}
+	return out, nil
+}

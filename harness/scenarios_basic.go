@@ -1,0 +1,47 @@
+package harness
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/models"
+)
+
+func init() { registerScenarios(basicScenarios) }
+
+// basicScenarios are the control and the no-fault baselines.
+func basicScenarios() []Scenario {
+	return []Scenario{
+		{
+			Name: "control-no-lock",
+			Doc:  "a lock that grants everything: the checks must find the lost updates and the overlaps",
+			Variants: []Variant{{
+				Name:   "unsafe",
+				Doc:    "every client 'holds' the lock at once",
+				Test:   Test{System: "control", Seed: 1, Time: 10 * time.Second},
+				Expect: map[string]models.Result{"critical-sections": models.Invalid, "mutual-exclusion": models.Invalid},
+			}},
+		},
+		{
+			Name: "baseline-redis",
+			Doc:  "single Redis instance, defaults, no faults: every check valid, acquires succeed",
+			Variants: []Variant{{
+				Name:   "fixed",
+				Doc:    "no faults",
+				Test:   Test{System: "redis", Seed: 1},
+				Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
+				Assert: acquireSuccessAbove(0.99),
+			}},
+		},
+	}
+}
+
+// acquireSuccessAbove asserts the share of acquires that succeeded.
+func acquireSuccessAbove(min float64) func(Result) error {
+	return func(r Result) error {
+		if s := r.Summary.AcquireSuccess; s <= min {
+			return fmt.Errorf("acquire success %.2f%%, expected more than %.2f%%", 100*s, 100*min)
+		}
+		return nil
+	}
+}
