@@ -53,14 +53,31 @@ func (o Outcome) Match() bool { return len(o.Mismatches) == 0 }
 // file registers its function from init.
 var scenarioFamilies []func() []Scenario
 
-// registerScenarios adds a family of scenarios to the catalog (called from init).
+// registerScenarios adds a family of scenarios to the catalog (called from
+// init; Go runs the init functions of a package's files in file-name order, so
+// the catalog is the same on every run).
 func registerScenarios(f func() []Scenario) { scenarioFamilies = append(scenarioFamilies, f) }
 
-// Catalog returns every scenario, sorted by name.
+// Catalog returns every scenario, sorted by name. Families may contribute
+// variants to the same scenario (kleppmann-gc-pause runs on several systems):
+// scenarios with one name are merged, their variants concatenated in family
+// registration order, the first non-empty Doc kept.
 func Catalog() []Scenario {
 	var out []Scenario
+	index := map[string]int{}
 	for _, f := range scenarioFamilies {
-		out = append(out, f()...)
+		for _, s := range f() {
+			i, seen := index[s.Name]
+			if !seen {
+				index[s.Name] = len(out)
+				out = append(out, s)
+				continue
+			}
+			if out[i].Doc == "" {
+				out[i].Doc = s.Doc
+			}
+			out[i].Variants = append(out[i].Variants, s.Variants...)
+		}
 	}
 	slices.SortFunc(out, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
 	return out
