@@ -66,7 +66,9 @@ const (
 	SummaryFile  = "summary.txt"
 )
 
-// WriteDir writes the run directory dir (created if needed).
+// WriteDir writes the run directory dir (created if needed): the history, the
+// schedule, the attachments, summary.txt, report.html with its plots, and
+// results.json listing every file by label.
 func WriteDir(dir string, r Run) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create run directory: %w", err)
@@ -93,6 +95,15 @@ func WriteDir(dir string, r Run) error {
 		return PrintSummary(w, r, "")
 	}); err != nil {
 		return err
+	}
+	files["results"] = ResultsFile
+	written, err := WriteReport(dir, r, files)
+	if err != nil {
+		return err
+	}
+	files[reportLabel] = written.Report
+	for _, p := range written.Plots {
+		files[plotLabelPrefix+p] = p
 	}
 	return writeJSON(filepath.Join(dir, ResultsFile), Results{Format: "locklab-results", Version: 1, Run: r, Files: files})
 }

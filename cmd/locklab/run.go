@@ -150,6 +150,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if err := reports.PrintSummary(out, run, dir); err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, reports.ReportFile))
 	if run.ExitCode != harness.ExitValid {
 		return exitError{run.ExitCode}
 	}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/reports/browser"
+)
+
+// ScreenshotFile is the screenshot's name in the run directory.
+const ScreenshotFile = "report.png"
+
+type reportFlags struct {
+	screenshot bool
+	browser    string
+	height     int
+}
+
+func newReportCmd() *cobra.Command {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "Regenerate report.html and the plots of a stored run directory",
+		Long: `report regenerates report.html and the plots (PNG and SVG) of a run directory
+from what it stores: results.json, history.jsonl and schedule.json. The same
+directory always gives the same files, byte for byte. A directory holding only
+a history.jsonl gets a report without verdicts.
+
+With --screenshot it also opens the report in headless Chromium, checks that the
+page rendered its verdict and every image, and saves the top of the page as
+report.png in the run directory.
+
+Exit codes: 0 the report was written; 2 usage error; 4 the directory could not
+be read or the report not written (or, with --screenshot, the page did not render).`,
+		Example: `  locklab report runs/redis-fenced-counter-unfenced-pause-seed7
+  locklab report --screenshot runs/redis-fenced-counter-unfenced-pause-seed7`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd.OutOrStdout(), args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.screenshot, "screenshot", false, "open the report in headless Chromium, check it rendered, save "+ScreenshotFile)
+	fl.StringVar(&f.browser, "browser", "", "browser executable for --screenshot (default: chromium or chrome on PATH)")
+	fl.IntVar(&f.height, "screenshot-height", 2400, "height in pixels of the page's top that --screenshot captures")
+	return cmd
+}
+
+func runReport(out io.Writer, dir string, f reportFlags) error {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usage("report: %s is not a run directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, reports.HistoryFile)); errors.Is(err, fs.ErrNotExist) {
+		return usage("report: %s has no %s", dir, reports.HistoryFile)
+	}
+	start := time.Now()
+	w, err := reports.Regenerate(dir)
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	printReportFiles(out, dir, w, elapsed)
+	if f.screenshot {
+		return screenshot(out, dir, f)
+	}
+	return nil
+}
+
+// printReportFiles prints where the report is and how big its files are.
+func printReportFiles(out io.Writer, dir string, w reports.Written, elapsed time.Duration) {
+	size := func(name string) int64 {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			return 0
+		}
+		return st.Size()
+	}
+	var png, svg int64
+	for _, p := range w.Plots {
+		if strings.HasSuffix(p, ".png") {
+			png += size(p)
+		} else {
+			svg += size(p)
+		}
+	}
+	fmt.Fprintf(out, "report: %s (%s; %d plots: %s PNG, %s SVG) in %v\n", filepath.Join(dir, w.Report),
+		kb(size(w.Report)), len(w.Plots)/2, kb(png), kb(svg), elapsed.Round(time.Millisecond))
+}
+
+func kb(n int64) string { return fmt.Sprintf("%.0f KB", float64(n)/1024) }
+
+// screenshot opens the report in a headless browser and checks what it shows.
+func screenshot(out io.Writer, dir string, f reportFlags) error {
+	shot := filepath.Join(dir, ScreenshotFile)
+	page, err := browser.Render(filepath.Join(dir, reports.ReportFile), browser.Options{
+		Browser: f.browser, Screenshot: shot, Height: f.height})
+	if err != nil {
+		return fmt.Errorf("screenshot: %w", err)
+	}
+	if page.Rendered != "ok" || page.Overall == "" {
+		return fmt.Errorf("screenshot: %s did not render (verdict %q, %d of %d images loaded, %d broken)",
+			shot, page.Overall, page.Loaded, page.Images, page.Broken)
+	}
+	fmt.Fprintf(out, "screenshot: %s (rendered verdict %s, %d of %d images loaded)\n", shot, page.Overall, page.Loaded, page.Images)
+	return nil
+}

@@ -1,0 +1,101 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/locklab/locklab/history"
+)
+
+// Plot is one rendered plot of a run, written as Name.png and Name.svg.
+type Plot struct {
+	// Name is the file name without extension ("timeline").
+	Name string
+	// Title and Caption say what the plot shows.
+	Title, Caption string
+	// Note says what the plot merged or left out to stay readable, if anything.
+	Note string
+	// PNG and SVG are the rendered images.
+	PNG, SVG []byte
+}
+
+// Plot file names (without extension).
+const (
+	TimelinePlot         = "timeline"
+	OverlapTimelinePlot  = "timeline-overlap"
+	LatencyRawPlot       = "latency-raw"
+	LatencyQuantilesPlot = "latency-quantiles"
+	RatePlot             = "rate"
+)
+
+// RenderPlots draws the plots of a history. The same events always give the
+// same bytes.
+func RenderPlots(events []history.Event) ([]Plot, error) {
+	return renderPlots(newView(events))
+}
+
+func renderPlots(v *view) ([]Plot, error) {
+	type spec struct {
+		name, caption string
+		build         func() (*figure, plotNote, error)
+	}
+	noNote := func(f *figure, err error) (*figure, plotNote, error) { return f, plotNote{}, err }
+	specs := []spec{{TimelinePlot,
+		"One row per client: a bar for each interval in which it believed it held the lock (blue; orange once its own lease deadline had passed), red where two clients believed it at once, marks for its storage writes, its faults shaded on its row and every fault shaded across the plot.",
+		func() (*figure, plotNote, error) {
+			return timelineFigure(v, "Lock timeline: who believed they held the lock", 0, v.end), plotNote{}, nil
+		}}}
+	if from, to, ok := closeUp(v); ok {
+		o := v.overlaps[0]
+		specs = append(specs, spec{OverlapTimelinePlot,
+			fmt.Sprintf("Close-up of the first overlap: %s and %s both believed they held %q from %s to %s.",
+				o.A.Node, o.B.Node, o.A.Key, history.FormatTime(o.Start), history.FormatTime(o.End)),
+			func() (*figure, plotNote, error) {
+				return timelineFigure(v, "Lock timeline around the first overlap", from, to), plotNote{}, nil
+			}})
+	}
+	specs = append(specs,
+		spec{LatencyRawPlot, "The latency of every operation at the time it was invoked (log scale): dots ok, crosses fail, triangles info (outcome unknown); colour by function.",
+			func() (*figure, plotNote, error) { return latencyFigure(v) }},
+		spec{LatencyQuantilesPlot, "Latency quantiles of the operations invoked in each window, by function (colour) and quantile (line style); gaps are windows without completions.",
+			func() (*figure, plotNote, error) { return noNote(quantilesFigure(v)) }},
+		spec{RatePlot, "Completed operations per second in each window, by function (colour) and outcome (line style).",
+			func() (*figure, plotNote, error) { return noNote(rateFigure(v)) }},
+	)
+	out := make([]Plot, 0, len(specs))
+	for _, s := range specs {
+		fig, note, err := s.build()
+		if err != nil {
+			return nil, err
+		}
+		pl := Plot{Name: s.name, Title: fig.plot.Title.Text, Caption: s.caption, Note: note.text}
+		if pl.PNG, err = fig.render("png"); err != nil {
+			return nil, err
+		}
+		if pl.SVG, err = fig.render("svg"); err != nil {
+			return nil, err
+		}
+		out = append(out, pl)
+	}
+	return out, nil
+}
+
+// writePlots writes every plot's PNG and SVG into dir.
+func writePlots(dir string, plots []Plot) error {
+	for _, p := range plots {
+		for _, f := range []struct {
+			ext string
+			b   []byte
+		}{{".png", p.PNG}, {".svg", p.SVG}} {
+			if err := WriteFileAtomic(filepath.Join(dir, p.Name+f.ext), func(w io.Writer) error {
+				_, err := io.Copy(w, bytes.NewReader(f.b))
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
