@@ -237,10 +237,13 @@ func titles(r Run, v *view) (string, string) {
 		parts = append(parts, s+" storage")
 	}
 	parts = append(parts, fmt.Sprintf("%s of history", time.Duration(v.end).Round(time.Millisecond)))
-	if n := len(v.faults); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d faults", n))
-	} else {
+	switch n := len(v.faults); n {
+	case 0:
 		parts = append(parts, "no faults")
+	case 1:
+		parts = append(parts, "1 fault")
+	default:
+		parts = append(parts, fmt.Sprintf("%d faults", n))
 	}
 	return title, strings.Join(parts, " · ")
 }

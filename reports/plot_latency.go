@@ -42,10 +42,31 @@ type scatterSample struct {
 	total int
 }
 
+// Scatter resolution: the points of one series that fall in the same cell of
+// a grid scatterXBins across the time axis and scatterYBins per decade of
+// latency (about a glyph) are drawn once. When that still leaves more than
+// maxScatterPoints, the grid is coarsened until it does not, so the plot's
+// size is bounded however long the run; an outlier always keeps its point.
+const (
+	scatterXBins     = 400
+	scatterYBins     = 24
+	maxScatterPoints = 12000
+)
+
 // latencyScatter collects each operation's latency at its invoke time, one
-// series per function and outcome, keeping one point per cell of a grid finer
-// than a glyph (xBins across, 60 per decade of latency).
-func latencyScatter(v *view) (map[string]*scatterSample, int) {
+// series per function and outcome, one point per cell of the grid.
+func latencyScatter(v *view) (series map[string]*scatterSample, drawn int, cell string) {
+	xBins, yBins := scatterXBins, scatterYBins
+	for {
+		series, drawn = sampleScatter(v, xBins, yBins)
+		if drawn <= maxScatterPoints || xBins < 8 {
+			return series, drawn, fmt.Sprintf("1/%d of the time axis by 1/%d of a decade of latency", xBins, yBins)
+		}
+		xBins, yBins = xBins/2, max(yBins*3/4, 4)
+	}
+}
+
+func sampleScatter(v *view, xBins, yBins int) (map[string]*scatterSample, int) {
 	series := map[string]*scatterSample{}
 	seen := map[string]map[int64]bool{}
 	span := math.Max(float64(v.end), 1)
@@ -63,7 +84,7 @@ func latencyScatter(v *view) (map[string]*scatterSample, int) {
 		}
 		s.total++
 		ms := latencyMs(ns)
-		cell := int64(float64(o.inv.Time)/span*xBins)<<32 | int64(math.Floor(math.Log10(ms)*60)+1e6)
+		cell := int64(float64(o.inv.Time)/span*float64(xBins))<<32 | int64(math.Floor(math.Log10(ms)*float64(yBins))+1e6)
 		if seen[k][cell] {
 			continue
 		}
@@ -93,7 +114,7 @@ func latencyFigure(v *view) (*figure, plotNote, error) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Add(faultBands{faults: v.faults, labels: true}, grid(false, true))
-	series, drawn := latencyScatter(v)
+	series, drawn, cell := latencyScatter(v)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	total := 0
 	for _, f := range v.functions() {
@@ -119,7 +140,7 @@ func latencyFigure(v *view) (*figure, plotNote, error) {
 	addFaultLegend(fig, v.faults)
 	note := plotNote{}
 	if drawn < total {
-		note.text = fmt.Sprintf("%d operations drawn as %d points: points that would overlap on screen are drawn once.", total, drawn)
+		note.text = fmt.Sprintf("%d operations are drawn as %d points: the operations of one function and outcome within %s of each other are drawn once.", total, drawn, cell)
 	}
 	return fig, note, nil
 }

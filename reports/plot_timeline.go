@@ -62,9 +62,21 @@ var (
 	heldColor     = blue
 	pastDeadColor = orange
 	overlapColor  = red
-	markColors    = [markKinds]color.Color{green, red, grey}
-	markShapes    = [markKinds]draw.GlyphDrawer{draw.CircleGlyph{}, draw.CrossGlyph{}, draw.TriangleGlyph{}}
+	markColors    = [markKinds]color.Color{green, red, color.NRGBA{60, 60, 60, 255}}
+	markShapes    = [markKinds]draw.GlyphDrawer{draw.CircleGlyph{}, boldCross{}, draw.TriangleGlyph{}}
+	// markRadius: applied writes are many and small; the ones that matter stand out.
+	markRadius    = [markKinds]vg.Length{vg.Points(1.8), vg.Points(4), vg.Points(3.5)}
 	segmentColors = [segStyles]color.NRGBA{heldColor, pastDeadColor, overlapColor}
+)
+
+// Bars closer than 1/barBins of the time axis (about 1.3 pixels of the PNG)
+// are merged into one, and marks of one kind closer than 1/markBins (about
+// half a mark) are drawn once: nothing a reader could tell apart is lost, and
+// each row draws at most barBins bars and markBins marks of each kind however
+// long the run.
+const (
+	barBins  = 600
+	markBins = 300
 )
 
 // buildTimeline collects the rows of the timeline over [from, to] (ns),
@@ -114,13 +126,13 @@ func buildTimeline(v *view, from, to int64) timeline {
 			}
 		}
 	}
-	gap := max((to-from)/xBins, 1)
+	barGap, markGap := max((to-from)/barBins, 1), max((to-from)/markBins, 1)
 	for i := range rows {
 		for s := range rows[i].segments {
-			rows[i].segments[s] = mergeSegments(rows[i].segments[s], from, to, gap)
+			rows[i].segments[s] = mergeSegments(rows[i].segments[s], from, to, barGap)
 		}
 		for m := range rows[i].marks {
-			rows[i].marks[m] = thinMarks(rows[i].marks[m], from, to, gap)
+			rows[i].marks[m] = thinMarks(rows[i].marks[m], from, to, markGap)
 		}
 	}
 	return timeline{rows: rows}
@@ -164,6 +176,24 @@ func thinMarks(ts []int64, from, to, gap int64) []int64 {
 	return out
 }
 
+// active keeps the rows that show a bar or a mark.
+func (tl timeline) active() timeline {
+	var out []timelineRow
+	for _, r := range tl.rows {
+		n := 0
+		for _, s := range r.segments {
+			n += len(s)
+		}
+		for _, m := range r.marks {
+			n += len(m)
+		}
+		if n > 0 {
+			out = append(out, r)
+		}
+	}
+	return timeline{rows: out}
+}
+
 // y is the centre of row i (row 0 at the top).
 func (tl timeline) y(i int) float64 { return float64(len(tl.rows) - 1 - i) }
 
@@ -184,19 +214,23 @@ func (tl timeline) Plot(c draw.Canvas, p *plot.Plot) {
 	for i, r := range tl.rows {
 		y := tl.y(i)
 		for s := range segStyles {
-			half := barHalf
+			half, minW := barHalf, vg.Length(0)
 			if s == segOverlap {
-				half = barHalf + 0.06
+				// An overlap stands out even when it is shorter than a pixel.
+				half, minW = barHalf+0.08, vg.Points(3)
 			}
 			for _, g := range r.segments[s] {
 				if x0, x1, ok := span(trX, p, g.start, g.end); ok {
+					if x1-x0 < minW {
+						x0, x1 = (x0+x1-minW)/2, (x0+x1+minW)/2
+					}
 					fillRect(&c, segmentColors[s], x0, trY(y-half), x1, trY(y+half))
 				}
 			}
 		}
 		tl.tokenLabels(&c, trX, trY(y), p, r)
 		for m := range markKinds {
-			sty := draw.GlyphStyle{Color: markColors[m], Radius: vg.Points(2.6), Shape: markShapes[m]}
+			sty := markStyle(m)
 			for _, t := range r.marks[m] {
 				pt := vg.Point{X: trX(seconds(t)), Y: trY(y + markRise)}
 				if c.Contains(pt) {
@@ -229,14 +263,17 @@ func (tl timeline) tokenLabels(c *draw.Canvas, trX func(float64) vg.Length, y vg
 	}
 }
 
-// timelineFigure is the lock timeline over [from, to] (ns).
-func timelineFigure(v *view, title string, from, to int64) *figure {
-	n := len(v.nodes)
-	height := max(2.4*vg.Inch, 1.2*vg.Inch+vg.Length(n)*0.3*vg.Inch)
-	fig, p := newFigure(title, seconds(from), seconds(to), height)
+// timelineFigure is the lock timeline over [from, to] (ns); a close-up shows
+// only the clients with a bar or a mark in it.
+func timelineFigure(v *view, title string, from, to int64, closeUp bool) *figure {
+	tl := buildTimeline(v, from, to)
+	if closeUp {
+		tl = tl.active()
+	}
+	n := len(tl.rows)
+	fig, p := newFigure(title, seconds(from), seconds(to), max(2.4*vg.Inch, 1.2*vg.Inch+vg.Length(n)*0.3*vg.Inch))
 	p.Y.Label.Text = "client"
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.1 // room above the top row for the fault labels
-	tl := buildTimeline(v, from, to)
 	var ticks []plot.Tick
 	for i, r := range tl.rows {
 		ticks = append(ticks, plot.Tick{Value: tl.y(i), Label: r.node})
@@ -247,10 +284,28 @@ func timelineFigure(v *view, title string, from, to int64) *figure {
 	fig.add("held past lease deadline", swatch{pastDeadColor})
 	fig.add("overlap: two holders", swatch{overlapColor})
 	for m, name := range []string{"write applied", "write rejected", "write unknown"} {
-		fig.add(name, glyphThumb{draw.GlyphStyle{Color: markColors[m], Radius: vg.Points(2.6), Shape: markShapes[m]}})
+		fig.add(name, glyphThumb{markStyle(m)})
 	}
 	addFaultLegend(fig, v.faults)
 	return fig
+}
+
+func markStyle(m int) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: markColors[m], Radius: markRadius[m], Shape: markShapes[m]}
+}
+
+// boldCross is a cross glyph drawn with a thick line.
+type boldCross struct{}
+
+func (boldCross) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.8)})
+	r := sty.Radius * 0.7071
+	for _, d := range []vg.Length{r, -r} {
+		var p vg.Path
+		p.Move(vg.Point{X: pt.X - r, Y: pt.Y - d})
+		p.Line(vg.Point{X: pt.X + r, Y: pt.Y + d})
+		c.Stroke(p)
+	}
 }
 
 // glyphThumb is a legend thumbnail showing one glyph.

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/locklab/locklab/history"
 )
@@ -45,7 +48,7 @@ func renderPlots(v *view) ([]Plot, error) {
 	specs := []spec{{TimelinePlot,
 		"One row per client: a bar for each interval in which it believed it held the lock (blue; orange once its own lease deadline had passed), red where two clients believed it at once, marks for its storage writes, its faults shaded on its row and every fault shaded across the plot.",
 		func() (*figure, plotNote, error) {
-			return timelineFigure(v, "Lock timeline: who believed they held the lock", 0, v.end), plotNote{}, nil
+			return timelineFigure(v, "Lock timeline: who believed they held the lock", 0, v.end, false), plotNote{}, nil
 		}}}
 	if from, to, ok := closeUp(v); ok {
 		o := v.overlaps[0]
@@ -53,7 +56,7 @@ func renderPlots(v *view) ([]Plot, error) {
 			fmt.Sprintf("Close-up of the first overlap: %s and %s both believed they held %q from %s to %s.",
 				o.A.Node, o.B.Node, o.A.Key, history.FormatTime(o.Start), history.FormatTime(o.End)),
 			func() (*figure, plotNote, error) {
-				return timelineFigure(v, "Lock timeline around the first overlap", from, to), plotNote{}, nil
+				return timelineFigure(v, "Lock timeline around the first overlap", from, to, true), plotNote{}, nil
 			}})
 	}
 	specs = append(specs,
@@ -64,20 +67,32 @@ func renderPlots(v *view) ([]Plot, error) {
 		spec{RatePlot, "Completed operations per second in each window, by function (colour) and outcome (line style).",
 			func() (*figure, plotNote, error) { return noNote(rateFigure(v)) }},
 	)
-	out := make([]Plot, 0, len(specs))
-	for _, s := range specs {
+	out := make([]Plot, len(specs))
+	figs := make([]*figure, len(specs))
+	for i, s := range specs {
 		fig, note, err := s.build()
 		if err != nil {
 			return nil, err
 		}
-		pl := Plot{Name: s.name, Title: fig.plot.Title.Text, Caption: s.caption, Note: note.text}
-		if pl.PNG, err = fig.render("png"); err != nil {
-			return nil, err
-		}
-		if pl.SVG, err = fig.render("svg"); err != nil {
-			return nil, err
-		}
-		out = append(out, pl)
+		figs[i] = fig
+		out[i] = Plot{Name: s.name, Title: fig.plot.Title.Text, Caption: s.caption, Note: note.text}
+	}
+	// Rendering dominates; figures are independent of each other, so they
+	// are drawn in parallel (the bytes do not depend on the order). Drawing
+	// changes a plot, so each figure's two formats are drawn one after the other.
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range figs {
+		g.Go(func() (err error) {
+			if out[i].PNG, err = figs[i].render("png"); err != nil {
+				return err
+			}
+			out[i].SVG, err = figs[i].render("svg")
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reports"
+)
+
+func TestReportRegeneratesTheSameFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	code, stdout, _ := capture(t, "run", "--nemesis", "pause", "--seed", "7", "--time", "60s", "--out", dir)
+	require.Equal(t, harness.ExitInvalid, code, stdout)
+	assert.Contains(t, stdout, "report: "+filepath.Join(dir, reports.ReportFile))
+	files := []string{reports.ReportFile, "timeline.png", "timeline.svg", "latency-raw.png", "latency-quantiles.svg", "rate.png"}
+	before := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		before[f] = b
+		require.NoError(t, os.Remove(filepath.Join(dir, f)))
+	}
+	code, stdout, stderr := capture(t, "report", dir)
+	require.Equal(t, harness.ExitValid, code, stderr)
+	assert.Contains(t, stdout, "report: "+filepath.Join(dir, reports.ReportFile))
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(before[f], b), "%s regenerated from the run directory differs from the one the run wrote", f)
+	}
+}
+
+func TestReportUsageErrors(t *testing.T) {
+	empty := t.TempDir()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report"}, "accepts 1 arg(s), received 0"},
+		{[]string{"report", "/nonexistent/run"}, "/nonexistent/run is not a run directory"},
+		{[]string{"report", empty}, empty + " has no history.jsonl"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := capture(t, tc.args...)
+			assert.Equal(t, harness.ExitUsage, code)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+func TestReportOfABrokenRunDirectoryNamesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, reports.HistoryFile), []byte(`{"index":0,"time":0,"process":0,"type":"ok","f":"read"}`+"\n"), 0o644))
+	code, _, stderr := capture(t, "report", dir)
+	assert.Equal(t, harness.ExitCrash, code)
+	assert.Contains(t, stderr, filepath.Join(dir, reports.HistoryFile)+":1:")
+}
+
+// BenchmarkReport measures regenerating the report and plots of a stored run:
+// a 60 s run with 5 clients and a 30-minute run with 20 clients, both with
+// random faults. The run itself is simulated before the timer starts.
+func BenchmarkReport(b *testing.B) {
+	for _, bc := range []struct {
+		name    string
+		clients int
+		time    time.Duration
+	}{{"60s-5clients", 5, time.Minute}, {"30m-20clients", 20, 30 * time.Minute}} {
+		b.Run(bc.name, func(b *testing.B) {
+			res, err := harness.Run(harness.Test{System: "redis", Workload: "fenced-counter", Clients: bc.clients,
+				Time: bc.time, Seed: 3, Nemesis: "random"})
+			require.NoError(b, err)
+			dir := b.TempDir()
+			require.NoError(b, reports.WriteDir(dir, res.Report("locklab run")))
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := reports.Regenerate(dir); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			var html, png, svg int64
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				info, _ := e.Info()
+				switch filepath.Ext(e.Name()) {
+				case ".html":
+					html += info.Size()
+				case ".png":
+					png += info.Size()
+				case ".svg":
+					svg += info.Size()
+				}
+			}
+			b.ReportMetric(float64(len(res.Events)), "events")
+			b.ReportMetric(float64(html)/1024, "html-KB")
+			b.ReportMetric(float64(png)/1024, "png-KB")
+			b.ReportMetric(float64(svg)/1024, "svg-KB")
+		})
+	}
+}

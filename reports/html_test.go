@@ -1,0 +1,252 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+func renderHTML(t *testing.T, r Run, files map[string]string) string {
+	t.Helper()
+	v := newView(r.Events)
+	plots, err := renderPlots(v)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, writeHTML(&b, r, v, plots, files))
+	return b.String()
+}
+
+// inOrder asserts that the parts appear in s in this order.
+func inOrder(t *testing.T, s string, parts ...string) {
+	t.Helper()
+	at := 0
+	for _, p := range parts {
+		i := strings.Index(s[at:], p)
+		if !assert.GreaterOrEqual(t, i, 0, "%q should come after %q", p, s[max(0, at-40):at]) {
+			return
+		}
+		at += i + len(p)
+	}
+}
+
+func TestReportPutsTheVerdictFirst(t *testing.T) {
+	page := renderHTML(t, GCPauseRun(false), map[string]string{"history": HistoryFile})
+	inOrder(t, page,
+		`<div class="result" id="overall">INVALID</div>`,
+		"Safety violated: critical-sections and mutual-exclusion found a history the lock must never allow.",
+		"workload fenced-counter · 2 clients · fenced storage · 15.009s of history · 1 fault · exit code 1",
+		`data-check="critical-sections" data-result="invalid"`,
+		`data-check="mutual-exclusion" data-result="invalid"`,
+		`<pre id="replay">locklab run --nemesis-file gc.json --seed 1 --out runs/gc</pre>`,
+		`id="plot-timeline"`, `id="plot-timeline-overlap"`,
+		`id="counterexample"`, "Lost update on &#34;k&#34;",
+		"Overlap of 5.0ms on &#34;k&#34; from 10.002s to 10.007s",
+		`id="plot-latency-raw"`, `id="plot-latency-quantiles"`, `id="plot-rate"`,
+		`id="stats"`, "20.0</b><span>messages per acquisition",
+		`id="faults"`, "<td>pause</td><td>after c1&#39;s read</td><td>15s</td><td>[c1]</td>",
+		"<td>pause</td><td>c1</td><td class=\"num\">0.005s</td><td class=\"num\">15.005s</td>",
+		`id="config"`, `&#34;system&#34;: &#34;redis&#34;`,
+		`<a href="history.jsonl">history.jsonl</a>`)
+	assert.NotContains(t, page, "Porcupine visualization", "no attachment, no link")
+}
+
+func TestReportVerdicts(t *testing.T) {
+	tests := []struct {
+		name         string
+		verdicts     []models.Verdict
+		overall      string
+		banner, line string
+	}{
+		{"all valid", []models.Verdict{{Check: "a", Result: models.Valid}, {Check: "b", Result: models.Valid}},
+			"VALID", `class="banner valid"`, "Every check passed (2 of 2)."},
+		{"unknown is not a pass", []models.Verdict{{Check: "a", Result: models.Valid}, {Check: "b", Result: models.Unknown, Reason: "budget"}},
+			"UNKNOWN", `class="banner unknown"`, "No check failed, but b could not decide; this is not a pass."},
+		{"a liveness failure", []models.Verdict{{Check: "availability", Result: models.Invalid, Liveness: true}},
+			"INVALID", `class="banner invalid"`, "No safety check failed, but availability failed"},
+		{"no verdicts", nil, "NOT CHECKED", `class="banner not-checked"`, "No check ran on this history"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := GCPauseRun(true)
+			r.Verdicts = tc.verdicts
+			page := renderHTML(t, r, nil)
+			assert.Contains(t, page, `id="overall">`+tc.overall+"<")
+			assert.Contains(t, page, tc.banner)
+			assert.Contains(t, page, tc.line)
+		})
+	}
+}
+
+func TestReportLinksThePorcupineVisualization(t *testing.T) {
+	page := renderHTML(t, GCPauseRun(false), map[string]string{"porcupine: critical-sections": "porcupine-k.html", "history": HistoryFile})
+	assert.Contains(t, page, `Porcupine visualization of the history:
+  <a href="porcupine-k.html">critical-sections</a>`)
+}
+
+func TestReportIsSelfContained(t *testing.T) {
+	page := renderHTML(t, GCPauseRun(false), map[string]string{"history": HistoryFile})
+	doc, err := html.Parse(strings.NewReader(page))
+	require.NoError(t, err)
+	imgs := 0
+	for n := range doc.Descendants() {
+		if n.Type != html.ElementNode {
+			continue
+		}
+		assert.NotEqual(t, "link", n.Data, "no external stylesheet")
+		assert.NotEqual(t, "iframe", n.Data)
+		for _, a := range n.Attr {
+			switch a.Key {
+			case "src":
+				assert.True(t, strings.HasPrefix(a.Val, "data:image/png;base64,"), "<%s src> is inline, not %.40q", n.Data, a.Val)
+				if n.Data == "img" {
+					imgs++
+				}
+			case "href":
+				assert.NotContains(t, a.Val, "://", "links stay in the run directory")
+			}
+		}
+	}
+	assert.Equal(t, 5, imgs, "every plot is embedded")
+	assert.NotContains(t, page, "url(")
+}
+
+func TestLongTablesAreCappedAndSaySo(t *testing.T) {
+	var b historyBuilder
+	for i := range 250 {
+		b.fault("clock-jump", []string{"redis"}, float64(i), float64(i))
+	}
+	faults := make([]any, 130)
+	for i := range faults {
+		faults[i] = map[string]any{"kind": "clock-jump", "at": "1s", "amount": "-2s", "targets": []string{"redis"}}
+	}
+	r := checkedRun(b.build(), map[string]any{"faults": faults})
+	r.Verdicts = []models.Verdict{{Check: "x", Result: models.Invalid, Counterexample: &models.Counterexample{
+		Explanation: make([]string, 70), Events: make([]history.Event, 130)}}}
+	page := renderHTML(t, r, nil)
+	assert.Contains(t, page, "30 more faults not shown (see schedule.json)")
+	assert.Contains(t, page, "50 more fault windows not shown (see history.jsonl)")
+	assert.Contains(t, page, "10 more lines not shown (see results.json)")
+	assert.Contains(t, page, "30 more events not shown (see results.json)")
+	assert.Contains(t, page, "<td>amount=-2s</td>", "fields without a column of their own are listed")
+	assert.Equal(t, maxScheduleRows+maxFaultRows, strings.Count(page, "<td>clock-jump</td><td>"), "one row per fault shown")
+}
+
+func TestRegenerateReproducesTheRunsReport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	r := GCPauseRun(true)
+	r.Attachments = []Attachment{{Name: "porcupine-k.html", Label: "porcupine: critical-sections", Write: func(w io.Writer) error {
+		_, err := io.WriteString(w, "<html></html>")
+		return err
+	}}}
+	require.NoError(t, WriteDir(dir, r))
+	written := map[string][]byte{}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		written[e.Name()] = b
+	}
+	for _, f := range []string{ReportFile, "timeline.png", "timeline.svg", "timeline-overlap.png", "latency-raw.svg", "rate.png"} {
+		require.Contains(t, written, f)
+	}
+	assert.Contains(t, string(written[ReportFile]), `<a href="porcupine-k.html">critical-sections</a>`)
+	var res Results
+	require.NoError(t, json.Unmarshal(written[ResultsFile], &res))
+	assert.Equal(t, ReportFile, res.Files["report"])
+	assert.Equal(t, "timeline.svg", res.Files["plot:timeline.svg"])
+
+	w, err := Regenerate(dir)
+	require.NoError(t, err)
+	assert.Equal(t, ReportFile, w.Report)
+	for _, f := range append([]string{ReportFile}, w.Plots...) {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(written[f], b), "%s regenerated from the directory differs from the one the run wrote", f)
+	}
+}
+
+func TestRegenerateRemovesAStaleCloseUp(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, WriteDir(dir, GCPauseRun(true)))
+	require.FileExists(t, filepath.Join(dir, "timeline-overlap.png"))
+	require.NoError(t, WriteDir(dir, checkedRun(longHistory(2, 5e9), nil)))
+	assert.NoFileExists(t, filepath.Join(dir, "timeline-overlap.png"), "a run without overlap must not show an old close-up")
+}
+
+func TestAHistoryWithoutResultsGetsAReport(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, WriteFileAtomic(filepath.Join(dir, HistoryFile), func(w io.Writer) error {
+		return history.Write(w, gcPauseHistory(false))
+	}))
+	_, err := Regenerate(dir)
+	require.NoError(t, err)
+	page, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `id="overall">NOT CHECKED<`)
+	assert.Contains(t, string(page), "messages per acquisition is not known")
+	assert.FileExists(t, filepath.Join(dir, "timeline.png"))
+}
+
+func TestReadDirNamesWhatIsBroken(t *testing.T) {
+	goodHistory := func(w io.Writer) error { return history.Write(w, gcPauseHistory(false)) }
+	tests := []struct {
+		name    string
+		results string
+		history func(io.Writer) error
+		sched   string
+		want    string
+	}{
+		{"results.json is not JSON", `{"format":`, goodHistory, "", "results.json: unexpected end of JSON input"},
+		{"results.json is something else", `{"format":"other"}`, goodHistory, "", `results.json: field "format" is "other", want "locklab-results"`},
+		{"the history is missing", `{"format":"locklab-results","files":{"history":"h.jsonl"}}`, nil, "", "h.jsonl: no such file"},
+		{"the history is malformed", `{"format":"locklab-results"}`, func(w io.Writer) error {
+			_, err := io.WriteString(w, "{\"index\":0,\"time\":0,\"process\":0,\"type\":\"ok\",\"f\":\"read\"}\n")
+			return err
+		}, "", "history.jsonl:1:"},
+		{"the schedule is malformed", `{"format":"locklab-results","files":{"schedule":"schedule.json"}}`, goodHistory, "[", "schedule.json: unexpected end of JSON input"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, ResultsFile), []byte(tc.results), 0o644))
+			if tc.history != nil {
+				require.NoError(t, WriteFileAtomic(filepath.Join(dir, HistoryFile), tc.history))
+			}
+			if tc.sched != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, ScheduleFile), []byte(tc.sched), 0o644))
+			}
+			_, _, err := ReadDir(dir)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), dir, "the error names the file")
+		})
+	}
+}
+
+func FuzzScheduleTable(f *testing.F) {
+	f.Add([]byte(`{"faults":[{"kind":"pause","targets":["c1"],"duration":"15s","after":{"node":"c1","f":"read","nth":2,"delay":"1ms"}}]}`))
+	f.Add([]byte(`{"faults":[{"kind":"partition","groups":[["c1"],["redis"]],"from":["a"],"to":["b"],"at":"3s","drift":0.01}]}`))
+	f.Add([]byte(`{"faults":"no"}`))
+	f.Add([]byte(`[1,2,3]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		rows, more := scheduleRows(v)
+		assert.LessOrEqual(t, len(rows), maxScheduleRows)
+		assert.GreaterOrEqual(t, more, 0)
+	})
+}
