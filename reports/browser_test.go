@@ -37,7 +37,7 @@ func TestReportRendersInABrowser(t *testing.T) {
 		dir := t.TempDir()
 		run := reports.GCPauseRun(fenced)
 		require.NoError(t, reports.WriteDir(dir, run))
-		shot := filepath.Join(dir, "report.png")
+		shot := filepath.Join(dir, reports.ScreenshotFile)
 		page, err := browser.Render(filepath.Join(dir, reports.ReportFile), browser.Options{Browser: b, Screenshot: shot, Height: 1200})
 		require.NoError(t, err)
 

@@ -15,8 +15,12 @@ import (
 	"github.com/locklab/locklab/models"
 )
 
-// ReportFile is the report's file name in a run directory.
-const ReportFile = "report.html"
+// ReportFile is the report's file name in a run directory, and ScreenshotFile
+// the name of its screenshot (taken by `locklab report --screenshot`).
+const (
+	ReportFile     = "report.html"
+	ScreenshotFile = "report.png"
+)
 
 // Caps on the tables of a report, so that its size stays bounded on long runs.
 // A capped table says how many rows it left out.

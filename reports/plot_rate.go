@@ -26,7 +26,9 @@ func outcomeDashes(t history.Type) []vg.Length {
 // rateFigure is completed operations per second, per window, by function and
 // outcome.
 func rateFigure(v *view) (*figure, error) {
-	dt := windowFor(v.end)
+	// Twice the latency windows: counts of a few operations per window
+	// alias badly (4 or 5 sections in half a second read as 8 or 10 per second).
+	dt := 2 * windowFor(v.end)
 	fig, p := newFigure(fmt.Sprintf("Throughput: completed operations per second (%v windows)", time.Duration(dt)), 0, seconds(v.end), seriesHeight)
 	p.Y.Label.Text = "operations / s"
 	p.Y.Min = 0

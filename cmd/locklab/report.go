@@ -16,9 +16,6 @@ import (
 	"github.com/locklab/locklab/reports/browser"
 )
 
-// ScreenshotFile is the screenshot's name in the run directory.
-const ScreenshotFile = "report.png"
-
 type reportFlags struct {
 	screenshot bool
 	browser    string
@@ -47,7 +44,7 @@ be read or the report not written (or, with --screenshot, the page did not rende
 		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd.OutOrStdout(), args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.screenshot, "screenshot", false, "open the report in headless Chromium, check it rendered, save "+ScreenshotFile)
+	fl.BoolVar(&f.screenshot, "screenshot", false, "open the report in headless Chromium, check it rendered, save "+reports.ScreenshotFile)
 	fl.StringVar(&f.browser, "browser", "", "browser executable for --screenshot (default: chromium or chrome on PATH)")
 	fl.IntVar(&f.height, "screenshot-height", 2400, "height in pixels of the page's top that --screenshot captures")
 	return cmd
@@ -98,7 +95,7 @@ func kb(n int64) string { return fmt.Sprintf("%.0f KB", float64(n)/1024) }
 
 // screenshot opens the report in a headless browser and checks what it shows.
 func screenshot(out io.Writer, dir string, f reportFlags) error {
-	shot := filepath.Join(dir, ScreenshotFile)
+	shot := filepath.Join(dir, reports.ScreenshotFile)
 	page, err := browser.Render(filepath.Join(dir, reports.ReportFile), browser.Options{
 		Browser: f.browser, Screenshot: shot, Height: f.height})
 	if err != nil {
