@@ -6,10 +6,12 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
 )
 
 // Plot is one rendered plot of a run, written as Name.png and Name.svg.
@@ -53,8 +55,8 @@ func renderPlots(v *view) ([]Plot, error) {
 	if from, to, ok := closeUp(v); ok {
 		o := v.overlaps[0]
 		specs = append(specs, spec{OverlapTimelinePlot,
-			fmt.Sprintf("Close-up of the first overlap: %s and %s both believed they held %q from %s to %s.",
-				o.A.Node, o.B.Node, o.A.Key, history.FormatTime(o.Start), history.FormatTime(o.End)),
+			fmt.Sprintf("Close-up of the first overlap: %s and %s both believed they held %q from %s to %s.%s",
+				o.A.Node, o.B.Node, o.A.Key, history.FormatTime(o.Start), history.FormatTime(o.End), overlapWrites(v, o)),
 			func() (*figure, plotNote, error) {
 				return timelineFigure(v, "Lock timeline around the first overlap", from, to, true), plotNote{}, nil
 			}})
@@ -95,6 +97,36 @@ func renderPlots(v *view) ([]Plot, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// overlapWrites says what became of the writes the two holders of an overlap
+// made from its start until their holdings ended.
+func overlapWrites(v *view, o models.Overlap) string {
+	var parts []string
+	for _, h := range []models.Holding{o.A, o.B} {
+		for _, op := range v.ops {
+			if op.inv.F != history.FWrite || op.inv.Node != h.Node || op.inv.Key != h.Key ||
+				op.inv.Time < max(o.Start, h.Start) || op.inv.Time > h.End {
+				continue
+			}
+			what := "its outcome is unknown"
+			switch op.outcome() {
+			case history.OK:
+				what = "the storage applied it"
+			case history.Fail:
+				what = "the storage rejected it"
+			}
+			tok := ""
+			if op.inv.Token != nil {
+				tok = fmt.Sprintf(" with token %d", *op.inv.Token)
+			}
+			parts = append(parts, fmt.Sprintf("%s wrote at %s%s: %s", h.Node, history.FormatTime(op.inv.Time), tok, what))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.Join(parts, "; ") + "."
 }
 
 // writePlots writes every plot's PNG and SVG into dir.

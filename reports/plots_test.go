@@ -99,3 +99,20 @@ func TestPlotSizeStaysBoundedOnLongRuns(t *testing.T) {
 	}
 	assert.Contains(t, ps[1].Note, "operations are drawn as", "the latency plot says what it merged")
 }
+
+func TestCloseUpCaptionSaysWhatBecameOfTheWrites(t *testing.T) {
+	tests := []struct {
+		fenced bool
+		want   string
+	}{
+		{false, "c1 wrote at 15.006s with token 1: the storage applied it; c2 wrote at 10.005s with token 2: the storage applied it."},
+		{true, "c1 wrote at 15.006s with token 1: the storage rejected it; c2 wrote at 10.005s with token 2: the storage applied it."},
+	}
+	for _, tc := range tests {
+		ps, err := RenderPlots(gcPauseHistory(tc.fenced))
+		require.NoError(t, err)
+		require.Equal(t, OverlapTimelinePlot, ps[1].Name)
+		assert.Contains(t, ps[1].Caption, `c1 and c2 both believed they held "k" from 10.002s to 10.007s.`)
+		assert.Contains(t, ps[1].Caption, tc.want, "fenced=%v", tc.fenced)
+	}
+}

@@ -113,7 +113,7 @@ func Render(path string, o Options) (Page, error) {
 	defer os.RemoveAll(profile)
 	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
-		"--user-data-dir=" + profile, "--hide-scrollbars",
+		"--user-data-dir=" + profile, "--hide-scrollbars", "--run-all-compositor-stages-before-draw",
 		fmt.Sprintf("--window-size=%d,%d", o.Width, o.Height),
 		fmt.Sprintf("--virtual-time-budget=%d", o.Budget.Milliseconds()), "--dump-dom"}
 	if o.Screenshot != "" {
