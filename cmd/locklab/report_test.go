@@ -65,45 +65,58 @@ func TestReportOfABrokenRunDirectoryNamesTheFile(t *testing.T) {
 	assert.Contains(t, stderr, filepath.Join(dir, reports.HistoryFile)+":1:")
 }
 
-// BenchmarkReport measures regenerating the report and plots of a stored run:
-// a 60 s run with 5 clients and a 30-minute run with 20 clients, both with
-// random faults. The run itself is simulated before the timer starts.
+// BenchmarkReport measures the report and plots of a stored run: a 60 s run
+// with 5 clients and a 30-minute run with 20 clients, both with random faults.
+// "regenerate" is `locklab report` (reading results.json and the history,
+// then writing report.html and the plots); "write" is the report alone, as a
+// run writes it. The run itself is simulated before the timer starts.
 func BenchmarkReport(b *testing.B) {
 	for _, bc := range []struct {
 		name    string
 		clients int
 		time    time.Duration
 	}{{"60s-5clients", 5, time.Minute}, {"30m-20clients", 20, 30 * time.Minute}} {
-		b.Run(bc.name, func(b *testing.B) {
-			res, err := harness.Run(harness.Test{System: "redis", Workload: "fenced-counter", Clients: bc.clients,
-				Time: bc.time, Seed: 3, Nemesis: "random"})
-			require.NoError(b, err)
-			dir := b.TempDir()
-			require.NoError(b, reports.WriteDir(dir, res.Report("locklab run")))
-			b.ResetTimer()
+		res, err := harness.Run(harness.Test{System: "redis", Workload: "fenced-counter", Clients: bc.clients,
+			Time: bc.time, Seed: 3, Nemesis: "random"})
+		require.NoError(b, err)
+		run := res.Report("locklab run")
+		dir := b.TempDir()
+		require.NoError(b, reports.WriteDir(dir, run))
+		b.Run(bc.name+"/regenerate", func(b *testing.B) {
 			for b.Loop() {
 				if _, err := reports.Regenerate(dir); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.StopTimer()
-			var html, png, svg int64
-			entries, _ := os.ReadDir(dir)
-			for _, e := range entries {
-				info, _ := e.Info()
-				switch filepath.Ext(e.Name()) {
-				case ".html":
-					html += info.Size()
-				case ".png":
-					png += info.Size()
-				case ".svg":
-					svg += info.Size()
+			reportSizes(b, dir, len(res.Events))
+		})
+		b.Run(bc.name+"/write", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := reports.WriteReport(dir, run, nil); err != nil {
+					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(len(res.Events)), "events")
-			b.ReportMetric(float64(html)/1024, "html-KB")
-			b.ReportMetric(float64(png)/1024, "png-KB")
-			b.ReportMetric(float64(svg)/1024, "svg-KB")
 		})
 	}
+}
+
+// reportSizes reports the history's events and the sizes of the report's files.
+func reportSizes(b *testing.B, dir string, events int) {
+	var html, png, svg int64
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		info, _ := e.Info()
+		switch filepath.Ext(e.Name()) {
+		case ".html":
+			html += info.Size()
+		case ".png":
+			png += info.Size()
+		case ".svg":
+			svg += info.Size()
+		}
+	}
+	b.ReportMetric(float64(events), "events")
+	b.ReportMetric(float64(html)/1024, "html-KB")
+	b.ReportMetric(float64(png)/1024, "png-KB")
+	b.ReportMetric(float64(svg)/1024, "svg-KB")
 }
