@@ -36,7 +36,8 @@ type Stats struct {
 	Pending map[string]int
 	// Duration is the history's length (ns).
 	Duration int64
-	// Completed, OKPerSecond and AcquiredPerSecond measure throughput.
+	// Completed counts completed operations; CompletedPerSec, OKPerSec and
+	// AcquiredPerSecond are throughput over the history's length.
 	Completed         int
 	CompletedPerSec   float64
 	OKPerSec          float64
