@@ -13,9 +13,14 @@ type Election struct {
 	Leader uint64
 	// At is the true time it became leader.
 	At time.Duration
-	// Took is the time from the winner's first campaign since it last heard
-	// from a leader until it became leader (true time).
-	Took time.Duration
+	// Campaign is the time from the winner's first campaign since it last
+	// heard from a leader until it became leader (true time): the election
+	// proper, split votes included.
+	Campaign time.Duration
+	// Leaderless is the time from the moment the winner last heard from a
+	// leader (or started) until it became leader: the election timeout plus
+	// the campaign, what clients wait for.
+	Leaderless time.Duration
 }
 
 // Ack is a command whose result a leader sent to a client.
@@ -54,12 +59,12 @@ func (a *Audit) violate(format string, args ...any) {
 }
 
 // becameLeader records that node id leads term.
-func (a *Audit) becameLeader(id, term uint64, at, took time.Duration) {
+func (a *Audit) becameLeader(id, term uint64, at, campaign, leaderless time.Duration) {
 	if prev, ok := a.leaders[term]; ok && prev != id {
 		a.violate("%s: two leaders in term %d: %s and %s", fmtTrue(at), term, NodeName(prev), NodeName(id))
 	}
 	a.leaders[term] = id
-	a.elections = append(a.elections, Election{Term: term, Leader: id, At: at, Took: took})
+	a.elections = append(a.elections, Election{Term: term, Leader: id, At: at, Campaign: campaign, Leaderless: leaderless})
 }
 
 func digest(data []byte) uint64 {

@@ -49,6 +49,7 @@ type Server struct {
 	term      uint64
 	pending   map[pendingKey]pendingReq
 	lastHeard time.Duration // monotonic
+	heardAt   time.Duration // true time of lastHeard
 	timeout   time.Duration // this round's randomized election timeout
 	campaigns int           // campaigns since the node last heard from a leader
 	firstCamp time.Duration // true time of the first of them
@@ -124,7 +125,7 @@ func (s *Server) Crash(n *sim.Node) {
 // a vote. Each reset draws a new randomized timeout from the node's stream.
 func (s *Server) heard() {
 	e := s.cluster.opts.ElectionTimeout
-	s.lastHeard = s.node.Mono()
+	s.lastHeard, s.heardAt = s.node.Mono(), s.node.World().Now()
 	s.timeout = e + time.Duration(s.node.Rand().Int64N(int64(e)))
 	s.campaigns = 0
 }
@@ -160,9 +161,9 @@ func (s *Server) campaign() {
 	if s.campaigns == 0 {
 		s.firstCamp = s.node.World().Now()
 	}
-	campaigns, first := s.campaigns+1, s.firstCamp
+	campaigns, first, heardAt := s.campaigns+1, s.firstCamp, s.heardAt
 	s.heard()
-	s.campaigns, s.firstCamp = campaigns, first
+	s.campaigns, s.firstCamp, s.heardAt = campaigns, first, heardAt
 	if err := s.rn.Campaign(); err != nil {
 		panic(fmt.Sprintf("raftkv: %s: campaign: %v", s.node.Name(), err))
 	}
@@ -283,11 +284,11 @@ func (s *Server) changeRole(ss *raft.SoftState) {
 	s.lead, s.state = ss.Lead, ss.RaftState
 	if s.state == raft.StateLeader && was != raft.StateLeader {
 		now := s.node.World().Now()
-		took := time.Duration(0)
+		campaign := time.Duration(0)
 		if s.campaigns > 0 {
-			took = now - s.firstCamp
+			campaign = now - s.firstCamp
 		}
-		s.cluster.audit.becameLeader(s.id, s.term, now, took)
+		s.cluster.audit.becameLeader(s.id, s.term, now, campaign, now-s.heardAt)
 	}
 	if s.lead != 0 && s.lead != s.id {
 		s.heard()
@@ -318,3 +319,6 @@ func (s *Server) apply(e *pb.Entry) {
 	s.cluster.audit.acked(Ack{Node: s.id, Term: e.GetTerm(), Index: e.GetIndex(), Session: cmd.Session, Seq: cmd.Seq, At: now})
 	s.node.Reply(p.msg, resp)
 }
+
+// Cluster is the group the node belongs to.
+func (s *Server) Cluster() *Cluster { return s.cluster }
