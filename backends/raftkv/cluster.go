@@ -96,13 +96,13 @@ func (c *Cluster) Resolve(name string) ([]*sim.Node, bool) {
 }
 
 // Violations lists every breach of Raft's guarantees the audit saw, plus
-// acknowledged commands missing from a majority of durable logs now.
+// acknowledged commands missing from the logs of a majority now.
 func (c *Cluster) Violations() []string {
 	disks := make([]*Disk, len(c.servers))
 	for i, s := range c.servers {
 		disks[i] = s.disk
 	}
-	return append(slices.Clone(c.audit.violations), c.audit.checkDurable(disks)...)
+	return append(slices.Clone(c.audit.violations), c.audit.checkKept(disks)...)
 }
 
 // Servers returns the IDs of the nodes in raft-id order, for clients.

@@ -52,8 +52,8 @@
 // Every cluster has an Audit that watches it from outside: at most one leader
 // per term, at most one leader per term whose results clients were given, the
 // same entry at each index on every node that applies it (including replays
-// after restarts), and every acknowledged command durable on a majority at
-// the end (Cluster.Violations).
+// after restarts), and every acknowledged command in the log of a majority
+// at the end (Cluster.Violations).
 //
 // Fault schedules may name "leader" (the node that leads when the fault
 // starts) and "followers" (Cluster.Resolve).

@@ -27,8 +27,9 @@ type pendingKey struct {
 }
 
 type pendingReq struct {
-	msg sim.Message
-	at  time.Duration // node monotonic time of the proposal
+	msg  sim.Message
+	at   time.Duration // node monotonic time of the proposal
+	term uint64        // the term this node led when it proposed
 }
 
 // Server is one raft node of the lock service: a sim.Handler around an etcd
@@ -211,7 +212,7 @@ func (s *Server) propose(m sim.Message, cmd lockfsm.Command) {
 		cmd.Stamp = int64(s.node.Wall())
 	}
 	k := pendingKey{cmd.Session, cmd.Seq}
-	s.pending[k] = pendingReq{msg: m, at: s.node.Mono()}
+	s.pending[k] = pendingReq{msg: m, at: s.node.Mono(), term: s.term}
 	if err := s.rn.Propose(lockfsm.Encode(cmd)); err != nil {
 		delete(s.pending, k)
 		s.node.Reply(m, Response{NotLeader: true, Leader: s.lead})
@@ -308,8 +309,8 @@ func (s *Server) apply(e *pb.Entry) {
 	res, err := s.fsm.Apply(cmd)
 	k := pendingKey{cmd.Session, cmd.Seq}
 	p, ok := s.pending[k]
-	if !ok {
-		return
+	if !ok || p.term != e.GetTerm() {
+		return // not proposed here, or a retry proposed by another leader: that one answers
 	}
 	delete(s.pending, k)
 	resp := Response{Result: res, Node: s.id, Term: e.GetTerm(), Index: e.GetIndex()}
