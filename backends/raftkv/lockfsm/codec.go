@@ -2,27 +2,126 @@ package lockfsm
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"time"
 )
 
-// Encode renders a command as the bytes of a log entry (JSON).
+// codecVersion is the first byte of every encoded command.
+const codecVersion = 1
+
+// ops numbers the commands in the binary encoding.
+var ops = []Op{OpTryLock, OpUnlock, OpKeepLease, OpGet}
+
+// Encode renders a command as the bytes of a log entry: a version byte, then
+// the op's number and the fields in order (strings and bytes length-prefixed,
+// integers as varints). Binary rather than JSON because every replica decodes
+// every entry: this is the simulation's hottest path.
 func Encode(c Command) []byte {
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(fmt.Sprintf("lockfsm: encode %+v: %v", c, err))
+	op := slices.Index(ops, c.Op)
+	if op < 0 {
+		op = len(ops) // an unknown op: encoded so that Decode refuses it
 	}
-	return b
+	b := make([]byte, 0, 48+len(c.Key)+len(c.Acquirer)+len(c.Context)+len(c.Session))
+	b = append(b, codecVersion)
+	b = binary.AppendUvarint(b, uint64(op))
+	b = appendString(b, c.Key)
+	b = appendString(b, c.Acquirer)
+	b = binary.AppendVarint(b, int64(c.Lease))
+	b = appendString(b, string(c.Context))
+	b = binary.AppendVarint(b, c.Stamp)
+	b = appendString(b, c.Session)
+	return binary.AppendUvarint(b, c.Seq)
 }
 
-// Decode reads a command from the bytes of a log entry, rejecting unknown
-// fields and trailing data.
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// Decode reads a command from the bytes of a log entry.
 func Decode(data []byte) (Command, error) {
-	var c Command
-	if err := strictUnmarshal(data, &c); err != nil {
-		return Command{}, fmt.Errorf("decode lock command: %w", err)
+	r := reader{b: data}
+	if v := r.byte(); v != codecVersion {
+		return Command{}, fmt.Errorf("decode lock command: version %d, want %d", v, codecVersion)
 	}
+	var c Command
+	op := r.uvarint()
+	c.Key = r.string()
+	c.Acquirer = r.string()
+	c.Lease = time.Duration(r.varint())
+	if ctx := r.string(); ctx != "" {
+		c.Context = []byte(ctx)
+	}
+	c.Stamp = r.varint()
+	c.Session = r.string()
+	c.Seq = r.uvarint()
+	switch {
+	case r.err != nil:
+		return Command{}, fmt.Errorf("decode lock command: %w", r.err)
+	case len(r.b) > 0:
+		return Command{}, fmt.Errorf("decode lock command: %d bytes of trailing data", len(r.b))
+	case op >= uint64(len(ops)):
+		return Command{}, fmt.Errorf("decode lock command: unknown op number %d", op)
+	}
+	c.Op = ops[op]
 	return c, nil
+}
+
+// reader consumes an encoded command; the first error sticks.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("truncated or malformed %s", what)
+	}
+	r.b = nil
+}
+
+func (r *reader) byte() byte {
+	if len(r.b) == 0 {
+		r.fail("version")
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("integer")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail("integer")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) string() string {
+	n := r.uvarint()
+	if r.err != nil || n > uint64(len(r.b)) {
+		r.fail("string")
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
 }
 
 func strictUnmarshal(data []byte, v any) error {

@@ -1,6 +1,7 @@
 package lockfsm
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -183,16 +184,21 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	got, err := Decode(Encode(c))
 	require.NoError(t, err)
 	assert.Equal(t, c, got)
-	_, err = Decode([]byte(`{"op":"try-lock"} {}`))
-	assert.ErrorContains(t, err, "trailing data")
-	_, err = Decode([]byte(`{"op":"try-lock","colour":"red"}`))
-	assert.ErrorContains(t, err, "colour")
+	_, err = Decode(append(Encode(c), 0))
+	assert.ErrorContains(t, err, "1 bytes of trailing data")
+	b := Encode(c)
+	_, err = Decode(b[:len(b)-3])
+	assert.ErrorContains(t, err, "truncated")
+	_, err = Decode(Encode(Command{Op: "steal"}))
+	assert.ErrorContains(t, err, "unknown op number 4")
+	_, err = Decode([]byte{9})
+	assert.ErrorContains(t, err, "version 9")
 }
 
 func FuzzDecode(f *testing.F) {
 	f.Add(Encode(lock("a", 1)))
-	f.Add([]byte(`{"op":"unlock","key":"k","acquirer":"a","stamp":1}`))
-	f.Add([]byte(`{`))
+	f.Add(Encode(Command{Op: OpUnlock, Key: "k", Acquirer: "a", Stamp: -1, Session: "s", Seq: 1 << 40}))
+	f.Add([]byte{1, 0, 200})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Decode(data)
 		if err != nil {
@@ -201,6 +207,9 @@ func FuzzDecode(f *testing.F) {
 		again, err := Decode(Encode(c))
 		if err != nil {
 			t.Fatalf("re-decoding an encoded command failed: %v", err)
+		}
+		if !reflect.DeepEqual(c, again) {
+			t.Fatalf("round trip changed the command: %+v -> %+v", c, again)
 		}
 		m := New(Config{})
 		_, _ = m.Apply(again) // must not panic
