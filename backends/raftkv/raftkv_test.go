@@ -206,3 +206,86 @@ func TestCrashRestartReplaysTheLog(t *testing.T) {
 		assert.Equal(t, w.c.Servers()[0].Machine().Fence(), s.Machine().Fence(), "every replica applied the same grants")
 	}
 }
+
+func TestRequestLostInAPartitionIsUnknown(t *testing.T) {
+	o := DefaultOptions()
+	o.InitialLeader = "n1"
+	w := newWorld(t, 7, o)
+	var err error
+	c1 := w.client("c1", func(p *sim.Proc, c *Client) {
+		p.Sleep(2 * time.Second)
+		_, err = c.Acquire("k", 0)
+	})
+	w.w.At(time.Second, func() {
+		// c1 can reach only n1, which still believes it leads but cannot commit.
+		w.w.Network().Partition([]*sim.Node{w.w.Node("n1"), c1}, []*sim.Node{w.w.Node("n2"), w.w.Node("n3")})
+	})
+	w.w.Run(10 * time.Second)
+	assert.ErrorIs(t, err, backends.ErrUnknown, "the proposal may still commit: the outcome is unknown")
+	assert.ErrorContains(t, err, "timed out")
+}
+
+func TestRetriedRequestTakesEffectOnce(t *testing.T) {
+	o := DefaultOptions()
+	o.InitialLeader = "n1"
+	w := newWorld(t, 8, o)
+	var lease backends.Lease
+	var err error
+	c1 := w.client("c1", func(p *sim.Proc, c *Client) {
+		p.Sleep(time.Second)
+		lease, err = c.Acquire("k", 0)
+	})
+	// The leader's first answer to c1 is lost: c1 retries the same request.
+	w.w.Network().AddRule(sim.Rule{From: w.w.Node("n1"), To: c1, Drop: true, Count: 1,
+		Match: func(m sim.Message) bool { _, ok := m.Body.(Response); return ok }})
+	w.w.Run(5 * time.Second)
+	require.NoError(t, err)
+	owner, held := w.c.Servers()[0].Machine().Lookup("k")
+	require.True(t, held)
+	assert.Equal(t, 1, owner.Acquires, "the retry was answered from the session table, not applied again")
+	assert.Equal(t, lease.Token, owner.Token)
+}
+
+func TestOptions(t *testing.T) {
+	o := DefaultOptions()
+	for _, kv := range [][2]string{{"nodes", "5"}, {"lease", "3s"}, {"stamp", "client"}, {"unlock", "delete"},
+		{"initial-leader", "n4"}, {"fsync", "interval"}, {"prevote", "false"}} {
+		require.NoError(t, o.Set(kv[0], kv[1]), kv[0])
+	}
+	assert.Equal(t, 5, o.Nodes)
+	assert.Equal(t, StampClient, o.Stamp)
+	assert.NoError(t, o.Validate())
+	tests := []struct{ key, value, want string }{
+		{"nodes", "4", `raftkv option nodes="4": want 3 or 5`},
+		{"lease", "-1s", "must be positive"},
+		{"stamp", "server", "want one of [leader client]"},
+		{"unlock", "never", "want one of [count delete]"},
+		{"colour", "red", `raftkv has no option "colour"`},
+	}
+	for _, tc := range tests {
+		assert.ErrorContains(t, o.Set(tc.key, tc.value), tc.want)
+	}
+	o = DefaultOptions()
+	o.InitialLeader = "n4"
+	assert.ErrorContains(t, o.Validate(), "want a node name n1..n3")
+	o = DefaultOptions()
+	o.ElectionTimeout = 50 * time.Millisecond
+	assert.ErrorContains(t, o.Validate(), "must exceed the heartbeat interval")
+}
+
+func TestResolveFollowsTheLeader(t *testing.T) {
+	o := DefaultOptions()
+	o.InitialLeader = "n3"
+	w := newWorld(t, 1, o)
+	ns, ok := w.c.Resolve("leader")
+	assert.True(t, ok)
+	assert.Empty(t, ns, "no leader before the first election")
+	w.w.Run(time.Second)
+	ns, _ = w.c.Resolve("leader")
+	require.Len(t, ns, 1)
+	assert.Equal(t, "n3", ns[0].Name())
+	fs, _ := w.c.Resolve("followers")
+	assert.Len(t, fs, 2)
+	_, ok = w.c.Resolve("primary")
+	assert.False(t, ok)
+}
