@@ -17,56 +17,40 @@ import (
 // A lock that lets a nested release free the lock early leaves the outer
 // sections unprotected; a reentrant lock keeps them exclusive.
 type Reentrant struct {
-	// Keys are the lock keys (each also the storage cell it protects).
-	// Default ["k"]; each round picks one at random.
-	Keys []string
+	// FencedCounter holds the options both workloads share: Keys (default
+	// ["k"], one picked at random per round), Hold (between each read and its
+	// write, default 100 ms), Think (mean pause between rounds, default
+	// 100 ms) and Wait (acquire wait budget, default 5 s).
+	FencedCounter
 	// Depth is the nesting depth of each round. Default 2.
 	Depth int
-	// Hold is the time between each read and its write. Default 100 ms.
-	Hold time.Duration
-	// Think is the mean pause between rounds (uniform in [0, 2*Think]). Default 100 ms.
-	Think time.Duration
-	// Wait is the acquire wait budget. Default 5 s.
-	Wait time.Duration
 }
 
 // DefaultReentrant returns the documented defaults.
 func DefaultReentrant() Reentrant {
-	return Reentrant{Keys: []string{"k"}, Depth: 2, Hold: 100 * time.Millisecond, Think: 100 * time.Millisecond, Wait: 5 * time.Second}
+	return Reentrant{FencedCounter: DefaultFencedCounter(), Depth: 2}
 }
 
 // Set sets one option from its textual form (key=value on the command line).
 func (w *Reentrant) Set(key, value string) error {
-	var err error
 	switch key {
-	case "keys":
-		var n int
-		n, err = strconv.Atoi(value)
-		if err == nil && n < 1 {
-			err = fmt.Errorf("must be at least 1")
+	case "keys", "hold", "think", "wait":
+		if err := w.FencedCounter.Set(key, value); err != nil {
+			return fmt.Errorf("reentrant: %w", err)
 		}
-		w.Keys = nil
-		for i := range n {
-			w.Keys = append(w.Keys, fmt.Sprintf("k%d", i))
-		}
+		return nil
 	case "depth":
-		w.Depth, err = strconv.Atoi(value)
-		if err == nil && (w.Depth < 1 || w.Depth > 16) {
+		d, err := strconv.Atoi(value)
+		if err == nil && (d < 1 || d > 16) {
 			err = fmt.Errorf("must be between 1 and 16")
 		}
-	case "hold":
-		w.Hold, err = time.ParseDuration(value)
-	case "think":
-		w.Think, err = time.ParseDuration(value)
-	case "wait":
-		w.Wait, err = time.ParseDuration(value)
-	default:
-		return fmt.Errorf("reentrant has no option %q (options: keys, depth, hold, think, wait)", key)
+		if err != nil {
+			return fmt.Errorf("reentrant option %s=%q: %w", key, value, err)
+		}
+		w.Depth = d
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("reentrant option %s=%q: %w", key, value, err)
-	}
-	return nil
+	return fmt.Errorf("reentrant has no option %q (options: keys, depth, hold, think, wait)", key)
 }
 
 // Run is the client program.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/internal/optparse"
 )
 
 // Stamp is whose wall clock stamps a lock command before it is proposed.
@@ -111,34 +112,34 @@ func (o *Options) Set(key, value string) error {
 			err = fmt.Errorf("want 3 or 5")
 		}
 	case "lease":
-		o.Lease, err = positiveDuration(value)
+		o.Lease, err = optparse.PositiveDuration(value)
 	case "watchdog":
 		o.Watchdog, err = strconv.ParseBool(value)
 	case "stamp":
-		o.Stamp, err = oneOf(value, StampLeader, StampClient)
+		o.Stamp, err = optparse.OneOf(value, StampLeader, StampClient)
 	case "unlock":
-		o.Unlock, err = oneOf(value, lockfsm.UnlockCount, lockfsm.UnlockDelete)
+		o.Unlock, err = optparse.OneOf(value, lockfsm.UnlockCount, lockfsm.UnlockDelete)
 	case "tick":
-		o.Tick, err = positiveDuration(value)
+		o.Tick, err = optparse.PositiveDuration(value)
 	case "heartbeat-ticks":
 		o.HeartbeatTicks, err = strconv.Atoi(value)
 		if err == nil && o.HeartbeatTicks < 1 {
 			err = fmt.Errorf("must be at least 1")
 		}
 	case "election-timeout":
-		o.ElectionTimeout, err = positiveDuration(value)
+		o.ElectionTimeout, err = optparse.PositiveDuration(value)
 	case "prevote":
 		o.PreVote, err = strconv.ParseBool(value)
 	case "initial-leader":
 		o.InitialLeader = value
 	case "fsync":
-		o.Fsync, err = oneOf(value, FsyncAlways, FsyncInterval)
+		o.Fsync, err = optparse.OneOf(value, FsyncAlways, FsyncInterval)
 	case "fsync-interval":
-		o.FsyncInterval, err = positiveDuration(value)
+		o.FsyncInterval, err = optparse.PositiveDuration(value)
 	case "request-timeout":
-		o.RequestTimeout, err = positiveDuration(value)
+		o.RequestTimeout, err = optparse.PositiveDuration(value)
 	case "retry-budget":
-		o.RetryBudget, err = positiveDuration(value)
+		o.RetryBudget, err = optparse.PositiveDuration(value)
 	case "backoff-max":
 		o.BackoffMax, err = time.ParseDuration(value)
 		if err == nil && o.BackoffMax < 0 {
@@ -177,24 +178,4 @@ func raftID(name string, nodes int) (uint64, bool) {
 		return 0, false
 	}
 	return id, true
-}
-
-func positiveDuration(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, err
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("must be positive")
-	}
-	return d, nil
-}
-
-func oneOf[T ~string](s string, choices ...T) (T, error) {
-	for _, c := range choices {
-		if string(c) == s {
-			return c, nil
-		}
-	}
-	return "", fmt.Errorf("want one of %v", choices)
 }
