@@ -120,17 +120,17 @@ func raftkvLeaderPartitionVariants() []Variant {
 }
 
 func raftkvClockAheadVariants() []Variant {
-	test := func(st storage.Mode) Test {
+	test := func(st storage.Mode, stamp string) Test {
 		return Test{System: "raftkv", Seed: 1, Time: 40 * time.Second, Schedule: &raftkvClockAhead, Storage: st,
 			FenceReads:      st == storage.Fenced,
-			SystemOptions:   map[string]string{"initial-leader": "n1"},
+			SystemOptions:   map[string]string{"initial-leader": "n1", "stamp": stamp},
 			WorkloadOptions: map[string]string{"hold": "12s"}}
 	}
 	return []Variant{
 		{
 			Name:   "unsafe",
 			Doc:    "unfenced storage: two clients run their read-modify-write at once and an increment is lost",
-			Test:   test(storage.Unfenced),
+			Test:   test(storage.Unfenced, "leader"),
 			Expect: map[string]models.Result{"critical-sections": models.Invalid, "mutual-exclusion": models.Invalid},
 			Assert: allOf(tokensMonotonic, liveLeaseTakenOver),
 		},
@@ -138,9 +138,17 @@ func raftkvClockAheadVariants() []Variant {
 			Name: "fixed",
 			Doc: "fenced storage fencing reads and writes: the tokens are still monotonic (they come from the log, not " +
 				"the clock), so the old holder's write is rejected; the overlap is still reported",
-			Test:   test(storage.Fenced),
+			Test:   test(storage.Fenced, "leader"),
 			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Invalid},
 			Assert: allOf(tokensMonotonic, liveLeaseTakenOver, writesRejected(1)),
+		},
+		{
+			Name: "client-stamp",
+			Doc: "stamp=client: the clients' clocks time the leases, so the leader's clock no longer matters and the lock " +
+				"stays exclusive (unfenced storage) — the lease now depends on the clients' clocks instead",
+			Test:   test(storage.Unfenced, "client"),
+			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
+			Assert: tokensMonotonic,
 		},
 	}
 }
