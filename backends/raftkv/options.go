@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
-	"github.com/locklab/locklab/internal/optparse"
+	"github.com/locklab/locklab/internal/opt"
 )
 
 // Stamp is whose wall clock stamps a lock command before it is proposed.
@@ -112,39 +112,33 @@ func (o *Options) Set(key, value string) error {
 			err = fmt.Errorf("want 3 or 5")
 		}
 	case "lease":
-		o.Lease, err = optparse.PositiveDuration(value)
+		o.Lease, err = opt.PositiveDuration(value)
 	case "watchdog":
 		o.Watchdog, err = strconv.ParseBool(value)
 	case "stamp":
-		o.Stamp, err = optparse.OneOf(value, StampLeader, StampClient)
+		o.Stamp, err = opt.OneOf(value, StampLeader, StampClient)
 	case "unlock":
-		o.Unlock, err = optparse.OneOf(value, lockfsm.UnlockCount, lockfsm.UnlockDelete)
+		o.Unlock, err = opt.OneOf(value, lockfsm.UnlockCount, lockfsm.UnlockDelete)
 	case "tick":
-		o.Tick, err = optparse.PositiveDuration(value)
+		o.Tick, err = opt.PositiveDuration(value)
 	case "heartbeat-ticks":
-		o.HeartbeatTicks, err = strconv.Atoi(value)
-		if err == nil && o.HeartbeatTicks < 1 {
-			err = fmt.Errorf("must be at least 1")
-		}
+		o.HeartbeatTicks, err = opt.IntIn(value, 1, 1000)
 	case "election-timeout":
-		o.ElectionTimeout, err = optparse.PositiveDuration(value)
+		o.ElectionTimeout, err = opt.PositiveDuration(value)
 	case "prevote":
 		o.PreVote, err = strconv.ParseBool(value)
 	case "initial-leader":
 		o.InitialLeader = value
 	case "fsync":
-		o.Fsync, err = optparse.OneOf(value, FsyncAlways, FsyncInterval)
+		o.Fsync, err = opt.OneOf(value, FsyncAlways, FsyncInterval)
 	case "fsync-interval":
-		o.FsyncInterval, err = optparse.PositiveDuration(value)
+		o.FsyncInterval, err = opt.PositiveDuration(value)
 	case "request-timeout":
-		o.RequestTimeout, err = optparse.PositiveDuration(value)
+		o.RequestTimeout, err = opt.PositiveDuration(value)
 	case "retry-budget":
-		o.RetryBudget, err = optparse.PositiveDuration(value)
+		o.RetryBudget, err = opt.PositiveDuration(value)
 	case "backoff-max":
-		o.BackoffMax, err = time.ParseDuration(value)
-		if err == nil && o.BackoffMax < 0 {
-			err = fmt.Errorf("must not be negative")
-		}
+		o.BackoffMax, err = opt.NonNegativeDuration(value)
 	default:
 		return fmt.Errorf("raftkv has no option %q (options: %v)", key, OptionNames)
 	}

@@ -258,8 +258,8 @@ func TestOptions(t *testing.T) {
 	tests := []struct{ key, value, want string }{
 		{"nodes", "4", `raftkv option nodes="4": want 3 or 5`},
 		{"lease", "-1s", "must be positive"},
-		{"stamp", "server", "want one of [leader client]"},
-		{"unlock", "never", "want one of [count delete]"},
+		{"stamp", "server", "want one of leader, client"},
+		{"unlock", "never", "want one of count, delete"},
 		{"colour", "red", `raftkv has no option "colour"`},
 	}
 	for _, tc := range tests {
