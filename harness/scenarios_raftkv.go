@@ -47,7 +47,7 @@ func raftkvScenarios() []Scenario {
 				Doc:    "no faults",
 				Test:   Test{System: "raftkv", Seed: 1},
 				Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
-				Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic),
+				Assert: raftkvAsserts(acquireSuccessAbove(0.99), tokensMonotonic),
 			}},
 		},
 		{
@@ -90,7 +90,7 @@ func raftkvGCPauseVariants() []Variant {
 			Doc:    "fenced storage with raftkv's fencing token: client 1's stale write is rejected; the overlap is still reported (the lock cannot prevent it)",
 			Test:   test(storage.Fenced),
 			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Invalid},
-			Assert: allOf(tokensMonotonic, writesRejected(1)),
+			Assert: raftkvAsserts(tokensMonotonic, staleWritesRejected(1)),
 		},
 	}
 }
@@ -106,7 +106,7 @@ func raftkvLeaderPartitionVariants() []Variant {
 			Doc:    "fenced storage: every check valid; no lock is granted for about an election timeout after the cut (the availability gap)",
 			Test:   test(storage.Fenced),
 			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
-			Assert: allOf(tokensMonotonic, gap),
+			Assert: raftkvAsserts(tokensMonotonic, gap),
 		},
 		{
 			Name: "unfenced",
@@ -114,7 +114,7 @@ func raftkvLeaderPartitionVariants() []Variant {
 				"what breaks raftkv is time, see raftkv-leader-clock-ahead",
 			Test:   test(storage.Unfenced),
 			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
-			Assert: allOf(tokensMonotonic, gap),
+			Assert: raftkvAsserts(tokensMonotonic, gap),
 		},
 	}
 }
@@ -132,7 +132,7 @@ func raftkvClockAheadVariants() []Variant {
 			Doc:    "unfenced storage: two clients run their read-modify-write at once and an increment is lost",
 			Test:   test(storage.Unfenced, "leader"),
 			Expect: map[string]models.Result{"critical-sections": models.Invalid, "mutual-exclusion": models.Invalid},
-			Assert: allOf(tokensMonotonic, liveLeaseTakenOver),
+			Assert: raftkvAsserts(tokensMonotonic, liveLeaseTakenOver),
 		},
 		{
 			Name: "fixed",
@@ -140,7 +140,7 @@ func raftkvClockAheadVariants() []Variant {
 				"the clock), so the old holder's write is rejected; the overlap is still reported",
 			Test:   test(storage.Fenced, "leader"),
 			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Invalid},
-			Assert: allOf(tokensMonotonic, liveLeaseTakenOver, writesRejected(1)),
+			Assert: raftkvAsserts(tokensMonotonic, liveLeaseTakenOver, staleWritesRejected(1)),
 		},
 		{
 			Name: "client-stamp",
@@ -170,13 +170,13 @@ func raftkvReentrantVariants() []Variant {
 			Doc:    "unlock=count (RheaKV): nested acquires count up with the same token, releases count down, the lock goes at zero",
 			Test:   test("count"),
 			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
-			Assert: allOf(tokensMonotonic, nestedAcquiresKeepTheToken),
+			Assert: raftkvAsserts(tokensMonotonic, nestedAcquiresKeepTheToken),
 		},
 	}
 }
 
-// allOf runs every assertion and joins what failed.
-func allOf(asserts ...func(Result) error) func(Result) error {
+// raftkvAsserts runs every assertion and reports all that failed.
+func raftkvAsserts(asserts ...func(Result) error) func(Result) error {
 	return func(r Result) error {
 		var errs []error
 		for _, a := range asserts {
@@ -186,8 +186,9 @@ func allOf(asserts ...func(Result) error) func(Result) error {
 	}
 }
 
-// writesRejected asserts that the fenced storage rejected at least n writes.
-func writesRejected(n int) func(Result) error {
+// staleWritesRejected asserts that the fenced storage rejected at least n
+// writes (the stale writes of holders whose grant was superseded).
+func staleWritesRejected(n int) func(Result) error {
 	return func(r Result) error {
 		if got := r.Summary.Ops["write"].Fail; got < n {
 			return fmt.Errorf("storage rejected %d writes, expected at least %d", got, n)
