@@ -150,6 +150,12 @@ func TestRaftKVScenarioFigures(t *testing.T) {
 		g.Length(), g.From, g.To, raftkv.NodeName(el[len(el)-1].Leader), el[len(el)-1].At, el[len(el)-1].Leaderless)
 	assert.Greater(t, g.Length(), raftkv.DefaultOptions().ElectionTimeout, "nothing is granted before a new leader is elected")
 	assert.Empty(t, c.Violations())
+
+	alone, _ := raftRun(t, Test{System: "raftkv", Seed: 1, Clients: 1, Time: 20 * time.Second})
+	lat := acquireLatencies(alone.Events)
+	t.Logf("one client, no contention, no faults: %d acquires, latency p50 %v, p99 %v, max %v (simulated)",
+		len(lat), percentile(lat, 50), percentile(lat, 99), percentile(lat, 100))
+	assert.Less(t, percentile(lat, 50), 10*time.Millisecond, "an uncontended acquire is one commit round")
 }
 
 func TestTokensMonotonicRejectsAndAccepts(t *testing.T) {
