@@ -1,0 +1,141 @@
+package raftkv
+
+import (
+	"fmt"
+	"slices"
+
+	"go.etcd.io/raft/v3"
+
+	"github.com/locklab/locklab/sim"
+)
+
+// Cluster is a raft group of lock servers in one world, with the audit that
+// watches it.
+type Cluster struct {
+	opts    Options
+	servers []*Server
+	nodes   []*sim.Node
+	audit   *Audit
+}
+
+// NewCluster adds the nodes n1..nN of a raft group to w.
+func NewCluster(w *sim.World, o Options) (*Cluster, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Cluster{opts: o, audit: newAudit()}
+	voters := make([]uint64, o.Nodes)
+	for i := range voters {
+		voters[i] = uint64(i + 1)
+	}
+	for _, id := range voters {
+		c.servers = append(c.servers, &Server{cluster: c, id: id, disk: newDisk(voters, o.Fsync)})
+	}
+	for _, s := range c.servers {
+		c.nodes = append(c.nodes, w.AddNode(NodeName(s.id), sim.NodeOptions{Handler: s}))
+	}
+	return c, nil
+}
+
+// Options are the cluster's options.
+func (c *Cluster) Options() Options { return c.opts }
+
+// Nodes are the raft nodes n1..nN.
+func (c *Cluster) Nodes() []*sim.Node { return slices.Clone(c.nodes) }
+
+// Servers are the nodes' handlers, in the same order.
+func (c *Cluster) Servers() []*Server { return slices.Clone(c.servers) }
+
+// Audit is the cluster's audit.
+func (c *Cluster) Audit() *Audit { return c.audit }
+
+// Leader is the node that is up and believes it leads the highest term, or
+// nil when none does.
+func (c *Cluster) Leader() *sim.Node {
+	var best *Server
+	for i, s := range c.servers {
+		if c.nodes[i].Down() || s.state != raft.StateLeader {
+			continue
+		}
+		if best == nil || s.term > best.term {
+			best = s
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return c.nodes[best.id-1]
+}
+
+// Followers are the nodes other than the Leader (every node when there is none).
+func (c *Cluster) Followers() []*sim.Node {
+	l := c.Leader()
+	var out []*sim.Node
+	for _, n := range c.nodes {
+		if n != l {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Resolve maps the names a fault schedule may use for this system: "leader"
+// (the current leader, nothing when there is none) and "followers", looked
+// up when the fault starts.
+func (c *Cluster) Resolve(name string) ([]*sim.Node, bool) {
+	switch name {
+	case "leader":
+		if l := c.Leader(); l != nil {
+			return []*sim.Node{l}, true
+		}
+		return nil, true
+	case "followers":
+		return c.Followers(), true
+	}
+	return nil, false
+}
+
+// Violations lists every breach of Raft's guarantees the audit saw, plus
+// acknowledged commands missing from the logs of a majority now.
+func (c *Cluster) Violations() []string {
+	disks := make([]*Disk, len(c.servers))
+	for i, s := range c.servers {
+		disks[i] = s.disk
+	}
+	return append(slices.Clone(c.audit.violations), c.audit.checkKept(disks)...)
+}
+
+// Servers returns the IDs of the nodes in raft-id order, for clients.
+func (c *Cluster) serverIDs() []sim.NodeID {
+	out := make([]sim.NodeID, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.ID()
+	}
+	return out
+}
+
+// NewClient returns the lock client library of process p.
+func (c *Cluster) NewClient(p *sim.Proc) *Client { return NewClient(p, c.serverIDs(), c.opts) }
+
+// quietLogger discards raft's logging (formatting it would cost more than
+// the simulation) but keeps its panics.
+type quietLogger struct{}
+
+func (quietLogger) Debug(...any)            {}
+func (quietLogger) Debugf(string, ...any)   {}
+func (quietLogger) Error(...any)            {}
+func (quietLogger) Errorf(string, ...any)   {}
+func (quietLogger) Info(...any)             {}
+func (quietLogger) Infof(string, ...any)    {}
+func (quietLogger) Warning(...any)          {}
+func (quietLogger) Warningf(string, ...any) {}
+func (quietLogger) Fatal(v ...any)          { panic(fmt.Sprint(v...)) }
+func (quietLogger) Fatalf(f string, v ...any) {
+	panic(fmt.Sprintf(f, v...))
+}
+func (quietLogger) Panic(v ...any) { panic(fmt.Sprint(v...)) }
+func (quietLogger) Panicf(f string, v ...any) {
+	panic(fmt.Sprintf(f, v...))
+}
+
+var _ raft.Logger = quietLogger{}

@@ -1,0 +1,95 @@
+package raftkv
+
+import (
+	"fmt"
+	"slices"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+)
+
+// image is what a node has written: the hard state and the log after the
+// bootstrap snapshot. Entries are never mutated once written.
+type image struct {
+	hard    *pb.HardState
+	entries []*pb.Entry // entries[i].Index == snap index + 1 + i
+}
+
+func (im image) clone() image {
+	return image{hard: im.hard, entries: slices.Clone(im.entries)}
+}
+
+// Disk is a raft node's durable store: it survives crashes. With fsync
+// always, every write is durable at once; with fsync interval, writes sit in
+// a cache that Sync makes durable and a crash throws away.
+type Disk struct {
+	snap    *pb.Snapshot
+	durable image
+	cache   image // what the node reads; == durable when synced
+	synced  bool  // fsync always: cache and durable are one
+	writes  int
+}
+
+// newDisk returns a disk holding the bootstrap snapshot of a group with the
+// given voters.
+func newDisk(voters []uint64, fsync Fsync) *Disk {
+	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{
+		ConfState: &pb.ConfState{Voters: voters}, Index: new(uint64(1)), Term: new(uint64(1))}}
+	hard := &pb.HardState{Term: new(uint64(1)), Commit: new(uint64(1))}
+	d := &Disk{snap: snap, durable: image{hard: hard}, synced: fsync == FsyncAlways}
+	d.cache = d.durable.clone()
+	return d
+}
+
+// write stores a Ready's hard state and entries (entries may overwrite a
+// suffix of the log).
+func (d *Disk) write(hard *pb.HardState, entries []*pb.Entry) {
+	if !raft.IsEmptyHardState(hard) {
+		d.cache.hard = hard
+	}
+	if len(entries) > 0 {
+		first := d.snap.GetMetadata().GetIndex() + 1
+		keep := entries[0].GetIndex() - first
+		if keep > uint64(len(d.cache.entries)) {
+			panic(fmt.Sprintf("raftkv: disk: entry %d leaves a gap after %d", entries[0].GetIndex(), first+uint64(len(d.cache.entries))-1))
+		}
+		// In place: the durable image is either this very image (fsync
+		// always, reassigned below) or a separate copy (fsync interval).
+		d.cache.entries = append(d.cache.entries[:keep], entries...)
+	}
+	d.writes++
+	if d.synced {
+		d.durable = d.cache
+	}
+}
+
+// Sync makes the cache durable.
+func (d *Disk) Sync() {
+	if !d.synced {
+		d.durable = d.cache.clone()
+	}
+}
+
+// crash throws away what was not synced.
+func (d *Disk) crash() { d.cache = d.durable.clone() }
+
+// storage builds the raft storage a restarting node reads.
+func (d *Disk) storage() *raft.MemoryStorage {
+	st := raft.NewMemoryStorage()
+	if err := st.ApplySnapshot(d.snap); err != nil {
+		panic(fmt.Sprintf("raftkv: disk: apply snapshot: %v", err))
+	}
+	if err := st.SetHardState(d.cache.hard); err != nil {
+		panic(fmt.Sprintf("raftkv: disk: set hard state: %v", err))
+	}
+	if err := st.Append(d.cache.entries); err != nil {
+		panic(fmt.Sprintf("raftkv: disk: append: %v", err))
+	}
+	return st
+}
+
+// SnapshotIndex is the index of the bootstrap snapshot.
+func (d *Disk) SnapshotIndex() uint64 { return d.snap.GetMetadata().GetIndex() }
+
+// Durable returns the durable hard state and log (for audits).
+func (d *Disk) Durable() (*pb.HardState, []*pb.Entry) { return d.durable.hard, d.durable.entries }

@@ -1,0 +1,325 @@
+package raftkv
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/sim"
+)
+
+// neverElectionTick is raft's own election timeout in ticks: so large that
+// raft never campaigns by itself (the seeded campaign timer does).
+const neverElectionTick = 1 << 30
+
+// pendingTTL is how long a leader keeps the reply address of a proposal that
+// has not been applied (after that, the client has long given up).
+const pendingTTL = 30 * time.Second
+
+type pendingKey struct {
+	session string
+	seq     uint64
+}
+
+type pendingReq struct {
+	msg  sim.Message
+	at   time.Duration // node monotonic time of the proposal
+	term uint64        // the term this node led when it proposed
+}
+
+// Server is one raft node of the lock service: a sim.Handler around an etcd
+// raft RawNode, its durable Disk, and the lock state machine it applies
+// committed commands to.
+type Server struct {
+	cluster *Cluster
+	id      uint64
+	disk    *Disk
+
+	// volatile state, rebuilt by Start
+	node      *sim.Node
+	st        *raft.MemoryStorage
+	rn        *raft.RawNode
+	fsm       *lockfsm.Machine
+	lead      uint64
+	state     raft.StateType
+	term      uint64
+	pending   map[pendingKey]pendingReq
+	lastHeard time.Duration // monotonic
+	heardAt   time.Duration // true time of lastHeard
+	timeout   time.Duration // this round's randomized election timeout
+	campaigns int           // campaigns since the node last heard from a leader
+	firstCamp time.Duration // true time of the first of them
+	ticks     int
+}
+
+var (
+	_ sim.Handler = (*Server)(nil)
+	_ sim.Crasher = (*Server)(nil)
+)
+
+// ID is the node's raft id (1-based).
+func (s *Server) ID() uint64 { return s.id }
+
+// Disk is the node's durable store.
+func (s *Server) Disk() *Disk { return s.disk }
+
+// State is what the node believes: its role, the leader it follows and its term.
+func (s *Server) State() (state raft.StateType, lead, term uint64) { return s.state, s.lead, s.term }
+
+// Machine is the node's lock state machine (nil while the node is down).
+func (s *Server) Machine() *lockfsm.Machine { return s.fsm }
+
+// Start rebuilds the node from its disk: a new RawNode over the persisted
+// hard state and log, an empty state machine that the committed entries
+// replay into, the tick timer and the campaign timer.
+func (s *Server) Start(n *sim.Node) {
+	o := s.cluster.opts
+	s.node = n
+	s.st = s.disk.storage()
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID:                        s.id,
+		ElectionTick:              neverElectionTick,
+		HeartbeatTick:             o.HeartbeatTicks,
+		Storage:                   s.st,
+		Applied:                   s.disk.SnapshotIndex(),
+		MaxSizePerMsg:             1 << 20,
+		MaxInflightMsgs:           256,
+		CheckQuorum:               false,
+		PreVote:                   o.PreVote,
+		DisableProposalForwarding: true,
+		Logger:                    quietLogger{},
+	})
+	if err != nil {
+		panic(fmt.Sprintf("raftkv: %s: new raw node: %v", n.Name(), err))
+	}
+	s.rn = rn
+	s.fsm = lockfsm.New(lockfsm.Config{Unlock: o.Unlock})
+	s.lead, s.state, s.term = 0, raft.StateFollower, s.disk.cache.hard.GetTerm()
+	s.pending = map[pendingKey]pendingReq{}
+	s.ticks, s.campaigns = 0, 0
+	s.heard()
+	n.SetTimer(o.Tick, s.tick)
+	if o.Fsync == FsyncInterval {
+		n.SetTimer(o.FsyncInterval, s.fsync)
+	}
+	first := n.Incarnation() == 0 && NodeName(s.id) == o.InitialLeader
+	if first {
+		n.SetTimer(0, s.campaign)
+	} else {
+		n.SetTimer(s.timeout, s.checkElection)
+	}
+}
+
+// Crash loses the volatile state and whatever the disk had not synced.
+func (s *Server) Crash(n *sim.Node) {
+	s.disk.crash()
+	s.rn, s.st, s.fsm, s.pending = nil, nil, nil, nil
+	s.lead, s.state = 0, raft.StateFollower
+}
+
+// heard resets the campaign timer: the node heard from its leader or granted
+// a vote. Each reset draws a new randomized timeout from the node's stream.
+func (s *Server) heard() {
+	e := s.cluster.opts.ElectionTimeout
+	s.lastHeard, s.heardAt = s.node.Mono(), s.node.World().Now()
+	s.timeout = e + time.Duration(s.node.Rand().Int64N(int64(e)))
+	s.campaigns = 0
+}
+
+func (s *Server) tick() {
+	s.rn.Tick()
+	s.ticks++
+	if s.ticks%100 == 0 {
+		s.purgePending()
+	}
+	s.ready()
+	s.node.SetTimer(s.cluster.opts.Tick, s.tick)
+}
+
+func (s *Server) fsync() {
+	s.disk.Sync()
+	s.node.SetTimer(s.cluster.opts.FsyncInterval, s.fsync)
+}
+
+// checkElection runs when the campaign timer may have expired: it campaigns
+// if the node has not heard from a leader for its timeout, and re-arms.
+func (s *Server) checkElection() {
+	if s.state == raft.StateLeader {
+		s.heard()
+	} else if s.node.Mono()-s.lastHeard >= s.timeout {
+		s.campaign()
+		return
+	}
+	s.node.SetTimer(s.lastHeard+s.timeout-s.node.Mono(), s.checkElection)
+}
+
+func (s *Server) campaign() {
+	if s.campaigns == 0 {
+		s.firstCamp = s.node.World().Now()
+	}
+	campaigns, first, heardAt := s.campaigns+1, s.firstCamp, s.heardAt
+	s.heard()
+	s.campaigns, s.firstCamp, s.heardAt = campaigns, first, heardAt
+	if err := s.rn.Campaign(); err != nil {
+		panic(fmt.Sprintf("raftkv: %s: campaign: %v", s.node.Name(), err))
+	}
+	s.ready()
+	s.node.SetTimer(s.timeout, s.checkElection)
+}
+
+// Receive handles raft messages from peers and requests from clients.
+func (s *Server) Receive(n *sim.Node, m sim.Message) {
+	switch body := m.Body.(type) {
+	case RaftMessage:
+		s.step(body.M)
+	case Request:
+		s.propose(m, body.Cmd)
+	default:
+		panic(fmt.Sprintf("raftkv: %s: unexpected message %T", n.Name(), m.Body))
+	}
+}
+
+func fromLeader(m *pb.Message) bool {
+	switch m.GetType() {
+	case pb.MsgApp, pb.MsgHeartbeat, pb.MsgSnap:
+		return true
+	}
+	return false
+}
+
+func (s *Server) step(m *pb.Message) {
+	if fromLeader(m) && m.GetTerm() >= s.term {
+		s.heard()
+	}
+	if err := s.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+		panic(fmt.Sprintf("raftkv: %s: step %v: %v", s.node.Name(), m.GetType(), err))
+	}
+	s.ready()
+}
+
+// propose stamps a client's command and proposes it, if this node leads.
+func (s *Server) propose(m sim.Message, cmd lockfsm.Command) {
+	if s.state != raft.StateLeader || cmd.Session == "" {
+		s.node.Reply(m, Response{NotLeader: true, Leader: s.lead})
+		return
+	}
+	if s.cluster.opts.Stamp == StampLeader {
+		cmd.Stamp = int64(s.node.Wall())
+	}
+	k := pendingKey{cmd.Session, cmd.Seq}
+	s.pending[k] = pendingReq{msg: m, at: s.node.Mono(), term: s.term}
+	if err := s.rn.Propose(lockfsm.Encode(cmd)); err != nil {
+		delete(s.pending, k)
+		s.node.Reply(m, Response{NotLeader: true, Leader: s.lead})
+		return
+	}
+	s.ready()
+}
+
+func (s *Server) purgePending() {
+	now := s.node.Mono()
+	for k, p := range s.pending { // determinism:ok deleting stale entries; order cannot matter
+		if now-p.at > pendingTTL {
+			delete(s.pending, k)
+		}
+	}
+}
+
+// ready processes Ready batches in the documented order: persist, send,
+// apply, advance.
+func (s *Server) ready() {
+	for s.rn.HasReady() {
+		rd := s.rn.Ready()
+		if !raft.IsEmptyHardState(rd.HardState) {
+			s.term = rd.HardState.GetTerm()
+		}
+		if !raft.IsEmptySnap(rd.Snapshot) {
+			panic(fmt.Sprintf("raftkv: %s: unexpected snapshot (the log is never compacted)", s.node.Name()))
+		}
+		s.persist(rd)
+		for _, m := range rd.Messages {
+			s.send(m)
+		}
+		for _, e := range rd.CommittedEntries {
+			s.apply(e)
+		}
+		if rd.SoftState != nil {
+			s.changeRole(rd.SoftState)
+		}
+		s.rn.Advance(rd)
+	}
+}
+
+// persist writes the Ready's hard state and entries to the disk and to the
+// raft storage the RawNode reads.
+func (s *Server) persist(rd raft.Ready) {
+	if raft.IsEmptyHardState(rd.HardState) && len(rd.Entries) == 0 {
+		return
+	}
+	s.disk.write(rd.HardState, rd.Entries)
+	if !raft.IsEmptyHardState(rd.HardState) {
+		if err := s.st.SetHardState(rd.HardState); err != nil {
+			panic(fmt.Sprintf("raftkv: %s: set hard state: %v", s.node.Name(), err))
+		}
+	}
+	if err := s.st.Append(rd.Entries); err != nil {
+		panic(fmt.Sprintf("raftkv: %s: append: %v", s.node.Name(), err))
+	}
+}
+
+func (s *Server) send(m *pb.Message) {
+	if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
+		s.heard() // granted a vote: give the candidate time to win
+	}
+	to := s.cluster.nodes[m.GetTo()-1]
+	s.node.Send(to.ID(), RaftMessage{M: proto.Clone(m).(*pb.Message)})
+}
+
+func (s *Server) changeRole(ss *raft.SoftState) {
+	was := s.state
+	s.lead, s.state = ss.Lead, ss.RaftState
+	if s.state == raft.StateLeader && was != raft.StateLeader {
+		now := s.node.World().Now()
+		campaign := time.Duration(0)
+		if s.campaigns > 0 {
+			campaign = now - s.firstCamp
+		}
+		s.cluster.audit.becameLeader(s.id, s.term, now, campaign, now-s.heardAt)
+	}
+	if s.lead != 0 && s.lead != s.id {
+		s.heard()
+	}
+}
+
+func (s *Server) apply(e *pb.Entry) {
+	if e.GetType() != pb.EntryNormal || len(e.GetData()) == 0 {
+		return // the empty entry a new leader appends; no configuration changes happen
+	}
+	now := s.node.World().Now()
+	s.cluster.audit.appliedAt(s.id, e.GetIndex(), e.GetTerm(), e.GetData(), now)
+	cmd, err := lockfsm.Decode(e.GetData())
+	if err != nil {
+		panic(fmt.Sprintf("raftkv: %s: entry %d: %v", s.node.Name(), e.GetIndex(), err))
+	}
+	res, err := s.fsm.Apply(cmd)
+	k := pendingKey{cmd.Session, cmd.Seq}
+	p, ok := s.pending[k]
+	if !ok || p.term != e.GetTerm() {
+		return // not proposed here, or a retry proposed by another leader: that one answers
+	}
+	delete(s.pending, k)
+	resp := Response{Result: res, Node: s.id, Term: e.GetTerm(), Index: e.GetIndex()}
+	if err != nil {
+		resp.Invalid = err.Error()
+	}
+	s.cluster.audit.acked(Ack{Node: s.id, Term: e.GetTerm(), Index: e.GetIndex(), Session: cmd.Session, Seq: cmd.Seq, At: now})
+	s.node.Reply(p.msg, resp)
+}
+
+// Cluster is the group the node belongs to.
+func (s *Server) Cluster() *Cluster { return s.cluster }
