@@ -32,6 +32,7 @@ type Proc struct {
 	reply       Message
 	gotReply    bool
 	waitingRecv bool
+	multi       *multiCall // a CallAll in progress
 	dead        bool // killed: every further kernel call unwinds the process
 	finished    bool
 	panicked    any
