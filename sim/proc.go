@@ -33,7 +33,7 @@ type Proc struct {
 	gotReply    bool
 	waitingRecv bool
 	multi       *multiCall // a CallAll in progress
-	dead        bool // killed: every further kernel call unwinds the process
+	dead        bool       // killed: every further kernel call unwinds the process
 	finished    bool
 	panicked    any
 }
