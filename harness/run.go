@@ -67,6 +67,9 @@ func Prepare(t Test) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	if dep.Record != nil {
+		dep.Record(log)
+	}
 	if t.Storage == storage.Fenced && !dep.HasTokens {
 		return nil, fmt.Errorf("storage fenced: system %s grants no fencing tokens with these options (redis: -o fencing=true)", t.System)
 	}
