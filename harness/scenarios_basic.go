@@ -24,7 +24,7 @@ func basicScenarios() []Scenario {
 		},
 		{
 			Name: "baseline-redis",
-			Doc:  "single Redis instance, defaults, no faults: every check valid, acquires succeed",
+			Doc:  "Redis (one instance; or replicated), defaults, no faults: every check valid, acquires succeed",
 			Variants: []Variant{{
 				Name:   "fixed",
 				Doc:    "no faults",

@@ -97,7 +97,7 @@ func redisFailover() Scenario {
 		Name: "redis-failover",
 		Doc:  "client 1's SET is acknowledged by the primary, which is cut off before replicating it; the monitor promotes a replica that never had the lock; client 2 takes it",
 		Variants: []Variant{
-			{Name: "unsafe", Doc: "asynchronous replication (lagging 200 ms): the promoted replica never saw client 1's lock",
+			{Name: "unsafe", Doc: "asynchronous replication (lagging 5 ms): the promoted replica never saw client 1's lock",
 				Test: isolated, Expect: expect(models.Invalid, models.Invalid), Assert: failedOver},
 			{Name: "fixed-wait", Doc: "WAIT 1 after SET: client 1's acquire returns only once a replica has the lock, so the promoted replica refuses client 2 (same schedule)",
 				Test: withWait, Expect: expect(models.Valid, models.Valid), Assert: failedOver},

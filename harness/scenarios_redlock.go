@@ -63,7 +63,8 @@ func redlockClockJump() Scenario {
 			{Name: "unsafe", Doc: "instances expire keys on their wall clocks (as Redis does), unfenced storage",
 				Test: base, Expect: expect(models.Invalid, models.Invalid),
 				Assert: storyMentions("clock-jump", "redis-c", "granted by redis-c,redis-d,redis-e")},
-			{Name: "fenced-random-value", Doc: "fenced storage with Redlock's own token, the random value: still invalid — the values are not ordered, so the storage cannot tell the stale holder (whether a given write gets through is the luck of the draw)",
+			{Name: "fenced-random-value", Doc: "fenced storage with Redlock's own token, the random value: still invalid. Both holders read before either wrote, and each write carried the highest value seen so far; " +
+				"had the draw given client 2 the smaller value, the storage would have refused the rightful holder instead — the values are not ordered (the story counts how often they went down)",
 				Test: lucky, Expect: expect(models.Invalid, models.Invalid),
 				Assert: storyMentions("not ordered")},
 			{Name: "fixed", Doc: "instances expire keys on their monotonic clocks (expiry-clock=mono, antirez's remedy): the jump changes nothing",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
@@ -57,7 +58,7 @@ func faultLines(ev []history.Event) []string {
 // overlapLines tells the first overlap.
 func overlapLines(ev []history.Event, o models.Overlap, total int) []string {
 	out := []string{fmt.Sprintf("Two clients held %q at once from %s to %s (%s; %d overlap(s) in all):",
-		o.A.Key, at(o.Start), at(o.End), o.Length(), total)}
+		o.A.Key, at(o.Start), at(o.End), o.Length().Round(time.Millisecond), total)}
 	out = append(out, "  "+grantLine(o.A), "  "+grantLine(o.B))
 	out = append(out, "  What they did meanwhile:")
 	for _, e := range storageOps(ev, o) {
@@ -70,7 +71,7 @@ func overlapLines(ev []history.Event, o models.Overlap, total int) []string {
 			out = append(out, fmt.Sprintf("  %s's grant came after %s's but carries the smaller token (%d < %d): the tokens are not ordered by grant, so a fenced storage cannot tell the stale holder.",
 				o.B.Node, o.A.Node, b, a))
 		case b > a:
-			out = append(out, fmt.Sprintf("  Tokens increase with the grants (%d, then %d): a storage fencing with them rejects %s's operations once it has seen %s's.",
+			out = append(out, fmt.Sprintf("  Tokens increase with the grants (%d, then %d): a storage fencing with them refuses %s's operations only after it has checked one of %s's (reads are checked only with fence-reads).",
 				a, b, o.A.Node, o.B.Node))
 		default:
 			out = append(out, fmt.Sprintf("  Both grants carry token %d: a fenced storage accepts both.", a))
@@ -103,19 +104,24 @@ func grantLine(h models.Holding) string {
 	return s + "."
 }
 
-// storageOps are the completed reads and writes of both holders on the key
-// while either held it.
+// storageOps are what the two holders did with the storage under these
+// grants, and the releases other clients made meanwhile (a DEL that freed the
+// lock, say).
 func storageOps(ev []history.Event, o models.Overlap) []history.Event {
 	lo, hi := min(o.A.Start, o.B.Start), max(o.A.End, o.B.End)
+	invoked := map[int]int64{} // process -> time of its open invocation
 	var out []history.Event
 	for _, e := range ev {
-		if e.Time < lo || e.Time > hi || e.Key != o.A.Key || !e.Type.IsCompletion() ||
-			(e.F != history.FRead && e.F != history.FWrite) || (e.Node != o.A.Node && e.Node != o.B.Node) {
+		if e.Type == history.Invoke {
+			invoked[e.Process] = e.Time
+		}
+		if e.Time < lo || invoked[e.Process] > hi || e.Key != o.A.Key || !e.Type.IsCompletion() {
 			continue
 		}
-		out = append(out, e)
-		if len(out) == 12 {
-			break
+		mine := (e.F == history.FRead || e.F == history.FWrite) && (e.Owner == o.A.Owner || e.Owner == o.B.Owner)
+		others := e.F == history.FRelease && e.Node != o.A.Node && e.Node != o.B.Node && e.Time <= o.End
+		if mine || others {
+			out = append(out, e)
 		}
 	}
 	return out
@@ -131,8 +137,11 @@ func opLine(e history.Event) string {
 	}
 	switch e.Type {
 	case history.OK:
-		if e.F == history.FWrite {
+		switch e.F {
+		case history.FWrite:
 			s += ": accepted"
+		case history.FRelease:
+			s += ": ok"
 		}
 	case history.Fail:
 		s += ": rejected (" + e.Detail + ")"

@@ -124,7 +124,11 @@ func (c *Client) attempt(key string) (backends.Lease, error) {
 	}
 	elapsed := c.clock() - start
 	validity := c.opts.TTL - elapsed - c.opts.Drift()
-	votes := fmt.Sprintf("%s (%d/%d)", strings.Join(t.granted, ","), len(t.granted), len(c.topo.Instances))
+	granters := strings.Join(t.granted, ",")
+	if granters == "" {
+		granters = "none"
+	}
+	votes := fmt.Sprintf("%s (%d/%d)", granters, len(t.granted), len(c.topo.Instances))
 	switch {
 	case failure != nil:
 	case len(t.granted) < c.opts.Quorum():
