@@ -111,7 +111,7 @@ func scheduleFor(t Test, w *sim.World, dep Deployment) (nemesis.Schedule, error)
 	cfg := t.Random
 	cfg.Kinds = kinds
 	cfg.Swarm = cfg.Swarm || t.Nemesis == "random"
-	targets := nemesis.Targets{Clients: t.ClientNames(), Storage: "storage"}
+	targets := nemesis.Targets{Clients: t.ClientNames(), Storage: "storage", Roles: dep.Roles}
 	for _, s := range dep.Servers {
 		targets.Servers = append(targets.Servers, s.Name())
 	}

@@ -67,6 +67,7 @@ func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
 		NewLock:   func(p *sim.Proc) backends.Lock { return redis.NewClientFor(p, topo, o) },
 		HasTokens: o.Fencing,
 		Resolve:   roleResolver(func() *sim.Node { return w.Nodes()[mon.Primary()] }, instances, sentinel),
+		Roles:     []string{"primary", "replicas"},
 		Record:    func(l *history.Log) { log = l },
 	}, nil
 }
