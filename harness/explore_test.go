@@ -77,3 +77,27 @@ func TestExploreFigures(t *testing.T) {
 		assert.Equal(t, len(e.Sweeps), e.Found(), "%s: some sweeps found nothing", h.Name)
 	}
 }
+
+// BenchmarkHuntSeed is one seed of each hunt: a 60 s simulated run with random
+// faults, checks and classification included (ns/op is the wall time per seed
+// of a sweep).
+func BenchmarkHuntSeed(b *testing.B) {
+	for _, h := range Hunts {
+		b.Run(h.Name, func(b *testing.B) {
+			var simulated time.Duration
+			for i := range b.N {
+				tc, err := h.Test(uint64(i))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := Run(tc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = ViolationKinds(r.Events)
+				simulated += tc.Time
+			}
+			b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-x")
+		})
+	}
+}

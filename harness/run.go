@@ -144,7 +144,9 @@ func resolver(w *sim.World, t Test, dep Deployment) nemesis.Resolver {
 		for _, n := range w.Nodes() {
 			known = append(known, n.Name())
 		}
-		return nil, fmt.Errorf("unknown node %q (known: %s, clients, servers)", name, strings.Join(known, ", "))
+		known = append(known, "clients", "servers")
+		known = append(known, dep.Roles...)
+		return nil, fmt.Errorf("unknown node %q (known: %s)", name, strings.Join(known, ", "))
 	}
 }
 

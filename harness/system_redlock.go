@@ -21,7 +21,7 @@ func init() {
 
 // deployRedlock adds the instances redis-a, redis-b, ... and, for
 // token=external, the sequencer "fence" (assumed correct: not a target of
-// random faults). Schedules may name "instances".
+// random faults). Schedules may name "instances" (all of them).
 func deployRedlock(w *sim.World, opts map[string]string) (Deployment, error) {
 	o := redlock.DefaultOptions()
 	for _, k := range sortedKeys(opts) {
