@@ -151,12 +151,13 @@ func opLine(e history.Event) string {
 	return s
 }
 
-// aftermath tells, for each fault on a client, how the client's next
-// operation after the fault ended came out when it did not succeed.
+// aftermath tells, for each fault on a client, how the client's first
+// operation to complete after the fault began came out, when it did not
+// succeed.
 func aftermath(ev []history.Event) []string {
 	var out []string
 	for _, f := range ev {
-		if f.Type != history.Stop {
+		if f.Type != history.Start {
 			continue
 		}
 		for _, e := range ev[f.Index+1:] {
@@ -164,7 +165,8 @@ func aftermath(ev []history.Event) []string {
 				continue
 			}
 			if e.Type != history.OK {
-				out = append(out, fmt.Sprintf("After the %s on %s ended, its %s came back %s at %s: %s.", f.F, e.Node, e.F, e.Type, at(e.Time), e.Detail))
+				out = append(out, fmt.Sprintf("After the %s on %s began at %s, its %s came back %s at %s: %s.",
+					f.F, e.Node, at(f.Time), e.F, e.Type, at(e.Time), e.Detail))
 			}
 			break
 		}

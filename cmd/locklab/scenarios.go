@@ -112,7 +112,7 @@ Exit codes: 0 every variant matched; 1 a variant did not match its expectation;
 	fl.StringVar(&f.variant, "variant", "", "the variant to run (default: the first)")
 	fl.BoolVar(&f.all, "all", false, "run every variant")
 	fl.StringVar(&f.out, "out", filepath.Join("runs", "repro"), "base directory of the run directories")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also print the checks' full counterexamples")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print the checks' counterexamples in full")
 	return cmd
 }
 
@@ -144,7 +144,7 @@ func runRepro(out io.Writer, name string, f reproFlags) error {
 			mismatches++
 		}
 	}
-	if len(variants) > 1 {
+	if f.all {
 		fmt.Fprintf(out, "%s: %d of %d variants matched\n", s.Name, len(variants)-mismatches, len(variants))
 	}
 	if mismatches > 0 {
@@ -191,10 +191,15 @@ func printOutcome(out io.Writer, s harness.Scenario, o harness.Outcome, dir stri
 		if vd.Result != models.Valid {
 			fmt.Fprintf(out, "  %s: %s\n", vd.Check, vd.Reason)
 		}
-		if verbose && vd.Counterexample != nil {
-			for _, line := range vd.Counterexample.Explanation {
-				fmt.Fprintf(out, "      %s\n", line)
+		if vd.Counterexample == nil {
+			continue
+		}
+		for i, line := range vd.Counterexample.Explanation {
+			if i == 4 && !verbose {
+				fmt.Fprintf(out, "      ... (%d more lines with -v)\n", len(vd.Counterexample.Explanation)-i)
+				break
 			}
+			fmt.Fprintf(out, "      %s\n", line)
 		}
 	}
 	fmt.Fprintln(out, "\nstory:")
