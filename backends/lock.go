@@ -47,6 +47,9 @@ type Lease struct {
 	// Deadline is when the client believes the lease ends, on its own monotonic
 	// clock; zero for locks without leases.
 	Deadline time.Duration
+	// Detail says how the grant came about (which servers granted it), for the
+	// history; empty when there is nothing to add.
+	Detail string
 }
 
 // Lock is a lock service's client library, as workloads use it.

@@ -8,5 +8,15 @@
 // too: client names (c1, c2, ...), server names (redis, ...), "storage",
 // "clients", "servers" and whatever a system adds.
 //
+// The scenario catalog (Catalog, Repro) holds the named counterexamples: each
+// a system, options, workload and fault schedule in an unsafe variant and the
+// variant that fixes it, with the verdicts each must give; every family
+// registers its scenarios from its own file (scenarios_*.go), and TestCatalog
+// asserts them all. Story tells a run in plain words: the faults, and for the
+// first overlap who held the lock, how each grant came about, with which token
+// and until when, and what the storage did. Hunts and Sweep measure how many
+// seeds random faults need to rediscover a catalog counterexample of a given
+// kind (ViolationKinds classifies overlaps as gc-pause, clock-jump, failover).
+//
 // Run is deterministic: the same Test gives the same history, byte for byte.
 package harness

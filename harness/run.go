@@ -67,6 +67,9 @@ func Prepare(t Test) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	if dep.Record != nil {
+		dep.Record(log)
+	}
 	if t.Storage == storage.Fenced && !dep.HasTokens {
 		return nil, fmt.Errorf("storage fenced: system %s grants no fencing tokens with these options (redis: -o fencing=true)", t.System)
 	}
@@ -108,7 +111,7 @@ func scheduleFor(t Test, w *sim.World, dep Deployment) (nemesis.Schedule, error)
 	cfg := t.Random
 	cfg.Kinds = kinds
 	cfg.Swarm = cfg.Swarm || t.Nemesis == "random"
-	targets := nemesis.Targets{Clients: t.ClientNames(), Storage: "storage"}
+	targets := nemesis.Targets{Clients: t.ClientNames(), Storage: "storage", Roles: dep.Roles}
 	for _, s := range dep.Servers {
 		targets.Servers = append(targets.Servers, s.Name())
 	}
@@ -141,7 +144,9 @@ func resolver(w *sim.World, t Test, dep Deployment) nemesis.Resolver {
 		for _, n := range w.Nodes() {
 			known = append(known, n.Name())
 		}
-		return nil, fmt.Errorf("unknown node %q (known: %s, clients, servers)", name, strings.Join(known, ", "))
+		known = append(known, "clients", "servers")
+		known = append(known, dep.Roles...)
+		return nil, fmt.Errorf("unknown node %q (known: %s)", name, strings.Join(known, ", "))
 	}
 }
 

@@ -24,11 +24,28 @@ func basicScenarios() []Scenario {
 		},
 		{
 			Name: "baseline-redis",
-			Doc:  "single Redis instance, defaults, no faults: every check valid, acquires succeed",
+			Doc:  "Redis (one instance; or replicated), defaults, no faults: every check valid, acquires succeed",
 			Variants: []Variant{{
 				Name:   "fixed",
 				Doc:    "no faults",
 				Test:   Test{System: "redis", Seed: 1},
+				Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
+				Assert: acquireSuccessAbove(0.99),
+			}, {
+				Name:   "replicated",
+				Doc:    "a primary, two asynchronous replicas and the monitor, WAIT 1, no faults",
+				Test:   Test{System: "redis", Seed: 1, SystemOptions: map[string]string{"replicas": "2", "wait": "1"}},
+				Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
+				Assert: acquireSuccessAbove(0.99),
+			}},
+		},
+		{
+			Name: "baseline-redlock",
+			Doc:  "Redlock over 5 instances, defaults, no faults: every check valid, acquires succeed",
+			Variants: []Variant{{
+				Name:   "fixed",
+				Doc:    "no faults",
+				Test:   Test{System: "redlock", Seed: 1},
 				Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
 				Assert: acquireSuccessAbove(0.99),
 			}},

@@ -1,20 +1,29 @@
 package harness
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 )
 
 func init() {
 	registerSystem(System{
-		Name:    "redis",
-		Doc:     "single Redis instance: SET NX PX, release lua|del|check-then-del, watchdog, INCR fencing",
+		Name: "redis",
+		Doc: "Redis: SET NX PX, release lua|del|check-then-del, watchdog, INCR fencing; " +
+			"with replicas=N a primary, N async replicas and a sentinel-like monitor (failover), WAIT n",
 		Options: redis.OptionNames,
 		Deploy:  deployRedis,
 	})
 }
 
+// deployRedis adds one instance called "redis", or with replicas the primary
+// "redis", replicas "replica1".. and the monitor "sentinel". Schedules may
+// name "primary" (the instance the monitor considers primary when the fault
+// starts), "replicas" (the others) and "sentinel".
 func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
 	o := redis.DefaultOptions()
 	for _, k := range sortedKeys(opts) {
@@ -22,10 +31,70 @@ func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
 			return Deployment{}, err
 		}
 	}
-	srv := w.AddNode("redis", sim.NodeOptions{Handler: redis.NewServer(o.Persistence)})
+	if err := o.Validate(); err != nil {
+		return Deployment{}, err
+	}
+	primary := w.AddNode("redis", sim.NodeOptions{Handler: redis.NewServerWith(o.Server())})
+	instances := []*sim.Node{primary}
+	if o.Replicas == 0 {
+		return Deployment{
+			Servers:   instances,
+			NewLock:   func(p *sim.Proc) backends.Lock { return redis.NewClient(p, primary.ID(), o) },
+			HasTokens: o.Fencing,
+			Resolve:   roleResolver(func() *sim.Node { return primary }, instances, nil),
+		}, nil
+	}
+	for i := range o.Replicas {
+		cfg := o.Server()
+		cfg.Replica, cfg.ReplicaOf = true, primary.ID()
+		instances = append(instances, w.AddNode(fmt.Sprintf("replica%d", i+1), sim.NodeOptions{Handler: redis.NewServerWith(cfg)}))
+	}
+	var log *history.Log
+	ids := make([]sim.NodeID, len(instances))
+	for i, n := range instances {
+		ids[i] = n.ID()
+	}
+	mon := redis.NewMonitor(redis.MonitorConfig{Instances: ids, DownAfter: o.DownAfter,
+		OnFailover: func(n *sim.Node, f redis.Failover) {
+			if log != nil {
+				recordSystemEvent(log, n.World(), "failover", []string{w.Nodes()[f.New].Name(), w.Nodes()[f.Old].Name()}, f.Describe(w))
+			}
+		}})
+	sentinel := w.AddNode("sentinel", sim.NodeOptions{Handler: mon})
+	topo := redis.Topology{Primary: primary.ID(), Monitor: sentinel.ID(), HasMonitor: true}
 	return Deployment{
-		Servers:   []*sim.Node{srv},
-		NewLock:   func(p *sim.Proc) backends.Lock { return redis.NewClient(p, srv.ID(), o) },
+		Servers:   append(slices.Clone(instances), sentinel),
+		NewLock:   func(p *sim.Proc) backends.Lock { return redis.NewClientFor(p, topo, o) },
 		HasTokens: o.Fencing,
+		Resolve:   roleResolver(func() *sim.Node { return w.Nodes()[mon.Primary()] }, instances, sentinel),
+		Roles:     []string{"primary", "replicas"},
+		Record:    func(l *history.Log) { log = l },
 	}, nil
+}
+
+// roleResolver resolves "primary", "replicas" and "sentinel" when a fault starts.
+func roleResolver(primary func() *sim.Node, instances []*sim.Node, sentinel *sim.Node) func(string) ([]*sim.Node, bool) {
+	return func(name string) ([]*sim.Node, bool) {
+		switch name {
+		case "primary":
+			return []*sim.Node{primary()}, true
+		case "replicas":
+			p := primary()
+			return slices.DeleteFunc(slices.Clone(instances), func(n *sim.Node) bool { return n == p }), true
+		case "sentinel":
+			if sentinel != nil {
+				return []*sim.Node{sentinel}, true
+			}
+		}
+		return nil, false
+	}
+}
+
+// recordSystemEvent records something the system did by itself (a failover)
+// as an instantaneous nemesis-process window, so that checks and reports show
+// it beside the faults that caused it.
+func recordSystemEvent(log *history.Log, w *sim.World, f string, targets []string, detail string) {
+	for _, t := range []history.Type{history.Start, history.Stop} {
+		log.Append(history.Event{Time: int64(w.Now()), Process: history.NemesisProcess, Type: t, F: f, Targets: targets, Detail: detail})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/workloads"
 )
@@ -20,6 +21,12 @@ type Deployment struct {
 	HasTokens bool
 	// Resolve maps system-specific target names ("primary") to nodes; nil if none.
 	Resolve func(name string) ([]*sim.Node, bool)
+	// Roles are the names Resolve understands that follow the system's state
+	// ("primary"); random schedules aim at them too.
+	Roles []string
+	// Record, when set, is given the run's history so that the system can
+	// record its own events (a failover) beside the nemesis's faults.
+	Record func(log *history.Log)
 }
 
 // System is an entry of the system registry.

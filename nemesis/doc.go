@@ -7,8 +7,20 @@
 // JSON (see Schedule), so a run's schedule is stored with it, a person can edit
 // it, and `locklab run --nemesis-file` replays it without recompiling.
 //
+// Targets are names resolved when the fault starts, not when the schedule is
+// read: a node's name, or a role the system resolves at that moment —
+// "primary" is whichever Redis instance the monitor considers primary then,
+// "replicas" the others. So a schedule can say "cut the current primary off
+// right after client 1's acquire returns" and mean it after a failover too.
+//
 // Random draws a schedule from a seeded stream and a RandomConfig; a random run
-// therefore stores a concrete schedule like any other.
+// therefore stores a concrete schedule like any other. It draws pauses of
+// clients and servers, crashes, clock jumps and drift on single nodes,
+// partitions of every shape (isolate a node, split everything in two, a one-way
+// cut, one client cut off from some servers), and message delays on every kind
+// of link (client to storage, client to server, server to server — replication
+// lag), aiming at the system's roles as well as at plain nodes. With Swarm each
+// seed also draws which kinds are on, their weights and the rate of faults.
 //
 // Every fault records a start and a stop event in the history (process -1), so
 // the checks and reports see the fault windows in the same stream as the

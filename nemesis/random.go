@@ -15,7 +15,8 @@ type RandomConfig struct {
 	// Kinds are the fault kinds drawn from. Default: every kind.
 	Kinds []Kind
 	// Swarm makes each seed also draw which of Kinds are on (each with
-	// probability 1/2, at least one) and scale Interval by a factor in [0.5, 2]
+	// probability 1/2, at least one), a weight in [0.2, 1] for each kind that is
+	// on (its share of the faults), and a factor in [0.5, 2] for Interval
 	// (swarm testing).
 	Swarm bool
 	// Interval is the mean time between fault starts (exponential). Default 5 s.
@@ -41,6 +42,10 @@ type Targets struct {
 	Servers []string
 	// Storage is the protected storage's node (only message delays touch it).
 	Storage string
+	// Roles are names the system resolves when a fault starts ("primary",
+	// "replicas"): the generator aims at them as well as at plain nodes, so a
+	// random schedule can hit whatever instance is primary at the time.
+	Roles []string
 }
 
 func (c RandomConfig) withDefaults() RandomConfig {
@@ -97,18 +102,13 @@ func ParseKinds(s string) ([]Kind, error) {
 func Random(r *rand.Rand, cfg RandomConfig, t Targets, runTime time.Duration) Schedule {
 	cfg = cfg.withDefaults()
 	kinds := slices.Clone(cfg.Kinds)
+	weights := make([]float64, len(kinds))
+	for i := range weights {
+		weights[i] = 1
+	}
 	interval := cfg.Interval
 	if cfg.Swarm {
-		var on []Kind
-		for _, k := range kinds {
-			if r.IntN(2) == 0 {
-				on = append(on, k)
-			}
-		}
-		if len(on) == 0 {
-			on = []Kind{kinds[r.IntN(len(kinds))]}
-		}
-		kinds = on
+		kinds, weights = swarm(r, kinds)
 		interval = time.Duration(float64(interval) * (0.5 + 1.5*r.Float64()))
 	}
 	g := generator{r: r, cfg: cfg, t: t}
@@ -119,7 +119,7 @@ func Random(r *rand.Rand, cfg RandomConfig, t Targets, runTime time.Duration) Sc
 		if at >= runTime-cfg.Quiet {
 			break
 		}
-		f, ok := g.fault(kinds[r.IntN(len(kinds))], at)
+		f, ok := g.fault(kinds[pickWeighted(r, weights)], at)
 		if !ok {
 			continue
 		}
@@ -130,6 +130,41 @@ func Random(r *rand.Rand, cfg RandomConfig, t Targets, runTime time.Duration) Sc
 		s.Faults = append(s.Faults, f)
 	}
 	return s
+}
+
+// swarm draws which kinds are on (each with probability 1/2, at least one)
+// and a weight for each.
+func swarm(r *rand.Rand, kinds []Kind) ([]Kind, []float64) {
+	var on []Kind
+	for _, k := range kinds {
+		if r.IntN(2) == 0 {
+			on = append(on, k)
+		}
+	}
+	if len(on) == 0 {
+		on = []Kind{kinds[r.IntN(len(kinds))]}
+	}
+	weights := make([]float64, len(on))
+	for i := range weights {
+		weights[i] = 0.2 + 0.8*r.Float64()
+	}
+	return on, weights
+}
+
+// pickWeighted draws an index with probability proportional to its weight.
+func pickWeighted(r *rand.Rand, weights []float64) int {
+	total := 0.0
+	for _, w := range weights {
+		total += w
+	}
+	x := r.Float64() * total
+	for i, w := range weights {
+		if x < w {
+			return i
+		}
+		x -= w
+	}
+	return len(weights) - 1
 }
 
 type generator struct {
@@ -147,9 +182,22 @@ func (g generator) duration(lo, hi time.Duration) Duration {
 
 func (g generator) pick(names []string) string { return names[g.r.IntN(len(names))] }
 
+func (g generator) nodes() []string { return append(slices.Clone(g.t.Clients), g.t.Servers...) }
+
+// anyNode is a client or a server, or now and then one of the system's roles.
 func (g generator) anyNode() string {
-	all := append(slices.Clone(g.t.Clients), g.t.Servers...)
-	return g.pick(all)
+	if len(g.t.Roles) > 0 && g.r.IntN(4) == 0 {
+		return g.pick(g.t.Roles)
+	}
+	return g.pick(g.nodes())
+}
+
+// anyServer is a server, or now and then one of the system's roles.
+func (g generator) anyServer() string {
+	if len(g.t.Roles) > 0 && g.r.IntN(3) == 0 {
+		return g.pick(g.t.Roles)
+	}
+	return g.pick(g.t.Servers)
 }
 
 func (g generator) fault(k Kind, at time.Duration) (Fault, bool) {
@@ -161,7 +209,7 @@ func (g generator) fault(k Kind, at time.Duration) (Fault, bool) {
 		if len(g.t.Servers) == 0 {
 			return Fault{}, false
 		}
-		f.Targets = []string{g.pick(g.t.Servers)}
+		f.Targets = []string{g.anyServer()}
 	case ClockJump:
 		f.Targets = []string{g.anyNode()}
 		f.Amount = g.duration(-g.cfg.ClockJumpMax, g.cfg.ClockJumpMax)
@@ -177,25 +225,39 @@ func (g generator) fault(k Kind, at time.Duration) (Fault, bool) {
 	case Partition:
 		g.partitionShape(&f)
 	case Delay:
-		from := g.pick(g.t.Clients)
-		to := g.t.Storage
-		if len(g.t.Servers) > 0 && (to == "" || g.r.IntN(2) == 0) {
-			to = g.pick(g.t.Servers)
-		}
-		if to == "" {
-			return Fault{}, false
-		}
-		f.From, f.To = []string{from}, []string{to}
-		f.Amount = g.duration(100*time.Millisecond, g.cfg.DelayMax)
+		return g.delay(f)
 	}
 	return f, true
 }
 
+// delay draws a message delay on one link: client to storage, client to
+// server, or server to server (replication, say).
+func (g generator) delay(f Fault) (Fault, bool) {
+	var from, to string
+	switch shape := g.r.IntN(3); {
+	case shape == 2 && len(g.t.Servers)+len(g.t.Roles) > 1:
+		from, to = g.anyServer(), g.anyServer()
+		if from == to {
+			return Fault{}, false
+		}
+	case shape == 1 && len(g.t.Servers) > 0 && len(g.t.Clients) > 0:
+		from, to = g.pick(g.t.Clients), g.anyServer()
+	case g.t.Storage != "" && len(g.t.Clients) > 0:
+		from, to = g.pick(g.t.Clients), g.t.Storage
+	default:
+		return Fault{}, false
+	}
+	f.From, f.To = []string{from}, []string{to}
+	f.Amount = g.duration(100*time.Millisecond, g.cfg.DelayMax)
+	return f, true
+}
+
 // partitionShape draws one of: isolate a node; split every node into two
-// random halves; a one-way cut between two nodes.
+// random halves; a one-way cut between two nodes; cut one client off from
+// some of the servers (so that it reaches a bare majority, say).
 func (g generator) partitionShape(f *Fault) {
-	all := append(slices.Clone(g.t.Clients), g.t.Servers...)
-	switch g.r.IntN(3) {
+	all := g.nodes()
+	switch g.r.IntN(4) {
 	case 0:
 		f.Targets = []string{g.anyNode()}
 	case 1:
@@ -212,7 +274,7 @@ func (g generator) partitionShape(f *Fault) {
 			return
 		}
 		f.Groups = [][]string{a, b}
-	default:
+	case 2:
 		from := g.pick(all)
 		to := g.pick(all)
 		if from == to {
@@ -220,5 +282,15 @@ func (g generator) partitionShape(f *Fault) {
 			return
 		}
 		f.From, f.To = []string{from}, []string{to}
+	default:
+		if len(g.t.Clients) == 0 || len(g.t.Servers) < 2 {
+			f.Targets = []string{g.anyNode()}
+			return
+		}
+		servers := slices.Clone(g.t.Servers)
+		g.r.Shuffle(len(servers), func(i, j int) { servers[i], servers[j] = servers[j], servers[i] })
+		cut := servers[:1+g.r.IntN(len(servers)/2)]
+		slices.Sort(cut)
+		f.Groups = [][]string{{g.pick(g.t.Clients)}, cut}
 	}
 }

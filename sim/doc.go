@@ -44,7 +44,8 @@
 //
 // Client programs are ordinary sequential Go, run as processes (Proc) spawned on
 // a node. A process blocks only through the kernel: Proc.Sleep, Proc.Call (a
-// request with a timeout), Proc.Recv. Each process is a runtime coroutine made
+// request with a timeout), Proc.CallAll (requests to several nodes at once, as
+// a client fans out with one goroutine per server), Proc.Recv. Each process is a runtime coroutine made
 // with iter.Pull: the kernel resumes it by calling next and it hands control
 // back by calling yield. We chose iter.Pull over a hand-rolled goroutine
 // hand-off because the runtime switches coroutines directly (no scheduler

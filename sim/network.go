@@ -228,6 +228,9 @@ func (n *Node) deliver(m Message) {
 				p.wake(p.waitTok)
 				return
 			}
+			if p.takeMultiReply(m) {
+				return
+			}
 		}
 		return // a late reply nobody waits for any more
 	}

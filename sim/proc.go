@@ -32,7 +32,8 @@ type Proc struct {
 	reply       Message
 	gotReply    bool
 	waitingRecv bool
-	dead        bool // killed: every further kernel call unwinds the process
+	multi       *multiCall // a CallAll in progress
+	dead        bool       // killed: every further kernel call unwinds the process
 	finished    bool
 	panicked    any
 }

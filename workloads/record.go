@@ -51,7 +51,7 @@ func detail(err error) string {
 
 // leaseEvent describes a lease in a completion event.
 func leaseEvent(rec *history.Recorder, l backends.Lease) history.Event {
-	e := history.Event{Owner: l.Owner}
+	e := history.Event{Owner: l.Owner, Detail: l.Detail}
 	if l.HasToken {
 		e.Token = history.Ptr(l.Token)
 	}

@@ -13,12 +13,25 @@ import (
 // between processes (it keeps per-acquisition state, like a real client).
 type Client struct {
 	p       *sim.Proc
-	server  sim.NodeID
+	topo    Topology
+	primary sim.NodeID // where commands go
+	stale   bool       // ask the monitor for the primary before the next command
 	opts    Options
 	id      string // stable acquirer id for reentrant modes
 	seq     int
 	held    map[string]*hold // client-side reentrancy and watchdogs
 	onRenew func(l backends.Lease, done bool, err error)
+}
+
+// Topology is where a client finds Redis: one instance, or a primary with
+// replicas watched by a monitor.
+type Topology struct {
+	// Primary is the instance commands go to first.
+	Primary sim.NodeID
+	// Monitor, when HasMonitor, is asked for the primary after a command timed
+	// out or was refused by a replica (clients follow a failover).
+	Monitor    sim.NodeID
+	HasMonitor bool
 }
 
 type hold struct {
@@ -35,12 +48,18 @@ var (
 // NewClient returns a lock client for process p talking to the Redis instance
 // on node server.
 func NewClient(p *sim.Proc, server sim.NodeID, opts Options) *Client {
+	return NewClientFor(p, Topology{Primary: server}, opts)
+}
+
+// NewClientFor returns a lock client for process p that finds Redis through t.
+func NewClientFor(p *sim.Proc, t Topology, opts Options) *Client {
 	return &Client{
-		p:      p,
-		server: server,
-		opts:   opts,
-		id:     fmt.Sprintf("%s:%016x", p.Name(), p.Rand().Uint64()),
-		held:   map[string]*hold{},
+		p:       p,
+		topo:    t,
+		primary: t.Primary,
+		opts:    opts,
+		id:      fmt.Sprintf("%s:%016x", p.Name(), p.Rand().Uint64()),
+		held:    map[string]*hold{},
 	}
 }
 
@@ -54,13 +73,33 @@ func (c *Client) budgetClock() time.Duration {
 	return c.p.Mono()
 }
 
-func (c *Client) call(cmd any) (Reply, error) {
-	r, err := c.p.Call(c.server, cmd, c.opts.RequestTimeout)
-	if err != nil {
-		return Reply{}, fmt.Errorf("redis: %w: %w", backends.ErrUnknown, err)
+func (c *Client) nodeName(id sim.NodeID) string { return c.p.World().Nodes()[id].Name() }
+
+// call sends cmd to the primary from process p and waits at most timeout. A
+// timeout is ErrUnknown; an instance that refused the command (a replica, an
+// instance within its restart delay) gives a plain error: it certainly did not
+// execute it. Either makes a monitored client ask for the primary again.
+func (c *Client) call(p *sim.Proc, cmd any, timeout time.Duration) (Reply, error) {
+	if c.stale && c.topo.HasMonitor {
+		if r, err := p.Call(c.topo.Monitor, GetPrimary{}, c.opts.RequestTimeout); err == nil {
+			c.primary, c.stale = r.(PrimaryIs).Node, false
+		}
 	}
-	return r.(Reply), nil
+	to := c.primary
+	r, err := p.Call(to, cmd, timeout)
+	if err != nil {
+		c.stale = true
+		return Reply{}, fmt.Errorf("redis %s: %w: %w", c.nodeName(to), backends.ErrUnknown, err)
+	}
+	rep := r.(Reply)
+	if rep.Err != "" {
+		c.stale = true
+		return rep, fmt.Errorf("redis %s: %s", c.nodeName(to), rep.Err)
+	}
+	return rep, nil
 }
+
+func (c *Client) do(cmd any) (Reply, error) { return c.call(c.p, cmd, c.opts.RequestTimeout) }
 
 func fenceKey(key string) string { return key + ":fence" }
 
@@ -92,30 +131,25 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		owner = fmt.Sprintf("%s-%d-%08x", c.p.Name(), c.seq, c.p.Rand().Uint32())
 	}
 	start := c.budgetClock()
-	var unknown error
+	var unknown, refused error
 	for attempt := 1; ; attempt++ {
-		sent := c.p.Mono()
-		r, err := c.call(c.acquireCmd(key, owner))
+		lease, err := c.attempt(key, owner)
 		switch {
-		case err != nil:
-			unknown = err
-		case r.OK:
-			lease := backends.Lease{Key: key, Owner: owner, Deadline: sent + c.opts.TTL}
-			if c.opts.Fencing {
-				lease.Token, lease.HasToken = uint64(r.Int), true
-			}
-			if h := c.held[key]; h != nil && !h.released && c.opts.Reentrancy == ReentrancyServer {
-				h.count++
-				h.lease.Deadline = lease.Deadline
-				return h.lease, nil
-			}
-			c.hold(lease)
+		case err == nil:
 			return lease, nil
+		case backends.Unknown(err):
+			unknown = err
+		case err != backends.ErrNotAcquired:
+			refused = err // a refusal, or a WAIT that fell short
 		}
 		elapsed := c.budgetClock() - start
 		if elapsed >= wait {
-			if unknown != nil {
-				return backends.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts, last uncertain: %w", key, attempt, unknown)
+			switch {
+			case unknown != nil:
+				return backends.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts, one uncertain: %w", key, attempt, unknown)
+			case refused != nil:
+				return backends.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts in %v, last: %v: %w",
+					key, attempt, elapsed, refused, backends.ErrNotAcquired)
 			}
 			return backends.Lease{}, fmt.Errorf("redis: acquire %s: held by another client after %d attempts in %v: %w",
 				key, attempt, elapsed, backends.ErrNotAcquired)
@@ -123,6 +157,42 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		backoff := time.Duration(sim.Uniform(c.p.Rand(), 0, int64(c.opts.BackoffMax)))
 		c.p.Sleep(min(backoff, wait-elapsed))
 	}
+}
+
+// attempt makes one acquire attempt: nil with the lease, ErrNotAcquired when
+// the key is held (or WAIT fell short), ErrUnknown on a timeout, another error
+// when the instance refused the command.
+func (c *Client) attempt(key, owner string) (backends.Lease, error) {
+	sent := c.p.Mono()
+	r, err := c.do(c.acquireCmd(key, owner))
+	if err != nil {
+		return backends.Lease{}, err
+	}
+	if !r.OK {
+		return backends.Lease{}, backends.ErrNotAcquired
+	}
+	granter := c.primary
+	lease := backends.Lease{Key: key, Owner: owner, Deadline: sent + c.opts.TTL, Detail: "granted by " + c.nodeName(granter)}
+	if c.opts.Fencing {
+		lease.Token, lease.HasToken = uint64(r.Int), true
+	}
+	if c.opts.Wait > 0 {
+		wr, err := c.call(c.p, Wait{N: c.opts.Wait, Timeout: c.opts.WaitTimeout}, c.opts.RequestTimeout+c.opts.WaitTimeout)
+		if err != nil || !wr.OK {
+			// Not replicated as asked: give the key back and try again.
+			_, _ = c.do(DelIfValue{Key: key, Value: owner})
+			return backends.Lease{}, fmt.Errorf("WAIT %d after SET on %s: %d replica(s) acknowledged (%v): %w",
+				c.opts.Wait, c.nodeName(granter), wr.Int, err, backends.ErrNotAcquired)
+		}
+		lease.Detail += fmt.Sprintf(", WAIT %d: %d replica(s) acknowledged", c.opts.Wait, wr.Int)
+	}
+	if h := c.held[key]; h != nil && !h.released && c.opts.Reentrancy == ReentrancyServer {
+		h.count++
+		h.lease.Deadline = lease.Deadline
+		return h.lease, nil
+	}
+	c.hold(lease)
+	return lease, nil
 }
 
 func (c *Client) hold(l backends.Lease) {
@@ -145,11 +215,11 @@ func (c *Client) watchdog(w *sim.Proc, h *hold) {
 			c.onRenew(lease, false, nil)
 		}
 		sent := w.Mono()
-		r, err := w.Call(c.server, ExpireIfValue{Key: lease.Key, Value: lease.Owner, TTL: c.opts.TTL}, c.opts.RequestTimeout)
+		r, err := c.call(w, ExpireIfValue{Key: lease.Key, Value: lease.Owner, TTL: c.opts.TTL}, c.opts.RequestTimeout)
 		switch {
 		case err != nil:
-			err = fmt.Errorf("redis: renew %s: %w: %w", lease.Key, backends.ErrUnknown, err)
-		case r.(Reply).OK:
+			err = fmt.Errorf("redis: renew %s: %w", lease.Key, err)
+		case r.OK:
 			h.lease.Deadline = sent + c.opts.TTL
 			lease = h.lease
 		default:
@@ -177,7 +247,7 @@ func (c *Client) Release(l backends.Lease) error {
 	}
 	switch {
 	case c.opts.Reentrancy == ReentrancyServer:
-		r, err := c.call(UnholdLock{Key: l.Key, Owner: l.Owner, TTL: c.opts.TTL})
+		r, err := c.do(UnholdLock{Key: l.Key, Owner: l.Owner, TTL: c.opts.TTL})
 		if err != nil {
 			return err
 		}
@@ -192,7 +262,7 @@ func (c *Client) Release(l backends.Lease) error {
 		}
 		return nil
 	case c.opts.Release == ReleaseDel:
-		r, err := c.call(Del{Key: l.Key})
+		r, err := c.do(Del{Key: l.Key})
 		if err != nil {
 			return err
 		}
@@ -201,19 +271,19 @@ func (c *Client) Release(l backends.Lease) error {
 		}
 		return nil
 	case c.opts.Release == ReleaseCheckThenDel:
-		r, err := c.call(Get{Key: l.Key})
+		r, err := c.do(Get{Key: l.Key})
 		if err != nil {
 			return err
 		}
 		if !r.OK || r.Value != l.Owner {
 			return fmt.Errorf("redis: release %s: value is %q, not ours: %w", l.Key, r.Value, backends.ErrNotHeld)
 		}
-		if _, err := c.call(Del{Key: l.Key}); err != nil {
+		if _, err := c.do(Del{Key: l.Key}); err != nil {
 			return err
 		}
 		return nil
 	default:
-		r, err := c.call(DelIfValue{Key: l.Key, Value: l.Owner})
+		r, err := c.do(DelIfValue{Key: l.Key, Value: l.Owner})
 		if err != nil {
 			return err
 		}

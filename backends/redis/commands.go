@@ -53,9 +53,12 @@ type UnholdLock struct {
 
 // Reply answers every command. OK: the command did what was asked (SET happened,
 // key exists, script condition held). Int: an integer result (token, counter,
-// number of keys deleted, remaining holds). Value: a string result (GET).
+// number of keys deleted, remaining holds, replicas that acknowledged). Value: a
+// string result (GET). Err: the instance did not execute the command
+// (ErrReadOnly, ErrRestarting).
 type Reply struct {
 	OK    bool
 	Int   int64
 	Value string
+	Err   string
 }

@@ -1,9 +1,12 @@
 package redis
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/locklab/locklab/internal/opt"
 )
 
 // Release is how a client gives the lock back.
@@ -66,6 +69,24 @@ type Options struct {
 	BackoffMax time.Duration
 	// Persistence of the server: none (default), everysec or always.
 	Persistence Persistence
+	// ExpiryClock is the server clock TTLs follow: wall (default, as Redis
+	// does) or mono.
+	ExpiryClock Clock
+	// RestartDelay makes a server that restarted refuse commands for that long.
+	// Default 0.
+	RestartDelay time.Duration
+	// Replicas is the number of replicas of the primary; with replicas a
+	// sentinel-like monitor promotes one when the primary is down. Default 0.
+	Replicas int
+	// DownAfter is how long the monitor waits, on its own clock, before it
+	// promotes a replica. Default 3 s.
+	DownAfter time.Duration
+	// Wait makes the client send WAIT <Wait> after a successful SET and treat
+	// the grant as failed (releasing it) unless that many replicas acknowledged
+	// it within WaitTimeout. Default 0 (no WAIT).
+	Wait int
+	// WaitTimeout is WAIT's timeout. Default 1 s.
+	WaitTimeout time.Duration
 }
 
 // DefaultOptions returns the documented defaults.
@@ -78,37 +99,49 @@ func DefaultOptions() Options {
 		RequestTimeout: 200 * time.Millisecond,
 		BackoffMax:     100 * time.Millisecond,
 		Persistence:    PersistNone,
+		ExpiryClock:    ClockWall,
+		DownAfter:      3 * time.Second,
+		WaitTimeout:    time.Second,
 	}
+}
+
+// Server is the configuration of the instances the options describe.
+func (o Options) Server() ServerConfig {
+	return ServerConfig{Persistence: o.Persistence, ExpiryClock: o.ExpiryClock, RestartDelay: o.RestartDelay}
 }
 
 // OptionNames lists the keys Set understands, for help texts.
 var OptionNames = []string{"ttl", "release", "watchdog", "fencing", "reentrancy", "budget-clock",
-	"request-timeout", "backoff-max", "persistence"}
+	"request-timeout", "backoff-max", "persistence", "expiry-clock", "restart-delay", "replicas", "down-after",
+	"wait", "wait-timeout"}
 
 // Set sets one option from its textual form (key=value on the command line).
 func (o *Options) Set(key, value string) error {
 	var err error
 	switch key {
 	case "ttl":
-		o.TTL, err = positiveDuration(value)
+		o.TTL, err = opt.PositiveDuration(value)
 	case "release":
-		o.Release, err = oneOf(value, ReleaseLua, ReleaseDel, ReleaseCheckThenDel)
+		o.Release, err = opt.OneOf(value, ReleaseLua, ReleaseDel, ReleaseCheckThenDel)
 	case "watchdog":
 		o.Watchdog, err = strconv.ParseBool(value)
 	case "fencing":
 		o.Fencing, err = strconv.ParseBool(value)
 	case "reentrancy":
-		o.Reentrancy, err = oneOf(value, ReentrancyNone, ReentrancyClient, ReentrancyServer)
+		o.Reentrancy, err = opt.OneOf(value, ReentrancyNone, ReentrancyClient, ReentrancyServer)
 	case "budget-clock":
-		o.BudgetClock, err = oneOf(value, ClockMono, ClockWall)
+		o.BudgetClock, err = opt.OneOf(value, ClockMono, ClockWall)
 	case "request-timeout":
-		o.RequestTimeout, err = positiveDuration(value)
+		o.RequestTimeout, err = opt.PositiveDuration(value)
 	case "backoff-max":
 		o.BackoffMax, err = time.ParseDuration(value)
 	case "persistence":
-		o.Persistence, err = oneOf(value, PersistNone, PersistEverySec, PersistAlways)
+		o.Persistence, err = opt.OneOf(value, PersistNone, PersistEverySec, PersistAlways)
 	default:
-		return fmt.Errorf("redis has no option %q (options: %v)", key, OptionNames)
+		err = o.setReplication(key, value)
+		if errors.Is(err, errUnknownOption) {
+			return fmt.Errorf("redis has no option %q (options: %v)", key, OptionNames)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("redis option %s=%q: %w", key, value, err)
@@ -116,22 +149,34 @@ func (o *Options) Set(key, value string) error {
 	return nil
 }
 
-func positiveDuration(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, err
+var errUnknownOption = errors.New("unknown option")
+
+// setReplication sets the server and replication options.
+func (o *Options) setReplication(key, value string) error {
+	var err error
+	switch key {
+	case "expiry-clock":
+		o.ExpiryClock, err = opt.OneOf(value, ClockWall, ClockMono)
+	case "restart-delay":
+		o.RestartDelay, err = opt.NonNegativeDuration(value)
+	case "replicas":
+		o.Replicas, err = opt.IntIn(value, 0, 9)
+	case "down-after":
+		o.DownAfter, err = opt.PositiveDuration(value)
+	case "wait":
+		o.Wait, err = opt.IntIn(value, 0, 9)
+	case "wait-timeout":
+		o.WaitTimeout, err = opt.PositiveDuration(value)
+	default:
+		return errUnknownOption
 	}
-	if d <= 0 {
-		return 0, fmt.Errorf("must be positive")
-	}
-	return d, nil
+	return err
 }
 
-func oneOf[T ~string](s string, choices ...T) (T, error) {
-	for _, c := range choices {
-		if string(c) == s {
-			return c, nil
-		}
+// Validate reports options that contradict each other.
+func (o Options) Validate() error {
+	if o.Wait > o.Replicas {
+		return fmt.Errorf("redis option wait=%d: only %d replica(s) could acknowledge", o.Wait, o.Replicas)
 	}
-	return "", fmt.Errorf("want one of %v", choices)
+	return nil
 }

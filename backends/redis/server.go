@@ -1,37 +1,102 @@
 package redis
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/locklab/locklab/sim"
 )
 
-// Server is a Redis instance: a keyspace plus persistence. It is a sim.Handler.
-type Server struct {
-	// Persistence decides what survives a crash.
+// Role is what an instance does in a replicated deployment.
+type Role string
+
+// Roles.
+const (
+	RolePrimary Role = "primary"
+	RoleReplica Role = "replica"
+)
+
+// Error replies (Reply.Err) of an instance that does not execute a command.
+const (
+	// ErrReadOnly is a replica's answer to a client command.
+	ErrReadOnly = "READONLY You can't write against a read only replica."
+	// ErrRestarting is the answer of an instance within its restart delay.
+	ErrRestarting = "TRYAGAIN the instance restarted and refuses requests for its restart delay"
+)
+
+// ServerConfig configures one Redis instance. The zero value is a primary
+// without persistence whose TTLs follow its wall clock.
+type ServerConfig struct {
+	// Persistence decides what survives a crash: none (default), everysec, always.
 	Persistence Persistence
-	data        *Keyspace
-	disk        *Keyspace // what a restart recovers
-	dirty       bool
-	// Commands counts the commands served, for reports.
+	// ExpiryClock is the clock TTLs are measured on: wall (default, as Redis
+	// does) or mono (immune to clock jumps).
+	ExpiryClock Clock
+	// RestartDelay makes an instance that restarted after a crash refuse every
+	// command for that long on its monotonic clock (antirez's remedy for locks
+	// lost in a restart: wait one TTL). Default 0.
+	RestartDelay time.Duration
+	// Replica starts the instance as a replica of ReplicaOf.
+	Replica   bool
+	ReplicaOf sim.NodeID
+}
+
+// Server is a Redis instance: a keyspace, persistence, and (when replicated)
+// its part of asynchronous replication. It is a sim.Handler.
+//
+// Durable across a crash: what the persistence mode wrote to disk, and the
+// replication configuration (role, primary, config epoch), as Redis keeps it
+// in its config file. Everything else is volatile.
+type Server struct {
+	cfg   ServerConfig
+	data  *Keyspace
+	disk  *Keyspace // what a restart recovers
+	dirty bool
+	// Commands counts the client commands served, for reports.
 	Commands int
+
+	// durable replication configuration
+	role    Role
+	primary sim.NodeID
+	epoch   uint64
+
+	refuseUntil time.Duration // monotonic; within the restart delay
+	repl        replState
+	acking      bool // a replica's ack timer is running
 }
 
-// NewServer returns an instance with an empty keyspace.
-func NewServer(p Persistence) *Server {
-	if p == "" {
-		p = PersistNone
+// NewServer returns a primary instance with an empty keyspace, the given
+// persistence and wall-clock expiry.
+func NewServer(p Persistence) *Server { return NewServerWith(ServerConfig{Persistence: p}) }
+
+// NewServerWith returns an instance configured by cfg.
+func NewServerWith(cfg ServerConfig) *Server {
+	if cfg.Persistence == "" {
+		cfg.Persistence = PersistNone
 	}
-	return &Server{Persistence: p, data: NewKeyspace(), disk: NewKeyspace()}
+	if cfg.ExpiryClock == "" {
+		cfg.ExpiryClock = ClockWall
+	}
+	s := &Server{cfg: cfg, data: NewKeyspace(), disk: NewKeyspace(), role: RolePrimary}
+	if cfg.Replica {
+		s.role, s.primary = RoleReplica, cfg.ReplicaOf
+	}
+	return s
 }
 
-// Start recovers the keyspace from disk and starts the fsync timer.
+// Start recovers the keyspace from disk, starts the fsync timer and, in a
+// replicated deployment, replication.
 func (s *Server) Start(n *sim.Node) {
 	s.data = s.disk.Clone()
 	s.dirty = false
-	if s.Persistence == PersistEverySec {
+	s.refuseUntil, s.acking = 0, false
+	if n.Incarnation() > 0 && s.cfg.RestartDelay > 0 {
+		s.refuseUntil = n.Mono() + s.cfg.RestartDelay
+	}
+	if s.cfg.Persistence == PersistEverySec {
 		s.scheduleFsync(n)
 	}
+	s.startReplication(n)
 }
 
 func (s *Server) scheduleFsync(n *sim.Node) {
@@ -47,20 +112,58 @@ func (s *Server) scheduleFsync(n *sim.Node) {
 // Crash loses everything that was not persisted; Start will recover the disk.
 func (s *Server) Crash(n *sim.Node) { s.data = nil }
 
-// Receive executes a command and replies.
-func (s *Server) Receive(n *sim.Node, m sim.Message) {
-	r, changed := s.data.Apply(m.Body, n.Wall())
-	s.Commands++
-	if changed {
-		switch s.Persistence {
-		case PersistAlways:
-			s.disk = s.data.Clone()
-		case PersistEverySec:
-			s.dirty = true
-		}
+// now is the server's reading of the clock its TTLs follow.
+func (s *Server) now(n *sim.Node) time.Duration {
+	if s.cfg.ExpiryClock == ClockMono {
+		return n.Mono()
 	}
-	n.Reply(m, r)
+	return n.Wall()
+}
+
+// Receive executes a client command and replies, or handles a replication or
+// monitor message.
+func (s *Server) Receive(n *sim.Node, m sim.Message) {
+	if s.receiveControl(n, m) {
+		return
+	}
+	s.Commands++
+	switch {
+	case n.Mono() < s.refuseUntil:
+		n.Reply(m, Reply{Err: ErrRestarting})
+	case s.role == RoleReplica:
+		n.Reply(m, Reply{Err: ErrReadOnly})
+	default:
+		if w, ok := m.Body.(Wait); ok {
+			s.wait(n, m, w)
+			return
+		}
+		at := s.now(n)
+		r, changed := s.data.Apply(m.Body, at)
+		if changed {
+			s.persist()
+			s.propagate(n, m.From, m.Body, at)
+		}
+		n.Reply(m, r)
+	}
+}
+
+// persist records a change according to the persistence mode.
+func (s *Server) persist() {
+	switch s.cfg.Persistence {
+	case PersistAlways:
+		s.disk = s.data.Clone()
+	case PersistEverySec:
+		s.dirty = true
+	}
 }
 
 // Keyspace exposes the live keyspace (for tests).
 func (s *Server) Keyspace() *Keyspace { return s.data }
+
+// Role is the instance's current role.
+func (s *Server) Role() Role { return s.role }
+
+// String describes the instance's replication state, for tests and logs.
+func (s *Server) String() string {
+	return fmt.Sprintf("%s epoch %d offset %d", s.role, s.epoch, s.repl.offset)
+}

@@ -1,0 +1,187 @@
+package redlock
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/sim"
+)
+
+// Topology is where a client finds the instances.
+type Topology struct {
+	// Instances are the independent Redis instances, in the order the client
+	// asks them.
+	Instances []sim.NodeID
+	// Fence is the external sequencer (token=external).
+	Fence sim.NodeID
+}
+
+// Client is the Redlock client of one process.
+type Client struct {
+	p    *sim.Proc
+	topo Topology
+	opts Options
+}
+
+var _ backends.Lock = (*Client)(nil)
+
+// NewClient returns a Redlock client for process p.
+func NewClient(p *sim.Proc, t Topology, opts Options) *Client {
+	return &Client{p: p, topo: t, opts: opts}
+}
+
+func (c *Client) name(id sim.NodeID) string { return c.p.World().Nodes()[id].Name() }
+
+func (c *Client) clock() time.Duration {
+	if c.opts.ElapsedClock == redis.ClockWall {
+		return c.p.Wall()
+	}
+	return c.p.Mono()
+}
+
+// fanout sends cmd(i) to every instance, in parallel or one after the other,
+// each with the per-instance timeout.
+func (c *Client) fanout(cmd func(i int) any) []sim.Response {
+	n := len(c.topo.Instances)
+	if c.opts.Fanout == FanoutSequential {
+		out := make([]sim.Response, n)
+		for i, id := range c.topo.Instances {
+			out[i].Body, out[i].Err = c.p.Call(id, cmd(i), c.opts.RequestTimeout)
+		}
+		return out
+	}
+	reqs := make([]sim.Request, n)
+	for i, id := range c.topo.Instances {
+		reqs[i] = sim.Request{To: id, Body: cmd(i)}
+	}
+	return c.p.CallAll(reqs, c.opts.RequestTimeout)
+}
+
+// tally is what the instances answered to one round.
+type tally struct {
+	granted []string
+	maxIncr int64
+	others  []string // "redis-d timed out", "redis-e held", ...
+}
+
+func (c *Client) count(rs []sim.Response) tally {
+	var t tally
+	for i, r := range rs {
+		name := c.name(c.topo.Instances[i])
+		switch {
+		case r.Err != nil:
+			t.others = append(t.others, name+" timed out")
+		case r.Body.(redis.Reply).Err != "":
+			t.others = append(t.others, name+" refused")
+		case r.Body.(redis.Reply).OK:
+			t.granted = append(t.granted, name)
+			t.maxIncr = max(t.maxIncr, r.Body.(redis.Reply).Int)
+		default:
+			t.others = append(t.others, name+" held")
+		}
+	}
+	return t
+}
+
+// Acquire runs Redlock: set the key on every instance with a per-instance
+// timeout, succeed iff a majority granted it and some validity is left,
+// otherwise release everywhere and retry after a random delay until wait is
+// spent.
+func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+	start := c.p.Mono()
+	for attempt := 1; ; attempt++ {
+		lease, err := c.attempt(key)
+		if err == nil {
+			return lease, nil
+		}
+		elapsed := c.p.Mono() - start
+		if elapsed >= wait {
+			return backends.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v: %w",
+				key, attempt, elapsed, err, backends.ErrNotAcquired)
+		}
+		c.p.Sleep(min(time.Duration(sim.Uniform(c.p.Rand(), 0, int64(c.opts.BackoffMax))), wait-elapsed))
+	}
+}
+
+// attempt is one round of Redlock.
+func (c *Client) attempt(key string) (backends.Lease, error) {
+	v := c.p.Rand().Uint64()
+	value := fmt.Sprintf("%016x", v)
+	start := c.clock()
+	t := c.count(c.fanout(func(int) any {
+		if c.opts.Token == TokenIncr {
+			return redis.SetNXFence{Key: key, Value: value, FenceKey: key + ":fence", TTL: c.opts.TTL}
+		}
+		return redis.SetNX{Key: key, Value: value, TTL: c.opts.TTL}
+	}))
+	lease := backends.Lease{Key: key, Owner: value, Token: v, HasToken: true}
+	var failure error
+	if len(t.granted) >= c.opts.Quorum() && c.opts.Token == TokenExternal {
+		failure = c.externalToken(&lease)
+	}
+	elapsed := c.clock() - start
+	validity := c.opts.TTL - elapsed - c.opts.Drift()
+	granters := strings.Join(t.granted, ",")
+	if granters == "" {
+		granters = "none"
+	}
+	votes := fmt.Sprintf("%s (%d/%d)", granters, len(t.granted), len(c.topo.Instances))
+	switch {
+	case failure != nil:
+	case len(t.granted) < c.opts.Quorum():
+		failure = fmt.Errorf("granted by %s, quorum %d; %s", votes, c.opts.Quorum(), strings.Join(t.others, ", "))
+	case validity <= 0:
+		failure = fmt.Errorf("granted by %s but no validity left: elapsed %v on the %s clock", votes, elapsed, c.opts.ElapsedClock)
+	}
+	if failure != nil {
+		c.releaseAll(key, value)
+		return backends.Lease{}, failure
+	}
+	if c.opts.Token == TokenIncr {
+		lease.Token = uint64(t.maxIncr)
+	}
+	lease.Deadline = c.p.Mono() + validity
+	lease.Detail = fmt.Sprintf("granted by %s, validity %v", votes, validity.Round(time.Millisecond))
+	if len(t.others) > 0 {
+		lease.Detail += "; " + strings.Join(t.others, ", ")
+	}
+	return lease, nil
+}
+
+// externalToken takes the token from the external sequencer.
+func (c *Client) externalToken(l *backends.Lease) error {
+	r, err := c.p.Call(c.topo.Fence, redis.Incr{Key: l.Key + ":fence"}, c.opts.RequestTimeout)
+	if err != nil {
+		return fmt.Errorf("external token from %s: %w", c.name(c.topo.Fence), err)
+	}
+	l.Token = uint64(r.(redis.Reply).Int)
+	return nil
+}
+
+func (c *Client) releaseAll(key, value string) []sim.Response {
+	return c.fanout(func(int) any { return redis.DelIfValue{Key: key, Value: value} })
+}
+
+// Release deletes the key on every instance where it still has our value.
+func (c *Client) Release(l backends.Lease) error {
+	rs := c.releaseAll(l.Key, l.Owner)
+	released, timedOut := 0, 0
+	for _, r := range rs {
+		switch {
+		case r.Err != nil:
+			timedOut++
+		case r.Body.(redis.Reply).OK:
+			released++
+		}
+	}
+	switch {
+	case released > 0:
+		return nil
+	case timedOut > 0:
+		return fmt.Errorf("redlock: release %s: %d instance(s) timed out, none released: %w", l.Key, timedOut, backends.ErrUnknown)
+	}
+	return fmt.Errorf("redlock: release %s: no instance held it: %w", l.Key, backends.ErrNotHeld)
+}

@@ -1,0 +1,228 @@
+package redlock
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/sim"
+)
+
+// rig is five instances, a sequencer and client nodes on a quiet 1 ms network.
+type rig struct {
+	w     *sim.World
+	inst  []*sim.Node
+	fence *sim.Node
+}
+
+func newRig(o Options) *rig {
+	w := sim.NewWorld(sim.Config{Seed: 1, Link: sim.Link{LatencyMin: time.Millisecond, LatencyMax: time.Millisecond}})
+	r := &rig{w: w}
+	for i := range o.Instances {
+		r.inst = append(r.inst, w.AddNode(InstanceName(i), sim.NodeOptions{Handler: redis.NewServerWith(o.Server())}))
+	}
+	r.fence = w.AddNode(FenceName, sim.NodeOptions{Handler: redis.NewServer(redis.PersistAlways)})
+	return r
+}
+
+func (r *rig) topo() Topology {
+	t := Topology{Fence: r.fence.ID()}
+	for _, n := range r.inst {
+		t.Instances = append(t.Instances, n.ID())
+	}
+	return t
+}
+
+func (r *rig) client(name string, o Options, body func(p *sim.Proc, c *Client)) *sim.Node {
+	n := r.w.AddNode(name, sim.NodeOptions{})
+	n.Spawn(name, func(p *sim.Proc) { body(p, NewClient(p, r.topo(), o)) })
+	return n
+}
+
+// cut blocks both directions between n and the instances named by index.
+func (r *rig) cut(n *sim.Node, idx ...int) {
+	for _, i := range idx {
+		r.w.Network().Block(n, r.inst[i])
+		r.w.Network().Block(r.inst[i], n)
+	}
+}
+
+func TestMajorityGrantsAndValidity(t *testing.T) {
+	for _, fan := range []Fanout{FanoutParallel, FanoutSequential} {
+		t.Run(string(fan), func(t *testing.T) {
+			o := DefaultOptions()
+			o.Fanout = fan
+			r := newRig(o)
+			var got []string
+			c1 := r.client("c1", o, func(p *sim.Proc, c *Client) {
+				l, err := c.Acquire("k", 0)
+				require.NoError(t, err)
+				got = append(got, l.Detail)
+				require.NoError(t, c.Release(l))
+				assert.ErrorIs(t, c.Release(l), backends.ErrUnknown, "d and e might have had the key")
+			})
+			r.cut(c1, 3, 4)
+			r.client("c2", o, func(p *sim.Proc, c *Client) {
+				p.Sleep(time.Second)
+				r.cut(p.Node(), 0, 1, 2)
+				_, err := c.Acquire("k", 0)
+				got = append(got, err.Error())
+			})
+			r.w.Run(5 * time.Second)
+			want := "granted by redis-a,redis-b,redis-c (3/5), validity 9.848s; redis-d timed out, redis-e timed out"
+			if fan == FanoutSequential {
+				want = "granted by redis-a,redis-b,redis-c (3/5), validity 9.792s; redis-d timed out, redis-e timed out"
+			}
+			assert.Equal(t, want, got[0])
+			assert.Contains(t, got[1], "granted by redis-d,redis-e (2/5), quorum 3")
+		})
+	}
+}
+
+// TestClockJumpBreaksTheMajority is redlock-clock-jump: c1 holds on a, b, c;
+// c's wall clock jumps past the TTL; c2 gets c, d, e.
+func TestClockJumpBreaksTheMajority(t *testing.T) {
+	for _, clk := range []redis.Clock{redis.ClockWall, redis.ClockMono} {
+		t.Run("expiry-"+string(clk), func(t *testing.T) {
+			o := DefaultOptions()
+			o.ExpiryClock = clk
+			r := newRig(o)
+			var c1Deadline time.Duration
+			c1 := r.client("c1", o, func(p *sim.Proc, c *Client) {
+				l, err := c.Acquire("k", 0)
+				require.NoError(t, err)
+				c1Deadline = p.Node().TrueTimeAtMono(l.Deadline)
+				r.inst[2].JumpClock(time.Minute)
+			})
+			r.cut(c1, 3, 4)
+			var err2 error
+			var at time.Duration
+			r.client("c2", o, func(p *sim.Proc, c *Client) {
+				p.Sleep(time.Second)
+				_, err2 = c.Acquire("k", 0)
+				at = p.World().Now()
+			})
+			r.w.Run(5 * time.Second)
+			if clk == redis.ClockWall {
+				require.NoError(t, err2)
+				assert.Less(t, at, c1Deadline, "both believe they hold the lock")
+			} else {
+				assert.ErrorIs(t, err2, backends.ErrNotAcquired, "monotonic expiry ignores the jump")
+			}
+		})
+	}
+}
+
+// TestPauseBeforeTheValidityCheck: a client paused after sending its SETs and
+// before reading the replies notices on its monotonic clock; on its wall clock
+// a jump back during the pause hides it.
+func TestPauseBeforeTheValidityCheck(t *testing.T) {
+	for _, clk := range []redis.Clock{redis.ClockMono, redis.ClockWall} {
+		t.Run(string(clk), func(t *testing.T) {
+			o := DefaultOptions()
+			o.ElapsedClock = clk
+			r := newRig(o)
+			var err1 error
+			c1 := r.client("c1", o, func(p *sim.Proc, c *Client) { _, err1 = c.Acquire("k", 0) })
+			r.w.At(100*time.Microsecond, c1.Pause) // the SETs are on their way
+			r.w.At(15*time.Second, func() {
+				c1.JumpClock(-15 * time.Second) // NTP steps the wall clock back
+				c1.Resume()
+			})
+			r.w.Run(20 * time.Second)
+			if clk == redis.ClockMono {
+				assert.ErrorContains(t, err1, "no validity left: elapsed 15s on the mono clock")
+			} else {
+				assert.NoError(t, err1, "the wall clock hid the pause")
+			}
+		})
+	}
+}
+
+func TestRestartDelayKeepsALostKeyFromBeingRegranted(t *testing.T) {
+	for _, delay := range []time.Duration{0, 10 * time.Second} {
+		t.Run(fmt.Sprint("restart-delay=", delay), func(t *testing.T) {
+			o := DefaultOptions()
+			o.RestartDelay = delay
+			r := newRig(o)
+			c1 := r.client("c1", o, func(p *sim.Proc, c *Client) {
+				_, err := c.Acquire("k", 0)
+				require.NoError(t, err)
+			})
+			r.cut(c1, 3, 4)
+			r.w.At(time.Second, r.inst[2].Crash) // no persistence: c1's key on c is gone
+			r.w.At(1100*time.Millisecond, r.inst[2].Restart)
+			var err2 error
+			r.client("c2", o, func(p *sim.Proc, c *Client) {
+				p.Sleep(2 * time.Second)
+				_, err2 = c.Acquire("k", 0)
+			})
+			r.w.Run(5 * time.Second)
+			if delay == 0 {
+				assert.NoError(t, err2)
+			} else {
+				assert.ErrorContains(t, err2, "redis-c refused")
+			}
+		})
+	}
+}
+
+// TestTokens: grants in real-time order, c1 on a, b, c (after a lone grant on
+// a raised a's counter), then c2 on c, d, e. The random value and the
+// per-instance INCR maximum both go backwards; the external sequencer does not.
+func TestTokens(t *testing.T) {
+	for _, src := range []TokenSource{TokenValue, TokenIncr, TokenExternal} {
+		t.Run(string(src), func(t *testing.T) {
+			o := DefaultOptions()
+			o.Token = src
+			r := newRig(o)
+			var tokens []uint64
+			c1 := r.client("c1", o, func(p *sim.Proc, c *Client) {
+				r.cut(p.Node(), 1, 2, 3, 4)
+				for range 3 {
+					_, err := c.Acquire("k", 0) // only a grants: fails, a's counter grows
+					require.Error(t, err)
+				}
+				r.w.Network().Heal()
+				r.cut(p.Node(), 3, 4)
+				l, err := c.Acquire("k", 0)
+				require.NoError(t, err)
+				tokens = append(tokens, l.Token)
+				r.inst[2].JumpClock(time.Minute)
+			})
+			_ = c1
+			r.client("c2", o, func(p *sim.Proc, c *Client) {
+				p.Sleep(time.Second)
+				l, err := c.Acquire("k", 0)
+				require.NoError(t, err)
+				tokens = append(tokens, l.Token)
+			})
+			r.w.Run(5 * time.Second)
+			require.Len(t, tokens, 2)
+			switch src {
+			case TokenIncr:
+				assert.Equal(t, []uint64{4, 2}, tokens, "a's counter ran ahead; c2's majority never saw it")
+			case TokenExternal:
+				assert.Equal(t, []uint64{1, 2}, tokens)
+			default:
+				assert.Greater(t, tokens[0], tokens[1], "seed 1 draws a smaller value for the later grant")
+			}
+		})
+	}
+}
+
+func TestOptionsSet(t *testing.T) {
+	o := DefaultOptions()
+	require.NoError(t, o.Set("instances", "3"))
+	require.NoError(t, o.Set("token", "incr"))
+	assert.Equal(t, 2, o.Quorum())
+	assert.Equal(t, 102*time.Millisecond, o.Drift())
+	assert.ErrorContains(t, o.Set("token", "magic"), "want one of value, incr, external")
+	assert.ErrorContains(t, o.Set("colour", "red"), `no option "colour"`)
+	assert.ErrorContains(t, o.Set("drift-factor", "2"), "0..1")
+}

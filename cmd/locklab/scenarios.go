@@ -1,0 +1,228 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/reports"
+)
+
+func newScenariosCmd() *cobra.Command {
+	var show, variant string
+	cmd := &cobra.Command{
+		Use:   "scenarios",
+		Short: "List the named counterexamples, or print one's fault schedule",
+		Long: `scenarios lists the catalog: one line per scenario with its variants and what it shows.
+With --show NAME it prints the fault schedule of a variant (default: the first) as JSON,
+in the format 'locklab run --nemesis-file' reads, so it can be saved, edited and replayed;
+the run command that goes with it is printed on stderr.`,
+		Example: `  locklab scenarios
+  locklab scenarios --show redis-failover --variant unsafe > failover.json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if show == "" {
+				listScenarios(cmd.OutOrStdout())
+				return nil
+			}
+			return showSchedule(cmd.OutOrStdout(), cmd.ErrOrStderr(), show, variant)
+		},
+	}
+	cmd.Flags().StringVar(&show, "show", "", "print the fault schedule of this scenario")
+	cmd.Flags().StringVar(&variant, "variant", "", "the variant to show (default: the first)")
+	return cmd
+}
+
+func listScenarios(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tVARIANTS\tWHAT IT SHOWS")
+	for _, s := range harness.Catalog() {
+		var names []string
+		for _, v := range s.Variants {
+			names = append(names, v.Name)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, strings.Join(names, ","), s.Doc)
+	}
+	tw.Flush()
+}
+
+// findVariant looks a variant up, as a usage error when it does not exist.
+func findVariant(name, variant string) (harness.Scenario, harness.Variant, error) {
+	s, err := harness.FindScenario(name)
+	if err != nil {
+		return s, harness.Variant{}, usageError{err}
+	}
+	v, err := s.FindVariant(variant)
+	if err != nil {
+		return s, v, usageError{err}
+	}
+	return s, v, nil
+}
+
+func showSchedule(out, errOut io.Writer, name, variant string) error {
+	_, v, err := findVariant(name, variant)
+	if err != nil {
+		return err
+	}
+	t := v.Test.WithDefaults()
+	sched := nemesis.Schedule{Faults: []nemesis.Fault{}}
+	if t.Schedule != nil {
+		sched = *t.Schedule
+	}
+	if _, err := out.Write(sched.JSON()); err != nil {
+		return err
+	}
+	fmt.Fprintf(errOut, "# %s / %s: %s\n# run it: %s --nemesis-file FILE\n", name, v.Name, v.Doc,
+		strings.Join(append([]string{"locklab", "run"}, t.Args()...), " "))
+	return nil
+}
+
+type reproFlags struct {
+	variant, out string
+	all, verbose bool
+}
+
+func newReproCmd() *cobra.Command {
+	var f reproFlags
+	cmd := &cobra.Command{
+		Use:   "repro NAME",
+		Short: "Run a named scenario and compare its verdicts with what it must show",
+		Long: `repro runs a scenario variant (default: the first; --all: every variant), prints each
+check's verdict next to the expected one, the story of the run (faults, who held the lock
+when, with which grant and token, what the storage did), and MATCH or MISMATCH. Each run
+is written to a run directory (default runs/repro/NAME/VARIANT) with the command that
+replays it.
+
+Exit codes: 0 every variant matched; 1 a variant did not match its expectation;
+2 usage error; 4 the harness crashed.`,
+		Example: `  locklab repro redlock-clock-jump --variant unsafe
+  locklab repro redis-failover --all`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runRepro(cmd.OutOrStdout(), args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.variant, "variant", "", "the variant to run (default: the first)")
+	fl.BoolVar(&f.all, "all", false, "run every variant")
+	fl.StringVar(&f.out, "out", filepath.Join("runs", "repro"), "base directory of the run directories")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print the checks' counterexamples in full")
+	return cmd
+}
+
+func runRepro(out io.Writer, name string, f reproFlags) error {
+	s, v, err := findVariant(name, f.variant)
+	if err != nil {
+		return err
+	}
+	variants := []harness.Variant{v}
+	if f.all {
+		if f.variant != "" {
+			return usage("--all and --variant exclude each other")
+		}
+		variants = s.Variants
+	}
+	mismatches := 0
+	for _, v := range variants {
+		o, err := harness.Repro(v)
+		if err != nil {
+			if errors.Is(err, harness.ErrCrash) {
+				return err
+			}
+			return usageError{err}
+		}
+		if err := printOutcome(out, s, o, filepath.Join(f.out, s.Name, v.Name), f.verbose); err != nil {
+			return err
+		}
+		if !o.Match() {
+			mismatches++
+		}
+	}
+	if f.all {
+		fmt.Fprintf(out, "%s: %d of %d variants matched\n", s.Name, len(variants)-mismatches, len(variants))
+	}
+	if mismatches > 0 {
+		return exitError{harness.ExitInvalid}
+	}
+	return nil
+}
+
+func printOutcome(out io.Writer, s harness.Scenario, o harness.Outcome, dir string, verbose bool) error {
+	v, r := o.Variant, o.Result
+	command := replayCommand(r.Test, scheduleFile(r.Test), dir)
+	run := r.Report(command)
+	story := harness.Story(r)
+	run.Attachments = append(run.Attachments, reports.Attachment{Name: "story.txt", Label: "story",
+		Write: func(w io.Writer) error { _, err := io.WriteString(w, strings.Join(story, "\n")+"\n"); return err }})
+	if err := reports.WriteDir(dir, run); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "== %s / %s\n%s\nreplay: %s\n\n", s.Name, v.Name, v.Doc, command)
+	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  CHECK\tEXPECTED\tGOT\t")
+	for _, vd := range r.Verdicts {
+		want, asserted := v.Expect[vd.Check]
+		mark := ""
+		switch {
+		case !asserted:
+			want, mark = "-", ""
+		case want == vd.Result:
+			mark = "ok"
+		default:
+			mark = "MISMATCH"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", vd.Check, want, strings.ToUpper(string(vd.Result)), mark)
+	}
+	if v.Assert != nil {
+		mark := "ok"
+		if err := v.Assert(r); err != nil {
+			mark = "MISMATCH"
+		}
+		fmt.Fprintf(tw, "  (assertion)\tholds\t\t%s\n", mark)
+	}
+	tw.Flush()
+	for _, vd := range r.Verdicts {
+		if vd.Result != models.Valid {
+			fmt.Fprintf(out, "  %s: %s\n", vd.Check, vd.Reason)
+		}
+		if vd.Counterexample == nil {
+			continue
+		}
+		for i, line := range vd.Counterexample.Explanation {
+			if i == 4 && !verbose {
+				fmt.Fprintf(out, "      ... (%d more lines with -v)\n", len(vd.Counterexample.Explanation)-i)
+				break
+			}
+			fmt.Fprintf(out, "      %s\n", line)
+		}
+	}
+	fmt.Fprintln(out, "\nstory:")
+	for _, line := range story {
+		fmt.Fprintf(out, "  %s\n", line)
+	}
+	if o.Match() {
+		fmt.Fprintf(out, "\nMATCH  (run directory: %s)\n\n", dir)
+		return nil
+	}
+	fmt.Fprintln(out, "\nMISMATCH:")
+	for _, m := range o.Mismatches {
+		fmt.Fprintf(out, "  %s\n", m)
+	}
+	fmt.Fprintf(out, "(run directory: %s)\n\n", dir)
+	return nil
+}
+
+// scheduleFile is non-empty when the test's schedule is replayed from the run
+// directory's copy.
+func scheduleFile(t harness.Test) string {
+	if t.Schedule != nil {
+		return reports.ScheduleFile
+	}
+	return ""
+}

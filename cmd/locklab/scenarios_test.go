@@ -1,0 +1,85 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/reports"
+)
+
+func TestScenariosListsTheCatalog(t *testing.T) {
+	code, stdout, _ := capture(t, "scenarios")
+	require.Equal(t, harness.ExitValid, code)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	assert.Len(t, lines, len(harness.Catalog())+1, "a header and one line per scenario")
+	for _, name := range []string{"control-no-lock", "baseline-redis", "baseline-redlock", "kleppmann-gc-pause",
+		"kleppmann-network-delay", "redlock-clock-jump", "redlock-gc-pause", "redis-failover", "redis-del-unlock", "stock-oversell"} {
+		assert.Contains(t, stdout, "\n"+name+" ", "missing %s", name)
+	}
+}
+
+func TestScenariosShowPrintsARunnableSchedule(t *testing.T) {
+	code, stdout, stderr := capture(t, "scenarios", "--show", "redis-failover", "--variant", "unsafe")
+	require.Equal(t, harness.ExitValid, code, stderr)
+	s, err := nemesis.Parse([]byte(stdout), "stdout")
+	require.NoError(t, err)
+	assert.Equal(t, "primary", s.Faults[1].Targets[0], "targets are named and resolved when the fault starts")
+	assert.Contains(t, stderr, "# run it: locklab run --system redis")
+
+	code, _, stderr = capture(t, "scenarios", "--show", "nope")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, `unknown scenario "nope"`)
+	code, _, stderr = capture(t, "scenarios", "--show", "redis-failover", "--variant", "weird")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, `no variant "weird"`)
+}
+
+func TestReproPrintsVerdictsStoryAndMatch(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, _ := capture(t, "repro", "redlock-clock-jump", "--all", "--out", dir)
+	require.Equal(t, harness.ExitValid, code, stdout)
+	assert.Equal(t, 3, strings.Count(stdout, "\nMATCH"))
+	assert.Contains(t, stdout, "critical-sections  invalid   INVALID  ok")
+	assert.Contains(t, stdout, "clock-jump on redis-c")
+	assert.Contains(t, stdout, "c2 acquired it at")
+	assert.Contains(t, stdout, "granted by redis-c,redis-d,redis-e (3/5)")
+	assert.Contains(t, stdout, "redlock-clock-jump: 3 of 3 variants matched")
+	for _, f := range []string{reports.HistoryFile, reports.ScheduleFile, "story.txt"} {
+		assert.FileExists(t, filepath.Join(dir, "redlock-clock-jump", "unsafe", f))
+	}
+}
+
+func TestReproExitsOneOnMismatch(t *testing.T) {
+	// The control's expectation holds; make a test that cannot: repro a
+	// variant whose run is cut to nothing.
+	code, stdout, _ := capture(t, "repro", "control-no-lock", "--out", t.TempDir())
+	assert.Equal(t, harness.ExitValid, code, stdout)
+	code, _, stderr := capture(t, "repro", "redis-failover", "--all", "--variant", "unsafe")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, "exclude each other")
+}
+
+// TestHandEditedSchedule: the schedule printed by --show, edited by hand (the
+// clock of redis-b jumps instead of redis-c's), runs without recompiling and
+// still breaks Redlock — client 2 now gets b, d and e.
+func TestHandEditedSchedule(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, _ := capture(t, "scenarios", "--show", "redlock-clock-jump")
+	require.Equal(t, harness.ExitValid, code)
+	edited := strings.Replace(stdout, `"redis-c"`, `"redis-b"`, 1)
+	require.NotEqual(t, stdout, edited)
+	file := filepath.Join(dir, "jump-b.json")
+	require.NoError(t, os.WriteFile(file, []byte(edited), 0o644))
+	code, stdout, _ = capture(t, "run", "--system", "redlock", "-w", "hold=1s", "--clients", "2", "--time", "20s",
+		"--seed", "1", "--nemesis-file", file, "--out", filepath.Join(dir, "r"))
+	assert.Equal(t, harness.ExitInvalid, code, stdout)
+	assert.Contains(t, stdout, "start clock-jump targets=[redis-b]")
+	assert.Contains(t, stdout, "mutual-exclusion   INVALID")
+}

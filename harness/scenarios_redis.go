@@ -1,0 +1,108 @@
+package harness
+
+import (
+	"time"
+
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
+)
+
+func init() { registerScenarios(redisScenarios) }
+
+// redisScenarios are the Redis family's counterexamples: Kleppmann's pause and
+// delay, failover with and without WAIT, DEL as unlock, and the overselling shop.
+func redisScenarios() []Scenario {
+	gcPause := Test{System: "redis", Clients: 2, Seed: 1, Time: 30 * time.Second,
+		Schedule: schedule(pauseAfter("c1", "read", 15*time.Second))}
+	netDelay := Test{System: "redis", Clients: 2, Seed: 1, Time: 30 * time.Second,
+		Schedule: schedule(delayNextWrite("c1", 15*time.Second))}
+	stock := Test{System: "redis", Workload: "stock", Clients: 2, Seed: 1, Time: 30 * time.Second,
+		Schedule: schedule(pauseAfter("c1", "read", 15*time.Second))}
+	return []Scenario{
+		{
+			Name: "kleppmann-gc-pause",
+			Doc:  "client 1 pauses (GC) right after it read under the lock, longer than the lease; client 2 takes the lock and writes; client 1 resumes and writes",
+			Variants: []Variant{
+				{Name: "redis-unsafe", Doc: "Redis, unfenced storage: client 1's stale write lands",
+					Test: gcPause, Expect: expect(models.Invalid, models.Invalid)},
+				{Name: "redis-fixed", Doc: "Redis with INCR fencing tokens, fenced storage: client 1's stale write is rejected (the overlap remains: the lock cannot prevent it)",
+					Test: fenced(gcPause, "fencing", "true"), Expect: expect(models.Valid, models.Invalid), Assert: writesRejected(1)},
+			},
+		},
+		{
+			Name: "kleppmann-network-delay",
+			Doc:  "client 1's write to the storage is delayed in the network beyond the lease; it gives up on it and releases, and the write lands later over newer data",
+			Variants: []Variant{
+				{Name: "redis-unsafe", Doc: "Redis, unfenced storage: the late write overwrites newer data (the clients' beliefs never overlapped: the message outlived the lease)",
+					Test: netDelay, Expect: expect(models.Invalid, models.Valid)},
+				{Name: "redis-fixed", Doc: "Redis with INCR fencing tokens, fenced storage: the late write is rejected",
+					Test: fenced(netDelay, "fencing", "true"), Expect: expect(models.Valid, models.Valid)},
+			},
+		},
+		redisFailover(),
+		{
+			Name: "redis-del-unlock",
+			Doc:  "client 1's lease expires while it is paused before its release; another client takes the lock; client 1 releases with plain DEL and deletes that client's lock; a third client takes it while the second still holds it",
+			Variants: []Variant{
+				{Name: "unsafe", Doc: "release del: the DEL frees a lock client 1 no longer holds",
+					Test: delUnlock("del"), Expect: expect(models.Invalid, models.Invalid), Assert: overlapWithout("c1")},
+				{Name: "fixed", Doc: "release lua (compare-and-delete): client 1's release finds another value and deletes nothing",
+					Test: delUnlock("lua"), Expect: expect(models.Valid, models.Valid)},
+			},
+		},
+		{
+			Name: "stock-oversell",
+			Doc:  "a shop with 4 items; buyer 1 wants 3, buyer 2 wants 2; buyer 1 pauses after reading the stock level, past its lease",
+			Variants: []Variant{
+				{Name: "unsafe", Doc: "Redis, unfenced storage: both buyers read 4 and both purchases go through — 5 items sold of 4",
+					Test: stock, Expect: expect(models.Invalid, models.Invalid), Assert: oversold(true)},
+				{Name: "fixed", Doc: "Redis with INCR fencing tokens, fenced storage: buyer 1's stale purchase is rejected; it retries, finds 2 left and gives up",
+					Test: fenced(stock, "fencing", "true"), Expect: expect(models.Valid, models.Invalid), Assert: oversold(false)},
+			},
+		},
+	}
+}
+
+// delUnlock: client 1 is paused right after its first write, past its 5 s
+// lease, and releases when it resumes; c2 and c3 hold the lock 1.5 s at a time.
+func delUnlock(release string) Test {
+	return Test{System: "redis", Clients: 3, Seed: 1, Time: 15 * time.Second,
+		SystemOptions:   map[string]string{"ttl": "5s", "release": release},
+		WorkloadOptions: map[string]string{"hold": "1500ms"},
+		Schedule:        schedule(pauseAfter("c1", "write", 6*time.Second))}
+}
+
+// redisFailover: a primary, two replicas and a monitor (down-after 2 s);
+// clients hold the lock 4 s. Replication lags by 5 ms (all traffic from the
+// primary to the replicas, snapshots included); the primary is cut off right
+// after client 1's acquire returned, which drops what was in flight.
+func redisFailover() Scenario {
+	base := Test{System: "redis", Clients: 2, Seed: 1, Time: 30 * time.Second,
+		SystemOptions:   map[string]string{"replicas": "2", "down-after": "2s"},
+		WorkloadOptions: map[string]string{"hold": "4s"}}
+	lag := func(to string, d time.Duration) nemesis.Fault {
+		return nemesis.Fault{Kind: nemesis.Delay, From: []string{"redis"}, To: []string{to}, Amount: nemesis.Duration(d)}
+	}
+	isolated := base
+	isolated.Schedule = schedule(lag("replicas", 5*time.Millisecond),
+		nemesis.Fault{Kind: nemesis.Partition, Targets: []string{"primary"}, Duration: nemesis.Duration(10 * time.Second), After: after("c1", "acquire")})
+	withWait := isolated
+	withWait.SystemOptions = withOpts(base.SystemOptions, "wait", "1")
+	split := base
+	split.SystemOptions = withOpts(base.SystemOptions, "wait", "1", "replicas", "3")
+	split.Schedule = schedule(lag("replica2", 5*time.Millisecond), lag("replica3", 5*time.Millisecond),
+		nemesis.Fault{Kind: nemesis.Partition, Groups: [][]string{{"redis", "replica1"}, {"sentinel", "replica2", "replica3", "c1", "c2", "storage"}},
+			Duration: nemesis.Duration(10 * time.Second), After: after("c1", "acquire")})
+	return Scenario{
+		Name: "redis-failover",
+		Doc:  "client 1's SET is acknowledged by the primary, which is cut off before replicating it; the monitor promotes a replica that never had the lock; client 2 takes it",
+		Variants: []Variant{
+			{Name: "unsafe", Doc: "asynchronous replication (lagging 5 ms): the promoted replica never saw client 1's lock",
+				Test: isolated, Expect: expect(models.Invalid, models.Invalid), Assert: failedOver},
+			{Name: "fixed-wait", Doc: "WAIT 1 after SET: client 1's acquire returns only once a replica has the lock, so the promoted replica refuses client 2 (same schedule)",
+				Test: withWait, Expect: expect(models.Valid, models.Valid), Assert: failedOver},
+			{Name: "unsafe-wait", Doc: "WAIT 1 narrows the window but does not close it: with three replicas, replica1 acknowledged, then the primary and replica1 are cut off together and the monitor promotes a lagging replica",
+				Test: split, Expect: expect(models.Invalid, models.Invalid), Assert: failedOver},
+		},
+	}
+}

@@ -1,0 +1,53 @@
+package harness
+
+import (
+	"slices"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/backends/redlock"
+	"github.com/locklab/locklab/sim"
+)
+
+func init() {
+	registerSystem(System{
+		Name: "redlock",
+		Doc: "Redlock over N independent Redis instances (redis-a, redis-b, ...): majority, validity check, " +
+			"tokens value|incr|external, restart-delay",
+		Options: redlock.OptionNames,
+		Deploy:  deployRedlock,
+	})
+}
+
+// deployRedlock adds the instances redis-a, redis-b, ... and, for
+// token=external, the sequencer "fence" (assumed correct: not a target of
+// random faults). Schedules may name "instances" (all of them).
+func deployRedlock(w *sim.World, opts map[string]string) (Deployment, error) {
+	o := redlock.DefaultOptions()
+	for _, k := range sortedKeys(opts) {
+		if err := o.Set(k, opts[k]); err != nil {
+			return Deployment{}, err
+		}
+	}
+	var instances []*sim.Node
+	topo := redlock.Topology{}
+	for i := range o.Instances {
+		n := w.AddNode(redlock.InstanceName(i), sim.NodeOptions{Handler: redis.NewServerWith(o.Server())})
+		instances = append(instances, n)
+		topo.Instances = append(topo.Instances, n.ID())
+	}
+	if o.Token == redlock.TokenExternal {
+		topo.Fence = w.AddNode(redlock.FenceName, sim.NodeOptions{Handler: redis.NewServer(redis.PersistAlways)}).ID()
+	}
+	return Deployment{
+		Servers:   instances,
+		NewLock:   func(p *sim.Proc) backends.Lock { return redlock.NewClient(p, topo, o) },
+		HasTokens: true,
+		Resolve: func(name string) ([]*sim.Node, bool) {
+			if name == "instances" {
+				return slices.Clone(instances), true
+			}
+			return nil, false
+		},
+	}, nil
+}
