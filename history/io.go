@@ -20,14 +20,27 @@ type Header struct {
 // Write writes a header and the events as JSON Lines.
 func Write(w io.Writer, events []Event) error {
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(Header{Format: FormatName, Version: Version}); err != nil {
 		return fmt.Errorf("write history header: %w", err)
 	}
+	if _, err := bw.Write(line.Bytes()); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	line.Reset()
 	for _, e := range events {
 		if err := enc.Encode(e); err != nil {
 			return fmt.Errorf("write history event %d: %w", e.Index, err)
 		}
+		if line.Len() >= MaxLineBytes {
+			return fmt.Errorf("write history event %d: %w (%d bytes)", e.Index, ErrLineTooLong, line.Len())
+		}
+		if _, err := bw.Write(line.Bytes()); err != nil {
+			return fmt.Errorf("write history: %w", err)
+		}
+		line.Reset()
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write history: %w", err)
@@ -56,6 +69,10 @@ func ReadFile(path string) ([]Event, error) {
 
 // MaxLineBytes bounds one line of a history file.
 const MaxLineBytes = 1 << 20
+
+// ErrLineTooLong is returned by Write for an event whose line would be longer
+// than MaxLineBytes (Read would refuse it).
+var ErrLineTooLong = errors.New("event is longer than the line limit")
 
 // Read reads and validates a history from r; name is used in error messages.
 func Read(r io.Reader, name string) ([]Event, error) {
