@@ -164,6 +164,16 @@ func Overlaps(hs []Holding) []Overlap {
 	return out
 }
 
+// Applies reports whether some acquire succeeded.
+func (MutualExclusion) Applies(events []history.Event) (bool, string) {
+	for _, e := range events {
+		if e.F == history.FAcquire && e.Type == history.OK {
+			return true, ""
+		}
+	}
+	return false, "no acquire succeeded: nobody held a lock"
+}
+
 // Check reports every overlap.
 func (c MutualExclusion) Check(events []history.Event) Verdict {
 	hs := Holdings(events)
@@ -195,7 +205,8 @@ func (c MutualExclusion) Check(events []history.Event) Verdict {
 		cx.Explanation = append(cx.Explanation, describeOverlap(o))
 		if i == 0 {
 			cx.Events = overlapEvents(events, o)
-			for _, f := range faultsDuring(events, o.A.Start, o.End, o.A.Node, o.B.Node) {
+			cx.Faults = faultsDuring(events, o.A.Start, o.End, o.A.Node, o.B.Node)
+			for _, f := range cx.Faults {
 				cx.Explanation = append(cx.Explanation, "  during fault: "+f.String())
 			}
 		}
