@@ -82,6 +82,9 @@ func TestReadRejectsMalformedInputWithFileAndLine(t *testing.T) {
 		{"negative process op", `{"time":0,"process":-1,"type":"invoke","f":"read"}`, 1, "negative process"},
 		{"future version", `{"format":"locklab-history","version":9}`, 1, "version 9 is not supported"},
 		{"wrong format", `{"format":"jepsen","version":1}`, 1, `header format "jepsen"`},
+		{"field name in another case", `{"Time":0,"process":0,"type":"invoke","f":"read"}`, 1, `field "Time": field names are lower case ("time")`},
+		{"field given twice", `{"time":0,"time":5,"process":0,"type":"invoke","f":"read"}`, 1, `field "time" appears twice`},
+		{"header field in another case", `{"format":"locklab-history","Version":1}`, 1, `field names are lower case`},
 		{"blank line inside", inv + "\n" + `{"time":6,"process":0,"type":"ok","f":"acquire"}`, 2, "blank line"},
 	}
 	for _, tc := range tests {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -98,6 +100,9 @@ func Read(r io.Reader, name string) ([]Event, error) {
 		}
 		if line == 1 && isHeader(raw) {
 			var h Header
+			if err := checkKeys(raw, headerKeys); err != nil {
+				return nil, fail("bad header: %v", err)
+			}
 			if err := strictUnmarshal(raw, &h); err != nil {
 				return nil, fail("bad header: %v", err)
 			}
@@ -171,6 +176,9 @@ func decodeEvent(raw []byte) (Event, bool, error) {
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		return Event{}, false, fmt.Errorf("not a JSON event: %v", cleanJSONError(err))
 	}
+	if err := checkKeys(raw, eventKeys); err != nil {
+		return Event{}, false, err
+	}
 	for _, req := range []struct {
 		name string
 		ok   bool
@@ -183,5 +191,57 @@ func decodeEvent(raw []byte) (Event, bool, error) {
 	if err := strictUnmarshal(raw, &e); err != nil {
 		return Event{}, false, err
 	}
+	if len(e.Targets) == 0 {
+		e.Targets = nil // "targets":[] and no targets are the same
+	}
 	return e, probe.Index != nil, nil
+}
+
+// eventKeys are the field names of an event line.
+var eventKeys = jsonKeys(reflect.TypeFor[Event]())
+
+// headerKeys are the field names of the header line.
+var headerKeys = jsonKeys(reflect.TypeFor[Header]())
+
+func jsonKeys(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	return out
+}
+
+// checkKeys rejects what encoding/json would quietly accept: a field name in
+// another case ("Time") and a field given twice. raw is a JSON object.
+func checkKeys(raw []byte, known []string) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil // not an object: the decoder reports it
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return fmt.Errorf("field %q appears twice", key)
+		}
+		seen[key] = true
+		if !slices.Contains(known, key) {
+			for _, k := range known {
+				if strings.EqualFold(k, key) {
+					return fmt.Errorf("field %q: field names are lower case (%q)", key, k)
+				}
+			}
+			return fmt.Errorf("unknown field %q", key)
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
 }

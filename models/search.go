@@ -120,10 +120,10 @@ type batch struct {
 func cutBatches(ops []linOp) []batch {
 	var out []batch
 	var cur []linOp
-	x := -1                       // index in cur of the last finite operation, if it is alone
-	maxRet := int64(-1)           // max return of the finite operations in cur
-	holdUntil := int64(-1)        // cuts must wait until after this index
-	lastHeldCall := int64(-1)     // call of the last open operation that holds cuts
+	x := -1                   // index in cur of the last finite operation, if it is alone
+	maxRet := int64(-1)       // max return of the finite operations in cur
+	holdUntil := int64(-1)    // cuts must wait until after this index
+	lastHeldCall := int64(-1) // call of the last open operation that holds cuts
 	for _, o := range ops {
 		if x >= 0 && len(cur) >= batchTarget && cur[x].forcing && maxRet < o.call && holdUntil < o.call &&
 			cur[x].call > lastHeldCall {
