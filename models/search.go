@@ -56,11 +56,8 @@ func (b Budget) String() string {
 //
 // Call and ret are history indexes. An open operation may take effect at any
 // time after its call, or never (an indeterminate outcome); its return is the
-// end of the batch it is searched in. An open operation with until < 0 is
-// absorbed into the model state once linearized (the state remembers that its
-// effect may still come), so it never holds a cut back; otherwise it holds
-// back every cut until the history index until, after which it can no longer
-// matter.
+// end of the batch it is searched in, and it holds back every cut until the
+// history index until, after which it can no longer matter.
 type linOp struct {
 	call, ret int64
 	open      bool
@@ -102,7 +99,7 @@ type keyOutcome struct {
 // batchTarget is the size from which a batch is cut at the next quiescent
 // point. Small batches keep Porcupine's memo (one bitset of the batch's size
 // per state visited) small; the exact size hardly matters.
-const batchTarget = 128
+var batchTarget = 128
 
 // batch is a run of operations between two cuts; last is the forcing operation
 // that ends it (nil for the final batch).
@@ -133,10 +130,8 @@ func cutBatches(ops []linOp) []batch {
 		}
 		cur = append(cur, o)
 		if o.open {
-			if o.until >= 0 {
-				holdUntil = max(holdUntil, o.until)
-				lastHeldCall = max(lastHeldCall, o.call)
-			}
+			holdUntil = max(holdUntil, o.until)
+			lastHeldCall = max(lastHeldCall, o.call)
 			continue
 		}
 		x = -1

@@ -239,8 +239,7 @@ func (s *section) linOps() []linOp {
 		return []linOp{{call: int64(r.inv.Index), ret: int64(s.write.comp.Index), forcing: true, client: client,
 			input: secStep{kind: stepUpdate, from: s.from, to: s.to, sec: s}}}
 	case unsure:
-		return []linOp{observe, {call: int64(s.write.inv.Index), open: true, until: -1, client: client,
-			input: secStep{kind: stepMaybe, from: s.from, to: s.to, sec: s}}}
+		return []linOp{observe, maybe(s.write, client, secStep{kind: stepMaybe, from: s.from, to: s.to, sec: s})}
 	}
 	return []linOp{observe}
 }
@@ -260,8 +259,17 @@ func (s *section) blindOps(client int) []linOp {
 		return []linOp{{call: int64(w.inv.Index), open: true, until: math.MaxInt64, client: client,
 			input: secStep{kind: stepMaybeAppend, x: s.x, sec: s}}}
 	}
-	return []linOp{{call: int64(w.inv.Index), open: true, until: -1, client: client,
-		input: secStep{kind: stepMaybe, anyFrom: true, to: s.to, sec: s}}}
+	return []linOp{maybe(w, client, secStep{kind: stepMaybe, anyFrom: true, to: s.to, sec: s})}
+}
+
+// maybe is the operation of a write of unknown outcome: a rule that may fire
+// from the write's invocation on. The model is monotone in its rules (a rule
+// added earlier never makes a later operation illegal, and it can fire at any
+// later point), so adding it at the invocation itself loses nothing: the
+// operation is the point [call, call], which spares the search from trying
+// every later placement.
+func maybe(w *op, client int, in secStep) linOp {
+	return linOp{call: int64(w.inv.Index), ret: int64(w.inv.Index), client: client, input: in}
 }
 
 // noun names the resource of key in descriptions.
