@@ -165,6 +165,10 @@ func BenchmarkLease100kValid(b *testing.B) {
 	benchCheck(b, LockService{Leases: true}, bench100kValid.events(), Valid)
 }
 
+func BenchmarkLease100kInvalid(b *testing.B) {
+	benchCheck(b, LockService{Leases: true}, bench100kInvalid.events(), Invalid)
+}
+
 func BenchmarkMutualExclusion100kValid(b *testing.B) {
 	benchCheck(b, MutualExclusion{}, bench100kValid.events(), Valid)
 }

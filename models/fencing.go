@@ -116,10 +116,23 @@ func describeToken(what string, s tokenState) string {
 	return fmt.Sprintf("highest token %s: %d", what, s.last)
 }
 
+// tokenSpec: tokens must rise along any legal order, so an operation with a
+// lower token than x precedes it and one with a higher token follows it (equal
+// tokens: the state after the batch is the same either way, or the history is
+// illegal either way).
 func tokenSpec(what string) searchSpec {
-	return searchSpec{model: tokenModel(what), settle: func(_ any, _ []linOp, last linOp) any {
-		return tokenState{seen: true, last: last.input.(tokenOp).token}
-	}}
+	return searchSpec{
+		model: tokenModel(what),
+		settle: func(_ any, _ []linOp, last linOp) any {
+			return tokenState{seen: true, last: last.input.(tokenOp).token}
+		},
+		order: func(x, y linOp) int {
+			if y.input.(tokenOp).token > x.input.(tokenOp).token {
+				return 1
+			}
+			return -1
+		},
+	}
 }
 
 // grantsByKey are the distinct grants with a token, per lock key.

@@ -113,7 +113,7 @@ func (c Availability) Check(events []history.Event) Verdict {
 	}
 	end := events[len(events)-1].Time
 	faults := excusingFaults(events, end)
-	stalls := findStalls(events, ops, faults, end)
+	stalls, fill := findStalls(events, ops, faults, end)
 	recoveries := findRecoveries(ops, faults, end)
 	share := float64(succeeded) / float64(attempts)
 	v := Verdict{Result: Valid, Stats: map[string]float64{
@@ -143,6 +143,7 @@ func (c Availability) Check(events []history.Event) Verdict {
 	var problems []string
 	var cx *Counterexample
 	if longest != nil && longest.Length() > c.StallMax {
+		fill(longest)
 		problems = append(problems, fmt.Sprintf("clients waited %s for %q while nobody held it and no fault was active (limit %v)",
 			ms(longest.Length()), longest.Key, c.StallMax))
 		cx = describeStall(*longest)
@@ -202,8 +203,9 @@ func excusingFaults(events []history.Event, end int64) []faultWindow {
 }
 
 // findStalls sweeps each key's wants, holdings and the fault windows for
-// times when clients wanted the lock, nobody held it and no fault was active.
-func findStalls(events []history.Event, ops []op, faults []faultWindow, end int64) []Stall {
+// times when clients wanted the lock, nobody held it and no fault was active;
+// fill adds to a stall the attempts that waited and the holding before it.
+func findStalls(events []history.Event, ops []op, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
 	holdings := map[string][]Holding{}
 	for _, h := range crashAware(Holdings(events), faults) {
 		holdings[h.Key] = append(holdings[h.Key], h)
@@ -217,7 +219,10 @@ func findStalls(events []history.Event, ops []op, faults []faultWindow, end int6
 		out = append(out, keyStalls(k, wants[k], holdings[k], faults, end)...)
 	}
 	slices.SortStableFunc(out, func(a, b Stall) int { return cmp.Compare(a.Start, b.Start) })
-	return out
+	return out, func(s *Stall) {
+		s.Waiting = waitersAt(wants[s.Key], s.Start, s.End)
+		s.Before = lastBefore(holdings[s.Key], s.Start)
+	}
 }
 
 // want is a client wanting a lock: from its first attempt until an attempt
@@ -311,10 +316,6 @@ func keyStalls(key string, wants []want, hs []Holding, faults []faultWindow, end
 	if cur != nil {
 		cur.End = end
 		out = append(out, *cur)
-	}
-	for i := range out {
-		out[i].Waiting = waitersAt(wants, out[i].Start, out[i].End)
-		out[i].Before = lastBefore(hs, out[i].Start)
 	}
 	return out
 }

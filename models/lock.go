@@ -120,6 +120,9 @@ type lockStep struct {
 	o       op
 	// proof is the operation that proves a phantom grant.
 	proof *op
+	// nextOwn is the invocation of the owner's next operation on the key
+	// after this one (MaxInt64 if none).
+	nextOwn int64
 }
 
 func (in lockStep) who() string {
@@ -245,11 +248,64 @@ func describeLockStates(states []any) string {
 	return "one of {" + strings.Join(parts, "; ") + "}"
 }
 
-func (c LockService) spec() searchSpec {
+// spec is the search spec of one key's operations.
+func (c LockService) spec(ops []linOp) searchSpec {
 	return searchSpec{model: c.model(), settle: func(_ any, _ []linOp, last linOp) any {
 		in := last.input.(lockStep)
 		return []any{lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}}
-	}}
+	}, order: c.orderFor(ops)}
+}
+
+// orderFor returns the order of a key's operations. With leases, a grant can
+// be placed before or after another only when every grant of the key has a
+// deadline later than its return (true of any recorder that measures the
+// lease from before its request) and none is a phantom: otherwise a chain of
+// takeovers could end a holding at any time, and grants get no order.
+func (c LockService) orderFor(ops []linOp) func(x, y linOp) int {
+	grantsOrdered := true
+	for _, o := range ops {
+		in := o.input.(lockStep)
+		if in.kind == lockGrant && c.Leases && (in.phantom || !in.leased || in.deadline <= in.latest) {
+			grantsOrdered = false
+		}
+	}
+	return func(x, y linOp) int { return c.order(x, y, grantsOrdered) }
+}
+
+// order places an operation y concurrent with a fresh grant x to acquirer A:
+//
+//   - a release or renewal by another acquirer is illegal once A holds the
+//     lock, so it precedes x (an unknown release after x does nothing);
+//   - a grant to another acquirer B cannot precede x when B's holding cannot
+//     end before x: B acts again only after x returned and (with leases) B's
+//     lease outlasts x's latest moment. Then it follows x.
+//   - symmetrically, it cannot follow x when A's holding cannot end before
+//     it. Then it precedes x (if it can do neither, the history is illegal
+//     and the batch's search says so).
+//
+// A chain of takeovers cannot end a holding earlier: each takeover needs a
+// grant returning after the deadline it overrides, so later than the
+// operation it would make room for (see orderFor).
+func (c LockService) order(x, y linOp, grantsOrdered bool) int {
+	xi, yi := x.input.(lockStep), y.input.(lockStep)
+	if yi.owner == xi.owner {
+		return 0
+	}
+	switch yi.kind {
+	case lockRelease, lockRenew, lockMaybeRelease:
+		return -1
+	case lockGrant:
+		if !grantsOrdered || yi.phantom {
+			return 0
+		}
+		if xi.nextOwn > y.ret && (!c.Leases || xi.deadline > yi.latest) {
+			return -1
+		}
+		if yi.nextOwn > x.ret && (!c.Leases || yi.deadline > xi.latest) {
+			return 1
+		}
+	}
+	return 0
 }
 
 // lockOps turns one key's operations into search operations. A grant is
@@ -313,6 +369,16 @@ func (c LockService) lockOps(ops []op) []linOp {
 		l.input = in
 		out = append(out, l)
 	}
+	nextOf := map[string]int64{}
+	for i := len(out) - 1; i >= 0; i-- {
+		in := out[i].input.(lockStep)
+		next, seen := nextOf[in.owner]
+		if !seen {
+			next = math.MaxInt64
+		}
+		in.nextOwn, nextOf[in.owner] = next, out[i].call
+		out[i].input = in
+	}
 	return out
 }
 
@@ -360,7 +426,7 @@ func (c LockService) Check(events []history.Event) Verdict {
 			continue
 		}
 		stats["keys"]++
-		spec := c.spec()
+		spec := c.spec(lops)
 		out := search(spec, []any{lockState{}}, lops, c.Budget)
 		stats["search-steps"] += float64(out.steps)
 		switch out.result {

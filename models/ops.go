@@ -33,7 +33,13 @@ func (o op) returnIndex() int64 {
 
 // pairOps matches every invoke with its completion, in invoke order.
 func pairOps(events []history.Event) []op {
-	var ops []op
+	n := 0
+	for i := range events {
+		if events[i].Type == history.Invoke {
+			n++
+		}
+	}
+	ops := make([]op, 0, n)
 	open := map[int]int{} // process -> index in ops
 	for i := range events {
 		e := events[i]

@@ -62,9 +62,9 @@ type linOp struct {
 	call, ret int64
 	open      bool
 	until     int64
-	// forcing: once this operation is legal, the state after it depends only
-	// on the operation and on which operations precede it, not on their order
-	// (see search).
+	// forcing: once this operation is legal and last, the state after it
+	// depends only on the operation and on which operations precede it, not on
+	// their order (see cutBatches).
 	forcing bool
 	client  int
 	input   any
@@ -81,6 +81,10 @@ type searchSpec struct {
 	// settle returns the state after a batch whose last operation (in every
 	// linearization) is the forcing operation last, from the state start.
 	settle func(start any, batch []linOp, last linOp) any
+	// order says whether y, concurrent with the forcing operation x, precedes
+	// x (-1) or follows it (1) in every legal linearization, or cannot tell (0).
+	// -1 may also mean "either, with the same state after the batch".
+	order func(x, y linOp) int
 }
 
 // keyOutcome is the result of the search of one key.
@@ -108,42 +112,106 @@ type batch struct {
 	last *linOp
 }
 
-// cutBatches splits ops (sorted by call) into batches at quiescent points: a
-// cut after operation X and before the next operation is sound when X returned
-// before the next operation was invoked, every other finite operation of the
-// batch returned before X was invoked (so X is last in every linearization),
-// X is forcing (so the state after the batch is the same in every
-// linearization), and no open operation of the batch can still matter.
-func cutBatches(ops []linOp) []batch {
+// cutBatches splits ops (sorted by call) into batches. A cut is made at a
+// forcing operation X when every operation concurrent with X is known to
+// precede X or to follow it in every legal linearization (order says which,
+// or 0 when it cannot tell): the batch is then the operations before X, and
+// X, which is last in every legal linearization of the batch, so the state
+// after the batch is settled. The operations that must follow X move to the
+// next batch, with their own invocation times. An open operation that can
+// still matter (until) holds every cut back.
+//
+// Without concurrency this is a cut at every quiescent point; with clients
+// queueing for a lock, whose acquires overlap many other operations, the
+// model's order makes the cut (a waiting client's grant must follow the
+// current grant).
+func cutBatches(ops []linOp, order func(x, y linOp) int) []batch {
 	var out []batch
-	var cur []linOp
-	x := -1                   // index in cur of the last finite operation, if it is alone
-	maxRet := int64(-1)       // max return of the finite operations in cur
-	holdUntil := int64(-1)    // cuts must wait until after this index
-	lastHeldCall := int64(-1) // call of the last open operation that holds cuts
-	for _, o := range ops {
-		if x >= 0 && len(cur) >= batchTarget && cur[x].forcing && maxRet < o.call && holdUntil < o.call &&
-			cur[x].call > lastHeldCall {
-			last := cur[x]
-			out = append(out, batch{ops: cur, last: &last})
-			cur, x, maxRet, holdUntil, lastHeldCall = nil, -1, -1, -1, -1
+	var pending []linOp
+	var live []int // indexes in pending of the operations that may still overlap later ones
+	for i := 0; i < len(ops); i++ {
+		x := ops[i]
+		kept := live[:0]
+		for _, j := range live {
+			if pending[j].open || pending[j].ret > x.call {
+				kept = append(kept, j)
+			}
 		}
-		cur = append(cur, o)
-		if o.open {
-			holdUntil = max(holdUntil, o.until)
-			lastHeldCall = max(lastHeldCall, o.call)
-			continue
+		live = kept
+		if len(pending)+1 >= batchTarget && x.forcing && !x.open {
+			end := i + 1
+			for end < len(ops) && ops[end].call < x.ret {
+				end++
+			}
+			during := ops[i+1 : end]
+			if fits(x, pending, live, during, order) {
+				cur, next := split(x, pending, during, order)
+				last := x
+				out = append(out, batch{ops: cur, last: &last})
+				pending, live = next, live[:0]
+				for j := range next {
+					live = append(live, j)
+				}
+				i = end - 1
+				continue
+			}
 		}
-		x = -1
-		if maxRet < o.call {
-			x = len(cur) - 1
-		}
-		maxRet = max(maxRet, o.ret)
+		pending = append(pending, x)
+		live = append(live, len(pending)-1)
 	}
-	if len(cur) > 0 {
-		out = append(out, batch{ops: cur})
+	if len(pending) > 0 {
+		out = append(out, batch{ops: pending})
 	}
 	return out
+}
+
+// side says where y goes for a cut at x: -1 before, 1 after, 0 no cut.
+func side(x, y linOp, order func(x, y linOp) int) int {
+	if y.open && y.until >= x.call {
+		return 0
+	}
+	if !y.open && y.ret < x.call {
+		return -1
+	}
+	return order(x, y)
+}
+
+// fits reports whether a cut at x is possible: every operation invoked
+// before x that may overlap it (live) and every operation invoked while x
+// was open (during) has a side.
+func fits(x linOp, pending []linOp, live []int, during []linOp, order func(x, y linOp) int) bool {
+	for _, j := range live {
+		if side(x, pending[j], order) == 0 {
+			return false
+		}
+	}
+	for _, y := range during {
+		if side(x, y, order) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// split sorts the operations around a cut at x: the batch ending in x, and
+// the operations left for the next batches.
+func split(x linOp, before, during []linOp, order func(x, y linOp) int) (cur, next []linOp) {
+	for _, y := range before {
+		if side(x, y, order) < 0 {
+			cur = append(cur, y)
+		} else {
+			next = append(next, y)
+		}
+	}
+	cur = append(cur, x)
+	for _, y := range during {
+		if side(x, y, order) < 0 {
+			cur = append(cur, y)
+		} else {
+			next = append(next, y)
+		}
+	}
+	return cur, next
 }
 
 // porcupineOps turns a batch into Porcupine operations after a start
@@ -216,7 +284,7 @@ func search(spec searchSpec, start any, ops []linOp, b Budget) keyOutcome {
 	}
 	state := start
 	out := keyOutcome{result: Valid}
-	for _, bt := range cutBatches(ops) {
+	for _, bt := range cutBatches(ops, spec.order) {
 		out.batches++
 		var timeout time.Duration
 		if !deadline.IsZero() {

@@ -232,10 +232,12 @@ func lockHistory(r *rand.Rand, clients, steps int, leases bool) []history.Event 
 	return g.events
 }
 
+var lockRuns = 3000
+
 func TestBatchedLockSearchAgreesWithOneSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	counts := map[string]int{}
-	for i := range 3000 {
+	for i := range lockRuns {
 		leases := i%2 == 0
 		events := lockHistory(r, 1+r.IntN(4), 10+r.IntN(60), leases)
 		require.NoError(t, history.Validate(events))
@@ -248,8 +250,8 @@ func TestBatchedLockSearchAgreesWithOneSearch(t *testing.T) {
 		}
 		ops := c.lockOps(byKey["k"])
 		var cut, whole keyOutcome
-		withBatches(1, func() { cut = search(c.spec(), []any{lockState{}}, ops, Budget{Steps: -1}) })
-		withBatches(1<<30, func() { whole = search(c.spec(), []any{lockState{}}, ops, Budget{Steps: -1}) })
+		withBatches(1, func() { cut = search(c.spec(ops), []any{lockState{}}, ops, Budget{Steps: -1}) })
+		withBatches(1<<30, func() { whole = search(c.spec(ops), []any{lockState{}}, ops, Budget{Steps: -1}) })
 		require.Equal(t, whole.result, cut.result, "history %d (%s):\n%s", i, c.Name(), dump(events))
 		counts[c.Name()+" "+string(whole.result)]++
 		if cut.batches > 2 {

@@ -390,6 +390,14 @@ func sectionSpec(noun string, ops []linOp) searchSpec {
 			rules = future.prune(rules, values{v}, last.ret)
 			return regState{vals: closure(values{v}, rules), rules: rules}
 		},
+		// A write of unknown outcome only adds a rule: before or after the
+		// batch's last section, the state after the batch is the same.
+		order: func(_, y linOp) int {
+			if y.input.(secStep).kind == stepMaybe {
+				return -1
+			}
+			return 0
+		},
 	}
 }
 
