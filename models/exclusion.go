@@ -204,7 +204,7 @@ func (c MutualExclusion) Check(events []history.Event) Verdict {
 		}
 		cx.Explanation = append(cx.Explanation, describeOverlap(o))
 		if i == 0 {
-			cx.Events = overlapEvents(events, o)
+			cx.Events = overlapEvents(o)
 			cx.Faults = faultsDuring(events, o.A.Start, o.End, o.A.Node, o.B.Node)
 			for _, f := range cx.Faults {
 				cx.Explanation = append(cx.Explanation, "  during fault: "+f.String())
@@ -212,8 +212,15 @@ func (c MutualExclusion) Check(events []history.Event) Verdict {
 		}
 	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: cx,
-		Reason: fmt.Sprintf("%d overlaps: two clients believed they held the same lock at once (longest %s, total %s)",
-			len(ovs), ms(longest), ms(total))}
+		Reason: fmt.Sprintf("%d overlap%s: two clients believed they held the same lock at once (longest %s, total %s)",
+			len(ovs), plural(len(ovs)), ms(longest), ms(total))}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 func describeHolding(h Holding) string {
@@ -242,21 +249,16 @@ func describeOverlap(o Overlap) string {
 		history.FormatTime(o.Start), history.FormatTime(o.End), describeHolding(o.A), describeHolding(o.B))
 }
 
-// maxOverlapEvents caps the events shown for one overlap.
-const maxOverlapEvents = 60
-
-// overlapEvents are the events of both clients on the key, from the first
-// acquire until the later holding ends.
-func overlapEvents(events []history.Event, o Overlap) []history.Event {
-	var out []history.Event
-	lo, hi := min(o.A.Acquired.Index, o.B.Acquired.Index), max(o.A.End, o.B.End)
-	for _, e := range events[lo:] {
-		if e.Time > hi || len(out) == maxOverlapEvents {
-			break
-		}
-		if e.Key == o.A.Key && (e.Node == o.A.Node || e.Node == o.B.Node) {
-			out = append(out, e)
+// overlapEvents are the events that bound the two holdings: each acquire's
+// completion and the event that ended each belief (a release, or an operation
+// after the lease deadline), in order.
+func overlapEvents(o Overlap) []history.Event {
+	out := []history.Event{o.A.Acquired, o.B.Acquired}
+	for _, h := range []Holding{o.A, o.B} {
+		if h.Ended != nil {
+			out = append(out, *h.Ended)
 		}
 	}
-	return out
+	slices.SortFunc(out, func(x, y history.Event) int { return cmp.Compare(x.Index, y.Index) })
+	return slices.CompactFunc(out, func(x, y history.Event) bool { return x.Index == y.Index })
 }

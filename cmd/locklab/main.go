@@ -47,6 +47,7 @@ Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRunCmd())
+	root.AddCommand(newCheckCmd())
 	return root
 }
 
