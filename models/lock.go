@@ -457,6 +457,17 @@ func (c LockService) invalid(events []history.Event, key string, spec searchSpec
 		Reason: fmt.Sprintf("the lock service broke the %s model on %q: %s", c.Name(), key, short), Visualization: an.visualization(spec, events)}
 }
 
+// foreignRelease is the first successful release, among ops, by someone
+// other than holder.
+func foreignRelease(ops []porcupine.Operation, holder string) *lockStep {
+	for _, o := range ops {
+		if in, ok := o.Input.(lockStep); ok && in.kind == lockRelease && in.owner != holder {
+			return &in
+		}
+	}
+	return nil
+}
+
 // explain describes the operation the model could not place, and the grant
 // that made the lock busy.
 func (c LockService) explain(key string, an analysis) (*Counterexample, string) {
@@ -475,27 +486,36 @@ func (c LockService) explain(key string, an analysis) (*Counterexample, string) 
 			holderGrant = &in
 		}
 	}
+	holderName := cmpOr(holder, "nobody")
 	if holderGrant != nil {
+		holderName = holderGrant.who()
 		lines = append(lines, "The holder: "+holderGrant.String()+".")
 		evs = append(evs, holderGrant.o.events()...)
 	}
 	var short string
+	var rel *lockStep
 	switch stuck.kind {
 	case lockGrant:
-		lines = append(lines, "Then: "+stuck.String()+".")
-		short = fmt.Sprintf("%s was granted the lock while %s held it", stuck.who(), holder)
+		short = fmt.Sprintf("%s was granted the lock while %s held it", stuck.who(), holderName)
 		if c.Leases && holderGrant != nil {
 			short += " and its lease had not run out"
 		}
+		// A release by someone else, left out too, is what let the grant through.
+		if rel = foreignRelease(an.concurrent, holder); rel != nil {
+			lines = append(lines, "Then: "+rel.String()+", although it did not hold the lock: it released "+holderName+"'s lock.")
+			evs = append(evs, rel.o.events()...)
+			short = fmt.Sprintf("%s released the lock while %s held it, and %s was granted it", rel.who(), holderName, stuck.who())
+		}
+		lines = append(lines, "Then: "+stuck.String()+", while "+holderName+" held the lock.")
 	case lockRelease:
 		lines = append(lines, "Then: "+stuck.String()+", although it did not hold the lock: it released someone else's lock.")
-		short = fmt.Sprintf("%s released the lock while %s held it", stuck.who(), cmpOr(holder, "nobody"))
+		short = fmt.Sprintf("%s released the lock while %s held it", stuck.who(), holderName)
 	case lockRenew:
 		lines = append(lines, "Then: "+stuck.String()+", although it did not hold the lock.")
-		short = fmt.Sprintf("%s's lease was renewed while %s held the lock", stuck.who(), cmpOr(holder, "nobody"))
+		short = fmt.Sprintf("%s's lease was renewed while %s held the lock", stuck.who(), holderName)
 	}
 	for _, o := range an.concurrent {
-		if in, ok := o.Input.(lockStep); ok {
+		if in, ok := o.Input.(lockStep); ok && (rel == nil || in.o.inv.Index != rel.o.inv.Index) {
 			lines = append(lines, "Concurrent: "+in.String()+".")
 		}
 	}

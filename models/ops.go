@@ -127,5 +127,6 @@ func faultsDuring(events []history.Event, from, to int64, involved ...string) []
 			}
 		}
 	}
+	slices.SortFunc(out, func(a, b history.Event) int { return a.Index - b.Index })
 	return out
 }
