@@ -2,6 +2,7 @@ package models
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 
@@ -119,11 +120,4 @@ func withFaults(cx *Counterexample, all []history.Event) *Counterexample {
 	return cx
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -3,9 +3,7 @@ package models
 import (
 	"cmp"
 	"fmt"
-	"hash/fnv"
 	"slices"
-	"strings"
 
 	"github.com/anishathalye/porcupine"
 
@@ -94,11 +92,7 @@ func tokenModel(what string) porcupine.Model {
 			ok := !s.seen || in.token > s.last || (!in.strict && in.token == s.last)
 			return ok, tokenState{seen: true, last: in.token}
 		},
-		Hash: func(state any) uint64 {
-			h := fnv.New64a()
-			fmt.Fprint(h, state)
-			return h.Sum64()
-		},
+		Hash: hashPrinted,
 		DescribeOperation: func(input, _ any) string {
 			if s, ok := input.(startOp); ok {
 				return "before: " + describeToken(what, s.state.(tokenState))
@@ -184,8 +178,7 @@ func (c FencingTokens) Check(events []history.Event) Verdict {
 		}{"storage", "accepted", c.acceptedByKey(ops)})
 	}
 	stats := map[string]float64{}
-	var unknown []string
-	exhausted := ""
+	var unknown undecided
 	for _, part := range parts {
 		for _, k := range sortedKeys(part.byKey) {
 			tops := part.byKey[k]
@@ -201,13 +194,12 @@ func (c FencingTokens) Check(events []history.Event) Verdict {
 			case Invalid:
 				return c.invalid(events, k, tops, spec, out, stats)
 			case Unknown:
-				unknown = append(unknown, fmt.Sprintf("%s on %q (%s)", part.name, k, unknownWhy(out, c.Budget)))
-				exhausted = cmpOr(exhausted, out.exhausted)
+				unknown.add(fmt.Sprintf("%s on %q", part.name, k), out, c.Budget)
 			}
 		}
 	}
-	if len(unknown) > 0 {
-		return Verdict{Result: Unknown, Stats: stats, Exhausted: exhausted, Reason: "the search could not decide on " + strings.Join(unknown, "; ")}
+	if v, ok := unknown.verdict(stats); ok {
+		return v
 	}
 	reason := fmt.Sprintf("%d grants: tokens increase with every grant", int(stats["grants"]))
 	if c.StorageFenced {

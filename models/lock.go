@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"slices"
 	"strings"
@@ -221,11 +220,7 @@ func (c LockService) model() porcupine.Model {
 			}
 			return c.step(state.(lockState), input.(lockStep))
 		},
-		Hash: func(state any) uint64 {
-			h := fnv.New64a()
-			fmt.Fprint(h, state)
-			return h.Sum64()
-		},
+		Hash: hashPrinted,
 		DescribeOperation: func(input, _ any) string {
 			if s, ok := input.(startOp); ok {
 				return "before: " + describeLockStates(s.state.([]any))
@@ -413,8 +408,7 @@ func (c LockService) Check(events []history.Event) Verdict {
 		}
 	}
 	stats := map[string]float64{}
-	var unknown []string
-	exhausted := ""
+	var unknown undecided
 	for _, k := range sortedKeys(byKey) {
 		lops := c.lockOps(byKey[k])
 		for _, l := range lops {
@@ -433,15 +427,14 @@ func (c LockService) Check(events []history.Event) Verdict {
 		case Invalid:
 			return c.invalid(events, k, spec, out, stats)
 		case Unknown:
-			unknown = append(unknown, fmt.Sprintf("%q (%s)", k, unknownWhy(out, c.Budget)))
-			exhausted = cmpOr(exhausted, out.exhausted)
+			unknown.add(fmt.Sprintf("%q", k), out, c.Budget)
 		}
 	}
-	switch {
-	case stats["grants"] == 0:
+	if stats["grants"] == 0 {
 		return Verdict{Result: Unknown, Stats: stats, Reason: "no acquire succeeded: no grant to judge"}
-	case len(unknown) > 0:
-		return Verdict{Result: Unknown, Stats: stats, Exhausted: exhausted, Reason: "the search could not decide on " + strings.Join(unknown, ", ")}
+	}
+	if v, ok := unknown.verdict(stats); ok {
+		return v
 	}
 	what := "a mutex: no grant while another acquirer held the lock, no release by a non-holder"
 	if c.Leases {

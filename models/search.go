@@ -3,7 +3,9 @@ package models
 import (
 	"cmp"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -320,4 +322,46 @@ func exhaustedOutcome(out keyOutcome, c *stepCounter, bound string) keyOutcome {
 		out.steps = c.limit
 	}
 	return out
+}
+
+// undecided collects the keys whose search could not decide.
+type undecided struct {
+	keys      []string
+	exhausted string
+}
+
+// add records an unknown outcome of the search of what (a key, quoted).
+func (u *undecided) add(what string, out keyOutcome, b Budget) {
+	u.keys = append(u.keys, fmt.Sprintf("%s (%s)", what, unknownWhy(out, b)))
+	if u.exhausted == "" {
+		u.exhausted = out.exhausted
+	}
+}
+
+// verdict is the unknown verdict of the collected keys; ok is false when
+// every search decided.
+func (u undecided) verdict(stats map[string]float64) (Verdict, bool) {
+	if len(u.keys) == 0 {
+		return Verdict{}, false
+	}
+	return Verdict{Result: Unknown, Stats: stats, Exhausted: u.exhausted,
+		Reason: "the search could not decide on " + strings.Join(u.keys, "; ")}, true
+}
+
+// unknownWhy says why a key's search is undecided.
+func unknownWhy(out keyOutcome, b Budget) string {
+	switch out.exhausted {
+	case "steps":
+		return fmt.Sprintf("ran out of its budget of %d steps; raise the step budget to decide", b.stepLimit())
+	case "time":
+		return fmt.Sprintf("ran out of its time budget of %v after %d steps; this result depends on the machine", b.Time, out.steps)
+	}
+	return out.reason
+}
+
+// hashPrinted hashes a state by its printed form (for small comparable states).
+func hashPrinted(state any) uint64 {
+	h := fnv.New64a()
+	fmt.Fprint(h, state)
+	return h.Sum64()
 }

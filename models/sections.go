@@ -318,8 +318,7 @@ func (c CriticalSections) Check(events []history.Event) Verdict {
 	if unusable > 0 {
 		stats["unusable-operations"] = float64(unusable)
 	}
-	var unknown []string
-	exhausted := ""
+	var unknown undecided
 	for _, k := range keys {
 		list := slices.ContainsFunc(byKey[k], func(s *section) bool { return s.list })
 		var ops []linOp
@@ -334,30 +333,17 @@ func (c CriticalSections) Check(events []history.Event) Verdict {
 		case Invalid:
 			return c.invalid(events, k, spec, out, stats)
 		case Unknown:
-			unknown = append(unknown, fmt.Sprintf("%q (%s)", k, unknownWhy(out, c.Budget)))
-			exhausted = cmpOr(exhausted, out.exhausted)
+			unknown.add(fmt.Sprintf("%q", k), out, c.Budget)
 		}
 	}
-	if len(unknown) > 0 {
-		return Verdict{Result: Unknown, Stats: stats, Exhausted: exhausted,
-			Reason: "the search could not decide on " + strings.Join(unknown, ", ")}
+	if v, ok := unknown.verdict(stats); ok {
+		return v
 	}
 	reason := fmt.Sprintf("%d critical sections on %d keys are linearizable", len(secs), len(keys))
 	if n := stats["write-outcome-unknown"]; n > 0 {
 		reason += fmt.Sprintf(" (%.0f writes of unknown outcome taken as possibly applied)", n)
 	}
 	return Verdict{Result: Valid, Stats: stats, Reason: reason}
-}
-
-// unknownWhy says why a key's search is undecided.
-func unknownWhy(out keyOutcome, b Budget) string {
-	switch out.exhausted {
-	case "steps":
-		return fmt.Sprintf("ran out of its budget of %d steps; raise the step budget to decide", b.stepLimit())
-	case "time":
-		return fmt.Sprintf("ran out of its time budget of %v after %d steps; this result depends on the machine", b.Time, out.steps)
-	}
-	return out.reason
 }
 
 func cmpOr(a, b string) string {
