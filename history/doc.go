@@ -61,9 +61,30 @@
 // must not invoke again: the client continues as a new process (as in Jepsen),
 // keeping its node name.
 //
+// # Recording for the checks
+//
+// A recorder outside the simulator gets the most out of the checks when it
+//
+//   - records every attempt, with its outcome: ok only when the operation
+//     certainly happened, fail only when it certainly did not, info otherwise
+//     (a timeout of a write or an acquire is info, never fail);
+//   - gives every acquisition its own owner (a reentrant acquire by the same
+//     acquirer repeats the owner and the token), and the owner again on the
+//     release and renew invocations;
+//   - records the lease deadline as the true time by which the holder's lease
+//     has surely run out on its own clock, measured from before the request
+//     (so no later than the server's expiry);
+//   - records the token it presents with every read and write, and the value
+//     it reads or writes;
+//   - writes nemesis events (process -1) around any fault it injects, so
+//     counterexamples show the faults and liveness excuses them.
+//
 // # Invariants the reader enforces
 //
-// Indexes are consecutive, times never decrease, types and functions are known,
+// Indexes are consecutive, times never decrease, types are known, functions are
+// not empty (checks ignore functions they do not know),
 // operations pair up as described above, and nemesis events use process -1.
-// Malformed input is rejected with the file, the line and the reason.
+// Field names are exact (lower case) and appear once; the required fields
+// (time, process, type, f) are present and not null. Malformed input is
+// rejected with the file, the line and the reason.
 package history

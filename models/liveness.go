@@ -25,7 +25,10 @@ import (
 // Faults excuse unavailability while they last, except clock drift (which
 // can last a whole run and does not stop a lock from being granted).
 type Availability struct {
-	// StallMax is the longest tolerated stall. Default 10 s.
+	// StallMax is the longest tolerated stall. Default: 10 s, or 1.5 times the
+	// longest lease granted if that is longer (an orphaned grant, such as an
+	// acquire that timed out but took effect, blocks the lock until its lease
+	// runs out: that is how leases recover, not a deadlock).
 	StallMax time.Duration
 	// RecoveryMax is the longest tolerated recovery after a fault window
 	// (judged only while no other fault is active). Default 30 s.
@@ -85,9 +88,9 @@ type Stall struct {
 // Length is the stall's duration.
 func (s Stall) Length() time.Duration { return time.Duration(s.End - s.Start) }
 
-func (c Availability) withDefaults() Availability {
+func (c Availability) withDefaults(events []history.Event) Availability {
 	if c.StallMax == 0 {
-		c.StallMax = DefaultStallMax
+		c.StallMax = max(DefaultStallMax, longestLease(events)*3/2)
 	}
 	if c.RecoveryMax == 0 {
 		c.RecoveryMax = DefaultRecoveryMax
@@ -97,7 +100,8 @@ func (c Availability) withDefaults() Availability {
 
 // Check measures and judges.
 func (c Availability) Check(events []history.Event) Verdict {
-	c = c.withDefaults()
+	c = c.withDefaults(events)
+	c.StallMax, c.RecoveryMax = c.StallMax.Round(time.Millisecond), c.RecoveryMax.Round(time.Millisecond)
 	ops := pairOps(events)
 	var attempts, succeeded int
 	for _, o := range ops {
@@ -178,6 +182,18 @@ func (c Availability) Check(events []history.Event) Verdict {
 		v.Reason += fmt.Sprintf("; slowest recovery after a fault %s", ms(time.Duration(worst.Duration)))
 	}
 	return v
+}
+
+// longestLease is the longest lease granted: from an acquire's return to its
+// deadline.
+func longestLease(events []history.Event) time.Duration {
+	var out time.Duration
+	for _, e := range events {
+		if e.F == history.FAcquire && e.Type == history.OK && e.Deadline != nil {
+			out = max(out, time.Duration(*e.Deadline-e.Time))
+		}
+	}
+	return out
 }
 
 func msOf(s *Stall) string {

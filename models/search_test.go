@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -311,8 +312,12 @@ func TestStepBudgetIsDeterministicAndSaysUnknown(t *testing.T) {
 }
 
 func TestTimeBudgetSaysItDependsOnTheMachine(t *testing.T) {
-	out := keyOutcome{exhausted: "time", steps: 10}
-	assert.Contains(t, unknownWhy(out, Budget{Time: 1}), "depends on the machine")
+	events := synth{ops: 2000, seed: 9}.events()
+	v := Run(CriticalSections{Initial: history.Ptr(int64(0)), Budget: Budget{Time: time.Nanosecond}}, events)
+	assert.Equal(t, Unknown, v.Result)
+	assert.Equal(t, "time", v.Exhausted)
+	assert.Contains(t, v.Reason, "depends on the machine")
+	assert.Equal(t, Valid, Run(CriticalSections{Initial: history.Ptr(int64(0))}, events).Result)
 }
 
 func TestAPanickingModelIsUnknown(t *testing.T) {
