@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
 )
 
 func checksOf(r Result) (ran []string, skipped map[string]string) {
@@ -90,4 +91,41 @@ func TestInvalidRunsAttachTheirVisualization(t *testing.T) {
 	rec := run.Extra["checks"].(ChecksRecord)
 	assert.Equal(t, []string{"critical-sections", "mutual-exclusion", "mutex", "liveness"}, rec.Ran)
 	assert.Contains(t, rec.Budget, "steps")
+}
+
+func TestListAppendIsJudgedAsAList(t *testing.T) {
+	pause, err := nemesis.Parse([]byte(`{"faults": [{"kind": "pause", "targets": ["c1"], "duration": "15s", "after": {"node": "c1", "f": "read"}}]}`), "gc.json")
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		test Test
+		want map[string]models.Result
+	}{
+		{"control lock loses appends", Test{System: "control", Workload: "list-append", Seed: 1, Time: 5 * time.Second},
+			map[string]models.Result{"critical-sections": models.Invalid}},
+		{"redis without faults", Test{System: "redis", Workload: "list-append", Seed: 1, Time: 10 * time.Second},
+			map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid}},
+		{"redis, holder paused past its lease", Test{System: "redis", Workload: "list-append", Seed: 1, Time: 30 * time.Second, Schedule: &pause},
+			map[string]models.Result{"mutual-exclusion": models.Invalid, "lease": models.Valid}},
+		{"redis fenced, holder paused past its lease", Test{System: "redis", Workload: "list-append", Seed: 1, Time: 30 * time.Second,
+			Schedule: &pause, SystemOptions: map[string]string{"fencing": "true"}, Storage: storage.Fenced},
+			map[string]models.Result{"critical-sections": models.Valid, "fencing-tokens": models.Valid}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Run(tc.test)
+			require.NoError(t, err)
+			got := map[string]models.Verdict{}
+			for _, v := range r.Verdicts {
+				got[v.Check] = v
+			}
+			for check, want := range tc.want {
+				assert.Equal(t, want, got[check].Result, "%s: %s", check, got[check].Reason)
+			}
+			assert.Greater(t, r.Summary.Ops["append"].OK, 10)
+		})
+	}
+	r, err := Run(Test{System: "control", Workload: "list-append", Seed: 1, Time: 5 * time.Second})
+	require.NoError(t, err)
+	assert.Contains(t, r.Verdicts[0].Reason, "lost append")
 }

@@ -56,6 +56,11 @@ type holdingBuilder struct {
 
 func holdKey(node, key string) string { return node + "\x00" + key }
 
+// isStorageOp reports whether f touches the protected resource.
+func isStorageOp(f string) bool {
+	return f == history.FRead || f == history.FWrite || f == history.FAppend
+}
+
 // Holdings reconstructs every holding interval from a history, ordered by start.
 func Holdings(events []history.Event) []Holding {
 	var done []Holding
@@ -78,9 +83,25 @@ func Holdings(events []history.Event) []Holding {
 		}
 		done = append(done, h)
 	}
+	byOwner := map[string]*holdingBuilder{} // node+owner -> current holding, for storage operations
 	for i := range events {
 		e := &events[i]
 		if e.Type == history.Start || e.Type == history.Stop {
+			continue
+		}
+		if isStorageOp(e.F) {
+			if e.Type != history.Invoke {
+				continue
+			}
+			// A storage operation carries the owner of the lease it runs under
+			// (its key is the resource's, which need not be the lock's).
+			b := byOwner[holdKey(e.Node, e.Owner)]
+			if b == nil || e.Owner == "" {
+				b = active[holdKey(e.Node, e.Key)]
+			}
+			if b != nil {
+				b.lastOp = e
+			}
 			continue
 		}
 		k := holdKey(e.Node, e.Key)
@@ -99,6 +120,9 @@ func Holdings(events []history.Event) []Holding {
 			}
 			active[k] = &holdingBuilder{count: 1, h: Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
 				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline}}
+			if e.Owner != "" {
+				byOwner[holdKey(e.Node, e.Owner)] = active[k]
+			}
 		case b == nil:
 		case e.F == history.FRenew && e.Type == history.OK && e.Owner == b.h.Owner:
 			if e.Deadline != nil {
@@ -110,9 +134,8 @@ func Holdings(events []history.Event) []Holding {
 				b.h.Released = true
 				finish(b, e.Time, e)
 				delete(active, k)
+				delete(byOwner, holdKey(e.Node, b.h.Owner))
 			}
-		case (e.F == history.FRead || e.F == history.FWrite) && e.Type == history.Invoke:
-			b.lastOp = e
 		}
 	}
 	keys := make([]string, 0, len(active))
