@@ -62,6 +62,10 @@
 // machine). Only unknown verdicts can depend on the budget, and they say which
 // bound ran out (Verdict.Exhausted).
 //
+// The linearizability checks also give their model and the history as
+// Porcupine operations (PorcupineModel), for use with Porcupine directly; the
+// fixture suite checks that this whole-history search agrees with the check.
+//
 // An invalid linearizability verdict carries Porcupine's HTML visualization of
 // the illegal batch, with the nemesis fault windows as annotations tagged
 // "nemesis" (Verdict.Visualization).

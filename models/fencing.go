@@ -160,6 +160,15 @@ func (c FencingTokens) acceptedByKey(ops []op) map[string][]tokenOp {
 	return out
 }
 
+// tokenLinOps are the search operations of token operations.
+func tokenLinOps(tops []tokenOp) []linOp {
+	lops := make([]linOp, len(tops))
+	for i, t := range tops {
+		lops[i] = linOp{call: int64(t.o.inv.Index), ret: int64(t.o.comp.Index), forcing: true, client: t.o.inv.Process, input: t}
+	}
+	return lops
+}
+
 // Check judges the grants and, when the storage fences, the accepted tokens.
 func (c FencingTokens) Check(events []history.Event) Verdict {
 	ops := pairOps(events)
@@ -183,10 +192,7 @@ func (c FencingTokens) Check(events []history.Event) Verdict {
 		for _, k := range sortedKeys(part.byKey) {
 			tops := part.byKey[k]
 			stats[part.name] += float64(len(tops))
-			lops := make([]linOp, len(tops))
-			for i, t := range tops {
-				lops[i] = linOp{call: int64(t.o.inv.Index), ret: int64(t.o.comp.Index), forcing: true, client: t.o.inv.Process, input: t}
-			}
+			lops := tokenLinOps(tops)
 			spec := tokenSpec(part.what)
 			out := search(spec, tokenState{}, lops, c.Budget)
 			stats["search-steps"] += float64(out.steps)

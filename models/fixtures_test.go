@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/tools/txtar"
@@ -113,6 +114,11 @@ func TestFixtures(t *testing.T) {
 						if !v.Liveness {
 							assert.NotEmpty(t, v.Counterexample.Events, "the counterexample shows the operations")
 						}
+					}
+					if pm, ok := checks[i].(PorcupineModel); ok && v.Result != Unknown {
+						model, ops := pm.Porcupine(fx.events)
+						assert.Equal(t, v.Result == Valid, porcupine.CheckOperations(model, ops),
+							"the whole-history Porcupine search agrees with the check")
 					}
 					again, err := json.Marshal(Run(checks[i], fx.events))
 					require.NoError(t, err)

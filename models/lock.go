@@ -399,14 +399,20 @@ func (c LockService) proof(later []op, owner, key string) *op {
 	return nil
 }
 
-// Check runs the model per key (keys sorted).
-func (c LockService) Check(events []history.Event) Verdict {
+// opsByKey are the operations the model looks at, per key.
+func (c LockService) opsByKey(events []history.Event) map[string][]op {
 	byKey := map[string][]op{}
 	for _, o := range pairOps(events) {
 		if c.relevant(o) {
 			byKey[o.inv.Key] = append(byKey[o.inv.Key], o)
 		}
 	}
+	return byKey
+}
+
+// Check runs the model per key (keys sorted).
+func (c LockService) Check(events []history.Event) Verdict {
+	byKey := c.opsByKey(events)
 	stats := map[string]float64{}
 	var unknown undecided
 	for _, k := range sortedKeys(byKey) {

@@ -74,7 +74,10 @@ type linOp struct {
 
 // startOp is the first operation of every batch: it puts the model into the
 // state the previous batch left (or the initial state).
-type startOp struct{ state any }
+type startOp struct {
+	state any
+	key   string // the partition it starts (in a whole-history view)
+}
 
 // searchSpec is a model and how to carry its state across a cut.
 type searchSpec struct {
@@ -227,7 +230,7 @@ func porcupineOps(start any, ops []linOp) []porcupine.Operation {
 		}
 	}
 	out := make([]porcupine.Operation, 0, len(ops)+1)
-	out = append(out, porcupine.Operation{ClientId: 0, Input: startOp{start}, Call: -2, Return: -1})
+	out = append(out, porcupine.Operation{ClientId: 0, Input: startOp{state: start}, Call: -2, Return: -1})
 	clients := map[int]int{} // process -> dense row of the visualization
 	for _, o := range ops {
 		ret := o.ret
