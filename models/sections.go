@@ -343,6 +343,9 @@ func (c CriticalSections) Check(events []history.Event) Verdict {
 	if n := stats["write-outcome-unknown"]; n > 0 {
 		reason += fmt.Sprintf(" (%.0f writes of unknown outcome taken as possibly applied)", n)
 	}
+	if unusable > 0 {
+		reason += fmt.Sprintf("; %d reads or writes without a value were left out", unusable)
+	}
 	return Verdict{Result: Valid, Stats: stats, Reason: reason}
 }
 
