@@ -2,40 +2,145 @@ package harness
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/reports"
 )
 
-// CheckNames lists the checks a run can ask for.
-var CheckNames = []string{"critical-sections", "mutual-exclusion"}
+// CheckNames lists the checks a run can ask for, in report order.
+var CheckNames = models.CheckNames()
 
-// findCheck returns the check called name, configured for test t; initial
-// are the storage cells' values before the run (nil: all 0).
-func findCheck(name string, t Test, initial map[string]int64) (models.Check, error) {
-	switch name {
-	case "critical-sections":
-		return models.CriticalSections{Budget: max(t.CheckBudget, 0), Initial: history.Ptr(int64(0)), InitialByKey: initial}, nil
-	case "mutual-exclusion":
-		return models.MutualExclusion{}, nil
+// CheckConfig configures the checks for test t; initial are the storage
+// cells' values before the run (cells it does not name start at 0).
+func CheckConfig(t Test, initial map[string]int64) models.Config {
+	budget := models.Budget{Steps: t.CheckSteps, Time: max(t.CheckBudget, 0)}
+	return models.Config{
+		Budget:         budget,
+		Initial:        initial,
+		InitialKnown:   true,
+		Resource:       resourceOf(t.Workload),
+		StorageFenced:  t.Storage == storage.Fenced,
+		ReadsFenced:    t.Storage == storage.Fenced && t.FenceReads,
+		InitialDefault: 0,
 	}
-	return nil, fmt.Errorf("unknown check %q (known: %s)", name, strings.Join(CheckNames, ", "))
 }
 
-// checksFor returns the checks of a test (every check when none is named).
-func checksFor(t Test, initial map[string]int64) ([]models.Check, error) {
-	names := t.Checks
-	if len(names) == 0 {
-		names = CheckNames
+// resourceOf is the shape of the resource a workload protects.
+func resourceOf(workload string) models.Resource {
+	switch workload {
+	case "stock":
+		return models.ResourceStock
+	case "append", "list-append":
+		return models.ResourceList
 	}
-	var out []models.Check
-	for _, n := range names {
-		c, err := findCheck(n, t, initial)
-		if err != nil {
-			return nil, err
+	return models.ResourceAuto
+}
+
+// findCheck returns the check called name, configured for test t.
+func findCheck(name string, t Test, initial map[string]int64) (models.Check, error) {
+	checks, _, err := CheckConfig(t, initial).Select([]string{name}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return checks[0], nil
+}
+
+// Checked is what the checks said about a history.
+type Checked struct {
+	// Verdicts are the verdicts of the checks that ran, in report order.
+	Verdicts []models.Verdict
+	// Skipped are the checks left out by default, with the reason.
+	Skipped []models.Skipped
+}
+
+// CheckHistory runs the checks named in names (every check that applies,
+// when empty) on events, configured by cfg.
+func CheckHistory(cfg models.Config, names []string, events []history.Event) (Checked, error) {
+	checks, skipped, err := cfg.Select(names, events)
+	if err != nil {
+		return Checked{}, err
+	}
+	return Checked{Verdicts: models.RunAll(checks, events), Skipped: skipped}, nil
+}
+
+// ChecksRecord is what results.json says about the checks: which ran, which
+// were left out and why, and the search budget (only verdicts with
+// "exhausted" set depend on it).
+type ChecksRecord struct {
+	Ran     []string         `json:"ran"`
+	Skipped []models.Skipped `json:"skipped"`
+	Budget  string           `json:"budget"`
+}
+
+// Record is the checks' entry of results.json.
+func (c Checked) Record(b models.Budget) ChecksRecord {
+	rec := ChecksRecord{Ran: []string{}, Skipped: c.Skipped, Budget: b.String()}
+	if rec.Skipped == nil {
+		rec.Skipped = []models.Skipped{}
+	}
+	for _, v := range c.Verdicts {
+		rec.Ran = append(rec.Ran, v.Check)
+	}
+	return rec
+}
+
+// Attachments are the files the verdicts add to a run directory: Porcupine's
+// visualization of every invalid linearizability check, labelled
+// "porcupine:<check>".
+func Attachments(vs []models.Verdict) []reports.Attachment {
+	var out []reports.Attachment
+	for _, v := range vs {
+		if v.Visualization == nil || v.Result != models.Invalid {
+			continue
 		}
-		out = append(out, c)
+		vis := v.Visualization
+		out = append(out, reports.Attachment{
+			Name:  "porcupine-" + v.Check + ".html",
+			Label: "porcupine:" + v.Check,
+			Write: func(w io.Writer) error { return vis.WriteHTML(w) },
+		})
 	}
-	return out, nil
+	return out
+}
+
+// PrintCounterexamples prints, for every invalid verdict, the events of its
+// counterexample and the fault windows around them.
+func PrintCounterexamples(w io.Writer, vs []models.Verdict) error {
+	var b strings.Builder
+	for _, v := range vs {
+		cx := v.Counterexample
+		if v.Result != models.Invalid || cx == nil || len(cx.Events)+len(cx.Faults) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s counterexample (%d events):\n", v.Check, len(cx.Events))
+		for _, e := range mergeEvents(cx.Events, cx.Faults) {
+			fmt.Fprintf(&b, "  %s\n", e)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mergeEvents merges two index-ordered event lists, without duplicates.
+func mergeEvents(a, b []history.Event) []history.Event {
+	out := make([]history.Event, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i].Index < b[j].Index):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].Index < a[i].Index:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out
 }

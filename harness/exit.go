@@ -51,7 +51,9 @@ func (r Result) Report(command string) reports.Run {
 		Extra: map[string]any{
 			"network":       r.Network,
 			"kernel_events": r.KernelEvents,
+			"checks":        Checked{Verdicts: r.Verdicts, Skipped: r.Skipped}.Record(CheckConfig(r.Test, nil).Budget),
 		},
+		Attachments: Attachments(r.Verdicts),
 	}
 	schedule := r.Schedule
 	if schedule.Faults == nil {

@@ -24,6 +24,8 @@ type Result struct {
 	Events []history.Event `json:"-"`
 	// Verdicts are the checks' verdicts, in check order.
 	Verdicts []models.Verdict `json:"verdicts"`
+	// Skipped are the checks left out because they do not apply, with why.
+	Skipped []models.Skipped `json:"skipped,omitempty"`
 	// Overall merges the verdicts.
 	Overall models.Result `json:"overall"`
 	// Summary counts the history's operations and faults.
@@ -170,16 +172,17 @@ func (p *Prepared) Run() (res Result, err error) {
 	p.World.RunUntil(p.Test.Time)
 	p.World.Close()
 	events := p.Log.Events()
-	checks, err := checksFor(p.Test, p.Initial)
+	checked, err := CheckHistory(CheckConfig(p.Test, p.Initial), p.Test.Checks, events)
 	if err != nil {
 		return Result{}, err
 	}
-	verdicts := models.RunAll(checks, events)
+	verdicts := checked.Verdicts
 	return Result{
 		Test:         p.Test,
 		Schedule:     p.Schedule,
 		Events:       events,
 		Verdicts:     verdicts,
+		Skipped:      checked.Skipped,
 		Overall:      models.Overall(verdicts),
 		Summary:      models.Summarize(events),
 		Network:      p.World.Network().Stats(),

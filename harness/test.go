@@ -37,11 +37,16 @@ type Test struct {
 	Seed uint64 `json:"seed"`
 	// Time is the simulated duration. Default 60 s.
 	Time time.Duration `json:"time"`
-	// Checks are the checks to run, by name; empty means every check.
+	// Checks are the checks to run, by name; empty means every check that
+	// applies to the history (see models.Config.Select).
 	Checks []string `json:"checks,omitempty"`
-	// CheckBudget bounds each search-based check. Default 60 s; Unbounded
-	// (negative) removes the bound.
+	// CheckBudget bounds the wall-clock time of each key's search in the
+	// search-based checks. Default 60 s; Unbounded (negative) removes the
+	// bound. A verdict that runs out of it depends on the machine.
 	CheckBudget time.Duration `json:"check_budget"`
+	// CheckSteps bounds each key's search in model steps, deterministically.
+	// Default 0: models.DefaultSteps; negative: unbounded.
+	CheckSteps int64 `json:"check_steps,omitempty"`
 }
 
 // Unbounded is the CheckBudget that lets search-based checks run to the end.
@@ -148,6 +153,9 @@ func (t Test) Args() []string {
 		args = append(args, "--check-budget", "0")
 	case t.CheckBudget != 60*time.Second:
 		args = append(args, "--check-budget", t.CheckBudget.String())
+	}
+	if t.CheckSteps != 0 {
+		args = append(args, "--check-steps", fmt.Sprint(t.CheckSteps))
 	}
 	return args
 }

@@ -25,17 +25,31 @@
 //	node      the client (or, for the nemesis, nothing) the process runs on; events of one
 //	          client share it across processes
 //	type      invoke | ok | fail | info for operations; start | stop for nemesis faults
-//	f         the function: acquire, release, renew, read, write (operations) or the fault
-//	          kind (pause, partition, clock-jump, clock-drift, crash, delay, ...)
-//	key       the lock key (acquire, release, renew) or the resource key (read, write)
+//	f         the function: acquire, release, renew, read, write, append (operations) or
+//	          the fault kind (pause, partition, clock-jump, clock-drift, crash, delay, ...)
+//	key       the lock key (acquire, release, renew) or the resource key (read, write, append)
 //	owner     the acquisition's identity: the lock value or acquirer id (acquire, release, renew)
 //	token     the fencing token: granted (acquire/renew ok) or presented (read, write, release)
-//	value     the number read (read ok) or written (write invoke and completion)
+//	value     the number read (read ok), written (write invoke and completion) or appended
+//	          (append invoke and completion)
+//	values    the list read (read ok of a list resource; [] is the empty list)
 //	clock     the node-local monotonic clock reading at the event, where it matters
 //	deadline  the holder's own lease deadline as a true time (acquire ok, renew ok); absent
 //	          for locks without leases. Recorders outside a simulator use time + remaining lease.
 //	targets   the nodes a fault acts on (nemesis events)
 //	detail    free text: what a fault did, or why an operation failed
+//
+// Fields a reader does not need may be left out; unknown fields are an error.
+// Later versions of this package may add optional fields to version 1 (values
+// was added so); a history that uses none of them reads the same everywhere.
+//
+// # Resources
+//
+// The storage a lock protects is recorded as reads and writes (or appends) of
+// keys. A counter or a stock level is a number: read returns value, write sets
+// value. A list is read whole (values) and grows by append. A critical section
+// is a successful read followed by the same process's next operation, if that is
+// a write or append of the same key.
 //
 // # Operations
 //
@@ -47,9 +61,30 @@
 // must not invoke again: the client continues as a new process (as in Jepsen),
 // keeping its node name.
 //
+// # Recording for the checks
+//
+// A recorder outside the simulator gets the most out of the checks when it
+//
+//   - records every attempt, with its outcome: ok only when the operation
+//     certainly happened, fail only when it certainly did not, info otherwise
+//     (a timeout of a write or an acquire is info, never fail);
+//   - gives every acquisition its own owner (a reentrant acquire by the same
+//     acquirer repeats the owner and the token), and the owner again on the
+//     release and renew invocations;
+//   - records the lease deadline as the true time by which the holder's lease
+//     has surely run out on its own clock, measured from before the request
+//     (so no later than the server's expiry);
+//   - records the token it presents with every read and write, and the value
+//     it reads or writes;
+//   - writes nemesis events (process -1) around any fault it injects, so
+//     counterexamples show the faults and liveness excuses them.
+//
 // # Invariants the reader enforces
 //
-// Indexes are consecutive, times never decrease, types and functions are known,
+// Indexes are consecutive, times never decrease, types are known, functions are
+// not empty (checks ignore functions they do not know),
 // operations pair up as described above, and nemesis events use process -1.
-// Malformed input is rejected with the file, the line and the reason.
+// Field names are exact (lower case) and appear once; the required fields
+// (time, process, type, f) are present and not null. Malformed input is
+// rejected with the file, the line and the reason.
 package history

@@ -40,6 +40,8 @@ const (
 	FRenew   = "renew"
 	FRead    = "read"
 	FWrite   = "write"
+	// FAppend appends value to the list stored under key (list resources).
+	FAppend = "append"
 )
 
 // NemesisProcess is the process number of nemesis events.
@@ -57,6 +59,7 @@ type Event struct {
 	Owner    string   `json:"owner,omitempty"`
 	Token    *uint64  `json:"token,omitempty"`
 	Value    *int64   `json:"value,omitempty"`
+	Values   []int64  `json:"values,omitzero"`
 	Clock    *int64   `json:"clock,omitempty"`
 	Deadline *int64   `json:"deadline,omitempty"`
 	Targets  []string `json:"targets,omitempty"`
@@ -84,6 +87,9 @@ func (e Event) String() string {
 	}
 	if e.Value != nil {
 		s += fmt.Sprintf(" value=%d", *e.Value)
+	}
+	if e.Values != nil {
+		s += fmt.Sprintf(" values=%v", e.Values)
 	}
 	if e.Deadline != nil {
 		s += " deadline=" + fmtTime(*e.Deadline)

@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,12 @@ func TestReadRejectsMalformedInputWithFileAndLine(t *testing.T) {
 		{"negative process op", `{"time":0,"process":-1,"type":"invoke","f":"read"}`, 1, "negative process"},
 		{"future version", `{"format":"locklab-history","version":9}`, 1, "version 9 is not supported"},
 		{"wrong format", `{"format":"jepsen","version":1}`, 1, `header format "jepsen"`},
+		{"field name in another case", `{"Time":0,"process":0,"type":"invoke","f":"read"}`, 1, `field "Time": field names are lower case ("time")`},
+		{"required field null", `{"time":null,"process":0,"type":"invoke","f":"read"}`, 1, `missing field "time"`},
+		{"array instead of an object", `[1,2]`, 1, "not a JSON event"},
+		{"escaped unknown field", `{"time":0,"process":0,"type":"invoke","f":"read","\u0063olour":1}`, 1, `unknown field "colour"`},
+		{"field given twice", `{"time":0,"time":5,"process":0,"type":"invoke","f":"read"}`, 1, `field "time" appears twice`},
+		{"header field in another case", `{"format":"locklab-history","Version":1}`, 1, `field names are lower case`},
 		{"blank line inside", inv + "\n" + `{"time":6,"process":0,"type":"ok","f":"acquire"}`, 2, "blank line"},
 	}
 	for _, tc := range tests {
@@ -121,6 +128,39 @@ func TestLongLineIsRejected(t *testing.T) {
 	assert.Contains(t, pe.Reason, "longer than")
 }
 
+func TestListValuesRoundTrip(t *testing.T) {
+	in := `{"time":0,"process":0,"type":"invoke","f":"read","key":"l"}
+{"time":1,"process":0,"type":"ok","f":"read","key":"l","values":[]}
+{"time":2,"process":0,"type":"invoke","f":"append","key":"l","value":7}
+{"time":3,"process":0,"type":"ok","f":"append","key":"l","value":7}
+{"time":4,"process":0,"type":"invoke","f":"read","key":"l"}
+{"time":5,"process":0,"type":"ok","f":"read","key":"l","values":[7]}
+`
+	evs, err := Read(strings.NewReader(in), "list")
+	require.NoError(t, err)
+	require.NotNil(t, evs[1].Values, "an empty list read is not a missing one")
+	assert.Empty(t, evs[1].Values)
+	assert.Nil(t, evs[0].Values)
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, evs))
+	assert.Contains(t, buf.String(), `"values":[]`)
+	back, err := Read(&buf, "again")
+	require.NoError(t, err)
+	assert.Equal(t, evs, back)
+	assert.Contains(t, evs[5].String(), "values=[7]")
+}
+
+func TestWriteRefusesLinesReadWouldRefuse(t *testing.T) {
+	// A detail of control characters is short on input but six times longer
+	// once escaped; Write must not produce a line Read rejects.
+	e := Event{Time: 0, Process: 0, Type: Invoke, F: FRead, Detail: strings.Repeat("\x01", MaxLineBytes/4)}
+	var buf bytes.Buffer
+	err := Write(&buf, []Event{e})
+	require.ErrorIs(t, err, ErrLineTooLong)
+	assert.NoError(t, Write(&buf, []Event{{Type: Invoke, F: FRead, Detail: "<ok & fine>"}}))
+	assert.Contains(t, buf.String(), "<ok & fine>", "no HTML escaping")
+}
+
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"format":"locklab-history","version":1}` + "\n" + `{"index":0,"time":5,"process":0,"type":"invoke","f":"acquire","key":"k"}`))
 	f.Add([]byte(`{"time":0,"process":-1,"type":"start","f":"pause","targets":["a"]}`))
@@ -140,14 +180,20 @@ func FuzzRead(f *testing.F) {
 		}
 		var buf bytes.Buffer
 		if err := Write(&buf, evs); err != nil {
+			if errors.Is(err, ErrLineTooLong) {
+				return // refused with a clear error rather than written unreadable
+			}
 			t.Fatal(err)
 		}
 		back, err := Read(&buf, "again")
 		if err != nil {
 			t.Fatalf("round trip failed: %v", err)
 		}
-		if len(back) != len(evs) {
-			t.Fatalf("round trip changed the length: %d -> %d", len(evs), len(back))
+		if !reflect.DeepEqual(back, evs) {
+			t.Fatalf("round trip changed the history:\n%v\n%v", evs, back)
+		}
+		for _, e := range evs {
+			_ = e.String()
 		}
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -20,14 +22,27 @@ type Header struct {
 // Write writes a header and the events as JSON Lines.
 func Write(w io.Writer, events []Event) error {
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(Header{Format: FormatName, Version: Version}); err != nil {
 		return fmt.Errorf("write history header: %w", err)
 	}
+	if _, err := bw.Write(line.Bytes()); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	line.Reset()
 	for _, e := range events {
 		if err := enc.Encode(e); err != nil {
 			return fmt.Errorf("write history event %d: %w", e.Index, err)
 		}
+		if line.Len() >= MaxLineBytes {
+			return fmt.Errorf("write history event %d: %w (%d bytes)", e.Index, ErrLineTooLong, line.Len())
+		}
+		if _, err := bw.Write(line.Bytes()); err != nil {
+			return fmt.Errorf("write history: %w", err)
+		}
+		line.Reset()
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write history: %w", err)
@@ -57,6 +72,10 @@ func ReadFile(path string) ([]Event, error) {
 // MaxLineBytes bounds one line of a history file.
 const MaxLineBytes = 1 << 20
 
+// ErrLineTooLong is returned by Write for an event whose line would be longer
+// than MaxLineBytes (Read would refuse it).
+var ErrLineTooLong = errors.New("event is longer than the line limit")
+
 // Read reads and validates a history from r; name is used in error messages.
 func Read(r io.Reader, name string) ([]Event, error) {
 	sc := bufio.NewScanner(r)
@@ -81,6 +100,9 @@ func Read(r io.Reader, name string) ([]Event, error) {
 		}
 		if line == 1 && isHeader(raw) {
 			var h Header
+			if _, err := objectKeys(raw, headerKeys); err != nil {
+				return nil, fail("bad header: %v", err)
+			}
 			if err := strictUnmarshal(raw, &h); err != nil {
 				return nil, fail("bad header: %v", err)
 			}
@@ -144,27 +166,127 @@ func cleanJSONError(err error) error {
 }
 
 func decodeEvent(raw []byte) (Event, bool, error) {
-	var probe struct {
-		Index   *int    `json:"index"`
-		Time    *int64  `json:"time"`
-		Process *int    `json:"process"`
-		Type    *string `json:"type"`
-		F       *string `json:"f"`
-	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
+	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+		var v map[string]any
+		err := json.Unmarshal(raw, &v)
+		if err == nil {
+			err = errors.New("not an object")
+		}
 		return Event{}, false, fmt.Errorf("not a JSON event: %v", cleanJSONError(err))
 	}
-	for _, req := range []struct {
-		name string
-		ok   bool
-	}{{"time", probe.Time != nil}, {"process", probe.Process != nil}, {"type", probe.Type != nil}, {"f", probe.F != nil}} {
-		if !req.ok {
-			return Event{}, false, fmt.Errorf("missing field %q", req.name)
-		}
-	}
-	var e Event
-	if err := strictUnmarshal(raw, &e); err != nil {
+	set, err := objectKeys(raw, eventKeys)
+	if err != nil {
 		return Event{}, false, err
 	}
-	return e, probe.Index != nil, nil
+	for _, req := range []string{"time", "process", "type", "f"} {
+		if !set[req] {
+			return Event{}, false, fmt.Errorf("missing field %q", req)
+		}
+	}
+	var e Event // the keys are known to be exact: a plain Unmarshal is strict here
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return Event{}, false, cleanJSONError(err)
+	}
+	if len(e.Targets) == 0 {
+		e.Targets = nil // "targets":[] and no targets are the same
+	}
+	return e, set["index"], nil
+}
+
+// eventKeys are the field names of an event line.
+var eventKeys = jsonKeys(reflect.TypeFor[Event]())
+
+// headerKeys are the field names of the header line.
+var headerKeys = jsonKeys(reflect.TypeFor[Header]())
+
+func jsonKeys(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	return out
+}
+
+// objectKeys returns the top-level keys of raw, a valid JSON object, that
+// have a value other than null. It rejects what encoding/json would quietly
+// accept: a field name in another case ("Time") and a field given twice, and
+// names a field that is not in known.
+func objectKeys(raw []byte, known []string) (map[string]bool, error) {
+	set := map[string]bool{}
+	seen := map[string]bool{}
+	depth, expectKey := 0, false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '{', '[':
+			depth++
+			expectKey = c == '{' && depth == 1
+		case '}', ']':
+			depth--
+		case ',':
+			expectKey = depth == 1
+		case '"':
+			end := stringEnd(raw, i)
+			if depth == 1 && expectKey {
+				key, err := unquote(raw[i : end+1])
+				if err != nil {
+					return nil, err
+				}
+				if err := checkKey(key, known, seen); err != nil {
+					return nil, err
+				}
+				set[key] = !bytes.HasPrefix(valueAfter(raw[end+1:]), []byte("null"))
+				expectKey = false
+			}
+			i = end
+		}
+	}
+	return set, nil
+}
+
+// valueAfter is the value that follows a key: rest without the colon and
+// the white space around it.
+func valueAfter(rest []byte) []byte {
+	const space = " \t\r\n"
+	return bytes.TrimLeft(bytes.TrimPrefix(bytes.TrimLeft(rest, space), []byte(":")), space)
+}
+
+// stringEnd is the index of the quote that closes the JSON string opening at i.
+func stringEnd(raw []byte, i int) int {
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return len(raw) - 1
+}
+
+func unquote(quoted []byte) (string, error) {
+	if !bytes.ContainsRune(quoted, '\\') {
+		return string(quoted[1 : len(quoted)-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(quoted, &s); err != nil {
+		return "", fmt.Errorf("bad field name %s", quoted)
+	}
+	return s, nil
+}
+
+func checkKey(key string, known []string, seen map[string]bool) error {
+	if seen[key] {
+		return fmt.Errorf("field %q appears twice", key)
+	}
+	seen[key] = true
+	if slices.Contains(known, key) {
+		return nil
+	}
+	for _, k := range known {
+		if strings.EqualFold(k, key) {
+			return fmt.Errorf("field %q: field names are lower case (%q)", key, k)
+		}
+	}
+	return fmt.Errorf("unknown field %q", key)
 }

@@ -12,7 +12,7 @@ import (
 // parseHistory reads the compact history notation used by these tests, one
 // event per line:
 //
-//	<ms> <process> <node> <type> <f> [key] [token=N] [value=N] [owner=S] [deadline=MS]
+//	<ms> <process> <node> <type> <f> [key] [token=N] [value=N] [values=[N,...]] [owner=S] [deadline=MS]
 //	<ms> nemesis start|stop <kind> <target,...>
 //
 // Times are milliseconds; '#' starts a comment.
@@ -65,6 +65,18 @@ func parseHistory(t *testing.T, text string) []history.Event {
 				e.Owner = v
 			case "deadline":
 				e.Deadline = history.Ptr(int64(num * 1e6))
+			case "values":
+				e.Values = []int64{}
+				for _, x := range strings.Split(strings.Trim(v, "[]"), ",") {
+					if x == "" {
+						continue
+					}
+					n, err := strconv.ParseInt(x, 10, 64)
+					if err != nil {
+						fail("bad values")
+					}
+					e.Values = append(e.Values, n)
+				}
 			default:
 				fail("unknown attribute " + k)
 			}

@@ -56,6 +56,11 @@ type holdingBuilder struct {
 
 func holdKey(node, key string) string { return node + "\x00" + key }
 
+// isStorageOp reports whether f touches the protected resource.
+func isStorageOp(f string) bool {
+	return f == history.FRead || f == history.FWrite || f == history.FAppend
+}
+
 // Holdings reconstructs every holding interval from a history, ordered by start.
 func Holdings(events []history.Event) []Holding {
 	var done []Holding
@@ -78,9 +83,25 @@ func Holdings(events []history.Event) []Holding {
 		}
 		done = append(done, h)
 	}
+	byOwner := map[string]*holdingBuilder{} // node+owner -> current holding, for storage operations
 	for i := range events {
 		e := &events[i]
 		if e.Type == history.Start || e.Type == history.Stop {
+			continue
+		}
+		if isStorageOp(e.F) {
+			if e.Type != history.Invoke {
+				continue
+			}
+			// A storage operation carries the owner of the lease it runs under
+			// (its key is the resource's, which need not be the lock's).
+			b := byOwner[holdKey(e.Node, e.Owner)]
+			if b == nil || e.Owner == "" {
+				b = active[holdKey(e.Node, e.Key)]
+			}
+			if b != nil {
+				b.lastOp = e
+			}
 			continue
 		}
 		k := holdKey(e.Node, e.Key)
@@ -99,6 +120,9 @@ func Holdings(events []history.Event) []Holding {
 			}
 			active[k] = &holdingBuilder{count: 1, h: Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
 				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline}}
+			if e.Owner != "" {
+				byOwner[holdKey(e.Node, e.Owner)] = active[k]
+			}
 		case b == nil:
 		case e.F == history.FRenew && e.Type == history.OK && e.Owner == b.h.Owner:
 			if e.Deadline != nil {
@@ -110,9 +134,8 @@ func Holdings(events []history.Event) []Holding {
 				b.h.Released = true
 				finish(b, e.Time, e)
 				delete(active, k)
+				delete(byOwner, holdKey(e.Node, b.h.Owner))
 			}
-		case (e.F == history.FRead || e.F == history.FWrite) && e.Type == history.Invoke:
-			b.lastOp = e
 		}
 	}
 	keys := make([]string, 0, len(active))
@@ -164,6 +187,16 @@ func Overlaps(hs []Holding) []Overlap {
 	return out
 }
 
+// Applies reports whether some acquire succeeded.
+func (MutualExclusion) Applies(events []history.Event) (bool, string) {
+	for _, e := range events {
+		if e.F == history.FAcquire && e.Type == history.OK {
+			return true, ""
+		}
+	}
+	return false, "no acquire succeeded: nobody held a lock"
+}
+
 // Check reports every overlap.
 func (c MutualExclusion) Check(events []history.Event) Verdict {
 	hs := Holdings(events)
@@ -194,15 +227,23 @@ func (c MutualExclusion) Check(events []history.Event) Verdict {
 		}
 		cx.Explanation = append(cx.Explanation, describeOverlap(o))
 		if i == 0 {
-			cx.Events = overlapEvents(events, o)
-			for _, f := range faultsDuring(events, o.A.Start, o.End, o.A.Node, o.B.Node) {
+			cx.Events = overlapEvents(o)
+			cx.Faults = faultsDuring(events, o.A.Start, o.End, o.A.Node, o.B.Node)
+			for _, f := range cx.Faults {
 				cx.Explanation = append(cx.Explanation, "  during fault: "+f.String())
 			}
 		}
 	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: cx,
-		Reason: fmt.Sprintf("%d overlaps: two clients believed they held the same lock at once (longest %s, total %s)",
-			len(ovs), ms(longest), ms(total))}
+		Reason: fmt.Sprintf("%d overlap%s: two clients believed they held the same lock at once (longest %s, total %s)",
+			len(ovs), plural(len(ovs)), ms(longest), ms(total))}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 func describeHolding(h Holding) string {
@@ -231,21 +272,16 @@ func describeOverlap(o Overlap) string {
 		history.FormatTime(o.Start), history.FormatTime(o.End), describeHolding(o.A), describeHolding(o.B))
 }
 
-// maxOverlapEvents caps the events shown for one overlap.
-const maxOverlapEvents = 60
-
-// overlapEvents are the events of both clients on the key, from the first
-// acquire until the later holding ends.
-func overlapEvents(events []history.Event, o Overlap) []history.Event {
-	var out []history.Event
-	lo, hi := min(o.A.Acquired.Index, o.B.Acquired.Index), max(o.A.End, o.B.End)
-	for _, e := range events[lo:] {
-		if e.Time > hi || len(out) == maxOverlapEvents {
-			break
-		}
-		if e.Key == o.A.Key && (e.Node == o.A.Node || e.Node == o.B.Node) {
-			out = append(out, e)
+// overlapEvents are the events that bound the two holdings: each acquire's
+// completion and the event that ended each belief (a release, or an operation
+// after the lease deadline), in order.
+func overlapEvents(o Overlap) []history.Event {
+	out := []history.Event{o.A.Acquired, o.B.Acquired}
+	for _, h := range []Holding{o.A, o.B} {
+		if h.Ended != nil {
+			out = append(out, *h.Ended)
 		}
 	}
-	return out
+	slices.SortFunc(out, func(x, y history.Event) int { return cmp.Compare(x.Index, y.Index) })
+	return slices.CompactFunc(out, func(x, y history.Event) bool { return x.Index == y.Index })
 }

@@ -33,7 +33,13 @@ func (o op) returnIndex() int64 {
 
 // pairOps matches every invoke with its completion, in invoke order.
 func pairOps(events []history.Event) []op {
-	var ops []op
+	n := 0
+	for i := range events {
+		if events[i].Type == history.Invoke {
+			n++
+		}
+	}
+	ops := make([]op, 0, n)
 	open := map[int]int{} // process -> index in ops
 	for i := range events {
 		e := events[i]
@@ -121,5 +127,6 @@ func faultsDuring(events []history.Event, from, to int64, involved ...string) []
 			}
 		}
 	}
+	slices.SortFunc(out, func(a, b history.Event) int { return a.Index - b.Index })
 	return out
 }

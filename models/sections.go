@@ -1,36 +1,81 @@
 package models
 
 import (
-	"cmp"
 	"fmt"
-	"hash/fnv"
+	"math"
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/anishathalye/porcupine"
 
 	"github.com/locklab/locklab/history"
 )
 
-// CriticalSections is the critical-section atomicity check for a counter
-// resource (the fenced-counter workload): every (read v, write v') a client made
-// under one lock grant is one operation on the counter, and the operations must
-// be linearizable.
+// Resource is the shape of the resource a lock protects.
+type Resource string
+
+// Resource shapes. They differ in how values are read and written (numbers or
+// lists) and in how a violation is told (a lost update, an oversold stock, a
+// lost append).
+const (
+	// ResourceAuto: a list for keys read as lists or appended to, a counter
+	// for the others.
+	ResourceAuto Resource = ""
+	// ResourceCounter: a number; each section reads it and writes a new value.
+	ResourceCounter Resource = "counter"
+	// ResourceStock: a stock level; each section reads it and, if enough is
+	// left, writes the level after a sale.
+	ResourceStock Resource = "stock"
+	// ResourceList: a list; each section reads it whole and appends one element.
+	ResourceList Resource = "list"
+)
+
+// ParseResource parses a resource shape ("" or "auto" is ResourceAuto).
+func ParseResource(s string) (Resource, error) {
+	switch Resource(s) {
+	case ResourceAuto, "auto":
+		return ResourceAuto, nil
+	case ResourceCounter, ResourceStock, ResourceList:
+		return Resource(s), nil
+	}
+	return "", fmt.Errorf("unknown resource %q (want auto, counter, stock or list)", s)
+}
+
+// CriticalSections is the critical-section atomicity check: every critical
+// section (a successful read of a key and the same process's next operation,
+// when it writes or appends to that key) is one operation on a model of the
+// resource, and the sections must be linearizable. With mutual exclusion they
+// are; overlapping holders that both read 5 and both write 6 are not.
+//
+//   - A write the storage rejected (fencing) had no effect: the section only read.
+//   - A write of unknown outcome may land at any time after it was invoked
+//     (even more than once, as a network may duplicate it) or never.
+//   - A write without a read before it sets the value (or appends) blindly.
+//
+// The search runs per key (sorted) and in batches cut at quiescent points,
+// which keeps long histories fast (see Budget for its bounds).
 type CriticalSections struct {
-	// Budget bounds Porcupine's search per key; 0 means no bound. When the
-	// budget runs out the verdict is unknown: such a result depends on the
-	// budget (and the machine), every other result does not.
-	Budget time.Duration
-	// Initial is the counter's value before the history; nil means unknown
-	// (any value is accepted as the first state). Default in the simulator: 0.
+	// Budget bounds the search. Default: DefaultSteps per key, no time bound.
+	Budget Budget
+	// Initial is the value of every key before the history; nil means
+	// unknown (any first value is accepted). Lists start empty when it is set.
 	Initial *int64
-	// InitialByKey overrides Initial for the keys it names.
+	// InitialByKey overrides Initial for the keys it names (numbers only).
 	InitialByKey map[string]int64
+	// Resource is the shape of the resource. Default ResourceAuto.
+	Resource Resource
 }
 
 // Name is "critical-sections".
 func (CriticalSections) Name() string { return "critical-sections" }
+
+// Applies reports whether the history has reads of the protected resource.
+func (CriticalSections) Applies(events []history.Event) (bool, string) {
+	for _, e := range events {
+		if e.F == history.FRead && e.Type == history.OK {
+			return true, ""
+		}
+	}
+	return false, "no successful read of the protected resource in the history"
+}
 
 // sectionKind is what the write of a section did.
 type sectionKind int
@@ -38,249 +83,470 @@ type sectionKind int
 const (
 	readOnly sectionKind = iota // no write followed the read
 	applied                     // the write was acknowledged
-	rejected                    // the storage refused the write (fencing): no effect
-	unsure                      // the write's outcome is unknown: it may or may not have taken effect
+	rejected                    // the write certainly did not happen (the storage refused it)
+	unsure                      // the write's outcome is unknown
 )
 
 func (k sectionKind) String() string {
 	return [...]string{"no write", "write applied", "write rejected", "write outcome unknown"}[k]
 }
 
-// section is one critical section: a successful read and the write after it.
+// section is one critical section: a successful read and the write after it,
+// or a write without a read (read is nil).
 type section struct {
 	key   string
-	read  op
+	list  bool
+	read  *op
 	write *op
 	kind  sectionKind
-	value int64 // read
-	wrote int64 // written (applied or unsure)
+	from  value // the value read
+	to    value // the value after the write (applied or unsure, after a read)
+	x     int64 // the number written or appended
+	noun  string
 }
 
-func (s section) call() int64 { return int64(s.read.inv.Index) }
-
-func (s section) ret() int64 {
-	switch {
-	case s.write == nil:
-		return int64(s.read.comp.Index)
-	default:
-		return s.write.returnIndex()
+func (s section) who() string {
+	first := s.first()
+	if first.Node != "" {
+		return first.Node
 	}
+	return fmt.Sprintf("p%d", first.Process)
+}
+
+func (s section) first() history.Event {
+	if s.read != nil {
+		return s.read.inv
+	}
+	return s.write.inv
 }
 
 func (s section) events() []history.Event {
-	out := []history.Event{s.read.inv, *s.read.comp}
-	if s.write != nil {
-		out = append(out, s.write.inv)
-		if s.write.comp != nil {
-			out = append(out, *s.write.comp)
+	var out []history.Event
+	for _, o := range []*op{s.read, s.write} {
+		if o != nil {
+			out = append(out, o.inv)
+			if o.comp != nil {
+				out = append(out, *o.comp)
+			}
 		}
 	}
 	return out
 }
 
 func (s section) String() string {
-	who := s.read.inv.Node
-	if who == "" {
-		who = fmt.Sprintf("p%d", s.read.inv.Process)
-	}
-	txt := fmt.Sprintf("%s read %d at %s", who, s.value, history.FormatTime(s.read.comp.Time))
-	if s.read.inv.Token != nil {
-		txt += fmt.Sprintf(" (token %d)", *s.read.inv.Token)
+	var b strings.Builder
+	b.WriteString(s.who())
+	if s.read != nil {
+		fmt.Fprintf(&b, " read %s at %s", s.from, history.FormatTime(s.read.comp.Time))
+		if s.read.inv.Token != nil {
+			fmt.Fprintf(&b, " (token %d)", *s.read.inv.Token)
+		}
 	}
 	if s.write != nil {
-		txt += fmt.Sprintf(", wrote %d at %s: %s", s.wrote, history.FormatTime(s.write.inv.Time), s.kind)
+		verb := "wrote"
+		if s.list {
+			verb = "appended"
+		}
+		if s.read != nil {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s %d at %s", verb, s.x, history.FormatTime(s.write.inv.Time))
+		if s.read == nil && s.write.inv.Token != nil {
+			fmt.Fprintf(&b, " (token %d)", *s.write.inv.Token)
+		}
+		fmt.Fprintf(&b, ": %s", s.kind)
 	}
-	return txt
+	return b.String()
 }
 
-// sections extracts the critical sections from a history: every successful
-// read, together with the write the same process invoked next on the same key
-// (if its next operation is such a write).
-func sections(events []history.Event) []section {
-	var out []section
-	pending := map[int]int{} // process -> index in out of its section awaiting a write
+// readValue is the value an ok read returned.
+func readValue(comp *history.Event, in *interner) (value, bool) {
+	switch {
+	case comp.Values != nil:
+		return in.list(comp.Values), true
+	case comp.Value != nil:
+		return number(*comp.Value), true
+	}
+	return value{}, false
+}
+
+// extractSections finds the critical sections of a history, in invoke order,
+// and counts the storage operations it cannot use (reads and writes without
+// a value).
+func extractSections(events []history.Event, in *interner) (secs []section, unusable int) {
+	pending := map[int]int{} // process -> index in secs of its section awaiting a write
 	for _, o := range pairOps(events) {
 		p := o.inv.Process
 		j, has := pending[p]
 		delete(pending, p)
-		switch {
-		case o.inv.F == history.FRead && o.outcome() == history.OK && o.comp.Value != nil:
-			out = append(out, section{key: o.inv.Key, read: o, value: *o.comp.Value})
-			pending[p] = len(out) - 1
-		case o.inv.F == history.FWrite && has && out[j].key == o.inv.Key && o.inv.Value != nil:
-			s := &out[j]
-			w := o
-			s.write, s.wrote = &w, *o.inv.Value
-			switch o.outcome() {
-			case history.OK:
-				s.kind = applied
-			case history.Fail:
-				s.kind = rejected
-			default:
-				s.kind = unsure
+		switch o.inv.F {
+		case history.FRead:
+			if o.outcome() != history.OK {
+				continue
 			}
+			v, ok := readValue(o.comp, in)
+			if !ok {
+				unusable++
+				continue
+			}
+			secs = append(secs, section{key: o.inv.Key, list: v.list, read: &o, from: v})
+			pending[p] = len(secs) - 1
+		case history.FWrite, history.FAppend:
+			if o.inv.Value == nil {
+				unusable++
+				continue
+			}
+			isList := o.inv.F == history.FAppend
+			if !has || secs[j].key != o.inv.Key || secs[j].list != isList {
+				secs = append(secs, section{key: o.inv.Key, list: isList})
+				j = len(secs) - 1
+			}
+			attachWrite(&secs[j], o, in)
 		}
 	}
-	return out
+	return secs, unusable
 }
 
-// counterState is the set of values the counter may hold (more than one only
-// after writes of unknown outcome); any means every value is possible.
-type counterState struct {
-	any  bool
-	vals []int64
+func attachWrite(s *section, w op, in *interner) {
+	s.write, s.x = &w, *w.inv.Value
+	switch {
+	case s.read != nil && s.list:
+		s.to = in.appended(s.from, s.x)
+	case !s.list:
+		s.to = number(s.x)
+	}
+	switch w.outcome() {
+	case history.OK:
+		s.kind = applied
+	case history.Fail:
+		s.kind = rejected
+	default:
+		s.kind = unsure
+	}
 }
 
-var counterModel = porcupine.Model{
-	Step: func(state, input, output any) (bool, any) {
-		s, in := state.(counterState), input.(section)
-		if !s.any && !slices.Contains(s.vals, in.value) {
-			return false, state
-		}
-		switch in.kind {
-		case applied:
-			return true, counterState{vals: []int64{in.wrote}}
-		case unsure:
-			vals := []int64{in.value, in.wrote}
-			slices.Sort(vals)
-			return true, counterState{vals: slices.Compact(vals)}
-		default:
-			return true, counterState{vals: []int64{in.value}}
-		}
-	},
-	Equal: func(a, b any) bool {
-		x, y := a.(counterState), b.(counterState)
-		return x.any == y.any && slices.Equal(x.vals, y.vals)
-	},
-	Hash: func(state any) uint64 {
-		s := state.(counterState)
-		h := fnv.New64a()
-		if s.any {
-			h.Write([]byte{1})
-		}
-		for _, v := range s.vals {
-			h.Write([]byte(fmt.Sprint(v, ",")))
-		}
-		return h.Sum64()
-	},
-	DescribeOperation: func(input, output any) string { return input.(section).String() },
-	DescribeState: func(state any) string {
-		s := state.(counterState)
-		if s.any {
-			return "any"
-		}
-		return fmt.Sprint(s.vals)
-	},
+// linOps are the search operations of a section.
+func (s *section) linOps() []linOp {
+	client := s.first().Process
+	if s.read == nil {
+		return s.blindOps(client)
+	}
+	r := s.read
+	observe := linOp{call: int64(r.inv.Index), ret: int64(r.comp.Index), forcing: true, client: client,
+		input: secStep{kind: stepObserve, from: s.from, sec: s}}
+	switch s.kind {
+	case applied:
+		return []linOp{{call: int64(r.inv.Index), ret: int64(s.write.comp.Index), forcing: true, client: client,
+			input: secStep{kind: stepUpdate, from: s.from, to: s.to, sec: s}}}
+	case unsure:
+		return []linOp{observe, maybe(s.write, client, secStep{kind: stepMaybe, from: s.from, to: s.to, sec: s})}
+	}
+	return []linOp{observe}
 }
 
-// Check runs Porcupine per key (keys sorted) and merges the results.
+func (s *section) blindOps(client int) []linOp {
+	w := s.write
+	switch {
+	case s.kind == rejected:
+		return nil
+	case s.kind == applied && s.list:
+		return []linOp{{call: int64(w.inv.Index), ret: int64(w.comp.Index), client: client,
+			input: secStep{kind: stepBlindAppend, x: s.x, sec: s}}}
+	case s.kind == applied:
+		return []linOp{{call: int64(w.inv.Index), ret: int64(w.comp.Index), forcing: true, client: client,
+			input: secStep{kind: stepOverwrite, to: s.to, sec: s}}}
+	case s.list:
+		return []linOp{{call: int64(w.inv.Index), open: true, until: math.MaxInt64, client: client,
+			input: secStep{kind: stepMaybeAppend, x: s.x, sec: s}}}
+	}
+	return []linOp{maybe(w, client, secStep{kind: stepMaybe, anyFrom: true, to: s.to, sec: s})}
+}
+
+// maybe is the operation of a write of unknown outcome: a rule that may fire
+// from the write's invocation on. The model is monotone in its rules (a rule
+// added earlier never makes a later operation illegal, and it can fire at any
+// later point), so adding it at the invocation itself loses nothing: the
+// operation is the point [call, call], which spares the search from trying
+// every later placement.
+func maybe(w *op, client int, in secStep) linOp {
+	return linOp{call: int64(w.inv.Index), ret: int64(w.inv.Index), client: client, input: in}
+}
+
+// noun names the resource of key in descriptions.
+func (c CriticalSections) noun(list bool) string {
+	switch {
+	case list || c.Resource == ResourceList:
+		return "list"
+	case c.Resource == ResourceStock:
+		return "stock"
+	}
+	return "counter"
+}
+
+// initial is the state of key before the history.
+func (c CriticalSections) initial(key string, list bool) regState {
+	v, known := c.InitialByKey[key]
+	if !known && c.Initial != nil {
+		v, known = *c.Initial, true
+	}
+	switch {
+	case !known:
+		return regState{any: true}
+	case list:
+		return regState{vals: values{{list: true}}}
+	}
+	return regState{vals: values{number(v)}}
+}
+
+// Check runs the search per key (keys sorted) and merges the results.
 func (c CriticalSections) Check(events []history.Event) Verdict {
-	secs := sections(events)
+	in := newInterner()
+	secs, unusable := extractSections(events, in)
 	if len(secs) == 0 {
-		return Verdict{Result: Unknown, Reason: "no critical sections (no successful read under a lock) in the history"}
+		return Verdict{Result: Unknown, Reason: "no critical sections (no successful read under a lock, and no write) in the history"}
 	}
-	byKey := map[string][]section{}
-	for _, s := range secs {
-		byKey[s.key] = append(byKey[s.key], s)
+	byKey := map[string][]*section{}
+	for i := range secs {
+		secs[i].noun = c.noun(secs[i].list)
+		byKey[secs[i].key] = append(byKey[secs[i].key], &secs[i])
 	}
-	keys := make([]string, 0, len(byKey))
-	for k := range byKey {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := sortedKeys(byKey)
 	stats := map[string]float64{"sections": float64(len(secs)), "keys": float64(len(keys))}
 	for _, s := range secs {
 		stats[strings.ReplaceAll(s.kind.String(), " ", "-")]++
 	}
-	var unknownKeys []string
+	if unusable > 0 {
+		stats["unusable-operations"] = float64(unusable)
+	}
+	var unknown undecided
 	for _, k := range keys {
-		model := counterModel
-		model.Init = func() any {
-			if v, ok := c.InitialByKey[k]; ok {
-				return counterState{vals: []int64{v}}
-			}
-			if c.Initial == nil {
-				return counterState{any: true}
-			}
-			return counterState{vals: []int64{*c.Initial}}
+		list := slices.ContainsFunc(byKey[k], func(s *section) bool { return s.list })
+		var ops []linOp
+		for _, s := range byKey[k] {
+			ops = append(ops, s.linOps()...)
 		}
-		ops := make([]porcupine.Operation, len(byKey[k]))
-		for i, s := range byKey[k] {
-			ops[i] = porcupine.Operation{ClientId: s.read.inv.Process, Input: s, Call: s.call(), Return: s.ret()}
-		}
-		res, info := porcupine.CheckOperationsVerbose(model, ops, c.Budget)
-		switch res {
-		case porcupine.Illegal:
-			return Verdict{Result: Invalid, Stats: stats,
-				Reason:         fmt.Sprintf("the critical sections on %q are not atomic: no order of them as if each ran alone explains what the clients read", k),
-				Counterexample: explainSections(model, k, byKey[k], info)}
-		case porcupine.Unknown:
-			unknownKeys = append(unknownKeys, k)
+		spec := sectionSpec(c.noun(list), ops)
+		out := search(spec, c.initial(k, list), ops, c.Budget)
+		stats["search-steps"] += float64(out.steps)
+		stats["search-batches"] += float64(out.batches)
+		switch out.result {
+		case Invalid:
+			return c.invalid(events, k, spec, out, stats)
+		case Unknown:
+			unknown.add(fmt.Sprintf("%q", k), out, c.Budget)
 		}
 	}
-	if len(unknownKeys) > 0 {
-		return Verdict{Result: Unknown, Stats: stats,
-			Reason: fmt.Sprintf("the linearizability search on %v ran out of its %v budget (this result depends on the budget)", unknownKeys, c.Budget)}
+	if v, ok := unknown.verdict(stats); ok {
+		return v
 	}
-	return Verdict{Result: Valid, Stats: stats,
-		Reason: fmt.Sprintf("%d critical sections on %d keys are linearizable", len(secs), len(keys))}
+	reason := fmt.Sprintf("%d critical sections on %d keys are linearizable", len(secs), len(keys))
+	if n := stats["write-outcome-unknown"]; n > 0 {
+		reason += fmt.Sprintf(" (%.0f writes of unknown outcome taken as possibly applied)", n)
+	}
+	if unusable > 0 {
+		reason += fmt.Sprintf("; %d reads or writes without a value were left out", unusable)
+	}
+	return Verdict{Result: Valid, Stats: stats, Reason: reason}
 }
 
-// explainSections builds the counterexample of an illegal key: a lost update
-// (two applied sections that read the same value) when there is one, otherwise
-// the section that the longest consistent order cannot place.
-func explainSections(model porcupine.Model, key string, secs []section, info porcupine.LinearizationInfo) *Counterexample {
-	for i := range secs {
-		for j := i + 1; j < len(secs); j++ {
-			a, b := secs[i], secs[j]
-			if a.kind == applied && b.kind == applied && a.value == b.value {
-				first, second := a, b
-				if cmp.Compare(first.write.comp.Index, second.write.comp.Index) > 0 {
-					first, second = second, first
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// sectionSpec is the search spec of one key's sections: the model and how a
+// cut carries its state. The state after a batch is the value of its last
+// section (closed under the rules that may still land); rules that can no
+// longer matter after the cut are dropped.
+func sectionSpec(noun string, ops []linOp) searchSpec {
+	future := newFutureUse(ops)
+	return searchSpec{
+		model: registerModel(noun),
+		settle: func(start any, batch []linOp, last linOp) any {
+			rules := start.(regState).rules
+			for _, o := range batch {
+				if in := o.input.(secStep); in.kind == stepMaybe {
+					rules = rules.push(rule{anyFrom: in.anyFrom, from: in.from, to: in.to})
 				}
-				evs := append(first.events(), second.events()...)
-				slices.SortFunc(evs, func(x, y history.Event) int { return cmp.Compare(x.Index, y.Index) })
-				return &Counterexample{
-					Explanation: []string{
-						fmt.Sprintf("Lost update on %q: two critical sections read the same value %d and both writes were applied.", key, a.value),
-						"First:  " + first.String() + ".",
-						"Second: " + second.String() + ".",
-						"If each section had run alone, the second would have read the first one's write.",
-					},
-					Events: evs,
-				}
+			}
+			in := last.input.(secStep)
+			v := in.to
+			if in.kind == stepObserve {
+				v = in.from
+			}
+			rules = future.prune(rules, values{v}, last.ret)
+			return regState{vals: closure(values{v}, rules), rules: rules}
+		},
+		// A write of unknown outcome only adds a rule: before or after the
+		// batch's last section, the state after the batch is the same.
+		order: func(_, y linOp) int {
+			if y.input.(secStep).kind == stepMaybe {
+				return -1
+			}
+			return 0
+		},
+	}
+}
+
+// futureUse records, per value, the last operation that reads it and the last
+// that may produce it, so that a cut can drop the rules that cannot matter.
+type futureUse struct {
+	read, produced map[valueKey]int64
+	// blind: the key has appends without reads, which may produce any list.
+	blind bool
+}
+
+func newFutureUse(ops []linOp) *futureUse {
+	f := &futureUse{read: map[valueKey]int64{}, produced: map[valueKey]int64{}}
+	for _, o := range ops {
+		in := o.input.(secStep)
+		switch in.kind {
+		case stepObserve, stepUpdate:
+			f.read[in.from.key()] = max(f.read[in.from.key()], o.call)
+		case stepBlindAppend, stepMaybeAppend:
+			f.blind = true
+		}
+		if in.kind == stepUpdate || in.kind == stepOverwrite || in.kind == stepMaybe {
+			f.produced[in.to.key()] = max(f.produced[in.to.key()], o.call)
+		}
+	}
+	return f
+}
+
+// prune keeps the rules that may still fire (their source is possible now or
+// may be produced later) and still matter (their result may be read later, or
+// feed another kept rule), after the history index pos.
+func (f *futureUse) prune(rules *ruleNode, vals values, pos int64) *ruleNode {
+	rs := rules.slice()
+	keep := make([]bool, len(rs))
+	for i := range keep {
+		keep[i] = true
+	}
+	feeds := func(i int, match func(r rule) bool) bool {
+		for j, r := range rs {
+			if j != i && keep[j] && match(r) {
+				return true
+			}
+		}
+		return false
+	}
+	for changed := true; changed; {
+		changed = false
+		for i, r := range rs {
+			if !keep[i] {
+				continue
+			}
+			reachable := r.anyFrom || f.blind || vals.has(r.from) || f.produced[r.from.key()] > pos ||
+				feeds(i, func(o rule) bool { return o.to.eq(r.from) })
+			useful := f.read[r.to.key()] > pos || feeds(i, func(o rule) bool { return !o.anyFrom && o.from.eq(r.to) })
+			if !reachable || !useful {
+				keep[i], changed = false, true
 			}
 		}
 	}
-	longest := []porcupine.Operation{}
-	for _, part := range info.PartialLinearizationsOperations() {
-		for _, lin := range part {
-			if len(lin) > len(longest) {
-				longest = lin
+	var kept []rule
+	for i, r := range rs {
+		if keep[i] {
+			kept = append(kept, r)
+		}
+	}
+	return rulesOf(kept)
+}
+
+// invalid builds the verdict of a key whose sections are not linearizable.
+func (c CriticalSections) invalid(events []history.Event, key string, spec searchSpec, out keyOutcome, stats map[string]float64) Verdict {
+	an := analyze(spec, out.start, out.batch, c.Budget)
+	cx, short := lostUpdate(key, out.batch)
+	if cx == nil {
+		cx, short = c.explainStuck(key, spec, an)
+	}
+	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
+		Reason:        fmt.Sprintf("the critical sections on %q are not atomic: %s", key, short),
+		Visualization: an.visualization(spec, events)}
+}
+
+// lostUpdate looks in a batch for two applied sections that read the same
+// value: the classic lost update (an oversold stock, a lost append).
+func lostUpdate(key string, batch []linOp) (*Counterexample, string) {
+	var done []*section
+	for _, o := range batch {
+		in := o.input.(secStep)
+		if in.kind != stepUpdate {
+			continue
+		}
+		for _, prev := range done {
+			if prev.from.eq(in.from) {
+				return describeLostUpdate(key, prev, in.sec)
 			}
 		}
+		done = append(done, in.sec)
 	}
-	placed := map[int64]bool{}
-	state := model.Init()
-	for _, o := range longest {
-		placed[o.Call] = true
-		_, state = model.Step(state, o.Input, o.Output)
+	return nil, ""
+}
+
+func describeLostUpdate(key string, a, b *section) (*Counterexample, string) {
+	if a.read.comp.Index > b.read.comp.Index {
+		a, b = b, a
 	}
-	var stuck *section
-	for i := range secs {
-		if !placed[secs[i].call()] && (stuck == nil || secs[i].call() < stuck.call()) {
-			stuck = &secs[i]
-		}
-	}
-	if stuck == nil {
-		return &Counterexample{Explanation: []string{fmt.Sprintf("Porcupine found no linearization of the %d sections on %q.", len(secs), key)}}
+	evs := append(a.events(), b.events()...)
+	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
+	var first, short string
+	switch a.noun {
+	case "stock":
+		soldA, soldB := a.from.num-a.to.num, b.from.num-b.to.num
+		first = fmt.Sprintf("Oversold %q: %s and %s both saw a stock of %s and both sales were applied: %d items sold from a stock of %s.",
+			key, a.who(), b.who(), a.from, soldA+soldB, a.from)
+		short = fmt.Sprintf("oversold (%d items sold from a stock of %s)", soldA+soldB, a.from)
+	case "list":
+		first = fmt.Sprintf("Lost append on %q: %s and %s both read %s and both appends were applied; one of the elements is lost.",
+			key, a.who(), b.who(), a.from)
+		short = fmt.Sprintf("lost append (%s and %s both appended to %s)", a.who(), b.who(), a.from)
+	default:
+		first = fmt.Sprintf("Lost update on %q: %s and %s both read %s and both writes were applied.", key, a.who(), b.who(), a.from)
+		short = fmt.Sprintf("lost update (%s and %s both read %s and both wrote)", a.who(), b.who(), a.from)
 	}
 	return &Counterexample{
 		Explanation: []string{
-			fmt.Sprintf("On %q, the longest order of critical sections that is consistent places %d of %d sections and leaves the counter at %s.",
-				key, len(longest), len(secs), model.DescribeState(state)),
-			fmt.Sprintf("The next section cannot follow: %s.", stuck.String()),
+			first,
+			"First:  " + a.String() + ".",
+			"Second: " + b.String() + ".",
+			"Had the sections run one after the other, the later one would have read what the earlier one wrote.",
 		},
-		Events: stuck.events(),
+		Events: evs,
+	}, short
+}
+
+// explainStuck explains an illegal batch by the section Porcupine could not
+// place after the longest consistent order.
+func (c CriticalSections) explainStuck(key string, spec searchSpec, an analysis) (*Counterexample, string) {
+	if an.stuck == nil {
+		return &Counterexample{Explanation: []string{fmt.Sprintf("No order of the critical sections on %q as if each ran alone explains what the clients read.", key)}},
+			"no order of them as if each ran alone explains what the clients read"
 	}
+	stuck := an.stuck.Input.(secStep)
+	state := spec.model.DescribeState(an.state)
+	lines := []string{fmt.Sprintf("On %q, the longest consistent order of these %d operations places %d and leaves the %s.",
+		key, an.total, len(an.placed), state)}
+	if n := len(an.placed); n > 0 {
+		if last, ok := an.placed[n-1].Input.(secStep); ok {
+			lines = append(lines, "Last placed: "+last.describe()+".")
+		}
+	}
+	lines = append(lines, "Cannot follow: "+stuck.describe()+".")
+	evs := stuck.sec.events()
+	for _, o := range an.concurrent {
+		if in, ok := o.Input.(secStep); ok && in.sec != stuck.sec {
+			lines = append(lines, "Concurrent: "+in.describe()+".")
+			evs = append(evs, in.sec.events()...)
+		}
+	}
+	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
+	evs = slices.CompactFunc(evs, func(x, y history.Event) bool { return x.Index == y.Index })
+	short := fmt.Sprintf("%s read %s, which no order of the sections explains (the %s)", stuck.sec.who(), stuck.from, state)
+	if stuck.kind == stepOverwrite || stuck.kind == stepBlindAppend {
+		short = fmt.Sprintf("%s's write cannot be placed (the %s)", stuck.sec.who(), state)
+	}
+	return &Counterexample{Explanation: lines, Events: evs}, short
 }

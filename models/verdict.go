@@ -2,6 +2,8 @@ package models
 
 import (
 	"fmt"
+	"runtime/debug"
+	"strings"
 
 	"github.com/locklab/locklab/history"
 )
@@ -55,6 +57,17 @@ type Verdict struct {
 	// Liveness marks a liveness or availability check (its failure is not a
 	// safety violation).
 	Liveness bool `json:"liveness,omitempty"`
+	// Exhausted names the budget that ran out ("steps" or "time") when the
+	// result is unknown because of it. Only such results depend on the budget;
+	// "time" results also depend on the machine. Every other result is the same
+	// for any budget.
+	Exhausted string `json:"exhausted,omitempty"`
+	// Recoveries, for the liveness check, are the times the lock took to be
+	// granted again after each fault window.
+	Recoveries []Recovery `json:"recoveries,omitempty"`
+	// Visualization, for an invalid linearizability check, renders Porcupine's
+	// view of the violation as HTML (nil otherwise).
+	Visualization *Visualization `json:"-"`
 }
 
 // Counterexample is the part of a history that shows a violation.
@@ -63,6 +76,9 @@ type Counterexample struct {
 	Explanation []string `json:"explanation"`
 	// Events are the history events involved, in order.
 	Events []history.Event `json:"events"`
+	// Faults are the start and stop events of the nemesis fault windows that
+	// overlap the events' time span, in order.
+	Faults []history.Event `json:"faults,omitempty"`
 }
 
 // Check is one property of a history.
@@ -88,7 +104,7 @@ func Run(c Check, events []history.Event) (v Verdict) {
 	defer func() {
 		if r := recover(); r != nil {
 			v = Verdict{Check: c.Name(), Result: Unknown, Liveness: isLiveness,
-				Reason: fmt.Sprintf("the check crashed: %v", r)}
+				Reason: fmt.Sprintf("the check crashed: %v (at %s)", r, panicSite())}
 		}
 	}()
 	v = c.Check(events)
@@ -112,4 +128,16 @@ func Overall(vs []Verdict) Result {
 		rs[i] = v.Result
 	}
 	return Merge(rs...)
+}
+
+// panicSite names the function that panicked, from the stack of a recovered
+// panic, so that a crashed check's reason points at the bug.
+func panicSite() string {
+	lines := strings.Split(string(debug.Stack()), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic(") && i+3 < len(lines) {
+			return strings.TrimSpace(lines[i+2]) + " " + strings.TrimSpace(lines[i+3])
+		}
+	}
+	return "unknown location"
 }

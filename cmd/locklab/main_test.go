@@ -75,7 +75,15 @@ func TestRunWritesARunDirectoryAndReplays(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &res))
 	assert.Equal(t, uint64(7), res.Seed)
 	assert.Equal(t, harness.ExitInvalid, res.ExitCode)
-	assert.Len(t, res.Verdicts, 2)
+	var ran []string
+	for _, v := range res.Verdicts {
+		ran = append(ran, v.Check)
+	}
+	assert.Equal(t, []string{"critical-sections", "mutual-exclusion", "lease", "liveness"}, ran,
+		"by default every check that applies runs (no tokens: no fencing check; leases: no mutex check)")
+	assert.Contains(t, string(b), `"reason": "the lock grants no fencing tokens"`, "results.json says why a check was left out")
+	assert.FileExists(t, filepath.Join(out, "porcupine-critical-sections.html"))
+	assert.Equal(t, "porcupine-critical-sections.html", res.Files["porcupine:critical-sections"])
 	hist1, _ := os.ReadFile(filepath.Join(out, reports.HistoryFile))
 
 	// The printed command replays the run exactly.

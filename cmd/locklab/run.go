@@ -20,6 +20,7 @@ type runFlags struct {
 	clients                                                      int
 	seed                                                         uint64
 	simTime, checkBudget                                         time.Duration
+	checkSteps                                                   int64
 	fenceReads                                                   bool
 	sysOpts, wlOpts                                              []string
 }
@@ -52,8 +53,9 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.nemesisFile, "nemesis-file", "", "a fault schedule file (JSON) instead of --nemesis")
 	fl.StringArrayVarP(&f.sysOpts, "opt", "o", nil, "system option key=value (repeatable), e.g. -o ttl=5s -o fencing=true")
 	fl.StringArrayVarP(&f.wlOpts, "workload-opt", "w", nil, "workload option key=value (repeatable), e.g. -w hold=200ms")
-	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default all: "+strings.Join(harness.CheckNames, ", ")+")")
-	fl.DurationVar(&f.checkBudget, "check-budget", 60*time.Second, "time budget of each search-based check (0: unbounded)")
+	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.CheckNames, ", ")+")")
+	fl.DurationVar(&f.checkBudget, "check-budget", 60*time.Second, "wall-clock budget of each key's search in the search-based checks (0: unbounded)")
+	fl.Int64Var(&f.checkSteps, "check-steps", 0, "step budget of each key's search, deterministic (0: the default, -1: unbounded)")
 	fl.StringVar(&f.out, "out", "", "run directory (default runs/<system>-<workload>-<storage>-<nemesis>-seed<N>)")
 	return cmd
 }
@@ -85,6 +87,7 @@ func (f runFlags) test() (harness.Test, error) {
 	t := harness.Test{
 		System: f.system, Workload: f.workload, Clients: f.clients, Time: f.simTime, Seed: f.seed,
 		Storage: storage.Mode(f.storage), FenceReads: f.fenceReads, Nemesis: f.nemesis, CheckBudget: f.checkBudget,
+		CheckSteps: f.checkSteps,
 	}
 	if f.checkBudget == 0 {
 		t.CheckBudget = harness.Unbounded
@@ -165,10 +168,5 @@ func replayCommand(t harness.Test, nemesisFile, dir string) string {
 		args = append(args, "--nemesis-file", filepath.Join(dir, reports.ScheduleFile))
 	}
 	args = append(args, "--out", dir)
-	for i, a := range args {
-		if strings.ContainsAny(a, " \t'\"$") {
-			args[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(args, " ")
+	return shellJoin(args)
 }

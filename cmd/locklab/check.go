@@ -1,0 +1,228 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/reports"
+)
+
+type checkFlags struct {
+	checks, storage, resource, out string
+	initial, opts                  []string
+	fenceReads                     bool
+	steps                          int64
+	budget                         time.Duration
+}
+
+// checkConfig is the configuration of a `locklab check` run, as results.json
+// records it.
+type checkConfig struct {
+	History  string            `json:"history"`
+	Checks   []string          `json:"checks,omitempty"`
+	Storage  string            `json:"storage"`
+	Resource string            `json:"resource,omitempty"`
+	Initial  []string          `json:"initial,omitempty"`
+	Options  map[string]string `json:"options,omitempty"`
+	Steps    int64             `json:"check_steps,omitempty"`
+	Budget   string            `json:"check_budget"`
+}
+
+func newCheckCmd() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check HISTORY.jsonl",
+		Short: "Check a history recorded anywhere (the locklab history format, version 1)",
+		Long: `check reads a history in the locklab format (JSON Lines, version 1: see
+'go doc github.com/locklab/locklab/history'), runs the checks on it and prints
+the verdicts with their counterexamples. The exit codes are those of run:
+0 valid, 1 a safety check invalid, 2 bad input (the error names file:line),
+3 undecided or a liveness failure.
+
+By default every check that applies to the history runs; the others are listed
+with the reason. A check named with --checks always runs, and says unknown when
+it cannot decide. Initial values of the resource are unknown unless given with
+--initial (any first value is then accepted).`,
+		Example: `  locklab check runs/redis-fenced-counter-unfenced-pause-seed7/history.jsonl
+  locklab check my.jsonl --initial '*=0' --storage fenced --out my-report
+  locklab check my.jsonl --checks lease,fencing-tokens -o stall=5s`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.CheckNames, ", ")+")")
+	fl.StringArrayVar(&f.initial, "initial", nil, "initial value of a resource key, key=value (repeatable; *=value for every key)")
+	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: fenced (it rejects stale tokens: check its accepted tokens, and run the fencing check by default) or unfenced")
+	fl.BoolVar(&f.fenceReads, "fence-reads", false, "the fenced storage fences reads too")
+	fl.StringVar(&f.resource, "resource", "auto", "resource shape: auto, counter, stock or list")
+	fl.StringArrayVarP(&f.opts, "opt", "o", nil, "check option key=value (repeatable): "+strings.Join(models.ConfigKeys, ", "))
+	fl.Int64Var(&f.steps, "check-steps", 0, "step budget of each key's search, deterministic (0: the default, -1: unbounded)")
+	fl.DurationVar(&f.budget, "check-budget", 60*time.Second, "wall-clock budget of each key's search (0: unbounded)")
+	fl.StringVar(&f.out, "out", "", "also write a run directory (history, results.json, summary, Porcupine visualizations)")
+	return cmd
+}
+
+// config turns the flags into the checks' configuration.
+func (f checkFlags) config() (models.Config, error) {
+	var cfg models.Config
+	set := func(flag, key, val string) error {
+		if err := cfg.Set(key, val); err != nil {
+			return usage("%s: %v", flag, err)
+		}
+		return nil
+	}
+	if err := set("--storage", "storage", f.storage); err != nil {
+		return cfg, err
+	}
+	if err := set("--resource", "resource", f.resource); err != nil {
+		return cfg, err
+	}
+	cfg.ReadsFenced = f.fenceReads
+	cfg.Budget = models.Budget{Steps: f.steps, Time: f.budget}
+	for _, kv := range f.initial {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return cfg, usage("--initial %q: want key=value", kv)
+		}
+		if err := set("--initial", "initial", k+":"+v); err != nil {
+			return cfg, err
+		}
+	}
+	opts, err := parseOpts("--opt", f.opts)
+	if err != nil {
+		return cfg, err
+	}
+	for _, k := range sortedKeys(opts) {
+		if err := set("--opt", k, opts[k]); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
+	cfg, err := f.config()
+	if err != nil {
+		return err
+	}
+	var names []string
+	if f.checks != "" {
+		names = strings.Split(f.checks, ",")
+	}
+	events, err := history.ReadFile(path)
+	if err != nil {
+		var pe *history.ParseError
+		if errors.As(err, &pe) || errors.Is(err, os.ErrNotExist) {
+			return usageError{err}
+		}
+		return err
+	}
+	checked, err := harness.CheckHistory(cfg, names, events)
+	if err != nil {
+		return usageError{err}
+	}
+	run := reports.Run{
+		Command:  checkCommand(path, f),
+		Config:   f.record(path, names),
+		Events:   events,
+		Verdicts: checked.Verdicts,
+		Overall:  models.Overall(checked.Verdicts),
+		ExitCode: harness.ExitCode(checked.Verdicts),
+		Summary:  models.Summarize(events),
+		Extra:    map[string]any{"checks": checked.Record(cfg.Budget)},
+	}
+	if len(checked.Verdicts) == 0 {
+		run.ExitCode = harness.ExitUnknown
+	}
+	if f.out != "" {
+		run.Attachments = harness.Attachments(checked.Verdicts)
+		if err := reports.WriteDir(f.out, run); err != nil {
+			return err
+		}
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "%s: %d events\n", path, len(events))
+	if err := reports.PrintSummary(out, run, f.out); err != nil {
+		return err
+	}
+	if err := harness.PrintCounterexamples(out, checked.Verdicts); err != nil {
+		return err
+	}
+	for _, s := range checked.Skipped {
+		fmt.Fprintf(out, "skipped %s: %s\n", s.Check, s.Reason)
+	}
+	if len(checked.Verdicts) == 0 {
+		fmt.Fprintln(out, "no check applies to this history: nothing was judged (exit 3)")
+	}
+	if run.ExitCode != harness.ExitValid {
+		return exitError{run.ExitCode}
+	}
+	return nil
+}
+
+func (f checkFlags) record(path string, names []string) checkConfig {
+	opts, _ := parseOpts("--opt", f.opts)
+	return checkConfig{History: path, Checks: names, Storage: f.storage, Resource: f.resource,
+		Initial: f.initial, Options: opts, Steps: f.steps, Budget: f.budget.String()}
+}
+
+// checkCommand is the command line that repeats the check.
+func checkCommand(path string, f checkFlags) string {
+	args := []string{"locklab", "check", path, "--storage", f.storage}
+	if f.checks != "" {
+		args = append(args, "--checks", f.checks)
+	}
+	if f.resource != "auto" {
+		args = append(args, "--resource", f.resource)
+	}
+	if f.fenceReads {
+		args = append(args, "--fence-reads")
+	}
+	for _, kv := range f.initial {
+		args = append(args, "--initial", kv)
+	}
+	for _, kv := range f.opts {
+		args = append(args, "-o", kv)
+	}
+	if f.steps != 0 {
+		args = append(args, "--check-steps", fmt.Sprint(f.steps))
+	}
+	if f.budget != 60*time.Second {
+		args = append(args, "--check-budget", f.budget.String())
+	}
+	if f.out != "" {
+		args = append(args, "--out", f.out)
+	}
+	return shellJoin(args)
+}
+
+// shellJoin joins a command line, quoting the arguments a shell would split
+// or expand.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if strings.ContainsAny(a, " \t'\"$*?") {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,131 @@
+package harness
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
+)
+
+func checksOf(r Result) (ran []string, skipped map[string]string) {
+	skipped = map[string]string{}
+	for _, v := range r.Verdicts {
+		ran = append(ran, v.Check)
+	}
+	for _, s := range r.Skipped {
+		skipped[s.Check] = s.Reason
+	}
+	return ran, skipped
+}
+
+func TestDefaultChecksAreTheOnesThatApply(t *testing.T) {
+	tests := []struct {
+		name    string
+		test    Test
+		ran     []string
+		skipped []string
+	}{
+		{"redis without tokens", Test{System: "redis", Seed: 1, Time: 5 * time.Second},
+			[]string{"critical-sections", "mutual-exclusion", "lease", "liveness"}, []string{"mutex", "fencing-tokens"}},
+		{"redis with tokens and fenced storage", Test{System: "redis", SystemOptions: map[string]string{"fencing": "true"},
+			Storage: storage.Fenced, Seed: 1, Time: 5 * time.Second},
+			[]string{"critical-sections", "mutual-exclusion", "lease", "fencing-tokens", "liveness"}, []string{"mutex"}},
+		{"control lock without leases", Test{System: "control", Seed: 1, Time: 2 * time.Second},
+			[]string{"critical-sections", "mutual-exclusion", "mutex", "liveness"}, []string{"lease", "fencing-tokens"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Run(tc.test)
+			require.NoError(t, err)
+			ran, skipped := checksOf(r)
+			assert.Equal(t, tc.ran, ran)
+			for _, s := range tc.skipped {
+				assert.NotEmpty(t, skipped[s], "%s is skipped with a reason", s)
+			}
+			assert.NotEqual(t, models.Unknown, r.Overall, "a default run is not unknown because a check had nothing to look at")
+		})
+	}
+}
+
+func TestNamedChecksRunEvenWhenTheyCannotDecide(t *testing.T) {
+	r, err := Run(Test{System: "redis", Seed: 1, Time: 3 * time.Second, Checks: []string{"fencing-tokens", "mutex"}})
+	require.NoError(t, err)
+	require.Len(t, r.Verdicts, 2)
+	assert.Equal(t, models.Unknown, r.Verdicts[0].Result)
+	assert.Contains(t, r.Verdicts[0].Reason, "no acquire was granted a fencing token")
+	assert.Equal(t, ExitUnknown, ExitCode(r.Verdicts))
+	_, err = Run(Test{System: "redis", Seed: 1, Time: time.Second, Checks: []string{"vibes"}})
+	assert.ErrorContains(t, err, `unknown check "vibes"`)
+}
+
+func TestCheckConfigFollowsTheTest(t *testing.T) {
+	cfg := CheckConfig(Test{Workload: "stock", Storage: storage.Fenced, FenceReads: true, CheckSteps: 7, CheckBudget: time.Second},
+		map[string]int64{"item": 4})
+	assert.Equal(t, models.ResourceStock, cfg.Resource)
+	assert.True(t, cfg.StorageFenced)
+	assert.True(t, cfg.ReadsFenced)
+	assert.Equal(t, models.Budget{Steps: 7, Time: time.Second}, cfg.Budget)
+	assert.True(t, cfg.InitialKnown, "the simulator's storage starts at known values")
+	assert.Equal(t, int64(4), cfg.Initial["item"])
+	assert.Equal(t, time.Duration(0), CheckConfig(Test{CheckBudget: Unbounded}, nil).Budget.Time)
+}
+
+func TestInvalidRunsAttachTheirVisualization(t *testing.T) {
+	r, err := Run(Test{System: "control", Seed: 1, Time: 2 * time.Second})
+	require.NoError(t, err)
+	run := r.Report("locklab run ...")
+	var labels []string
+	for _, a := range run.Attachments {
+		labels = append(labels, a.Label)
+		var buf bytes.Buffer
+		require.NoError(t, a.Write(&buf))
+		assert.Contains(t, buf.String(), "<html")
+	}
+	assert.Equal(t, []string{"porcupine:critical-sections", "porcupine:mutex"}, labels)
+	rec := run.Extra["checks"].(ChecksRecord)
+	assert.Equal(t, []string{"critical-sections", "mutual-exclusion", "mutex", "liveness"}, rec.Ran)
+	assert.Contains(t, rec.Budget, "steps")
+}
+
+func TestListAppendIsJudgedAsAList(t *testing.T) {
+	pause, err := nemesis.Parse([]byte(`{"faults": [{"kind": "pause", "targets": ["c1"], "duration": "15s", "after": {"node": "c1", "f": "read"}}]}`), "gc.json")
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		test Test
+		want map[string]models.Result
+	}{
+		{"control lock loses appends", Test{System: "control", Workload: "list-append", Seed: 1, Time: 5 * time.Second},
+			map[string]models.Result{"critical-sections": models.Invalid}},
+		{"redis without faults", Test{System: "redis", Workload: "list-append", Seed: 1, Time: 10 * time.Second},
+			map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid}},
+		{"redis, holder paused past its lease", Test{System: "redis", Workload: "list-append", Seed: 1, Time: 30 * time.Second, Schedule: &pause},
+			map[string]models.Result{"mutual-exclusion": models.Invalid, "lease": models.Valid}},
+		{"redis fenced, holder paused past its lease", Test{System: "redis", Workload: "list-append", Seed: 1, Time: 30 * time.Second,
+			Schedule: &pause, SystemOptions: map[string]string{"fencing": "true"}, Storage: storage.Fenced},
+			map[string]models.Result{"critical-sections": models.Valid, "fencing-tokens": models.Valid}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Run(tc.test)
+			require.NoError(t, err)
+			got := map[string]models.Verdict{}
+			for _, v := range r.Verdicts {
+				got[v.Check] = v
+			}
+			for check, want := range tc.want {
+				assert.Equal(t, want, got[check].Result, "%s: %s", check, got[check].Reason)
+			}
+			assert.Greater(t, r.Summary.Ops["append"].OK, 10)
+		})
+	}
+	r, err := Run(Test{System: "control", Workload: "list-append", Seed: 1, Time: 5 * time.Second})
+	require.NoError(t, err)
+	assert.Contains(t, r.Verdicts[0].Reason, "lost append")
+}

@@ -1,0 +1,305 @@
+package models
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/locklab/locklab/history"
+)
+
+// FencingTokens checks that fencing tokens can do their job:
+//
+//   - grants: the lock service issues strictly increasing tokens in the
+//     real-time order of its grants, per key (a reentrant acquire that returns
+//     the holder's own token again is the same grant);
+//   - storage (when the storage fences): the storage never accepts a token
+//     lower than one it already accepted, per key.
+//
+// Both are Porcupine models over operation intervals. An acquire of unknown
+// outcome granted no token anyone saw, and a write of unknown outcome can only
+// have raised the storage's highest token, so leaving both out is exact.
+type FencingTokens struct {
+	// Budget bounds the search. Default: DefaultSteps per key.
+	Budget Budget
+	// StorageFenced: the storage fences writes with the tokens, so its
+	// accepted writes are checked too, and the check applies by default.
+	// Default false: nothing relies on the tokens.
+	StorageFenced bool
+	// ReadsFenced: the storage fences reads too (their tokens count as
+	// accepted).
+	ReadsFenced bool
+}
+
+// Name is "fencing-tokens".
+func (FencingTokens) Name() string { return "fencing-tokens" }
+
+// Applies reports whether grants carry tokens and the storage relies on them.
+func (c FencingTokens) Applies(events []history.Event) (bool, string) {
+	if !hasTokens(events) {
+		return false, "the lock grants no fencing tokens"
+	}
+	if !c.StorageFenced {
+		return false, "the storage does not fence, so nothing relies on the tokens (name the check to judge them anyway)"
+	}
+	return true, ""
+}
+
+func hasTokens(events []history.Event) bool {
+	return slices.ContainsFunc(events, func(e history.Event) bool {
+		return e.F == history.FAcquire && e.Type == history.OK && e.Token != nil
+	})
+}
+
+// tokenOp is a grant of a token or its acceptance by the storage.
+type tokenOp struct {
+	token  uint64
+	o      op
+	strict bool // grants must increase strictly; accepted tokens may repeat
+}
+
+func (t tokenOp) who() string {
+	if t.o.inv.Node != "" {
+		return t.o.inv.Node
+	}
+	return fmt.Sprintf("p%d", t.o.inv.Process)
+}
+
+func (t tokenOp) String() string {
+	if t.strict {
+		return fmt.Sprintf("%s was granted token %d at %s (acquire invoked at %s)", t.who(), t.token,
+			history.FormatTime(t.o.comp.Time), history.FormatTime(t.o.inv.Time))
+	}
+	return fmt.Sprintf("the storage accepted %s's %s with token %d at %s", t.who(), t.o.inv.F, t.token, history.FormatTime(t.o.comp.Time))
+}
+
+// tokenState is the highest token so far (seen: any token at all).
+type tokenState struct {
+	seen bool
+	last uint64
+}
+
+func tokenModel(what string) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return tokenState{} },
+		Step: func(state, input, _ any) (bool, any) {
+			if s, ok := input.(startOp); ok {
+				return true, s.state
+			}
+			s, in := state.(tokenState), input.(tokenOp)
+			ok := !s.seen || in.token > s.last || (!in.strict && in.token == s.last)
+			return ok, tokenState{seen: true, last: in.token}
+		},
+		Hash: hashPrinted,
+		DescribeOperation: func(input, _ any) string {
+			if s, ok := input.(startOp); ok {
+				return "before: " + describeToken(what, s.state.(tokenState))
+			}
+			return input.(tokenOp).String()
+		},
+		DescribeState: func(state any) string { return describeToken(what, state.(tokenState)) },
+	}
+}
+
+func describeToken(what string, s tokenState) string {
+	if !s.seen {
+		return "no token " + what + " yet"
+	}
+	return fmt.Sprintf("highest token %s: %d", what, s.last)
+}
+
+// tokenSpec: tokens must rise along any legal order, so an operation with a
+// lower token than x precedes it and one with a higher token follows it (equal
+// tokens: the state after the batch is the same either way, or the history is
+// illegal either way).
+func tokenSpec(what string) searchSpec {
+	return searchSpec{
+		model: tokenModel(what),
+		settle: func(_ any, _ []linOp, last linOp) any {
+			return tokenState{seen: true, last: last.input.(tokenOp).token}
+		},
+		order: func(x, y linOp) int {
+			if y.input.(tokenOp).token > x.input.(tokenOp).token {
+				return 1
+			}
+			return -1
+		},
+	}
+}
+
+// grantsByKey are the distinct grants with a token, per lock key.
+func grantsByKey(ops []op) map[string][]tokenOp {
+	out := map[string][]tokenOp{}
+	seen := map[string]bool{}
+	for _, o := range ops {
+		if o.inv.F != history.FAcquire || o.outcome() != history.OK || o.comp.Token == nil {
+			continue
+		}
+		id := fmt.Sprintf("%s\x00%s\x00%d", o.inv.Key, holderOf(*o.comp), *o.comp.Token)
+		if seen[id] {
+			continue // a reentrant acquire returning the holder's own token
+		}
+		seen[id] = true
+		out[o.inv.Key] = append(out[o.inv.Key], tokenOp{token: *o.comp.Token, o: o, strict: true})
+	}
+	return out
+}
+
+// acceptedByKey are the storage operations accepted with a token, per key.
+func (c FencingTokens) acceptedByKey(ops []op) map[string][]tokenOp {
+	out := map[string][]tokenOp{}
+	for _, o := range ops {
+		fenced := o.inv.F == history.FWrite || o.inv.F == history.FAppend || (c.ReadsFenced && o.inv.F == history.FRead)
+		if !fenced || o.outcome() != history.OK || o.inv.Token == nil {
+			continue
+		}
+		out[o.inv.Key] = append(out[o.inv.Key], tokenOp{token: *o.inv.Token, o: o})
+	}
+	return out
+}
+
+// tokenLinOps are the search operations of token operations.
+func tokenLinOps(tops []tokenOp) []linOp {
+	lops := make([]linOp, len(tops))
+	for i, t := range tops {
+		lops[i] = linOp{call: int64(t.o.inv.Index), ret: int64(t.o.comp.Index), forcing: true, client: t.o.inv.Process, input: t}
+	}
+	return lops
+}
+
+// Check judges the grants and, when the storage fences, the accepted tokens.
+func (c FencingTokens) Check(events []history.Event) Verdict {
+	ops := pairOps(events)
+	grants := grantsByKey(ops)
+	if len(grants) == 0 {
+		return Verdict{Result: Unknown, Reason: "no acquire was granted a fencing token: nothing to check"}
+	}
+	parts := []struct {
+		name, what string
+		byKey      map[string][]tokenOp
+	}{{"grants", "granted", grants}}
+	if c.StorageFenced {
+		parts = append(parts, struct {
+			name, what string
+			byKey      map[string][]tokenOp
+		}{"storage", "accepted", c.acceptedByKey(ops)})
+	}
+	stats := map[string]float64{}
+	var unknown undecided
+	for _, part := range parts {
+		for _, k := range sortedKeys(part.byKey) {
+			tops := part.byKey[k]
+			stats[part.name] += float64(len(tops))
+			lops := tokenLinOps(tops)
+			spec := tokenSpec(part.what)
+			out := search(spec, tokenState{}, lops, c.Budget)
+			stats["search-steps"] += float64(out.steps)
+			switch out.result {
+			case Invalid:
+				return c.invalid(events, k, tops, spec, out, stats)
+			case Unknown:
+				unknown.add(fmt.Sprintf("%s on %q", part.name, k), out, c.Budget)
+			}
+		}
+	}
+	if v, ok := unknown.verdict(stats); ok {
+		return v
+	}
+	reason := fmt.Sprintf("%d grants: tokens increase with every grant", int(stats["grants"]))
+	if c.StorageFenced {
+		reason += fmt.Sprintf("; the storage never accepted a lower token after a higher one (%d accepted)", int(stats["storage"]))
+	} else {
+		reason += " (the storage was not judged: it does not fence)"
+	}
+	return Verdict{Result: Valid, Stats: stats, Reason: reason}
+}
+
+func (c FencingTokens) invalid(events []history.Event, key string, tops []tokenOp, spec searchSpec, out keyOutcome, stats map[string]float64) Verdict {
+	an := analyze(spec, out.start, out.batch, c.Budget)
+	a, b := tokenInversion(tops)
+	var cx *Counterexample
+	var short string
+	switch {
+	case a == nil:
+		cx = &Counterexample{Explanation: []string{fmt.Sprintf("No order of the tokens on %q consistent with real time increases.", key)}}
+		short = "no order of the tokens consistent with real time increases"
+	case b.strict && a.token == b.token:
+		short = fmt.Sprintf("%s and %s were both granted token %d", a.who(), b.who(), a.token)
+		cx = &Counterexample{Explanation: []string{
+			fmt.Sprintf("Two grants of %q carry the same token %d: a storage fencing with it cannot tell the holders apart.", key, a.token),
+			"First:  " + a.String() + ".", "Second: " + b.String() + "."}}
+	case b.strict:
+		short = fmt.Sprintf("token went backwards: %d after %d", b.token, a.token)
+		cx = &Counterexample{Explanation: []string{
+			fmt.Sprintf("The tokens of %q went backwards: a later grant got a lower token, so a storage fencing with them would reject the new holder and accept the old one.", key),
+			"First:  " + a.String() + ".", "Then:   " + b.String() + ", after the first grant returned."}}
+	default:
+		short = fmt.Sprintf("the storage accepted token %d after token %d", b.token, a.token)
+		cx = &Counterexample{Explanation: []string{
+			fmt.Sprintf("The storage accepted a stale token on %q: fencing let an old holder through.", key),
+			"First:  " + a.String() + ".", "Then:   " + b.String() + "."}}
+	}
+	if a != nil {
+		cx.Events = append(a.o.events(), b.o.events()...)
+		slices.SortFunc(cx.Events, func(x, y history.Event) int { return x.Index - y.Index })
+	}
+	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
+		Reason:        fmt.Sprintf("fencing tokens on %q: %s", key, short),
+		Visualization: an.visualization(spec, events)}
+}
+
+// tokenInversion finds the earliest pair of operations that no order can
+// make increase: a precedes b in real time with a token that b does not
+// exceed (does not reach, for accepted tokens), or two distinct grants with
+// the same token. It sweeps the operations by invocation, keeping the highest
+// token among those that returned.
+func tokenInversion(tops []tokenOp) (*tokenOp, *tokenOp) {
+	byCall := slices.Clone(tops)
+	slices.SortFunc(byCall, func(x, y tokenOp) int { return cmp.Compare(x.o.inv.Index, y.o.inv.Index) })
+	byRet := slices.Clone(tops)
+	slices.SortFunc(byRet, func(x, y tokenOp) int { return cmp.Compare(x.o.comp.Index, y.o.comp.Index) })
+	var best *tokenOp
+	sameToken := map[uint64]*tokenOp{}
+	r := 0
+	for i := range byCall {
+		b := &byCall[i]
+		for r < len(byRet) && byRet[r].o.comp.Index < b.o.inv.Index {
+			if best == nil || byRet[r].token > best.token {
+				best = &byRet[r]
+			}
+			r++
+		}
+		if best != nil && (best.token > b.token || (b.strict && best.token == b.token)) {
+			return best, b
+		}
+		if b.strict {
+			if a := sameToken[b.token]; a != nil {
+				return a, b
+			}
+			sameToken[b.token] = b
+		}
+	}
+	return nil, nil
+}
+
+func (o op) events() []history.Event {
+	out := []history.Event{o.inv}
+	if o.comp != nil {
+		out = append(out, *o.comp)
+	}
+	return out
+}
+
+// holderOf identifies the acquirer of an acquire or release event: its owner,
+// or its node when the recorder gave no owner.
+func holderOf(e history.Event) string {
+	if e.Owner != "" {
+		return e.Owner
+	}
+	if e.Node != "" {
+		return "node " + e.Node
+	}
+	return fmt.Sprintf("process %d", e.Process)
+}

@@ -1,0 +1,434 @@
+package models
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/history"
+)
+
+// Availability is the liveness check ("liveness"). It judges availability
+// from the history:
+//
+//   - the share of acquire attempts that succeeded;
+//   - stalls: windows in which some client wanted a lock (from its first
+//     attempt until one succeeded, retries and pauses between them included),
+//     nobody held it (as the clients saw it: from an acquire's return until the
+//     release was invoked, the lease deadline passed or the holder crashed)
+//     and no fault was active: a deadlock or an orphaned lock;
+//   - recovery: after each fault window, how long until an acquire succeeded
+//     again.
+//
+// Faults excuse unavailability while they last, except clock drift (which
+// can last a whole run and does not stop a lock from being granted).
+type Availability struct {
+	// StallMax is the longest tolerated stall. Default: 10 s, or 1.5 times the
+	// longest lease granted if that is longer (an orphaned grant, such as an
+	// acquire that timed out but took effect, blocks the lock until its lease
+	// runs out: that is how leases recover, not a deadlock).
+	StallMax time.Duration
+	// RecoveryMax is the longest tolerated recovery after a fault window
+	// (judged only while no other fault is active). Default 30 s.
+	RecoveryMax time.Duration
+	// MinSuccess is the least share of acquire attempts that must succeed
+	// (0..1). Default 0: not judged.
+	MinSuccess float64
+}
+
+// Defaults of Availability.
+const (
+	DefaultStallMax    = 10 * time.Second
+	DefaultRecoveryMax = 30 * time.Second
+)
+
+// Name is "liveness".
+func (Availability) Name() string { return "liveness" }
+
+// Liveness reports true: a liveness failure is not a safety violation.
+func (Availability) Liveness() bool { return true }
+
+// Applies reports whether the history has acquire attempts.
+func (Availability) Applies(events []history.Event) (bool, string) {
+	if slices.ContainsFunc(events, func(e history.Event) bool { return e.F == history.FAcquire && e.Type == history.Invoke }) {
+		return true, ""
+	}
+	return false, "no acquire attempts in the history"
+}
+
+// Recovery is how long the lock took to be granted again after a fault window.
+type Recovery struct {
+	// Fault names the fault: kind and targets.
+	Fault string `json:"fault"`
+	// Start and Stop are the fault window's true times (ns).
+	Start int64 `json:"start"`
+	Stop  int64 `json:"stop"`
+	// Recovered is when the first acquire after Stop returned ok (ns); -1 if none did.
+	Recovered int64 `json:"recovered"`
+	// Duration is Recovered - Stop (ns), or the rest of the history when the
+	// lock never recovered while clients kept trying; -1 when nobody tried.
+	Duration int64 `json:"duration"`
+	// Judged: no other fault was active during the recovery, so RecoveryMax applies.
+	Judged bool `json:"judged"`
+}
+
+// Stall is a window in which clients waited for a lock that nobody held.
+type Stall struct {
+	Key        string
+	Start, End int64
+	// Waiting are the acquire attempts of the clients that wanted the lock
+	// during the stall.
+	Waiting []op
+	// Before is the holding that ended last before the stall, if any.
+	Before *Holding
+}
+
+// Length is the stall's duration.
+func (s Stall) Length() time.Duration { return time.Duration(s.End - s.Start) }
+
+func (c Availability) withDefaults(events []history.Event) Availability {
+	if c.StallMax == 0 {
+		c.StallMax = max(DefaultStallMax, longestLease(events)*3/2)
+	}
+	if c.RecoveryMax == 0 {
+		c.RecoveryMax = DefaultRecoveryMax
+	}
+	return c
+}
+
+// Check measures and judges.
+func (c Availability) Check(events []history.Event) Verdict {
+	c = c.withDefaults(events)
+	c.StallMax, c.RecoveryMax = c.StallMax.Round(time.Millisecond), c.RecoveryMax.Round(time.Millisecond)
+	ops := pairOps(events)
+	var attempts, succeeded int
+	for _, o := range ops {
+		if o.inv.F == history.FAcquire {
+			attempts++
+			if o.outcome() == history.OK {
+				succeeded++
+			}
+		}
+	}
+	if attempts == 0 {
+		return Verdict{Result: Unknown, Reason: "no acquire attempts in the history: nothing to judge"}
+	}
+	end := events[len(events)-1].Time
+	faults := excusingFaults(events, end)
+	stalls, fill := findStalls(events, ops, faults, end)
+	recoveries := findRecoveries(ops, faults, end)
+	share := float64(succeeded) / float64(attempts)
+	v := Verdict{Result: Valid, Stats: map[string]float64{
+		"acquire-attempts": float64(attempts), "acquire-success": share,
+	}, Recoveries: recoveries}
+	var longest *Stall
+	var total time.Duration
+	for i := range stalls {
+		total += stalls[i].Length()
+		if longest == nil || stalls[i].Length() > longest.Length() {
+			longest = &stalls[i]
+		}
+	}
+	v.Stats["stalls"], v.Stats["stall-total-ms"] = float64(len(stalls)), float64(total.Milliseconds())
+	if longest != nil {
+		v.Stats["stall-longest-ms"] = float64(longest.Length().Milliseconds())
+	}
+	var worst *Recovery
+	for i, r := range recoveries {
+		if r.Duration >= 0 && (worst == nil || r.Duration > worst.Duration) {
+			worst = &recoveries[i]
+		}
+	}
+	if worst != nil {
+		v.Stats["recovery-max-ms"] = float64(time.Duration(worst.Duration).Milliseconds())
+	}
+	var problems []string
+	var cx *Counterexample
+	if longest != nil && longest.Length() > c.StallMax {
+		fill(longest)
+		problems = append(problems, fmt.Sprintf("clients waited %s for %q while nobody held it and no fault was active (limit %v)",
+			ms(longest.Length()), longest.Key, c.StallMax))
+		cx = describeStall(*longest)
+	}
+	for _, r := range recoveries {
+		if r.Judged && time.Duration(r.Duration) > c.RecoveryMax {
+			what := fmt.Sprintf("took %s to grant the lock again after the %s fault ending at %s (limit %v)",
+				ms(time.Duration(r.Duration)), r.Fault, history.FormatTime(r.Stop), c.RecoveryMax)
+			if r.Recovered < 0 {
+				what = fmt.Sprintf("never granted the lock again after the %s fault ending at %s (%s of trying, limit %v)",
+					r.Fault, history.FormatTime(r.Stop), ms(time.Duration(r.Duration)), c.RecoveryMax)
+			}
+			problems = append(problems, what)
+			if cx == nil {
+				cx = &Counterexample{Explanation: []string{"The lock " + what + "."}}
+			}
+			break
+		}
+	}
+	if c.MinSuccess > 0 && share < c.MinSuccess {
+		problems = append(problems, fmt.Sprintf("only %.1f%% of %d acquire attempts succeeded (at least %.1f%% required)", 100*share, attempts, 100*c.MinSuccess))
+	}
+	if len(problems) > 0 {
+		v.Result, v.Reason, v.Counterexample = Invalid, strings.Join(problems, "; "), cx
+		if cx != nil {
+			v.Counterexample = withFaults(cx, events)
+		}
+		return v
+	}
+	v.Reason = fmt.Sprintf("%.1f%% of %d acquire attempts succeeded; longest stall %s (limit %v)", 100*share, attempts, msOf(longest), c.StallMax)
+	if worst != nil {
+		v.Reason += fmt.Sprintf("; slowest recovery after a fault %s", ms(time.Duration(worst.Duration)))
+	}
+	return v
+}
+
+// longestLease is the longest lease granted: from an acquire's return to its
+// deadline.
+func longestLease(events []history.Event) time.Duration {
+	var out time.Duration
+	for _, e := range events {
+		if e.F == history.FAcquire && e.Type == history.OK && e.Deadline != nil {
+			out = max(out, time.Duration(*e.Deadline-e.Time))
+		}
+	}
+	return out
+}
+
+func msOf(s *Stall) string {
+	if s == nil {
+		return "none"
+	}
+	return ms(s.Length())
+}
+
+// excusingFaults are the fault windows that excuse unavailability, by start.
+func excusingFaults(events []history.Event, end int64) []faultWindow {
+	var out []faultWindow
+	for _, w := range faultWindows(events) {
+		if w.start.F == "clock-drift" {
+			continue
+		}
+		if w.open {
+			w.stop = history.Event{Time: end, Index: -1}
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// findStalls sweeps each key's wants, holdings and the fault windows for
+// times when clients wanted the lock, nobody held it and no fault was active;
+// fill adds to a stall the attempts that waited and the holding before it.
+func findStalls(events []history.Event, ops []op, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
+	holdings := map[string][]Holding{}
+	for _, h := range crashAware(Holdings(events), faults) {
+		holdings[h.Key] = append(holdings[h.Key], h)
+	}
+	wants := map[string][]want{}
+	for _, w := range findWants(ops, end) {
+		wants[w.key] = append(wants[w.key], w)
+	}
+	var out []Stall
+	for _, k := range sortedKeys(wants) {
+		out = append(out, keyStalls(k, wants[k], holdings[k], faults, end)...)
+	}
+	slices.SortStableFunc(out, func(a, b Stall) int { return cmp.Compare(a.Start, b.Start) })
+	return out, func(s *Stall) {
+		s.Waiting = waitersAt(wants[s.Key], s.Start, s.End)
+		s.Before = lastBefore(holdings[s.Key], s.Start)
+	}
+}
+
+// want is a client wanting a lock: from its first attempt until an attempt
+// succeeds (or its last attempt ends), retries and the pauses between them
+// included.
+type want struct {
+	key        string
+	start, end int64
+	attempts   []op
+}
+
+func findWants(ops []op, end int64) []want {
+	open := map[string]*want{} // client+key -> its current want
+	var out []want
+	for _, o := range ops {
+		if o.inv.F != history.FAcquire {
+			continue
+		}
+		client := o.inv.Node
+		if client == "" {
+			client = fmt.Sprintf("p%d", o.inv.Process)
+		}
+		id := client + "\x00" + o.inv.Key
+		w := open[id]
+		if w == nil {
+			w = &want{key: o.inv.Key, start: o.inv.Time}
+			open[id] = w
+		}
+		w.attempts = append(w.attempts, o)
+		w.end = completionTime(o, end)
+		if o.outcome() == history.OK {
+			out = append(out, *w)
+			delete(open, id)
+		}
+	}
+	for _, id := range sortedKeys(open) {
+		out = append(out, *open[id])
+	}
+	return out
+}
+
+// crashAware ends a holding when a crash of its node starts.
+func crashAware(hs []Holding, faults []faultWindow) []Holding {
+	for i := range hs {
+		for _, w := range faults {
+			if w.start.F == "crash" && slices.Contains(w.start.Targets, hs[i].Node) &&
+				w.start.Time >= hs[i].Start && w.start.Time < hs[i].End {
+				hs[i].End = w.start.Time
+			}
+		}
+	}
+	return hs
+}
+
+// keyStalls sweeps the times where the number of waiting acquires, holdings
+// or active faults changes.
+func keyStalls(key string, wants []want, hs []Holding, faults []faultWindow, end int64) []Stall {
+	type change struct {
+		t                   int64
+		wait, hold, faulted int
+	}
+	var cs []change
+	for _, w := range wants {
+		cs = append(cs, change{t: w.start, wait: 1}, change{t: w.end, wait: -1})
+	}
+	for _, h := range hs {
+		cs = append(cs, change{t: h.Start, hold: 1}, change{t: h.End, hold: -1})
+	}
+	for _, w := range faults {
+		cs = append(cs, change{t: w.start.Time, faulted: 1}, change{t: w.stop.Time, faulted: -1})
+	}
+	slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.t, b.t) })
+	var out []Stall
+	var cur *Stall
+	wait, hold, faulted := 0, 0, 0
+	for i := 0; i < len(cs); {
+		t := cs[i].t
+		for ; i < len(cs) && cs[i].t == t; i++ {
+			wait, hold, faulted = wait+cs[i].wait, hold+cs[i].hold, faulted+cs[i].faulted
+		}
+		stalled := wait > 0 && hold == 0 && faulted == 0
+		switch {
+		case stalled && cur == nil:
+			cur = &Stall{Key: key, Start: t}
+		case !stalled && cur != nil:
+			cur.End = t
+			out = append(out, *cur)
+			cur = nil
+		}
+	}
+	if cur != nil {
+		cur.End = end
+		out = append(out, *cur)
+	}
+	return out
+}
+
+func completionTime(o op, end int64) int64 {
+	if o.comp == nil {
+		return end
+	}
+	return o.comp.Time
+}
+
+// waitersAt are the attempts of the wants that overlap [from, to).
+func waitersAt(wants []want, from, to int64) []op {
+	var out []op
+	for _, w := range wants {
+		if w.start < to && from < w.end {
+			out = append(out, w.attempts...)
+		}
+	}
+	slices.SortFunc(out, func(a, b op) int { return a.inv.Index - b.inv.Index })
+	return out
+}
+
+func lastBefore(hs []Holding, t int64) *Holding {
+	var best *Holding
+	for i := range hs {
+		if hs[i].End <= t && (best == nil || hs[i].End > best.End) {
+			best = &hs[i]
+		}
+	}
+	return best
+}
+
+// findRecoveries measures, after each fault window, the time until an
+// acquire next returned ok.
+func findRecoveries(ops []op, faults []faultWindow, end int64) []Recovery {
+	var oks, tries []int64
+	for _, o := range ops {
+		if o.inv.F != history.FAcquire {
+			continue
+		}
+		tries = append(tries, o.inv.Time)
+		if o.outcome() == history.OK {
+			oks = append(oks, o.comp.Time)
+		}
+	}
+	slices.Sort(oks)
+	var out []Recovery
+	for _, w := range faults {
+		if w.stop.Index < 0 {
+			continue // still active at the end
+		}
+		r := Recovery{Fault: strings.TrimSpace(w.start.F + " " + strings.Join(w.start.Targets, ",")),
+			Start: w.start.Time, Stop: w.stop.Time, Recovered: -1, Duration: -1}
+		if i, _ := slices.BinarySearch(oks, w.stop.Time); i < len(oks) {
+			r.Recovered, r.Duration = oks[i], oks[i]-w.stop.Time
+		} else if slices.ContainsFunc(tries, func(t int64) bool { return t >= w.start.Time }) {
+			r.Duration = end - w.stop.Time
+		}
+		r.Judged = r.Duration >= 0 && !slices.ContainsFunc(faults, func(o faultWindow) bool {
+			return o.start.Index != w.start.Index && o.start.Time < w.stop.Time+r.Duration && o.stop.Time > w.stop.Time
+		})
+		out = append(out, r)
+	}
+	return out
+}
+
+// maxStallEvents caps the events shown for a stall.
+const maxStallEvents = 20
+
+func describeStall(s Stall) *Counterexample {
+	var who []string
+	var evs []history.Event
+	for _, o := range s.Waiting {
+		name := o.inv.Node
+		if name == "" {
+			name = fmt.Sprintf("p%d", o.inv.Process)
+		}
+		if !slices.Contains(who, name) {
+			who = append(who, name)
+		}
+		if len(evs) < maxStallEvents {
+			evs = append(evs, o.events()...)
+		}
+	}
+	lines := []string{fmt.Sprintf("From %s to %s (%s), %s waited for %q, nobody held it and no fault was active.",
+		history.FormatTime(s.Start), history.FormatTime(s.End), ms(s.Length()), strings.Join(who, ", "), s.Key)}
+	if s.Before != nil {
+		lines = append(lines, "Last holder before: "+describeHolding(*s.Before)+".")
+		evs = append(evs, s.Before.Acquired)
+		if s.Before.Ended != nil {
+			evs = append(evs, *s.Before.Ended)
+		}
+	} else {
+		lines = append(lines, "Nobody had held it before: an orphaned lock, or one granted to an acquirer that never learned of it.")
+	}
+	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
+	evs = slices.CompactFunc(evs, func(x, y history.Event) bool { return x.Index == y.Index })
+	return &Counterexample{Explanation: lines, Events: evs}
+}

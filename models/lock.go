@@ -1,0 +1,523 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/locklab/locklab/history"
+)
+
+// LockService checks the lock service's grants and releases against a model
+// of a lock, per key: a (reentrant) mutex for locks without leases, or a
+// lease-aware lock.
+//
+// Mutex: a grant is legal when the lock is free or already held by the same
+// acquirer (a reentrant acquire, counted); a release that succeeds is legal
+// only by the holder (it undoes one acquire); nothing else ends a holding.
+//
+// Lease: as the mutex, and a grant to another acquirer is also legal once the
+// holder's lease could have run out: the grant returned at or after the
+// holder's lease deadline (the deadline recorded with its acquire or last
+// renewal; a holder whose deadline is unknown may have lost its lease at any
+// time). A renewal that succeeds is legal only for the holder. The check
+// assumes the lock server's clock is true time and the recorded deadlines
+// are no later than the server's expiry (a client that measures its lease
+// from before its request): it judges the service against the leases its
+// clients were told. A server whose clock jumps or drifts ahead hands the
+// lock over too early, and this check says so.
+//
+// Failed operations change nothing and are always legal (a refused acquire is
+// a matter of availability, not safety). An acquire of unknown outcome is
+// taken as not granted, unless its owner later releases or renews the lock,
+// which proves the grant; a release of unknown outcome may take effect at any
+// time after its call, or never. Renewals of unknown outcome are left out (a
+// lease that was not extended only makes later grants easier).
+type LockService struct {
+	// Leases selects the lease-aware model; otherwise the mutex model.
+	Leases bool
+	// Budget bounds the search. Default: DefaultSteps per key.
+	Budget Budget
+}
+
+// Name is "lease" or "mutex".
+func (c LockService) Name() string {
+	if c.Leases {
+		return "lease"
+	}
+	return "mutex"
+}
+
+// Applies reports whether the history's grants have leases (for "lease") or
+// none do (for "mutex").
+func (c LockService) Applies(events []history.Event) (bool, string) {
+	grants, leased := 0, 0
+	for _, e := range events {
+		if e.F == history.FAcquire && e.Type == history.OK {
+			grants++
+			if e.Deadline != nil {
+				leased++
+			}
+		}
+	}
+	switch {
+	case grants == 0:
+		return false, "no acquire succeeded: no grant to judge"
+	case c.Leases && leased == 0:
+		return false, "the lock grants no leases (no acquire recorded a deadline)"
+	case !c.Leases && leased > 0:
+		return false, "the lock grants leases (acquires recorded deadlines): the lease check judges it"
+	}
+	return true, ""
+}
+
+// lockState is the lock as the model sees it.
+type lockState struct {
+	holder   string // "" when free
+	count    int
+	deadline int64 // the holder's lease deadline (true time), when leased
+	leased   bool
+}
+
+func (s lockState) String() string {
+	if s.holder == "" {
+		return "free"
+	}
+	out := "held by " + s.holder
+	if s.count > 1 {
+		out += fmt.Sprintf(" (%d acquires)", s.count)
+	}
+	if s.leased {
+		out += ", lease until " + history.FormatTime(s.deadline)
+	}
+	return out
+}
+
+type lockKind int
+
+const (
+	lockGrant lockKind = iota
+	lockRelease
+	lockMaybeRelease
+	lockRenew
+)
+
+// lockStep is the input of a lock operation.
+type lockStep struct {
+	kind     lockKind
+	owner    string
+	deadline int64
+	leased   bool
+	// latest is the latest true time the operation can have taken effect.
+	latest int64
+	// phantom: an acquire of unknown outcome, proven by a later operation of
+	// its owner.
+	phantom bool
+	o       op
+	// proof is the operation that proves a phantom grant.
+	proof *op
+	// nextOwn is the invocation of the owner's next operation on the key
+	// after this one (MaxInt64 if none).
+	nextOwn int64
+}
+
+func (in lockStep) who() string {
+	if in.o.inv.Node != "" {
+		return in.o.inv.Node
+	}
+	return fmt.Sprintf("p%d", in.o.inv.Process)
+}
+
+func (in lockStep) String() string {
+	var s string
+	at := fmt.Sprintf("invoked %s", history.FormatTime(in.o.inv.Time))
+	if in.o.comp != nil && !in.phantom {
+		at += ", returned " + history.FormatTime(in.o.comp.Time)
+	}
+	switch in.kind {
+	case lockGrant:
+		s = fmt.Sprintf("%s was granted the lock as %s (%s)", in.who(), in.owner, at)
+		if in.phantom {
+			s = fmt.Sprintf("%s's acquire as %s had an unknown outcome (%s) but %s later %s it, so it was granted",
+				in.who(), in.owner, at, in.who(), pastTense(in.proof.inv.F))
+		}
+		if in.leased {
+			s += ", lease until " + history.FormatTime(in.deadline)
+		}
+	case lockRelease:
+		s = fmt.Sprintf("%s's release as %s succeeded (%s)", in.who(), in.owner, at)
+	case lockMaybeRelease:
+		s = fmt.Sprintf("%s's release as %s had an unknown outcome (%s)", in.who(), in.owner, at)
+	case lockRenew:
+		s = fmt.Sprintf("%s's lease as %s was renewed until %s (%s)", in.who(), in.owner, history.FormatTime(in.deadline), at)
+	}
+	return s
+}
+
+func pastTense(f string) string {
+	if strings.HasSuffix(f, "e") {
+		return f + "d"
+	}
+	return f + "ed"
+}
+
+// step is the nondeterministic step of the lock models.
+func (c LockService) step(s lockState, in lockStep) []any {
+	switch in.kind {
+	case lockGrant:
+		fresh := lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}
+		expired := c.Leases && (!s.leased || in.latest >= s.deadline)
+		switch {
+		case s.holder == "":
+			return []any{fresh}
+		case s.holder == in.owner:
+			again := s
+			again.count++
+			if in.leased {
+				again.deadline, again.leased = in.deadline, true
+			}
+			if expired {
+				return []any{again, fresh}
+			}
+			return []any{again}
+		case expired:
+			return []any{fresh}
+		}
+		return nil
+	case lockRelease, lockMaybeRelease:
+		var out []any
+		if in.kind == lockMaybeRelease {
+			out = append(out, s)
+		}
+		if s.holder == in.owner {
+			r := s
+			if r.count--; r.count <= 0 {
+				r = lockState{}
+			}
+			out = append(out, r)
+		}
+		return out
+	case lockRenew:
+		if s.holder != in.owner {
+			return nil
+		}
+		r := s
+		r.deadline, r.leased = in.deadline, true
+		return []any{r}
+	}
+	panic(fmt.Sprintf("unknown lock step %d", in.kind))
+}
+
+func (c LockService) model() porcupine.Model {
+	nm := porcupine.NondeterministicModel{
+		Init: func() []any { return []any{lockState{}} },
+		Step: func(state, input, _ any) []any {
+			if s, ok := input.(startOp); ok {
+				return s.state.([]any)
+			}
+			return c.step(state.(lockState), input.(lockStep))
+		},
+		Hash: hashPrinted,
+		DescribeOperation: func(input, _ any) string {
+			if s, ok := input.(startOp); ok {
+				return "before: " + describeLockStates(s.state.([]any))
+			}
+			return input.(lockStep).String()
+		},
+		DescribeState: func(state any) string { return state.(lockState).String() },
+	}
+	return nm.ToModel()
+}
+
+func describeLockStates(states []any) string {
+	parts := make([]string, len(states))
+	for i, s := range states {
+		parts[i] = s.(lockState).String()
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "one of {" + strings.Join(parts, "; ") + "}"
+}
+
+// spec is the search spec of one key's operations.
+func (c LockService) spec(ops []linOp) searchSpec {
+	return searchSpec{model: c.model(), settle: func(_ any, _ []linOp, last linOp) any {
+		in := last.input.(lockStep)
+		return []any{lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}}
+	}, order: c.orderFor(ops)}
+}
+
+// orderFor returns the order of a key's operations. With leases, a grant can
+// be placed before or after another only when every grant of the key has a
+// deadline later than its return (true of any recorder that measures the
+// lease from before its request) and none is a phantom: otherwise a chain of
+// takeovers could end a holding at any time, and grants get no order.
+func (c LockService) orderFor(ops []linOp) func(x, y linOp) int {
+	grantsOrdered := true
+	for _, o := range ops {
+		in := o.input.(lockStep)
+		if in.kind == lockGrant && c.Leases && (in.phantom || !in.leased || in.deadline <= in.latest) {
+			grantsOrdered = false
+		}
+	}
+	return func(x, y linOp) int { return c.order(x, y, grantsOrdered) }
+}
+
+// order places an operation y concurrent with a fresh grant x to acquirer A:
+//
+//   - a release or renewal by another acquirer is illegal once A holds the
+//     lock, so it precedes x (an unknown release after x does nothing);
+//   - a grant to another acquirer B cannot precede x when B's holding cannot
+//     end before x: B acts again only after x returned and (with leases) B's
+//     lease outlasts x's latest moment. Then it follows x.
+//   - symmetrically, it cannot follow x when A's holding cannot end before
+//     it. Then it precedes x (if it can do neither, the history is illegal
+//     and the batch's search says so).
+//
+// A chain of takeovers cannot end a holding earlier: each takeover needs a
+// grant returning after the deadline it overrides, so later than the
+// operation it would make room for (see orderFor).
+func (c LockService) order(x, y linOp, grantsOrdered bool) int {
+	xi, yi := x.input.(lockStep), y.input.(lockStep)
+	if yi.owner == xi.owner {
+		return 0
+	}
+	switch yi.kind {
+	case lockRelease, lockRenew, lockMaybeRelease:
+		return -1
+	case lockGrant:
+		if !grantsOrdered || yi.phantom {
+			return 0
+		}
+		if xi.nextOwn > y.ret && (!c.Leases || xi.deadline > yi.latest) {
+			return -1
+		}
+		if yi.nextOwn > x.ret && (!c.Leases || yi.deadline > xi.latest) {
+			return 1
+		}
+	}
+	return 0
+}
+
+// lockOps turns one key's operations into search operations. A grant is
+// forcing when it is its owner's first operation on the key: whatever the
+// state before it, the lock is then held once, by that owner.
+func (c LockService) lockOps(ops []op) []linOp {
+	lastOfOwner := map[string]int64{} // owner -> invoke index of its last proving or releasing operation
+	first := map[string]int64{}
+	for _, o := range ops {
+		if !c.relevant(o) {
+			continue
+		}
+		owner := holderOf(o.inv)
+		if o.inv.F == history.FAcquire && o.comp != nil {
+			owner = holderOf(*o.comp)
+		}
+		if _, ok := first[owner]; !ok {
+			first[owner] = int64(o.inv.Index)
+		}
+		if o.inv.F != history.FAcquire {
+			lastOfOwner[owner] = int64(o.inv.Index)
+		}
+	}
+	var out []linOp
+	for i, o := range ops {
+		in := lockStep{o: o, latest: math.MaxInt64}
+		if o.comp != nil {
+			in.latest = o.comp.Time
+		}
+		l := linOp{call: int64(o.inv.Index), client: o.inv.Process}
+		if o.comp != nil {
+			l.ret = int64(o.comp.Index)
+		}
+		switch {
+		case o.inv.F == history.FAcquire && o.outcome() == history.OK:
+			in.kind, in.owner = lockGrant, holderOf(*o.comp)
+			if o.comp.Deadline != nil {
+				in.deadline, in.leased = *o.comp.Deadline, true
+			}
+			l.forcing = first[in.owner] == l.call
+		case o.inv.F == history.FAcquire && o.outcome() == history.Info && o.inv.Owner != "":
+			proof := c.proof(ops[i+1:], o.inv.Owner, o.inv.Key)
+			if proof == nil {
+				continue
+			}
+			in.kind, in.owner, in.phantom, in.proof = lockGrant, o.inv.Owner, true, proof
+			l.ret, in.latest = int64(proof.inv.Index), proof.inv.Time
+		case o.inv.F == history.FRelease && o.outcome() == history.OK:
+			in.kind, in.owner = lockRelease, holderOf(o.inv)
+		case o.inv.F == history.FRelease && o.outcome() == history.Info:
+			in.kind, in.owner = lockMaybeRelease, holderOf(o.inv)
+			l.open, l.until = true, max(l.call, lastOfOwner[in.owner])
+		case o.inv.F == history.FRenew && o.outcome() == history.OK && c.Leases:
+			in.kind, in.owner = lockRenew, holderOf(o.inv)
+			if o.comp.Deadline != nil {
+				in.deadline, in.leased = *o.comp.Deadline, true
+			}
+		default:
+			continue
+		}
+		l.input = in
+		out = append(out, l)
+	}
+	nextOf := map[string]int64{}
+	for i := len(out) - 1; i >= 0; i-- {
+		in := out[i].input.(lockStep)
+		next, seen := nextOf[in.owner]
+		if !seen {
+			next = math.MaxInt64
+		}
+		in.nextOwn, nextOf[in.owner] = next, out[i].call
+		out[i].input = in
+	}
+	return out
+}
+
+// relevant reports whether a lock model looks at o at all.
+func (c LockService) relevant(o op) bool {
+	switch o.inv.F {
+	case history.FAcquire, history.FRelease:
+		return true
+	case history.FRenew:
+		return c.Leases
+	}
+	return false
+}
+
+// proof is the first later successful release or renewal by owner on key.
+func (c LockService) proof(later []op, owner, key string) *op {
+	for i, o := range later {
+		if o.inv.Key == key && o.inv.Owner == owner && o.outcome() == history.OK &&
+			(o.inv.F == history.FRelease || (c.Leases && o.inv.F == history.FRenew)) {
+			return &later[i]
+		}
+	}
+	return nil
+}
+
+// opsByKey are the operations the model looks at, per key.
+func (c LockService) opsByKey(events []history.Event) map[string][]op {
+	byKey := map[string][]op{}
+	for _, o := range pairOps(events) {
+		if c.relevant(o) {
+			byKey[o.inv.Key] = append(byKey[o.inv.Key], o)
+		}
+	}
+	return byKey
+}
+
+// Check runs the model per key (keys sorted).
+func (c LockService) Check(events []history.Event) Verdict {
+	byKey := c.opsByKey(events)
+	stats := map[string]float64{}
+	var unknown undecided
+	for _, k := range sortedKeys(byKey) {
+		lops := c.lockOps(byKey[k])
+		for _, l := range lops {
+			if in := l.input.(lockStep); in.kind == lockGrant {
+				stats["grants"]++
+			}
+		}
+		if len(lops) == 0 {
+			continue
+		}
+		stats["keys"]++
+		spec := c.spec(lops)
+		out := search(spec, []any{lockState{}}, lops, c.Budget)
+		stats["search-steps"] += float64(out.steps)
+		switch out.result {
+		case Invalid:
+			return c.invalid(events, k, spec, out, stats)
+		case Unknown:
+			unknown.add(fmt.Sprintf("%q", k), out, c.Budget)
+		}
+	}
+	if stats["grants"] == 0 {
+		return Verdict{Result: Unknown, Stats: stats, Reason: "no acquire succeeded: no grant to judge"}
+	}
+	if v, ok := unknown.verdict(stats); ok {
+		return v
+	}
+	what := "a mutex: no grant while another acquirer held the lock, no release by a non-holder"
+	if c.Leases {
+		what = "a lease lock: no grant to another acquirer before the holder's lease could have run out, no release or renewal by a non-holder"
+	}
+	return Verdict{Result: Valid, Stats: stats, Reason: fmt.Sprintf("%d grants on %d keys behave as %s", int(stats["grants"]), int(stats["keys"]), what)}
+}
+
+func (c LockService) invalid(events []history.Event, key string, spec searchSpec, out keyOutcome, stats map[string]float64) Verdict {
+	an := analyze(spec, out.start, out.batch, c.Budget)
+	cx, short := c.explain(key, an)
+	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
+		Reason: fmt.Sprintf("the lock service broke the %s model on %q: %s", c.Name(), key, short), Visualization: an.visualization(spec, events)}
+}
+
+// foreignRelease is the first successful release, among ops, by someone
+// other than holder.
+func foreignRelease(ops []porcupine.Operation, holder string) *lockStep {
+	for _, o := range ops {
+		if in, ok := o.Input.(lockStep); ok && in.kind == lockRelease && in.owner != holder {
+			return &in
+		}
+	}
+	return nil
+}
+
+// explain describes the operation the model could not place, and the grant
+// that made the lock busy.
+func (c LockService) explain(key string, an analysis) (*Counterexample, string) {
+	if an.stuck == nil {
+		return &Counterexample{Explanation: []string{fmt.Sprintf("No order of the grants and releases of %q fits the %s model.", key, c.Name())}},
+			"no order of the grants and releases fits the model"
+	}
+	stuck := an.stuck.Input.(lockStep)
+	states := an.state.([]any)
+	lines := []string{fmt.Sprintf("On %q, after the longest consistent order of these operations the lock is %s.", key, describeLockStates(states))}
+	evs := stuck.o.events()
+	var holderGrant *lockStep
+	holder := states[0].(lockState).holder
+	for _, p := range an.placed {
+		if in, ok := p.Input.(lockStep); ok && in.kind == lockGrant && in.owner == holder {
+			holderGrant = &in
+		}
+	}
+	holderName := cmpOr(holder, "nobody")
+	if holderGrant != nil {
+		holderName = holderGrant.who()
+		lines = append(lines, "The holder: "+holderGrant.String()+".")
+		evs = append(evs, holderGrant.o.events()...)
+	}
+	var short string
+	var rel *lockStep
+	switch stuck.kind {
+	case lockGrant:
+		short = fmt.Sprintf("%s was granted the lock while %s held it", stuck.who(), holderName)
+		if c.Leases && holderGrant != nil {
+			short += " and its lease had not run out"
+		}
+		// A release by someone else, left out too, is what let the grant through.
+		if rel = foreignRelease(an.concurrent, holder); rel != nil {
+			lines = append(lines, "Then: "+rel.String()+", although it did not hold the lock: it released "+holderName+"'s lock.")
+			evs = append(evs, rel.o.events()...)
+			short = fmt.Sprintf("%s released the lock while %s held it, and %s was granted it", rel.who(), holderName, stuck.who())
+		}
+		lines = append(lines, "Then: "+stuck.String()+", while "+holderName+" held the lock.")
+	case lockRelease:
+		lines = append(lines, "Then: "+stuck.String()+", although it did not hold the lock: it released someone else's lock.")
+		short = fmt.Sprintf("%s released the lock while %s held it", stuck.who(), holderName)
+	case lockRenew:
+		lines = append(lines, "Then: "+stuck.String()+", although it did not hold the lock.")
+		short = fmt.Sprintf("%s's lease was renewed while %s held the lock", stuck.who(), holderName)
+	}
+	for _, o := range an.concurrent {
+		if in, ok := o.Input.(lockStep); ok && (rel == nil || in.o.inv.Index != rel.o.inv.Index) {
+			lines = append(lines, "Concurrent: "+in.String()+".")
+		}
+	}
+	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
+	return &Counterexample{Explanation: lines, Events: evs}, short
+}

@@ -1,0 +1,189 @@
+package models
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/history"
+)
+
+// Applicable is implemented by checks that only apply to some histories (a
+// fencing check needs tokens, a lease check needs leases). A check that does
+// not apply is left out of the default selection, with the reason; named
+// explicitly, it runs and says unknown when it cannot decide.
+type Applicable interface {
+	// Applies reports whether the check has something to judge in events,
+	// and why not.
+	Applies(events []history.Event) (bool, string)
+}
+
+// Skipped is a check left out of a run, with the reason.
+type Skipped struct {
+	Check  string `json:"check"`
+	Reason string `json:"reason"`
+}
+
+// Config configures the whole suite of checks; each check reads the fields it
+// needs. The zero Config is the default everywhere.
+type Config struct {
+	// Budget bounds the linearizability searches (critical-sections,
+	// fencing-tokens, mutex, lease). Default: DefaultSteps per key, no time bound.
+	Budget Budget
+	// Initial is the value of the resource's keys before the history;
+	// InitialKnown says the keys it does not name start at InitialDefault.
+	// Default: unknown (any first value is accepted).
+	Initial        map[string]int64
+	InitialDefault int64
+	InitialKnown   bool
+	// Resource is the resource's shape. Default ResourceAuto.
+	Resource Resource
+	// StorageFenced says the storage fences writes with the lock's tokens (and
+	// ReadsFenced, reads too). Default false.
+	StorageFenced, ReadsFenced bool
+	// StallMax, RecoveryMax and MinSuccess tune the liveness check (see
+	// Availability for their defaults).
+	StallMax, RecoveryMax time.Duration
+	MinSuccess            float64
+}
+
+// ConfigKeys are the keys Config.Set understands.
+var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fence-reads", "stall", "recovery", "min-success"}
+
+// Set sets one option from its textual form (-o key=value on the command line):
+//
+//	steps=N            step budget per key (0: the default, -1: unbounded)
+//	time=DURATION      time budget per key (0: none)
+//	initial=K:V        key K starts at V; initial=*:V for every key not named
+//	resource=SHAPE     auto, counter, stock or list
+//	storage=MODE       fenced or unfenced
+//	fence-reads=BOOL   the fenced storage fences reads too
+//	stall=DURATION     the longest tolerated stall
+//	recovery=DURATION  the longest tolerated recovery after a fault
+//	min-success=SHARE  the least share of acquires that must succeed (0..1)
+func (c *Config) Set(key, val string) error {
+	var err error
+	switch key {
+	case "steps":
+		c.Budget.Steps, err = strconv.ParseInt(val, 10, 64)
+	case "time":
+		c.Budget.Time, err = time.ParseDuration(val)
+	case "initial":
+		err = c.setInitial(val)
+	case "resource":
+		c.Resource, err = ParseResource(val)
+	case "storage":
+		switch val {
+		case "fenced", "unfenced":
+			c.StorageFenced = val == "fenced"
+		default:
+			err = fmt.Errorf("want fenced or unfenced")
+		}
+	case "fence-reads":
+		c.ReadsFenced, err = strconv.ParseBool(val)
+	case "stall":
+		c.StallMax, err = positive(val)
+	case "recovery":
+		c.RecoveryMax, err = positive(val)
+	case "min-success":
+		c.MinSuccess, err = strconv.ParseFloat(val, 64)
+		if err == nil && (c.MinSuccess < 0 || c.MinSuccess > 1) {
+			err = fmt.Errorf("must be between 0 and 1")
+		}
+	default:
+		return fmt.Errorf("no check option %q (options: %s)", key, strings.Join(ConfigKeys, ", "))
+	}
+	if err != nil {
+		return fmt.Errorf("check option %s=%q: %w", key, val, err)
+	}
+	return nil
+}
+
+func (c *Config) setInitial(val string) error {
+	k, v, ok := strings.Cut(val, ":")
+	if !ok {
+		k, v, ok = strings.Cut(val, "=")
+	}
+	if !ok || k == "" {
+		return fmt.Errorf("want KEY:VALUE (or *:VALUE for every key)")
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return err
+	}
+	if k == "*" {
+		c.InitialDefault, c.InitialKnown = n, true
+		return nil
+	}
+	if c.Initial == nil {
+		c.Initial = map[string]int64{}
+	}
+	c.Initial[k] = n
+	return nil
+}
+
+func positive(val string) (time.Duration, error) {
+	d, err := time.ParseDuration(val)
+	if err == nil && d <= 0 {
+		err = fmt.Errorf("must be positive")
+	}
+	return d, err
+}
+
+// Suite returns every check, configured by c, in report order: the safety
+// checks, then liveness.
+func (c Config) Suite() []Check {
+	sections := CriticalSections{Budget: c.Budget, InitialByKey: c.Initial, Resource: c.Resource}
+	if c.InitialKnown {
+		sections.Initial = history.Ptr(c.InitialDefault)
+	}
+	return []Check{
+		sections,
+		MutualExclusion{},
+		LockService{Leases: true, Budget: c.Budget},
+		LockService{Budget: c.Budget},
+		FencingTokens{Budget: c.Budget, StorageFenced: c.StorageFenced, ReadsFenced: c.ReadsFenced},
+		Availability{StallMax: c.StallMax, RecoveryMax: c.RecoveryMax, MinSuccess: c.MinSuccess},
+	}
+}
+
+// CheckNames lists the names of the checks, in report order.
+func CheckNames() []string {
+	var out []string
+	for _, c := range (Config{}).Suite() {
+		out = append(out, c.Name())
+	}
+	return out
+}
+
+// Select returns the checks to run on events: the named ones (all of them,
+// whether they apply or not), or, when names is empty, every check that
+// applies, with the others and why they were left out.
+func (c Config) Select(names []string, events []history.Event) ([]Check, []Skipped, error) {
+	suite := c.Suite()
+	if len(names) > 0 {
+		var out []Check
+		for _, n := range names {
+			i := slices.IndexFunc(suite, func(ch Check) bool { return ch.Name() == n })
+			if i < 0 {
+				return nil, nil, fmt.Errorf("unknown check %q (known: %s)", n, strings.Join(CheckNames(), ", "))
+			}
+			out = append(out, suite[i])
+		}
+		return out, nil, nil
+	}
+	var out []Check
+	var skipped []Skipped
+	for _, ch := range suite {
+		if a, ok := ch.(Applicable); ok {
+			if applies, why := a.Applies(events); !applies {
+				skipped = append(skipped, Skipped{Check: ch.Name(), Reason: why})
+				continue
+			}
+		}
+		out = append(out, ch)
+	}
+	return out, skipped, nil
+}

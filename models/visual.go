@@ -1,0 +1,78 @@
+package models
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/locklab/locklab/history"
+)
+
+// Visualization is Porcupine's HTML view of an illegal stretch of history:
+// the operations per client, the longest consistent orders and where they get
+// stuck, with the nemesis fault windows as annotations (tag "nemesis").
+// Timestamps in it are history indexes; descriptions give the true times.
+type Visualization struct {
+	model porcupine.Model
+	info  porcupine.LinearizationInfo
+}
+
+// WriteHTML writes the visualization as a self-contained HTML page.
+func (v *Visualization) WriteHTML(w io.Writer) error {
+	if err := porcupine.Visualize(v.model, v.info, w); err != nil {
+		return fmt.Errorf("porcupine visualization: %w", err)
+	}
+	return nil
+}
+
+// visualization is the visualization of an analysed batch (nil when the
+// analysis ran out of budget).
+func (an analysis) visualization(spec searchSpec, events []history.Event) *Visualization {
+	if !an.ok {
+		return nil
+	}
+	info := an.info
+	info.AddAnnotations(nemesisAnnotations(events, an.ops))
+	return &Visualization{model: spec.model, info: info}
+}
+
+// nemesisAnnotations are the fault windows that overlap the operations, on
+// the history-index time line of the visualization.
+func nemesisAnnotations(events []history.Event, ops []porcupine.Operation) []porcupine.Annotation {
+	lo, hi := int64(-1), int64(-1)
+	for _, o := range ops {
+		if _, isStart := o.Input.(startOp); isStart {
+			continue
+		}
+		if lo < 0 || o.Call < lo {
+			lo = o.Call
+		}
+		hi = max(hi, o.Call, o.Return)
+	}
+	var out []porcupine.Annotation
+	for _, w := range faultWindows(events) {
+		start, end := int64(w.start.Index), hi
+		details := "started " + history.FormatTime(w.start.Time)
+		if !w.open {
+			end = int64(w.stop.Index)
+			details += ", stopped " + history.FormatTime(w.stop.Time)
+		}
+		if end < lo || start > hi {
+			continue
+		}
+		if w.start.Detail != "" {
+			details += ": " + w.start.Detail
+		}
+		out = append(out, porcupine.Annotation{
+			Tag:             "nemesis",
+			Start:           start,
+			End:             end,
+			Description:     strings.TrimSpace(w.start.F + " " + strings.Join(w.start.Targets, ",")),
+			Details:         details,
+			BackgroundColor: "#f6d5d5",
+		})
+	}
+	return out
+}
