@@ -38,6 +38,18 @@ type Variant struct {
 	Assert func(r Result) error
 }
 
+// ReproTest is the variant's test with the checks its expectations name added
+// ("+name") to the default selection, unless the test names its checks itself.
+func (v Variant) ReproTest() Test {
+	t := v.Test
+	if len(t.Checks) == 0 {
+		for _, c := range sortedKeys(v.Expect) {
+			t.Checks = append(t.Checks, "+"+c)
+		}
+	}
+	return t
+}
+
 // Outcome compares a variant's result with its expectations.
 type Outcome struct {
 	Variant Variant
@@ -49,14 +61,10 @@ type Outcome struct {
 // Match reports whether every expectation held.
 func (o Outcome) Match() bool { return len(o.Mismatches) == 0 }
 
-// scenarioFamilies are the functions that contribute scenarios; each family's
-// file registers its function from init.
-var scenarioFamilies []func() []Scenario
-
-// registerScenarios adds a family of scenarios to the catalog (called from
-// init; Go runs the init functions of a package's files in file-name order, so
-// the catalog is the same on every run).
-func registerScenarios(f func() []Scenario) { scenarioFamilies = append(scenarioFamilies, f) }
+// scenarioFamilies are the functions that contribute scenarios, one per file
+// (scenarios_<family>.go). Their order is the order of the variants of a
+// scenario that several families share: the simplest system first.
+var scenarioFamilies = []func() []Scenario{basicScenarios, redisScenarios, redlockScenarios, raftkvScenarios}
 
 // Catalog returns every scenario, sorted by name. Families may contribute
 // variants to the same scenario (kleppmann-gc-pause runs on several systems):
@@ -107,9 +115,10 @@ func (s Scenario) FindVariant(name string) (Variant, error) {
 	return Variant{}, fmt.Errorf("scenario %s has no variant %q (variants: %s)", s.Name, name, strings.Join(names, ", "))
 }
 
-// Repro runs a variant and compares the verdicts with its expectations.
+// Repro runs a variant and compares the verdicts with its expectations. The
+// checks the expectations name run in addition to those that apply by default.
 func Repro(v Variant) (Outcome, error) {
-	r, err := Run(v.Test)
+	r, err := Run(v.ReproTest())
 	if err != nil {
 		return Outcome{}, err
 	}

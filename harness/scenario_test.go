@@ -49,11 +49,14 @@ func TestReproReportsMismatches(t *testing.T) {
 	require.NoError(t, err)
 	v, err := s.FindVariant("")
 	require.NoError(t, err)
-	v.Expect = map[string]models.Result{"mutual-exclusion": models.Invalid, "no-such-check": models.Valid}
+	v.Expect = map[string]models.Result{"mutual-exclusion": models.Invalid, "fencing-tokens": models.Valid}
 	out, err := Repro(v)
 	require.NoError(t, err)
 	assert.False(t, out.Match())
-	assert.Len(t, out.Mismatches, 2)
+	assert.Len(t, out.Mismatches, 2, "a wrong expectation, and a check that cannot decide (no tokens) is not valid")
+	v.Expect = map[string]models.Result{"no-such-check": models.Valid}
+	_, err = Repro(v)
+	assert.ErrorContains(t, err, `unknown check "no-such-check"`)
 	_, err = FindScenario("nope")
 	assert.ErrorContains(t, err, `unknown scenario "nope"`)
 	_, err = s.FindVariant("weird")

@@ -10,8 +10,6 @@ import (
 	"github.com/locklab/locklab/nemesis"
 )
 
-func init() { registerScenarios(raftkvScenarios) }
-
 // raftkvGCPause pauses client 1 right after it read the counter under the
 // lock, for longer than raftkv's 10 s lease (its watchdog is paused with it).
 var raftkvGCPause = nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause, Targets: []string{"c1"},
@@ -46,7 +44,7 @@ func raftkvScenarios() []Scenario {
 				Name:   "fixed",
 				Doc:    "no faults",
 				Test:   Test{System: "raftkv", Seed: 1},
-				Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
+				Expect: expect(models.Valid, models.Valid).and("lease", models.Valid).and("fencing-tokens", models.Valid).and("liveness", models.Valid),
 				Assert: raftkvAsserts(acquireSuccessAbove(0.99), tokensMonotonic),
 			}},
 		},
@@ -82,14 +80,14 @@ func raftkvGCPauseVariants() []Variant {
 			Name:   "raftkv-unsafe",
 			Doc:    "unfenced storage: client 1's stale write lands after client 2's, an increment is lost",
 			Test:   test(storage.Unfenced),
-			Expect: map[string]models.Result{"critical-sections": models.Invalid, "mutual-exclusion": models.Invalid},
+			Expect: expect(models.Invalid, models.Invalid).and("lease", models.Valid).and("fencing-tokens", models.Valid),
 			Assert: tokensMonotonic,
 		},
 		{
 			Name:   "raftkv-fixed",
 			Doc:    "fenced storage with raftkv's fencing token: client 1's stale write is rejected; the overlap is still reported (the lock cannot prevent it)",
 			Test:   test(storage.Fenced),
-			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Invalid},
+			Expect: expect(models.Valid, models.Invalid).and("lease", models.Valid).and("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, staleWritesRejected(1)),
 		},
 	}
@@ -105,7 +103,7 @@ func raftkvLeaderPartitionVariants() []Variant {
 			Name:   "fixed",
 			Doc:    "fenced storage: every check valid; no lock is granted for about an election timeout after the cut (the availability gap)",
 			Test:   test(storage.Fenced),
-			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
+			Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid).and("liveness", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, gap),
 		},
 		{
@@ -113,7 +111,7 @@ func raftkvLeaderPartitionVariants() []Variant {
 			Doc: "unfenced storage, still valid: a Raft failover loses no lock (unlike Redis' asynchronous failover); " +
 				"what breaks raftkv is time, see raftkv-leader-clock-ahead",
 			Test:   test(storage.Unfenced),
-			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
+			Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid).and("liveness", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, gap),
 		},
 	}
@@ -131,7 +129,7 @@ func raftkvClockAheadVariants() []Variant {
 			Name:   "unsafe",
 			Doc:    "unfenced storage: two clients run their read-modify-write at once and an increment is lost",
 			Test:   test(storage.Unfenced, "leader"),
-			Expect: map[string]models.Result{"critical-sections": models.Invalid, "mutual-exclusion": models.Invalid},
+			Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid).and("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, liveLeaseTakenOver),
 		},
 		{
@@ -139,7 +137,7 @@ func raftkvClockAheadVariants() []Variant {
 			Doc: "fenced storage fencing reads and writes: the tokens are still monotonic (they come from the log, not " +
 				"the clock), so the old holder's write is rejected; the overlap is still reported",
 			Test:   test(storage.Fenced, "leader"),
-			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Invalid},
+			Expect: expect(models.Valid, models.Invalid).and("lease", models.Invalid).and("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, liveLeaseTakenOver, staleWritesRejected(1)),
 		},
 		{
@@ -147,7 +145,7 @@ func raftkvClockAheadVariants() []Variant {
 			Doc: "stamp=client: the clients' clocks time the leases, so the leader's clock no longer matters and the lock " +
 				"stays exclusive (unfenced storage) — the lease now depends on the clients' clocks instead",
 			Test:   test(storage.Unfenced, "client"),
-			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
+			Expect: expect(models.Valid, models.Valid).and("lease", models.Valid),
 			Assert: tokensMonotonic,
 		},
 	}
@@ -163,13 +161,13 @@ func raftkvReentrantVariants() []Variant {
 			Name:   "unsafe",
 			Doc:    "unlock=delete: the nested release deletes the lock while the outer acquire still runs; another client takes it",
 			Test:   test("delete"),
-			Expect: map[string]models.Result{"critical-sections": models.Invalid, "mutual-exclusion": models.Invalid},
+			Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid),
 		},
 		{
 			Name:   "fixed",
 			Doc:    "unlock=count (RheaKV): nested acquires count up with the same token, releases count down, the lock goes at zero",
 			Test:   test("count"),
-			Expect: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid},
+			Expect: expect(models.Valid, models.Valid).and("lease", models.Valid).and("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, nestedAcquiresKeepTheToken),
 		},
 	}

@@ -29,8 +29,18 @@ func delayNextWrite(node string, d time.Duration) nemesis.Fault {
 }
 
 // expect is an expectation on the two safety checks.
-func expect(criticalSections, mutualExclusion models.Result) map[string]models.Result {
-	return map[string]models.Result{"critical-sections": criticalSections, "mutual-exclusion": mutualExclusion}
+func expect(criticalSections, mutualExclusion models.Result) expectations {
+	return expectations{"critical-sections": criticalSections, "mutual-exclusion": mutualExclusion}
+}
+
+// expectations map check names to the results a variant must give.
+type expectations map[string]models.Result
+
+// and returns the expectations with check expected to give r as well.
+func (e expectations) and(check string, r models.Result) expectations {
+	out := maps.Clone(e)
+	out[check] = r
+	return out
 }
 
 // allOf combines assertions: every one must hold.

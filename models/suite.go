@@ -160,27 +160,47 @@ func CheckNames() []string {
 
 // Select returns the checks to run on events: the named ones (all of them,
 // whether they apply or not), or, when names is empty, every check that
-// applies, with the others and why they were left out.
+// applies, with the others and why they were left out. Names written "+name"
+// add a check to the default selection instead of replacing it (a scenario
+// names the checks its expectations need that way).
 func (c Config) Select(names []string, events []history.Event) ([]Check, []Skipped, error) {
 	suite := c.Suite()
-	if len(names) > 0 {
-		var out []Check
-		for _, n := range names {
-			i := slices.IndexFunc(suite, func(ch Check) bool { return ch.Name() == n })
-			if i < 0 {
-				return nil, nil, fmt.Errorf("unknown check %q (known: %s)", n, strings.Join(CheckNames(), ", "))
-			}
-			out = append(out, suite[i])
+	var exact, extra []string
+	for _, n := range names {
+		if rest, ok := strings.CutPrefix(n, "+"); ok {
+			extra = append(extra, rest)
+		} else {
+			exact = append(exact, n)
 		}
-		return out, nil, nil
+	}
+	for _, n := range append(slices.Clone(exact), extra...) {
+		if !slices.ContainsFunc(suite, func(ch Check) bool { return ch.Name() == n }) {
+			return nil, nil, fmt.Errorf("unknown check %q (known: %s)", n, strings.Join(CheckNames(), ", "))
+		}
+	}
+	find := func(n string) Check {
+		return suite[slices.IndexFunc(suite, func(ch Check) bool { return ch.Name() == n })]
 	}
 	var out []Check
 	var skipped []Skipped
+	if len(exact) > 0 {
+		for _, n := range exact {
+			out = append(out, find(n))
+		}
+		for _, n := range extra {
+			if !slices.Contains(exact, n) {
+				out = append(out, find(n))
+			}
+		}
+		return out, nil, nil
+	}
 	for _, ch := range suite {
-		if a, ok := ch.(Applicable); ok {
-			if applies, why := a.Applies(events); !applies {
-				skipped = append(skipped, Skipped{Check: ch.Name(), Reason: why})
-				continue
+		if !slices.Contains(extra, ch.Name()) {
+			if a, ok := ch.(Applicable); ok {
+				if applies, why := a.Applies(events); !applies {
+					skipped = append(skipped, Skipped{Check: ch.Name(), Reason: why})
+					continue
+				}
 			}
 		}
 		out = append(out, ch)

@@ -59,7 +59,7 @@ it cannot decide. Initial values of the resource are unknown unless given with
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.CheckNames, ", ")+")")
+	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.CheckNames, ", ")+"); +name adds a check to the default selection")
 	fl.StringArrayVar(&f.initial, "initial", nil, "initial value of a resource key, key=value (repeatable; *=value for every key)")
 	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: fenced (it rejects stale tokens: check its accepted tokens, and run the fencing check by default) or unfenced")
 	fl.BoolVar(&f.fenceReads, "fence-reads", false, "the fenced storage fences reads too")

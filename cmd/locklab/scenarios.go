@@ -72,7 +72,7 @@ func showSchedule(out, errOut io.Writer, name, variant string) error {
 	if err != nil {
 		return err
 	}
-	t := v.Test.WithDefaults()
+	t := v.ReproTest().WithDefaults()
 	sched := nemesis.Schedule{Faults: []nemesis.Fault{}}
 	if t.Schedule != nil {
 		sched = *t.Schedule
