@@ -55,6 +55,9 @@ func (r Result) Report(command string) reports.Run {
 		},
 		Attachments: Attachments(r.Verdicts),
 	}
+	if r.SystemFigures != nil {
+		run.Extra["system"] = r.SystemFigures
+	}
 	schedule := r.Schedule
 	if schedule.Faults == nil {
 		schedule.Faults = []nemesis.Fault{}

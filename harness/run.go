@@ -32,6 +32,8 @@ type Result struct {
 	Summary models.Summary `json:"summary"`
 	// Network counts the messages the simulated network carried.
 	Network sim.NetStats `json:"network"`
+	// SystemFigures are what the lock system measured (raft elections, say).
+	SystemFigures map[string]any `json:"system_figures,omitempty"`
 	// KernelEvents is the number of events the simulator executed.
 	KernelEvents uint64 `json:"kernel_events"`
 }
@@ -49,6 +51,8 @@ type Prepared struct {
 	Storage  *storage.Server
 	// Initial are the storage cells' values before the run (nil: all 0).
 	Initial map[string]int64
+	// Deployment is the lock system as deployed.
+	Deployment Deployment
 }
 
 // Prepare builds the world of a test without running it.
@@ -99,7 +103,7 @@ func Prepare(t Test) (*Prepared, error) {
 	if _, err := nemesis.Install(w, log, schedule, resolver(w, t, dep)); err != nil {
 		return nil, fmt.Errorf("nemesis: %w", err)
 	}
-	return &Prepared{Test: t, World: w, Log: log, Schedule: schedule, Storage: st, Initial: initial}, nil
+	return &Prepared{Test: t, World: w, Log: log, Schedule: schedule, Storage: st, Initial: initial, Deployment: dep}, nil
 }
 
 func scheduleFor(t Test, w *sim.World, dep Deployment) (nemesis.Schedule, error) {
@@ -177,15 +181,23 @@ func (p *Prepared) Run() (res Result, err error) {
 		return Result{}, err
 	}
 	verdicts := checked.Verdicts
+	if p.Deployment.Audit != nil {
+		verdicts = append(verdicts, models.Run(p.Deployment.Audit, events))
+	}
+	var figures map[string]any
+	if p.Deployment.Figures != nil {
+		figures = p.Deployment.Figures()
+	}
 	return Result{
-		Test:         p.Test,
-		Schedule:     p.Schedule,
-		Events:       events,
-		Verdicts:     verdicts,
-		Skipped:      checked.Skipped,
-		Overall:      models.Overall(verdicts),
-		Summary:      models.Summarize(events),
-		Network:      p.World.Network().Stats(),
-		KernelEvents: p.World.Processed(),
+		SystemFigures: figures,
+		Test:          p.Test,
+		Schedule:      p.Schedule,
+		Events:        events,
+		Verdicts:      verdicts,
+		Skipped:       checked.Skipped,
+		Overall:       models.Overall(verdicts),
+		Summary:       models.Summarize(events),
+		Network:       p.World.Network().Stats(),
+		KernelEvents:  p.World.Processed(),
 	}, nil
 }

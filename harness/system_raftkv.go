@@ -1,8 +1,13 @@
 package harness
 
 import (
+	"fmt"
+
+	"github.com/locklab/locklab/history"
+
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/raftkv"
+	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -32,7 +37,49 @@ func deployRaftKV(w *sim.World, opts map[string]string) (Deployment, error) {
 		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewClient(p) },
 		HasTokens: true,
 		Resolve:   c.Resolve,
+		Audit:     raftAudit{c},
+		Figures:   func() map[string]any { return raftFigures(c) },
 	}, nil
+}
+
+// raftAudit turns the audit of the raft group into a verdict: Raft's own
+// promises, observed from outside the nodes.
+type raftAudit struct{ c *raftkv.Cluster }
+
+// Name is "raft-audit".
+func (raftAudit) Name() string { return "raft-audit" }
+
+// Check reports the audit's violations; the history is not needed.
+func (a raftAudit) Check([]history.Event) models.Verdict {
+	c := a.c
+	v := models.Verdict{Stats: map[string]float64{
+		"elections": float64(len(c.Audit().Elections())), "acknowledged": float64(c.Audit().Acks())}}
+	if bad := c.Violations(); len(bad) > 0 {
+		v.Result = models.Invalid
+		v.Reason = fmt.Sprintf("%d breaches of Raft's guarantees (at most one leader per term, the same entry at every index, no acknowledged command lost)", len(bad))
+		v.Counterexample = &models.Counterexample{Explanation: bad}
+		return v
+	}
+	v.Result = models.Valid
+	v.Reason = fmt.Sprintf("%d elections, at most one leader per term, logs agree, all %d acknowledged commands are on a majority",
+		len(c.Audit().Elections()), c.Audit().Acks())
+	return v
+}
+
+// raftFigures are the raft group's elections, for results.json.
+func raftFigures(c *raftkv.Cluster) map[string]any {
+	type election struct {
+		Term         uint64  `json:"term"`
+		Leader       string  `json:"leader"`
+		AtMS         float64 `json:"at_ms"`
+		LeaderlessMS float64 `json:"leaderless_ms"`
+	}
+	elections := []election{}
+	for _, e := range c.Audit().Elections() {
+		elections = append(elections, election{Term: e.Term, Leader: raftkv.NodeName(e.Leader),
+			AtMS: float64(e.At) / 1e6, LeaderlessMS: float64(e.Leaderless) / 1e6})
+	}
+	return map[string]any{"elections": elections}
 }
 
 // RaftCluster returns the raftkv cluster of a prepared world (nil for other

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/models"
 	"slices"
 	"strings"
 
@@ -27,6 +28,13 @@ type Deployment struct {
 	// Record, when set, is given the run's history so that the system can
 	// record its own events (a failover) beside the nemesis's faults.
 	Record func(log *history.Log)
+	// Audit, when set, judges the system's own invariants after the run (for
+	// raftkv: one leader per term, no acknowledged command lost), as a check
+	// run beside the checks of the history.
+	Audit models.Check
+	// Figures, when set, returns what the system measured during the run
+	// (elections, say), for results.json.
+	Figures func() map[string]any
 }
 
 // System is an entry of the system registry.

@@ -129,13 +129,17 @@ func (quietLogger) Info(...any)             {}
 func (quietLogger) Infof(string, ...any)    {}
 func (quietLogger) Warning(...any)          {}
 func (quietLogger) Warningf(string, ...any) {}
-func (quietLogger) Fatal(v ...any)          { panic(fmt.Sprint(v...)) }
+func (quietLogger) Fatal(v ...any)          { panic(raftPanic(fmt.Sprint(v...))) }
 func (quietLogger) Fatalf(f string, v ...any) {
-	panic(fmt.Sprintf(f, v...))
+	panic(raftPanic(fmt.Sprintf(f, v...)))
 }
-func (quietLogger) Panic(v ...any) { panic(fmt.Sprint(v...)) }
+func (quietLogger) Panic(v ...any) { panic(raftPanic(fmt.Sprint(v...))) }
 func (quietLogger) Panicf(f string, v ...any) {
-	panic(fmt.Sprintf(f, v...))
+	panic(raftPanic(fmt.Sprintf(f, v...)))
 }
+
+// raftPanic is what raft raises when it finds its own state impossible (a
+// log that lost committed entries, say). Server.guard catches it.
+type raftPanic string
 
 var _ raft.Logger = quietLogger{}

@@ -78,8 +78,13 @@ func (s *Server) Machine() *lockfsm.Machine { return s.fsm }
 // hard state and log, an empty state machine that the committed entries
 // replay into, the tick timer and the campaign timer.
 func (s *Server) Start(n *sim.Node) {
-	o := s.cluster.opts
 	s.node = n
+	s.guard(s.start)
+}
+
+func (s *Server) start() {
+	o := s.cluster.opts
+	n := s.node
 	s.st = s.disk.storage()
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:                        s.id,
@@ -109,7 +114,7 @@ func (s *Server) Start(n *sim.Node) {
 	}
 	first := n.Incarnation() == 0 && NodeName(s.id) == o.InitialLeader
 	if first {
-		n.SetTimer(0, s.campaign)
+		n.SetTimer(0, func() { s.guard(s.campaign) })
 	} else {
 		n.SetTimer(s.timeout, s.checkElection)
 	}
@@ -131,7 +136,30 @@ func (s *Server) heard() {
 	s.campaigns = 0
 }
 
-func (s *Server) tick() {
+// guard runs fn, one of the node's entry points. etcd raft panics when it
+// finds its state impossible (a follower whose disk lost acknowledged entries
+// without fsync); a real process would die, so the node crashes, stays down,
+// and the audit records the breach, instead of the whole run crashing. Other
+// panics are bugs and propagate.
+func (s *Server) guard(fn func()) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		msg, ok := r.(raftPanic)
+		if !ok {
+			panic(r)
+		}
+		s.cluster.audit.violate("%s: raft panicked at %v and the node went down: %s", s.node.Name(), s.node.World().Now(), string(msg))
+		s.node.Crash()
+	}()
+	fn()
+}
+
+func (s *Server) tick() { s.guard(s.tickNow) }
+
+func (s *Server) tickNow() {
 	s.rn.Tick()
 	s.ticks++
 	if s.ticks%100 == 0 {
@@ -148,7 +176,9 @@ func (s *Server) fsync() {
 
 // checkElection runs when the campaign timer may have expired: it campaigns
 // if the node has not heard from a leader for its timeout, and re-arms.
-func (s *Server) checkElection() {
+func (s *Server) checkElection() { s.guard(s.checkElectionNow) }
+
+func (s *Server) checkElectionNow() {
 	if s.state == raft.StateLeader {
 		s.heard()
 	} else if s.node.Mono()-s.lastHeard >= s.timeout {
@@ -173,7 +203,9 @@ func (s *Server) campaign() {
 }
 
 // Receive handles raft messages from peers and requests from clients.
-func (s *Server) Receive(n *sim.Node, m sim.Message) {
+func (s *Server) Receive(n *sim.Node, m sim.Message) { s.guard(func() { s.receive(n, m) }) }
+
+func (s *Server) receive(n *sim.Node, m sim.Message) {
 	switch body := m.Body.(type) {
 	case RaftMessage:
 		s.step(body.M)
