@@ -61,18 +61,18 @@ type tokenOp struct {
 }
 
 func (t tokenOp) who() string {
-	if t.o.inv.Node != "" {
-		return t.o.inv.Node
+	if t.o.Invoke.Node != "" {
+		return t.o.Invoke.Node
 	}
-	return fmt.Sprintf("p%d", t.o.inv.Process)
+	return fmt.Sprintf("p%d", t.o.Invoke.Process)
 }
 
 func (t tokenOp) String() string {
 	if t.strict {
 		return fmt.Sprintf("%s was granted token %d at %s (acquire invoked at %s)", t.who(), t.token,
-			history.FormatTime(t.o.comp.Time), history.FormatTime(t.o.inv.Time))
+			history.FormatTime(t.o.Completion.Time), history.FormatTime(t.o.Invoke.Time))
 	}
-	return fmt.Sprintf("the storage accepted %s's %s with token %d at %s", t.who(), t.o.inv.F, t.token, history.FormatTime(t.o.comp.Time))
+	return fmt.Sprintf("the storage accepted %s's %s with token %d at %s", t.who(), t.o.Invoke.F, t.token, history.FormatTime(t.o.Completion.Time))
 }
 
 // tokenState is the highest token so far (seen: any token at all).
@@ -134,15 +134,15 @@ func grantsByKey(ops []op) map[string][]tokenOp {
 	out := map[string][]tokenOp{}
 	seen := map[string]bool{}
 	for _, o := range ops {
-		if o.inv.F != history.FAcquire || o.outcome() != history.OK || o.comp.Token == nil {
+		if o.Invoke.F != history.FAcquire || o.Outcome() != history.OK || o.Completion.Token == nil {
 			continue
 		}
-		id := fmt.Sprintf("%s\x00%s\x00%d", o.inv.Key, holderOf(*o.comp), *o.comp.Token)
+		id := fmt.Sprintf("%s\x00%s\x00%d", o.Invoke.Key, holderOf(*o.Completion), *o.Completion.Token)
 		if seen[id] {
 			continue // a reentrant acquire returning the holder's own token
 		}
 		seen[id] = true
-		out[o.inv.Key] = append(out[o.inv.Key], tokenOp{token: *o.comp.Token, o: o, strict: true})
+		out[o.Invoke.Key] = append(out[o.Invoke.Key], tokenOp{token: *o.Completion.Token, o: o, strict: true})
 	}
 	return out
 }
@@ -151,11 +151,11 @@ func grantsByKey(ops []op) map[string][]tokenOp {
 func (c FencingTokens) acceptedByKey(ops []op) map[string][]tokenOp {
 	out := map[string][]tokenOp{}
 	for _, o := range ops {
-		fenced := o.inv.F == history.FWrite || o.inv.F == history.FAppend || (c.ReadsFenced && o.inv.F == history.FRead)
-		if !fenced || o.outcome() != history.OK || o.inv.Token == nil {
+		fenced := o.Invoke.F == history.FWrite || o.Invoke.F == history.FAppend || (c.ReadsFenced && o.Invoke.F == history.FRead)
+		if !fenced || o.Outcome() != history.OK || o.Invoke.Token == nil {
 			continue
 		}
-		out[o.inv.Key] = append(out[o.inv.Key], tokenOp{token: *o.inv.Token, o: o})
+		out[o.Invoke.Key] = append(out[o.Invoke.Key], tokenOp{token: *o.Invoke.Token, o: o})
 	}
 	return out
 }
@@ -164,7 +164,7 @@ func (c FencingTokens) acceptedByKey(ops []op) map[string][]tokenOp {
 func tokenLinOps(tops []tokenOp) []linOp {
 	lops := make([]linOp, len(tops))
 	for i, t := range tops {
-		lops[i] = linOp{call: int64(t.o.inv.Index), ret: int64(t.o.comp.Index), forcing: true, client: t.o.inv.Process, input: t}
+		lops[i] = linOp{call: int64(t.o.Invoke.Index), ret: int64(t.o.Completion.Index), forcing: true, client: t.o.Invoke.Process, input: t}
 	}
 	return lops
 }
@@ -242,7 +242,7 @@ func (c FencingTokens) invalid(events []history.Event, key string, tops []tokenO
 			"First:  " + a.String() + ".", "Then:   " + b.String() + "."}}
 	}
 	if a != nil {
-		cx.Events = append(a.o.events(), b.o.events()...)
+		cx.Events = append(opEvents(a.o), opEvents(b.o)...)
 		slices.SortFunc(cx.Events, func(x, y history.Event) int { return x.Index - y.Index })
 	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
@@ -257,15 +257,15 @@ func (c FencingTokens) invalid(events []history.Event, key string, tops []tokenO
 // token among those that returned.
 func tokenInversion(tops []tokenOp) (*tokenOp, *tokenOp) {
 	byCall := slices.Clone(tops)
-	slices.SortFunc(byCall, func(x, y tokenOp) int { return cmp.Compare(x.o.inv.Index, y.o.inv.Index) })
+	slices.SortFunc(byCall, func(x, y tokenOp) int { return cmp.Compare(x.o.Invoke.Index, y.o.Invoke.Index) })
 	byRet := slices.Clone(tops)
-	slices.SortFunc(byRet, func(x, y tokenOp) int { return cmp.Compare(x.o.comp.Index, y.o.comp.Index) })
+	slices.SortFunc(byRet, func(x, y tokenOp) int { return cmp.Compare(x.o.Completion.Index, y.o.Completion.Index) })
 	var best *tokenOp
 	sameToken := map[uint64]*tokenOp{}
 	r := 0
 	for i := range byCall {
 		b := &byCall[i]
-		for r < len(byRet) && byRet[r].o.comp.Index < b.o.inv.Index {
+		for r < len(byRet) && byRet[r].o.Completion.Index < b.o.Invoke.Index {
 			if best == nil || byRet[r].token > best.token {
 				best = &byRet[r]
 			}
@@ -284,10 +284,11 @@ func tokenInversion(tops []tokenOp) (*tokenOp, *tokenOp) {
 	return nil, nil
 }
 
-func (o op) events() []history.Event {
-	out := []history.Event{o.inv}
-	if o.comp != nil {
-		out = append(out, *o.comp)
+// opEvents are the events of an operation: its invoke and its completion.
+func opEvents(o op) []history.Event {
+	out := []history.Event{o.Invoke}
+	if o.Completion != nil {
+		out = append(out, *o.Completion)
 	}
 	return out
 }

@@ -105,9 +105,9 @@ func (c Availability) Check(events []history.Event) Verdict {
 	ops := pairOps(events)
 	var attempts, succeeded int
 	for _, o := range ops {
-		if o.inv.F == history.FAcquire {
+		if o.Invoke.F == history.FAcquire {
 			attempts++
-			if o.outcome() == history.OK {
+			if o.Outcome() == history.OK {
 				succeeded++
 			}
 		}
@@ -207,11 +207,11 @@ func msOf(s *Stall) string {
 func excusingFaults(events []history.Event, end int64) []faultWindow {
 	var out []faultWindow
 	for _, w := range faultWindows(events) {
-		if w.start.F == "clock-drift" {
+		if w.Start.F == "clock-drift" {
 			continue
 		}
-		if w.open {
-			w.stop = history.Event{Time: end, Index: -1}
+		if w.Stop == nil {
+			w.Stop = &history.Event{Time: end, Index: -1}
 		}
 		out = append(out, w)
 	}
@@ -254,22 +254,22 @@ func findWants(ops []op, end int64) []want {
 	open := map[string]*want{} // client+key -> its current want
 	var out []want
 	for _, o := range ops {
-		if o.inv.F != history.FAcquire {
+		if o.Invoke.F != history.FAcquire {
 			continue
 		}
-		client := o.inv.Node
+		client := o.Invoke.Node
 		if client == "" {
-			client = fmt.Sprintf("p%d", o.inv.Process)
+			client = fmt.Sprintf("p%d", o.Invoke.Process)
 		}
-		id := client + "\x00" + o.inv.Key
+		id := client + "\x00" + o.Invoke.Key
 		w := open[id]
 		if w == nil {
-			w = &want{key: o.inv.Key, start: o.inv.Time}
+			w = &want{key: o.Invoke.Key, start: o.Invoke.Time}
 			open[id] = w
 		}
 		w.attempts = append(w.attempts, o)
 		w.end = completionTime(o, end)
-		if o.outcome() == history.OK {
+		if o.Outcome() == history.OK {
 			out = append(out, *w)
 			delete(open, id)
 		}
@@ -284,9 +284,9 @@ func findWants(ops []op, end int64) []want {
 func crashAware(hs []Holding, faults []faultWindow) []Holding {
 	for i := range hs {
 		for _, w := range faults {
-			if w.start.F == "crash" && slices.Contains(w.start.Targets, hs[i].Node) &&
-				w.start.Time >= hs[i].Start && w.start.Time < hs[i].End {
-				hs[i].End = w.start.Time
+			if w.Start.F == "crash" && slices.Contains(w.Start.Targets, hs[i].Node) &&
+				w.Start.Time >= hs[i].Start && w.Start.Time < hs[i].End {
+				hs[i].End = w.Start.Time
 			}
 		}
 	}
@@ -308,7 +308,7 @@ func keyStalls(key string, wants []want, hs []Holding, faults []faultWindow, end
 		cs = append(cs, change{t: h.Start, hold: 1}, change{t: h.End, hold: -1})
 	}
 	for _, w := range faults {
-		cs = append(cs, change{t: w.start.Time, faulted: 1}, change{t: w.stop.Time, faulted: -1})
+		cs = append(cs, change{t: w.Start.Time, faulted: 1}, change{t: w.Stop.Time, faulted: -1})
 	}
 	slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.t, b.t) })
 	var out []Stall
@@ -337,10 +337,10 @@ func keyStalls(key string, wants []want, hs []Holding, faults []faultWindow, end
 }
 
 func completionTime(o op, end int64) int64 {
-	if o.comp == nil {
+	if o.Completion == nil {
 		return end
 	}
-	return o.comp.Time
+	return o.Completion.Time
 }
 
 // waitersAt are the attempts of the wants that overlap [from, to).
@@ -351,7 +351,7 @@ func waitersAt(wants []want, from, to int64) []op {
 			out = append(out, w.attempts...)
 		}
 	}
-	slices.SortFunc(out, func(a, b op) int { return a.inv.Index - b.inv.Index })
+	slices.SortFunc(out, func(a, b op) int { return a.Invoke.Index - b.Invoke.Index })
 	return out
 }
 
@@ -370,29 +370,29 @@ func lastBefore(hs []Holding, t int64) *Holding {
 func findRecoveries(ops []op, faults []faultWindow, end int64) []Recovery {
 	var oks, tries []int64
 	for _, o := range ops {
-		if o.inv.F != history.FAcquire {
+		if o.Invoke.F != history.FAcquire {
 			continue
 		}
-		tries = append(tries, o.inv.Time)
-		if o.outcome() == history.OK {
-			oks = append(oks, o.comp.Time)
+		tries = append(tries, o.Invoke.Time)
+		if o.Outcome() == history.OK {
+			oks = append(oks, o.Completion.Time)
 		}
 	}
 	slices.Sort(oks)
 	var out []Recovery
 	for _, w := range faults {
-		if w.stop.Index < 0 {
+		if w.Stop.Index < 0 {
 			continue // still active at the end
 		}
-		r := Recovery{Fault: strings.TrimSpace(w.start.F + " " + strings.Join(w.start.Targets, ",")),
-			Start: w.start.Time, Stop: w.stop.Time, Recovered: -1, Duration: -1}
-		if i, _ := slices.BinarySearch(oks, w.stop.Time); i < len(oks) {
-			r.Recovered, r.Duration = oks[i], oks[i]-w.stop.Time
-		} else if slices.ContainsFunc(tries, func(t int64) bool { return t >= w.start.Time }) {
-			r.Duration = end - w.stop.Time
+		r := Recovery{Fault: strings.TrimSpace(w.Start.F + " " + strings.Join(w.Start.Targets, ",")),
+			Start: w.Start.Time, Stop: w.Stop.Time, Recovered: -1, Duration: -1}
+		if i, _ := slices.BinarySearch(oks, w.Stop.Time); i < len(oks) {
+			r.Recovered, r.Duration = oks[i], oks[i]-w.Stop.Time
+		} else if slices.ContainsFunc(tries, func(t int64) bool { return t >= w.Start.Time }) {
+			r.Duration = end - w.Stop.Time
 		}
 		r.Judged = r.Duration >= 0 && !slices.ContainsFunc(faults, func(o faultWindow) bool {
-			return o.start.Index != w.start.Index && o.start.Time < w.stop.Time+r.Duration && o.stop.Time > w.stop.Time
+			return o.Start.Index != w.Start.Index && o.Start.Time < w.Stop.Time+r.Duration && o.End() > w.Stop.Time
 		})
 		out = append(out, r)
 	}
@@ -406,15 +406,15 @@ func describeStall(s Stall) *Counterexample {
 	var who []string
 	var evs []history.Event
 	for _, o := range s.Waiting {
-		name := o.inv.Node
+		name := o.Invoke.Node
 		if name == "" {
-			name = fmt.Sprintf("p%d", o.inv.Process)
+			name = fmt.Sprintf("p%d", o.Invoke.Process)
 		}
 		if !slices.Contains(who, name) {
 			who = append(who, name)
 		}
 		if len(evs) < maxStallEvents {
-			evs = append(evs, o.events()...)
+			evs = append(evs, opEvents(o)...)
 		}
 	}
 	lines := []string{fmt.Sprintf("From %s to %s (%s), %s waited for %q, nobody held it and no fault was active.",

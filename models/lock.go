@@ -125,24 +125,24 @@ type lockStep struct {
 }
 
 func (in lockStep) who() string {
-	if in.o.inv.Node != "" {
-		return in.o.inv.Node
+	if in.o.Invoke.Node != "" {
+		return in.o.Invoke.Node
 	}
-	return fmt.Sprintf("p%d", in.o.inv.Process)
+	return fmt.Sprintf("p%d", in.o.Invoke.Process)
 }
 
 func (in lockStep) String() string {
 	var s string
-	at := fmt.Sprintf("invoked %s", history.FormatTime(in.o.inv.Time))
-	if in.o.comp != nil && !in.phantom {
-		at += ", returned " + history.FormatTime(in.o.comp.Time)
+	at := fmt.Sprintf("invoked %s", history.FormatTime(in.o.Invoke.Time))
+	if in.o.Completion != nil && !in.phantom {
+		at += ", returned " + history.FormatTime(in.o.Completion.Time)
 	}
 	switch in.kind {
 	case lockGrant:
 		s = fmt.Sprintf("%s was granted the lock as %s (%s)", in.who(), in.owner, at)
 		if in.phantom {
 			s = fmt.Sprintf("%s's acquire as %s had an unknown outcome (%s) but %s later %s it, so it was granted",
-				in.who(), in.owner, at, in.who(), pastTense(in.proof.inv.F))
+				in.who(), in.owner, at, in.who(), pastTense(in.proof.Invoke.F))
 		}
 		if in.leased {
 			s += ", lease until " + history.FormatTime(in.deadline)
@@ -313,50 +313,50 @@ func (c LockService) lockOps(ops []op) []linOp {
 		if !c.relevant(o) {
 			continue
 		}
-		owner := holderOf(o.inv)
-		if o.inv.F == history.FAcquire && o.comp != nil {
-			owner = holderOf(*o.comp)
+		owner := holderOf(o.Invoke)
+		if o.Invoke.F == history.FAcquire && o.Completion != nil {
+			owner = holderOf(*o.Completion)
 		}
 		if _, ok := first[owner]; !ok {
-			first[owner] = int64(o.inv.Index)
+			first[owner] = int64(o.Invoke.Index)
 		}
-		if o.inv.F != history.FAcquire {
-			lastOfOwner[owner] = int64(o.inv.Index)
+		if o.Invoke.F != history.FAcquire {
+			lastOfOwner[owner] = int64(o.Invoke.Index)
 		}
 	}
 	var out []linOp
 	for i, o := range ops {
 		in := lockStep{o: o, latest: math.MaxInt64}
-		if o.comp != nil {
-			in.latest = o.comp.Time
+		if o.Completion != nil {
+			in.latest = o.Completion.Time
 		}
-		l := linOp{call: int64(o.inv.Index), client: o.inv.Process}
-		if o.comp != nil {
-			l.ret = int64(o.comp.Index)
+		l := linOp{call: int64(o.Invoke.Index), client: o.Invoke.Process}
+		if o.Completion != nil {
+			l.ret = int64(o.Completion.Index)
 		}
 		switch {
-		case o.inv.F == history.FAcquire && o.outcome() == history.OK:
-			in.kind, in.owner = lockGrant, holderOf(*o.comp)
-			if o.comp.Deadline != nil {
-				in.deadline, in.leased = *o.comp.Deadline, true
+		case o.Invoke.F == history.FAcquire && o.Outcome() == history.OK:
+			in.kind, in.owner = lockGrant, holderOf(*o.Completion)
+			if o.Completion.Deadline != nil {
+				in.deadline, in.leased = *o.Completion.Deadline, true
 			}
 			l.forcing = first[in.owner] == l.call
-		case o.inv.F == history.FAcquire && o.outcome() == history.Info && o.inv.Owner != "":
-			proof := c.proof(ops[i+1:], o.inv.Owner, o.inv.Key)
+		case o.Invoke.F == history.FAcquire && o.Outcome() == history.Info && o.Invoke.Owner != "":
+			proof := c.proof(ops[i+1:], o.Invoke.Owner, o.Invoke.Key)
 			if proof == nil {
 				continue
 			}
-			in.kind, in.owner, in.phantom, in.proof = lockGrant, o.inv.Owner, true, proof
-			l.ret, in.latest = int64(proof.inv.Index), proof.inv.Time
-		case o.inv.F == history.FRelease && o.outcome() == history.OK:
-			in.kind, in.owner = lockRelease, holderOf(o.inv)
-		case o.inv.F == history.FRelease && o.outcome() == history.Info:
-			in.kind, in.owner = lockMaybeRelease, holderOf(o.inv)
+			in.kind, in.owner, in.phantom, in.proof = lockGrant, o.Invoke.Owner, true, proof
+			l.ret, in.latest = int64(proof.Invoke.Index), proof.Invoke.Time
+		case o.Invoke.F == history.FRelease && o.Outcome() == history.OK:
+			in.kind, in.owner = lockRelease, holderOf(o.Invoke)
+		case o.Invoke.F == history.FRelease && o.Outcome() == history.Info:
+			in.kind, in.owner = lockMaybeRelease, holderOf(o.Invoke)
 			l.open, l.until = true, max(l.call, lastOfOwner[in.owner])
-		case o.inv.F == history.FRenew && o.outcome() == history.OK && c.Leases:
-			in.kind, in.owner = lockRenew, holderOf(o.inv)
-			if o.comp.Deadline != nil {
-				in.deadline, in.leased = *o.comp.Deadline, true
+		case o.Invoke.F == history.FRenew && o.Outcome() == history.OK && c.Leases:
+			in.kind, in.owner = lockRenew, holderOf(o.Invoke)
+			if o.Completion.Deadline != nil {
+				in.deadline, in.leased = *o.Completion.Deadline, true
 			}
 		default:
 			continue
@@ -379,7 +379,7 @@ func (c LockService) lockOps(ops []op) []linOp {
 
 // relevant reports whether a lock model looks at o at all.
 func (c LockService) relevant(o op) bool {
-	switch o.inv.F {
+	switch o.Invoke.F {
 	case history.FAcquire, history.FRelease:
 		return true
 	case history.FRenew:
@@ -391,8 +391,8 @@ func (c LockService) relevant(o op) bool {
 // proof is the first later successful release or renewal by owner on key.
 func (c LockService) proof(later []op, owner, key string) *op {
 	for i, o := range later {
-		if o.inv.Key == key && o.inv.Owner == owner && o.outcome() == history.OK &&
-			(o.inv.F == history.FRelease || (c.Leases && o.inv.F == history.FRenew)) {
+		if o.Invoke.Key == key && o.Invoke.Owner == owner && o.Outcome() == history.OK &&
+			(o.Invoke.F == history.FRelease || (c.Leases && o.Invoke.F == history.FRenew)) {
 			return &later[i]
 		}
 	}
@@ -404,7 +404,7 @@ func (c LockService) opsByKey(events []history.Event) map[string][]op {
 	byKey := map[string][]op{}
 	for _, o := range pairOps(events) {
 		if c.relevant(o) {
-			byKey[o.inv.Key] = append(byKey[o.inv.Key], o)
+			byKey[o.Invoke.Key] = append(byKey[o.Invoke.Key], o)
 		}
 	}
 	return byKey
@@ -477,7 +477,7 @@ func (c LockService) explain(key string, an analysis) (*Counterexample, string) 
 	stuck := an.stuck.Input.(lockStep)
 	states := an.state.([]any)
 	lines := []string{fmt.Sprintf("On %q, after the longest consistent order of these operations the lock is %s.", key, describeLockStates(states))}
-	evs := stuck.o.events()
+	evs := opEvents(stuck.o)
 	var holderGrant *lockStep
 	holder := states[0].(lockState).holder
 	for _, p := range an.placed {
@@ -489,7 +489,7 @@ func (c LockService) explain(key string, an analysis) (*Counterexample, string) 
 	if holderGrant != nil {
 		holderName = holderGrant.who()
 		lines = append(lines, "The holder: "+holderGrant.String()+".")
-		evs = append(evs, holderGrant.o.events()...)
+		evs = append(evs, opEvents(holderGrant.o)...)
 	}
 	var short string
 	var rel *lockStep
@@ -502,7 +502,7 @@ func (c LockService) explain(key string, an analysis) (*Counterexample, string) 
 		// A release by someone else, left out too, is what let the grant through.
 		if rel = foreignRelease(an.concurrent, holder); rel != nil {
 			lines = append(lines, "Then: "+rel.String()+", although it did not hold the lock: it released "+holderName+"'s lock.")
-			evs = append(evs, rel.o.events()...)
+			evs = append(evs, opEvents(rel.o)...)
 			short = fmt.Sprintf("%s released the lock while %s held it, and %s was granted it", rel.who(), holderName, stuck.who())
 		}
 		lines = append(lines, "Then: "+stuck.String()+", while "+holderName+" held the lock.")
@@ -514,7 +514,7 @@ func (c LockService) explain(key string, an analysis) (*Counterexample, string) 
 		short = fmt.Sprintf("%s's lease was renewed while %s held the lock", stuck.who(), holderName)
 	}
 	for _, o := range an.concurrent {
-		if in, ok := o.Input.(lockStep); ok && (rel == nil || in.o.inv.Index != rel.o.inv.Index) {
+		if in, ok := o.Input.(lockStep); ok && (rel == nil || in.o.Invoke.Index != rel.o.Invoke.Index) {
 			lines = append(lines, "Concurrent: "+in.String()+".")
 		}
 	}

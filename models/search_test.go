@@ -246,7 +246,7 @@ func TestBatchedLockSearchAgreesWithOneSearch(t *testing.T) {
 		byKey := map[string][]op{}
 		for _, o := range pairOps(events) {
 			if c.relevant(o) {
-				byKey[o.inv.Key] = append(byKey[o.inv.Key], o)
+				byKey[o.Invoke.Key] = append(byKey[o.Invoke.Key], o)
 			}
 		}
 		ops := c.lockOps(byKey["k"])
@@ -280,16 +280,16 @@ func TestFencingSweepAgreesWithPorcupine(t *testing.T) {
 			tok := uint64(j*2 + r.IntN(6))
 			inv := history.Event{Index: call*2 + j%2, Node: fmt.Sprintf("c%d", j), Owner: fmt.Sprintf("o%d", j)}
 			comp := history.Event{Index: ret*2 + j%2, Owner: inv.Owner}
-			tops = append(tops, tokenOp{token: tok, strict: strict, o: op{inv: inv, comp: &comp}})
+			tops = append(tops, tokenOp{token: tok, strict: strict, o: op{Invoke: inv, Completion: &comp}})
 		}
 		// Indexes must be distinct: spread them.
 		for j := range tops {
-			tops[j].o.inv.Index = tops[j].o.inv.Index*100 + j
-			tops[j].o.comp.Index = tops[j].o.comp.Index*100 + j
+			tops[j].o.Invoke.Index = tops[j].o.Invoke.Index*100 + j
+			tops[j].o.Completion.Index = tops[j].o.Completion.Index*100 + j
 		}
 		lops := make([]linOp, len(tops))
 		for j, t := range tops {
-			lops[j] = linOp{call: int64(t.o.inv.Index), ret: int64(t.o.comp.Index), forcing: true, input: t}
+			lops[j] = linOp{call: int64(t.o.Invoke.Index), ret: int64(t.o.Completion.Index), forcing: true, input: t}
 		}
 		out := search(tokenSpec("granted"), tokenState{}, lops, Budget{Steps: -1})
 		a, _ := tokenInversion(tops)

@@ -115,18 +115,18 @@ func (s section) who() string {
 
 func (s section) first() history.Event {
 	if s.read != nil {
-		return s.read.inv
+		return s.read.Invoke
 	}
-	return s.write.inv
+	return s.write.Invoke
 }
 
 func (s section) events() []history.Event {
 	var out []history.Event
 	for _, o := range []*op{s.read, s.write} {
 		if o != nil {
-			out = append(out, o.inv)
-			if o.comp != nil {
-				out = append(out, *o.comp)
+			out = append(out, o.Invoke)
+			if o.Completion != nil {
+				out = append(out, *o.Completion)
 			}
 		}
 	}
@@ -137,9 +137,9 @@ func (s section) String() string {
 	var b strings.Builder
 	b.WriteString(s.who())
 	if s.read != nil {
-		fmt.Fprintf(&b, " read %s at %s", s.from, history.FormatTime(s.read.comp.Time))
-		if s.read.inv.Token != nil {
-			fmt.Fprintf(&b, " (token %d)", *s.read.inv.Token)
+		fmt.Fprintf(&b, " read %s at %s", s.from, history.FormatTime(s.read.Completion.Time))
+		if s.read.Invoke.Token != nil {
+			fmt.Fprintf(&b, " (token %d)", *s.read.Invoke.Token)
 		}
 	}
 	if s.write != nil {
@@ -150,9 +150,9 @@ func (s section) String() string {
 		if s.read != nil {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, " %s %d at %s", verb, s.x, history.FormatTime(s.write.inv.Time))
-		if s.read == nil && s.write.inv.Token != nil {
-			fmt.Fprintf(&b, " (token %d)", *s.write.inv.Token)
+		fmt.Fprintf(&b, " %s %d at %s", verb, s.x, history.FormatTime(s.write.Invoke.Time))
+		if s.read == nil && s.write.Invoke.Token != nil {
+			fmt.Fprintf(&b, " (token %d)", *s.write.Invoke.Token)
 		}
 		fmt.Fprintf(&b, ": %s", s.kind)
 	}
@@ -176,29 +176,29 @@ func readValue(comp *history.Event, in *interner) (value, bool) {
 func extractSections(events []history.Event, in *interner) (secs []section, unusable int) {
 	pending := map[int]int{} // process -> index in secs of its section awaiting a write
 	for _, o := range pairOps(events) {
-		p := o.inv.Process
+		p := o.Invoke.Process
 		j, has := pending[p]
 		delete(pending, p)
-		switch o.inv.F {
+		switch o.Invoke.F {
 		case history.FRead:
-			if o.outcome() != history.OK {
+			if o.Outcome() != history.OK {
 				continue
 			}
-			v, ok := readValue(o.comp, in)
+			v, ok := readValue(o.Completion, in)
 			if !ok {
 				unusable++
 				continue
 			}
-			secs = append(secs, section{key: o.inv.Key, list: v.list, read: &o, from: v})
+			secs = append(secs, section{key: o.Invoke.Key, list: v.list, read: &o, from: v})
 			pending[p] = len(secs) - 1
 		case history.FWrite, history.FAppend:
-			if o.inv.Value == nil {
+			if o.Invoke.Value == nil {
 				unusable++
 				continue
 			}
-			isList := o.inv.F == history.FAppend
-			if !has || secs[j].key != o.inv.Key || secs[j].list != isList {
-				secs = append(secs, section{key: o.inv.Key, list: isList})
+			isList := o.Invoke.F == history.FAppend
+			if !has || secs[j].key != o.Invoke.Key || secs[j].list != isList {
+				secs = append(secs, section{key: o.Invoke.Key, list: isList})
 				j = len(secs) - 1
 			}
 			attachWrite(&secs[j], o, in)
@@ -208,14 +208,14 @@ func extractSections(events []history.Event, in *interner) (secs []section, unus
 }
 
 func attachWrite(s *section, w op, in *interner) {
-	s.write, s.x = &w, *w.inv.Value
+	s.write, s.x = &w, *w.Invoke.Value
 	switch {
 	case s.read != nil && s.list:
 		s.to = in.appended(s.from, s.x)
 	case !s.list:
 		s.to = number(s.x)
 	}
-	switch w.outcome() {
+	switch w.Outcome() {
 	case history.OK:
 		s.kind = applied
 	case history.Fail:
@@ -232,11 +232,11 @@ func (s *section) linOps() []linOp {
 		return s.blindOps(client)
 	}
 	r := s.read
-	observe := linOp{call: int64(r.inv.Index), ret: int64(r.comp.Index), forcing: true, client: client,
+	observe := linOp{call: int64(r.Invoke.Index), ret: int64(r.Completion.Index), forcing: true, client: client,
 		input: secStep{kind: stepObserve, from: s.from, sec: s}}
 	switch s.kind {
 	case applied:
-		return []linOp{{call: int64(r.inv.Index), ret: int64(s.write.comp.Index), forcing: true, client: client,
+		return []linOp{{call: int64(r.Invoke.Index), ret: int64(s.write.Completion.Index), forcing: true, client: client,
 			input: secStep{kind: stepUpdate, from: s.from, to: s.to, sec: s}}}
 	case unsure:
 		return []linOp{observe, maybe(s.write, client, secStep{kind: stepMaybe, from: s.from, to: s.to, sec: s})}
@@ -250,13 +250,13 @@ func (s *section) blindOps(client int) []linOp {
 	case s.kind == rejected:
 		return nil
 	case s.kind == applied && s.list:
-		return []linOp{{call: int64(w.inv.Index), ret: int64(w.comp.Index), client: client,
+		return []linOp{{call: int64(w.Invoke.Index), ret: int64(w.Completion.Index), client: client,
 			input: secStep{kind: stepBlindAppend, x: s.x, sec: s}}}
 	case s.kind == applied:
-		return []linOp{{call: int64(w.inv.Index), ret: int64(w.comp.Index), forcing: true, client: client,
+		return []linOp{{call: int64(w.Invoke.Index), ret: int64(w.Completion.Index), forcing: true, client: client,
 			input: secStep{kind: stepOverwrite, to: s.to, sec: s}}}
 	case s.list:
-		return []linOp{{call: int64(w.inv.Index), open: true, until: math.MaxInt64, client: client,
+		return []linOp{{call: int64(w.Invoke.Index), open: true, until: math.MaxInt64, client: client,
 			input: secStep{kind: stepMaybeAppend, x: s.x, sec: s}}}
 	}
 	return []linOp{maybe(w, client, secStep{kind: stepMaybe, anyFrom: true, to: s.to, sec: s})}
@@ -269,7 +269,7 @@ func (s *section) blindOps(client int) []linOp {
 // operation is the point [call, call], which spares the search from trying
 // every later placement.
 func maybe(w *op, client int, in secStep) linOp {
-	return linOp{call: int64(w.inv.Index), ret: int64(w.inv.Index), client: client, input: in}
+	return linOp{call: int64(w.Invoke.Index), ret: int64(w.Invoke.Index), client: client, input: in}
 }
 
 // noun names the resource of key in descriptions.
@@ -487,7 +487,7 @@ func lostUpdate(key string, batch []linOp) (*Counterexample, string) {
 }
 
 func describeLostUpdate(key string, a, b *section) (*Counterexample, string) {
-	if a.read.comp.Index > b.read.comp.Index {
+	if a.read.Completion.Index > b.read.Completion.Index {
 		a, b = b, a
 	}
 	evs := append(a.events(), b.events()...)

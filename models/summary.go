@@ -38,18 +38,18 @@ func Summarize(events []history.Event) Summary {
 		s.Duration = events[len(events)-1].Time
 	}
 	for _, o := range pairOps(events) {
-		c := s.Ops[o.inv.F]
+		c := s.Ops[o.Invoke.F]
 		switch {
-		case o.comp == nil:
+		case o.Completion == nil:
 			c.Pending++
-		case o.comp.Type == history.OK:
+		case o.Completion.Type == history.OK:
 			c.OK++
-		case o.comp.Type == history.Fail:
+		case o.Completion.Type == history.Fail:
 			c.Fail++
 		default:
 			c.Info++
 		}
-		s.Ops[o.inv.F] = c
+		s.Ops[o.Invoke.F] = c
 	}
 	for _, e := range events {
 		if e.Type == history.Start {

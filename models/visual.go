@@ -53,23 +53,23 @@ func nemesisAnnotations(events []history.Event, ops []porcupine.Operation) []por
 	}
 	var out []porcupine.Annotation
 	for _, w := range faultWindows(events) {
-		start, end := int64(w.start.Index), hi
-		details := "started " + history.FormatTime(w.start.Time)
-		if !w.open {
-			end = int64(w.stop.Index)
-			details += ", stopped " + history.FormatTime(w.stop.Time)
+		start, end := int64(w.Start.Index), hi
+		details := "started " + history.FormatTime(w.Start.Time)
+		if w.Stop != nil {
+			end = int64(w.Stop.Index)
+			details += ", stopped " + history.FormatTime(w.Stop.Time)
 		}
 		if end < lo || start > hi {
 			continue
 		}
-		if w.start.Detail != "" {
-			details += ": " + w.start.Detail
+		if w.Start.Detail != "" {
+			details += ": " + w.Start.Detail
 		}
 		out = append(out, porcupine.Annotation{
 			Tag:             "nemesis",
 			Start:           start,
 			End:             end,
-			Description:     strings.TrimSpace(w.start.F + " " + strings.Join(w.start.Targets, ",")),
+			Description:     strings.TrimSpace(w.Start.F + " " + strings.Join(w.Start.Targets, ",")),
 			Details:         details,
 			BackgroundColor: "#f6d5d5",
 		})

@@ -72,11 +72,11 @@ func sampleScatter(v *view, xBins, yBins int) (map[string]*scatterSample, int) {
 	span := math.Max(float64(v.end), 1)
 	drawn := 0
 	for _, o := range v.ops {
-		ns, done := o.latency()
+		ns, done := o.Latency()
 		if !done {
 			continue
 		}
-		k := o.inv.F + " " + string(o.comp.Type)
+		k := o.Invoke.F + " " + string(o.Completion.Type)
 		s := series[k]
 		if s == nil {
 			s = &scatterSample{}
@@ -84,12 +84,12 @@ func sampleScatter(v *view, xBins, yBins int) (map[string]*scatterSample, int) {
 		}
 		s.total++
 		ms := latencyMs(ns)
-		cell := int64(float64(o.inv.Time)/span*float64(xBins))<<32 | int64(math.Floor(math.Log10(ms)*float64(yBins))+1e6)
+		cell := int64(float64(o.Invoke.Time)/span*float64(xBins))<<32 | int64(math.Floor(math.Log10(ms)*float64(yBins))+1e6)
 		if seen[k][cell] {
 			continue
 		}
 		seen[k][cell] = true
-		s.xys = append(s.xys, plotter.XY{X: seconds(o.inv.Time), Y: ms})
+		s.xys = append(s.xys, plotter.XY{X: seconds(o.Invoke.Time), Y: ms})
 		drawn++
 	}
 	return series, drawn
@@ -189,8 +189,8 @@ func quantilesFigure(v *view) (*figure, error) {
 	for _, f := range v.functions() {
 		windows := make([][]int64, n)
 		for _, o := range v.ops {
-			if ns, done := o.latency(); done && o.inv.F == f {
-				w := int(o.inv.Time / dt)
+			if ns, done := o.Latency(); done && o.Invoke.F == f {
+				w := int(o.Invoke.Time / dt)
 				windows[w] = append(windows[w], ns)
 			}
 		}

@@ -37,14 +37,14 @@ func rateFigure(v *view) (*figure, error) {
 	n := int(v.end/dt) + 1
 	counts := map[string][]int{}
 	for _, o := range v.ops {
-		if o.comp == nil {
+		if o.Completion == nil {
 			continue
 		}
-		k := o.inv.F + " " + string(o.comp.Type)
+		k := o.Invoke.F + " " + string(o.Completion.Type)
 		if counts[k] == nil {
 			counts[k] = make([]int, n)
 		}
-		counts[k][int(o.comp.Time/dt)]++
+		counts[k][int(o.Completion.Time/dt)]++
 	}
 	perSecond := 1e9 / float64(dt)
 	used := map[history.Type]bool{}

@@ -104,19 +104,19 @@ func buildTimeline(v *view, from, to int64) timeline {
 		}
 	}
 	for _, o := range v.ops {
-		if o.inv.F != history.FWrite {
+		if o.Invoke.F != history.FWrite {
 			continue
 		}
-		r := &rows[index[o.inv.Node]]
+		r := &rows[index[o.Invoke.Node]]
 		switch {
-		case o.comp != nil && o.comp.Type == history.OK:
-			r.marks[markApplied] = append(r.marks[markApplied], o.comp.Time)
-		case o.comp != nil && o.comp.Type == history.Fail:
-			r.marks[markRejected] = append(r.marks[markRejected], o.comp.Time)
-		case o.comp != nil:
-			r.marks[markUnknown] = append(r.marks[markUnknown], o.comp.Time)
+		case o.Completion != nil && o.Completion.Type == history.OK:
+			r.marks[markApplied] = append(r.marks[markApplied], o.Completion.Time)
+		case o.Completion != nil && o.Completion.Type == history.Fail:
+			r.marks[markRejected] = append(r.marks[markRejected], o.Completion.Time)
+		case o.Completion != nil:
+			r.marks[markUnknown] = append(r.marks[markUnknown], o.Completion.Time)
 		default:
-			r.marks[markUnknown] = append(r.marks[markUnknown], o.inv.Time)
+			r.marks[markUnknown] = append(r.marks[markUnknown], o.Invoke.Time)
 		}
 	}
 	for _, f := range v.faults {

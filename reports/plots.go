@@ -105,22 +105,22 @@ func overlapWrites(v *view, o models.Overlap) string {
 	var parts []string
 	for _, h := range []models.Holding{o.A, o.B} {
 		for _, op := range v.ops {
-			if op.inv.F != history.FWrite || op.inv.Node != h.Node || op.inv.Key != h.Key ||
-				op.inv.Time < max(o.Start, h.Start) || op.inv.Time > h.End {
+			if op.Invoke.F != history.FWrite || op.Invoke.Node != h.Node || op.Invoke.Key != h.Key ||
+				op.Invoke.Time < max(o.Start, h.Start) || op.Invoke.Time > h.End {
 				continue
 			}
 			what := "its outcome is unknown"
-			switch op.outcome() {
+			switch op.Outcome() {
 			case history.OK:
 				what = "the storage applied it"
 			case history.Fail:
 				what = "the storage rejected it"
 			}
 			tok := ""
-			if op.inv.Token != nil {
-				tok = fmt.Sprintf(" with token %d", *op.inv.Token)
+			if op.Invoke.Token != nil {
+				tok = fmt.Sprintf(" with token %d", *op.Invoke.Token)
 			}
-			parts = append(parts, fmt.Sprintf("%s wrote at %s%s: %s", h.Node, history.FormatTime(op.inv.Time), tok, what))
+			parts = append(parts, fmt.Sprintf("%s wrote at %s%s: %s", h.Node, history.FormatTime(op.Invoke.Time), tok, what))
 		}
 	}
 	if len(parts) == 0 {

@@ -76,22 +76,22 @@ func computeStats(v *view, extra map[string]any) Stats {
 	lat := map[string][]int64{}
 	okCount := 0
 	for _, o := range v.ops {
-		if o.inv.F == history.FAcquire {
+		if o.Invoke.F == history.FAcquire {
 			s.AcquireAttempts++
 		}
-		d, done := o.latency()
+		d, done := o.Latency()
 		if !done {
-			s.Pending[o.inv.F]++
+			s.Pending[o.Invoke.F]++
 			continue
 		}
 		s.Completed++
-		if o.comp.Type == history.OK {
+		if o.Completion.Type == history.OK {
 			okCount++
-			if o.inv.F == history.FAcquire {
+			if o.Invoke.F == history.FAcquire {
 				s.Acquired++
 			}
 		}
-		k := o.inv.F + "\x00" + string(o.comp.Type)
+		k := o.Invoke.F + "\x00" + string(o.Completion.Type)
 		lat[k] = append(lat[k], d)
 	}
 	for _, f := range v.functions() {

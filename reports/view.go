@@ -11,27 +11,7 @@ import (
 )
 
 // operation is one invoke and its completion (nil: never completed).
-type operation struct {
-	inv  history.Event
-	comp *history.Event
-}
-
-// outcome is the completion type; a pending operation counts as info.
-func (o operation) outcome() history.Type {
-	if o.comp == nil {
-		return history.Info
-	}
-	return o.comp.Type
-}
-
-// latency is the time from invoke to completion (ns); ok is false when the
-// operation never completed.
-func (o operation) latency() (ns int64, ok bool) {
-	if o.comp == nil {
-		return 0, false
-	}
-	return o.comp.Time - o.inv.Time, true
-}
+type operation = history.Operation
 
 // faultWindow is one fault as it happened: from its start event to its stop
 // event, or to the end of the history when it never stopped.
@@ -73,7 +53,7 @@ type view struct {
 }
 
 func newView(events []history.Event) *view {
-	v := &view{events: events, ops: pairOperations(events), faults: pairFaults(events)}
+	v := &view{events: events, ops: history.Operations(events), faults: pairFaults(events)}
 	if n := len(events); n > 0 {
 		v.end = events[n-1].Time
 	}
@@ -95,45 +75,16 @@ func newView(events []history.Event) *view {
 	return v
 }
 
-// pairOperations pairs every invoke with the next completion of its process.
-func pairOperations(events []history.Event) []operation {
-	var ops []operation
-	open := map[int]int{} // process -> index in ops
-	for i := range events {
-		e := &events[i]
-		switch {
-		case e.Type == history.Invoke:
-			open[e.Process] = len(ops)
-			ops = append(ops, operation{inv: *e})
-		case e.Type.IsCompletion():
-			if j, ok := open[e.Process]; ok {
-				ops[j].comp = e
-				delete(open, e.Process)
-			}
-		}
-	}
-	return ops
-}
-
-// pairFaults pairs nemesis start and stop events with the same kind, targets
-// and detail, first in first out.
+// pairFaults turns the history's fault windows into plot spans; a fault that
+// never stopped ends at its start until the view extends it to the end.
 func pairFaults(events []history.Event) []faultWindow {
 	var out []faultWindow
-	open := map[string][]int{} // kind+targets+detail -> indexes in out
-	for _, e := range events {
-		if e.Type != history.Start && e.Type != history.Stop {
-			continue
+	for _, w := range history.FaultWindows(events) {
+		f := faultWindow{Kind: w.Start.F, Targets: w.Start.Targets, Detail: w.Start.Detail, Start: w.Start.Time, End: w.Start.Time, Open: true}
+		if w.Stop != nil {
+			f.End, f.Open = w.Stop.Time, false
 		}
-		k := e.F + "\x00" + strings.Join(e.Targets, "\x00") + "\x00" + e.Detail
-		if e.Type == history.Start {
-			open[k] = append(open[k], len(out))
-			out = append(out, faultWindow{Kind: e.F, Targets: e.Targets, Detail: e.Detail, Start: e.Time, End: e.Time, Open: true})
-			continue
-		}
-		if q := open[k]; len(q) > 0 {
-			out[q[0]].End, out[q[0]].Open = e.Time, false
-			open[k] = q[1:]
-		}
+		out = append(out, f)
 	}
 	return out
 }
@@ -163,7 +114,7 @@ func splitNumber(s string) (string, int) {
 func (v *view) functions() []string {
 	seen := map[string]bool{}
 	for _, o := range v.ops {
-		seen[o.inv.F] = true
+		seen[o.Invoke.F] = true
 	}
 	var out []string
 	for _, f := range knownFunctions {

@@ -1,0 +1,108 @@
+package history
+
+import (
+	"math"
+	"strings"
+)
+
+// Operation is an invocation and its completion, as a reader of a history
+// sees them.
+type Operation struct {
+	// Invoke is the invoke event.
+	Invoke Event
+	// Completion is the ok, fail or info event; nil when the history ends
+	// before the operation completed (which counts as info).
+	Completion *Event
+}
+
+// Outcome is the completion's type, Info for a missing completion.
+func (o Operation) Outcome() Type {
+	if o.Completion == nil {
+		return Info
+	}
+	return o.Completion.Type
+}
+
+// ReturnIndex is the completion's index, or math.MaxInt64 when the outcome is
+// unknown (the operation may take effect at any time after its invoke).
+func (o Operation) ReturnIndex() int64 {
+	if o.Completion == nil || o.Completion.Type == Info {
+		return math.MaxInt64
+	}
+	return int64(o.Completion.Index)
+}
+
+// Latency is the time from invoke to completion (ns); ok is false when the
+// operation never completed.
+func (o Operation) Latency() (ns int64, ok bool) {
+	if o.Completion == nil {
+		return 0, false
+	}
+	return o.Completion.Time - o.Invoke.Time, true
+}
+
+// Operations pairs every invoke with the completion of the same process, in
+// invoke order. Completions point into events.
+func Operations(events []Event) []Operation {
+	n := 0
+	for i := range events {
+		if events[i].Type == Invoke {
+			n++
+		}
+	}
+	ops := make([]Operation, 0, n)
+	open := map[int]int{} // process -> index in ops
+	for i := range events {
+		e := &events[i]
+		switch {
+		case e.Type == Invoke:
+			open[e.Process] = len(ops)
+			ops = append(ops, Operation{Invoke: *e})
+		case e.Type.IsCompletion():
+			if j, ok := open[e.Process]; ok {
+				ops[j].Completion = e
+				delete(open, e.Process)
+			}
+		}
+	}
+	return ops
+}
+
+// FaultWindow is a nemesis fault from its start event to its stop event.
+type FaultWindow struct {
+	Start Event
+	// Stop is nil when the fault never stopped before the end of the history.
+	Stop *Event
+}
+
+// End is the stop's time, or math.MaxInt64 for a fault still active at the end.
+func (f FaultWindow) End() int64 {
+	if f.Stop == nil {
+		return math.MaxInt64
+	}
+	return f.Stop.Time
+}
+
+// FaultWindows pairs nemesis start and stop events with the same function,
+// targets and detail, first in first out, in start order.
+func FaultWindows(events []Event) []FaultWindow {
+	var out []FaultWindow
+	open := map[string][]int{} // f+targets+detail -> indexes in out
+	for i := range events {
+		e := &events[i]
+		if e.Type != Start && e.Type != Stop {
+			continue
+		}
+		k := e.F + "\x00" + strings.Join(e.Targets, "\x00") + "\x00" + e.Detail
+		if e.Type == Start {
+			open[k] = append(open[k], len(out))
+			out = append(out, FaultWindow{Start: *e})
+			continue
+		}
+		if q := open[k]; len(q) > 0 {
+			out[q[0]].Stop = e
+			open[k] = q[1:]
+		}
+	}
+	return out
+}
