@@ -102,6 +102,15 @@ func registerWorkload(w WorkloadEntry) {
 // Workloads lists the registered workloads, sorted by name.
 func Workloads() []WorkloadEntry { return slices.Clone(workloadEntries) }
 
+// WorkloadNames lists the registered workloads.
+func WorkloadNames() []string {
+	out := make([]string, len(workloadEntries))
+	for i, w := range workloadEntries {
+		out[i] = w.Name
+	}
+	return out
+}
+
 // FindWorkload returns the workload called name.
 func FindWorkload(name string) (WorkloadEntry, error) {
 	var names []string

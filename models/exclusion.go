@@ -23,7 +23,7 @@ import (
 // the same owner extend the same interval.
 type MutualExclusion struct {
 	// MaxReported caps the overlaps listed in the counterexample (all are
-	// counted). Default 20.
+	// counted). Default 5.
 	MaxReported int
 }
 
@@ -217,7 +217,7 @@ func (c MutualExclusion) Check(events []history.Event) Verdict {
 	stats["overlap-longest-ms"] = float64(longest.Milliseconds())
 	limit := c.MaxReported
 	if limit == 0 {
-		limit = 20
+		limit = 5
 	}
 	cx := &Counterexample{}
 	for i, o := range ovs {

@@ -173,11 +173,17 @@ type generator struct {
 	t   Targets
 }
 
+// duration draws a duration in [lo, hi), to the millisecond so that drawn
+// schedules read well.
 func (g generator) duration(lo, hi time.Duration) Duration {
 	if hi <= lo {
 		return Duration(lo)
 	}
-	return Duration(lo + time.Duration(g.r.Int64N(int64(hi-lo))))
+	d := lo + time.Duration(g.r.Int64N(int64(hi-lo)))
+	if r := d.Round(time.Millisecond); r >= lo && r < hi {
+		d = r
+	}
+	return Duration(d)
 }
 
 func (g generator) pick(names []string) string { return names[g.r.IntN(len(names))] }

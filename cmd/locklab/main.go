@@ -37,10 +37,11 @@ func newRoot() *cobra.Command {
 		Short:         "Jepsen-style checks of distributed locks in a deterministic simulator",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Long: `locklab runs lock services (Redis, and more to come) side by side under partitions,
-clock jumps, GC pauses and crashes in a deterministic simulator, records what the
-clients saw, checks the history for mutual exclusion and atomic critical sections,
-and writes the results to a run directory.
+		Long: `locklab runs lock services (single and replicated Redis, Redlock, a Raft-replicated
+KV lock) under partitions, clock jumps and drift, GC pauses, crashes and message
+delays in a deterministic simulator, records what the clients saw, checks the history
+(atomic critical sections, mutual exclusion, the lease contract, fencing tokens,
+liveness), and writes a run directory with an HTML report.
 
 Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
 3 a check could not decide or a liveness check failed; 4 the harness crashed.`,

@@ -43,7 +43,7 @@ func newRunCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.system, "system", "redis", "lock system: "+strings.Join(harness.SystemNames(), ", "))
-	fl.StringVar(&f.workload, "workload", "fenced-counter", "workload")
+	fl.StringVar(&f.workload, "workload", "fenced-counter", "workload: "+strings.Join(harness.WorkloadNames(), ", "))
 	fl.IntVar(&f.clients, "clients", 5, "number of clients")
 	fl.DurationVar(&f.simTime, "time", 60*time.Second, "simulated duration")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed (default: drawn and printed)")
