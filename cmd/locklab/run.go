@@ -130,11 +130,11 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	command := replayCommand(t, f.nemesisFile, dir)
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "seed %d: %s\n", t.Seed, command)
 	prep, err := harness.Prepare(t)
 	if err != nil {
 		return usageError{err}
 	}
+	fmt.Fprintf(out, "seed %d: %s\n", t.Seed, command)
 	start := time.Now()
 	res, err := prep.Run()
 	if err != nil {
