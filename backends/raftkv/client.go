@@ -3,6 +3,7 @@ package raftkv
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/backends/holds"
 	"time"
 
 	"github.com/locklab/locklab/backends"
@@ -21,18 +22,8 @@ type Client struct {
 	id      string // this client's identity: acquirer ids and sessions derive from it
 	leader  int    // index in servers of the node believed to lead
 	seqs    map[string]uint64
-	held    map[string]*hold
+	held    map[string]*holds.Hold
 	onRenew func(l backends.Lease, done bool, err error)
-}
-
-// hold is a lock the client believes it holds.
-type hold struct {
-	lease backends.Lease
-	// count is the caller's nesting depth. The server's count may be higher
-	// (an acquire whose outcome was unknown did take effect); the last
-	// release drains it.
-	count    int
-	released bool
 }
 
 var (
@@ -54,7 +45,7 @@ func NewClient(p *sim.Proc, servers []sim.NodeID, o Options) *Client {
 		id:      fmt.Sprintf("%s-%08x", p.Name(), p.Rand().Uint32()),
 		leader:  p.Rand().IntN(len(servers)),
 		seqs:    map[string]uint64{},
-		held:    map[string]*hold{},
+		held:    map[string]*holds.Hold{},
 	}
 }
 
@@ -158,16 +149,16 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 func (c *Client) granted(key string, r lockfsm.Result, sent time.Duration) backends.Lease {
 	deadline := sent + c.opts.Lease
 	h := c.held[key]
-	if r.Code == lockfsm.ReentrantSuccess && h != nil && !h.released {
-		h.count++
-		h.lease.Deadline = deadline
-		return h.lease
+	if r.Code == lockfsm.ReentrantSuccess && h != nil && !h.Released {
+		h.Count++
+		h.Lease.Deadline = deadline
+		return h.Lease
 	}
 	if h != nil {
-		h.released = true // our earlier grant was lost; its watchdog stops
+		h.Released = true // our earlier grant was lost; its watchdog stops
 	}
 	lease := backends.Lease{Key: key, Owner: c.Acquirer(key), Token: r.Owner.Token, HasToken: true, Deadline: deadline}
-	h = &hold{lease: lease, count: 1}
+	h = &holds.Hold{Lease: lease, Count: 1}
 	c.held[key] = h
 	if c.opts.Watchdog {
 		c.p.Spawn(c.p.Name()+"/watchdog", func(w *sim.Proc) { c.watchdog(w, h) })
@@ -176,36 +167,18 @@ func (c *Client) granted(key string, r lockfsm.Result, sent time.Duration) backe
 }
 
 // watchdog renews h every lease·2/3 until it is released or found lost.
-func (c *Client) watchdog(w *sim.Proc, h *hold) {
-	for {
-		w.Sleep(c.opts.Lease * 2 / 3)
-		if h.released {
-			return
-		}
-		lease := h.lease
-		if c.onRenew != nil {
-			c.onRenew(lease, false, nil)
-		}
-		sent := w.Mono()
-		r, err := c.request(w, c.watchdogSession(lease.Key), lockfsm.Command{Op: lockfsm.OpKeepLease, Key: lease.Key,
-			Acquirer: lease.Owner, Lease: c.opts.Lease})
-		lost := false
+func (c *Client) watchdog(w *sim.Proc, h *holds.Hold) {
+	holds.Watchdog(w, h, c.opts.Lease*2/3, c.opts.Lease, func(w *sim.Proc, l backends.Lease) error {
+		r, err := c.request(w, c.watchdogSession(l.Key), lockfsm.Command{Op: lockfsm.OpKeepLease, Key: l.Key,
+			Acquirer: l.Owner, Lease: c.opts.Lease})
 		switch {
 		case err != nil:
-		case r.Success:
-			h.lease.Deadline = sent + c.opts.Lease
-			lease = h.lease
-		default:
-			lost = true
-			err = fmt.Errorf("raftkv: keep lease %s: %s: %w", lease.Key, describeOwner(r), backends.ErrNotHeld)
+			return err
+		case !r.Success:
+			return fmt.Errorf("raftkv: keep lease %s: %s: %w", l.Key, describeOwner(r), backends.ErrNotHeld)
 		}
-		if c.onRenew != nil {
-			c.onRenew(lease, true, err)
-		}
-		if lost {
-			return
-		}
-	}
+		return nil
+	}, c.onRenew)
 }
 
 // Release gives back one acquire of l. The last release of a hold unlocks
@@ -213,18 +186,18 @@ func (c *Client) watchdog(w *sim.Proc, h *hold) {
 // effect without the client knowing (at most maxDrain of them).
 func (c *Client) Release(l backends.Lease) error {
 	h := c.held[l.Key]
-	if h != nil && (h.released || h.lease.Owner != l.Owner) {
+	if h != nil && (h.Released || h.Lease.Owner != l.Owner) {
 		h = nil
 	}
-	if h != nil && h.count > 1 {
-		h.count-- // whatever the outcome: if it did not take effect, the last release drains it
+	if h != nil && h.Count > 1 {
+		h.Count-- // whatever the outcome: if it did not take effect, the last release drains it
 		if err := c.unlock(l); !errors.Is(err, errStillHeld) {
 			return err
 		}
 		return nil
 	}
 	if h != nil {
-		h.released = true // stop the watchdog before the lock goes
+		h.Released = true // stop the watchdog before the lock goes
 		delete(c.held, l.Key)
 	}
 	for range maxDrain {

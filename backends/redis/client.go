@@ -1,8 +1,8 @@
 package redis
 
 import (
-	"errors"
 	"fmt"
+	"github.com/locklab/locklab/backends/holds"
 	"time"
 
 	"github.com/locklab/locklab/backends"
@@ -19,7 +19,7 @@ type Client struct {
 	opts    Options
 	id      string // stable acquirer id for reentrant modes
 	seq     int
-	held    map[string]*hold // client-side reentrancy and watchdogs
+	held    map[string]*holds.Hold // client-side reentrancy and watchdogs
 	onRenew func(l backends.Lease, done bool, err error)
 }
 
@@ -32,12 +32,6 @@ type Topology struct {
 	// out or was refused by a replica (clients follow a failover).
 	Monitor    sim.NodeID
 	HasMonitor bool
-}
-
-type hold struct {
-	lease    backends.Lease
-	count    int
-	released bool
 }
 
 var (
@@ -59,7 +53,7 @@ func NewClientFor(p *sim.Proc, t Topology, opts Options) *Client {
 		primary: t.Primary,
 		opts:    opts,
 		id:      fmt.Sprintf("%s:%016x", p.Name(), p.Rand().Uint64()),
-		held:    map[string]*hold{},
+		held:    map[string]*holds.Hold{},
 	}
 }
 
@@ -121,9 +115,9 @@ func (c *Client) acquireCmd(key, owner string) any {
 
 // Acquire takes the lock, retrying with random back-off until wait is spent.
 func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
-	if h := c.held[key]; h != nil && !h.released && c.opts.Reentrancy == ReentrancyClient {
-		h.count++
-		return h.lease, nil
+	if h := c.held[key]; h != nil && !h.Released && c.opts.Reentrancy == ReentrancyClient {
+		h.Count++
+		return h.Lease, nil
 	}
 	owner := c.id
 	if c.opts.Reentrancy == ReentrancyNone {
@@ -186,17 +180,17 @@ func (c *Client) attempt(key, owner string) (backends.Lease, error) {
 		}
 		lease.Detail += fmt.Sprintf(", WAIT %d: %d replica(s) acknowledged", c.opts.Wait, wr.Int)
 	}
-	if h := c.held[key]; h != nil && !h.released && c.opts.Reentrancy == ReentrancyServer {
-		h.count++
-		h.lease.Deadline = lease.Deadline
-		return h.lease, nil
+	if h := c.held[key]; h != nil && !h.Released && c.opts.Reentrancy == ReentrancyServer {
+		h.Count++
+		h.Lease.Deadline = lease.Deadline
+		return h.Lease, nil
 	}
 	c.hold(lease)
 	return lease, nil
 }
 
 func (c *Client) hold(l backends.Lease) {
-	h := &hold{lease: l, count: 1}
+	h := &holds.Hold{Lease: l, Count: 1}
 	c.held[l.Key] = h
 	if c.opts.Watchdog {
 		c.p.Spawn(c.p.Name()+"/watchdog", func(w *sim.Proc) { c.watchdog(w, h) })
@@ -204,45 +198,28 @@ func (c *Client) hold(l backends.Lease) {
 }
 
 // watchdog renews h every TTL/3 until it is released or found lost.
-func (c *Client) watchdog(w *sim.Proc, h *hold) {
-	for {
-		w.Sleep(c.opts.TTL / 3)
-		if h.released {
-			return
-		}
-		lease := h.lease
-		if c.onRenew != nil {
-			c.onRenew(lease, false, nil)
-		}
-		sent := w.Mono()
-		r, err := c.call(w, ExpireIfValue{Key: lease.Key, Value: lease.Owner, TTL: c.opts.TTL}, c.opts.RequestTimeout)
+func (c *Client) watchdog(w *sim.Proc, h *holds.Hold) {
+	holds.Watchdog(w, h, c.opts.TTL/3, c.opts.TTL, func(w *sim.Proc, l backends.Lease) error {
+		r, err := c.call(w, ExpireIfValue{Key: l.Key, Value: l.Owner, TTL: c.opts.TTL}, c.opts.RequestTimeout)
 		switch {
 		case err != nil:
-			err = fmt.Errorf("redis: renew %s: %w", lease.Key, err)
-		case r.OK:
-			h.lease.Deadline = sent + c.opts.TTL
-			lease = h.lease
-		default:
-			err = fmt.Errorf("redis: renew %s: %w", lease.Key, backends.ErrNotHeld)
+			return fmt.Errorf("redis: renew %s: %w", l.Key, err)
+		case !r.OK:
+			return fmt.Errorf("redis: renew %s: %w", l.Key, backends.ErrNotHeld)
 		}
-		if c.onRenew != nil {
-			c.onRenew(lease, true, err)
-		}
-		if errors.Is(err, backends.ErrNotHeld) {
-			return
-		}
-	}
+		return nil
+	}, c.onRenew)
 }
 
 // Release gives the lock back with the configured release variant.
 func (c *Client) Release(l backends.Lease) error {
 	h := c.held[l.Key]
-	if h != nil && !h.released && c.opts.Reentrancy == ReentrancyClient && h.count > 1 {
-		h.count--
+	if h != nil && !h.Released && c.opts.Reentrancy == ReentrancyClient && h.Count > 1 {
+		h.Count--
 		return nil
 	}
-	if h != nil && h.lease.Owner == l.Owner && c.opts.Reentrancy != ReentrancyServer {
-		h.released = true
+	if h != nil && h.Lease.Owner == l.Owner && c.opts.Reentrancy != ReentrancyServer {
+		h.Released = true
 		delete(c.held, l.Key)
 	}
 	switch {
@@ -258,7 +235,7 @@ func (c *Client) Release(l backends.Lease) error {
 		if r.Int == 0 {
 			c.forget(l.Key)
 		} else if h != nil {
-			h.count--
+			h.Count--
 		}
 		return nil
 	case c.opts.Release == ReleaseDel:
@@ -296,7 +273,7 @@ func (c *Client) Release(l backends.Lease) error {
 
 func (c *Client) forget(key string) {
 	if h := c.held[key]; h != nil {
-		h.released = true
+		h.Released = true
 		delete(c.held, key)
 	}
 }
