@@ -56,7 +56,11 @@
 // An operation is an invoke followed by exactly one completion of the same
 // process and function: ok (it happened), fail (it certainly did not happen) or
 // info (unknown: it may have happened, at any time after the invoke, or never).
-// A process performs one operation at a time. An operation without a completion
+// The node, key and owner of an operation may be recorded on its invoke, on
+// its completion or on both (a recorder of SET NX knows its value before the
+// request); the checks read each from whichever event carries it (Complete),
+// and where both carry one they must be equal. A process performs one
+// operation at a time. An operation without a completion
 // at the end of the history counts as info. After an info completion a process
 // must not invoke again: the client continues as a new process (as in Jepsen),
 // keeping its node name.
@@ -83,7 +87,8 @@
 //
 // Indexes are consecutive, times never decrease, types are known, functions are
 // not empty (checks ignore functions they do not know),
-// operations pair up as described above, and nemesis events use process -1.
+// operations pair up as described above (with the same node, key and owner
+// where both events name one), and nemesis events use process -1.
 // Field names are exact (lower case) and appear once; the required fields
 // (time, process, type, f) are present and not null. Malformed input is
 // rejected with the file, the line and the reason.

@@ -89,6 +89,8 @@ func TestReadRejectsMalformedInputWithFileAndLine(t *testing.T) {
 		{"field given twice", `{"time":0,"time":5,"process":0,"type":"invoke","f":"read"}`, 1, `field "time" appears twice`},
 		{"header field in another case", `{"format":"locklab-history","Version":1}`, 1, `field names are lower case`},
 		{"blank line inside", inv + "\n" + `{"time":6,"process":0,"type":"ok","f":"acquire"}`, 2, "blank line"},
+		{"completion names another key", inv + `{"time":6,"process":0,"type":"ok","f":"acquire","key":"j"}`, 2, `key "j" of the completion differs from key "k" of its invoke (event 0)`},
+		{"completion names another owner", `{"time":0,"process":0,"type":"invoke","f":"release","owner":"a1"}` + "\n" + `{"time":6,"process":0,"type":"ok","f":"release","owner":"b1"}`, 2, `owner "b1" of the completion differs`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,4 +198,28 @@ func FuzzRead(f *testing.F) {
 			_ = e.String()
 		}
 	})
+}
+
+func TestCompleteFillsIdentityFieldsFromEitherEvent(t *testing.T) {
+	events := []Event{
+		{Index: 0, Process: 0, Node: "c1", Type: Invoke, F: FAcquire, Key: "k", Owner: "c1-1"},
+		{Index: 1, Process: 0, Type: OK, F: FAcquire},
+		{Index: 2, Process: 0, Node: "c1", Type: Invoke, F: FRelease},
+		{Index: 3, Process: 0, Node: "c1", Type: OK, F: FRelease, Key: "k", Owner: "c1-1"},
+	}
+	done, err := Complete(events)
+	require.NoError(t, err)
+	for _, e := range done {
+		assert.Equal(t, "c1", e.Node, "event %d", e.Index)
+		assert.Equal(t, "k", e.Key, "event %d", e.Index)
+		assert.Equal(t, "c1-1", e.Owner, "event %d", e.Index)
+	}
+	assert.Empty(t, events[1].Key, "the input is not modified")
+
+	events[1].Key = "j"
+	_, err = Complete(events)
+	var me *MismatchError
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, "key", me.Field)
+	assert.Equal(t, 1, me.Completion)
 }

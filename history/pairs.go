@@ -1,7 +1,9 @@
 package history
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -105,4 +107,83 @@ func FaultWindows(events []Event) []FaultWindow {
 		}
 	}
 	return out
+}
+
+// identityFields are the fields that name what an operation acts on and on
+// whose behalf. A recorder may put them on the invocation, on the completion
+// or on both; where both carry one, they must agree.
+var identityFields = []struct {
+	name string
+	get  func(*Event) *string
+}{
+	{"node", func(e *Event) *string { return &e.Node }},
+	{"key", func(e *Event) *string { return &e.Key }},
+	{"owner", func(e *Event) *string { return &e.Owner }},
+}
+
+// MismatchError reports an operation whose invocation and completion name
+// different values of an identity field (node, key or owner).
+type MismatchError struct {
+	// Invoke and Completion are the indexes of the two events.
+	Invoke, Completion int
+	// Field is the field's name; Invoked and Completed its two values.
+	Field, Invoked, Completed string
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("%s %q of the completion differs from %s %q of its invoke (event %d)",
+		e.Field, e.Completed, e.Field, e.Invoked, e.Invoke)
+}
+
+// mismatch compares the identity fields of an invocation and its completion.
+func mismatch(inv, comp *Event) error {
+	for _, f := range identityFields {
+		a, b := *f.get(inv), *f.get(comp)
+		if a != "" && b != "" && a != b {
+			return &MismatchError{Invoke: inv.Index, Completion: comp.Index, Field: f.name, Invoked: a, Completed: b}
+		}
+	}
+	return nil
+}
+
+// Complete returns events in which the invocation and the completion of every
+// operation both carry the operation's node, key and owner, taken from
+// whichever of the two events recorded them (a recorder may give the key and
+// owner only on the invocation, as SET NX chooses its value first). Checks
+// read these fields from either event, so every check sees the same
+// operation. events is not modified: a copy is made when anything is filled
+// in. An operation whose two events disagree is an error.
+func Complete(events []Event) ([]Event, error) {
+	open := map[int]int{} // process -> index of its open invocation
+	out := events
+	copied := false
+	for i := range events {
+		e := &events[i]
+		if e.Type == Invoke {
+			open[e.Process] = i
+			continue
+		}
+		if !e.Type.IsCompletion() {
+			continue
+		}
+		j, ok := open[e.Process]
+		if !ok {
+			continue
+		}
+		delete(open, e.Process)
+		if err := mismatch(&events[j], e); err != nil {
+			return nil, err
+		}
+		for _, f := range identityFields {
+			a, b := *f.get(&events[j]), *f.get(e)
+			if a == b {
+				continue
+			}
+			if !copied {
+				out, copied = slices.Clone(events), true
+			}
+			*f.get(&out[j]), *f.get(&out[i]) = a+b, a+b // one of them is empty
+		}
+	}
+	return out, nil
 }

@@ -65,6 +65,9 @@ func (v *validator) check(e Event, pos int) error {
 	if inv.F != e.F {
 		return fmt.Errorf("completion %s of process %d does not match its invoke %s (event %d)", e.F, e.Process, inv.F, inv.Index)
 	}
+	if err := mismatch(&inv, &e); err != nil {
+		return err
+	}
 	delete(v.open, e.Process)
 	if e.Type == Info {
 		v.retired[e.Process] = true

@@ -63,6 +63,7 @@ func isStorageOp(f string) bool {
 
 // Holdings reconstructs every holding interval from a history, ordered by start.
 func Holdings(events []history.Event) []Holding {
+	events = completed(events)
 	var done []Holding
 	active := map[string]*holdingBuilder{} // node+key -> current holding
 	var end int64

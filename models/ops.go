@@ -9,6 +9,16 @@ import (
 // op is an operation of the history: an invoke and its completion.
 type op = history.Operation
 
+// completed is history.Complete for the models' exported entry points other
+// than Run: a history whose operations contradict themselves is left as it
+// is (Run says such a history is malformed).
+func completed(events []history.Event) []history.Event {
+	if done, err := history.Complete(events); err == nil {
+		return done
+	}
+	return events
+}
+
 // pairOps matches every invoke with its completion, in invoke order.
 func pairOps(events []history.Event) []op { return history.Operations(events) }
 

@@ -97,10 +97,37 @@ type LivenessCheck interface {
 }
 
 // Run runs c on events; a panic inside the check becomes an unknown verdict
-// with the reason, never a valid one.
-func Run(c Check, events []history.Event) (v Verdict) {
-	lc, isLiveness := c.(LivenessCheck)
-	isLiveness = isLiveness && lc.Liveness()
+// with the reason, never a valid one. The events are completed first (see
+// history.Complete): every check sees an operation's key and owner whichever
+// of its events recorded them.
+func Run(c Check, events []history.Event) Verdict {
+	return RunAll([]Check{c}, events)[0]
+}
+
+// RunAll runs every check in order on the completed events; a history whose
+// operations contradict themselves is unknown to every check.
+func RunAll(checks []Check, events []history.Event) []Verdict {
+	out := make([]Verdict, 0, len(checks))
+	events, err := history.Complete(events)
+	for _, c := range checks {
+		if err != nil {
+			out = append(out, Verdict{Check: c.Name(), Result: Unknown, Liveness: isLivenessCheck(c),
+				Reason: fmt.Sprintf("the history is malformed: %v", err)})
+			continue
+		}
+		out = append(out, run(c, events))
+	}
+	return out
+}
+
+func isLivenessCheck(c Check) bool {
+	lc, ok := c.(LivenessCheck)
+	return ok && lc.Liveness()
+}
+
+// run runs c on completed events.
+func run(c Check, events []history.Event) (v Verdict) {
+	isLiveness := isLivenessCheck(c)
 	defer func() {
 		if r := recover(); r != nil {
 			v = Verdict{Check: c.Name(), Result: Unknown, Liveness: isLiveness,
@@ -110,15 +137,6 @@ func Run(c Check, events []history.Event) (v Verdict) {
 	v = c.Check(events)
 	v.Check, v.Liveness = c.Name(), isLiveness
 	return v
-}
-
-// RunAll runs every check in order.
-func RunAll(checks []Check, events []history.Event) []Verdict {
-	out := make([]Verdict, 0, len(checks))
-	for _, c := range checks {
-		out = append(out, Run(c, events))
-	}
-	return out
 }
 
 // Overall merges the results of verdicts.

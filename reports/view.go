@@ -53,6 +53,9 @@ type view struct {
 }
 
 func newView(events []history.Event) *view {
+	if done, err := history.Complete(events); err == nil {
+		events = done // key and owner on both events of an operation
+	}
 	v := &view{events: events, ops: history.Operations(events), faults: pairFaults(events)}
 	if n := len(events); n > 0 {
 		v.end = events[n-1].Time

@@ -29,6 +29,20 @@ func TestCheckJudgesAHandWrittenHistory(t *testing.T) {
 	}
 }
 
+// A recorder may give key and owner on the invocations only: a sequential
+// history is then valid everywhere, and an operation whose completion names
+// another owner than its invocation is rejected with the file and line.
+func TestCheckReadsKeyAndOwnerFromEitherEvent(t *testing.T) {
+	code, stdout, stderr := capture(t, "check", "testdata/fields-on-invocations.jsonl", "--initial", "k=0")
+	assert.Equal(t, harness.ExitValid, code, stdout+stderr)
+	for _, check := range []string{"critical-sections", "mutual-exclusion", "lease", "liveness"} {
+		assert.Regexp(t, check+` +VALID`, stdout)
+	}
+	code, _, stderr = capture(t, "check", "testdata/owner-mismatch.jsonl")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, `testdata/owner-mismatch.jsonl:3: owner "c1-2" of the completion differs from owner "c1-1" of its invoke (event 0)`)
+}
+
 func TestCheckWithFencedStorageJudgesTheTokens(t *testing.T) {
 	code, stdout, _ := capture(t, "check", "testdata/gc-pause.jsonl", "--storage", "fenced", "--checks", "fencing-tokens")
 	assert.Equal(t, harness.ExitInvalid, code, stdout)
