@@ -431,7 +431,7 @@ func (c LockService) Check(events []history.Event) Verdict {
 		stats["search-steps"] += float64(out.steps)
 		switch out.result {
 		case Invalid:
-			return c.invalid(events, k, spec, out, stats)
+			return c.invalid(events, k, spec, out, stats, lops)
 		case Unknown:
 			unknown.add(fmt.Sprintf("%q", k), out, c.Budget)
 		}
@@ -449,9 +449,12 @@ func (c LockService) Check(events []history.Event) Verdict {
 	return Verdict{Result: Valid, Stats: stats, Reason: fmt.Sprintf("%d grants on %d keys behave as %s", int(stats["grants"]), int(stats["keys"]), what)}
 }
 
-func (c LockService) invalid(events []history.Event, key string, spec searchSpec, out keyOutcome, stats map[string]float64) Verdict {
+func (c LockService) invalid(events []history.Event, key string, spec searchSpec, out keyOutcome, stats map[string]float64, lops []linOp) Verdict {
 	an := analyze(spec, out.start, out.batch, c.Budget)
 	cx, short := c.explain(key, an)
+	if w := c.breach(lops); w != nil {
+		cx, short = w.explain(key)
+	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
 		Reason: fmt.Sprintf("the lock service broke the %s model on %q: %s", c.Name(), key, short), Visualization: an.visualization(spec, events)}
 }
@@ -518,6 +521,97 @@ func (c LockService) explain(key string, an analysis) (*Counterexample, string) 
 			lines = append(lines, "Concurrent: "+in.String()+".")
 		}
 	}
+	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
+	return &Counterexample{Explanation: lines, Events: evs}, short
+}
+
+// breachWitness is a grant that broke the contract, shown directly by the
+// history whatever the order of concurrent operations: the holder's grant
+// returned before the other grant was invoked, the other grant returned
+// before the holder's lease could have run out, and the holder had not asked
+// to release the lock by then.
+type breachWitness struct {
+	holder, grant lockStep
+	// foreign is a successful release by a third acquirer, invoked while the
+	// holder held the lock and before the grant returned: the release that
+	// let the grant through (nil when none).
+	foreign *lockStep
+	leases  bool
+}
+
+// breach finds the first grant (by return) that no order of the history can
+// make legal because an earlier grant still held the lock, or nil. It names
+// the grant that broke the contract, where the longest consistent order of
+// the search may blame an operation that merely came after it.
+func (c LockService) breach(lops []linOp) *breachWitness {
+	var best *breachWitness
+	var bestRet int64
+	for i, a := range lops {
+		ain := a.input.(lockStep)
+		if ain.kind != lockGrant || ain.phantom {
+			continue
+		}
+		deadline := int64(math.MaxInt64)
+		if c.Leases {
+			if !ain.leased {
+				continue
+			}
+			deadline = ain.deadline
+		}
+		for _, b := range lops[i+1:] {
+			bin := b.input.(lockStep)
+			if bin.kind != lockGrant || bin.phantom || bin.owner == ain.owner || b.call <= a.ret ||
+				bin.latest >= deadline || (best != nil && b.ret >= bestRet) {
+				continue
+			}
+			if released(lops, ain.owner, a.ret, b.ret) {
+				continue
+			}
+			w := &breachWitness{holder: ain, grant: bin, leases: c.Leases}
+			for _, r := range lops {
+				if rin := r.input.(lockStep); rin.kind == lockRelease && rin.owner != ain.owner && rin.owner != bin.owner &&
+					r.call > a.ret && r.call < b.ret {
+					w.foreign = &rin
+					break
+				}
+			}
+			best, bestRet = w, b.ret
+		}
+	}
+	return best
+}
+
+// released reports whether owner asked to release the lock (whatever the
+// outcome, unless it certainly failed) after from and before until (event
+// indexes).
+func released(lops []linOp, owner string, from, until int64) bool {
+	for _, r := range lops {
+		in := r.input.(lockStep)
+		if (in.kind == lockRelease || in.kind == lockMaybeRelease) && in.owner == owner && r.call > from && r.call < until {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *breachWitness) explain(key string) (*Counterexample, string) {
+	holder, grantee := w.holder.who(), w.grant.who()
+	still := "held it"
+	if w.leases {
+		still = "held it and its lease had not run out"
+	}
+	lines := []string{
+		fmt.Sprintf("On %q, %s was granted the lock while %s %s:", key, grantee, holder, still),
+		"The holder: " + w.holder.String() + "; it had not released the lock when the next grant returned.",
+	}
+	evs := append(opEvents(w.holder.o), opEvents(w.grant.o)...)
+	short := fmt.Sprintf("%s was granted the lock while %s %s", grantee, holder, still)
+	if w.foreign != nil {
+		lines = append(lines, "Then: "+w.foreign.String()+", although it did not hold the lock: it released "+holder+"'s lock.")
+		evs = append(evs, opEvents(w.foreign.o)...)
+		short = fmt.Sprintf("%s released the lock while %s held it, and %s was granted it", w.foreign.who(), holder, grantee)
+	}
+	lines = append(lines, "Then: "+w.grant.String()+", while "+holder+" held the lock: this grant broke the contract.")
 	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
 	return &Counterexample{Explanation: lines, Events: evs}, short
 }

@@ -165,7 +165,13 @@ func (c *Client) releaseAll(key, value string) []sim.Response {
 	return c.fanout(func(int) any { return redis.DelIfValue{Key: key, Value: value} })
 }
 
-// Release deletes the key on every instance where it still has our value.
+// Release deletes the key on every instance where it still has our value,
+// and reports whether the lock as a whole was ours to release: nil when our
+// value was deleted on a majority (the lock was held, and now is not);
+// ErrUnknown when only the instances that timed out could make up the
+// majority; ErrNotHeld otherwise — the lease had run out and the lock was no
+// longer ours (a stray copy of our value on a minority is still deleted, but
+// releasing it gives nothing back: another client may hold the lock).
 func (c *Client) Release(l backends.Lease) error {
 	rs := c.releaseAll(l.Key, l.Owner)
 	released, timedOut := 0, 0
@@ -177,11 +183,14 @@ func (c *Client) Release(l backends.Lease) error {
 			released++
 		}
 	}
+	q := c.opts.Quorum()
 	switch {
-	case released > 0:
+	case released >= q:
 		return nil
-	case timedOut > 0:
-		return fmt.Errorf("redlock: release %s: %d instance(s) timed out, none released: %w", l.Key, timedOut, backends.ErrUnknown)
+	case released+timedOut >= q:
+		return fmt.Errorf("redlock: release %s: deleted on %d instance(s), %d timed out, quorum %d: %w",
+			l.Key, released, timedOut, q, backends.ErrUnknown)
 	}
-	return fmt.Errorf("redlock: release %s: no instance held it: %w", l.Key, backends.ErrNotHeld)
+	return fmt.Errorf("redlock: release %s: our value was on %d instance(s) only, quorum %d: the lease had run out: %w",
+		l.Key, released, q, backends.ErrNotHeld)
 }

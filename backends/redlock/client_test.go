@@ -64,7 +64,9 @@ func TestMajorityGrantsAndValidity(t *testing.T) {
 				require.NoError(t, err)
 				got = append(got, l.Detail)
 				require.NoError(t, c.Release(l))
-				assert.ErrorIs(t, c.Release(l), backends.ErrUnknown, "d and e might have had the key")
+				err = c.Release(l)
+				assert.ErrorIs(t, err, backends.ErrNotHeld, "a, b and c answered: even if d and e had the key, no majority")
+				assert.ErrorContains(t, err, "our value was on 0 instance(s) only, quorum 3")
 			})
 			r.cut(c1, 3, 4)
 			r.client("c2", o, func(p *sim.Proc, c *Client) {
@@ -86,6 +88,37 @@ func TestMajorityGrantsAndValidity(t *testing.T) {
 
 // TestClockJumpBreaksTheMajority is redlock-clock-jump: c1 holds on a, b, c;
 // c's wall clock jumps past the TTL; c2 gets c, d, e.
+// TestReleaseOfAStaleKeyIsNotHeld: c1's lease runs out while its value
+// survives on one instance whose clock went back; c2 takes the lock on the
+// others. c1's release deletes its own stray value there, and reports that it
+// did not hold the lock (it released nothing of c2's); c2 still holds it.
+func TestReleaseOfAStaleKeyIsNotHeld(t *testing.T) {
+	o := DefaultOptions()
+	r := newRig(o)
+	var c1Err, c2Err error
+	var c2Lease backends.Lease
+	r.client("c1", o, func(p *sim.Proc, c *Client) {
+		l, err := c.Acquire("k", 0)
+		require.NoError(t, err)
+		r.inst[4].JumpClock(-time.Minute)
+		p.Sleep(12 * time.Second)
+		c1Err = c.Release(l)
+	})
+	r.client("c2", o, func(p *sim.Proc, c *Client) {
+		p.Sleep(11 * time.Second)
+		var err error
+		c2Lease, err = c.Acquire("k", 0)
+		require.NoError(t, err)
+		p.Sleep(2 * time.Second)
+		c2Err = c.Release(c2Lease)
+	})
+	r.w.Run(20 * time.Second)
+	assert.Contains(t, c2Lease.Detail, "granted by redis-a,redis-b,redis-c,redis-d (4/5)")
+	assert.ErrorIs(t, c1Err, backends.ErrNotHeld)
+	assert.ErrorContains(t, c1Err, "our value was on 1 instance(s) only, quorum 3: the lease had run out")
+	assert.NoError(t, c2Err, "c2's value survived c1's release on every instance that granted it")
+}
+
 func TestClockJumpBreaksTheMajority(t *testing.T) {
 	for _, clk := range []redis.Clock{redis.ClockWall, redis.ClockMono} {
 		t.Run("expiry-"+string(clk), func(t *testing.T) {
