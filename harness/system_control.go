@@ -1,20 +1,23 @@
 package harness
 
 import (
-	"fmt"
-
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/control"
+	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/sim"
 )
 
+// controlOptions is the control lock's option table: it has none.
+var controlOptions = opt.Table[struct{}]{Owner: "control"}
+
 func init() {
 	registerSystem(System{
-		Name: "control",
-		Doc:  "a lock that grants everything at once (the control: must be judged invalid)",
+		Name:    "control",
+		Doc:     "a lock that grants everything at once (the control: must be judged invalid)",
+		Options: controlOptions,
 		Deploy: func(w *sim.World, opts map[string]string) (Deployment, error) {
-			if len(opts) > 0 {
-				return Deployment{}, fmt.Errorf("control has no options (got %v)", sortedKeys(opts))
+			if _, err := controlOptions.Parse(opts); err != nil {
+				return Deployment{}, err
 			}
 			return Deployment{NewLock: func(p *sim.Proc) backends.Lock { return control.New(p.Name()) }}, nil
 		},

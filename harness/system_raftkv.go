@@ -16,17 +16,15 @@ func init() {
 		Name: "raftkv",
 		Doc: "Raft-replicated KV lock with RheaKV semantics on etcd raft (3 or 5 nodes): reentrant, leased, " +
 			"watchdog renewal, fencing tokens from replicated state, leader-stamped lease time",
-		Options: raftkv.OptionNames,
+		Options: raftkv.Table,
 		Deploy:  deployRaftKV,
 	})
 }
 
 func deployRaftKV(w *sim.World, opts map[string]string) (Deployment, error) {
-	o := raftkv.DefaultOptions()
-	for _, k := range sortedKeys(opts) {
-		if err := o.Set(k, opts[k]); err != nil {
-			return Deployment{}, err
-		}
+	o, err := raftkv.Table.Parse(opts)
+	if err != nil {
+		return Deployment{}, err
 	}
 	c, err := raftkv.NewCluster(w, o)
 	if err != nil {

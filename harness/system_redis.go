@@ -15,7 +15,7 @@ func init() {
 		Name: "redis",
 		Doc: "Redis: SET NX PX, release lua|del|check-then-del, watchdog, INCR fencing; " +
 			"with replicas=N a primary, N async replicas and a sentinel-like monitor (failover), WAIT n",
-		Options: redis.OptionNames,
+		Options: redis.Table,
 		Deploy:  deployRedis,
 	})
 }
@@ -25,11 +25,9 @@ func init() {
 // name "primary" (the instance the monitor considers primary when the fault
 // starts), "replicas" (the others) and "sentinel".
 func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
-	o := redis.DefaultOptions()
-	for _, k := range sortedKeys(opts) {
-		if err := o.Set(k, opts[k]); err != nil {
-			return Deployment{}, err
-		}
+	o, err := redis.Table.Parse(opts)
+	if err != nil {
+		return Deployment{}, err
 	}
 	if err := o.Validate(); err != nil {
 		return Deployment{}, err

@@ -14,7 +14,7 @@ func init() {
 		Name: "redlock",
 		Doc: "Redlock over N independent Redis instances (redis-a, redis-b, ...): majority, validity check, " +
 			"tokens value|incr|external, restart-delay",
-		Options: redlock.OptionNames,
+		Options: redlock.Table,
 		Deploy:  deployRedlock,
 	})
 }
@@ -23,11 +23,9 @@ func init() {
 // token=external, the sequencer "fence" (assumed correct: not a target of
 // random faults). Schedules may name "instances" (all of them).
 func deployRedlock(w *sim.World, opts map[string]string) (Deployment, error) {
-	o := redlock.DefaultOptions()
-	for _, k := range sortedKeys(opts) {
-		if err := o.Set(k, opts[k]); err != nil {
-			return Deployment{}, err
-		}
+	o, err := redlock.Table.Parse(opts)
+	if err != nil {
+		return Deployment{}, err
 	}
 	var instances []*sim.Node
 	topo := redlock.Topology{}

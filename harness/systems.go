@@ -2,12 +2,13 @@ package harness
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/models"
 	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/workloads"
 )
@@ -43,8 +44,9 @@ type System struct {
 	Name string
 	// Doc is one line describing it.
 	Doc string
-	// Options lists the option keys it understands.
-	Options []string
+	// Options is the system's option table (its opt.Table): every option's
+	// name, meaning and default, for `locklab systems` and results.json.
+	Options opt.Spec
 	// Deploy checks the options and adds the system's nodes to w.
 	Deploy func(w *sim.World, opts map[string]string) (Deployment, error)
 }
@@ -83,8 +85,12 @@ func SystemNames() []string {
 
 // WorkloadEntry is an entry of the workload registry.
 type WorkloadEntry struct {
+	// Name is the workload's name on the command line.
 	Name string
-	Doc  string
+	// Doc is one line describing it.
+	Doc string
+	// Options is the workload's option table (its opt.Table).
+	Options opt.Spec
 	// New checks the options and returns the workload.
 	New func(opts map[string]string) (workloads.Workload, error)
 }
@@ -97,6 +103,19 @@ var workloadEntries []WorkloadEntry
 func registerWorkload(w WorkloadEntry) {
 	workloadEntries = append(workloadEntries, w)
 	slices.SortFunc(workloadEntries, func(a, b WorkloadEntry) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// registerWorkloadTable registers a workload whose options are the table t:
+// its name is the table's owner, and New parses the options with the table.
+func registerWorkloadTable[W workloads.Workload](doc string, t opt.Table[W]) {
+	registerWorkload(WorkloadEntry{Name: t.Owner, Doc: doc, Options: t,
+		New: func(opts map[string]string) (workloads.Workload, error) {
+			w, err := t.Parse(opts)
+			if err != nil {
+				return nil, err
+			}
+			return w, nil
+		}})
 }
 
 // Workloads lists the registered workloads, sorted by name.

@@ -1,13 +1,12 @@
 package workloads
 
 import (
-	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/opt"
 )
 
 // ListAppend is the list-append workload: each client loops acquire -> read
@@ -28,36 +27,22 @@ type ListAppend struct {
 	// the mean pause between iterations and the acquire wait budget.
 	FencedCounter
 	// Max is the number of elements a list holds before the next one starts.
-	// Default 8.
 	Max int
 }
 
-// DefaultListAppend returns the documented defaults.
-func DefaultListAppend() ListAppend {
-	return ListAppend{FencedCounter: DefaultFencedCounter(), Max: 8}
-}
+// ListAppendTable declares the options of the list-append workload:
+// fenced-counter's, and max.
+var ListAppendTable = opt.Table[ListAppend]{Owner: "list-append", Options: append(
+	opt.Embed(counterOptions, func(w *ListAppend) *FencedCounter { return &w.FencedCounter }),
+	opt.Var("max", "elements a list holds before the holder starts the next one", "8",
+		func(w *ListAppend) *int { return &w.Max }, opt.AtLeast(1)),
+)}
+
+// DefaultListAppend returns the declared defaults.
+func DefaultListAppend() ListAppend { return ListAppendTable.Defaults() }
 
 // Set sets one option from its textual form (key=value on the command line).
-func (w *ListAppend) Set(key, value string) error {
-	switch key {
-	case "max":
-		n, err := strconv.Atoi(value)
-		if err == nil && n < 1 {
-			err = errors.New("must be at least 1")
-		}
-		if err != nil {
-			return fmt.Errorf("list-append option %s=%q: %w", key, value, err)
-		}
-		w.Max = n
-		return nil
-	case "keys", "hold", "think", "wait":
-		if err := w.FencedCounter.Set(key, value); err != nil {
-			return fmt.Errorf("list-append option %s=%q: %w", key, value, errors.Unwrap(err))
-		}
-		return nil
-	}
-	return fmt.Errorf("list-append has no option %q (options: keys, max, hold, think, wait)", key)
-}
+func (w *ListAppend) Set(key, value string) error { return ListAppendTable.Set(w, key, value) }
 
 // Run is the client program.
 func (w ListAppend) Run(c Client) {

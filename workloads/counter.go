@@ -4,57 +4,68 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/locklab/locklab/internal/opt"
 )
 
 // FencedCounter is the fenced-counter workload: each client loops
 // acquire -> read the counter -> hold -> write counter+1 with its token ->
 // release -> think. With mutual exclusion every increment lands exactly once;
 // without it two holders read the same value and one increment is lost.
+// FencedCounterTable declares its options and their defaults.
 type FencedCounter struct {
 	// Keys are the lock keys; each is also the storage cell it protects.
-	// Default ["k"]. Each iteration picks one at random.
+	// Each iteration picks one at random.
 	Keys []string
-	// Hold is the time between the read and the write. Default 100 ms.
+	// Hold is the time between the read and the write.
 	Hold time.Duration
-	// Think is the mean pause between iterations (uniform in [0, 2*Think]). Default 100 ms.
+	// Think is the mean pause between iterations (uniform in [0, 2*Think]).
 	Think time.Duration
-	// Wait is the acquire wait budget. Default 5 s.
+	// Wait is the acquire wait budget.
 	Wait time.Duration
 }
 
-// DefaultFencedCounter returns the documented defaults.
-func DefaultFencedCounter() FencedCounter {
-	return FencedCounter{Keys: []string{"k"}, Hold: 100 * time.Millisecond, Think: 100 * time.Millisecond, Wait: 5 * time.Second}
+// counterOptions are the options of FencedCounter, shared by the workloads
+// built on it (list-append, reentrant).
+var counterOptions = []opt.Option[FencedCounter]{
+	opt.Var("keys", "number of lock keys, each the storage cell it protects (1: the key k; n: k0..k<n-1>); "+
+		"each iteration picks one at random", "1", func(w *FencedCounter) *[]string { return &w.Keys }, keyCount),
+	opt.Var("hold", "time between the read and the write", "100ms",
+		func(w *FencedCounter) *time.Duration { return &w.Hold }, opt.NonNegative),
+	opt.Var("think", "mean pause between iterations (uniform in [0, 2*think])", "100ms",
+		func(w *FencedCounter) *time.Duration { return &w.Think }, opt.NonNegative),
+	opt.Var("wait", "the acquire wait budget", "5s",
+		func(w *FencedCounter) *time.Duration { return &w.Wait }, opt.NonNegative),
 }
 
-// Set sets one option from its textual form (key=value on the command line).
-func (w *FencedCounter) Set(key, value string) error {
-	var err error
-	switch key {
-	case "keys":
-		var n int
-		n, err = strconv.Atoi(value)
-		if err == nil && n < 1 {
-			err = fmt.Errorf("must be at least 1")
+// FencedCounterTable declares the options of the fenced-counter workload.
+var FencedCounterTable = opt.Table[FencedCounter]{Owner: "fenced-counter", Options: counterOptions}
+
+// keyCount reads the number of keys into their names: "k" alone, or k0, k1, ...
+var keyCount = opt.Parser[[]string]{
+	Accepts: opt.AtLeast(1).Accepts,
+	Parse: func(s string) ([]string, error) {
+		n, err := opt.AtLeast(1).Parse(s)
+		if err != nil {
+			return nil, err
 		}
-		w.Keys = nil
-		for i := range n {
-			w.Keys = append(w.Keys, fmt.Sprintf("k%d", i))
+		if n == 1 {
+			return []string{"k"}, nil
 		}
-	case "hold":
-		w.Hold, err = time.ParseDuration(value)
-	case "think":
-		w.Think, err = time.ParseDuration(value)
-	case "wait":
-		w.Wait, err = time.ParseDuration(value)
-	default:
-		return fmt.Errorf("fenced-counter has no option %q (options: keys, hold, think, wait)", key)
-	}
-	if err != nil {
-		return fmt.Errorf("fenced-counter option %s=%q: %w", key, value, err)
-	}
-	return nil
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("k%d", i)
+		}
+		return keys, nil
+	},
+	Format: func(keys []string) string { return strconv.Itoa(len(keys)) },
 }
+
+// DefaultFencedCounter returns the declared defaults.
+func DefaultFencedCounter() FencedCounter { return FencedCounterTable.Defaults() }
+
+// Set sets one option from its textual form (key=value on the command line).
+func (w *FencedCounter) Set(key, value string) error { return FencedCounterTable.Set(w, key, value) }
 
 // Run is the client program.
 func (w FencedCounter) Run(c Client) {

@@ -1,9 +1,9 @@
 package workloads
 
 import (
-	"fmt"
-	"strconv"
 	"time"
+
+	"github.com/locklab/locklab/internal/opt"
 )
 
 // Reentrant is the reentrant workload: each client takes the lock and, while
@@ -17,41 +17,27 @@ import (
 // A lock that lets a nested release free the lock early leaves the outer
 // sections unprotected; a reentrant lock keeps them exclusive.
 type Reentrant struct {
-	// FencedCounter holds the options both workloads share: Keys (default
-	// ["k"], one picked at random per round), Hold (between each read and its
-	// write, default 100 ms), Think (mean pause between rounds, default
-	// 100 ms) and Wait (acquire wait budget, default 5 s).
+	// FencedCounter holds the options both workloads share: Keys (one picked
+	// at random per round), Hold (between each read and its write), Think
+	// (mean pause between rounds) and Wait (acquire wait budget).
 	FencedCounter
-	// Depth is the nesting depth of each round. Default 2.
+	// Depth is the nesting depth of each round.
 	Depth int
 }
 
-// DefaultReentrant returns the documented defaults.
-func DefaultReentrant() Reentrant {
-	return Reentrant{FencedCounter: DefaultFencedCounter(), Depth: 2}
-}
+// ReentrantTable declares the options of the reentrant workload:
+// fenced-counter's, and depth.
+var ReentrantTable = opt.Table[Reentrant]{Owner: "reentrant", Options: append(
+	opt.Embed(counterOptions, func(w *Reentrant) *FencedCounter { return &w.FencedCounter }),
+	opt.Var("depth", "nesting depth of each round: acquires of the same lock before the first release", "2",
+		func(w *Reentrant) *int { return &w.Depth }, opt.Range(1, 16)),
+)}
+
+// DefaultReentrant returns the declared defaults.
+func DefaultReentrant() Reentrant { return ReentrantTable.Defaults() }
 
 // Set sets one option from its textual form (key=value on the command line).
-func (w *Reentrant) Set(key, value string) error {
-	switch key {
-	case "keys", "hold", "think", "wait":
-		if err := w.FencedCounter.Set(key, value); err != nil {
-			return fmt.Errorf("reentrant: %w", err)
-		}
-		return nil
-	case "depth":
-		d, err := strconv.Atoi(value)
-		if err == nil && (d < 1 || d > 16) {
-			err = fmt.Errorf("must be between 1 and 16")
-		}
-		if err != nil {
-			return fmt.Errorf("reentrant option %s=%q: %w", key, value, err)
-		}
-		w.Depth = d
-		return nil
-	}
-	return fmt.Errorf("reentrant has no option %q (options: keys, depth, hold, think, wait)", key)
-}
+func (w *Reentrant) Set(key, value string) error { return ReentrantTable.Set(w, key, value) }
 
 // Run is the client program.
 func (w Reentrant) Run(c Client) {

@@ -1,79 +1,64 @@
 package workloads
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/internal/opt"
 )
 
-// Stock is the stock workload: a shop keeps Items items in one storage cell;
-// every client is a buyer who wants a number of items and buys once. Under the
+// Stock is the stock workload: a shop keeps Items items in one storage cell
+// (StockKey); every client is a buyer who wants a number of items and buys once. Under the
 // lock it reads the stock level and, if there is enough, writes level−quantity
 // with its token; a buyer who finds too little gives up, one whose acquire
 // failed tries again. With mutual exclusion the shop never sells more than it
 // has; two buyers who both read the same level oversell it. Reads and writes
 // are recorded like fenced-counter's, so the critical-sections check applies.
 type Stock struct {
-	// Key is the lock key and the storage cell. Default "stock".
-	Key string
-	// Items is the stock level before the run. Default 4.
+	// Items is the stock level before the run.
 	Items int64
 	// Quantities are what the buyers want: client cN wants Quantities[(N-1) mod
-	// len]. Default [3, 2].
+	// len].
 	Quantities []int
 	// Stagger delays client cN's first attempt by (N-1)·Stagger, so the
-	// buyers come in order. Default 10 ms.
+	// buyers come in order.
 	Stagger time.Duration
-	// Hold is the time between the read and the write. Default 100 ms.
+	// Hold is the time between the read and the write.
 	Hold time.Duration
-	// Think is the pause before another attempt after a failed acquire. Default 100 ms.
+	// Think is the pause before another attempt after a failed acquire.
 	Think time.Duration
-	// Wait is the acquire wait budget. Default 5 s.
+	// Wait is the acquire wait budget.
 	Wait time.Duration
 }
 
-// DefaultStock returns the documented defaults.
-func DefaultStock() Stock {
-	return Stock{Key: "stock", Items: 4, Quantities: []int{3, 2}, Stagger: 10 * time.Millisecond,
-		Hold: 100 * time.Millisecond, Think: 100 * time.Millisecond, Wait: 5 * time.Second}
-}
+// StockTable declares the options of the stock workload.
+var StockTable = opt.Table[Stock]{Owner: "stock", Options: []opt.Option[Stock]{
+	opt.Var("items", "the stock level before the run", "4", func(w *Stock) *int64 { return &w.Items },
+		opt.Range[int64](0, 1_000_000)),
+	opt.Var("quantities", "what the buyers want: client cN wants the ((N-1) mod len)-th", "3,2",
+		func(w *Stock) *[]int { return &w.Quantities }, opt.IntList(1, 1_000_000)),
+	opt.Var("stagger", "client cN makes its first attempt after (N-1)*stagger, so buyers come in order", "10ms",
+		func(w *Stock) *time.Duration { return &w.Stagger }, opt.NonNegative),
+	opt.Var("hold", "time between the read of the stock level and the write", "100ms",
+		func(w *Stock) *time.Duration { return &w.Hold }, opt.NonNegative),
+	opt.Var("think", "pause before another attempt after a failed acquire", "100ms",
+		func(w *Stock) *time.Duration { return &w.Think }, opt.NonNegative),
+	opt.Var("wait", "the acquire wait budget", "5s",
+		func(w *Stock) *time.Duration { return &w.Wait }, opt.NonNegative),
+}}
 
-// StockOptions lists the keys Stock.Set understands.
-var StockOptions = []string{"items", "quantities", "stagger", "hold", "think", "wait"}
+// StockKey is the stock workload's lock key and storage cell.
+const StockKey = "stock"
+
+// DefaultStock returns the declared defaults.
+func DefaultStock() Stock { return StockTable.Defaults() }
 
 // Set sets one option from its textual form (key=value on the command line).
-func (w *Stock) Set(key, value string) error {
-	var err error
-	switch key {
-	case "items":
-		var n int
-		n, err = opt.IntIn(value, 0, 1_000_000)
-		w.Items = int64(n)
-	case "quantities":
-		w.Quantities, err = opt.Ints(value, 1, 1_000_000)
-	case "stagger":
-		w.Stagger, err = opt.NonNegativeDuration(value)
-	case "hold":
-		w.Hold, err = opt.NonNegativeDuration(value)
-	case "think":
-		w.Think, err = opt.NonNegativeDuration(value)
-	case "wait":
-		w.Wait, err = opt.NonNegativeDuration(value)
-	default:
-		return fmt.Errorf("stock has no option %q (options: %s)", key, strings.Join(StockOptions, ", "))
-	}
-	if err != nil {
-		return fmt.Errorf("stock option %s=%q: %w", key, value, err)
-	}
-	return nil
-}
+func (w *Stock) Set(key, value string) error { return StockTable.Set(w, key, value) }
 
 // Initial is the stock level before the run (workloads.Initializer).
-func (w Stock) Initial() map[string]int64 { return map[string]int64{w.Key: w.Items} }
+func (w Stock) Initial() map[string]int64 { return map[string]int64{StockKey: w.Items} }
 
 // clientNumber is N for a client called cN (1 when the name has no number).
 func clientNumber(name string) int {
@@ -99,13 +84,13 @@ func (w Stock) Run(c Client) {
 	qty := int64(w.Quantity(c.Env.Name()))
 	c.Env.Sleep(time.Duration(clientNumber(c.Env.Name())-1) * w.Stagger)
 	for {
-		if lease, err := Acquire(c, w.Key, w.Wait); err == nil {
+		if lease, err := Acquire(c, StockKey, w.Wait); err == nil {
 			done := false
-			if level, err := Read(c, w.Key, lease); err == nil {
+			if level, err := Read(c, StockKey, lease); err == nil {
 				done = level < qty // sold out for this buyer
 				if !done {
 					c.Env.Sleep(w.Hold)
-					err := Write(c, w.Key, level-qty, lease)
+					err := Write(c, StockKey, level-qty, lease)
 					done = err == nil || backends.Unknown(err) // a rejected write is tried again
 
 				}

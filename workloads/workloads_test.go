@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
@@ -28,4 +29,8 @@ func TestFencedCounterOptions(t *testing.T) {
 	assert.ErrorContains(t, w.Set("keys", "0"), "at least 1")
 	assert.ErrorContains(t, w.Set("hold", "long"), `hold="long"`)
 	assert.ErrorContains(t, w.Set("colour", "red"), `no option "colour"`)
+	assert.EqualError(t, w.Set("think", "-1s"), `fenced-counter option think="-1s": must not be negative`,
+		"a negative pause would crash the client's random draw")
+	require.NoError(t, w.Set("keys", "1"))
+	assert.Equal(t, DefaultFencedCounter().Keys, w.Keys, "keys=1 is the default, the single key k")
 }

@@ -2,7 +2,6 @@ package raftkv
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
@@ -34,119 +33,94 @@ const (
 	FsyncInterval Fsync = "interval"
 )
 
-// Options configure a raftkv cluster and its clients. Start from
-// DefaultOptions; Set parses the command line's key=value form.
+// Options configure a raftkv cluster and its clients. Table declares each
+// option's name, meaning and default; start from DefaultOptions.
 type Options struct {
-	// Nodes is the size of the Raft group: 3 (default) or 5.
+	// Nodes is the size of the Raft group: 3 or 5.
 	Nodes int
-	// Lease is the lease each try-lock asks for. Default 10 s.
+	// Lease is the lease each try-lock asks for.
 	Lease time.Duration
-	// Watchdog renews a held lease every Lease·2/3 until released. Default on.
+	// Watchdog renews a held lease every Lease·2/3 until released.
 	Watchdog bool
-	// Stamp is whose wall clock stamps lock commands: leader (default) or client.
+	// Stamp is whose wall clock stamps lock commands.
 	Stamp Stamp
-	// Unlock is count (default: decrement, delete at zero) or delete (any
-	// unlock by the owner frees the lock: nested releases release early).
+	// Unlock is count (decrement, delete at zero) or delete (any unlock by
+	// the owner frees the lock: nested releases release early).
 	Unlock lockfsm.UnlockMode
-	// Tick is the Raft tick on each node's monotonic clock. Default 50 ms.
+	// Tick is the Raft tick on each node's monotonic clock.
 	Tick time.Duration
-	// HeartbeatTicks is the leader's heartbeat interval in ticks. Default 2.
+	// HeartbeatTicks is the leader's heartbeat interval in ticks.
 	HeartbeatTicks int
 	// ElectionTimeout is the shortest time without hearing from a leader
 	// before a node campaigns; each node draws its timeout uniformly in
-	// [ElectionTimeout, 2·ElectionTimeout) from its seeded stream. Default 1 s.
+	// [ElectionTimeout, 2·ElectionTimeout) from its seeded stream.
 	ElectionTimeout time.Duration
-	// PreVote runs Raft's pre-vote phase before each election. Default on.
+	// PreVote runs Raft's pre-vote phase before each election.
 	PreVote bool
 	// InitialLeader, when set (a node name such as "n1"), makes that node
 	// campaign as soon as the cluster starts, so scenarios know who leads
-	// first. Default "": the seeded election timers decide.
+	// first. "": the seeded election timers decide.
 	InitialLeader string
-	// Fsync is always (default) or interval.
+	// Fsync is when a node's writes become durable.
 	Fsync Fsync
-	// FsyncInterval is the period of fsync=interval. Default 1 s.
+	// FsyncInterval is the period of fsync=interval.
 	FsyncInterval time.Duration
-	// RequestTimeout bounds each request to a node. Default 500 ms.
+	// RequestTimeout bounds each request to a node.
 	RequestTimeout time.Duration
 	// RetryBudget bounds how long one request is retried across nodes
 	// (timeouts, redirects, elections) on the client's monotonic clock.
-	// Default 3 s.
 	RetryBudget time.Duration
 	// BackoffMax bounds the random back-off between try-lock attempts and
-	// while no leader is known. Default 100 ms.
+	// while no leader is known.
 	BackoffMax time.Duration
 }
 
-// DefaultOptions returns the documented defaults.
-func DefaultOptions() Options {
-	return Options{
-		Nodes:           3,
-		Lease:           10 * time.Second,
-		Watchdog:        true,
-		Stamp:           StampLeader,
-		Unlock:          lockfsm.UnlockCount,
-		Tick:            50 * time.Millisecond,
-		HeartbeatTicks:  2,
-		ElectionTimeout: time.Second,
-		PreVote:         true,
-		Fsync:           FsyncAlways,
-		FsyncInterval:   time.Second,
-		RequestTimeout:  500 * time.Millisecond,
-		RetryBudget:     3 * time.Second,
-		BackoffMax:      100 * time.Millisecond,
-	}
-}
+// Table declares the options of the raftkv system: the one place each is
+// named, documented and given its default.
+var Table = opt.Table[Options]{Owner: "raftkv", Options: []opt.Option[Options]{
+	opt.Var("nodes", "size of the Raft group (n1, n2, ...)", "3",
+		func(o *Options) *int { return &o.Nodes }, opt.IntChoice(3, 5)),
+	opt.Var("lease", "the lease each try-lock asks for", "10s",
+		func(o *Options) *time.Duration { return &o.Lease }, opt.Positive),
+	opt.Var("watchdog", "renew a held lease every lease*2/3 until it is released", "true",
+		func(o *Options) *bool { return &o.Watchdog }, opt.Bool),
+	opt.Var("stamp", "whose wall clock stamps lock commands, and so measures leases: leader (RheaKV) or client",
+		"leader", func(o *Options) *Stamp { return &o.Stamp }, opt.Choice(StampLeader, StampClient)),
+	opt.Var("unlock", "count (decrement, delete at zero: reentrant) or delete (any unlock by the owner "+
+		"frees the lock: nested releases release early)", "count",
+		func(o *Options) *lockfsm.UnlockMode { return &o.Unlock }, opt.Choice(lockfsm.UnlockCount, lockfsm.UnlockDelete)),
+	opt.Var("tick", "the Raft tick on each node's monotonic clock", "50ms",
+		func(o *Options) *time.Duration { return &o.Tick }, opt.Positive),
+	opt.Var("heartbeat-ticks", "the leader's heartbeat interval, in ticks", "2",
+		func(o *Options) *int { return &o.HeartbeatTicks }, opt.Range(1, 1000)),
+	opt.Var("election-timeout", "shortest time without a leader before a node campaigns (each draws its "+
+		"timeout in [t, 2t)); must exceed tick*heartbeat-ticks", "1s",
+		func(o *Options) *time.Duration { return &o.ElectionTimeout }, opt.Positive),
+	opt.Var("prevote", "run Raft's pre-vote phase before each election", "true",
+		func(o *Options) *bool { return &o.PreVote }, opt.Bool),
+	opt.Var("initial-leader", "the node that campaigns as soon as the cluster starts (empty: the "+
+		"seeded election timers decide)", "",
+		func(o *Options) *string { return &o.InitialLeader }, opt.Text("a node name n1..n<nodes>, or empty")),
+	opt.Var("fsync", "when writes become durable: always (before messages are sent, as Raft requires) or "+
+		"interval (every fsync-interval: a crash loses votes, terms and entries)", "always",
+		func(o *Options) *Fsync { return &o.Fsync }, opt.Choice(FsyncAlways, FsyncInterval)),
+	opt.Var("fsync-interval", "the period of fsync=interval", "1s",
+		func(o *Options) *time.Duration { return &o.FsyncInterval }, opt.Positive),
+	opt.Var("request-timeout", "bound on each request to a node", "500ms",
+		func(o *Options) *time.Duration { return &o.RequestTimeout }, opt.Positive),
+	opt.Var("retry-budget", "how long one request is retried across nodes (timeouts, redirects, "+
+		"elections), on the client's monotonic clock", "3s",
+		func(o *Options) *time.Duration { return &o.RetryBudget }, opt.Positive),
+	opt.Var("backoff-max", "bound on the random back-off between try-lock attempts and while no "+
+		"leader is known", "100ms",
+		func(o *Options) *time.Duration { return &o.BackoffMax }, opt.NonNegative),
+}}
 
-// OptionNames lists the keys Set understands, for help texts.
-var OptionNames = []string{"nodes", "lease", "watchdog", "stamp", "unlock", "tick", "heartbeat-ticks",
-	"election-timeout", "prevote", "initial-leader", "fsync", "fsync-interval", "request-timeout",
-	"retry-budget", "backoff-max"}
+// DefaultOptions returns the declared defaults.
+func DefaultOptions() Options { return Table.Defaults() }
 
 // Set sets one option from its textual form (key=value on the command line).
-func (o *Options) Set(key, value string) error {
-	var err error
-	switch key {
-	case "nodes":
-		o.Nodes, err = strconv.Atoi(value)
-		if err == nil && o.Nodes != 3 && o.Nodes != 5 {
-			err = fmt.Errorf("want 3 or 5")
-		}
-	case "lease":
-		o.Lease, err = opt.PositiveDuration(value)
-	case "watchdog":
-		o.Watchdog, err = strconv.ParseBool(value)
-	case "stamp":
-		o.Stamp, err = opt.OneOf(value, StampLeader, StampClient)
-	case "unlock":
-		o.Unlock, err = opt.OneOf(value, lockfsm.UnlockCount, lockfsm.UnlockDelete)
-	case "tick":
-		o.Tick, err = opt.PositiveDuration(value)
-	case "heartbeat-ticks":
-		o.HeartbeatTicks, err = opt.IntIn(value, 1, 1000)
-	case "election-timeout":
-		o.ElectionTimeout, err = opt.PositiveDuration(value)
-	case "prevote":
-		o.PreVote, err = strconv.ParseBool(value)
-	case "initial-leader":
-		o.InitialLeader = value
-	case "fsync":
-		o.Fsync, err = opt.OneOf(value, FsyncAlways, FsyncInterval)
-	case "fsync-interval":
-		o.FsyncInterval, err = opt.PositiveDuration(value)
-	case "request-timeout":
-		o.RequestTimeout, err = opt.PositiveDuration(value)
-	case "retry-budget":
-		o.RetryBudget, err = opt.PositiveDuration(value)
-	case "backoff-max":
-		o.BackoffMax, err = opt.NonNegativeDuration(value)
-	default:
-		return fmt.Errorf("raftkv has no option %q (options: %v)", key, OptionNames)
-	}
-	if err != nil {
-		return fmt.Errorf("raftkv option %s=%q: %w", key, value, err)
-	}
-	return nil
-}
+func (o *Options) Set(key, value string) error { return Table.Set(o, key, value) }
 
 // Validate checks combinations Set cannot see alone.
 func (o Options) Validate() error {

@@ -1,9 +1,7 @@
 package redis
 
 import (
-	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/locklab/locklab/internal/opt"
@@ -48,130 +46,96 @@ const (
 	ClockWall Clock = "wall"
 )
 
-// Options configure a Redis lock: the client recipe and the server. The zero
-// value is not valid; start from DefaultOptions.
+// Options configure a Redis lock: the client recipe and the server. Table
+// declares each option's name, meaning and default; start from
+// DefaultOptions.
 type Options struct {
-	// TTL is the lease (PX). Default 10 s.
+	// TTL is the lease (PX).
 	TTL time.Duration
-	// Release is lua (default), del or check-then-del.
+	// Release is how the client gives the lock back.
 	Release Release
-	// Watchdog renews the lease every TTL/3 while held. Default off.
+	// Watchdog renews the lease every TTL/3 while held.
 	Watchdog bool
-	// Fencing takes a token from INCR <key>:fence with each grant. Default off.
+	// Fencing takes a token from INCR <key>:fence with each grant.
 	Fencing bool
-	// Reentrancy is none (default), client or server.
+	// Reentrancy is how repeated acquires by one client are counted.
 	Reentrancy Reentrancy
-	// BudgetClock measures the wait budget: mono (default) or wall.
+	// BudgetClock measures the wait budget.
 	BudgetClock Clock
-	// RequestTimeout bounds each request. Default 200 ms.
+	// RequestTimeout bounds each request.
 	RequestTimeout time.Duration
-	// BackoffMax bounds the random back-off between attempts. Default 100 ms.
+	// BackoffMax bounds the random back-off between attempts.
 	BackoffMax time.Duration
-	// Persistence of the server: none (default), everysec or always.
+	// Persistence is what the server writes to disk.
 	Persistence Persistence
-	// ExpiryClock is the server clock TTLs follow: wall (default, as Redis
-	// does) or mono.
+	// ExpiryClock is the server clock TTLs follow (wall, as Redis does).
 	ExpiryClock Clock
 	// RestartDelay makes a server that restarted refuse commands for that long.
-	// Default 0.
 	RestartDelay time.Duration
 	// Replicas is the number of replicas of the primary; with replicas a
-	// sentinel-like monitor promotes one when the primary is down. Default 0.
+	// sentinel-like monitor promotes one when the primary is down.
 	Replicas int
 	// DownAfter is how long the monitor waits, on its own clock, before it
-	// promotes a replica. Default 3 s.
+	// promotes a replica.
 	DownAfter time.Duration
 	// Wait makes the client send WAIT <Wait> after a successful SET and treat
 	// the grant as failed (releasing it) unless that many replicas acknowledged
-	// it within WaitTimeout. Default 0 (no WAIT).
+	// it within WaitTimeout. 0: no WAIT.
 	Wait int
-	// WaitTimeout is WAIT's timeout. Default 1 s.
+	// WaitTimeout is WAIT's timeout.
 	WaitTimeout time.Duration
 }
 
-// DefaultOptions returns the documented defaults.
-func DefaultOptions() Options {
-	return Options{
-		TTL:            10 * time.Second,
-		Release:        ReleaseLua,
-		Reentrancy:     ReentrancyNone,
-		BudgetClock:    ClockMono,
-		RequestTimeout: 200 * time.Millisecond,
-		BackoffMax:     100 * time.Millisecond,
-		Persistence:    PersistNone,
-		ExpiryClock:    ClockWall,
-		DownAfter:      3 * time.Second,
-		WaitTimeout:    time.Second,
-	}
-}
+// Table declares the options of the redis system: the one place each is
+// named, documented and given its default.
+var Table = opt.Table[Options]{Owner: "redis", Options: []opt.Option[Options]{
+	opt.Var("ttl", "the lease each grant carries (SET PX)", "10s",
+		func(o *Options) *time.Duration { return &o.TTL }, opt.Positive),
+	opt.Var("release", "how the client gives the lock back: lua (compare-and-delete script, correct), "+
+		"del (plain DEL: may delete another client's lock), check-then-del (GET, compare, DEL: not atomic)", "lua",
+		func(o *Options) *Release { return &o.Release }, opt.Choice(ReleaseLua, ReleaseDel, ReleaseCheckThenDel)),
+	opt.Var("watchdog", "renew the lease every ttl/3 while it is held", "false",
+		func(o *Options) *bool { return &o.Watchdog }, opt.Bool),
+	opt.Var("fencing", "take a fencing token from INCR <key>:fence with each grant", "false",
+		func(o *Options) *bool { return &o.Fencing }, opt.Bool),
+	opt.Var("reentrancy", "repeated acquires by the holder: none (it waits like anyone else), "+
+		"client (the client counts them), server (Redisson style: a hash {owner: count} on the server)", "none",
+		func(o *Options) *Reentrancy { return &o.Reentrancy }, opt.Choice(ReentrancyNone, ReentrancyClient, ReentrancyServer)),
+	opt.Var("budget-clock", "the client clock that measures the wait budget", "mono",
+		func(o *Options) *Clock { return &o.BudgetClock }, opt.Choice(ClockMono, ClockWall)),
+	opt.Var("request-timeout", "bound on each request", "200ms",
+		func(o *Options) *time.Duration { return &o.RequestTimeout }, opt.Positive),
+	opt.Var("backoff-max", "bound on the random back-off between attempts", "100ms",
+		func(o *Options) *time.Duration { return &o.BackoffMax }, opt.NonNegative),
+	opt.Var("persistence", "what the server writes to disk: none (a crash loses everything), "+
+		"everysec (fsync every second), always (fsync every write)", "none",
+		func(o *Options) *Persistence { return &o.Persistence }, opt.Choice(PersistNone, PersistEverySec, PersistAlways)),
+	opt.Var("expiry-clock", "the server clock TTLs follow (Redis uses the wall clock)", "wall",
+		func(o *Options) *Clock { return &o.ExpiryClock }, opt.Choice(ClockWall, ClockMono)),
+	opt.Var("restart-delay", "a restarted server refuses commands for this long", "0s",
+		func(o *Options) *time.Duration { return &o.RestartDelay }, opt.NonNegative),
+	opt.Var("replicas", "asynchronous replicas of the primary; with any, a sentinel-like monitor "+
+		"promotes one when the primary is down", "0",
+		func(o *Options) *int { return &o.Replicas }, opt.Range(0, 9)),
+	opt.Var("down-after", "how long the monitor waits, on its own clock, before it promotes a replica", "3s",
+		func(o *Options) *time.Duration { return &o.DownAfter }, opt.Positive),
+	opt.Var("wait", "after a SET, WAIT for this many replicas within wait-timeout, else release and fail "+
+		"the acquire (0: no WAIT; at most replicas)", "0",
+		func(o *Options) *int { return &o.Wait }, opt.Range(0, 9)),
+	opt.Var("wait-timeout", "the timeout of WAIT", "1s",
+		func(o *Options) *time.Duration { return &o.WaitTimeout }, opt.Positive),
+}}
+
+// DefaultOptions returns the declared defaults.
+func DefaultOptions() Options { return Table.Defaults() }
 
 // Server is the configuration of the instances the options describe.
 func (o Options) Server() ServerConfig {
 	return ServerConfig{Persistence: o.Persistence, ExpiryClock: o.ExpiryClock, RestartDelay: o.RestartDelay}
 }
 
-// OptionNames lists the keys Set understands, for help texts.
-var OptionNames = []string{"ttl", "release", "watchdog", "fencing", "reentrancy", "budget-clock",
-	"request-timeout", "backoff-max", "persistence", "expiry-clock", "restart-delay", "replicas", "down-after",
-	"wait", "wait-timeout"}
-
 // Set sets one option from its textual form (key=value on the command line).
-func (o *Options) Set(key, value string) error {
-	var err error
-	switch key {
-	case "ttl":
-		o.TTL, err = opt.PositiveDuration(value)
-	case "release":
-		o.Release, err = opt.OneOf(value, ReleaseLua, ReleaseDel, ReleaseCheckThenDel)
-	case "watchdog":
-		o.Watchdog, err = strconv.ParseBool(value)
-	case "fencing":
-		o.Fencing, err = strconv.ParseBool(value)
-	case "reentrancy":
-		o.Reentrancy, err = opt.OneOf(value, ReentrancyNone, ReentrancyClient, ReentrancyServer)
-	case "budget-clock":
-		o.BudgetClock, err = opt.OneOf(value, ClockMono, ClockWall)
-	case "request-timeout":
-		o.RequestTimeout, err = opt.PositiveDuration(value)
-	case "backoff-max":
-		o.BackoffMax, err = time.ParseDuration(value)
-	case "persistence":
-		o.Persistence, err = opt.OneOf(value, PersistNone, PersistEverySec, PersistAlways)
-	default:
-		err = o.setReplication(key, value)
-		if errors.Is(err, errUnknownOption) {
-			return fmt.Errorf("redis has no option %q (options: %v)", key, OptionNames)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("redis option %s=%q: %w", key, value, err)
-	}
-	return nil
-}
-
-var errUnknownOption = errors.New("unknown option")
-
-// setReplication sets the server and replication options.
-func (o *Options) setReplication(key, value string) error {
-	var err error
-	switch key {
-	case "expiry-clock":
-		o.ExpiryClock, err = opt.OneOf(value, ClockWall, ClockMono)
-	case "restart-delay":
-		o.RestartDelay, err = opt.NonNegativeDuration(value)
-	case "replicas":
-		o.Replicas, err = opt.IntIn(value, 0, 9)
-	case "down-after":
-		o.DownAfter, err = opt.PositiveDuration(value)
-	case "wait":
-		o.Wait, err = opt.IntIn(value, 0, 9)
-	case "wait-timeout":
-		o.WaitTimeout, err = opt.PositiveDuration(value)
-	default:
-		return errUnknownOption
-	}
-	return err
-}
+func (o *Options) Set(key, value string) error { return Table.Set(o, key, value) }
 
 // Validate reports options that contradict each other.
 func (o Options) Validate() error {

@@ -37,91 +37,73 @@ const (
 	FanoutSequential Fanout = "sequential"
 )
 
-// Options configure Redlock: the client algorithm and its instances. Start from
+// Options configure Redlock: the client algorithm and its instances. Table
+// declares each option's name, meaning and default; start from
 // DefaultOptions.
 type Options struct {
-	// TTL is the lock's expiry on every instance (PX). Default 10 s.
+	// TTL is the lock's expiry on every instance (PX).
 	TTL time.Duration
-	// Instances is the number of independent instances. Default 5.
+	// Instances is the number of independent instances.
 	Instances int
 	// RequestTimeout is the per-instance timeout, much smaller than the TTL.
-	// Default 50 ms.
 	RequestTimeout time.Duration
 	// DriftFactor is the clock drift allowance: validity = TTL − elapsed −
-	// (TTL·DriftFactor + 2 ms). Default 0.01.
+	// (TTL·DriftFactor + 2 ms).
 	DriftFactor float64
-	// ElapsedClock is the client clock that measures elapsed: mono (default,
-	// antirez's recommendation) or wall.
+	// ElapsedClock is the client clock that measures elapsed (mono is
+	// antirez's recommendation).
 	ElapsedClock redis.Clock
-	// Token is value (default), incr or external.
+	// Token is where a grant's token comes from.
 	Token TokenSource
-	// Fanout is parallel (default) or sequential.
+	// Fanout is how the client sends its requests to the instances.
 	Fanout Fanout
-	// BackoffMax bounds the random delay between attempts. Default 100 ms.
+	// BackoffMax bounds the random delay between attempts.
 	BackoffMax time.Duration
-	// Persistence of the instances: none (default), everysec, always.
+	// Persistence of the instances.
 	Persistence redis.Persistence
-	// ExpiryClock of the instances: wall (default, as Redis) or mono.
+	// ExpiryClock of the instances (wall, as Redis).
 	ExpiryClock redis.Clock
 	// RestartDelay makes an instance that restarted refuse requests for that
-	// long (antirez's fix: one TTL). Default 0.
+	// long (antirez's fix: one TTL).
 	RestartDelay time.Duration
 }
 
-// DefaultOptions returns the documented defaults.
-func DefaultOptions() Options {
-	return Options{
-		TTL:            10 * time.Second,
-		Instances:      5,
-		RequestTimeout: 50 * time.Millisecond,
-		DriftFactor:    0.01,
-		ElapsedClock:   redis.ClockMono,
-		Token:          TokenValue,
-		Fanout:         FanoutParallel,
-		BackoffMax:     100 * time.Millisecond,
-		Persistence:    redis.PersistNone,
-		ExpiryClock:    redis.ClockWall,
-	}
-}
+// Table declares the options of the redlock system: the one place each is
+// named, documented and given its default.
+var Table = opt.Table[Options]{Owner: "redlock", Options: []opt.Option[Options]{
+	opt.Var("ttl", "the lock's expiry on every instance (SET PX)", "10s",
+		func(o *Options) *time.Duration { return &o.TTL }, opt.Positive),
+	opt.Var("instances", "independent Redis instances (redis-a, redis-b, ...); a majority grants", "5",
+		func(o *Options) *int { return &o.Instances }, opt.Range(1, 26)),
+	opt.Var("request-timeout", "the per-instance timeout, much smaller than the ttl", "50ms",
+		func(o *Options) *time.Duration { return &o.RequestTimeout }, opt.Positive),
+	opt.Var("drift-factor", "clock drift allowance: validity = ttl - elapsed - (ttl*drift-factor + 2ms)", "0.01",
+		func(o *Options) *float64 { return &o.DriftFactor }, opt.Fraction(0, 1)),
+	opt.Var("elapsed-clock", "the client clock that measures the time the acquire took", "mono",
+		func(o *Options) *redis.Clock { return &o.ElapsedClock }, opt.Choice(redis.ClockMono, redis.ClockWall)),
+	opt.Var("token", "where a grant's token comes from: value (the random lock value: unique, not "+
+		"ordered), incr (INCR <key>:fence on each instance, the maximum of the granting ones), "+
+		"external (INCR on a separate sequencer \"fence\" after the majority)", "value",
+		func(o *Options) *TokenSource { return &o.Token }, opt.Choice(TokenValue, TokenIncr, TokenExternal)),
+	opt.Var("fanout", "how requests reach the instances: parallel (all at once, as redsync) or "+
+		"sequential (one after the other, as the Redlock description)", "parallel",
+		func(o *Options) *Fanout { return &o.Fanout }, opt.Choice(FanoutParallel, FanoutSequential)),
+	opt.Var("backoff-max", "bound on the random delay between attempts", "100ms",
+		func(o *Options) *time.Duration { return &o.BackoffMax }, opt.NonNegative),
+	opt.Var("persistence", "what each instance writes to disk: none, everysec or always (fsync every write)",
+		"none", func(o *Options) *redis.Persistence { return &o.Persistence },
+		opt.Choice(redis.PersistNone, redis.PersistEverySec, redis.PersistAlways)),
+	opt.Var("expiry-clock", "the instances' clock TTLs follow (Redis uses the wall clock)", "wall",
+		func(o *Options) *redis.Clock { return &o.ExpiryClock }, opt.Choice(redis.ClockWall, redis.ClockMono)),
+	opt.Var("restart-delay", "a restarted instance refuses requests for this long (antirez's fix: one ttl)", "0s",
+		func(o *Options) *time.Duration { return &o.RestartDelay }, opt.NonNegative),
+}}
 
-// OptionNames lists the keys Set understands.
-var OptionNames = []string{"ttl", "instances", "request-timeout", "drift-factor", "elapsed-clock", "token",
-	"fanout", "backoff-max", "persistence", "expiry-clock", "restart-delay"}
+// DefaultOptions returns the declared defaults.
+func DefaultOptions() Options { return Table.Defaults() }
 
 // Set sets one option from its textual form (key=value on the command line).
-func (o *Options) Set(key, value string) error {
-	var err error
-	switch key {
-	case "ttl":
-		o.TTL, err = opt.PositiveDuration(value)
-	case "instances":
-		o.Instances, err = opt.IntIn(value, 1, 26)
-	case "request-timeout":
-		o.RequestTimeout, err = opt.PositiveDuration(value)
-	case "drift-factor":
-		o.DriftFactor, err = opt.FloatIn(value, 0, 1)
-	case "elapsed-clock":
-		o.ElapsedClock, err = opt.OneOf(value, redis.ClockMono, redis.ClockWall)
-	case "token":
-		o.Token, err = opt.OneOf(value, TokenValue, TokenIncr, TokenExternal)
-	case "fanout":
-		o.Fanout, err = opt.OneOf(value, FanoutParallel, FanoutSequential)
-	case "backoff-max":
-		o.BackoffMax, err = opt.NonNegativeDuration(value)
-	case "persistence":
-		o.Persistence, err = opt.OneOf(value, redis.PersistNone, redis.PersistEverySec, redis.PersistAlways)
-	case "expiry-clock":
-		o.ExpiryClock, err = opt.OneOf(value, redis.ClockWall, redis.ClockMono)
-	case "restart-delay":
-		o.RestartDelay, err = opt.NonNegativeDuration(value)
-	default:
-		return fmt.Errorf("redlock has no option %q (options: %v)", key, OptionNames)
-	}
-	if err != nil {
-		return fmt.Errorf("redlock option %s=%q: %w", key, value, err)
-	}
-	return nil
-}
+func (o *Options) Set(key, value string) error { return Table.Set(o, key, value) }
 
 // Quorum is the majority of the instances.
 func (o Options) Quorum() int { return o.Instances/2 + 1 }

@@ -1,6 +1,19 @@
-// Package opt parses the textual option values of `-o key=value` flags, with
-// errors that say what was expected. Callers wrap the errors with the option's
-// name.
+// Package opt declares the options of lock systems and workloads, once each.
+//
+// A system or workload lists its options in a Table: each Option has a name
+// (the key of `-o key=value`), a meaning, a default in textual form and a
+// Parser that reads the text into a field of the options struct and prints it
+// back. The table then gives everything that used to be written by hand in
+// several places: the defaults (Table.Defaults applies every declared
+// default), the accepted names (Table.Names), Set (with errors that name the
+// key, the value and what was wanted, and list the valid keys for an unknown
+// one), the effective configuration of a run (Table.Values) and the
+// documentation (Table.Docs, shown by `locklab systems`). Table.Check proves a
+// table consistent: every default parses and reads back as written.
+//
+// The value parsers (PositiveDuration, IntIn, OneOf, ...) return errors that
+// say what was expected, without Go's internals; Table.Set wraps them with the
+// owner and the option's name.
 package opt
 
 import (
@@ -13,7 +26,7 @@ import (
 
 // PositiveDuration parses a Go duration that must be greater than zero.
 func PositiveDuration(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil {
 		return 0, err
 	}
@@ -25,12 +38,21 @@ func PositiveDuration(s string) (time.Duration, error) {
 
 // NonNegativeDuration parses a Go duration that must not be negative.
 func NonNegativeDuration(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil {
 		return 0, err
 	}
 	if d < 0 {
 		return 0, errors.New("must not be negative")
+	}
+	return d, nil
+}
+
+// parseDuration is time.ParseDuration with an error that shows the form.
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errors.New("not a duration (write it like 250ms, 10s or 1m30s)")
 	}
 	return d, nil
 }
