@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/backends"
@@ -17,13 +18,30 @@ const (
 	Fenced   Mode = "fenced"
 )
 
+// ModeDoc is a storage mode and what it does, for help texts.
+type ModeDoc struct {
+	Mode Mode
+	Doc  string
+}
+
+// Modes lists the storage modes; ParseMode accepts exactly these.
+var Modes = []ModeDoc{
+	{Unfenced, "accepts every read and write: mutual exclusion is the lock's job alone"},
+	{Fenced, "Kleppmann's fencing: each cell rejects a write whose token is below the highest it " +
+		"accepted; with FenceReads (--fence-reads) reads too, without it a read under an old token can " +
+		"still lose an update"},
+}
+
 // ParseMode parses a mode name.
 func ParseMode(s string) (Mode, error) {
-	switch Mode(s) {
-	case Unfenced, Fenced:
-		return Mode(s), nil
+	names := make([]string, len(Modes))
+	for i, m := range Modes {
+		if string(m.Mode) == s {
+			return m.Mode, nil
+		}
+		names[i] = string(m.Mode)
 	}
-	return "", fmt.Errorf("unknown storage mode %q (want unfenced or fenced)", s)
+	return "", fmt.Errorf("unknown storage mode %q (want %s)", s, strings.Join(names, " or "))
 }
 
 // Options configure the storage server.

@@ -51,6 +51,8 @@ Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
 	root.AddCommand(newReportCmd())
 	root.AddCommand(newScenariosCmd(), newReproCmd(), newExploreCmd())
 	root.AddCommand(newCheckCmd())
+	root.AddCommand(newSystemsCmd(), newVersionCmd())
+	setVersionFlag(root)
 	return root
 }
 

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/internal/opt"
+)
+
+// termWidth is the width the listings fit in.
+const termWidth = 100
+
+func newSystemsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "systems [NAME...]",
+		Short: "List every lock system, workload and storage mode with each option, its default and meaning",
+		Long: `systems lists what 'locklab run' can combine: every lock system (--system, options with
+-o key=value), every workload (--workload, options with -w key=value) and every storage mode
+(--storage), each option with its default, its meaning and the values it accepts. The list is
+read from the same tables the runs use, so it is always the code's. With NAMEs it shows only
+those systems, workloads or storage modes.`,
+		Example: `  locklab systems
+  locklab systems redlock stock`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return listSystems(cmd.OutOrStdout(), args)
+		},
+	}
+}
+
+// entry is one system, workload or storage mode of the listing.
+type entry struct {
+	name, doc string
+	options   opt.Spec
+}
+
+func listSystems(out io.Writer, only []string) error {
+	var systems, workloads, modes []entry
+	for _, s := range harness.Systems() {
+		systems = append(systems, entry{s.Name, s.Doc, s.Options})
+	}
+	for _, w := range harness.Workloads() {
+		workloads = append(workloads, entry{w.Name, w.Doc, w.Options})
+	}
+	for _, m := range storage.Modes {
+		modes = append(modes, entry{name: string(m.Mode), doc: m.Doc})
+	}
+	if len(only) > 0 {
+		var known []string
+		for _, e := range slices.Concat(systems, workloads, modes) {
+			known = append(known, e.name)
+		}
+		for _, name := range only {
+			if !slices.Contains(known, name) {
+				return usage("unknown system, workload or storage mode %q (known: %s)", name, strings.Join(known, ", "))
+			}
+		}
+		keep := func(es []entry) []entry {
+			return slices.DeleteFunc(es, func(e entry) bool { return !slices.Contains(only, e.name) })
+		}
+		systems, workloads, modes = keep(systems), keep(workloads), keep(modes)
+	}
+	sections := []struct {
+		title   string
+		entries []entry
+	}{
+		{"Lock systems (locklab run --system NAME -o option=value):", systems},
+		{"Workloads (locklab run --workload NAME -w option=value):", workloads},
+		{"Storage modes (locklab run --storage MODE [--fence-reads]):", modes},
+	}
+	first := true
+	for _, s := range sections {
+		if len(s.entries) == 0 {
+			continue
+		}
+		if !first {
+			fmt.Fprintln(out)
+		}
+		first = false
+		fmt.Fprintln(out, s.title)
+		width := 0
+		for _, e := range s.entries {
+			width = max(width, utf8.RuneCountInString(e.name))
+		}
+		for _, e := range s.entries {
+			fmt.Fprintln(out)
+			printEntry(out, e, width)
+		}
+	}
+	return nil
+}
+
+// printEntry prints an entry's name and meaning, then its options as a table
+// whose meaning column is wrapped to fit termWidth.
+func printEntry(out io.Writer, e entry, width int) {
+	lines := wrap(e.doc, termWidth-width-2)
+	for i, l := range lines {
+		name := ""
+		if i == 0 {
+			name = e.name
+		}
+		fmt.Fprintln(out, strings.TrimRight(pad(name, width+2)+l, " "))
+	}
+	if e.options == nil {
+		return
+	}
+	docs := e.options.Docs()
+	if len(docs) == 0 {
+		fmt.Fprintf(out, "%sno options\n", strings.Repeat(" ", width+2))
+		return
+	}
+	nameW, defW := len("OPTION"), len("DEFAULT")
+	for _, d := range docs {
+		nameW = max(nameW, utf8.RuneCountInString(d.Name))
+		defW = max(defW, utf8.RuneCountInString(showDefault(d.Default)))
+	}
+	indent := 2 + nameW + 2 + defW + 2
+	fmt.Fprintln(out, "  "+pad("OPTION", nameW+2)+pad("DEFAULT", defW+2)+"MEANING [VALUES]")
+	for _, d := range docs {
+		for i, l := range wrap(d.Doc+" ["+d.Accepts+"]", termWidth-indent) {
+			left := strings.Repeat(" ", indent)
+			if i == 0 {
+				left = "  " + pad(d.Name, nameW+2) + pad(showDefault(d.Default), defW+2)
+			}
+			fmt.Fprintln(out, left+l)
+		}
+	}
+}
+
+// showDefault shows an empty default as "".
+func showDefault(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+// pad pads s with spaces to n runes.
+func pad(s string, n int) string {
+	return s + strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s)))
+}
+
+// wrap breaks text into lines of at most width runes at spaces; a word longer
+// than width is cut.
+func wrap(text string, width int) []string {
+	width = max(width, 10)
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		for utf8.RuneCountInString(word) > width {
+			if line != "" {
+				lines = append(lines, line)
+				line = ""
+			}
+			r := []rune(word)
+			lines = append(lines, string(r[:width]))
+			word = string(r[width:])
+		}
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" || len(lines) == 0 {
+		lines = append(lines, line)
+	}
+	return lines
+}
