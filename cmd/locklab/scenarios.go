@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -41,17 +42,32 @@ the run command that goes with it is printed on stderr.`,
 	return cmd
 }
 
+// listScenarios prints the catalog in termWidth columns: each scenario's name
+// and variants on its first line(s), what it shows indented below, a blank
+// line between scenarios.
 func listScenarios(w io.Writer) {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tVARIANTS\tWHAT IT SHOWS")
+	width := len("SCENARIO")
+	for _, s := range harness.Catalog() {
+		width = max(width, utf8.RuneCountInString(s.Name))
+	}
+	fmt.Fprintf(w, "%sVARIANTS\n%sWHAT IT SHOWS\n", pad("SCENARIO", width+2), strings.Repeat(" ", 4))
 	for _, s := range harness.Catalog() {
 		var names []string
 		for _, v := range s.Variants {
 			names = append(names, v.Name)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, strings.Join(names, ","), s.Doc)
+		fmt.Fprintln(w)
+		for i, l := range wrap(strings.Join(names, ", "), termWidth-width-2) {
+			name := ""
+			if i == 0 {
+				name = s.Name
+			}
+			fmt.Fprintf(w, "%s%s\n", pad(name, width+2), l)
+		}
+		for _, l := range wrap(s.Doc, termWidth-4) {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
 	}
-	tw.Flush()
 }
 
 // findVariant looks a variant up, as a usage error when it does not exist.

@@ -17,12 +17,31 @@ import (
 func TestScenariosListsTheCatalog(t *testing.T) {
 	code, stdout, _ := capture(t, "scenarios")
 	require.Equal(t, harness.ExitValid, code)
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	assert.Len(t, lines, len(harness.Catalog())+1, "a header and one line per scenario")
+	var names []string
+	for _, line := range strings.Split(stdout, "\n")[2:] {
+		if line != "" && line[0] != ' ' {
+			names = append(names, strings.Fields(line)[0])
+		}
+	}
+	assert.Len(t, names, len(harness.Catalog()), "one block per scenario, each starting with its name")
+	for _, s := range harness.Catalog() {
+		assert.Contains(t, names, s.Name)
+		assert.Contains(t, strings.Join(strings.Fields(stdout), " "), strings.Join(strings.Fields(s.Doc), " "),
+			"what %s shows, in full", s.Name)
+	}
 	for _, name := range []string{"control-no-lock", "baseline-redis", "baseline-redlock", "kleppmann-gc-pause",
 		"kleppmann-network-delay", "redlock-clock-jump", "redlock-gc-pause", "redis-failover", "redis-del-unlock", "stock-oversell"} {
 		assert.Contains(t, stdout, "\n"+name+" ", "missing %s", name)
 	}
+}
+
+// TestScenariosFitIn100Columns: the catalog listing reads in a 100-column
+// terminal (it was 324 wide).
+func TestScenariosFitIn100Columns(t *testing.T) {
+	code, stdout, _ := capture(t, "scenarios")
+	require.Equal(t, harness.ExitValid, code)
+	assertFits(t, stdout, 100)
+	assert.Contains(t, stdout, "\nkleppmann-gc-pause         redis-unsafe, redis-fixed, redlock-unsafe, redlock-fixed,")
 }
 
 func TestScenariosShowPrintsARunnableSchedule(t *testing.T) {
