@@ -20,11 +20,26 @@ type exploreFlags struct {
 	starts, maxSeed int
 	first           uint64
 	simTime         time.Duration
-	progress, story bool
+	progress        progressMode
+	story           bool
 }
+
+// progressMode is how explore shows its progress on stderr.
+type progressMode int
+
+const (
+	// progressBar redraws a bar (a terminal).
+	progressBar progressMode = iota
+	// progressLines prints a line per finished sweep, and every few seconds
+	// within a long one (a log file or a pipe).
+	progressLines
+	// progressNone prints nothing.
+	progressNone
+)
 
 func newExploreCmd() *cobra.Command {
 	var f exploreFlags
+	var bar bool
 	var names []string
 	for _, h := range harness.Hunts {
 		names = append(names, h.Name)
@@ -39,7 +54,9 @@ a gc-pause (the earlier holder paused across its lease deadline), a clock-jump (
 grant before the first lease ran out, from a server whose clock jumped or drifted), a
 failover (a second grant from a promoted replica). It does so from several starting seeds
 (sweeps of --max-seeds each, one after the other) and reports the seeds each sweep needed,
-their median, and the machine time per seed.
+their median (when a sweep found one), and the machine time per seed. On a terminal stderr
+shows a progress bar; otherwise (a log file, a pipe, CI) a line per finished sweep and, within
+a long sweep, every few seconds: seeds done, rate, findings so far.
 
 Hunts: ` + strings.Join(names, ", ") + `
 
@@ -49,8 +66,15 @@ Exit codes: 0 every sweep found its violation; 3 some sweep found none within --
   locklab explore --hunt redlock+clock-jump --starts 9 --max-seeds 5000`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("progress") {
-				f.progress = isTerminal(cmd.ErrOrStderr())
+			switch {
+			case cmd.Flags().Changed("progress") && bar:
+				f.progress = progressBar
+			case cmd.Flags().Changed("progress"):
+				f.progress = progressNone
+			case isTerminal(cmd.ErrOrStderr()):
+				f.progress = progressBar
+			default:
+				f.progress = progressLines
 			}
 			return runExplore(cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
@@ -61,7 +85,8 @@ Exit codes: 0 every sweep found its violation; 3 some sweep found none within --
 	fl.Uint64Var(&f.first, "first", 1, "the first starting seed; sweep i starts at first + i*max-seeds")
 	fl.IntVar(&f.maxSeed, "max-seeds", 2000, "seeds per sweep at most")
 	fl.DurationVar(&f.simTime, "time", 60*time.Second, "simulated duration of each seed's run")
-	fl.BoolVar(&f.progress, "progress", true, "show a progress bar on stderr: seeds done, rate, ETA (default: when stderr is a terminal)")
+	fl.BoolVar(&bar, "progress", true, "show a progress bar on stderr: seeds done, rate, ETA (default: a bar on a terminal, "+
+		"else a line per sweep; false: nothing)")
 	fl.BoolVar(&f.story, "story", false, "print the story of each hunt's first finding")
 	return cmd
 }
@@ -80,22 +105,33 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		hunts = append(hunts, h)
 	}
 	total := len(hunts) * f.starts * f.maxSeed
-	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(errOut), progressbar.OptionSetVisibility(f.progress),
+	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(errOut), progressbar.OptionSetVisibility(f.progress == progressBar),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("seeds"),
 		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish())
+	var log *progressLog
+	if f.progress == progressLines {
+		log = newProgressLog(errOut, time.Now, total)
+		fmt.Fprintf(errOut, "explore: %s x %s of at most %s, %v simulated each\n",
+			count(len(hunts), "hunt"), count(f.starts, "sweep"), count(f.maxSeed, "seed"), f.simTime)
+	}
 	var results []harness.Exploration
 	for _, h := range hunts {
 		e := harness.Exploration{Hunt: h}
 		for i := range f.starts {
-			bar.Describe(fmt.Sprintf("%s sweep %d/%d", h.Name, i+1, f.starts))
-			sw, err := h.Sweep(f.first+uint64(i*f.maxSeed), f.maxSeed, func() { _ = bar.Add(1) })
+			label := fmt.Sprintf("%s sweep %d/%d", h.Name, i+1, f.starts)
+			bar.Describe(label)
+			sw, err := h.Sweep(f.first+uint64(i*f.maxSeed), f.maxSeed, func() {
+				_ = bar.Add(1)
+				log.seed(label)
+			})
 			if err != nil {
 				return err
 			}
 			// A sweep that ended early will not run its remaining seeds.
 			total -= f.maxSeed - sw.Seeds
 			bar.ChangeMax(total)
+			log.sweep(label, sw, f.maxSeed)
 			e.Sweeps = append(e.Sweeps, sw)
 		}
 		results = append(results, e)
@@ -105,8 +141,20 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 }
 
 func printExplorations(out io.Writer, results []harness.Exploration, story bool) error {
+	anyFound := false
+	for _, e := range results {
+		anyFound = anyFound || e.Found() > 0
+	}
 	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "HUNT\tCOUNTEREXAMPLE\tSEEDS TO FIRST VIOLATION\tMEDIAN\tFOUND\tWALL/SEED")
+	// A median of sweeps that found nothing would be a number of seeds that
+	// showed nothing: the column is left out when no sweep found anything.
+	median := func(e harness.Exploration) string { return "" }
+	header := "HUNT\tCOUNTEREXAMPLE\tSEEDS TO FIRST VIOLATION\tFOUND\tWALL/SEED"
+	if anyFound {
+		median = func(e harness.Exploration) string { return medianText(e) + "\t" }
+		header = "HUNT\tCOUNTEREXAMPLE\tSEEDS TO FIRST VIOLATION\tMEDIAN\tFOUND\tWALL/SEED"
+	}
+	fmt.Fprintln(tw, header)
 	complete := true
 	for _, e := range results {
 		var seeds []string
@@ -117,12 +165,21 @@ func printExplorations(out io.Writer, results []harness.Exploration, story bool)
 			}
 			seeds = append(seeds, n)
 		}
-		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%.1f\t%d/%d\t%.1fms\n", e.Hunt.Name, e.Hunt.Scenario, e.Hunt.Variant,
-			strings.Join(seeds, " "), e.MedianSeeds(), e.Found(), len(e.Sweeps), float64(e.WallPerSeed().Microseconds())/1000)
+		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s%d/%d\t%.1fms\n", e.Hunt.Name, e.Hunt.Scenario, e.Hunt.Variant,
+			strings.Join(seeds, " "), median(e), e.Found(), len(e.Sweeps), float64(e.WallPerSeed().Microseconds())/1000)
 		complete = complete && e.Found() == len(e.Sweeps)
 	}
 	tw.Flush()
 	for _, e := range results {
+		if e.Found() == 0 {
+			seeds := 0
+			for _, s := range e.Sweeps {
+				seeds += s.Seeds
+			}
+			fmt.Fprintf(out, "\n%s found no %s violation in %s: raise --max-seeds or --starts\n",
+				e.Hunt.Name, e.Hunt.Kind, count(seeds, "seed"))
+			continue
+		}
 		for _, s := range e.Sweeps {
 			if !s.Found {
 				continue
@@ -150,6 +207,90 @@ func printExplorations(out io.Writer, results []harness.Exploration, story bool)
 		return exitError{harness.ExitUnknown}
 	}
 	return nil
+}
+
+// medianText is the median number of seeds the sweeps needed: "-" when none
+// found a violation, ">N" when too few did for the median to be known (a
+// sweep that found nothing needed more seeds than it ran).
+func medianText(e harness.Exploration) string {
+	switch {
+	case e.Found() == 0:
+		return "-"
+	case 2*e.Found() <= len(e.Sweeps):
+		return fmt.Sprintf(">%.1f", e.MedianSeeds())
+	}
+	return fmt.Sprintf("%.1f", e.MedianSeeds())
+}
+
+// progressLog prints explore's progress as lines, for a stderr that is not a
+// terminal: one per finished sweep, and one every progressEvery within a long
+// sweep. A nil *progressLog prints nothing.
+type progressLog struct {
+	w            io.Writer
+	now          func() time.Time
+	start, last  time.Time
+	seeds, total int
+	found        int
+}
+
+// progressEvery is the longest silence within a sweep.
+const progressEvery = 5 * time.Second
+
+func newProgressLog(w io.Writer, now func() time.Time, total int) *progressLog {
+	t := now()
+	return &progressLog{w: w, now: now, start: t, last: t, total: total}
+}
+
+// seed counts a finished seed and prints a line when the last one is
+// progressEvery old.
+func (p *progressLog) seed(label string) {
+	if p == nil {
+		return
+	}
+	p.seeds++
+	if p.now().Sub(p.last) >= progressEvery {
+		fmt.Fprintf(p.w, "explore: %s: %s\n", label, p.status())
+	}
+}
+
+// sweep prints the outcome of a finished sweep.
+func (p *progressLog) sweep(label string, sw harness.Sweep, maxSeeds int) {
+	if p == nil {
+		return
+	}
+	// The sweep ended early: its remaining seeds will not run.
+	p.total -= maxSeeds - sw.Seeds
+	what := fmt.Sprintf("nothing in %s from seed %d", count(sw.Seeds, "seed"), sw.Start)
+	if sw.Found {
+		p.found++
+		what = fmt.Sprintf("found at seed %d, after %s", sw.Seed, count(sw.Seeds, "seed"))
+	}
+	fmt.Fprintf(p.w, "explore: %s: %s in %v; %s\n", label, what, sw.Wall.Round(time.Millisecond), p.status())
+}
+
+// status is the seeds done, the rate, the findings so far and the time left
+// at most.
+func (p *progressLog) status() string {
+	p.last = p.now()
+	elapsed := p.last.Sub(p.start)
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(p.seeds) / elapsed.Seconds()
+	}
+	s := fmt.Sprintf("%d of at most %s done, %.0f seeds/s, %s so far", p.seeds, count(p.total, "seed"), rate,
+		count(p.found, "finding"))
+	if left := p.total - p.seeds; left > 0 && rate > 0 {
+		s += fmt.Sprintf(", at most %v left", time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second))
+	}
+	return s
+}
+
+// count is n and the word, plural unless n is 1: "1 seed", "2 seeds".
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // isTerminal reports whether w is a terminal.

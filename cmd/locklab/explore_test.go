@@ -1,9 +1,12 @@
 package main
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
 )
@@ -26,4 +29,66 @@ func TestExploreWithoutAFindingExitsUnknown(t *testing.T) {
 	code, _, stderr := capture(t, "explore", "--hunt", "yeti")
 	assert.Equal(t, harness.ExitUsage, code)
 	assert.Contains(t, stderr, `unknown hunt "yeti"`)
+}
+
+// TestExplorePrintsProgressLinesWithoutATerminal: with stderr a pipe (a log
+// file, CI), explore prints a line per finished sweep instead of staying
+// silent until the end.
+func TestExplorePrintsProgressLinesWithoutATerminal(t *testing.T) {
+	code, stdout, stderr := capture(t, "explore", "--hunt", "redis+gc-pause", "--first", "1", "--starts", "2", "--max-seeds", "2")
+	assert.Equal(t, harness.ExitUnknown, code, stdout)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	require.Len(t, lines, 3, stderr)
+	assert.Equal(t, "explore: 1 hunt x 2 sweeps of at most 2 seeds, 1m0s simulated each", lines[0])
+	assert.Regexp(t, `^explore: redis\+gc-pause sweep 1/2: nothing in 2 seeds from seed 1 in .*; 2 of at most 4 seeds done, \d+ seeds/s, 0 findings so far`, lines[1])
+	assert.Regexp(t, `^explore: redis\+gc-pause sweep 2/2: nothing in 2 seeds from seed 3 in .*; 4 of at most 4 seeds done`, lines[2])
+	assert.NotContains(t, stderr, "\r", "no progress bar redraws in a log")
+}
+
+// TestExploreWithoutAFindingShowsNoMedian: a median of sweeps that found
+// nothing would be a number of seeds that showed nothing.
+func TestExploreWithoutAFindingShowsNoMedian(t *testing.T) {
+	code, stdout, stderr := capture(t, "explore", "--hunt", "redis+gc-pause", "--first", "1", "--starts", "1", "--max-seeds", "1")
+	assert.Equal(t, harness.ExitUnknown, code, stdout)
+	assert.NotContains(t, strings.ToLower(stdout+stderr), "median")
+	assert.Contains(t, stdout, "redis+gc-pause found no gc-pause violation in 1 seed: raise --max-seeds or --starts")
+}
+
+func TestMedianText(t *testing.T) {
+	sweeps := func(found ...bool) harness.Exploration {
+		e := harness.Exploration{}
+		for i, f := range found {
+			e.Sweeps = append(e.Sweeps, harness.Sweep{Seeds: 10 * (i + 1), Found: f})
+		}
+		return e
+	}
+	assert.Equal(t, "-", medianText(sweeps(false, false)))
+	assert.Equal(t, ">20.0", medianText(sweeps(true, false, false)), "the median sweep found nothing: a lower bound")
+	assert.Equal(t, ">15.0", medianText(sweeps(true, false)))
+	assert.Equal(t, "20.0", medianText(sweeps(true, true, false)))
+	assert.Equal(t, "15.0", medianText(sweeps(true, true)))
+}
+
+// TestProgressLogSpeaksEveryFewSeconds: within a long sweep a line comes
+// after progressEvery of silence, with the rate and the time left.
+func TestProgressLogSpeaksEveryFewSeconds(t *testing.T) {
+	var buf strings.Builder
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgressLog(&buf, func() time.Time { return now }, 100)
+	for range 9 {
+		now = now.Add(time.Second / 2)
+		p.seed("h sweep 1/2")
+	}
+	assert.Empty(t, buf.String(), "4.5 s: quiet")
+	now = now.Add(time.Second / 2)
+	p.seed("h sweep 1/2")
+	assert.Equal(t, "explore: h sweep 1/2: 10 of at most 100 seeds done, 2 seeds/s, 0 findings so far, at most 45s left\n", buf.String())
+	buf.Reset()
+	p.sweep("h sweep 1/2", harness.Sweep{Start: 1, Seeds: 10, Found: true, Seed: 10, Wall: 5 * time.Second}, 50)
+	assert.Equal(t, "explore: h sweep 1/2: found at seed 10, after 10 seeds in 5s; 10 of at most 60 seeds done, 2 seeds/s, 1 finding so far, at most 25s left\n", buf.String())
+	var quiet *progressLog
+	quiet.seed("x")
+	quiet.sweep("x", harness.Sweep{}, 1)
+	assert.Equal(t, "1 seed", count(1, "seed"))
+	assert.Equal(t, "0 findings", count(0, "finding"))
 }
