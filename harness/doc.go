@@ -4,7 +4,11 @@
 // the history and returns a Result.
 //
 // The registries of systems and workloads live here, so adding a backend means
-// adding one entry to Systems. Names a fault schedule may use are resolved here
+// adding one entry to Systems. Each entry carries its option table (an
+// opt.Table declared beside the system or workload: every option's name,
+// meaning, default and parser, declared once), from which Deploy and New parse
+// the options and `locklab systems` prints them; TestEveryOptionTableIsConsistent
+// checks every registered table. Names a fault schedule may use are resolved here
 // too: client names (c1, c2, ...), server names (redis, ...), "storage",
 // "clients", "servers" and whatever a system adds.
 //
