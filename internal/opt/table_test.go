@@ -119,3 +119,14 @@ func TestTableCheckFindsContradictions(t *testing.T) {
 	}
 	assert.Panics(t, func() { bad.Defaults() })
 }
+
+// BenchmarkTableParse is the cost a run pays to build its options from a
+// table: the defaults parsed from their text, then the given pairs set.
+func BenchmarkTableParse(b *testing.B) {
+	kv := map[string]string{"ttl": "3s", "colour": "blue"}
+	for b.Loop() {
+		if _, err := sampleTable.Parse(kv); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
