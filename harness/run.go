@@ -53,6 +53,8 @@ type Prepared struct {
 	Initial map[string]int64
 	// Deployment is the lock system as deployed.
 	Deployment Deployment
+	// Nemesis runs the schedule.
+	Nemesis *nemesis.Nemesis
 }
 
 // Prepare builds the world of a test without running it.
@@ -100,10 +102,26 @@ func Prepare(t Test) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := nemesis.Install(w, log, schedule, resolver(w, t, dep)); err != nil {
-		return nil, fmt.Errorf("nemesis: %w", err)
+	// A mistake in the schedule is a *nemesis.Error that names the file (or
+	// "schedule"), the line, the fault and the field.
+	nem, err := nemesis.Install(w, log, schedule, nemesis.Env{Resolve: resolver(w, t, dep),
+		Clients: t.ClientNames(), Messages: messageNames(dep.Messages)})
+	if err != nil {
+		return nil, err
 	}
-	return &Prepared{Test: t, World: w, Log: log, Schedule: schedule, Storage: st, Initial: initial, Deployment: dep}, nil
+	return &Prepared{Test: t, World: w, Log: log, Schedule: schedule, Storage: st, Initial: initial, Deployment: dep,
+		Nemesis: nem}, nil
+}
+
+// messageNames are the names a delay's match may use: the %T of the system's
+// message types and the storage's, sorted.
+func messageNames(system []any) []string {
+	var out []string
+	for _, m := range append(slices.Clone(system), storage.MessageTypes()...) {
+		out = append(out, fmt.Sprintf("%T", m))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func scheduleFor(t Test, w *sim.World, dep Deployment) (nemesis.Schedule, error) {
