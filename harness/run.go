@@ -20,6 +20,9 @@ type Result struct {
 	Test Test `json:"test"`
 	// Schedule is the fault schedule that ran (drawn, read or given).
 	Schedule nemesis.Schedule `json:"schedule"`
+	// FaultOutcomes say, fault by fault, whether each fault of the schedule
+	// fired, and why not when it did not.
+	FaultOutcomes []nemesis.Outcome `json:"fault_outcomes,omitempty"`
 	// Events is the history.
 	Events []history.Event `json:"-"`
 	// Verdicts are the checks' verdicts, in check order.
@@ -210,6 +213,7 @@ func (p *Prepared) Run() (res Result, err error) {
 		SystemFigures: figures,
 		Test:          p.Test,
 		Schedule:      p.Schedule,
+		FaultOutcomes: p.Nemesis.Outcomes(p.Test.Time),
 		Events:        events,
 		Verdicts:      verdicts,
 		Skipped:       checked.Skipped,

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reports"
 )
 
 // TestRunRejectsScheduleMistakes: a schedule with a mistake is refused before
@@ -39,4 +43,54 @@ func TestRunRejectsScheduleMistakes(t *testing.T) {
 			assert.NoDirExists(t, out, "nothing ran")
 		})
 	}
+}
+
+// TestRunReportsFaultsThatDidNotFire: a valid schedule whose faults never
+// fire (one due after --time, one on a function the workload never records)
+// runs, and the summary, summary.txt, results.json and report.html all say
+// "did not fire", with a warning before the verdicts.
+func TestRunReportsFaultsThatDidNotFire(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	code, stdout, stderr := capture(t, "run", "--system", "redis", "--clients", "2", "--time", "30s", "--seed", "1",
+		"--nemesis-file", filepath.Join("testdata", "schedules", "never-fires.json"), "--out", dir)
+	require.Equal(t, harness.ExitValid, code, stderr)
+	for _, want := range []string{
+		"did not fire: 2 of 2 scheduled faults\n",
+		"  faults[0] (pause): it was due at 1m30s, after the run ended at 30s\n",
+		"  faults[1] (pause): its trigger never happened: c1 recorded no renew ok\n",
+		"WARNING: none of the 2 scheduled faults fired: this run saw no fault, so its verdicts say nothing about faults\n",
+	} {
+		assert.Contains(t, stdout, want)
+	}
+	assert.Less(t, strings.Index(stdout, "WARNING"), strings.Index(stdout, "mutual-exclusion"), "the warning comes before the verdicts")
+
+	summary, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "WARNING: none of the 2 scheduled faults fired")
+	assert.Contains(t, string(summary), "faults[1] (pause): its trigger never happened")
+
+	b, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))
+	require.NoError(t, err)
+	var results struct {
+		FaultOutcomes []reports.FaultOutcome `json:"fault_outcomes"`
+		Warnings      []string               `json:"warnings"`
+	}
+	require.NoError(t, json.Unmarshal(b, &results))
+	assert.Equal(t, []reports.FaultOutcome{
+		{Fault: 0, Kind: "pause", DidNotFire: "it was due at 1m30s, after the run ended at 30s"},
+		{Fault: 1, Kind: "pause", DidNotFire: "its trigger never happened: c1 recorded no renew ok"},
+	}, results.FaultOutcomes)
+	assert.Len(t, results.Warnings, 1)
+
+	page, err := os.ReadFile(filepath.Join(dir, reports.ReportFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `<p class="warning">Warning: none of the 2 scheduled faults fired`)
+	assert.Contains(t, string(page), "did not fire: its trigger never happened: c1 recorded no renew ok")
+
+	// The report rebuilt from the run directory says the same.
+	code, _, stderr = capture(t, "report", dir)
+	require.Equal(t, harness.ExitValid, code, stderr)
+	again, err := os.ReadFile(filepath.Join(dir, reports.ReportFile))
+	require.NoError(t, err)
+	assert.Equal(t, string(page), string(again))
 }
