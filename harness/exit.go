@@ -63,5 +63,9 @@ func (r Result) Report(command string) reports.Run {
 		schedule.Faults = []nemesis.Fault{}
 	}
 	run.Schedule = schedule
+	for _, o := range r.FaultOutcomes {
+		run.FaultOutcomes = append(run.FaultOutcomes, reports.FaultOutcome{Fault: o.Fault, Kind: string(o.Kind),
+			Fired: o.Fired, DidNotFire: o.DidNotFire})
+	}
 	return run
 }

@@ -20,6 +20,9 @@ type Result struct {
 	Test Test `json:"test"`
 	// Schedule is the fault schedule that ran (drawn, read or given).
 	Schedule nemesis.Schedule `json:"schedule"`
+	// FaultOutcomes say, fault by fault, whether each fault of the schedule
+	// fired, and why not when it did not.
+	FaultOutcomes []nemesis.Outcome `json:"fault_outcomes,omitempty"`
 	// Events is the history.
 	Events []history.Event `json:"-"`
 	// Verdicts are the checks' verdicts, in check order.
@@ -53,6 +56,8 @@ type Prepared struct {
 	Initial map[string]int64
 	// Deployment is the lock system as deployed.
 	Deployment Deployment
+	// Nemesis runs the schedule.
+	Nemesis *nemesis.Nemesis
 }
 
 // Prepare builds the world of a test without running it.
@@ -100,10 +105,26 @@ func Prepare(t Test) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := nemesis.Install(w, log, schedule, resolver(w, t, dep)); err != nil {
-		return nil, fmt.Errorf("nemesis: %w", err)
+	// A mistake in the schedule is a *nemesis.Error that names the file (or
+	// "schedule"), the line, the fault and the field.
+	nem, err := nemesis.Install(w, log, schedule, nemesis.Env{Resolve: resolver(w, t, dep),
+		Clients: t.ClientNames(), Messages: messageNames(dep.Messages)})
+	if err != nil {
+		return nil, err
 	}
-	return &Prepared{Test: t, World: w, Log: log, Schedule: schedule, Storage: st, Initial: initial, Deployment: dep}, nil
+	return &Prepared{Test: t, World: w, Log: log, Schedule: schedule, Storage: st, Initial: initial, Deployment: dep,
+		Nemesis: nem}, nil
+}
+
+// messageNames are the names a delay's match may use: the %T of the system's
+// message types and the storage's, sorted.
+func messageNames(system []any) []string {
+	var out []string
+	for _, m := range append(slices.Clone(system), storage.MessageTypes()...) {
+		out = append(out, fmt.Sprintf("%T", m))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func scheduleFor(t Test, w *sim.World, dep Deployment) (nemesis.Schedule, error) {
@@ -192,6 +213,7 @@ func (p *Prepared) Run() (res Result, err error) {
 		SystemFigures: figures,
 		Test:          p.Test,
 		Schedule:      p.Schedule,
+		FaultOutcomes: p.Nemesis.Outcomes(p.Test.Time),
 		Events:        events,
 		Verdicts:      verdicts,
 		Skipped:       checked.Skipped,

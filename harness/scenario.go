@@ -117,6 +117,7 @@ func (s Scenario) FindVariant(name string) (Variant, error) {
 
 // Repro runs a variant and compares the verdicts with its expectations. The
 // checks the expectations name run in addition to those that apply by default.
+// A fault of its schedule that did not fire is a mismatch too.
 func Repro(v Variant) (Outcome, error) {
 	r, err := Run(v.ReproTest())
 	if err != nil {
@@ -141,6 +142,12 @@ func Repro(v Variant) (Outcome, error) {
 	if v.Assert != nil {
 		if err := v.Assert(r); err != nil {
 			out.Mismatches = append(out.Mismatches, err.Error())
+		}
+	}
+	// A scenario shows what its faults do: one that did not fire shows nothing.
+	for _, o := range r.FaultOutcomes {
+		if !o.Fired {
+			out.Mismatches = append(out.Mismatches, fmt.Sprintf("faults[%d] (%s) did not fire: %s", o.Fault, o.Kind, o.DidNotFire))
 		}
 	}
 	return out, nil

@@ -34,6 +34,7 @@ func deployRaftKV(w *sim.World, opts map[string]string) (Deployment, error) {
 		Servers:   c.Nodes(),
 		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewClient(p) },
 		HasTokens: true,
+		Messages:  raftkv.MessageTypes(),
 		Resolve:   c.Resolve,
 		Audit:     raftAudit{c},
 		Figures:   func() map[string]any { return raftFigures(c) },

@@ -39,6 +39,7 @@ func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
 			Servers:   instances,
 			NewLock:   func(p *sim.Proc) backends.Lock { return redis.NewClient(p, primary.ID(), o) },
 			HasTokens: o.Fencing,
+			Messages:  redis.MessageTypes(),
 			Resolve:   roleResolver(func() *sim.Node { return primary }, instances, nil),
 		}, nil
 	}
@@ -64,6 +65,7 @@ func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
 		Servers:   append(slices.Clone(instances), sentinel),
 		NewLock:   func(p *sim.Proc) backends.Lock { return redis.NewClientFor(p, topo, o) },
 		HasTokens: o.Fencing,
+		Messages:  redis.MessageTypes(),
 		Resolve:   roleResolver(func() *sim.Node { return w.Nodes()[mon.Primary()] }, instances, sentinel),
 		Roles:     []string{"primary", "replicas"},
 		Record:    func(l *history.Log) { log = l },

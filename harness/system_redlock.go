@@ -41,6 +41,7 @@ func deployRedlock(w *sim.World, opts map[string]string) (Deployment, error) {
 		Servers:   instances,
 		NewLock:   func(p *sim.Proc) backends.Lock { return redlock.NewClient(p, topo, o) },
 		HasTokens: true,
+		Messages:  redis.MessageTypes(),
 		Resolve: func(name string) ([]*sim.Node, bool) {
 			if name == "instances" {
 				return slices.Clone(instances), true

@@ -36,6 +36,10 @@ type Deployment struct {
 	// Figures, when set, returns what the system measured during the run
 	// (elections, say), for results.json.
 	Figures func() map[string]any
+	// Messages are one value of every message type the system's nodes and
+	// clients send (the harness adds the storage's): a schedule's delay may
+	// match only these, by their %T name ("redis.SetNX").
+	Messages []any
 }
 
 // System is an entry of the system registry.

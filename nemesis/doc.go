@@ -22,9 +22,21 @@
 // lag), aiming at the system's roles as well as at plain nodes. With Swarm each
 // seed also draws which kinds are on, their weights and the rate of faults.
 //
+// Mistakes are refused with an *Error naming the file, the line, the fault
+// (faults[i]) and the field, and the valid choices: Parse checks the file's
+// syntax, field names and types, and Validate what a fault needs and what its
+// kind takes (a trigger's function and event type included); Install checks
+// the names only the deployed system knows (nodes and roles, which nodes are
+// clients, the message types a delay's match may name), keeping the file and
+// line of a schedule read by Parse.
+//
 // Every fault records a start and a stop event in the history (process -1), so
 // the checks and reports see the fault windows in the same stream as the
-// clients' operations.
+// clients' operations. A valid fault can still miss (its trigger never
+// happens, it is due after the run ends, its delay matches no message, its
+// targets name no node when it starts): Nemesis.Outcomes says, fault by
+// fault, whether it fired and why not, so that a run never passes for a run
+// under faults when its faults did nothing.
 //
 // Invariant: the nemesis acts only through sim's fault primitives and the
 // world's event queue; it reads no machine clock and no global randomness.

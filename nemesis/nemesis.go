@@ -15,11 +15,27 @@ import (
 // returns an error naming what is known for an unknown name.
 type Resolver func(name string) ([]*sim.Node, error)
 
+// Env is what a schedule is checked against when it is installed: the names
+// the system knows.
+type Env struct {
+	// Resolve maps target names to nodes.
+	Resolve Resolver
+	// Clients are the nodes whose history events a trigger can follow ("c1",
+	// ...); nil: any name Resolve knows.
+	Clients []string
+	// Messages are the names of the message types the system's nodes send
+	// ("storage.WriteReq", the %T of a message body): a delay's match must
+	// name one. nil: match is not checked.
+	Messages []string
+}
+
 // Nemesis runs one schedule in one world and records its faults in the log.
 type Nemesis struct {
 	w       *sim.World
 	log     *history.Log
 	resolve Resolver
+	faults  []Fault
+	tallies []tally               // what happened to each fault, by index
 	blocked map[[2]sim.NodeID]int // reference counts of cut links
 	paused  map[sim.NodeID]int    // reference counts of overlapping pauses
 	crashed map[sim.NodeID]int    // reference counts of overlapping crashes
@@ -33,35 +49,66 @@ type driftFault struct {
 	base  float64
 }
 
-// Install checks every name in s against resolve and schedules the faults.
-func Install(w *sim.World, log *history.Log, s Schedule, resolve Resolver) (*Nemesis, error) {
+// Install checks every name in s against env (an unknown target, a trigger on
+// a node that is not a client, a match that names no message type of the
+// system are *Errors naming the fault and field) and schedules the faults.
+func Install(w *sim.World, log *history.Log, s Schedule, env Env) (*Nemesis, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Nemesis{w: w, log: log, resolve: resolve, blocked: map[[2]sim.NodeID]int{},
-		paused: map[sim.NodeID]int{}, crashed: map[sim.NodeID]int{}, drifts: map[sim.NodeID][]*driftFault{}}
-	for i, f := range s.Faults {
-		for _, names := range [][]string{f.Targets, f.From, f.To, flatten(f.Groups)} {
-			for _, name := range names {
-				if _, err := resolve(name); err != nil {
-					return nil, fmt.Errorf("faults[%d] (%s): %w", i, f.Kind, err)
-				}
-			}
-		}
-		if f.After != nil {
-			if _, err := resolve(f.After.Node); err != nil {
-				return nil, fmt.Errorf("faults[%d] (%s): field \"after.node\": %w", i, f.Kind, err)
-			}
-		}
+	if err := s.check(env); err != nil {
+		return nil, err
 	}
-	for _, f := range s.Faults {
+	n := &Nemesis{w: w, log: log, resolve: env.Resolve, faults: s.Faults, tallies: make([]tally, len(s.Faults)),
+		blocked: map[[2]sim.NodeID]int{}, paused: map[sim.NodeID]int{}, crashed: map[sim.NodeID]int{},
+		drifts: map[sim.NodeID][]*driftFault{}}
+	for i, f := range s.Faults {
 		if f.After != nil {
-			n.arm(f)
+			n.arm(i)
 		} else {
-			w.At(time.Duration(f.At), func() { n.start(f) })
+			w.At(time.Duration(f.At), func() { n.start(i) })
 		}
 	}
 	return n, nil
+}
+
+// check checks the names of s against env.
+func (s Schedule) check(env Env) error {
+	for i, f := range s.Faults {
+		for _, field := range []struct {
+			name  string
+			nodes []string
+		}{{"targets", f.Targets}, {"groups", flatten(f.Groups)}, {"from", f.From}, {"to", f.To}} {
+			for _, name := range field.nodes {
+				if _, err := env.Resolve(name); err != nil {
+					return s.errorAt(i, field.name, err.Error())
+				}
+			}
+		}
+		if t := f.After; t != nil {
+			if env.Clients == nil {
+				if _, err := env.Resolve(t.Node); err != nil {
+					return s.errorAt(i, "after.node", err.Error())
+				}
+			} else if !slices.Contains(env.Clients, t.Node) {
+				return s.errorAt(i, "after.node", fmt.Sprintf("%q is not a client: a trigger follows the operations of a client (%s)",
+					t.Node, listNames(env.Clients)))
+			}
+		}
+		if f.Match != "" && env.Messages != nil && !slices.Contains(env.Messages, f.Match) {
+			return s.errorAt(i, "match", fmt.Sprintf("%q is not a message type of this system (want one of %s)",
+				f.Match, strings.Join(env.Messages, ", ")))
+		}
+	}
+	return nil
+}
+
+// listNames lists names, eliding the middle of a long list.
+func listNames(names []string) string {
+	if len(names) > 8 {
+		return strings.Join(names[:3], ", ") + ", ..., " + names[len(names)-1]
+	}
+	return strings.Join(names, ", ")
 }
 
 func flatten(groups [][]string) []string {
@@ -72,32 +119,33 @@ func flatten(groups [][]string) []string {
 	return out
 }
 
-// arm starts f right after its trigger event is recorded: inside the recording
-// client's own step, so the fault takes hold before the client does anything
-// else (a pause right after acquire returns stops it before its next request).
-func (n *Nemesis) arm(f Fault) {
+// arm starts fault i right after its trigger event is recorded: inside the
+// recording client's own step, so the fault takes hold before the client does
+// anything else (a pause right after acquire returns stops it before its next
+// request).
+func (n *Nemesis) arm(i int) {
+	f, tl := n.faults[i], &n.tallies[i]
 	t := *f.After
 	typ := history.Type(t.Type)
 	if typ == "" {
 		typ = history.OK
 	}
 	nth := max(t.Nth, 1)
-	seen, fired := 0, false
 	n.log.Observe(func(e history.Event) {
-		if fired || e.Process == history.NemesisProcess || e.Node != t.Node || e.F != t.F || e.Type != typ ||
+		if tl.triggered || e.Process == history.NemesisProcess || e.Node != t.Node || e.F != t.F || e.Type != typ ||
 			time.Duration(e.Time) < time.Duration(f.At) {
 			return
 		}
-		seen++
-		if seen < nth {
+		tl.seen++
+		if tl.seen < nth {
 			return
 		}
-		fired = true
+		tl.triggered, tl.triggerAt = true, n.w.Now()
 		if t.Delay > 0 {
-			n.w.After(time.Duration(t.Delay), func() { n.start(f) })
+			n.w.After(time.Duration(t.Delay), func() { n.start(i) })
 			return
 		}
-		n.start(f)
+		n.start(i)
 	})
 }
 
@@ -149,11 +197,19 @@ func (n *Nemesis) window(k Kind, targets []string, detail string, d time.Duratio
 	}
 }
 
-func (n *Nemesis) start(f Fault) {
+func (n *Nemesis) start(i int) {
+	f, tl := n.faults[i], &n.tallies[i]
+	tl.started, tl.startAt = true, n.w.Now()
 	d := time.Duration(f.Duration)
+	var ns []*sim.Node
+	switch f.Kind {
+	case Pause, Crash, ClockJump, ClockDrift:
+		if ns = n.nodes(f.Targets); len(ns) == 0 {
+			tl.missed = fmt.Sprintf("its targets %v named no node when it started at %v", f.Targets, tl.startAt)
+		}
+	}
 	switch f.Kind {
 	case Pause:
-		ns := n.nodes(f.Targets)
 		for _, x := range ns {
 			n.paused[x.ID()]++
 			x.Pause()
@@ -167,7 +223,6 @@ func (n *Nemesis) start(f Fault) {
 			}
 		})
 	case Crash:
-		ns := n.nodes(f.Targets)
 		for _, x := range ns {
 			n.crashed[x.ID()]++
 			x.Crash()
@@ -185,7 +240,6 @@ func (n *Nemesis) start(f Fault) {
 			}
 		})
 	case ClockJump:
-		ns := n.nodes(f.Targets)
 		amount := time.Duration(f.Amount)
 		for _, x := range ns {
 			x.JumpClock(amount)
@@ -200,7 +254,6 @@ func (n *Nemesis) start(f Fault) {
 			}
 		})
 	case ClockDrift:
-		ns := n.nodes(f.Targets)
 		df := make([]*driftFault, len(ns))
 		for i, x := range ns {
 			stack := n.drifts[x.ID()]
@@ -225,15 +278,15 @@ func (n *Nemesis) start(f Fault) {
 			}
 		})
 	case Partition:
-		n.partition(f, d)
+		n.partition(f, d, tl)
 	case Delay:
-		n.delay(f, d)
+		n.delay(f, d, tl)
 	default:
 		panic(fmt.Sprintf("nemesis: unknown fault kind %q", f.Kind))
 	}
 }
 
-func (n *Nemesis) partition(f Fault, d time.Duration) {
+func (n *Nemesis) partition(f Fault, d time.Duration, tl *tally) {
 	var links [][2]*sim.Node
 	var targets []string
 	var detail string
@@ -289,6 +342,9 @@ func (n *Nemesis) partition(f Fault, d time.Duration) {
 		targets = nodeNames(iso)
 		detail = fmt.Sprintf("isolate %v", targets)
 	}
+	if len(links) == 0 {
+		tl.missed = fmt.Sprintf("it cut no link when it started at %v (%s)", tl.startAt, detail)
+	}
 	net := n.w.Network()
 	for _, l := range links {
 		k := [2]sim.NodeID{l[0].ID(), l[1].ID()}
@@ -307,16 +363,22 @@ func (n *Nemesis) partition(f Fault, d time.Duration) {
 	})
 }
 
-func (n *Nemesis) delay(f Fault, d time.Duration) {
+func (n *Nemesis) delay(f Fault, d time.Duration, tl *tally) {
 	from, to := n.nodes(f.From), n.nodes(f.To)
 	amount := time.Duration(f.Amount)
 	var until time.Duration
 	if d > 0 {
 		until = n.w.Now() + d
 	}
-	var match func(sim.Message) bool
-	if f.Match != "" {
-		match = func(m sim.Message) bool { return fmt.Sprintf("%T", m.Body) == f.Match }
+	tl.delay = &delayTally{from: nodeNames(from), to: nodeNames(to), until: until}
+	// The network asks a rule's match only while the rule is live (before its
+	// count and its end), so counting the matches counts the messages delayed.
+	match := func(m sim.Message) bool {
+		if f.Match != "" && fmt.Sprintf("%T", m.Body) != f.Match {
+			return false
+		}
+		tl.delay.matched++
+		return true
 	}
 	for _, a := range from {
 		for _, b := range to {

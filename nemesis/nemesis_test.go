@@ -1,7 +1,11 @@
 package nemesis
 
 import (
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,28 +17,37 @@ import (
 	"github.com/locklab/locklab/sim"
 )
 
-func TestParseNamesTheBadField(t *testing.T) {
-	tests := []struct{ name, json, want string }{
-		{"unknown kind", `{"faults":[{"kind":"meteor","targets":["a"]}]}`, `faults[0] (meteor): field "kind": unknown fault kind "meteor"`},
-		{"pause without duration", `{"faults":[{"kind":"pause","targets":["a"]}]}`, `faults[0] (pause): field "duration"`},
-		{"pause without targets", `{"faults":[{"kind":"pause","duration":"1s"}]}`, `field "targets"`},
-		{"bad duration", `{"faults":[{"kind":"pause","duration":"soon"}]}`, `bad duration "soon"`},
-		{"unknown field", `{"faults":[{"kind":"pause","targets":["a"],"duration":"1s","colour":"red"}]}`, `unknown field "colour"`},
-		{"wrong type", "{\"faults\":[\n{\"kind\":\"pause\",\"targets\":\"a\"}]}", `s.json:2: field "faults.targets"`},
-		{"syntax", "{\"faults\":[\n{\"kind\":}]}", "s.json:2:"},
-		{"partition with two shapes", `{"faults":[{"kind":"partition","targets":["a"],"from":["a"],"to":["b"]}]}`, "exactly one of"},
-		{"one-way cut without to", `{"faults":[{"kind":"partition","from":["a"]}]}`, `"from"/"to"`},
-		{"clock jump of zero", `{"faults":[{"kind":"clock-jump","targets":["a"]}]}`, `field "amount"`},
-		{"trigger without f", `{"faults":[{"kind":"pause","targets":["a"],"duration":"1s","after":{"node":"a"}}]}`, `field "after"`},
-		{"second fault is the bad one", `{"faults":[{"kind":"pause","targets":["a"],"duration":"1s"},{"kind":"crash"}]}`, `faults[1] (crash)`},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.json), "s.json")
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// TestMalformedSchedules reads every file under testdata/malformed: each must
+// be rejected with an error that names the file and line, and (within a
+// fault) the fault's index and field, exactly as testdata/malformed.golden
+// says (go test ./nemesis -run TestMalformedSchedules -update rewrites it).
+func TestMalformedSchedules(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "malformed", "*.json"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 50)
+	var got strings.Builder
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			_, err := ReadFile(file)
+			require.Error(t, err, "a malformed schedule was accepted")
+			var se *Error
+			require.ErrorAs(t, err, &se)
+			assert.Regexp(t, `^`+regexp.QuoteMeta(file)+`:[1-9][0-9]*: `, err.Error(), "names the file and line")
+			if se.Fault >= 0 {
+				assert.Contains(t, err.Error(), fmt.Sprintf("faults[%d]", se.Fault))
+			}
+			fmt.Fprintf(&got, "%s\n", err)
 		})
 	}
+	golden := filepath.Join("testdata", "malformed.golden")
+	if *update {
+		require.NoError(t, os.WriteFile(golden, []byte(got.String()), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), got.String())
 }
 
 func TestScheduleRoundTrip(t *testing.T) {
@@ -45,8 +58,19 @@ func TestScheduleRoundTrip(t *testing.T) {
 	}}
 	back, err := Parse(s.JSON(), "x")
 	require.NoError(t, err)
-	assert.Equal(t, s, back)
+	assert.Equal(t, s.Faults, back.Faults)
+	assert.Equal(t, "x", back.File())
 	assert.Contains(t, string(s.JSON()), `"duration": "12s"`)
+}
+
+// TestValidateNamesTheFieldOfAScheduleBuiltInCode: a schedule built in code
+// (a scenario) has no file; its errors say "schedule".
+func TestValidateNamesTheFieldOfAScheduleBuiltInCode(t *testing.T) {
+	s := Schedule{Faults: []Fault{
+		{Kind: Pause, Targets: []string{"c1"}, Duration: 1},
+		{Kind: Pause, Targets: []string{"c1"}, Duration: 1, After: &Trigger{Node: "c1", F: "acquire", Type: "OK"}},
+	}}
+	assert.EqualError(t, s.Validate(), `schedule: faults[1] (pause): field "after.type": unknown event type "OK" (want one of invoke, ok, fail, info; default ok)`)
 }
 
 // rig is a world with three plain nodes, a history log and a resolver.
@@ -64,6 +88,9 @@ func newRig() *rig {
 }
 
 func (r *rig) resolve(name string) ([]*sim.Node, error) {
+	if name == "nobody" {
+		return nil, nil // a role that names no node at the moment
+	}
 	if n := r.w.Node(name); n != nil {
 		return []*sim.Node{n}, nil
 	}
@@ -72,7 +99,7 @@ func (r *rig) resolve(name string) ([]*sim.Node, error) {
 
 func (r *rig) install(t *testing.T, faults ...Fault) {
 	t.Helper()
-	_, err := Install(r.w, r.log, Schedule{Faults: faults}, r.resolve)
+	_, err := Install(r.w, r.log, Schedule{Faults: faults}, Env{Resolve: r.resolve})
 	require.NoError(t, err)
 }
 
@@ -86,10 +113,37 @@ func (r *rig) nemesisLog() []string {
 	return out
 }
 
-func TestInstallRejectsUnknownTargets(t *testing.T) {
-	r := newRig()
-	_, err := Install(r.w, r.log, Schedule{Faults: []Fault{{Kind: Pause, Targets: []string{"zz"}, Duration: 1}}}, r.resolve)
-	assert.ErrorContains(t, err, `faults[0] (pause): unknown node "zz"`)
+// TestInstallRejectsUnknownNames: names that only the system knows (nodes,
+// clients, message types) are checked when the schedule is installed, and the
+// error names the file, the line, the fault and the field, with the choices.
+func TestInstallRejectsUnknownNames(t *testing.T) {
+	env := func(r *rig) Env {
+		return Env{Resolve: r.resolve, Clients: []string{"a", "b"}, Messages: []string{"storage.ReadReq", "storage.WriteReq"}}
+	}
+	tests := []struct{ name, fault, want string }{
+		{"unknown target", `{"kind": "pause", "duration": "1s",
+   "targets": ["zz"]}`, `s.json:3: faults[1] (pause): field "targets": unknown node "zz"`},
+		{"unknown node in a group", `{"kind": "partition",
+   "groups": [["a"], ["zz"]]}`, `s.json:3: faults[1] (partition): field "groups": unknown node "zz"`},
+		{"unknown end of a cut", `{"kind": "partition", "from": ["a"],
+   "to": ["zz"]}`, `s.json:3: faults[1] (partition): field "to": unknown node "zz"`},
+		{"trigger on a node that is not a client", `{"kind": "pause", "targets": ["a"], "duration": "1s",
+   "after": {"node": "c",
+             "f": "acquire"}}`, `s.json:3: faults[1] (pause): field "after.node": "c" is not a client: a trigger follows the operations of a client (a, b)`},
+		{"match of no message type", `{"kind": "delay", "from": ["a"], "to": ["b"], "amount": "1s",
+   "match": "storage.WriteRequest"}`, `s.json:3: faults[1] (delay): field "match": "storage.WriteRequest" is not a message type of this system (want one of storage.ReadReq, storage.WriteReq)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig()
+			s, err := Parse([]byte("{\"faults\": [{\"kind\": \"pause\", \"targets\": [\"a\"], \"duration\": \"1s\"},\n  "+tc.fault+"]}"), "s.json")
+			require.NoError(t, err)
+			_, err = Install(r.w, r.log, s, env(r))
+			var se *Error
+			require.ErrorAs(t, err, &se)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
 }
 
 func TestOverlappingPausesResumeWhenTheLastEnds(t *testing.T) {

@@ -1,13 +1,15 @@
 package nemesis
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/locklab/locklab/history"
 )
 
 // Kind is the kind of a fault.
@@ -43,8 +45,12 @@ type Duration time.Duration
 // MarshalJSON writes the duration as a string such as "1.5s".
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-// UnmarshalJSON reads "1.5s" or an integer number of nanoseconds.
+// UnmarshalJSON reads "1.5s" or an integer number of nanoseconds; null leaves
+// the duration as it is.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
@@ -99,7 +105,8 @@ type Fault struct {
 	// Drift is the clock rate error of a clock-drift fault (0.01 = 1% fast).
 	Drift float64 `json:"drift,omitempty"`
 	// Match restricts a delay to messages of one type, by Go type name
-	// (for example "storage.WriteReq").
+	// (for example "storage.WriteReq"); Install rejects a name that is not a
+	// message type of the system.
 	Match string `json:"match,omitempty"`
 	// Count limits a delay to that many messages (0: every message).
 	Count int `json:"count,omitempty"`
@@ -108,115 +115,227 @@ type Fault struct {
 // Schedule is a list of faults.
 type Schedule struct {
 	Faults []Fault `json:"faults"`
+	// src is where the schedule was read from (nil: built in code), so that
+	// mistakes found when it is installed name the file and line.
+	src *source
 }
 
-// Validate checks a schedule for mistakes a person could make in a file, and
-// names the fault and field.
+// source is the file a schedule was read from and the line of each of its
+// faults and fields, by path ("faults[2]", "faults[2].after.type").
+type source struct {
+	file  string
+	lines map[string]int
+}
+
+// File is the name of the file the schedule was read from ("" if it was built
+// in code).
+func (s Schedule) File() string {
+	if s.src == nil {
+		return ""
+	}
+	return s.src.file
+}
+
+// errorAt is the error "fault i, field: msg", located in the schedule's file
+// when it was read from one. field may be "" (the fault as a whole) or a path
+// such as "after.type".
+func (s Schedule) errorAt(i int, field, msg string) *Error {
+	e := &Error{Fault: i, Kind: s.Faults[i].Kind, Field: field, Msg: msg}
+	if s.src != nil {
+		e.File = s.src.file
+		path := fmt.Sprintf("faults[%d]", i)
+		e.Line = s.src.lines[path]
+		// The line of the field itself, or of the closest enclosing one given.
+		for f := field; f != ""; f = f[:max(strings.LastIndexByte(f, '.'), 0)] {
+			if l, ok := s.src.lines[path+"."+f]; ok {
+				e.Line = l
+				break
+			}
+		}
+	}
+	return e
+}
+
+// Validate checks a schedule for mistakes a person could make in a file:
+// unknown kinds, functions and event types, missing or negative values, and
+// fields that the fault's kind does not take (they would silently do
+// nothing). The error is an *Error naming the fault and the field.
 func (s Schedule) Validate() error {
 	for i, f := range s.Faults {
-		if err := f.validate(); err != nil {
-			return fmt.Errorf("faults[%d] (%s): %w", i, f.Kind, err)
+		if field, msg := f.validate(); msg != "" {
+			return s.errorAt(i, field, msg)
 		}
 	}
 	return nil
 }
 
-func (f Fault) validate() error {
-	known := false
-	for _, k := range Kinds {
-		known = known || k == f.Kind
+// kindFields are the fields each kind takes besides kind, at, after and
+// duration.
+var kindFields = map[Kind][]string{
+	Pause:      {"targets"},
+	Crash:      {"targets"},
+	ClockJump:  {"targets", "amount"},
+	ClockDrift: {"targets", "drift"},
+	Partition:  {"targets", "groups", "from", "to"},
+	Delay:      {"from", "to", "amount", "match", "count"},
+}
+
+// TriggerTypes are the event types a trigger can follow.
+var TriggerTypes = []history.Type{history.Invoke, history.OK, history.Fail, history.Info}
+
+// TriggerFunctions are the functions a trigger can follow: every function the
+// workloads record (see the F constants of package history).
+var TriggerFunctions = []string{history.FAcquire, history.FRelease, history.FRenew, history.FRead, history.FWrite, history.FAppend}
+
+// given lists the kind-specific fields of f that are set, in schedule order.
+func (f Fault) given() []string {
+	var out []string
+	add := func(name string, set bool) {
+		if set {
+			out = append(out, name)
+		}
 	}
+	add("targets", len(f.Targets) > 0)
+	add("groups", len(f.Groups) > 0)
+	add("from", len(f.From) > 0)
+	add("to", len(f.To) > 0)
+	add("amount", f.Amount != 0)
+	add("drift", f.Drift != 0)
+	add("match", f.Match != "")
+	add("count", f.Count != 0)
+	return out
+}
+
+// validate returns the field at fault and what is wrong with it ("" if
+// nothing is).
+func (f Fault) validate() (field, msg string) {
+	takes, known := kindFields[f.Kind]
 	if !known {
-		return fmt.Errorf("field \"kind\": unknown fault kind %q (want one of %v)", f.Kind, Kinds)
+		return "kind", fmt.Sprintf("unknown fault kind %q (want one of %s)", f.Kind, joinKinds(Kinds))
+	}
+	for _, g := range f.given() {
+		if !slices.Contains(takes, g) {
+			return g, fmt.Sprintf("a %s takes no %q (it takes %s, and kind, at, after, duration)", f.Kind, g, strings.Join(takes, ", "))
+		}
 	}
 	if f.At < 0 {
-		return errors.New("field \"at\": negative time")
+		return "at", "negative time"
 	}
 	if f.Duration < 0 {
-		return errors.New("field \"duration\": negative duration")
+		return "duration", "negative duration"
 	}
 	if f.After != nil {
-		if f.After.Node == "" || f.After.F == "" {
-			return errors.New("field \"after\": needs \"node\" and \"f\"")
-		}
-		if f.After.Nth < 0 {
-			return errors.New("field \"after.nth\": negative")
+		if field, msg := f.After.validate(); msg != "" {
+			return "after." + field, msg
 		}
 	}
+	return f.validateKind()
+}
+
+func (t Trigger) validate() (field, msg string) {
+	switch {
+	case t.Node == "":
+		return "node", `missing: a trigger follows the events of one client, such as "c1"`
+	case t.F == "":
+		return "f", fmt.Sprintf("missing: the function whose event starts the fault (want one of %s)", strings.Join(TriggerFunctions, ", "))
+	case !slices.Contains(TriggerFunctions, t.F):
+		return "f", fmt.Sprintf("unknown function %q (want one of %s)", t.F, strings.Join(TriggerFunctions, ", "))
+	case t.Type != "" && !slices.Contains(TriggerTypes, history.Type(t.Type)):
+		return "type", fmt.Sprintf("unknown event type %q (want one of %s; default ok)", t.Type, joinTypes(TriggerTypes))
+	case t.Nth < 0:
+		return "nth", "negative (1 is the first event, the default)"
+	case t.Delay < 0:
+		return "delay", "negative delay"
+	}
+	return "", ""
+}
+
+// validateKind checks what each kind needs.
+func (f Fault) validateKind() (field, msg string) {
 	switch f.Kind {
 	case Pause:
 		if len(f.Targets) == 0 {
-			return errors.New("field \"targets\": a pause needs at least one target")
+			return "targets", "a pause needs at least one target"
 		}
 		if f.Duration == 0 {
-			return errors.New("field \"duration\": a pause needs a duration")
+			return "duration", "a pause needs a duration"
 		}
 	case Crash, ClockJump, ClockDrift:
 		if len(f.Targets) == 0 {
-			return fmt.Errorf("field \"targets\": a %s needs at least one target", f.Kind)
+			return "targets", fmt.Sprintf("a %s needs at least one target", f.Kind)
 		}
 		if f.Kind == ClockJump && f.Amount == 0 {
-			return errors.New("field \"amount\": a clock jump needs a non-zero amount")
+			return "amount", "a clock jump needs a non-zero amount"
 		}
 		if f.Kind == ClockDrift && 1+f.Drift <= 0 {
-			return errors.New("field \"drift\": must be greater than -1")
+			return "drift", "must be greater than -1"
 		}
 	case Partition:
-		shapes := 0
-		if len(f.Groups) > 0 {
-			shapes++
-			if len(f.Groups) < 2 {
-				return errors.New("field \"groups\": a partition needs at least two groups")
-			}
-		}
-		if len(f.From) > 0 || len(f.To) > 0 {
-			shapes++
-			if len(f.From) == 0 || len(f.To) == 0 {
-				return errors.New("fields \"from\"/\"to\": a one-way cut needs both")
-			}
-		}
-		if len(f.Targets) > 0 {
-			shapes++
-		}
-		if shapes != 1 {
-			return errors.New("a partition needs exactly one of \"groups\", \"from\"+\"to\" or \"targets\"")
-		}
+		return f.validatePartition()
 	case Delay:
 		if len(f.From) == 0 || len(f.To) == 0 {
-			return errors.New("fields \"from\"/\"to\": a delay needs both")
+			return missingEnd(f), `a delay needs both "from" and "to"`
 		}
 		if f.Amount <= 0 {
-			return errors.New("field \"amount\": a delay needs a positive amount")
+			return "amount", "a delay needs a positive amount"
+		}
+		if f.Count < 0 {
+			return "count", "negative (0: every message)"
 		}
 	}
-	return nil
+	return "", ""
 }
 
-// Parse reads a schedule from JSON, rejecting unknown fields; errors name the
-// field and, for syntax errors, the line.
-func Parse(data []byte, name string) (Schedule, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var s Schedule
-	if err := dec.Decode(&s); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			return Schedule{}, fmt.Errorf("%s:%d: %v", name, lineOf(data, se.Offset), se)
-		case errors.As(err, &te):
-			return Schedule{}, fmt.Errorf("%s:%d: field %q: %s is not a valid %s", name, lineOf(data, te.Offset), te.Field, te.Value, te.Type)
-		default:
-			return Schedule{}, fmt.Errorf("%s: %v", name, err)
+func (f Fault) validatePartition() (field, msg string) {
+	shapes := 0
+	if len(f.Groups) > 0 {
+		shapes++
+		if len(f.Groups) < 2 {
+			return "groups", "a partition needs at least two groups"
+		}
+		for i, g := range f.Groups {
+			if len(g) == 0 {
+				return "groups", fmt.Sprintf("group %d is empty", i+1)
+			}
 		}
 	}
-	if dec.More() {
-		return Schedule{}, fmt.Errorf("%s: trailing data after the schedule", name)
+	if len(f.From) > 0 || len(f.To) > 0 {
+		shapes++
+		if len(f.From) == 0 || len(f.To) == 0 {
+			return missingEnd(f), `a one-way cut needs both "from" and "to"`
+		}
 	}
-	if err := s.Validate(); err != nil {
-		return Schedule{}, fmt.Errorf("%s: %w", name, err)
+	if len(f.Targets) > 0 {
+		shapes++
 	}
-	return s, nil
+	if shapes != 1 {
+		return "", `a partition needs exactly one of "groups", "from"+"to" or "targets"`
+	}
+	return "", ""
+}
+
+// missingEnd names the end of a cut or delay that is missing.
+func missingEnd(f Fault) string {
+	if len(f.From) == 0 {
+		return "from"
+	}
+	return "to"
+}
+
+func joinKinds(ks []Kind) string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = string(k)
+	}
+	return strings.Join(out, ", ")
+}
+
+func joinTypes(ts []history.Type) string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = string(t)
+	}
+	return strings.Join(out, ", ")
 }
 
 // ReadFile reads and validates a schedule file.
@@ -235,11 +354,4 @@ func (s Schedule) JSON() []byte {
 		panic(fmt.Sprintf("nemesis: marshal schedule: %v", err))
 	}
 	return append(b, '\n')
-}
-
-func lineOf(data []byte, offset int64) int {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	return bytes.Count(data[:offset], []byte("\n")) + 1
 }

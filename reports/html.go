@@ -106,6 +106,9 @@ type page struct {
 	Config       string
 	Files        []fileLink
 	Porcupine    []fileLink
+	// Warnings are shown under the headline (every scheduled fault did not
+	// fire, say).
+	Warnings []string
 }
 
 type cxView struct {
@@ -130,9 +133,12 @@ type opCounts struct {
 
 type fileLink struct{ Label, Name string }
 
-// scheduleRow is one planned fault of the schedule.
+// scheduleRow is one planned fault of the schedule; Outcome is "fired", "did
+// not fire: why", or "" when not known.
 type scheduleRow struct {
 	Kind, When, Duration, Targets, More string
+	Outcome                             string
+	Missed                              bool
 }
 
 // writeHTML renders the report of r, with its plots and the other files of
@@ -162,7 +168,8 @@ func writeHTML(w io.Writer, r Run, v *view, plots []Plot, files map[string]strin
 	for _, f := range sum.Functions() {
 		pg.Ops = append(pg.Ops, opCounts{F: f, Counts: sum.Ops[f]})
 	}
-	pg.Schedule, pg.ScheduleMore = scheduleRows(r.Schedule)
+	pg.Schedule, pg.ScheduleMore = scheduleRows(r.Schedule, r.FaultOutcomes)
+	pg.Warnings = r.Warnings()
 	pg.Faults = v.faults
 	if n := len(pg.Faults); n > maxFaultRows {
 		pg.Faults, pg.FaultsMore = pg.Faults[:maxFaultRows], n-maxFaultRows
@@ -267,8 +274,8 @@ func newCxView(vd models.Verdict) cxView {
 }
 
 // scheduleRows renders the planned faults of a schedule ({"faults": [...]}),
-// whatever produced it.
-func scheduleRows(schedule any) ([]scheduleRow, int) {
+// whatever produced it, with whether each fired when that is known.
+func scheduleRows(schedule any, outcomes []FaultOutcome) ([]scheduleRow, int) {
 	m, _ := normalizeJSON(schedule).(map[string]any)
 	faults, _ := m["faults"].([]any)
 	var rows []scheduleRow
@@ -277,9 +284,18 @@ func scheduleRows(schedule any) ([]scheduleRow, int) {
 			return rows, len(faults) - maxScheduleRows
 		}
 		fm, _ := f.(map[string]any)
-		rows = append(rows, scheduleRow{
-			Kind: compact(fm["kind"]), When: faultWhen(fm), Duration: compact(fm["duration"]),
-			Targets: faultTargets(fm), More: faultMore(fm)})
+		row := scheduleRow{Kind: compact(fm["kind"]), When: faultWhen(fm), Duration: compact(fm["duration"]),
+			Targets: faultTargets(fm), More: faultMore(fm)}
+		for _, o := range outcomes {
+			switch {
+			case o.Fault != i:
+			case o.Fired:
+				row.Outcome = "fired"
+			default:
+				row.Outcome, row.Missed = "did not fire: "+o.DidNotFire, true
+			}
+		}
+		rows = append(rows, row)
 	}
 	return rows, 0
 }

@@ -245,7 +245,7 @@ func FuzzScheduleTable(f *testing.F) {
 		if json.Unmarshal(data, &v) != nil {
 			return
 		}
-		rows, more := scheduleRows(v)
+		rows, more := scheduleRows(v, []FaultOutcome{{Fault: 0, Kind: "pause", DidNotFire: "never"}, {Fault: 1, Fired: true}})
 		assert.LessOrEqual(t, len(rows), maxScheduleRows)
 		assert.GreaterOrEqual(t, more, 0)
 	})

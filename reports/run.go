@@ -33,6 +33,9 @@ type Run struct {
 	ExitCode int `json:"exit_code"`
 	// Summary counts the history's operations and faults.
 	Summary models.Summary `json:"summary"`
+	// FaultOutcomes say, for each fault of the schedule, whether it fired
+	// (nil: not known, as for a history recorded outside the simulator).
+	FaultOutcomes []FaultOutcome `json:"fault_outcomes,omitempty"`
 	// Extra holds figures a source adds (network counters, kernel events).
 	Extra map[string]any `json:"extra,omitempty"`
 	// Attachments are further files for the run directory (a Porcupine
@@ -50,12 +53,52 @@ type Attachment struct {
 	Write func(w io.Writer) error
 }
 
+// FaultOutcome says whether one fault of the schedule fired.
+type FaultOutcome struct {
+	// Fault is the fault's index in the schedule (faults[i] of schedule.json)
+	// and Kind its kind.
+	Fault int    `json:"fault"`
+	Kind  string `json:"kind"`
+	// Fired reports whether the fault took effect; DidNotFire says why a fault
+	// that did not fire did not.
+	Fired      bool   `json:"fired"`
+	DidNotFire string `json:"did_not_fire,omitempty"`
+}
+
+// notFired returns the faults that did not fire.
+func (r Run) notFired() []FaultOutcome {
+	var out []FaultOutcome
+	for _, o := range r.FaultOutcomes {
+		if !o.Fired {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Warnings are what a reader must not miss before reading the verdicts: a
+// run whose every scheduled fault did not fire tested the system without
+// faults.
+func (r Run) Warnings() []string {
+	n := len(r.FaultOutcomes)
+	if n == 0 || len(r.notFired()) < n {
+		return nil
+	}
+	what := fmt.Sprintf("none of the %d scheduled faults fired", n)
+	if n == 1 {
+		what = "the one scheduled fault did not fire"
+	}
+	return []string{what + ": this run saw no fault, so its verdicts say nothing about faults"}
+}
+
 // Results is the layout of results.json.
 type Results struct {
 	Format  string `json:"format"`
 	Version int    `json:"version"`
 	Run
-	Files map[string]string `json:"files"`
+	// Warnings repeat Run.Warnings.
+	Warnings []string          `json:"warnings,omitempty"`
+	Files    map[string]string `json:"files"`
 }
 
 // Files of a run directory.
@@ -105,7 +148,8 @@ func WriteDir(dir string, r Run) error {
 	for _, p := range written.Plots {
 		files[plotLabelPrefix+p] = p
 	}
-	return writeJSON(filepath.Join(dir, ResultsFile), Results{Format: "locklab-results", Version: 1, Run: r, Files: files})
+	return writeJSON(filepath.Join(dir, ResultsFile), Results{Format: "locklab-results", Version: 1, Run: r,
+		Warnings: r.Warnings(), Files: files})
 }
 
 func writeJSON(path string, v any) error {
@@ -141,7 +185,11 @@ func PrintSummary(w io.Writer, r Run, dir string) error {
 	if s.AcquireSuccess >= 0 {
 		fmt.Fprintf(&b, "  acquire success: %.1f%%\n", 100*s.AcquireSuccess)
 	}
+	printNotFired(&b, r)
 	b.WriteString("\n")
+	for _, w := range r.Warnings() {
+		fmt.Fprintf(&b, "WARNING: %s\n\n", w)
+	}
 	for _, v := range r.Verdicts {
 		fmt.Fprintf(&b, "%-18s %-8s %s\n", v.Check, strings.ToUpper(string(v.Result)), v.Reason)
 		if v.Counterexample != nil {
@@ -156,6 +204,25 @@ func PrintSummary(w io.Writer, r Run, dir string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// maxNotFiredLines caps the faults listed as "did not fire" in the summary.
+const maxNotFiredLines = 10
+
+// printNotFired lists the faults of the schedule that did not fire.
+func printNotFired(b *strings.Builder, r Run) {
+	missed := r.notFired()
+	if len(missed) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "did not fire: %d of %d scheduled faults\n", len(missed), len(r.FaultOutcomes))
+	for i, o := range missed {
+		if i == maxNotFiredLines {
+			fmt.Fprintf(b, "  ... and %d more (see fault_outcomes in results.json)\n", len(missed)-maxNotFiredLines)
+			break
+		}
+		fmt.Fprintf(b, "  faults[%d] (%s): %s\n", o.Fault, o.Kind, o.DidNotFire)
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -37,3 +37,8 @@ type Response struct {
 type RaftMessage struct {
 	M *pb.Message
 }
+
+// MessageTypes returns one value of every message type the raft nodes and
+// their clients send, so that a fault schedule can be checked for a delay
+// whose "match" names a type that is never sent.
+func MessageTypes() []any { return []any{Request{}, Response{}, RaftMessage{}} }

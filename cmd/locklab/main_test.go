@@ -115,7 +115,7 @@ func TestHandEditedScheduleReproducesACounterexample(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte(`{"faults": [{"kind": "pause", "targets": ["c1"]}]}`), 0o644))
 	code, _, stderr := capture(t, "run", "--nemesis-file", bad)
 	assert.Equal(t, harness.ExitUsage, code)
-	assert.Contains(t, stderr, bad+`: faults[0] (pause): field "duration"`)
+	assert.Contains(t, stderr, bad+`:1: faults[0] (pause): field "duration"`)
 }
 
 func TestValidRunExitsZero(t *testing.T) {
