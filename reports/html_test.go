@@ -51,7 +51,7 @@ func TestReportPutsTheVerdictFirst(t *testing.T) {
 		`<pre id="replay">locklab run --nemesis-file gc.json --seed 1 --out runs/gc</pre>`,
 		`id="plot-timeline"`, `id="plot-timeline-overlap"`,
 		`id="counterexample"`, "Lost update on &#34;k&#34;",
-		"Overlap of 5.0ms on &#34;k&#34; from 10.002s to 10.007s",
+		"Overlap of 5ms on &#34;k&#34; from 10.002s to 10.007s",
 		`id="plot-latency-raw"`, `id="plot-latency-quantiles"`, `id="plot-rate"`,
 		`id="stats"`, "20.0</b><span>messages per acquisition",
 		`id="faults"`, "<td>pause</td><td>after c1&#39;s read</td><td>15s</td><td>[c1]</td>",
