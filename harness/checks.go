@@ -116,8 +116,9 @@ func PrintCounterexamples(w io.Writer, vs []models.Verdict) error {
 		if v.Result != models.Invalid || cx == nil || len(cx.Events)+len(cx.Faults) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s counterexample (%d events):\n", v.Check, len(cx.Events))
-		for _, e := range mergeEvents(cx.Events, cx.Faults) {
+		lines := mergeEvents(cx.Events, cx.Faults)
+		fmt.Fprintf(&b, "\n%s counterexample (%s):\n", v.Check, history.Plural(len(lines), "event", ""))
+		for _, e := range lines {
 			fmt.Fprintf(&b, "  %s\n", e)
 		}
 	}

@@ -162,8 +162,9 @@ type Overlap struct {
 // Length is the overlap's duration.
 func (o Overlap) Length() time.Duration { return time.Duration(o.End - o.Start) }
 
-// ms renders a duration in milliseconds with one decimal.
-func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/1e6) }
+// ms renders a duration the way every duration is printed
+// (history.FormatDuration): 104.6ms, 10.005s.
+func ms(d time.Duration) string { return history.FormatDuration(int64(d)) }
 
 // Overlaps finds every overlap between holdings of different clients on the
 // same key, by a sweep over the intervals ordered by start.
@@ -285,4 +286,12 @@ func overlapEvents(o Overlap) []history.Event {
 	}
 	slices.SortFunc(out, func(x, y history.Event) int { return cmp.Compare(x.Index, y.Index) })
 	return slices.CompactFunc(out, func(x, y history.Event) bool { return x.Index == y.Index })
+}
+
+// isAre is the verb that agrees with a count.
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }

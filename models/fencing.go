@@ -207,7 +207,7 @@ func (c FencingTokens) Check(events []history.Event) Verdict {
 	if v, ok := unknown.verdict(stats); ok {
 		return v
 	}
-	reason := fmt.Sprintf("%d grants: tokens increase with every grant", int(stats["grants"]))
+	reason := fmt.Sprintf("%s: tokens increase with every grant", history.Plural(int(stats["grants"]), "grant", ""))
 	if c.StorageFenced {
 		reason += fmt.Sprintf("; the storage never accepted a lower token after a higher one (%d accepted)", int(stats["storage"]))
 	} else {

@@ -446,7 +446,8 @@ func (c LockService) Check(events []history.Event) Verdict {
 	if c.Leases {
 		what = "a lease lock: no grant to another acquirer before the holder's lease could have run out, no release or renewal by a non-holder"
 	}
-	return Verdict{Result: Valid, Stats: stats, Reason: fmt.Sprintf("%d grants on %d keys behave as %s", int(stats["grants"]), int(stats["keys"]), what)}
+	return Verdict{Result: Valid, Stats: stats, Reason: fmt.Sprintf("%s on %s behave as %s",
+		history.Plural(int(stats["grants"]), "grant", ""), history.Plural(int(stats["keys"]), "key", ""), what)}
 }
 
 func (c LockService) invalid(events []history.Event, key string, spec searchSpec, out keyOutcome, stats map[string]float64, lops []linOp) Verdict {

@@ -339,7 +339,7 @@ func (c CriticalSections) Check(events []history.Event) Verdict {
 	if v, ok := unknown.verdict(stats); ok {
 		return v
 	}
-	reason := fmt.Sprintf("%d critical sections on %d keys are linearizable", len(secs), len(keys))
+	reason := fmt.Sprintf("%s on %s %s linearizable", history.Plural(len(secs), "critical section", ""), history.Plural(len(keys), "key", ""), isAre(len(secs)))
 	if n := stats["write-outcome-unknown"]; n > 0 {
 		reason += fmt.Sprintf(" (%.0f writes of unknown outcome taken as possibly applied)", n)
 	}

@@ -214,7 +214,7 @@ func (n *Nemesis) start(i int) {
 			n.paused[x.ID()]++
 			x.Pause()
 		}
-		n.window(Pause, nodeNames(ns), fmt.Sprintf("pause for %v", d), d, false, func() {
+		n.window(Pause, nodeNames(ns), "pause for "+history.FormatDuration(int64(d)), d, false, func() {
 			for _, x := range ns {
 				if n.paused[x.ID()]--; n.paused[x.ID()] == 0 {
 					delete(n.paused, x.ID())
@@ -229,7 +229,7 @@ func (n *Nemesis) start(i int) {
 		}
 		detail := "crash, no restart"
 		if d > 0 {
-			detail = fmt.Sprintf("crash, restart after %v", d)
+			detail = "crash, restart after " + history.FormatDuration(int64(d))
 		}
 		n.window(Crash, nodeNames(ns), detail, d, true, func() {
 			for _, x := range ns {
@@ -244,9 +244,9 @@ func (n *Nemesis) start(i int) {
 		for _, x := range ns {
 			x.JumpClock(amount)
 		}
-		detail := fmt.Sprintf("wall clock jumps %+v", amount)
+		detail := "wall clock jumps " + history.FormatDuration(int64(amount))
 		if d > 0 {
-			detail += fmt.Sprintf(", back after %v", d)
+			detail += ", back after " + history.FormatDuration(int64(d))
 		}
 		n.window(ClockJump, nodeNames(ns), detail, d, false, func() {
 			for _, x := range ns {
@@ -385,7 +385,7 @@ func (n *Nemesis) delay(f Fault, d time.Duration, tl *tally) {
 			n.w.Network().AddRule(sim.Rule{From: a, To: b, Match: match, Delay: amount, Count: f.Count, Until: until})
 		}
 	}
-	detail := fmt.Sprintf("delay %v -> %v by %v", nodeNames(from), nodeNames(to), amount)
+	detail := fmt.Sprintf("delay %v -> %v by %s", nodeNames(from), nodeNames(to), history.FormatDuration(int64(amount)))
 	if f.Match != "" {
 		detail += " (" + f.Match + ")"
 	}

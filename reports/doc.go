@@ -30,8 +30,12 @@
 //     believed it held the lock (models.Holdings), orange once its own lease
 //     deadline had passed, red where two clients believed it at once
 //     (models.Overlaps), marks for its storage writes (applied, rejected,
-//     unknown), the faults that hit it shaded on its row and every fault
-//     shaded and labelled across the plot;
+//     unknown), and the faults that hit it shaded on its row, over the row
+//     stripes; faults that hit a server (or the storage, or the whole
+//     network) are shaded and labelled in that node's lane above the
+//     clients. Beyond 40 clients, those in an overlap or hit by a fault keep
+//     a row and the rest are drawn as one density band (how many of them
+//     held the lock at once);
 //   - timeline-overlap: the same around the first overlap, when there is one;
 //   - latency-raw: every operation's latency at its invoke time, log scale,
 //     colour by function, marker by outcome (ok, fail, info);
@@ -46,7 +50,10 @@
 //     identical to the one the run wrote.
 //   - Self-contained: report.html embeds its plots as data URIs and its style
 //     and script inline; it loads nothing from the network.
-//   - Bounded: plots merge what a reader could not tell apart (scatter points
+//   - One notation: every duration is printed as history.FormatDuration
+//     does (104.6ms, 10.005s), every time as history.FormatTime (24.305s).
+//   - Bounded: the timeline's height does not grow past 40 client rows and
+//     8 server lanes; plots merge what a reader could not tell apart (scatter points
 //     of one series within a glyph of each other, timeline bars closer than a
 //     pixel, marks within half a mark), the scatter draws at most
 //     maxScatterPoints points, and every table is capped; what was merged or

@@ -47,25 +47,55 @@ var reportTemplate string
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"upper":   func(s any) string { return strings.ToUpper(fmt.Sprint(s)) },
 	"time":    history.FormatTime,
-	"ms":      fmtMs,
+	"dur":     history.FormatDuration,
 	"pct":     func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
 	"num":     func(x float64) string { return fmt.Sprintf("%.1f", x) },
-	"length":  func(a, b int64) string { return fmtMs(b - a) },
+	"length":  func(a, b int64) string { return history.FormatDuration(b - a) },
+	"count":   func(n int, noun string) string { return history.Plural(n, noun, "") },
+	"words":   shellWords,
 	"fdiv":    func(a, b int) float64 { return float64(a) / float64(b) },
 	"deref":   func(p any) string { return derefString(p) },
-	"inc":     func(i int) int { return i + 1 },
 	"joinAll": func(ss []string) string { return strings.Join(ss, ", ") },
 }).Parse(reportTemplate))
 
-// fmtMs renders nanoseconds as milliseconds, or seconds from 10 s up.
-func fmtMs(ns int64) string {
-	switch {
-	case ns >= 10e9:
-		return fmt.Sprintf("%.2f s", float64(ns)/1e9)
-	case ns >= 100e6:
-		return fmt.Sprintf("%.0f ms", float64(ns)/1e6)
+// shellWords splits a command line into the words a reader keeps together:
+// each flag with its value, and every other word, split at blanks outside
+// quotes. The report joins them with spaces and never breaks inside one, so
+// a replay command wraps only between words.
+func shellWords(cmd string) []string {
+	var words []string
+	var cur strings.Builder
+	quote := rune(0)
+	for _, r := range cmd {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case r == ' ' || r == '\t':
+			if cur.Len() > 0 {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			continue
+		}
+		cur.WriteRune(r)
 	}
-	return fmt.Sprintf("%.2f ms", float64(ns)/1e6)
+	if cur.Len() > 0 {
+		words = append(words, cur.String())
+	}
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if strings.HasPrefix(w, "-") && !strings.Contains(w, "=") && i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") {
+			w += " " + words[i+1]
+			i++
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // derefString renders an optional history field, empty for nil.
@@ -242,19 +272,18 @@ func titles(r Run, v *view) (string, string) {
 		parts = append(parts, "workload "+s)
 	}
 	if n, ok := cfg["clients"].(json.Number); ok {
-		parts = append(parts, n.String()+" clients")
+		if c, err := n.Int64(); err == nil {
+			parts = append(parts, history.Plural(int(c), "client", ""))
+		}
 	}
 	if s := str("storage"); s != "" {
 		parts = append(parts, s+" storage")
 	}
-	parts = append(parts, fmt.Sprintf("%s of history", time.Duration(v.end).Round(time.Millisecond)))
-	switch n := len(v.faults); n {
-	case 0:
+	parts = append(parts, history.FormatDuration(v.end)+" of history")
+	if len(v.faults) == 0 {
 		parts = append(parts, "no faults")
-	case 1:
-		parts = append(parts, "1 fault")
-	default:
-		parts = append(parts, fmt.Sprintf("%d faults", n))
+	} else {
+		parts = append(parts, history.Plural(len(v.faults), "fault", ""))
 	}
 	return title, strings.Join(parts, " · ")
 }
@@ -284,7 +313,7 @@ func scheduleRows(schedule any, outcomes []FaultOutcome) ([]scheduleRow, int) {
 			return rows, len(faults) - maxScheduleRows
 		}
 		fm, _ := f.(map[string]any)
-		row := scheduleRow{Kind: compact(fm["kind"]), When: faultWhen(fm), Duration: compact(fm["duration"]),
+		row := scheduleRow{Kind: compact(fm["kind"]), When: faultWhen(fm), Duration: durationText(fm["duration"]),
 			Targets: faultTargets(fm), More: faultMore(fm)}
 		for _, o := range outcomes {
 			switch {
@@ -301,7 +330,7 @@ func scheduleRows(schedule any, outcomes []FaultOutcome) ([]scheduleRow, int) {
 }
 
 func faultWhen(f map[string]any) string {
-	at := compact(f["at"])
+	at := durationText(f["at"])
 	if at == "" {
 		at = "0s"
 	}
@@ -316,7 +345,7 @@ func faultWhen(f map[string]any) string {
 	if n := compact(a["nth"]); n != "" {
 		s += " #" + n
 	}
-	if d := compact(a["delay"]); d != "" {
+	if d := durationText(a["delay"]); d != "" {
 		s += " + " + d
 	}
 	if at != "0s" {
@@ -347,9 +376,20 @@ func faultMore(f map[string]any) string {
 		case "kind", "at", "after", "duration", "targets", "groups", "from", "to":
 			continue
 		}
-		parts = append(parts, k+"="+compact(f[k]))
+		parts = append(parts, k+"="+durationText(f[k]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// durationText renders a schedule's duration ("1.590943612s") the way every
+// duration is printed (1.591s); any other value as compact does.
+func durationText(v any) string {
+	if s, ok := v.(string); ok {
+		if d, err := time.ParseDuration(s); err == nil {
+			return history.FormatDuration(int64(d))
+		}
+	}
+	return compact(v)
 }
 
 // compact renders a JSON value briefly: strings bare, lists comma-separated.

@@ -48,10 +48,10 @@ func TestReportPutsTheVerdictFirst(t *testing.T) {
 		"workload fenced-counter · 2 clients · fenced storage · 15.009s of history · 1 fault · exit code 1",
 		`data-check="critical-sections" data-result="invalid"`,
 		`data-check="mutual-exclusion" data-result="invalid"`,
-		`<pre id="replay">locklab run --nemesis-file gc.json --seed 1 --out runs/gc</pre>`,
+		`<pre id="replay"><span class="w">locklab</span> <span class="w">run</span> <span class="w">--nemesis-file gc.json</span> <span class="w">--seed 1</span> <span class="w">--out runs/gc</span></pre>`,
 		`id="plot-timeline"`, `id="plot-timeline-overlap"`,
 		`id="counterexample"`, "Lost update on &#34;k&#34;",
-		"Overlap of 5.0ms on &#34;k&#34; from 10.002s to 10.007s",
+		"Overlap of 5ms on &#34;k&#34; from 10.002s to 10.007s",
 		`id="plot-latency-raw"`, `id="plot-latency-quantiles"`, `id="plot-rate"`,
 		`id="stats"`, "20.0</b><span>messages per acquisition",
 		`id="faults"`, "<td>pause</td><td>after c1&#39;s read</td><td>15s</td><td>[c1]</td>",
@@ -119,6 +119,46 @@ func TestReportIsSelfContained(t *testing.T) {
 	}
 	assert.Equal(t, 5, imgs, "every plot is embedded")
 	assert.NotContains(t, page, "url(")
+}
+
+// TestReportPrintsDurationsOneWay: every duration on the page is in
+// history.FormatDuration's notation (a schedule's nanoseconds rounded, latency
+// tables in the same units as the explanations), counts agree with their
+// nouns, and the replay command wraps only between words.
+func TestReportPrintsDurationsOneWay(t *testing.T) {
+	r := GCPauseRun(false)
+	r.Schedule = map[string]any{"faults": []any{
+		map[string]any{"kind": "pause", "at": "1.590943612s", "duration": "7.283105153s", "targets": []string{"c1"}},
+		map[string]any{"kind": "clock-jump", "at": "2s", "amount": "-9.977123456s", "targets": []string{"redis"}},
+		map[string]any{"kind": "pause", "duration": "1s", "targets": []string{"c2"},
+			"after": map[string]any{"node": "c2", "f": "acquire", "delay": "10.0004ms"}},
+	}}
+	r.Config = map[string]any{"clients": 1}
+	r.Verdicts = append(r.Verdicts, models.Verdict{Check: "one", Result: models.Invalid, Counterexample: &models.Counterexample{
+		Explanation: make([]string, 7), Events: r.Events[:1]}})
+	r.Command = `locklab run --system redis -o 'ttl=10s lease' --fence-reads --out /tmp/a-very-long-directory-name`
+	page := renderHTML(t, r, nil)
+	for _, want := range []string{
+		"<td>pause</td><td>at 1.591s</td><td>7.283s</td>",
+		"<td>clock-jump</td><td>at 2s</td><td></td><td>[redis]</td><td>amount=-9.977s</td>",
+		"<td>after c2&#39;s acquire &#43; 10ms</td>",
+		"1 client · ",
+		"the event that shows it",
+		"1 more line</summary>",
+		`<td class="num">9.996s</td>`, // c2's acquire, in the latency table
+		`<span class="w">-o &#39;ttl=10s lease&#39;</span> <span class="w">--fence-reads</span> <span class="w">--out /tmp/a-very-long-directory-name</span>`,
+	} {
+		assert.Contains(t, page, want)
+	}
+	for _, never := range []string{"1.590943612s", "7.283105153s", " ms<", "1 clients", "the 1 events", "1 more lines", "word-break: break-all", "in nanoseconds"} {
+		assert.NotContains(t, page, never)
+	}
+}
+
+func TestShellWordsKeepFlagsWithTheirValues(t *testing.T) {
+	assert.Equal(t, []string{"locklab", "run", "--seed 7", "--fence-reads", "--time=1m", "-o 'a b'", "--out x"},
+		shellWords(`locklab run  --seed 7 --fence-reads --time=1m -o 'a b' --out x`))
+	assert.Empty(t, shellWords(""))
 }
 
 func TestLongTablesAreCappedAndSaySo(t *testing.T) {

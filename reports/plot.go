@@ -236,37 +236,84 @@ func faultColor(kind string) color.NRGBA {
 }
 
 // faultBands shades the fault windows across the whole data area and labels
-// them along its top. They are drawn in canvas coordinates, so they work with
-// a log axis and leave the axis ranges alone. An instantaneous fault (a clock
-// jump) is drawn as a thin band.
+// them along its top, on up to faultLabelLines lines, each label inside the
+// data area (clear of the legend) and clear of the others; a label with no
+// room is left out (the fault table lists every fault). They are drawn in
+// canvas coordinates, so they work with a log axis and leave the axis ranges
+// alone. An instantaneous fault (a clock jump) is drawn as a thin band.
 type faultBands struct {
 	faults []faultWindow
 	labels bool
 }
 
-// minBand is the narrowest band drawn.
-const minBand = vg.Length(1.5)
+// minBand is the narrowest band drawn; faultLabelLines the lines of labels.
+const (
+	minBand         = vg.Length(1.5)
+	faultLabelLines = 2
+)
 
 func (b faultBands) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
 	sty := textStyle(8.5, color.Black)
 	sty.YAlign = text.YTop
-	nextLabel := c.Min.X
+	lineH := sty.Height("Xg")
+	var want, widths []vg.Length
+	var shown []faultWindow
 	for _, f := range b.faults {
 		x0, x1, ok := span(trX, p, f.Start, f.End)
 		if !ok {
 			continue
 		}
-		col := faultColor(f.Kind)
-		fillRect(&c, alpha(col, 38), x0, c.Min.Y, x1, c.Max.Y)
-		if !b.labels || x0 < nextLabel {
+		fillRect(&c, alpha(faultColor(f.Kind), 38), x0, c.Min.Y, x1, c.Max.Y)
+		shown = append(shown, f)
+		want, widths = append(want, x0+vg.Points(2)), append(widths, sty.Width(f.label()))
+	}
+	if !b.labels {
+		return
+	}
+	for i, spot := range placeLabels(want, widths, c.Min.X+vg.Points(1), c.Max.X-vg.Points(1), faultLabelLines, vg.Points(6)) {
+		if spot.line < 0 {
 			continue
 		}
-		sty.Color = shade(col, -0.35)
-		l := f.label()
-		c.FillText(sty, vg.Point{X: x0 + vg.Points(2), Y: c.Max.Y - vg.Points(2)}, l)
-		nextLabel = x0 + sty.Width(l) + vg.Points(8)
+		sty.Color = shade(faultColor(shown[i].Kind), -0.35)
+		c.FillText(sty, vg.Point{X: spot.x, Y: c.Max.Y - vg.Points(2) - vg.Length(spot.line)*lineH}, shown[i].label())
 	}
+}
+
+// labelSpot is where placeLabels put a label: its left edge and its line, or
+// line -1 when there was no room for it.
+type labelSpot struct {
+	x    vg.Length
+	line int
+}
+
+// placeLabels lays out labels, in order, that want to start at want[i] and are
+// widths[i] wide, on at most lines lines within [minX, maxX]: a label that
+// would run past maxX is moved left to end there; a label goes on the first
+// line where it keeps gap from the label before it, and is left out when no
+// line has room.
+func placeLabels(want, widths []vg.Length, minX, maxX vg.Length, lines int, gap vg.Length) []labelSpot {
+	ends := make([]vg.Length, lines)
+	for i := range ends {
+		ends[i] = minX - gap
+	}
+	out := make([]labelSpot, len(want))
+	for i := range want {
+		out[i].line = -1
+		w := widths[i]
+		if w > maxX-minX {
+			continue
+		}
+		x := min(max(want[i], minX), maxX-w)
+		for ln := range ends {
+			if x >= ends[ln]+gap {
+				out[i] = labelSpot{x: x, line: ln}
+				ends[ln] = x + w
+				break
+			}
+		}
+	}
+	return out
 }
 
 // span maps the time interval [start, end] (ns) to canvas X, clipped to the

@@ -110,9 +110,9 @@ func logRange(lo, hi float64) (float64, float64) {
 // latencyFigure is the scatter of every operation's latency over time.
 func latencyFigure(v *view) (*figure, plotNote, error) {
 	fig, p := newFigure("Latency of every operation", 0, seconds(v.end), seriesHeight)
-	p.Y.Label.Text = "latency (ms, log)"
+	p.Y.Label.Text = "latency (log scale)"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = durationTicks{}
 	p.Add(faultBands{faults: v.faults, labels: true}, grid(false, true))
 	series, drawn, cell := latencyScatter(v)
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -143,6 +143,20 @@ func latencyFigure(v *view) (*figure, plotNote, error) {
 		note.text = fmt.Sprintf("%d operations are drawn as %d points: the operations of one function and outcome within %s of each other are drawn once.", total, drawn, cell)
 	}
 	return fig, note, nil
+}
+
+// durationTicks labels a log axis of milliseconds at the powers of ten, as
+// durations (1ms, 10ms, 1s), the way every duration is printed.
+type durationTicks struct{}
+
+func (durationTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = history.FormatDuration(int64(math.Round(ticks[i].Value * 1e6)))
+		}
+	}
+	return ticks
 }
 
 // plotNote says what a plot merged or capped, empty when nothing.
@@ -179,10 +193,10 @@ var quantileLines = []struct {
 // quantilesFigure is p50/p95/p99/max latency per window and function.
 func quantilesFigure(v *view) (*figure, error) {
 	dt := windowFor(v.end)
-	fig, p := newFigure(fmt.Sprintf("Latency quantiles per %v window", time.Duration(dt)), 0, seconds(v.end), seriesHeight)
-	p.Y.Label.Text = "latency (ms, log)"
+	fig, p := newFigure(fmt.Sprintf("Latency quantiles per %s window", history.FormatDuration(dt)), 0, seconds(v.end), seriesHeight)
+	p.Y.Label.Text = "latency (log scale)"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = durationTicks{}
 	p.Add(faultBands{faults: v.faults, labels: true}, grid(false, true))
 	n := int(v.end/dt) + 1
 	lo, hi := math.Inf(1), math.Inf(-1)

@@ -48,9 +48,10 @@ func renderPlots(v *view) ([]Plot, error) {
 	}
 	noNote := func(f *figure, err error) (*figure, plotNote, error) { return f, plotNote{}, err }
 	specs := []spec{{TimelinePlot,
-		"One row per client: a bar for each interval in which it believed it held the lock (blue; orange once its own lease deadline had passed), red where two clients believed it at once, marks for its storage writes, its faults shaded on its row and every fault shaded across the plot.",
+		"One row per client: a bar for each interval in which it believed it held the lock (blue; orange once its own lease deadline had passed), red where two clients believed it at once, marks for its storage writes, and the faults that hit it shaded on its row. Faults that hit a server (or the storage) are shaded and labelled in that node's lane above the clients.",
 		func() (*figure, plotNote, error) {
-			return timelineFigure(v, "Lock timeline: who believed they held the lock", 0, v.end, false), plotNote{}, nil
+			fig, note := timelineFigure(v, "Lock timeline: who believed they held the lock", 0, v.end, false)
+			return fig, note, nil
 		}}}
 	if from, to, ok := closeUp(v); ok {
 		o := v.overlaps[0]
@@ -58,7 +59,8 @@ func renderPlots(v *view) ([]Plot, error) {
 			fmt.Sprintf("Close-up of the first overlap: %s and %s both believed they held %q from %s to %s.%s",
 				o.A.Node, o.B.Node, o.A.Key, history.FormatTime(o.Start), history.FormatTime(o.End), overlapWrites(v, o)),
 			func() (*figure, plotNote, error) {
-				return timelineFigure(v, "Lock timeline around the first overlap", from, to, true), plotNote{}, nil
+				fig, note := timelineFigure(v, "Lock timeline around the first overlap", from, to, true)
+				return fig, note, nil
 			}})
 	}
 	specs = append(specs,

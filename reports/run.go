@@ -165,7 +165,7 @@ func writeJSON(path string, v any) error {
 func PrintSummary(w io.Writer, r Run, dir string) error {
 	var b strings.Builder
 	s := r.Summary
-	fmt.Fprintf(&b, "history: %d events over %s", s.Events, history.FormatTime(s.Duration))
+	fmt.Fprintf(&b, "history: %s over %s", history.Plural(s.Events, "event", ""), history.FormatDuration(s.Duration))
 	if n := len(s.Faults); n > 0 {
 		var parts []string
 		for _, k := range sortedKeys(s.Faults) {

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -109,7 +110,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 // attempt is one round of Redlock.
 func (c *Client) attempt(key string) (backends.Lease, error) {
 	v := c.p.Rand().Uint64()
-	value := fmt.Sprintf("%016x", v)
+	value := strconv.FormatUint(v, 10) // the token (token=value) is the same number, printed alike
 	start := c.clock()
 	t := c.count(c.fanout(func(int) any {
 		if c.opts.Token == TokenIncr {

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -247,6 +248,24 @@ func TestTokens(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestValueIsPrintedAsItsToken: with token=value the token is the random lock
+// value, so the owner a history records (the value stored in Redis) and the
+// token are the same number in the same notation, not hex in one place and
+// decimal in the other.
+func TestValueIsPrintedAsItsToken(t *testing.T) {
+	o := DefaultOptions()
+	r := newRig(o)
+	var lease backends.Lease
+	r.client("c1", o, func(p *sim.Proc, c *Client) {
+		l, err := c.Acquire("k", 0)
+		require.NoError(t, err)
+		lease = l
+	})
+	r.w.Run(time.Second)
+	require.True(t, lease.HasToken)
+	assert.Equal(t, strconv.FormatUint(lease.Token, 10), lease.Owner)
 }
 
 func TestOptionsSet(t *testing.T) {

@@ -18,7 +18,8 @@
 // for a while (antirez's fix for locks lost in a restart).
 //
 // Tokens: Redlock has no fencing. By default a grant's token is its random
-// value read as a uint64 — unique, not ordered, so a fenced storage cannot tell
+// value, a uint64 (stored in Redis in decimal, so the owner and the token of a
+// history read the same) — unique, not ordered, so a fenced storage cannot tell
 // the stale holder. token=incr takes INCR <key>:fence on each instance with the
 // SET and uses the maximum over the instances that granted: ordered on each
 // instance, but two majorities see different counters, so it still is not a

@@ -150,7 +150,7 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		}
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%s: %d events\n", path, len(events))
+	fmt.Fprintf(out, "%s: %s\n", path, history.Plural(len(events), "event", ""))
 	if err := reports.PrintSummary(out, run, f.out); err != nil {
 		return err
 	}

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,13 +23,36 @@ func TestCheckJudgesAHandWrittenHistory(t *testing.T) {
 		`critical-sections  INVALID  the critical sections on "orders" are not atomic: lost update (app-1 and app-2 both read 100 and both wrote)`,
 		"First:  app-1 read 100 at 0.004s (token 33), wrote 101 at 15.001s: write applied.",
 		"during fault: #4 0.005s p-1 start pause targets=[app-1] (stop-the-world GC)",
-		"critical-sections counterexample (8 events):",
+		"critical-sections counterexample (10 events):",
 		"#14 15.001s p0 app-1 invoke write key=orders token=33 value=101",
 		"lease              VALID",
 		"skipped fencing-tokens: the storage does not fence",
 	} {
 		assert.Contains(t, stdout, want)
 	}
+}
+
+// Each counterexample's header counts the lines printed under it (its
+// operations' events and the faults around them), and a count of one is "1
+// event".
+func TestCheckCounterexampleHeadersCountWhatFollows(t *testing.T) {
+	_, stdout, _ := capture(t, "check", "testdata/gc-pause.jsonl", "--initial", "orders=100")
+	headers := regexp.MustCompile(`(?m)^(\S+) counterexample \((\d+) events?\):$`).FindAllStringSubmatchIndex(stdout, -1)
+	require.Len(t, headers, 2, stdout)
+	for _, h := range headers {
+		want, err := strconv.Atoi(stdout[h[4]:h[5]])
+		require.NoError(t, err)
+		got := 0
+		for _, line := range strings.Split(stdout[h[1]+1:], "\n") {
+			if !strings.HasPrefix(line, "  #") {
+				break
+			}
+			got++
+		}
+		assert.Equal(t, want, got, "%s counterexample", stdout[h[2]:h[3]])
+	}
+	assert.Contains(t, stdout, "testdata/gc-pause.jsonl: 18 events")
+	assert.NotRegexp(t, `\b1 (events|keys|grants)\b`, stdout)
 }
 
 // A recorder may give key and owner on the invocations only: a sequential
@@ -90,7 +116,7 @@ func TestCheckExitCodes(t *testing.T) {
 		{"valid", []string{"check", valid}, harness.ExitValid, "overall: VALID (exit 0)", ""},
 		{"nothing applies", []string{"check", empty}, harness.ExitUnknown, "no check applies", ""},
 		{"named check that cannot decide", []string{"check", valid, "--checks", "critical-sections"}, harness.ExitUnknown, "no critical sections", ""},
-		{"liveness failure", []string{"check", stalled}, harness.ExitUnknown, "clients waited 20000.0ms", ""},
+		{"liveness failure", []string{"check", stalled}, harness.ExitUnknown, "clients waited 20s", ""},
 		{"malformed line", []string{"check", "testdata/malformed.jsonl"}, harness.ExitUsage, "", "testdata/malformed.jsonl:4: time 1000000 is earlier"},
 		{"missing file", []string{"check", filepath.Join(dir, "nope.jsonl")}, harness.ExitUsage, "", "no such file"},
 		{"unknown check", []string{"check", valid, "--checks", "vibes"}, harness.ExitUsage, "", `unknown check "vibes"`},
