@@ -12,7 +12,8 @@ import (
 // without it two holders read the same value and one increment is lost.
 type FencedCounter struct {
 	// Keys are the lock keys; each is also the storage cell it protects.
-	// Default ["k"]. Each iteration picks one at random.
+	// Default ["k"] (keys=1); keys=N > 1 makes k0..kN-1. Each iteration picks
+	// one at random.
 	Keys []string
 	// Hold is the time between the read and the write. Default 100 ms.
 	Hold time.Duration
@@ -37,9 +38,12 @@ func (w *FencedCounter) Set(key, value string) error {
 		if err == nil && n < 1 {
 			err = fmt.Errorf("must be at least 1")
 		}
-		w.Keys = nil
-		for i := range n {
-			w.Keys = append(w.Keys, fmt.Sprintf("k%d", i))
+		w.Keys = []string{"k"} // keys=1 is the default: one key, "k"
+		if n > 1 {
+			w.Keys = nil
+			for i := range n {
+				w.Keys = append(w.Keys, fmt.Sprintf("k%d", i))
+			}
 		}
 	case "hold":
 		w.Hold, err = time.ParseDuration(value)
