@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -45,7 +46,7 @@ type Test struct {
 	// bound. A verdict that runs out of it depends on the machine.
 	CheckBudget time.Duration `json:"check_budget"`
 	// CheckSteps bounds each key's search in model steps, deterministically.
-	// Default 0: models.DefaultSteps; negative: unbounded.
+	// Default 0: models.DefaultSteps; -1: unbounded.
 	CheckSteps int64 `json:"check_steps,omitempty"`
 }
 
@@ -163,7 +164,7 @@ func (t Test) Args() []string {
 	case t.CheckBudget != 60*time.Second:
 		args = append(args, "--check-budget", t.CheckBudget.String())
 	}
-	if t.CheckSteps != 0 {
+	if t.CheckSteps != 0 && t.CheckSteps != models.DefaultSteps {
 		args = append(args, "--check-steps", fmt.Sprint(t.CheckSteps))
 	}
 	return args
