@@ -108,7 +108,7 @@ it cannot decide. Initial values of the resource are unknown unless given with
 	fl.StringArrayVarP(&f.opts, "opt", "o", nil, "check option key=value (repeatable): "+strings.Join(models.ConfigKeys, ", "))
 	fl.Int64Var(&f.steps, "check-steps", models.DefaultSteps, "step budget of each key's search, deterministic (-1: unbounded)")
 	fl.DurationVar(&f.budget, "check-budget", 60*time.Second, "wall-clock budget of each key's search (0: unbounded)")
-	fl.StringVar(&f.out, "out", "", "also write a run directory (history, results.json, summary, Porcupine visualizations)")
+	fl.StringVar(&f.out, "out", "", "also write a run directory (history, results.json, summary, Porcupine visualizations); a run directory from before is replaced whole, any other non-empty directory is refused")
 	return cmd
 }
 

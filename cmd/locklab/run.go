@@ -55,13 +55,13 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: unfenced or fenced")
 	fl.BoolVar(&f.fenceReads, "fence-reads", false, "fenced storage also fences reads")
 	fl.StringVar(&f.nemesis, "nemesis", "none", "faults drawn at random: none, random, or a list of "+kindList())
-	fl.StringVar(&f.nemesisFile, "nemesis-file", "", "a fault schedule file (JSON) instead of --nemesis")
+	fl.StringVar(&f.nemesisFile, "nemesis-file", "", "a fault schedule file (JSON) instead of --nemesis (not both)")
 	fl.StringArrayVarP(&f.sysOpts, "opt", "o", nil, "system option key=value (repeatable), e.g. -o ttl=5s -o fencing=true")
 	fl.StringArrayVarP(&f.wlOpts, "workload-opt", "w", nil, "workload option key=value (repeatable), e.g. -w hold=200ms")
 	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.RunCheckNames(), ", ")+"); +name adds a check to the default selection")
 	fl.DurationVar(&f.checkBudget, "check-budget", 60*time.Second, "wall-clock budget of each key's search in the search-based checks (0: unbounded)")
 	fl.Int64Var(&f.checkSteps, "check-steps", models.DefaultSteps, "step budget of each key's search, deterministic (-1: unbounded)")
-	fl.StringVar(&f.out, "out", "", "run directory (default runs/<system>-<workload>-<storage>-<nemesis>-seed<N>)")
+	fl.StringVar(&f.out, "out", "", "run directory (default runs/<system>-<workload>-<storage>-<nemesis>-seed<N>); a run directory from before is replaced whole, any other non-empty directory is refused")
 	return cmd
 }
 
