@@ -63,6 +63,8 @@ func outDir(dir string) (string, error) {
 		return clean, nil
 	case err != nil:
 		return fail("%v", plainPathError(err))
+	case st.Mode()&fs.ModeSymlink != 0:
+		return fail("it is a symbolic link; name the directory itself")
 	case !st.IsDir():
 		return fail("it is a file, not a directory")
 	}

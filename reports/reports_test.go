@@ -116,6 +116,8 @@ func TestWriteDirRefusesWhatLocklabDidNotWrite(t *testing.T) {
 	runDir := filepath.Join(base, "rundir")
 	require.NoError(t, WriteDir(runDir, sampleRun(models.Valid)))
 	require.NoError(t, os.WriteFile(filepath.Join(runDir, "notes.txt"), []byte("mine"), 0o644))
+	link := filepath.Join(base, "link")
+	require.NoError(t, os.Symlink(runDir, link))
 
 	tests := []struct {
 		name, dir, reason string
@@ -124,6 +126,7 @@ func TestWriteDirRefusesWhatLocklabDidNotWrite(t *testing.T) {
 		{"under a file", filepath.Join(afile, "sub"), afile + ": not a directory"},
 		{"someone's directory", mk("photos", "cat.jpg", "results.json"), "it is not empty and not a locklab run directory (it holds cat.jpg, results.json)"},
 		{"a run directory with a file of the user's", runDir, "it is a locklab run directory but also holds notes.txt, which locklab did not write"},
+		{"a symbolic link", link, "it is a symbolic link; name the directory itself"},
 		{"a directory inside", mk("nested/sub"), ""},
 	}
 	for _, tc := range tests {
@@ -152,6 +155,11 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	out := map[string]string{}
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
+			return err
+		}
+		if d.Type()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			out[p] = "-> " + target
 			return err
 		}
 		b, err := os.ReadFile(p)
