@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -171,6 +173,9 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	events, err := history.ReadFile(path)
 	if err != nil {
 		var pe *history.ParseError
+		if inRun := filepath.Join(path, reports.HistoryFile); errors.Is(err, history.ErrIsDirectory) && fileExists(inRun) {
+			return usage("%w (the run directory's history is %s)", err, inRun)
+		}
 		if errors.As(err, &pe) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
 			errors.Is(err, history.ErrIsDirectory) {
 			return usageError{err}
@@ -220,6 +225,12 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		return exitError{run.ExitCode}
 	}
 	return nil
+}
+
+// fileExists reports whether path is a regular file.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // checkOutput is what check prints: the history's size, the summary (with

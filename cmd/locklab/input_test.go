@@ -174,6 +174,15 @@ func TestUserErrorsArePlainAndExitTwo(t *testing.T) {
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`, "locklab"},
 		{[]string{"scenarios", "extra"}, `unknown command "extra" for "locklab scenarios"`, "locklab scenarios"},
 	}
+	runDir := filepath.Join(dir, "run")
+	require.NoError(t, os.Mkdir(runDir, 0o755))
+	writeFile(t, runDir, reports.HistoryFile, validHistory)
+	tests = append(tests, struct {
+		args []string
+		want string
+		help string
+	}{[]string{"check", runDir}, runDir + " is a directory, not a history file (the run directory's history is " +
+		filepath.Join(runDir, reports.HistoryFile) + ")", "locklab check"})
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := capture(t, tc.args...)
