@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/backends/storage"
@@ -11,8 +12,110 @@ import (
 	"github.com/locklab/locklab/reports"
 )
 
-// CheckNames lists the checks a run can ask for, in report order.
+// CheckNames lists the checks of a history, in report order: the checks
+// `locklab check` can run. A run may also name its system's audits (see
+// RunCheckNames).
 var CheckNames = models.CheckNames()
+
+// AuditNames lists the audits the registered systems run on their own
+// servers after a run (raftkv: raft-audit), sorted.
+func AuditNames() []string {
+	var out []string
+	for _, s := range systems {
+		for _, a := range s.Audits {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RunCheckNames lists every check a run can ask for: the checks of the
+// history, then the systems' audits.
+func RunCheckNames() []string { return append(slices.Clone(CheckNames), AuditNames()...) }
+
+// auditSystems lists the systems that run the audit called name.
+func auditSystems(name string) []string {
+	var out []string
+	for _, s := range systems {
+		if slices.Contains(s.Audits, name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// selection is a run's choice of checks: the names for
+// models.Config.Select, and the system's audits to run.
+type selection struct {
+	// history are the names for models.Config.Select (nil: its default).
+	history []string
+	// noHistory says that no check of the history runs (only audits were named).
+	noHistory bool
+	// audits are the audits of the system that run.
+	audits []string
+}
+
+// selectChecks resolves t.Checks: with no names, every check that applies
+// and every audit of the system; with names, exactly those (and "+name"
+// adds one to the default). An audit of another system is an error that
+// says which system runs it.
+func (t Test) selectChecks() (selection, error) {
+	sys, err := FindSystem(t.System)
+	if err != nil {
+		return selection{}, err
+	}
+	var s selection
+	var exactHistory, extraHistory []string
+	exact := false
+	for _, n := range t.Checks {
+		name, plus := strings.CutPrefix(n, "+")
+		exact = exact || !plus
+		switch {
+		case slices.Contains(CheckNames, name):
+			if plus {
+				extraHistory = append(extraHistory, name)
+			} else {
+				exactHistory = append(exactHistory, name)
+			}
+		case slices.Contains(AuditNames(), name):
+			if !slices.Contains(sys.Audits, name) {
+				return s, fmt.Errorf("check %q audits the servers of %s; system %s has no such servers (its audits: %s)",
+					name, strings.Join(auditSystems(name), ", "), t.System, listOrNone(sys.Audits))
+			}
+			if !slices.Contains(s.audits, name) {
+				s.audits = append(s.audits, name)
+			}
+		default:
+			return s, fmt.Errorf("unknown check %q (known: %s)", name, strings.Join(RunCheckNames(), ", "))
+		}
+	}
+	switch {
+	case !exact:
+		s.audits = slices.Clone(sys.Audits)
+		for _, n := range extraHistory {
+			s.history = append(s.history, "+"+n)
+		}
+	case len(exactHistory) > 0:
+		s.history = exactHistory
+		for _, n := range extraHistory {
+			s.history = append(s.history, "+"+n)
+		}
+	default: // only audits were named exactly: the history's checks are the extras
+		s.history = extraHistory
+		s.noHistory = len(extraHistory) == 0
+	}
+	return s, nil
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
 
 // CheckConfig configures the checks for test t; initial are the storage
 // cells' values before the run (cells it does not name start at 0).
@@ -40,15 +143,6 @@ func resourceOf(workload string) models.Resource {
 	return models.ResourceAuto
 }
 
-// findCheck returns the check called name, configured for test t.
-func findCheck(name string, t Test, initial map[string]int64) (models.Check, error) {
-	checks, _, err := CheckConfig(t, initial).Select([]string{name}, nil)
-	if err != nil {
-		return nil, err
-	}
-	return checks[0], nil
-}
-
 // Checked is what the checks said about a history.
 type Checked struct {
 	// Verdicts are the verdicts of the checks that ran, in report order.
@@ -58,8 +152,16 @@ type Checked struct {
 }
 
 // CheckHistory runs the checks named in names (every check that applies,
-// when empty) on events, configured by cfg.
+// when empty) on events, configured by cfg. A system's audit (raft-audit)
+// cannot judge a history: naming one is an error that says where it runs.
 func CheckHistory(cfg models.Config, names []string, events []history.Event) (Checked, error) {
+	for _, n := range names {
+		name := strings.TrimPrefix(n, "+")
+		if slices.Contains(AuditNames(), name) && !slices.Contains(CheckNames, name) {
+			return Checked{}, fmt.Errorf("check %q audits the servers of a simulated run, not a history: it runs in 'locklab run --system %s'",
+				name, strings.Join(auditSystems(name), "|"))
+		}
+	}
 	checks, skipped, err := cfg.Select(names, events)
 	if err != nil {
 		return Checked{}, err

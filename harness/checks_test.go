@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -128,4 +129,36 @@ func TestListAppendIsJudgedAsAList(t *testing.T) {
 	r, err := Run(Test{System: "control", Workload: "list-append", Seed: 1, Time: 5 * time.Second})
 	require.NoError(t, err)
 	assert.Contains(t, r.Verdicts[0].Reason, "lost append")
+}
+
+// raft-audit is a check a raftkv run can name like any other: added with
+// +raft-audit, alone, or left out of an exact list; another system, or a
+// recorded history, cannot run it, and says why.
+func TestAuditsAreChecksARunCanName(t *testing.T) {
+	tests := []struct {
+		checks []string
+		ran    []string
+	}{
+		{nil, []string{"critical-sections", "mutual-exclusion", "lease", "fencing-tokens", "liveness", "raft-audit"}},
+		{[]string{"+raft-audit"}, []string{"critical-sections", "mutual-exclusion", "lease", "fencing-tokens", "liveness", "raft-audit"}},
+		{[]string{"raft-audit"}, []string{"raft-audit"}},
+		{[]string{"raft-audit", "+lease"}, []string{"lease", "raft-audit"}},
+		{[]string{"lease"}, []string{"lease"}},
+		{[]string{"lease", "+raft-audit"}, []string{"lease", "raft-audit"}},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.checks), func(t *testing.T) {
+			r, err := Run(Test{System: "raftkv", Storage: storage.Fenced, Seed: 1, Time: 2 * time.Second, Checks: tc.checks})
+			require.NoError(t, err)
+			ran, _ := checksOf(r)
+			assert.Equal(t, tc.ran, ran)
+		})
+	}
+	assert.Contains(t, RunCheckNames(), "raft-audit")
+	_, err := Run(Test{System: "raftkv", Checks: []string{"vibes"}})
+	assert.ErrorContains(t, err, `unknown check "vibes" (known: critical-sections, mutual-exclusion, lease, mutex, fencing-tokens, liveness, raft-audit)`)
+	_, err = Run(Test{System: "redlock", Checks: []string{"raft-audit"}})
+	assert.ErrorContains(t, err, `check "raft-audit" audits the servers of raftkv; system redlock has no such servers (its audits: none)`)
+	_, err = CheckHistory(models.Config{}, []string{"+raft-audit"}, nil)
+	assert.ErrorContains(t, err, `check "raft-audit" audits the servers of a simulated run, not a history: it runs in 'locklab run --system raftkv'`)
 }

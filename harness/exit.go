@@ -42,7 +42,7 @@ func (r Result) Report(command string) reports.Run {
 	run := reports.Run{
 		Command:  command,
 		Seed:     r.Test.Seed,
-		Config:   r.Test,
+		Config:   r.Test.Effective(),
 		Events:   r.Events,
 		Verdicts: r.Verdicts,
 		Overall:  r.Overall,

@@ -134,6 +134,10 @@ func TestBadTestsAreRejectedBeforeRunning(t *testing.T) {
 		{"schedule names a ghost", Test{Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause,
 			Targets: []string{"c9"}, Duration: 1}}}}, `unknown node "c9"`},
 		{"zero clients", Test{Clients: -1}, "clients"},
+		{"negative step budget", Test{CheckSteps: -5}, "check_steps: -5 is not a step budget"},
+		{"negative time budget", Test{CheckBudget: -time.Second}, "check_budget: -1s is negative"},
+		{"fenced reads without fenced storage", Test{FenceReads: true}, "fence_reads: only a fenced storage fences reads"},
+		{"another system's audit", Test{Checks: []string{"+raft-audit"}}, `check "raft-audit" audits the servers of raftkv; system redis has no such servers`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

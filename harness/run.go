@@ -197,12 +197,18 @@ func (p *Prepared) Run() (res Result, err error) {
 	p.World.RunUntil(p.Test.Time)
 	p.World.Close()
 	events := p.Log.Events()
-	checked, err := CheckHistory(CheckConfig(p.Test, p.Initial), p.Test.Checks, events)
+	sel, err := p.Test.selectChecks()
 	if err != nil {
 		return Result{}, err
 	}
+	var checked Checked
+	if !sel.noHistory {
+		if checked, err = CheckHistory(CheckConfig(p.Test, p.Initial), sel.history, events); err != nil {
+			return Result{}, err
+		}
+	}
 	verdicts := checked.Verdicts
-	if p.Deployment.Audit != nil {
+	if p.Deployment.Audit != nil && slices.Contains(sel.audits, p.Deployment.Audit.Name()) {
 		verdicts = append(verdicts, models.Run(p.Deployment.Audit, events))
 	}
 	var figures map[string]any

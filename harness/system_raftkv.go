@@ -18,6 +18,7 @@ func init() {
 			"watchdog renewal, fencing tokens from replicated state, leader-stamped lease time",
 		Options: raftkv.Table,
 		Deploy:  deployRaftKV,
+		Audits:  []string{raftAuditName},
 	})
 }
 
@@ -45,8 +46,11 @@ func deployRaftKV(w *sim.World, opts map[string]string) (Deployment, error) {
 // promises, observed from outside the nodes.
 type raftAudit struct{ c *raftkv.Cluster }
 
+// raftAuditName is the name of raftkv's audit.
+const raftAuditName = "raft-audit"
+
 // Name is "raft-audit".
-func (raftAudit) Name() string { return "raft-audit" }
+func (raftAudit) Name() string { return raftAuditName }
 
 // Check reports the audit's violations; the history is not needed.
 func (a raftAudit) Check([]history.Event) models.Verdict {

@@ -31,7 +31,7 @@ type Deployment struct {
 	Record func(log *history.Log)
 	// Audit, when set, judges the system's own invariants after the run (for
 	// raftkv: one leader per term, no acknowledged command lost), as a check
-	// run beside the checks of the history.
+	// run beside the checks of the history. Its name is in System.Audits.
 	Audit models.Check
 	// Figures, when set, returns what the system measured during the run
 	// (elections, say), for results.json.
@@ -53,6 +53,9 @@ type System struct {
 	Options opt.Spec
 	// Deploy checks the options and adds the system's nodes to w.
 	Deploy func(w *sim.World, opts map[string]string) (Deployment, error)
+	// Audits name the checks its Deployment.Audit runs on its own servers
+	// (raftkv: raft-audit); a run may name them in Test.Checks.
+	Audits []string
 }
 
 // systems is the registry of lock systems; each system's file registers

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -45,14 +46,16 @@ type Test struct {
 	// bound. A verdict that runs out of it depends on the machine.
 	CheckBudget time.Duration `json:"check_budget"`
 	// CheckSteps bounds each key's search in model steps, deterministically.
-	// Default 0: models.DefaultSteps; negative: unbounded.
+	// Default 0: models.DefaultSteps; -1: unbounded.
 	CheckSteps int64 `json:"check_steps,omitempty"`
 }
 
 // Unbounded is the CheckBudget that lets search-based checks run to the end.
 const Unbounded time.Duration = -1
 
-// WithDefaults fills in the documented defaults.
+// WithDefaults fills in the documented defaults: a zero field means "not
+// given" (the zero Test is the default test). A caller that takes typed values
+// (the command line) rejects a typed zero before: it is never replaced.
 func (t Test) WithDefaults() Test {
 	if t.System == "" {
 		t.System = "redis"
@@ -100,10 +103,17 @@ func (t Test) Validate() error {
 			return fmt.Errorf("nemesis: %w", err)
 		}
 	}
-	for _, c := range t.Checks {
-		if _, err := findCheck(c, t, nil); err != nil {
-			return err
-		}
+	if t.CheckBudget < 0 && t.CheckBudget != Unbounded {
+		return fmt.Errorf("check_budget: %v is negative (Unbounded removes the bound)", t.CheckBudget)
+	}
+	if t.CheckSteps < -1 {
+		return fmt.Errorf("check_steps: %d is not a step budget (positive; 0: the default; -1: unbounded)", t.CheckSteps)
+	}
+	if t.FenceReads && t.Storage != storage.Fenced {
+		return fmt.Errorf("fence_reads: only a fenced storage fences reads (storage is %s)", t.Storage)
+	}
+	if _, err := t.selectChecks(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -154,7 +164,7 @@ func (t Test) Args() []string {
 	case t.CheckBudget != 60*time.Second:
 		args = append(args, "--check-budget", t.CheckBudget.String())
 	}
-	if t.CheckSteps != 0 {
+	if t.CheckSteps != 0 && t.CheckSteps != models.DefaultSteps {
 		args = append(args, "--check-steps", fmt.Sprint(t.CheckSteps))
 	}
 	return args

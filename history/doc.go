@@ -90,6 +90,10 @@
 // operations pair up as described above (with the same node, key and owner
 // where both events name one), and nemesis events use process -1.
 // Field names are exact (lower case) and appear once; the required fields
-// (time, process, type, f) are present and not null. Malformed input is
-// rejected with the file, the line and the reason.
+// (time, process, type, f) are present and not null. A line is valid UTF-8
+// (encoding/json would quietly turn each invalid byte into U+FFFD) and at most
+// MaxLineBytes long, the newline not counted, both as read and as Write would
+// write the event back (with its index, U+2028 and U+2029 escaped): whatever
+// Read accepts, Write can write. Malformed input is rejected with the file,
+// the line and the reason.
 package history

@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -163,6 +164,71 @@ func TestWriteRefusesLinesReadWouldRefuse(t *testing.T) {
 	assert.Contains(t, buf.String(), "<ok & fine>", "no HTML escaping")
 }
 
+// lineOf builds an event line of exactly n bytes by padding its detail.
+func lineOf(t *testing.T, n int, prefix string) string {
+	t.Helper()
+	head := prefix + `"detail":"`
+	line := head + strings.Repeat("x", n-len(head)-2) + `"}`
+	require.Len(t, line, n)
+	return line
+}
+
+// Read and Write share one line limit: whatever Read accepts, Write writes
+// back, and Read reads the result again. A line that would grow past the
+// limit when written back (its index added, U+2028 escaped) is refused by
+// Read with its line, not by Write after the checks ran.
+func TestReaderAndWriterAgreeOnTheLineLimit(t *testing.T) {
+	const withIndex = `{"index":0,"time":0,"process":-1,"type":"start","f":"pause",`
+	const noIndex = `{"time":0,"process":-1,"type":"start","f":"pause",`
+	tests := []struct {
+		name   string
+		line   string
+		reason string // empty: accepted, and it must round-trip
+	}{
+		{"exactly the limit", lineOf(t, MaxLineBytes, withIndex), ""},
+		{"exactly the limit, CRLF", lineOf(t, MaxLineBytes, withIndex) + "\r", ""},
+		{"just under the limit", lineOf(t, MaxLineBytes-1, withIndex), ""},
+		{"one byte over", lineOf(t, MaxLineBytes+1, withIndex), "line longer than 1048576 bytes"},
+		{"far over", lineOf(t, 3*MaxLineBytes, withIndex), "line longer than 1048576 bytes"},
+		{"no index, 1,048,570 bytes: the index would not fit", lineOf(t, 1_048_570, noIndex),
+			"the event takes 1048580 bytes when written back"},
+		{"raw U+2028 is escaped when written", noIndex + `"detail":"` + strings.Repeat("\u2028", MaxLineBytes/4) + `"}`,
+			"when written back"},
+		{"escaped U+2028 stays as long", noIndex + `"detail":"` + strings.Repeat(`\u2028`, MaxLineBytes/7) + `"}`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			evs, err := Read(strings.NewReader(tc.line+"\n"), "h.jsonl")
+			if tc.reason != "" {
+				var pe *ParseError
+				require.ErrorAs(t, err, &pe)
+				assert.Equal(t, 1, pe.Line)
+				assert.Contains(t, pe.Reason, tc.reason)
+				return
+			}
+			require.NoError(t, err)
+			var buf bytes.Buffer
+			require.NoError(t, Write(&buf, evs), "Write must write back what Read accepted")
+			back, err := Read(&buf, "again")
+			require.NoError(t, err)
+			assert.Equal(t, evs, back)
+		})
+	}
+}
+
+// JSON text is UTF-8; encoding/json would quietly replace each invalid byte
+// with U+FFFD (three bytes, six once escaped), so two different owners could
+// read as one. Read refuses the line instead.
+func TestReadRefusesInvalidUTF8WithFileAndLine(t *testing.T) {
+	const ok = `{"time":1,"process":0,"type":"ok","f":"acquire","key":"k","owner":"c1-`
+	in := `{"time":0,"process":0,"type":"invoke","f":"acquire","key":"k"}` + "\n" + ok + "\xff\xfe" + `"}` + "\n"
+	_, err := Read(strings.NewReader(in), "h.jsonl")
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 2, pe.Line)
+	assert.Equal(t, fmt.Sprintf("h.jsonl:2: not valid UTF-8 (byte %d of the line): a history is UTF-8 text", len(ok)+1), err.Error())
+}
+
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"format":"locklab-history","version":1}` + "\n" + `{"index":0,"time":5,"process":0,"type":"invoke","f":"acquire","key":"k"}`))
 	f.Add([]byte(`{"time":0,"process":-1,"type":"start","f":"pause","targets":["a"]}`))
@@ -182,10 +248,7 @@ func FuzzRead(f *testing.F) {
 		}
 		var buf bytes.Buffer
 		if err := Write(&buf, evs); err != nil {
-			if errors.Is(err, ErrLineTooLong) {
-				return // refused with a clear error rather than written unreadable
-			}
-			t.Fatal(err)
+			t.Fatalf("Read accepted a history Write cannot write back: %v", err)
 		}
 		back, err := Read(&buf, "again")
 		if err != nil {

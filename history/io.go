@@ -7,10 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/locklab/locklab/internal/jsonerr"
 )
 
 // Header is the optional first line of a history file.
@@ -19,12 +23,14 @@ type Header struct {
 	Version int    `json:"version"`
 }
 
-// Write writes a header and the events as JSON Lines.
+// Write writes a header and the events as JSON Lines. An event whose line
+// would be longer than MaxLineBytes is an error (Read would refuse it); Read
+// refuses every line Write could not write back, so a history Read accepted
+// can always be written.
 func Write(w io.Writer, events []Event) error {
 	bw := bufio.NewWriter(w)
 	var line bytes.Buffer
-	enc := json.NewEncoder(&line)
-	enc.SetEscapeHTML(false)
+	enc := newLineEncoder(&line)
 	if err := enc.Encode(Header{Format: FormatName, Version: Version}); err != nil {
 		return fmt.Errorf("write history header: %w", err)
 	}
@@ -36,8 +42,8 @@ func Write(w io.Writer, events []Event) error {
 		if err := enc.Encode(e); err != nil {
 			return fmt.Errorf("write history event %d: %w", e.Index, err)
 		}
-		if line.Len() >= MaxLineBytes {
-			return fmt.Errorf("write history event %d: %w (%d bytes)", e.Index, ErrLineTooLong, line.Len())
+		if n := line.Len() - 1; n > MaxLineBytes { // the newline is not counted
+			return fmt.Errorf("write history event %d: %w (%d bytes)", e.Index, ErrLineTooLong, n)
 		}
 		if _, err := bw.Write(line.Bytes()); err != nil {
 			return fmt.Errorf("write history: %w", err)
@@ -50,6 +56,23 @@ func Write(w io.Writer, events []Event) error {
 	return nil
 }
 
+// newLineEncoder is the encoder of Write: one event per line, HTML
+// characters as they are.
+func newLineEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
+}
+
+// writtenLen is the length of e's line as Write writes it, without the newline.
+func writtenLen(e Event) (int, error) {
+	var line bytes.Buffer
+	if err := newLineEncoder(&line).Encode(e); err != nil {
+		return 0, err
+	}
+	return line.Len() - 1, nil
+}
+
 // ParseError is a malformed line of a history, with its position.
 type ParseError struct {
 	File   string
@@ -59,6 +82,9 @@ type ParseError struct {
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
 
+// ErrIsDirectory is returned by ReadFile for a path that names a directory.
+var ErrIsDirectory = errors.New("is a directory, not a history file")
+
 // ReadFile reads and validates the history in path.
 func ReadFile(path string) ([]Event, error) {
 	f, err := os.Open(path)
@@ -66,11 +92,22 @@ func ReadFile(path string) ([]Event, error) {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("read history: %s %w", path, ErrIsDirectory)
+	}
 	return Read(f, path)
 }
 
-// MaxLineBytes bounds one line of a history file.
+// MaxLineBytes bounds one line of a history file, the newline not counted,
+// for Read and Write alike.
 const MaxLineBytes = 1 << 20
+
+// expansionMax bounds how much longer Write makes an event than the line it
+// was read from: a string's U+2028 (3 bytes) is written \u2028 (6), an escape
+// such as \b is never longer than \u0008, and Write adds the index
+// (under 32 bytes). Read re-encodes the lines that could grow past
+// MaxLineBytes to be sure they will not.
+const expansionMax = 3
 
 // ErrLineTooLong is returned by Write for an event whose line would be longer
 // than MaxLineBytes (Read would refuse it).
@@ -79,7 +116,8 @@ var ErrLineTooLong = errors.New("event is longer than the line limit")
 // Read reads and validates a history from r; name is used in error messages.
 func Read(r io.Reader, name string) ([]Event, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
+	// Room for a line of MaxLineBytes and its "\r\n": a longer line is refused below.
+	sc.Buffer(make([]byte, 64*1024), MaxLineBytes+2)
 	v := newValidator()
 	var events []Event
 	line := 0
@@ -87,8 +125,17 @@ func Read(r io.Reader, name string) ([]Event, error) {
 		return &ParseError{File: name, Line: line, Reason: fmt.Sprintf(format, args...)}
 	}
 	blankSeen := 0
+	tooLong := func() error {
+		return fail("line longer than %d bytes", MaxLineBytes)
+	}
 	for sc.Scan() {
 		line++
+		if len(sc.Bytes()) > MaxLineBytes {
+			return nil, tooLong()
+		}
+		if i := invalidUTF8(sc.Bytes()); i >= 0 {
+			return nil, fail("not valid UTF-8 (byte %d of the line): a history is UTF-8 text", i+1)
+		}
 		raw := bytes.TrimSpace(sc.Bytes())
 		if len(raw) == 0 {
 			blankSeen = line
@@ -124,15 +171,45 @@ func Read(r io.Reader, name string) ([]Event, error) {
 		if err := v.check(e, len(events)); err != nil {
 			return nil, fail("%v", err)
 		}
+		if len(raw)*expansionMax+64 > MaxLineBytes {
+			n, err := writtenLen(e)
+			if err != nil {
+				return nil, fail("%v", err)
+			}
+			if n > MaxLineBytes {
+				return nil, fail("the event takes %d bytes when written back (with its index, and characters such as U+2028 escaped), more than the %d-byte line limit", n, MaxLineBytes)
+			}
+		}
 		events = append(events, e)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &ParseError{File: name, Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
+			line++
+			return nil, tooLong()
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == name {
+			return nil, err // it names the file already
 		}
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	return events, nil
+}
+
+// invalidUTF8 is the offset of the first byte of b that is not valid UTF-8,
+// or -1.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 func isHeader(raw []byte) bool {
@@ -156,23 +233,15 @@ func strictUnmarshal(raw []byte, v any) error {
 	return nil
 }
 
-func cleanJSONError(err error) error {
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) {
-		return fmt.Errorf("field %q: %s is not a valid %s", ute.Field, ute.Value, ute.Type)
-	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	return errors.New(msg)
-}
+func cleanJSONError(err error) error { return jsonerr.Plain(err) }
 
 func decodeEvent(raw []byte) (Event, bool, error) {
 	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
-		var v map[string]any
-		err := json.Unmarshal(raw, &v)
-		if err == nil {
-			err = errors.New("not an object")
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return Event{}, false, fmt.Errorf("not a JSON event: %v", cleanJSONError(err))
 		}
-		return Event{}, false, fmt.Errorf("not a JSON event: %v", cleanJSONError(err))
+		return Event{}, false, fmt.Errorf("not a JSON event: want an object, got %s", jsonKind(v))
 	}
 	set, err := objectKeys(raw, eventKeys)
 	if err != nil {
@@ -191,6 +260,23 @@ func decodeEvent(raw []byte) (Event, bool, error) {
 		e.Targets = nil // "targets":[] and no targets are the same
 	}
 	return e, set["index"], nil
+}
+
+// jsonKind names the kind of a decoded JSON value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "true or false"
+	case nil:
+		return "null"
+	}
+	return "an object" // with trailing data
 }
 
 // eventKeys are the field names of an event line.

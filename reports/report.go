@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/jsonerr"
 	"github.com/locklab/locklab/models"
 )
 
@@ -71,7 +72,7 @@ func ReadDir(dir string) (Run, map[string]string, error) {
 		return Run{}, nil, fmt.Errorf("read run directory: %w", err)
 	default:
 		if err := json.Unmarshal(b, &res); err != nil {
-			return Run{}, nil, fmt.Errorf("%s: %w", filepath.Join(dir, ResultsFile), err)
+			return Run{}, nil, fmt.Errorf("%s: %w", filepath.Join(dir, ResultsFile), jsonerr.Plain(err))
 		}
 		if res.Format != "locklab-results" {
 			return Run{}, nil, fmt.Errorf("%s: field \"format\" is %q, want \"locklab-results\"", filepath.Join(dir, ResultsFile), res.Format)
@@ -96,7 +97,7 @@ func ReadDir(dir string) (Run, map[string]string, error) {
 			return Run{}, nil, fmt.Errorf("read run directory: %w", err)
 		}
 		if err := json.Unmarshal(sb, &r.Schedule); err != nil {
-			return Run{}, nil, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+			return Run{}, nil, fmt.Errorf("%s: %w", filepath.Join(dir, name), jsonerr.Plain(err))
 		}
 	}
 	return r, res.Files, nil

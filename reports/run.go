@@ -41,6 +41,10 @@ type Run struct {
 	// Attachments are further files for the run directory (a Porcupine
 	// visualization, say), written by WriteDir and listed in results.json.
 	Attachments []Attachment `json:"-"`
+	// Printed is everything the command printed for the run, first lines
+	// included; WriteDir stores it as summary.txt (when empty, the summary
+	// PrintSummary prints).
+	Printed string `json:"-"`
 }
 
 // Attachment is a further file of a run directory.
@@ -109,38 +113,74 @@ const (
 	SummaryFile  = "summary.txt"
 )
 
-// WriteDir writes the run directory dir (created if needed): the history, the
-// schedule, the attachments, summary.txt, report.html with its plots, and
-// results.json listing every file by label.
+// WriteDir writes the run directory dir: the history, the schedule, the
+// attachments, summary.txt, report.html with its plots, and results.json
+// listing every file by label. The directory is written whole beside dir and
+// then swapped in, so a run directory from before is replaced whole (no file
+// of the earlier run survives) and an interrupted write leaves the old one.
+// dir must be as CheckOutDir accepts: absent, empty, or a run directory
+// locklab wrote; otherwise the error is an *OutDirError and nothing is
+// written.
 func WriteDir(dir string, r Run) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create run directory: %w", err)
+	final, err := outDir(dir)
+	if err != nil {
+		return err
 	}
+	parent, base := filepath.Split(final)
+	if parent == "" {
+		parent = "."
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+".new-")
+	if err != nil {
+		return &OutDirError{Dir: dir, Reason: plainPathError(err).Error()}
+	}
+	if err := writeDirFiles(tmp, dir, r); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("write run directory %s: %w", dir, err)
+	}
+	if err := swapDir(tmp, final); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("write run directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeDirFiles writes the files of the run directory into tmp; dir is the
+// name the directory will have, for summary.txt.
+func writeDirFiles(tmp, dir string, r Run) error {
 	files := map[string]string{"history": HistoryFile, "summary": SummaryFile}
-	if err := WriteFileAtomic(filepath.Join(dir, HistoryFile), func(w io.Writer) error {
+	if err := WriteFileAtomic(filepath.Join(tmp, HistoryFile), func(w io.Writer) error {
 		return history.Write(w, r.Events)
 	}); err != nil {
 		return err
 	}
 	if r.Schedule != nil {
 		files["schedule"] = ScheduleFile
-		if err := writeJSON(filepath.Join(dir, ScheduleFile), r.Schedule); err != nil {
+		if err := writeJSON(filepath.Join(tmp, ScheduleFile), r.Schedule); err != nil {
 			return err
 		}
 	}
 	for _, a := range r.Attachments {
-		if err := WriteFileAtomic(filepath.Join(dir, a.Name), a.Write); err != nil {
+		if err := WriteFileAtomic(filepath.Join(tmp, a.Name), a.Write); err != nil {
 			return err
 		}
 		files[a.Label] = a.Name
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, SummaryFile), func(w io.Writer) error {
-		return PrintSummary(w, r, "")
+	if err := WriteFileAtomic(filepath.Join(tmp, SummaryFile), func(w io.Writer) error {
+		if r.Printed != "" {
+			_, err := io.WriteString(w, r.Printed)
+			return err
+		}
+		return PrintSummary(w, r, dir)
 	}); err != nil {
 		return err
 	}
 	files["results"] = ResultsFile
-	written, err := WriteReport(dir, r, files)
+	written, err := WriteReport(tmp, r, files)
 	if err != nil {
 		return err
 	}
@@ -148,7 +188,7 @@ func WriteDir(dir string, r Run) error {
 	for _, p := range written.Plots {
 		files[plotLabelPrefix+p] = p
 	}
-	return writeJSON(filepath.Join(dir, ResultsFile), Results{Format: "locklab-results", Version: 1, Run: r,
+	return writeJSON(filepath.Join(tmp, ResultsFile), Results{Format: resultsFormat, Version: 1, Run: r,
 		Warnings: r.Warnings(), Files: files})
 }
 

@@ -3,12 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
@@ -24,17 +27,52 @@ type checkFlags struct {
 	budget                         time.Duration
 }
 
-// checkConfig is the configuration of a `locklab check` run, as results.json
-// records it.
+// checkConfig is the configuration of a `locklab check` run as results.json
+// records it, every value spelled out.
 type checkConfig struct {
-	History  string            `json:"history"`
-	Checks   []string          `json:"checks,omitempty"`
-	Storage  string            `json:"storage"`
-	Resource string            `json:"resource,omitempty"`
-	Initial  []string          `json:"initial,omitempty"`
-	Options  map[string]string `json:"options,omitempty"`
-	Steps    int64             `json:"check_steps,omitempty"`
-	Budget   string            `json:"check_budget"`
+	History string `json:"history"`
+	// Checks are the checks as asked ("default": every one that applies).
+	Checks     []string `json:"checks"`
+	Storage    string   `json:"storage"`
+	FenceReads bool     `json:"fence_reads"`
+	Resource   string   `json:"resource"`
+	// Initial are the resource's initial values as given (none: unknown).
+	Initial []string `json:"initial"`
+	// Options are the -o options as given.
+	Options map[string]string `json:"options"`
+	// Steps is the step budget of each key's search (-1: unbounded).
+	Steps int64 `json:"check_steps"`
+	// Budget is the wall-clock budget of each key's search ("unbounded").
+	Budget string `json:"check_budget"`
+}
+
+// flagOptions are the check options (-o) that a flag of check also sets:
+// giving both would silently let one replace the other.
+var flagOptions = map[string]string{"steps": "--check-steps", "time": "--check-budget", "storage": "--storage",
+	"fence-reads": "--fence-reads", "resource": "--resource"}
+
+// validate rejects typed values that would be replaced or ignored.
+func (f checkFlags) validate(fl *pflag.FlagSet) error {
+	if err := noEmptyStrings(fl); err != nil {
+		return err
+	}
+	if err := checkBudgetFlags(f.budget, f.steps); err != nil {
+		return err
+	}
+	opts, err := parseOpts("--opt", f.opts)
+	if err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(opts) {
+		if flag, ok := flagOptions[k]; ok && fl.Changed(strings.TrimPrefix(flag, "--")) {
+			return usage("-o %s=%s and %s both set it: give one", k, opts[k], flag)
+		}
+	}
+	if f.fenceReads && f.storage != "fenced" {
+		return usage("--fence-reads needs --storage fenced (an unfenced storage fences nothing)")
+	}
+	_, err = checkNames(f.checks, fl.Changed("checks"))
+	return err
 }
 
 func newCheckCmd() *cobra.Command {
@@ -56,7 +94,12 @@ it cannot decide. Initial values of the resource are unknown unless given with
   locklab check my.jsonl --initial '*=0' --storage fenced --out my-report
   locklab check my.jsonl --checks lease,fencing-tokens -o stall=5s`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, args[0], f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.validate(cmd.Flags()); err != nil {
+				return err
+			}
+			return runCheck(cmd, args[0], f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.CheckNames, ", ")+"); +name adds a check to the default selection")
@@ -65,9 +108,9 @@ it cannot decide. Initial values of the resource are unknown unless given with
 	fl.BoolVar(&f.fenceReads, "fence-reads", false, "the fenced storage fences reads too")
 	fl.StringVar(&f.resource, "resource", "auto", "resource shape: auto, counter, stock or list")
 	fl.StringArrayVarP(&f.opts, "opt", "o", nil, "check option key=value (repeatable): "+strings.Join(models.ConfigKeys, ", "))
-	fl.Int64Var(&f.steps, "check-steps", 0, "step budget of each key's search, deterministic (0: the default, -1: unbounded)")
+	fl.Int64Var(&f.steps, "check-steps", models.DefaultSteps, "step budget of each key's search, deterministic (-1: unbounded)")
 	fl.DurationVar(&f.budget, "check-budget", 60*time.Second, "wall-clock budget of each key's search (0: unbounded)")
-	fl.StringVar(&f.out, "out", "", "also write a run directory (history, results.json, summary, Porcupine visualizations)")
+	fl.StringVar(&f.out, "out", "", "also write a run directory (history, results.json, summary, Porcupine visualizations); a run directory from before is replaced whole, any other non-empty directory is refused")
 	return cmd
 }
 
@@ -76,7 +119,7 @@ func (f checkFlags) config() (models.Config, error) {
 	var cfg models.Config
 	set := func(flag, key, val string) error {
 		if err := cfg.Set(key, val); err != nil {
-			return usage("%s: %v", flag, err)
+			return usage("%s: %w", flag, err)
 		}
 		return nil
 	}
@@ -88,6 +131,9 @@ func (f checkFlags) config() (models.Config, error) {
 	}
 	cfg.ReadsFenced = f.fenceReads
 	cfg.Budget = models.Budget{Steps: f.steps, Time: f.budget}
+	if f.steps < 0 {
+		cfg.Budget.Steps = -1
+	}
 	for _, kv := range f.initial {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
@@ -106,6 +152,12 @@ func (f checkFlags) config() (models.Config, error) {
 			return cfg, err
 		}
 	}
+	if _, ok := opts["steps"]; ok && (cfg.Budget.Steps == 0 || cfg.Budget.Steps < -1) {
+		return cfg, usage("-o steps=%s: want a positive number of steps, or -1 for no bound", opts["steps"])
+	}
+	if _, ok := opts["time"]; ok && cfg.Budget.Time < 0 {
+		return cfg, usage("-o time=%s: want a positive duration, or 0 for no wall-clock bound", opts["time"])
+	}
 	return cfg, nil
 }
 
@@ -114,17 +166,26 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	var names []string
-	if f.checks != "" {
-		names = strings.Split(f.checks, ",")
+	names, err := checkNames(f.checks, cmd.Flags().Changed("checks"))
+	if err != nil {
+		return err
 	}
 	events, err := history.ReadFile(path)
 	if err != nil {
 		var pe *history.ParseError
-		if errors.As(err, &pe) || errors.Is(err, os.ErrNotExist) {
+		if inRun := filepath.Join(path, reports.HistoryFile); errors.Is(err, history.ErrIsDirectory) && fileExists(inRun) {
+			return usage("%w (the run directory's history is %s)", err, inRun)
+		}
+		if errors.As(err, &pe) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
+			errors.Is(err, history.ErrIsDirectory) {
 			return usageError{err}
 		}
 		return err
+	}
+	if f.out != "" {
+		if err := reports.CheckOutDir(f.out); err != nil {
+			return err
+		}
 	}
 	checked, err := harness.CheckHistory(cfg, names, events)
 	if err != nil {
@@ -132,7 +193,7 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	}
 	run := reports.Run{
 		Command:  checkCommand(path, f),
-		Config:   f.record(path, names),
+		Config:   f.record(path, names, cfg),
 		Events:   events,
 		Verdicts: checked.Verdicts,
 		Overall:  models.Overall(checked.Verdicts),
@@ -143,36 +204,85 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	if len(checked.Verdicts) == 0 {
 		run.ExitCode = harness.ExitUnknown
 	}
+	out := cmd.OutOrStdout()
 	if f.out != "" {
 		run.Attachments = harness.Attachments(checked.Verdicts)
+		if run.Printed, err = checkOutput(path, run, checked, f.out); err != nil {
+			return err
+		}
 		if err := reports.WriteDir(f.out, run); err != nil {
+			text, _ := checkOutput(path, run, checked, "")
+			fmt.Fprint(out, text)
 			return err
 		}
 	}
-	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%s: %s\n", path, history.Plural(len(events), "event", ""))
-	if err := reports.PrintSummary(out, run, f.out); err != nil {
+	text, err := checkOutput(path, run, checked, f.out)
+	if err != nil {
 		return err
 	}
-	if err := harness.PrintCounterexamples(out, checked.Verdicts); err != nil {
-		return err
-	}
-	for _, s := range checked.Skipped {
-		fmt.Fprintf(out, "skipped %s: %s\n", s.Check, s.Reason)
-	}
-	if len(checked.Verdicts) == 0 {
-		fmt.Fprintln(out, "no check applies to this history: nothing was judged (exit 3)")
-	}
+	fmt.Fprint(out, text)
 	if run.ExitCode != harness.ExitValid {
 		return exitError{run.ExitCode}
 	}
 	return nil
 }
 
-func (f checkFlags) record(path string, names []string) checkConfig {
+// fileExists reports whether path is a regular file.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// checkOutput is what check prints: the history's size, the summary (with
+// the run directory dir, when set), the counterexamples and the checks left
+// out.
+func checkOutput(path string, run reports.Run, checked harness.Checked, dir string) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", path, history.Plural(len(run.Events), "event", ""))
+	if err := reports.PrintSummary(&b, run, dir); err != nil {
+		return "", err
+	}
+	if err := harness.PrintCounterexamples(&b, checked.Verdicts); err != nil {
+		return "", err
+	}
+	for _, s := range checked.Skipped {
+		fmt.Fprintf(&b, "skipped %s: %s\n", s.Check, s.Reason)
+	}
+	if len(checked.Verdicts) == 0 {
+		fmt.Fprintln(&b, "no check applies to this history: nothing was judged (exit 3)")
+	}
+	return b.String(), nil
+}
+
+func (f checkFlags) record(path string, names []string, cfg models.Config) checkConfig {
 	opts, _ := parseOpts("--opt", f.opts)
-	return checkConfig{History: path, Checks: names, Storage: f.storage, Resource: f.resource,
-		Initial: f.initial, Options: opts, Steps: f.steps, Budget: f.budget.String()}
+	if opts == nil {
+		opts = map[string]string{}
+	}
+	c := checkConfig{History: path, Checks: names, Storage: "unfenced", FenceReads: cfg.ReadsFenced, Resource: f.resource,
+		Initial: f.initial, Options: opts, Steps: cfg.Budget.Steps, Budget: "unbounded"}
+	if cfg.StorageFenced {
+		c.Storage = "fenced"
+	}
+	if cfg.Resource != "" {
+		c.Resource = string(cfg.Resource)
+	}
+	if len(c.Checks) == 0 {
+		c.Checks = []string{"default"}
+	}
+	if c.Initial == nil {
+		c.Initial = []string{}
+	}
+	switch {
+	case c.Steps == 0:
+		c.Steps = models.DefaultSteps
+	case c.Steps < 0:
+		c.Steps = -1
+	}
+	if cfg.Budget.Time > 0 {
+		c.Budget = cfg.Budget.Time.String()
+	}
+	return c
 }
 
 // checkCommand is the command line that repeats the check.
@@ -193,7 +303,7 @@ func checkCommand(path string, f checkFlags) string {
 	for _, kv := range f.opts {
 		args = append(args, "-o", kv)
 	}
-	if f.steps != 0 {
+	if f.steps != models.DefaultSteps {
 		args = append(args, "--check-steps", fmt.Sprint(f.steps))
 	}
 	if f.budget != 60*time.Second {

@@ -11,11 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reports"
 )
 
 // usageError marks errors in what the user asked for (exit code 2).
@@ -46,7 +50,7 @@ liveness), and writes a run directory with an HTML report.
 Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
 3 a check could not decide or a liveness check failed; 4 the harness crashed.`,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newReportCmd())
 	root.AddCommand(newScenariosCmd(), newReproCmd(), newExploreCmd())
@@ -64,22 +68,94 @@ func main() {
 func execute(args []string) int {
 	root := newRoot()
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	var ee exitError
 	var ue usageError
+	var oe *reports.OutDirError
 	switch {
 	case err == nil:
 		return harness.ExitValid
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command"):
-		fmt.Fprintf(os.Stderr, "locklab: %v\n", err)
-		fmt.Fprintln(os.Stderr, "Run 'locklab --help' for usage.")
+	case errors.As(err, &ue) || errors.As(err, &oe) || strings.HasPrefix(err.Error(), "unknown command"):
+		fmt.Fprintf(os.Stderr, "locklab: %s\n", plainMessage(err))
+		fmt.Fprintf(os.Stderr, "See '%s --help'.\n", helpPath(root, cmd))
 		return harness.ExitUsage
 	default:
-		fmt.Fprintf(os.Stderr, "locklab: %v\n", err)
+		fmt.Fprintf(os.Stderr, "locklab: %s\n", plainMessage(err))
 		return harness.ExitCrash
 	}
+}
+
+// helpPath is the command whose help covers the error: the subcommand that
+// failed, or locklab itself.
+func helpPath(root, cmd *cobra.Command) string {
+	if cmd == nil {
+		return root.CommandPath()
+	}
+	return cmd.CommandPath()
+}
+
+// flagError turns pflag's parse errors into usage errors in plain words:
+// `--seed "abc": want a whole number ≥ 0` rather than `invalid argument
+// "abc" for "--seed" flag: strconv.ParseUint: parsing "abc": invalid syntax`.
+func flagError(_ *cobra.Command, err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return usageError{err}
+	}
+	f := ive.GetFlag()
+	want := map[string]string{
+		"int": "a whole number", "int64": "a whole number", "int32": "a whole number",
+		"uint": "a whole number ≥ 0", "uint64": "a whole number ≥ 0", "uint32": "a whole number ≥ 0",
+		"float64": "a number", "bool": "true or false", "duration": durationHint,
+	}[f.Value.Type()]
+	var ne *strconv.NumError
+	switch {
+	case want == "":
+		return usageError{fmt.Errorf("--%s %q: %s", f.Name, ive.GetValue(), plainMessage(ive.Unwrap()))}
+	case errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange):
+		return usageError{fmt.Errorf("--%s %q: out of range", f.Name, ive.GetValue())}
+	}
+	return usageError{fmt.Errorf("--%s %q: want %s", f.Name, ive.GetValue(), want)}
+}
+
+// durationHint says what a duration looks like.
+const durationHint = "a duration such as 30s, 1m30s or 200ms"
+
+// timeError matches the errors of time.ParseDuration, which have no type.
+var timeError = regexp.MustCompile(`time: (invalid duration|missing unit in duration|unknown unit "[^"]*" in duration) "[^"]*"`)
+
+// plainMessage is err's message without Go's internals: the strconv and time
+// parse errors that option parsers pass on are said in plain words.
+func plainMessage(err error) string {
+	msg := err.Error()
+	for e := err; e != nil; {
+		var ne *strconv.NumError
+		if !errors.As(e, &ne) {
+			break
+		}
+		msg = strings.ReplaceAll(msg, ne.Error(), plainNumError(ne))
+		e = ne.Err
+	}
+	return timeError.ReplaceAllString(msg, "not "+durationHint)
+}
+
+// plainNumError says what a strconv error means to the person who typed the
+// value.
+func plainNumError(ne *strconv.NumError) string {
+	if errors.Is(ne.Err, strconv.ErrRange) {
+		return "out of range"
+	}
+	switch ne.Func {
+	case "ParseBool":
+		return "want true or false"
+	case "ParseFloat":
+		return "not a number"
+	case "ParseUint":
+		return "not a whole number ≥ 0"
+	}
+	return "not a whole number"
 }
 
 // noArgs is cobra.NoArgs with a usage error.

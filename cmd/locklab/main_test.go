@@ -39,7 +39,7 @@ func TestUsageErrorsExitWithTheUsageCode(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--system", "mongo"}, `unknown system "mongo"`},
-		{[]string{"run", "--clients", "many"}, `invalid argument "many" for "--clients"`},
+		{[]string{"run", "--clients", "many"}, `--clients "many": want a whole number`},
 		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"run", "-o", "ttl"}, `--opt "ttl": want key=value`},
 		{[]string{"run", "-o", "ttl=forever"}, `redis option ttl="forever"`},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/reports/browser"
@@ -41,13 +42,34 @@ be read or the report not written (or, with --screenshot, the page did not rende
 		Example: `  locklab report runs/redis-fenced-counter-unfenced-pause-seed7
   locklab report --screenshot runs/redis-fenced-counter-unfenced-pause-seed7`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd.OutOrStdout(), args[0], f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.validate(cmd.Flags()); err != nil {
+				return err
+			}
+			return runReport(cmd.OutOrStdout(), args[0], f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.screenshot, "screenshot", false, "open the report in headless Chromium, check it rendered, save "+reports.ScreenshotFile)
 	fl.StringVar(&f.browser, "browser", "", "browser executable for --screenshot (default: chromium or chrome on PATH)")
 	fl.IntVar(&f.height, "screenshot-height", 2400, "height in pixels of the page's top that --screenshot captures")
 	return cmd
+}
+
+// validate rejects flags that would be ignored or replaced.
+func (f reportFlags) validate(fl *pflag.FlagSet) error {
+	if err := noEmptyStrings(fl); err != nil {
+		return err
+	}
+	for _, name := range []string{"browser", "screenshot-height"} {
+		if fl.Changed(name) && !f.screenshot {
+			return usage("--%s applies to --screenshot, which is not given", name)
+		}
+	}
+	if f.height <= 0 {
+		return usage("--screenshot-height %d: want a positive number of pixels", f.height)
+	}
+	return nil
 }
 
 func runReport(out io.Writer, dir string, f reportFlags) error {
@@ -93,17 +115,31 @@ func printReportFiles(out io.Writer, dir string, w reports.Written, elapsed time
 
 func kb(n int64) string { return fmt.Sprintf("%.0f KB", float64(n)/1024) }
 
-// screenshot opens the report in a headless browser and checks what it shows.
+// screenshot opens the report in a headless browser and checks what it
+// shows. The screenshot is written beside report.png and renamed over it
+// once the page rendered, so a failure leaves no half-written image.
 func screenshot(out io.Writer, dir string, f reportFlags) error {
 	shot := filepath.Join(dir, reports.ScreenshotFile)
+	tmp, err := os.CreateTemp(dir, "."+reports.ScreenshotFile+".tmp-*.png")
+	if err != nil {
+		return fmt.Errorf("screenshot: %w", err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
 	page, err := browser.Render(filepath.Join(dir, reports.ReportFile), browser.Options{
-		Browser: f.browser, Screenshot: shot, Height: f.height})
+		Browser: f.browser, Screenshot: tmp.Name(), Height: f.height})
 	if err != nil {
 		return fmt.Errorf("screenshot: %w", err)
 	}
 	if page.Rendered != "ok" || page.Overall == "" {
 		return fmt.Errorf("screenshot: %s did not render (verdict %q, %d of %d images loaded, %d broken)",
 			shot, page.Overall, page.Loaded, page.Images, page.Broken)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("screenshot: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), shot); err != nil {
+		return fmt.Errorf("screenshot: %w", err)
 	}
 	fmt.Fprintf(out, "screenshot: %s (rendered verdict %s, %d of %d images loaded)\n", shot, page.Overall, page.Loaded, page.Images)
 	return nil

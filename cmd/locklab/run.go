@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
 )
@@ -35,6 +37,9 @@ func newRunCmd() *cobra.Command {
   locklab run --system redis --nemesis-file schedule.json --time 30s`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.validate(cmd.Flags()); err != nil {
+				return err
+			}
 			if !cmd.Flags().Changed("seed") {
 				f.seed = uint64(time.Now().UnixNano()) % 1_000_000
 			}
@@ -50,13 +55,13 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: unfenced or fenced")
 	fl.BoolVar(&f.fenceReads, "fence-reads", false, "fenced storage also fences reads")
 	fl.StringVar(&f.nemesis, "nemesis", "none", "faults drawn at random: none, random, or a list of "+kindList())
-	fl.StringVar(&f.nemesisFile, "nemesis-file", "", "a fault schedule file (JSON) instead of --nemesis")
+	fl.StringVar(&f.nemesisFile, "nemesis-file", "", "a fault schedule file (JSON) instead of --nemesis (not both)")
 	fl.StringArrayVarP(&f.sysOpts, "opt", "o", nil, "system option key=value (repeatable), e.g. -o ttl=5s -o fencing=true")
 	fl.StringArrayVarP(&f.wlOpts, "workload-opt", "w", nil, "workload option key=value (repeatable), e.g. -w hold=200ms")
-	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.CheckNames, ", ")+"); +name adds a check to the default selection")
+	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.RunCheckNames(), ", ")+"); +name adds a check to the default selection")
 	fl.DurationVar(&f.checkBudget, "check-budget", 60*time.Second, "wall-clock budget of each key's search in the search-based checks (0: unbounded)")
-	fl.Int64Var(&f.checkSteps, "check-steps", 0, "step budget of each key's search, deterministic (0: the default, -1: unbounded)")
-	fl.StringVar(&f.out, "out", "", "run directory (default runs/<system>-<workload>-<storage>-<nemesis>-seed<N>)")
+	fl.Int64Var(&f.checkSteps, "check-steps", models.DefaultSteps, "step budget of each key's search, deterministic (-1: unbounded)")
+	fl.StringVar(&f.out, "out", "", "run directory (default runs/<system>-<workload>-<storage>-<nemesis>-seed<N>); a run directory from before is replaced whole, any other non-empty directory is refused")
 	return cmd
 }
 
@@ -68,6 +73,8 @@ func kindList() string {
 	return strings.Join(ks, ", ") + ", clock"
 }
 
+// parseOpts parses repeated key=value flags; a key given twice is an error
+// (the second would silently replace the first).
 func parseOpts(flag string, kvs []string) (map[string]string, error) {
 	if len(kvs) == 0 {
 		return nil, nil
@@ -78,12 +85,77 @@ func parseOpts(flag string, kvs []string) (map[string]string, error) {
 		if !ok || k == "" {
 			return nil, usage("%s %q: want key=value", flag, kv)
 		}
+		if old, dup := out[k]; dup {
+			return nil, usage("%s %s is given twice (%s=%s and %s=%s): give it once", flag, k, k, old, k, v)
+		}
 		out[k] = v
 	}
 	return out, nil
 }
 
-func (f runFlags) test() (harness.Test, error) {
+// validate rejects typed values that would otherwise be replaced or ignored:
+// a value the user typed is used or refused, never swapped for a default.
+func (f runFlags) validate(fl *pflag.FlagSet) error {
+	if err := noEmptyStrings(fl); err != nil {
+		return err
+	}
+	switch {
+	case fl.Changed("time") && f.simTime <= 0:
+		return usage("--time %v: the simulated duration must be positive", f.simTime)
+	case fl.Changed("clients") && (f.clients < 1 || f.clients > 1000):
+		return usage("--clients %d: want 1 to 1000 clients", f.clients)
+	case fl.Changed("nemesis") && fl.Changed("nemesis-file"):
+		return usage("--nemesis and --nemesis-file exclude each other: the schedule file is the faults of the run")
+	case f.fenceReads && f.storage != string(storage.Fenced):
+		return usage("--fence-reads needs --storage fenced (an unfenced storage fences nothing)")
+	}
+	if err := checkBudgetFlags(f.checkBudget, f.checkSteps); err != nil {
+		return err
+	}
+	_, err := checkNames(f.checks, fl.Changed("checks"))
+	return err
+}
+
+// noEmptyStrings rejects a string flag typed empty: a command would treat it
+// as not given and use the default.
+func noEmptyStrings(fl *pflag.FlagSet) error {
+	var err error
+	fl.Visit(func(fg *pflag.Flag) {
+		if err == nil && fg.Value.Type() == "string" && fg.Value.String() == "" {
+			err = usage("--%s is empty: give a value or leave the flag out", fg.Name)
+		}
+	})
+	return err
+}
+
+// checkBudgetFlags rejects search budgets that mean nothing.
+func checkBudgetFlags(budget time.Duration, steps int64) error {
+	if budget < 0 {
+		return usage("--check-budget %v: want a positive duration, or 0 for no wall-clock bound", budget)
+	}
+	if steps == 0 || steps < -1 {
+		return usage("--check-steps %d: want a positive number of steps, or -1 for no bound", steps)
+	}
+	return nil
+}
+
+// checkNames splits --checks; an empty name is an error.
+func checkNames(list string, given bool) ([]string, error) {
+	if !given {
+		return nil, nil
+	}
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" || n == "+" {
+			return nil, usage("--checks %q: an empty check name", list)
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
+func (f runFlags) test(fl *pflag.FlagSet) (harness.Test, error) {
 	t := harness.Test{
 		System: f.system, Workload: f.workload, Clients: f.clients, Time: f.simTime, Seed: f.seed,
 		Storage: storage.Mode(f.storage), FenceReads: f.fenceReads, Nemesis: f.nemesis, CheckBudget: f.checkBudget,
@@ -99,8 +171,8 @@ func (f runFlags) test() (harness.Test, error) {
 	if t.WorkloadOptions, err = parseOpts("--workload-opt", f.wlOpts); err != nil {
 		return t, err
 	}
-	if f.checks != "" {
-		t.Checks = strings.Split(f.checks, ",")
+	if t.Checks, err = checkNames(f.checks, fl.Changed("checks")); err != nil {
+		return t, err
 	}
 	if f.nemesisFile != "" {
 		s, err := nemesis.ReadFile(f.nemesisFile)
@@ -113,7 +185,7 @@ func (f runFlags) test() (harness.Test, error) {
 }
 
 func runRun(cmd *cobra.Command, f runFlags) error {
-	t, err := f.test()
+	t, err := f.test(cmd.Flags())
 	if err != nil {
 		return err
 	}
@@ -134,7 +206,11 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
-	fmt.Fprintf(out, "seed %d: %s\n", t.Seed, command)
+	if err := reports.CheckOutDir(dir); err != nil {
+		return err
+	}
+	first := fmt.Sprintf("seed %d: %s\n", t.Seed, command)
+	fmt.Fprint(out, first)
 	start := time.Now()
 	res, err := prep.Run()
 	if err != nil {
@@ -145,15 +221,20 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	wall := time.Since(start)
 	run := res.Report(command)
-	if err := reports.WriteDir(dir, run); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "simulated %v in %v (%.0fx real time), %d kernel events\n",
+	speed := fmt.Sprintf("simulated %v in %v (%.0fx real time), %d kernel events\n",
 		t.Time, wall.Round(time.Millisecond), t.Time.Seconds()/wall.Seconds(), res.KernelEvents)
-	if err := reports.PrintSummary(out, run, dir); err != nil {
+	var rest strings.Builder
+	if err := reports.PrintSummary(&rest, run, dir); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, reports.ReportFile))
+	fmt.Fprintf(&rest, "report: %s\n", filepath.Join(dir, reports.ReportFile))
+	run.Printed = first + speed + rest.String()
+	if err := reports.WriteDir(dir, run); err != nil {
+		fmt.Fprint(out, speed)
+		_ = reports.PrintSummary(out, run, "")
+		return err
+	}
+	fmt.Fprint(out, speed+rest.String())
 	if run.ExitCode != harness.ExitValid {
 		return exitError{run.ExitCode}
 	}
