@@ -23,6 +23,7 @@ type runFlags struct {
 	checkSteps                                                   int64
 	fenceReads                                                   bool
 	sysOpts, wlOpts                                              []string
+	live                                                         livenessFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -57,6 +58,7 @@ func newRunCmd() *cobra.Command {
 	fl.DurationVar(&f.checkBudget, "check-budget", 60*time.Second, "wall-clock budget of each key's search in the search-based checks (0: unbounded)")
 	fl.Int64Var(&f.checkSteps, "check-steps", 0, "step budget of each key's search, deterministic (0: the default, -1: unbounded)")
 	fl.StringVar(&f.out, "out", "", "run directory (default runs/<system>-<workload>-<storage>-<nemesis>-seed<N>)")
+	f.live.register(fl)
 	return cmd
 }
 
@@ -109,6 +111,7 @@ func (f runFlags) test() (harness.Test, error) {
 		}
 		t.Schedule = &s
 	}
+	f.live.apply(&t)
 	return t.WithDefaults(), nil
 }
 
@@ -136,7 +139,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	fmt.Fprintf(out, "seed %d: %s\n", t.Seed, command)
 	start := time.Now()
-	res, err := prep.Run()
+	res, err := runWatched(cmd, prep)
 	if err != nil {
 		if errors.Is(err, harness.ErrCrash) {
 			return fmt.Errorf("%w\nreplay: %s", err, command)
