@@ -47,9 +47,12 @@ type Availability struct {
 //
 // DefaultMinSuccess: with the default workload (5 clients contending for one
 // lock, 100 ms holds, a 5 s wait budget) every system grants 99% of the
-// attempts without faults, and at least 80% of the attempts made outside
-// fault windows in random-fault runs; a lock that refuses most of its
-// clients (1000 clients on one lock: under 5%) starves them.
+// attempts without faults; under random faults (100 seeds of each system with
+// the fenced-counter and list-append workloads) at least 64% of the attempts
+// made outside fault windows succeed (raftkv's worst seed; 85% for Redis and
+// Redlock, 90% or more in 95 of 100 seeds). 1000 clients on one lock get under
+// 5%, and a nested acquire of a lock that is not reentrant about 17%: those
+// clients starve.
 const (
 	DefaultStallMax    = 10 * time.Second
 	DefaultRecoveryMax = 30 * time.Second
