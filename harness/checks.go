@@ -129,6 +129,10 @@ func CheckConfig(t Test, initial map[string]int64) models.Config {
 		StorageFenced:  t.Storage == storage.Fenced,
 		ReadsFenced:    t.Storage == storage.Fenced && t.FenceReads,
 		InitialDefault: 0,
+		StallMax:       t.Liveness.StallMax,
+		RecoveryMax:    t.Liveness.RecoveryMax,
+		MinSuccess:     t.Liveness.MinSuccess,
+		MinAttempts:    t.Liveness.MinAttempts,
 	}
 }
 

@@ -22,5 +22,11 @@
 // seeds random faults need to rediscover a catalog counterexample of a given
 // kind (ViolationKinds classifies overlaps as gc-pause, clock-jump, failover).
 //
+// A run's history is bounded (Test.MaxHistoryEvents, about BytesPerEvent of
+// memory each): a run whose history, extrapolated from its first 1% (10 s to
+// a minute of simulated time), would pass the bound is refused, and one that
+// passes it anyway stops, both with ErrTooLarge. RunWatched reports progress
+// to a callback. Neither changes what a run records.
+//
 // Run is deterministic: the same Test gives the same history, byte for byte.
 package harness

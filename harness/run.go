@@ -187,14 +187,20 @@ func Run(t Test) (Result, error) {
 }
 
 // Run executes the prepared world for the test's duration and checks it.
-func (p *Prepared) Run() (res Result, err error) {
+func (p *Prepared) Run() (res Result, err error) { return p.RunWatched(Watch{}) }
+
+// RunWatched is Run reporting progress to w. A history that would exceed the
+// test's MaxHistoryEvents stops the run with ErrTooLarge (see simulate).
+func (p *Prepared) RunWatched(w Watch) (res Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w (seed %d): %v", ErrCrash, p.Test.Seed, r)
 		}
 		p.World.Close()
 	}()
-	p.World.RunUntil(p.Test.Time)
+	if err := p.simulate(w); err != nil {
+		return Result{}, err
+	}
 	p.World.Close()
 	events := p.Log.Events()
 	sel, err := p.Test.selectChecks()

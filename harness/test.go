@@ -48,6 +48,11 @@ type Test struct {
 	// CheckSteps bounds each key's search in model steps, deterministically.
 	// Default 0: models.DefaultSteps; -1: unbounded.
 	CheckSteps int64 `json:"check_steps,omitempty"`
+	// Liveness tunes the liveness check; zero fields take its defaults.
+	Liveness Liveness `json:"liveness,omitzero"`
+	// MaxHistoryEvents bounds the history a run may record (and so its
+	// memory). Default 0: DefaultMaxHistoryEvents. See Prepared.RunWatched.
+	MaxHistoryEvents int64 `json:"max_history_events,omitempty"`
 }
 
 // Unbounded is the CheckBudget that lets search-based checks run to the end.
@@ -115,6 +120,12 @@ func (t Test) Validate() error {
 	if _, err := t.selectChecks(); err != nil {
 		return err
 	}
+	if err := t.Liveness.validate(); err != nil {
+		return err
+	}
+	if t.MaxHistoryEvents < 0 {
+		return fmt.Errorf("max history events: must be positive, got %d", t.MaxHistoryEvents)
+	}
 	return nil
 }
 
@@ -166,6 +177,10 @@ func (t Test) Args() []string {
 	}
 	if t.CheckSteps != 0 && t.CheckSteps != models.DefaultSteps {
 		args = append(args, "--check-steps", fmt.Sprint(t.CheckSteps))
+	}
+	args = append(args, t.Liveness.args()...)
+	if t.MaxHistoryEvents != 0 {
+		args = append(args, "--max-history-events", fmt.Sprint(t.MaxHistoryEvents))
 	}
 	return args
 }

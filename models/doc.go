@@ -32,7 +32,9 @@
 //   - fencing-tokens (FencingTokens): tokens increase strictly in the
 //     real-time order of grants; a fencing storage never accepts a token lower
 //     than one it accepted.
-//   - liveness (Availability): the share of acquires that succeeded, stalls
+//   - liveness (Availability): the share of acquires that succeeded outside
+//     fault windows (at least half by default: clients that mostly time out
+//     starve, whether the lock is broken or oversubscribed), stalls
 //     (clients wanted a lock nobody held, outside fault windows: deadlocks and
 //     orphaned locks) and the recovery time after each fault window.
 //

@@ -43,14 +43,15 @@ type Config struct {
 	// StorageFenced says the storage fences writes with the lock's tokens (and
 	// ReadsFenced, reads too). Default false.
 	StorageFenced, ReadsFenced bool
-	// StallMax, RecoveryMax and MinSuccess tune the liveness check (see
-	// Availability for their defaults).
+	// StallMax, RecoveryMax, MinSuccess and MinAttempts tune the liveness
+	// check (see Availability for their defaults; nil or 0 takes them).
 	StallMax, RecoveryMax time.Duration
-	MinSuccess            float64
+	MinSuccess            *float64
+	MinAttempts           int
 }
 
 // ConfigKeys are the keys Config.Set understands.
-var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fence-reads", "stall", "recovery", "min-success"}
+var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fence-reads", "stall", "recovery", "min-success", "min-attempts"}
 
 // Set sets one option from its textual form (-o key=value on the command line):
 //
@@ -62,7 +63,9 @@ var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fe
 //	fence-reads=BOOL   the fenced storage fences reads too
 //	stall=DURATION     the longest tolerated stall
 //	recovery=DURATION  the longest tolerated recovery after a fault
-//	min-success=SHARE  the least share of acquires that must succeed (0..1)
+//	min-success=SHARE  the least share of acquires made while no fault was
+//	                   active that must succeed (0..1; 0: not judged)
+//	min-attempts=N     how many such acquires the share needs to be judged
 func (c *Config) Set(key, val string) error {
 	var err error
 	switch key {
@@ -88,9 +91,11 @@ func (c *Config) Set(key, val string) error {
 	case "recovery":
 		c.RecoveryMax, err = positive(val)
 	case "min-success":
-		c.MinSuccess, err = strconv.ParseFloat(val, 64)
-		if err == nil && (c.MinSuccess < 0 || c.MinSuccess > 1) {
-			err = fmt.Errorf("must be between 0 and 1")
+		c.MinSuccess, err = ParseMinSuccess(val)
+	case "min-attempts":
+		c.MinAttempts, err = strconv.Atoi(val)
+		if err == nil && c.MinAttempts < 1 {
+			err = fmt.Errorf("must be at least 1")
 		}
 	default:
 		return fmt.Errorf("no check option %q (options: %s)", key, strings.Join(ConfigKeys, ", "))
@@ -124,6 +129,23 @@ func (c *Config) setInitial(val string) error {
 	return nil
 }
 
+// ParseMinSuccess parses a least share of successful acquires: a number
+// between 0 and 1, or a percentage ("50%").
+func ParseMinSuccess(val string) (*float64, error) {
+	num, pct := strings.CutSuffix(strings.TrimSpace(val), "%")
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return nil, fmt.Errorf("want a share between 0 and 1 or a percentage")
+	}
+	if pct {
+		f /= 100
+	}
+	if f < 0 || f > 1 || f != f {
+		return nil, fmt.Errorf("must be between 0 and 1 (0%%..100%%)")
+	}
+	return &f, nil
+}
+
 func positive(val string) (time.Duration, error) {
 	d, err := time.ParseDuration(val)
 	if err == nil && d <= 0 {
@@ -145,7 +167,7 @@ func (c Config) Suite() []Check {
 		LockService{Leases: true, Budget: c.Budget},
 		LockService{Budget: c.Budget},
 		FencingTokens{Budget: c.Budget, StorageFenced: c.StorageFenced, ReadsFenced: c.ReadsFenced},
-		Availability{StallMax: c.StallMax, RecoveryMax: c.RecoveryMax, MinSuccess: c.MinSuccess},
+		Availability{StallMax: c.StallMax, RecoveryMax: c.RecoveryMax, MinSuccess: c.MinSuccess, MinAttempts: c.MinAttempts},
 	}
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -81,4 +82,28 @@ func BenchmarkRPC(b *testing.B) {
 	}
 	b.StopTimer()
 	w.Close()
+}
+
+// BenchmarkRunUntilObserved measures RunUntil with an observer called every
+// 4096 events (what the harness installs for progress and memory bounds);
+// compare with every=0 (no observer).
+func BenchmarkRunUntilObserved(b *testing.B) {
+	for _, every := range []uint64{0, 4096} {
+		b.Run(fmt.Sprintf("every=%d", every), func(b *testing.B) {
+			w := NewWorld(Config{})
+			var tick func()
+			tick = func() { w.After(time.Millisecond, tick) }
+			for i := range 1000 {
+				w.At(time.Duration(i)*time.Microsecond, tick)
+			}
+			calls := 0
+			w.Observe(every, func() { calls++ })
+			b.ReportAllocs()
+			b.ResetTimer()
+			for w.Processed() < uint64(b.N) {
+				w.RunUntil(w.Now() + time.Second)
+			}
+			b.ReportMetric(float64(w.Processed())/b.Elapsed().Seconds(), "events/s")
+		})
+	}
 }

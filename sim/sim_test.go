@@ -287,6 +287,11 @@ func TestCloseUnwindsEveryProcess(t *testing.T) {
 // trace runs a small world that exercises every primitive and returns a log of
 // everything that happened, for the determinism test.
 func trace(seed uint64) string {
+	return traceRun(seed, func(w *World) { w.Run(2 * time.Second) })
+}
+
+// traceRun is trace with run running the world for its two seconds.
+func traceRun(seed uint64, run func(w *World)) string {
 	w := NewWorld(Config{Seed: seed, Link: Link{LatencyMin: time.Millisecond, LatencyMax: 20 * time.Millisecond,
 		Loss: 0.05, Duplicate: 0.05, Reorder: 0.1, ReorderDelay: 30 * time.Millisecond}})
 	var b strings.Builder
@@ -309,7 +314,7 @@ func trace(seed uint64) string {
 	w.At(500*time.Millisecond, srv.Crash)
 	w.At(600*time.Millisecond, srv.Restart)
 	w.At(650*time.Millisecond, func() { c0.JumpClock(time.Second); c0.SetDrift(0.5) })
-	w.Run(2 * time.Second)
+	run(w)
 	w.Close()
 	fmt.Fprintf(&b, "events=%d net=%+v\n", w.Processed(), w.Network().Stats())
 	return b.String()

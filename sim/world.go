@@ -37,6 +37,8 @@ type World struct {
 	processed uint64
 	running   *Proc
 	closed    bool
+	obs       *observer
+	stopped   bool
 }
 
 // NewWorld creates an empty world at true time zero.
@@ -134,12 +136,16 @@ func (w *World) dispatch(e event) {
 }
 
 // RunUntil executes events in order until true time t is reached or the queue
-// is empty, then sets the clock to t. Events scheduled exactly at t run.
+// is empty, then sets the clock to t. Events scheduled exactly at t run. An
+// observer (Observe) that calls Stop ends it early, the clock left at the last
+// event executed.
 func (w *World) RunUntil(t time.Duration) {
-	for w.queue.len() > 0 && !w.closed && w.queue.peek().at <= t {
+	w.stopped = false
+	for w.queue.len() > 0 && !w.closed && !w.stopped && w.queue.peek().at <= t {
 		w.Step()
+		w.observe()
 	}
-	if t > w.now {
+	if t > w.now && !w.stopped {
 		w.now = t
 	}
 }

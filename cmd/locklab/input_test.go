@@ -167,7 +167,7 @@ func TestUserErrorsArePlainAndExitTwo(t *testing.T) {
 		{[]string{"run", "-o", "ttl=forever"}, `redis option ttl="forever": not a duration (write it like 250ms, 10s or 1m30s)`, "locklab run"},
 		{[]string{"run", "-w", "keys=x"}, `fenced-counter option keys="x": not an integer`, "locklab run"},
 		{[]string{"check", hist, "-o", "steps=abc"}, `check option steps="abc": not a whole number`, "locklab check"},
-		{[]string{"check", hist, "-o", "min-success=x"}, `check option min-success="x": not a number`, "locklab check"},
+		{[]string{"check", hist, "-o", "min-success=x"}, `check option min-success="x": want a share between 0 and 1 or a percentage`, "locklab check"},
 		{[]string{"check", writeFile(t, dir, "array.jsonl", "[1,2]\n")}, "array.jsonl:1: not a JSON event: want an object, got an array", "locklab check"},
 		{[]string{"check", writeFile(t, dir, "type.jsonl", `{"time":1,"process":0,"type":5,"f":"acquire"}`+"\n")}, `type.jsonl:1: field "type": want a string, got a number`, "locklab check"},
 		{[]string{"report", afile}, "is not a run directory", "locklab report"},

@@ -111,9 +111,16 @@ func flagError(_ *cobra.Command, err error) error {
 		"float64": "a number", "bool": "true or false", "duration": durationHint,
 	}[f.Value.Type()]
 	var ne *strconv.NumError
+	inner := ive.Unwrap()
+	if inner == nil {
+		inner = err
+	}
+	parseFailed := errors.As(inner, &ne) || timeError.MatchString(inner.Error())
 	switch {
-	case want == "":
-		return usageError{fmt.Errorf("--%s %q: %s", f.Name, ive.GetValue(), plainMessage(ive.Unwrap()))}
+	case want == "" || !parseFailed:
+		// A flag of its own type, or a value that parsed but is out of the
+		// flag's bounds: its own message says what is wanted.
+		return usageError{fmt.Errorf("--%s %q: %s", f.Name, ive.GetValue(), plainMessage(inner))}
 	case errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange):
 		return usageError{fmt.Errorf("--%s %q: out of range", f.Name, ive.GetValue())}
 	}

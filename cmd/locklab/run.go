@@ -25,6 +25,7 @@ type runFlags struct {
 	checkSteps                                                   int64
 	fenceReads                                                   bool
 	sysOpts, wlOpts                                              []string
+	live                                                         livenessFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -62,6 +63,7 @@ func newRunCmd() *cobra.Command {
 	fl.DurationVar(&f.checkBudget, "check-budget", 60*time.Second, "wall-clock budget of each key's search in the search-based checks (0: unbounded)")
 	fl.Int64Var(&f.checkSteps, "check-steps", models.DefaultSteps, "step budget of each key's search, deterministic (-1: unbounded)")
 	fl.StringVar(&f.out, "out", "", "run directory (default runs/<system>-<workload>-<storage>-<nemesis>-seed<N>); a run directory from before is replaced whole, any other non-empty directory is refused")
+	f.live.register(fl)
 	return cmd
 }
 
@@ -181,6 +183,7 @@ func (f runFlags) test(fl *pflag.FlagSet) (harness.Test, error) {
 		}
 		t.Schedule = &s
 	}
+	f.live.apply(&t)
 	return t.WithDefaults(), nil
 }
 
@@ -212,7 +215,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	first := fmt.Sprintf("seed %d: %s\n", t.Seed, command)
 	fmt.Fprint(out, first)
 	start := time.Now()
-	res, err := prep.Run()
+	res, err := runWatched(cmd, prep)
 	if err != nil {
 		if errors.Is(err, harness.ErrCrash) {
 			return fmt.Errorf("%w\nreplay: %s", err, command)

@@ -1,0 +1,279 @@
+package models
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/locklab/locklab/history"
+)
+
+// acquireShare is how many acquire attempts succeeded, overall and outside
+// fault windows, and what explains the failures.
+type acquireShare struct {
+	// attempts and succeeded count every acquire attempt.
+	attempts, succeeded int
+	// calm and calmOK count the attempts that overlapped no fault window
+	// that excuses unavailability: the ones the share is judged on.
+	calm, calmOK int
+	// selfBlocked counts the calm attempts that did not succeed although
+	// their own client held the key when it asked (a nested acquire of a lock
+	// that is not reentrant).
+	selfBlocked int
+	// clients are the clients that tried; neverAcquired those (sorted) whose
+	// every attempt failed.
+	clients       int
+	neverAcquired []string
+	// busy is the share of the time, from the first attempt to the end of
+	// the history, in which some client held the lock (averaged over keys).
+	busy float64
+}
+
+// clientOf names the client of an operation: its node, or its process.
+func clientOf(o op) string {
+	if o.Invoke.Node != "" {
+		return o.Invoke.Node
+	}
+	return fmt.Sprintf("p%d", o.Invoke.Process)
+}
+
+// measureShare counts the acquire attempts of ops; hs are the holdings and
+// faults the excusing fault windows (by start) of a history ending at end.
+func measureShare(ops []op, hs []Holding, faults []faultWindow, end int64) acquireShare {
+	var s acquireShare
+	calm := calmTest(faults)
+	own := ownHoldings(hs)
+	acquired := map[string]bool{}
+	var order []string
+	first, keys := int64(-1), map[string]bool{}
+	for _, o := range ops {
+		if o.Invoke.F != history.FAcquire {
+			continue
+		}
+		client, ok := clientOf(o), o.Outcome() == history.OK
+		if _, seen := acquired[client]; !seen {
+			order = append(order, client)
+		}
+		acquired[client] = acquired[client] || ok
+		if first < 0 {
+			first = o.Invoke.Time
+		}
+		keys[o.Invoke.Key] = true
+		s.attempts++
+		if ok {
+			s.succeeded++
+		}
+		if !calm(o.Invoke.Time, completionTime(o, end)) {
+			continue
+		}
+		s.calm++
+		switch {
+		case ok:
+			s.calmOK++
+		case own(client, o.Invoke.Key, o.Invoke.Time):
+			s.selfBlocked++
+		}
+	}
+	s.clients = len(order)
+	for _, c := range order {
+		if !acquired[c] {
+			s.neverAcquired = append(s.neverAcquired, c)
+		}
+	}
+	slices.SortFunc(s.neverAcquired, compareNames)
+	s.busy = busyShare(hs, keys, first, end)
+	return s
+}
+
+// compareNames orders client names naturally: c2 before c10.
+func compareNames(a, b string) int {
+	if len(a) != len(b) {
+		return cmp.Compare(len(a), len(b))
+	}
+	return strings.Compare(a, b)
+}
+
+// calmTest returns a test of whether [from, to] overlaps none of the fault
+// windows (sorted by start).
+func calmTest(faults []faultWindow) func(from, to int64) bool {
+	type span struct{ start, end int64 }
+	var merged []span
+	for _, w := range faults {
+		if n := len(merged); n > 0 && w.Start.Time <= merged[n-1].end {
+			merged[n-1].end = max(merged[n-1].end, w.End())
+			continue
+		}
+		merged = append(merged, span{w.Start.Time, w.End()})
+	}
+	return func(from, to int64) bool {
+		i, _ := slices.BinarySearchFunc(merged, from, func(s span, t int64) int {
+			if s.end <= t {
+				return -1
+			}
+			return 1
+		})
+		return i == len(merged) || merged[i].start >= to
+	}
+}
+
+// ownHoldings returns a test of whether client held key at time t.
+func ownHoldings(hs []Holding) func(client, key string, t int64) bool {
+	by := map[string][]Holding{}
+	for _, h := range hs {
+		k := holdKey(h.Node, h.Key)
+		by[k] = append(by[k], h)
+	}
+	for _, l := range by {
+		slices.SortFunc(l, func(a, b Holding) int { return cmp.Compare(a.Start, b.Start) })
+	}
+	return func(client, key string, t int64) bool {
+		l := by[holdKey(client, key)]
+		i, _ := slices.BinarySearchFunc(l, t, func(h Holding, t int64) int {
+			if h.Start <= t {
+				return -1
+			}
+			return 1
+		})
+		return i > 0 && l[i-1].End > t
+	}
+}
+
+// busyShare is the share of [from, end] in which some client held the lock,
+// averaged over keys.
+func busyShare(hs []Holding, keys map[string]bool, from, end int64) float64 {
+	if from < 0 || end <= from || len(keys) == 0 {
+		return 0
+	}
+	by := map[string][]Holding{}
+	for _, h := range hs {
+		if keys[h.Key] {
+			by[h.Key] = append(by[h.Key], h)
+		}
+	}
+	var held int64
+	for _, l := range by {
+		slices.SortFunc(l, func(a, b Holding) int { return cmp.Compare(a.Start, b.Start) })
+		cur := from
+		for _, h := range l {
+			start, stop := max(h.Start, cur), min(h.End, end)
+			if stop > start {
+				held += stop - start
+				cur = stop
+			}
+		}
+	}
+	return float64(held) / float64(int64(len(keys))*(end-from))
+}
+
+func (s acquireShare) share() float64 { return ratio(s.succeeded, s.attempts) }
+
+func (s acquireShare) calmShare() float64 { return ratio(s.calmOK, s.calm) }
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func (s acquireShare) stats() map[string]float64 {
+	return map[string]float64{
+		"acquire-attempts":           float64(s.attempts),
+		"acquire-success":            s.share(),
+		"acquire-attempts-no-fault":  float64(s.calm),
+		"acquire-success-no-fault":   s.calmShare(),
+		"clients":                    float64(s.clients),
+		"clients-never-acquired":     float64(len(s.neverAcquired)),
+		"lock-held-share":            s.busy,
+		"acquire-failed-self-holder": float64(s.selfBlocked),
+	}
+}
+
+// starving reports whether too few of the calm attempts succeeded.
+func (s acquireShare) starving(c Availability) bool {
+	return s.calm >= c.MinAttempts && s.calmShare() < *c.MinSuccess
+}
+
+// judgedOn says which attempts the share was judged on.
+func (s acquireShare) judgedOn() string {
+	if s.calm == s.attempts {
+		return fmt.Sprintf("%d acquire attempts", s.attempts)
+	}
+	return fmt.Sprintf("the %d acquire attempts made while no fault was active (%.1f%% of all %d)", s.calm, 100*s.share(), s.attempts)
+}
+
+// starvation is the one-line problem: the share, the clients that never got
+// the lock, and what explains it.
+func (s acquireShare) starvation(minSuccess float64) string {
+	msg := fmt.Sprintf("only %.1f%% of %s succeeded (at least %.1f%% required)", 100*s.calmShare(), s.judgedOn(), 100*minSuccess)
+	if n := len(s.neverAcquired); n > 0 {
+		msg += "; " + s.never()
+	}
+	return msg + "; " + s.cause()
+}
+
+// cause explains why attempts failed: the clients' own holdings, a lock too
+// busy for its clients, or a lock that was free.
+func (s acquireShare) cause() string {
+	switch {
+	case s.selfBlocked > 0:
+		return fmt.Sprintf("%d of the %d failed attempts were made by a client that already held the lock: "+
+			"a nested acquire of a lock that is not reentrant waits for itself, and the other clients wait for it",
+			s.selfBlocked, s.calm-s.calmOK)
+	case s.busy >= 0.9:
+		return fmt.Sprintf("the lock was held %.0f%% of the time: its clients want more of it than one holder at a time can have "+
+			"(contention; fewer clients, shorter holds or a longer acquire wait would let them through)", 100*s.busy)
+	}
+	return fmt.Sprintf("although the lock was free %.0f%% of the time", 100*(1-s.busy))
+}
+
+// never says how many clients never acquired the lock.
+func (s acquireShare) never() string {
+	if n := len(s.neverAcquired); n < s.clients {
+		return fmt.Sprintf("%d of %d clients never acquired the lock", n, s.clients)
+	}
+	if s.clients == 1 {
+		return "its one client never acquired the lock"
+	}
+	return fmt.Sprintf("none of the %d clients acquired the lock", s.clients)
+}
+
+// maxNamed caps the clients named in an explanation.
+const maxNamed = 10
+
+func (s acquireShare) explainStarvation(minSuccess float64) []string {
+	lines := []string{fmt.Sprintf("Only %.1f%% of %s succeeded; at least %.1f%% must (liveness min-success).",
+		100*s.calmShare(), s.judgedOn(), 100*minSuccess)}
+	if n := len(s.neverAcquired); n > 0 {
+		named := s.neverAcquired[:min(n, maxNamed)]
+		more := ""
+		if n > maxNamed {
+			more = fmt.Sprintf(" and %d more", n-maxNamed)
+		}
+		never := s.never()
+		lines = append(lines, fmt.Sprintf("%s%s: %s%s.", strings.ToUpper(never[:1]), never[1:], strings.Join(named, ", "), more))
+	}
+	cause := s.cause()
+	return append(lines, strings.ToUpper(cause[:1])+cause[1:]+".")
+}
+
+// summary is the share in a valid verdict's reason.
+func (s acquireShare) summary(c Availability) string {
+	out := fmt.Sprintf("%.1f%% of %d acquire attempts succeeded", 100*s.share(), s.attempts)
+	var notes []string
+	if s.calm != s.attempts {
+		notes = append(notes, fmt.Sprintf("%.1f%% of the %d made while no fault was active", 100*s.calmShare(), s.calm))
+	}
+	switch {
+	case *c.MinSuccess <= 0:
+	case s.calm < c.MinAttempts:
+		notes = append(notes, fmt.Sprintf("too few outside faults to judge the share: %d, at least %d needed", s.calm, c.MinAttempts))
+	default:
+		notes = append(notes, fmt.Sprintf("at least %.1f%% required", 100**c.MinSuccess))
+	}
+	if len(notes) > 0 {
+		out += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return out
+}
