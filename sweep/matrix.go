@@ -288,12 +288,16 @@ func verdicts(mx Matrix) []string {
 			design, parts, base = mr.Row.Design, nil, mr.Cost
 		}
 		var corrupted, broke, unavailable, unknown []string
+		brokeChecks := map[string]bool{}
 		for _, c := range mr.Cells {
 			switch c.State {
 			case StateCorrupted:
 				corrupted = append(corrupted, c.Column)
 			case StateLockBroke:
 				broke = append(broke, c.Column)
+				for k := range c.FailingChecks {
+					brokeChecks[k] = true
+				}
 			case StateUnavailable:
 				unavailable = append(unavailable, c.Column)
 			case StateUnknown:
@@ -305,7 +309,8 @@ func verdicts(mx Matrix) []string {
 			says = append(says, "data corrupted under "+strings.Join(corrupted, ", "))
 		}
 		if len(broke) > 0 {
-			says = append(says, "lock broke but fencing saved the data under "+strings.Join(broke, ", "))
+			says = append(says, "lock broke ("+strings.Join(sortedKeys(brokeChecks), ", ")+
+				") but fencing saved the data under "+strings.Join(broke, ", "))
 		}
 		if len(unknown) > 0 {
 			says = append(says, "undecided under "+strings.Join(unknown, ", "))

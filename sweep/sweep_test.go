@@ -3,6 +3,7 @@ package sweep
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +44,39 @@ func sweepTo(t *testing.T, g Grid, o Options) string {
 	return o.Dir
 }
 
+// whole is the small grid swept once with -j 1 and --keep failures, shared by
+// the tests that compare with it.
+var whole struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if whole.dir != "" {
+		os.RemoveAll(filepath.Dir(whole.dir))
+	}
+	os.Exit(code)
+}
+
+func wholeSweep(t *testing.T) string {
+	t.Helper()
+	whole.once.Do(func() {
+		tmp, err := os.MkdirTemp("", "sweep-test")
+		if err != nil {
+			whole.err = err
+			return
+		}
+		whole.dir = filepath.Join(tmp, "whole")
+		if _, whole.err = Sweep(smallGrid(t), Options{Dir: whole.dir, Jobs: 1}); whole.err == nil {
+			_, whole.err = Finish(whole.dir, KeepFailures, 1)
+		}
+	})
+	require.NoError(t, whole.err)
+	return whole.dir
+}
+
 func requireSameOutputs(t *testing.T, want, got string) {
 	t.Helper()
 	for _, f := range outputs {
@@ -56,14 +90,13 @@ func requireSameOutputs(t *testing.T, want, got string) {
 
 func TestOutputDoesNotDependOnJobs(t *testing.T) {
 	g := smallGrid(t)
-	one := sweepTo(t, g, Options{Jobs: 1, Keep: KeepNone})
-	two := sweepTo(t, g, Options{Jobs: 2, Keep: KeepNone})
+	one := wholeSweep(t)
+	two := sweepTo(t, g, Options{Jobs: 2})
 	requireSameOutputs(t, one, two)
 }
 
 func TestMatrixTellsCorruptedFromSafe(t *testing.T) {
-	g := smallGrid(t)
-	dir := sweepTo(t, g, Options{Jobs: 2})
+	dir := wholeSweep(t)
 	mx, err := BuildMatrix(dir)
 	require.NoError(t, err)
 	require.Len(t, mx.Rows, 2)
@@ -82,7 +115,7 @@ func TestMatrixTellsCorruptedFromSafe(t *testing.T) {
 
 func TestShardsMergeToTheWholeSweep(t *testing.T) {
 	g := smallGrid(t)
-	whole := sweepTo(t, g, Options{Jobs: 2, Keep: KeepNone})
+	whole := wholeSweep(t)
 	var dirs []string
 	for i := range 4 {
 		dir := filepath.Join(t.TempDir(), "shard")
@@ -96,18 +129,19 @@ func TestShardsMergeToTheWholeSweep(t *testing.T) {
 	report, err := Merge(merged, dirs)
 	require.NoError(t, err)
 	assert.Equal(t, g.NumRuns()/4, report.Duplicates)
-	_, err = Finish(merged, KeepNone, 2)
+	_, err = Finish(merged, KeepFailures, 2)
 	require.NoError(t, err)
 	requireSameOutputs(t, whole, merged)
 }
 
 func TestMergeRefusesWhatDoesNotFit(t *testing.T) {
 	g := smallGrid(t)
+	g.Seeds, g.Columns = 1, []string{"none"}
 	a := filepath.Join(t.TempDir(), "a")
 	_, err := Sweep(g, Options{Dir: a, Jobs: 1, Shard: Shard{Index: 0, Count: 2}})
 	require.NoError(t, err)
 	other := g
-	other.Seeds = 1
+	other.FirstSeed = 2
 	b := filepath.Join(t.TempDir(), "b")
 	_, err = Sweep(other, Options{Dir: b, Jobs: 1, Shard: Shard{Index: 1, Count: 2}})
 	require.NoError(t, err)
@@ -146,7 +180,7 @@ func replaceFirst(s, old, new string) string {
 
 func TestResumeAfterATornJournal(t *testing.T) {
 	g := smallGrid(t)
-	whole := sweepTo(t, g, Options{Jobs: 2, Keep: KeepNone})
+	whole := wholeSweep(t)
 	dir := filepath.Join(t.TempDir(), "resumed")
 	// A sweep stopped early leaves part of the journal; cut its last line in
 	// half as a kill in the middle of a write would.
@@ -162,7 +196,7 @@ func TestResumeAfterATornJournal(t *testing.T) {
 	ran, err := Sweep(g, Options{Dir: dir, Jobs: 2, Keep: KeepNone})
 	require.NoError(t, err)
 	assert.Equal(t, g.NumRuns()-1, ran, "the finished run is not repeated; the torn one is")
-	_, err = Finish(dir, KeepNone, 2)
+	_, err = Finish(dir, KeepFailures, 2)
 	require.NoError(t, err)
 	requireSameOutputs(t, whole, dir)
 }
@@ -181,6 +215,7 @@ func splitLines(b []byte) [][]byte {
 
 func TestResumeRefusesAnotherGrid(t *testing.T) {
 	g := smallGrid(t)
+	g.Seeds, g.Columns = 1, []string{"none"}
 	dir := filepath.Join(t.TempDir(), "s")
 	_, err := Sweep(g, Options{Dir: dir, Jobs: 2, Keep: KeepNone})
 	require.NoError(t, err)
