@@ -39,9 +39,9 @@ func writeHTML(w io.Writer, mx Matrix, png []byte) error {
 			states[c.State]++
 		}
 	}
-	headline := fmt.Sprintf("%d rows × %d fault families × %d seeds: %d cells with corrupted data, %d where the lock broke but fencing saved the data, %d undecided, %d unavailable, %d safe.",
-		len(mx.Rows), len(mx.Columns), mx.Seeds, states[StateCorrupted], states[StateLockBroke], states[StateUnknown],
-		states[StateUnavailable], states[StateSafe])
+	headline := fmt.Sprintf("%s × %s × %s: %s with corrupted data, %d where the lock broke but fencing saved the data, %d undecided, %d unavailable, %d safe.",
+		count(len(mx.Rows), "row"), count(len(mx.Columns), "fault family"), count(mx.Seeds, "seed"),
+		count(states[StateCorrupted], "cell"), states[StateLockBroke], states[StateUnknown], states[StateUnavailable], states[StateSafe])
 	overall := "safe"
 	switch {
 	case states[StateCorrupted] > 0:
@@ -53,4 +53,16 @@ func writeHTML(w io.Writer, mx Matrix, png []byte) error {
 		"Matrix": mx, "Headline": headline, "Overall": overall, "Time": time.Duration(mx.Time).String(),
 		"Plot": template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png)),
 	})
+}
+
+// count is n and the word, plural unless n is 1: "1 seed", "2 seeds",
+// "2 fault families".
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if strings.HasSuffix(word, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

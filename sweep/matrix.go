@@ -273,6 +273,15 @@ func BuildMatrix(dir string) (Matrix, error) {
 
 // verdicts are one line per design: its storage modes and where each breaks.
 func verdicts(mx Matrix) []string {
+	under := func(cols []string) string {
+		if len(cols) == len(mx.Columns) && len(cols) > 1 {
+			if slices.Contains(cols, "none") {
+				return "in every column, even without faults"
+			}
+			return "under every fault family tried"
+		}
+		return "under " + strings.Join(cols, ", ")
+	}
 	var out []string
 	var design string
 	var parts []string
@@ -306,17 +315,17 @@ func verdicts(mx Matrix) []string {
 		}
 		var says []string
 		if len(corrupted) > 0 {
-			says = append(says, "data corrupted under "+strings.Join(corrupted, ", "))
+			says = append(says, "data corrupted "+under(corrupted))
 		}
 		if len(broke) > 0 {
 			says = append(says, "lock broke ("+strings.Join(sortedKeys(brokeChecks), ", ")+
-				") but fencing saved the data under "+strings.Join(broke, ", "))
+				") but fencing saved the data "+under(broke))
 		}
 		if len(unknown) > 0 {
-			says = append(says, "undecided under "+strings.Join(unknown, ", "))
+			says = append(says, "undecided "+under(unknown))
 		}
 		if len(unavailable) > 0 {
-			says = append(says, "unavailable under "+strings.Join(unavailable, ", "))
+			says = append(says, "unavailable "+under(unavailable))
 		}
 		if len(says) == 0 {
 			says = append(says, "safe under all faults tried")
