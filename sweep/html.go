@@ -20,7 +20,8 @@ var matrixPage = template.Must(template.New("matrix").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.0f%%", 100*x)
 	},
-	"ms": func(x float64) string { return fmt.Sprintf("%.1fms", x) },
+	"ms":   func(x float64) string { return fmt.Sprintf("%.1fms", x) },
+	"secs": func(ms float64) string { return fmt.Sprintf("%.1fs", ms/1000) },
 	"checks": func(m map[string]int) string {
 		var out []string
 		for _, k := range sortedKeys(m) {
