@@ -54,6 +54,7 @@ Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newReportCmd())
 	root.AddCommand(newScenariosCmd(), newReproCmd(), newExploreCmd())
+	root.AddCommand(newSweepCmd(), newMatrixCmd(), newMergeCmd())
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newSystemsCmd(), newVersionCmd())
 	setVersionFlag(root)

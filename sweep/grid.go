@@ -1,0 +1,397 @@
+package sweep
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/nemesis"
+)
+
+// Columns are the fault families, in matrix order: no faults, each fault kind
+// of the random nemesis alone, then every kind at once (swarm style).
+func Columns() []string {
+	out := []string{"none"}
+	for _, k := range nemesis.Kinds {
+		out = append(out, string(k))
+	}
+	return append(out, "random")
+}
+
+// Row is one design under test: a system with its options, a workload, a
+// client count and a storage mode.
+type Row struct {
+	// ID is a short hash of the row's configuration (see Key).
+	ID string `json:"id"`
+	// Name is how the matrix labels the row.
+	Name string `json:"name"`
+	// Design names the lock design without the storage mode (system and
+	// options, workload and clients when not the default): rows of one design
+	// differ only in their storage.
+	Design string `json:"design"`
+	// Storage is "unfenced", "fenced" or "fenced+reads".
+	Storage string `json:"storage"`
+	// Config is the design's configuration.
+	Config Config `json:"config"`
+}
+
+// Config is what a row fixes of a run: the sweep adds the fault family, the
+// seed, the time and the check budgets. A grid file's rows are Configs.
+type Config struct {
+	System          string            `json:"system"`
+	SystemOptions   map[string]string `json:"system_options,omitempty"`
+	Workload        string            `json:"workload,omitempty"`
+	WorkloadOptions map[string]string `json:"workload_options,omitempty"`
+	Clients         int               `json:"clients,omitempty"`
+	Storage         storage.Mode      `json:"storage,omitempty"`
+	FenceReads      bool              `json:"fence_reads,omitempty"`
+}
+
+// Test is the harness test of the configuration, defaults filled in.
+func (c Config) Test() harness.Test {
+	return harness.Test{System: c.System, SystemOptions: c.SystemOptions, Workload: c.Workload,
+		WorkloadOptions: c.WorkloadOptions, Clients: c.Clients, Storage: c.Storage, FenceReads: c.FenceReads}.WithDefaults()
+}
+
+// Grid is what a sweep runs: every row under every column for every seed.
+type Grid struct {
+	// Rows are the designs.
+	Rows []Row `json:"rows"`
+	// Columns are fault families (see Columns).
+	Columns []string `json:"columns"`
+	// FirstSeed and Seeds: the seeds FirstSeed .. FirstSeed+Seeds-1.
+	FirstSeed uint64 `json:"first_seed"`
+	Seeds     int    `json:"seeds"`
+	// Time is the simulated duration of each run.
+	Time Duration `json:"time"`
+}
+
+// Duration reads and writes JSON as "10s".
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string such as "10s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a string such as "10s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a duration string such as \"10s\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Run is one cell-seed of a grid.
+type Run struct {
+	// Index is the run's position in the grid's stable order.
+	Index int
+	// ID is "rowID/column/seed".
+	ID     string
+	Row    int
+	Column string
+	Seed   uint64
+}
+
+// NumRuns is the number of runs of the grid.
+func (g Grid) NumRuns() int { return len(g.Rows) * len(g.Columns) * g.Seeds }
+
+// RunAt is the run at index i of the grid's stable order: rows, then
+// columns, then seeds.
+func (g Grid) RunAt(i int) Run {
+	s := i % g.Seeds
+	c := (i / g.Seeds) % len(g.Columns)
+	r := i / g.Seeds / len(g.Columns)
+	seed := g.FirstSeed + uint64(s)
+	return Run{Index: i, ID: fmt.Sprintf("%s/%s/%d", g.Rows[r].ID, g.Columns[c], seed), Row: r, Column: g.Columns[c], Seed: seed}
+}
+
+// IndexOf is the index of the run called id, false when the grid has none.
+func (g Grid) IndexOf(id string) (int, bool) {
+	rowID, rest, ok1 := strings.Cut(id, "/")
+	col, seedText, ok2 := strings.Cut(rest, "/")
+	seed, err := strconv.ParseUint(seedText, 10, 64)
+	if !ok1 || !ok2 || err != nil || seed < g.FirstSeed || seed-g.FirstSeed >= uint64(g.Seeds) {
+		return 0, false
+	}
+	r := slices.IndexFunc(g.Rows, func(row Row) bool { return row.ID == rowID })
+	c := slices.Index(g.Columns, col)
+	if r < 0 || c < 0 {
+		return 0, false
+	}
+	return (r*len(g.Columns)+c)*g.Seeds + int(seed-g.FirstSeed), true
+}
+
+// Test is the harness test of a run.
+func (g Grid) Test(r Run) harness.Test {
+	t := g.Rows[r.Row].Config.Test()
+	t.Nemesis, t.Seed, t.Time = r.Column, r.Seed, time.Duration(g.Time)
+	// Search checks stop after a number of steps, never after a wall-clock
+	// time: a verdict must not depend on the machine or on -j.
+	t.CheckBudget, t.CheckSteps = harness.Unbounded, 0
+	return t.WithDefaults()
+}
+
+// Fingerprint is a hash of the grid: sweeps, shards and resumes of one grid
+// share it, and merge refuses directories whose fingerprints differ.
+func (g Grid) Fingerprint() string {
+	b, err := json.Marshal(g)
+	if err != nil {
+		panic(fmt.Sprintf("sweep: grid does not marshal: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// Validate checks the grid: its columns, seeds and time, and that every row's
+// test can be prepared (the system, the workload and their options exist,
+// fenced storage only with tokens), naming the row.
+func (g Grid) Validate() error {
+	if len(g.Rows) == 0 {
+		return errors.New("rows: the grid has no rows")
+	}
+	if len(g.Columns) == 0 {
+		return errors.New("columns: the grid has no columns")
+	}
+	for _, c := range g.Columns {
+		if !slices.Contains(Columns(), c) {
+			return fmt.Errorf("columns: unknown fault family %q (known: %s)", c, strings.Join(Columns(), ", "))
+		}
+	}
+	if g.Seeds < 1 {
+		return fmt.Errorf("seeds: %d, want at least 1", g.Seeds)
+	}
+	if g.Time <= 0 {
+		return fmt.Errorf("time: must be positive, got %v", time.Duration(g.Time))
+	}
+	ids := map[string]int{}
+	for i, row := range g.Rows {
+		if j, dup := ids[row.ID]; dup {
+			return fmt.Errorf("rows[%d] (%s) is the same design as rows[%d]", i, row.Name, j)
+		}
+		ids[row.ID] = i
+		p, err := harness.Prepare(g.Test(Run{Row: i, Column: "none", Seed: g.FirstSeed}))
+		if err != nil {
+			return fmt.Errorf("rows[%d] (%s): %w", i, row.Name, err)
+		}
+		p.World.Close()
+	}
+	return nil
+}
+
+// NewRow makes the row of a configuration, naming it and computing its id
+// from the configuration with its defaults filled in.
+func NewRow(c Config) Row {
+	t := c.Test()
+	c = Config{System: t.System, SystemOptions: t.SystemOptions, Workload: t.Workload, WorkloadOptions: t.WorkloadOptions,
+		Clients: t.Clients, Storage: t.Storage, FenceReads: t.FenceReads}
+	if len(c.SystemOptions) == 0 {
+		c.SystemOptions = nil
+	}
+	if len(c.WorkloadOptions) == 0 {
+		c.WorkloadOptions = nil
+	}
+	storageName := string(c.Storage)
+	if c.FenceReads {
+		storageName += "+reads"
+	}
+	design := c.System
+	for _, k := range sortedKeys(c.SystemOptions) {
+		design += " " + k + "=" + c.SystemOptions[k]
+	}
+	def := harness.Test{}.WithDefaults()
+	if c.Workload != def.Workload || len(c.WorkloadOptions) > 0 {
+		design += " · " + c.Workload
+		for _, k := range sortedKeys(c.WorkloadOptions) {
+			design += " " + k + "=" + c.WorkloadOptions[k]
+		}
+	}
+	if c.Clients != def.Clients {
+		design += fmt.Sprintf(" · %d clients", c.Clients)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic(fmt.Sprintf("sweep: configuration does not marshal: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return Row{ID: hex.EncodeToString(sum[:5]), Name: design + " · " + storageName, Design: design, Storage: storageName, Config: c}
+}
+
+// CatalogRows are the default rows: every registered system with its default
+// options, then every distinct design among the catalog's variants, in
+// catalog order, each in every storage mode it supports — unfenced, and
+// fenced and fenced+reads when its grants carry fencing tokens. A design is a
+// system and the options a variant sets to other than their defaults; the
+// variant's workload, clients and schedule stage its scenario and are not
+// part of the design (every row runs the default workload and clients).
+func CatalogRows() ([]Row, error) {
+	var designs []Config
+	for _, s := range harness.Systems() {
+		designs = append(designs, Config{System: s.Name})
+	}
+	for _, sc := range harness.Catalog() {
+		for _, v := range sc.Variants {
+			designs = append(designs, Config{System: v.Test.System, SystemOptions: v.Test.SystemOptions})
+		}
+	}
+	var rows []Row
+	seen := map[string]bool{}
+	for _, d := range designs {
+		d.Storage, d.FenceReads = storage.Unfenced, false
+		d.SystemOptions = nonDefault(d.System, d.SystemOptions)
+		base := NewRow(d)
+		if seen[base.ID] {
+			continue
+		}
+		seen[base.ID] = true
+		tokens, err := hasTokens(base.Config)
+		if err != nil {
+			return nil, fmt.Errorf("design %s: %w", base.Design, err)
+		}
+		rows = append(rows, base)
+		if tokens {
+			d.Storage = storage.Fenced
+			rows = append(rows, NewRow(d))
+			d.FenceReads = true
+			rows = append(rows, NewRow(d))
+		}
+	}
+	return rows, nil
+}
+
+// nonDefault drops the options set to their default, so that a design is
+// named the same whichever way it was written.
+func nonDefault(system string, opts map[string]string) map[string]string {
+	sys, err := harness.FindSystem(system)
+	if err != nil || sys.Options == nil {
+		return opts
+	}
+	defaults := map[string]string{}
+	for _, d := range sys.Options.Docs() {
+		defaults[d.Name] = d.Default
+	}
+	out := map[string]string{}
+	for k, v := range opts {
+		if d, ok := defaults[k]; !ok || d != v {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// hasTokens reports whether the design's grants carry fencing tokens.
+func hasTokens(c Config) (bool, error) {
+	t := c.Test()
+	t.Time = time.Second
+	p, err := harness.Prepare(t)
+	if err != nil {
+		return false, err
+	}
+	p.World.Close()
+	return p.Deployment.HasTokens, nil
+}
+
+// GridFile is the JSON a user writes to describe a grid: rows as Configs (each
+// without a storage field runs in every storage mode the design supports;
+// "rows" left out: the catalog's rows), columns (left out: every fault
+// family), seeds and time.
+//
+//	{
+//	  "rows": [
+//	    {"system": "redis", "system_options": {"fencing": "true"}, "storage": "fenced", "fence_reads": true},
+//	    {"system": "raftkv", "workload": "fenced-counter", "clients": 3}
+//	  ],
+//	  "columns": ["none", "pause", "random"],
+//	  "seeds": 20, "first_seed": 1, "time": "30s"
+//	}
+type GridFile struct {
+	Rows      []Config  `json:"rows"`
+	Columns   []string  `json:"columns"`
+	Seeds     int       `json:"seeds"`
+	FirstSeed uint64    `json:"first_seed"`
+	Time      *Duration `json:"time"`
+}
+
+// ReadGridFile reads a grid file; fields it leaves out keep def's values.
+func ReadGridFile(path string, def Grid) (Grid, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Grid{}, fmt.Errorf("grid file: %w", err)
+	}
+	var f GridFile
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return Grid{}, fmt.Errorf("grid file %s: %w", path, err)
+	}
+	g := def
+	if f.Rows != nil {
+		g.Rows = nil
+		for i, t := range f.Rows {
+			rows, err := rowsOf(t)
+			if err != nil {
+				return Grid{}, fmt.Errorf("grid file %s: rows[%d]: %w", path, i, err)
+			}
+			g.Rows = append(g.Rows, rows...)
+		}
+	}
+	if f.Columns != nil {
+		g.Columns = f.Columns
+	}
+	if f.Seeds != 0 {
+		g.Seeds = f.Seeds
+	}
+	if f.FirstSeed != 0 {
+		g.FirstSeed = f.FirstSeed
+	}
+	if f.Time != nil {
+		g.Time = *f.Time
+	}
+	if err := g.Validate(); err != nil {
+		return Grid{}, fmt.Errorf("grid file %s: %w", path, err)
+	}
+	return g, nil
+}
+
+// rowsOf is the row of a test that names its storage, or its rows in every
+// storage mode its design supports.
+func rowsOf(t Config) ([]Row, error) {
+	if t.Storage != "" {
+		return []Row{NewRow(t)}, nil
+	}
+	t.Storage = storage.Unfenced
+	tokens, err := hasTokens(t)
+	if err != nil {
+		return nil, err
+	}
+	rows := []Row{NewRow(t)}
+	if tokens {
+		t.Storage = storage.Fenced
+		rows = append(rows, NewRow(t))
+		t.FenceReads = true
+		rows = append(rows, NewRow(t))
+	}
+	return rows, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,349 @@
+package sweep
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/models"
+)
+
+// Cell states, worst first.
+const (
+	// StateCorrupted: a critical section was not atomic in some seed: the
+	// protected data was corrupted.
+	StateCorrupted = "corrupted"
+	// StateLockBroke: the lock broke (overlapping holders, a broken lease or
+	// token order, a broken system invariant) in some seed, but every
+	// critical section stayed atomic: fencing saved the data.
+	StateLockBroke = "lock-broke"
+	// StateUnknown: no violation, but a check could not decide in some seed.
+	StateUnknown = "unknown"
+	// StateUnavailable: no violation, but the lock was not available: fewer
+	// than half the acquires succeeded, or none at all.
+	StateUnavailable = "unavailable"
+	// StateSafe: every check valid in every seed, and the lock available.
+	StateSafe = "safe"
+)
+
+// dataCheck is the check whose failure means the data was corrupted.
+const dataCheck = "critical-sections"
+
+// availableShare is the share of granted acquires below which a cell is
+// unavailable.
+const availableShare = 0.5
+
+// Cell is one row under one fault family, over the seeds.
+type Cell struct {
+	Column string `json:"column"`
+	State  string `json:"state"`
+	// Seeds is the number of seeds recorded; Violated, Corrupted, LockBroke
+	// and Unknown count the seeds with a safety violation, with corrupted
+	// data, with a broken lock but intact data, and undecided.
+	Seeds     int `json:"seeds"`
+	Violated  int `json:"violated"`
+	Corrupted int `json:"corrupted"`
+	LockBroke int `json:"lock_broke"`
+	Unknown   int `json:"unknown"`
+	// Crashed counts the seeds on which the harness crashed.
+	Crashed int `json:"crashed,omitempty"`
+	// LivenessFailed counts the seeds whose liveness check failed.
+	LivenessFailed int `json:"liveness_failed"`
+	// FailingChecks counts, per check, the seeds it was invalid on.
+	FailingChecks map[string]int `json:"failing_checks,omitempty"`
+	// AcquireSuccess is the share of acquires granted, over every seed (-1:
+	// no attempts).
+	AcquireSuccess float64 `json:"acquire_success"`
+	// StallMaxMS is the longest stall of any seed.
+	StallMaxMS float64 `json:"stall_max_ms"`
+	// First is the first (lowest) failing seed: a safety violation, else an
+	// undecided check.
+	First *Failure `json:"first,omitempty"`
+}
+
+// Failure is a cell's first failing seed.
+type Failure struct {
+	Seed   uint64 `json:"seed"`
+	Reason string `json:"reason"`
+	// Replay is the command that replays it; Dir its run directory,
+	// relative to the sweep directory (kept with --keep failures or all).
+	Replay string `json:"replay"`
+	Dir    string `json:"dir"`
+}
+
+// Cost is a row's cost on the no-fault baseline (the "none" column).
+type Cost struct {
+	// AcquireP50MS and AcquireP99MS: the median over seeds of each run's
+	// acquire latency quantile.
+	AcquireP50MS float64 `json:"acquire_p50_ms"`
+	AcquireP99MS float64 `json:"acquire_p99_ms"`
+	// CSPerSecond: critical sections (granted acquires) per simulated second.
+	CSPerSecond float64 `json:"cs_per_second"`
+	// MessagesPerAcquire: messages the network carried per granted acquire.
+	MessagesPerAcquire float64 `json:"messages_per_acquire"`
+}
+
+// MatrixRow is one design in one storage mode.
+type MatrixRow struct {
+	Row   Row    `json:"row"`
+	Cells []Cell `json:"cells"`
+	// Cost is nil when the grid has no "none" column.
+	Cost *Cost `json:"cost,omitempty"`
+	// Worst is the largest share of seeds violated in any column, and
+	// WorstColumn that column ("" when none).
+	Worst       float64 `json:"worst"`
+	WorstColumn string  `json:"worst_column,omitempty"`
+}
+
+// Matrix is the safety matrix of a sweep.
+type Matrix struct {
+	Fingerprint string      `json:"fingerprint"`
+	Columns     []string    `json:"columns"`
+	FirstSeed   uint64      `json:"first_seed"`
+	Seeds       int         `json:"seeds"`
+	Time        Duration    `json:"time"`
+	Runs        int         `json:"runs"`
+	Rows        []MatrixRow `json:"rows"`
+	// Verdicts say in one line per design what the matrix shows.
+	Verdicts []string `json:"verdicts"`
+}
+
+// cellAcc accumulates a cell's records.
+type cellAcc struct {
+	cell             Cell
+	attempts, grants int
+	p50s, p99s       []int64
+	messages         uint64
+	// firstViolation and firstUndecided are the lowest seeds of each.
+	firstViolation, firstUndecided *Failure
+}
+
+func (a *cellAcc) add(g Grid, r Run, rec Record) {
+	c := &a.cell
+	c.Seeds++
+	a.attempts += rec.Acquires
+	a.grants += rec.AcquiresOK
+	a.messages += rec.Messages
+	if rec.AcquiresOK > 0 {
+		a.p50s = append(a.p50s, rec.AcquireP50US)
+		a.p99s = append(a.p99s, rec.AcquireP99US)
+	}
+	c.StallMaxMS = max(c.StallMaxMS, rec.StallMaxMS)
+	if rec.Crash != "" {
+		c.Crashed++
+	}
+	if rec.Liveness == models.Invalid {
+		c.LivenessFailed++
+	}
+	undecided := rec.Crash != ""
+	for check, res := range rec.Checks {
+		switch res {
+		case models.Invalid:
+			if c.FailingChecks == nil {
+				c.FailingChecks = map[string]int{}
+			}
+			c.FailingChecks[check]++
+		case models.Unknown:
+			undecided = true
+		}
+	}
+	violated := true
+	switch {
+	case rec.Checks[dataCheck] == models.Invalid:
+		c.Violated++
+		c.Corrupted++
+	case rec.Violated():
+		c.Violated++
+		c.LockBroke++
+	case undecided:
+		c.Unknown++
+		violated = false
+	default:
+		return
+	}
+	// The first failing seed: the lowest violated one, else the lowest
+	// undecided one. Records arrive in seed order.
+	first := &a.firstUndecided
+	if violated {
+		first = &a.firstViolation
+	}
+	if *first == nil {
+		dir := RunDir(g, r)
+		*first = &Failure{Seed: r.Seed, Reason: cmpOr(rec.Crash, rec.Reason), Replay: ReplayCommand(g.Test(r), dir), Dir: dir}
+	}
+}
+
+func (a *cellAcc) finish() Cell {
+	c := a.cell
+	c.First = a.firstViolation
+	if c.First == nil {
+		c.First = a.firstUndecided
+	}
+	c.AcquireSuccess = -1
+	if a.attempts > 0 {
+		c.AcquireSuccess = float64(a.grants) / float64(a.attempts)
+	}
+	switch {
+	case c.Corrupted > 0:
+		c.State = StateCorrupted
+	case c.LockBroke > 0:
+		c.State = StateLockBroke
+	case c.Unknown > 0:
+		c.State = StateUnknown
+	case a.grants == 0 || c.AcquireSuccess < availableShare:
+		c.State = StateUnavailable
+	default:
+		c.State = StateSafe
+	}
+	return c
+}
+
+func median(xs []int64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return float64(s[len(s)/2])
+	}
+	return float64(s[len(s)/2-1]+s[len(s)/2]) / 2
+}
+
+// BuildMatrix reads a sweep directory's records.jsonl and builds its matrix.
+func BuildMatrix(dir string) (Matrix, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return Matrix{}, err
+	}
+	g := m.Grid
+	f, err := os.Open(filepath.Join(dir, RecordsFile))
+	if err != nil {
+		return Matrix{}, fmt.Errorf("sweep directory: %w", err)
+	}
+	defer f.Close()
+	accs := make([]cellAcc, len(g.Rows)*len(g.Columns))
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	runs := 0
+	for sc.Scan() {
+		var rec Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return Matrix{}, fmt.Errorf("%s line %d: %w", RecordsFile, runs+1, err)
+		}
+		i, ok := g.IndexOf(rec.ID)
+		if !ok {
+			return Matrix{}, fmt.Errorf("%s line %d: run %q is not in the grid", RecordsFile, runs+1, rec.ID)
+		}
+		accs[i/g.Seeds].add(g, g.RunAt(i), rec)
+		runs++
+	}
+	if err := sc.Err(); err != nil {
+		return Matrix{}, fmt.Errorf("%s: %w", RecordsFile, err)
+	}
+	mx := Matrix{Fingerprint: m.Fingerprint, Columns: g.Columns, FirstSeed: g.FirstSeed, Seeds: g.Seeds, Time: g.Time, Runs: runs}
+	for r, row := range g.Rows {
+		mr := MatrixRow{Row: row}
+		for c, col := range g.Columns {
+			a := &accs[r*len(g.Columns)+c]
+			cell := a.finish()
+			cell.Column = col
+			mr.Cells = append(mr.Cells, cell)
+			if cell.Seeds > 0 {
+				if share := float64(cell.Violated) / float64(cell.Seeds); share > mr.Worst {
+					mr.Worst, mr.WorstColumn = share, col
+				}
+			}
+			if col == "none" && a.grants > 0 {
+				mr.Cost = &Cost{AcquireP50MS: median(a.p50s) / 1000, AcquireP99MS: median(a.p99s) / 1000,
+					CSPerSecond:        float64(a.grants) / float64(cell.Seeds) / time.Duration(g.Time).Seconds(),
+					MessagesPerAcquire: float64(a.messages) / float64(a.grants)}
+			}
+		}
+		mx.Rows = append(mx.Rows, mr)
+	}
+	mx.Verdicts = verdicts(mx)
+	return mx, nil
+}
+
+// verdicts are one line per design: its storage modes and where each breaks.
+func verdicts(mx Matrix) []string {
+	under := func(cols []string) string {
+		if len(cols) == len(mx.Columns) && len(cols) > 1 {
+			if slices.Contains(cols, "none") {
+				return "in every column, even without faults"
+			}
+			return "under every fault family tried"
+		}
+		return "under " + strings.Join(cols, ", ")
+	}
+	var out []string
+	var design string
+	var parts []string
+	var base *Cost
+	flush := func() {
+		if design != "" {
+			out = append(out, design+": "+strings.Join(parts, "; "))
+		}
+	}
+	for _, mr := range mx.Rows {
+		if mr.Row.Design != design {
+			flush()
+			design, parts, base = mr.Row.Design, nil, mr.Cost
+		}
+		var corrupted, broke, unavailable, unknown []string
+		brokeChecks := map[string]bool{}
+		for _, c := range mr.Cells {
+			switch c.State {
+			case StateCorrupted:
+				corrupted = append(corrupted, c.Column)
+			case StateLockBroke:
+				broke = append(broke, c.Column)
+				for k := range c.FailingChecks {
+					brokeChecks[k] = true
+				}
+			case StateUnavailable:
+				unavailable = append(unavailable, c.Column)
+			case StateUnknown:
+				unknown = append(unknown, c.Column)
+			}
+		}
+		var says []string
+		if len(corrupted) > 0 {
+			says = append(says, "data corrupted "+under(corrupted))
+		}
+		if len(broke) > 0 {
+			says = append(says, "lock broke ("+strings.Join(sortedKeys(brokeChecks), ", ")+
+				") but fencing saved the data "+under(broke))
+		}
+		if len(unknown) > 0 {
+			says = append(says, "undecided "+under(unknown))
+		}
+		if len(unavailable) > 0 {
+			says = append(says, "unavailable "+under(unavailable))
+		}
+		if len(says) == 0 {
+			says = append(says, "safe under all faults tried")
+		}
+		s := mr.Row.Storage + ": " + strings.Join(says, "; ")
+		if base != nil && mr.Cost != nil && mr.Cost != base && base.CSPerSecond > 0 {
+			delta := (mr.Cost.CSPerSecond - base.CSPerSecond) / base.CSPerSecond
+			switch {
+			case delta <= -0.005:
+				s += fmt.Sprintf(", %.0f%% slower", -100*delta)
+			case delta >= 0.005:
+				s += fmt.Sprintf(", %.0f%% faster", 100*delta)
+			default:
+				s += ", as fast"
+			}
+		}
+		parts = append(parts, s)
+	}
+	flush()
+	return out
+}
