@@ -23,10 +23,10 @@ type testEnv struct {
 	rnd  *rand.Rand
 }
 
-func (e *testEnv) Name() string          { return e.name }
-func (e *testEnv) Mono() time.Duration   { return e.net.Now() }
-func (e *testEnv) Wall() time.Duration   { return e.net.Wall(e.name) }
-func (e *testEnv) Rand() *rand.Rand      { return e.rnd }
+func (e *testEnv) Name() string        { return e.name }
+func (e *testEnv) Mono() time.Duration { return e.net.Now() }
+func (e *testEnv) Wall() time.Duration { return e.net.Wall(e.name) }
+func (e *testEnv) Rand() *rand.Rand    { return e.rnd }
 func (e *testEnv) Sleep(d time.Duration) {
 	if e.net.Sleep(d) != nil {
 		runtime.Goexit()
