@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/nemesis"
 )
@@ -149,4 +150,32 @@ func TestRandomFaultsOnHashicorpRaftKeepTheLockSafe(t *testing.T) {
 	}
 	l := res.SystemFigures["live"].(map[string]any)
 	assert.Contains(t, l["replayable"], "not replayable byte for byte")
+}
+
+// TestDelayedWriteToTheStorage delays client 1's write to the in-process
+// storage server beyond the lease (Kleppmann's network delay, on raftkv):
+// unfenced, the late write lands over newer data; fenced, it is rejected.
+// The simulated run of the same test gives the same verdict.
+func TestDelayedWriteToTheStorage(t *testing.T) {
+	for _, tc := range []struct {
+		storage string
+		want    string
+	}{{"unfenced", "invalid"}, {"fenced", "valid"}} {
+		t.Run(tc.storage, func(t *testing.T) {
+			noLeak(t)
+			delay := nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Delay, From: []string{"c1"}, To: []string{"storage"},
+				Match: "storage.WriteReq", Amount: nemesis.Duration(15 * time.Second), Count: 1,
+				After: &nemesis.Trigger{Node: "c1", F: "read"}}}}
+			test := harness.Test{System: "raftkv", Clients: 2, Seed: 1, Time: 30 * time.Second, Schedule: &delay,
+				Storage: storage.Mode(tc.storage), FenceReads: tc.storage == "fenced"}
+			sim, err := harness.Run(test)
+			require.NoError(t, err)
+			real, err := Run(context.Background(), test, Config{Scale: scale})
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, verdict(sim, "critical-sections"), "simulated: %s", reason(sim, "critical-sections"))
+			assert.Equal(t, tc.want, verdict(real, "critical-sections"), "live: %s", reason(real, "critical-sections"))
+			require.Len(t, real.FaultOutcomes, 1)
+			assert.True(t, real.FaultOutcomes[0].Fired, real.FaultOutcomes[0].DidNotFire)
+		})
+	}
 }

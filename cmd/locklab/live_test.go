@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reports"
@@ -37,6 +38,8 @@ func TestLiveUsageErrors(t *testing.T) {
 // from 10 s) with random pauses and checks the run directory says it was
 // live (a pause past the lease may make the verdicts invalid: either is fine).
 func TestRunLiveWritesAMarkedRunDirectory(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	defer goleak.VerifyNone(t, leaks) // no goroutine of the stopped cluster survives
 	dir := filepath.Join(t.TempDir(), "run")
 	code, stdout, stderr := capture(t, "run", "--live", "--scale", "0.1", "--system", "raftkv", "-o", "fsync=always",
 		"--time", "10s", "--seed", "5", "--out", dir)
