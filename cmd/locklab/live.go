@@ -112,7 +112,7 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 
 func writeLive(out io.Writer, first, command, dir string, res harness.Result, interrupted bool, runErr error) error {
 	run := res.Report(command)
-	run.Extra["live"] = res.SystemFigures["live"]
+	markLive(&run, res)
 	head := liveLines(res)
 	if interrupted {
 		head += fmt.Sprintf("live: %v: the verdicts judge the history up to the interruption\n", runErr)
@@ -134,6 +134,13 @@ func writeLive(out io.Writer, first, command, dir string, res harness.Result, in
 		return exitError{run.ExitCode}
 	}
 	return nil
+}
+
+// markLive marks a live run's report: results.json's extra.live, and a note
+// under the verdict of report.html.
+func markLive(run *reports.Run, res harness.Result) {
+	run.Extra["live"] = res.SystemFigures["live"]
+	run.Notes = append(run.Notes, strings.ReplaceAll(strings.TrimSpace(liveLines(res)), "\n", "; "))
 }
 
 // runReproLive runs scenario variants live and compares their verdicts with

@@ -57,5 +57,7 @@ func TestRunLiveWritesAMarkedRunDirectory(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(b, &results))
 	assert.Contains(t, results.Extra, "live")
-	assert.FileExists(t, filepath.Join(dir, reports.ReportFile))
+	html, err := os.ReadFile(filepath.Join(dir, reports.ReportFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(html), "not replayable byte for byte", "report.html says the run was live")
 }

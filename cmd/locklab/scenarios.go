@@ -189,6 +189,9 @@ func printOutcome(out io.Writer, s harness.Scenario, o harness.Outcome, dir stri
 		command = replayCommand(r.Test, scheduleFile(r.Test), dir)
 	}
 	run := r.Report(command)
+	if _, live := r.SystemFigures["live"]; live {
+		markLive(&run, r)
+	}
 	story := harness.Story(r)
 	run.Attachments = append(run.Attachments, reports.Attachment{Name: "story.txt", Label: "story",
 		Write: func(w io.Writer) error { _, err := io.WriteString(w, strings.Join(story, "\n")+"\n"); return err }})
