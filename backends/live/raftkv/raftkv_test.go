@@ -2,6 +2,7 @@ package raftkv
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -63,7 +64,14 @@ func startCluster(t *testing.T, mutate func(*Options)) (*faultnet.Net, *Cluster)
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestClusterGrantsWithTokensAndRedirects(t *testing.T) {
-	net, c := startCluster(t, nil)
+	for _, nodes := range []int{3, 5} {
+		t.Run(fmt.Sprintf("%d nodes", nodes), func(t *testing.T) { grantsWithTokens(t, nodes) })
+	}
+}
+
+func grantsWithTokens(t *testing.T, nodes int) {
+	net, c := startCluster(t, func(o *Options) { o.Nodes = nodes })
+	require.Len(t, c.Names(), nodes)
 	a := c.NewClient(newEnv(net, "c1", 1), func() backends.Env { return newEnv(net, "c1", 2) })
 	b := c.NewClient(newEnv(net, "c2", 3), func() backends.Env { return newEnv(net, "c2", 4) })
 	la, err := a.Acquire("k", 0)
@@ -131,6 +139,32 @@ func TestCrashRestartKeepsTheLockState(t *testing.T) {
 		o, held := f.Lookup("k")
 		return held && o.Token == l.Token
 	}, 5*time.Second, 5*time.Millisecond, "the restarted group restores the holder from snapshot and log")
+}
+
+// TestRestartWithLostStoresRejoinsEmpty: restart=lose brings a follower back
+// with no log, no vote and no snapshot; the leader replicates the lock state
+// to it again.
+func TestRestartWithLostStoresRejoinsEmpty(t *testing.T) {
+	net, c := startCluster(t, func(o *Options) { o.Restart = RestartLose })
+	a := c.NewClient(newEnv(net, "c1", 1), func() backends.Env { return newEnv(net, "c1", 2) })
+	l, err := a.Acquire("k", time.Second)
+	require.NoError(t, err)
+	var follower string
+	for _, n := range c.Names() {
+		if n != c.Leader() {
+			follower = n
+		}
+	}
+	require.NoError(t, c.Crash(follower))
+	assert.Nil(t, c.Node(follower).Raft(), "crashed")
+	require.NoError(t, c.Restart(follower))
+	idx, err := c.Node(follower).logs.LastIndex()
+	require.NoError(t, err)
+	assert.Zero(t, idx, "restart=lose starts from empty stores")
+	require.Eventually(t, func() bool {
+		o, held := c.Node(follower).FSM().Lookup("k")
+		return held && o.Token == l.Token
+	}, 5*time.Second, 5*time.Millisecond, "the leader replicates the holder to the empty node")
 }
 
 func TestPausedLeaderAppliesNothingUntilResumed(t *testing.T) {
