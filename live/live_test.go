@@ -166,8 +166,13 @@ func TestDelayedWriteToTheStorage(t *testing.T) {
 			delay := nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Delay, From: []string{"c1"}, To: []string{"storage"},
 				Match: "storage.WriteReq", Amount: nemesis.Duration(15 * time.Second), Count: 1,
 				After: &nemesis.Trigger{Node: "c1", F: "read"}}}}
-			test := harness.Test{System: "raftkv", Clients: 2, Seed: 1, Time: 30 * time.Second, Schedule: &delay,
-				Storage: storage.Mode(tc.storage), FenceReads: tc.storage == "fenced"}
+			test := harness.Test{System: "raftkv", Clients: 2, Seed: 1, Time: 50 * time.Second, Schedule: &delay,
+				Storage: storage.Mode(tc.storage), FenceReads: tc.storage == "fenced",
+				// Short sections, long thinking: the late write lands between
+				// sections and the next read sees it (one that lands inside a
+				// section and is overwritten before any read cannot be told
+				// from a write that never landed).
+				WorkloadOptions: map[string]string{"hold": "10ms", "think": "1s"}}
 			sim, err := harness.Run(test)
 			require.NoError(t, err)
 			real, err := Run(context.Background(), test, Config{Scale: scale})
