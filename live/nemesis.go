@@ -241,7 +241,7 @@ func (fs *faults) start(i int) {
 	switch f.Kind {
 	case nemesis.Pause, nemesis.Crash, nemesis.ClockJump:
 		if ns = fs.nodes(f.Targets); len(ns) == 0 {
-			miss(fmt.Sprintf("its targets %v named no node when it started at %v", f.Targets, tl.startAt))
+			miss(fmt.Sprintf("its targets %v named no node when it started at %v", f.Targets, tl.startAt.Round(time.Millisecond)))
 		}
 	}
 	switch f.Kind {
@@ -395,6 +395,7 @@ func (fs *faults) delay(i int, f nemesis.Fault, d time.Duration) {
 
 // outcomes says, fault by fault, whether it fired in a run that ended at end.
 func (fs *faults) outcomes(end time.Duration) []nemesis.Outcome {
+	end = end.Round(time.Millisecond)
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	out := make([]nemesis.Outcome, len(fs.schedule.Faults))
@@ -414,10 +415,10 @@ func (fs *faults) outcomes(end time.Duration) []nemesis.Outcome {
 			}
 		case tl.started:
 		case f.After == nil:
-			why = fmt.Sprintf("it was due at %v, after the run ended at %v", time.Duration(f.At), end)
+			why = fmt.Sprintf("it was due at %v, after the run ended at %v", time.Duration(f.At).Round(time.Millisecond), end)
 		case tl.triggered:
 			why = fmt.Sprintf("its trigger happened at %v and it was due %v later, after the run ended at %v",
-				tl.triggerAt, time.Duration(f.After.Delay), end)
+				tl.triggerAt.Round(time.Millisecond), time.Duration(f.After.Delay), end)
 		default:
 			why = fmt.Sprintf("its trigger (%s %s %s) never happened", f.After.Node, f.After.F, orOK(f.After.Type))
 		}

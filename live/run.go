@@ -122,7 +122,17 @@ type Prepared struct {
 // live form, its options must be valid live, and every fault of its
 // schedule must be one the live system can perform. Nothing is started.
 func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
-	t = Scale(t.WithDefaults(), cfg.Scale)
+	t = t.WithDefaults()
+	if t.Schedule == nil && cfg.Scale != 0 && cfg.Scale != 1 && t.Nemesis != "none" {
+		// A random schedule is drawn for the test as given, then scaled
+		// with it: its faults keep their proportions to the run.
+		s, err := scheduleOf(t)
+		if err != nil {
+			return nil, err
+		}
+		t.Schedule = &s
+	}
+	t = Scale(t, cfg.Scale)
 	if len(cfg.Options) > 0 {
 		o := maps.Clone(t.SystemOptions)
 		if o == nil {
@@ -328,7 +338,7 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 		return harness.Result{}, err
 	}
 	figures := sys.figures(r.start)
-	figures["live"] = map[string]any{"replayable": NotReplayable, "versions": Versions(sys), "wall_time": end.String(),
+	figures["live"] = map[string]any{"replayable": NotReplayable, "versions": Versions(sys), "wall_time": end.Round(time.Millisecond).String(),
 		"scale": p.cfg.Scale, "network": net.Stats()}
 	res := harness.Result{Test: t, Schedule: p.Schedule, FaultOutcomes: fs.outcomes(end), Events: events,
 		Verdicts: checked.Verdicts, Skipped: checked.Skipped, Overall: models.Overall(checked.Verdicts),
