@@ -34,6 +34,7 @@ func TestCall(t *testing.T) {
 		{"a drop rule drops", func(n *Net) { n.AddRule(Rule{From: "c1", To: "s", Drop: true}) }, ErrTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
 			n := New()
 			tc.setup(n)
 			v, err := Call(n, "c1", "s", ping{}, 50*time.Millisecond, serveOK)
@@ -49,6 +50,7 @@ func TestCall(t *testing.T) {
 }
 
 func TestCloseReleasesEveryWait(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	n := New()
 	n.Pause("x")
 	done := make(chan error)
