@@ -156,11 +156,6 @@ func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, f := range schedule.Faults {
-		if why := Unsupported[f.Kind]; why != "" {
-			return nil, fmt.Errorf("faults[%d] (%s): %s", i, f.Kind, why)
-		}
-	}
 	// Names are checked against a system description without starting it.
 	dry := &run{sys: &system{servers: serverNames(t), roles: []string{"leader", "followers"},
 		resolve: func(role string) ([]string, bool) { return dryRole(t, role) }}, clients: t.ClientNames(),
