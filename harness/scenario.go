@@ -119,10 +119,11 @@ func (s Scenario) FindVariant(name string) (Variant, error) {
 // checks the expectations name run in addition to those that apply by default.
 // A fault of its schedule that did not fire is a mismatch too.
 func Repro(v Variant) (Outcome, error) {
-	r, err := Run(v.ReproTest())
-	if err != nil {
-		return Outcome{}, err
-	}
+	return ReproWith(v, Run)
+}
+
+// compareOutcome compares a variant's result with its expectations.
+func compareOutcome(v Variant, r Result) Outcome {
 	out := Outcome{Variant: v, Result: r}
 	for _, check := range sortedKeys(v.Expect) {
 		want := v.Expect[check]
@@ -150,5 +151,5 @@ func Repro(v Variant) (Outcome, error) {
 			out.Mismatches = append(out.Mismatches, fmt.Sprintf("faults[%d] (%s) did not fire: %s", o.Fault, o.Kind, o.DidNotFire))
 		}
 	}
-	return out, nil
+	return out
 }

@@ -1,10 +1,17 @@
 package history
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
-// Log is a history being recorded. It is not safe for concurrent use: in the
-// simulator only one thing runs at a time; a live recorder must serialise.
+// Log is a history being recorded. It is safe for concurrent use: in the
+// simulator only one thing runs at a time and the lock is never contended;
+// live, client goroutines record at once, and stamping an event with its
+// time and appending it happen under one lock, so the log stays in time
+// order. Observers run after the lock is released (they may append).
 type Log struct {
+	mu        sync.Mutex
 	events    []Event
 	observers []func(Event)
 	processes int
@@ -13,22 +20,46 @@ type Log struct {
 // NewLog returns an empty log.
 func NewLog() *Log { return &Log{} }
 
-// Events returns the recorded events (not a copy).
-func (l *Log) Events() []Event { return l.events }
+// Events returns the recorded events (not a copy: read it once recording
+// has stopped).
+func (l *Log) Events() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.events
+}
 
 // Len is the number of recorded events.
-func (l *Log) Len() int { return len(l.events) }
+func (l *Log) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.events)
+}
 
 // Observe calls fn with every event appended from now on, after it is stored.
 // The nemesis uses it to place faults at events ("right after client 1's
 // acquire returns").
-func (l *Log) Observe(fn func(Event)) { l.observers = append(l.observers, fn) }
+func (l *Log) Observe(fn func(Event)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.observers = append(l.observers, fn)
+}
 
 // Append stores e with the next index and tells the observers.
-func (l *Log) Append(e Event) Event {
+func (l *Log) Append(e Event) Event { return l.AppendStamped(e, nil) }
+
+// AppendStamped calls stamp (if not nil) on e and stores it with the next
+// index, both under the log's lock, then tells the observers. A live recorder
+// stamps the time this way, so that concurrent appends stay in time order.
+func (l *Log) AppendStamped(e Event, stamp func(*Event)) Event {
+	l.mu.Lock()
+	if stamp != nil {
+		stamp(&e)
+	}
 	e.Index = len(l.events)
 	l.events = append(l.events, e)
-	for _, fn := range l.observers {
+	observers := l.observers
+	l.mu.Unlock()
+	for _, fn := range observers {
 		fn(e)
 	}
 	return e
@@ -36,6 +67,8 @@ func (l *Log) Append(e Event) Event {
 
 // NewProcess allocates the next unused process number.
 func (l *Log) NewProcess() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	p := l.processes
 	l.processes++
 	return p
@@ -89,8 +122,7 @@ func (r *Recorder) Invoke(e Event) *Op {
 		panic("history: process " + r.node + " invoked " + e.F + " while " + r.open.F + " is still open")
 	}
 	e.Type = Invoke
-	r.stamp(&e)
-	e = r.log.Append(e)
+	e = r.log.AppendStamped(e, r.stamp)
 	r.open = &e
 	return &Op{r: r, inv: e}
 }
@@ -120,8 +152,7 @@ func (op *Op) Complete(t Type, e Event) Event {
 	if e.Owner == "" {
 		e.Owner = op.inv.Owner
 	}
-	r.stamp(&e)
-	e = r.log.Append(e)
+	e = r.log.AppendStamped(e, r.stamp)
 	r.open = nil
 	if t == Info {
 		r.process = r.log.NewProcess()

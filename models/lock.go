@@ -17,7 +17,9 @@ import (
 //
 // Mutex: a grant is legal when the lock is free or already held by the same
 // acquirer (a reentrant acquire, counted); a release that succeeds is legal
-// only by the holder (it undoes one acquire); nothing else ends a holding.
+// only by the holder (it undoes one acquire), or when the lock is free (it
+// changes nothing: a late release after a takeover and its release); nothing
+// else ends a holding.
 //
 // Lease: as the mutex, and a grant to another acquirer is also legal once the
 // holder's lease could have run out: the grant returned at or after the
@@ -192,12 +194,18 @@ func (c LockService) step(s lockState, in lockStep) []any {
 		if in.kind == lockMaybeRelease {
 			out = append(out, s)
 		}
-		if s.holder == in.owner {
+		switch {
+		case s.holder == in.owner:
 			r := s
 			if r.count--; r.count <= 0 {
 				r = lockState{}
 			}
 			out = append(out, r)
+		case s.holder == "" && in.kind == lockRelease:
+			// A release of a free lock changes nothing: a holder whose lease
+			// ran out and was taken over and given back releases late
+			// (RheaKV answers UNLOCK_SUCCESS for a free key). Found live.
+			out = append(out, s)
 		}
 		return out
 	case lockRenew:

@@ -41,6 +41,9 @@ type Run struct {
 	// Attachments are further files for the run directory (a Porcupine
 	// visualization, say), written by WriteDir and listed in results.json.
 	Attachments []Attachment `json:"-"`
+	// Notes are said under the verdict, before any warning of the run's
+	// own (a live run: what ran, and that it does not replay byte for byte).
+	Notes []string `json:"notes,omitempty"`
 	// Printed is everything the command printed for the run, first lines
 	// included; WriteDir stores it as summary.txt (when empty, the summary
 	// PrintSummary prints).
@@ -84,15 +87,16 @@ func (r Run) notFired() []FaultOutcome {
 // run whose every scheduled fault did not fire tested the system without
 // faults.
 func (r Run) Warnings() []string {
+	out := slices.Clone(r.Notes)
 	n := len(r.FaultOutcomes)
 	if n == 0 || len(r.notFired()) < n {
-		return nil
+		return out
 	}
 	what := fmt.Sprintf("none of the %d scheduled faults fired", n)
 	if n == 1 {
 		what = "the one scheduled fault did not fire"
 	}
-	return []string{what + ": this run saw no fault, so its verdicts say nothing about faults"}
+	return append(out, what+": this run saw no fault, so its verdicts say nothing about faults")
 }
 
 // Results is the layout of results.json.

@@ -30,6 +30,7 @@ type runFlags struct {
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
+	var lf liveFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a lock system under a workload and faults, check the history, write a run directory",
@@ -43,6 +44,12 @@ func newRunCmd() *cobra.Command {
 			}
 			if !cmd.Flags().Changed("seed") {
 				f.seed = uint64(time.Now().UnixNano()) % 1_000_000
+			}
+			if err := lf.validate(cmd.Flags()); err != nil {
+				return err
+			}
+			if lf.live {
+				return runLive(cmd, f, lf)
 			}
 			return runRun(cmd, f)
 		},
@@ -62,6 +69,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.RunCheckNames(), ", ")+"); +name adds a check to the default selection")
 	fl.DurationVar(&f.checkBudget, "check-budget", 60*time.Second, "wall-clock budget of each key's search in the search-based checks (0: unbounded)")
 	fl.Int64Var(&f.checkSteps, "check-steps", models.DefaultSteps, "step budget of each key's search, deterministic (-1: unbounded)")
+	addLiveFlags(fl, &lf)
 	fl.StringVar(&f.out, "out", "", "run directory (default runs/<system>-<workload>-<storage>-<nemesis>-seed<N>); a run directory from before is replaced whole, any other non-empty directory is refused")
 	f.live.register(fl)
 	return cmd

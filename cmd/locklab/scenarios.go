@@ -104,10 +104,12 @@ func showSchedule(out, errOut io.Writer, name, variant string) error {
 type reproFlags struct {
 	variant, out string
 	all, verbose bool
+	live         liveFlags
 }
 
 func newReproCmd() *cobra.Command {
 	var f reproFlags
+	var lf liveFlags
 	cmd := &cobra.Command{
 		Use:   "repro NAME",
 		Short: "Run a named scenario and compare its verdicts with what it must show",
@@ -122,13 +124,20 @@ Exit codes: 0 every variant matched; 1 a variant did not match its expectation;
 		Example: `  locklab repro redlock-clock-jump --variant unsafe
   locklab repro redis-failover --all`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runRepro(cmd.OutOrStdout(), args[0], f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := lf.validate(cmd.Flags()); err != nil {
+				return err
+			}
+			f.live = lf
+			return runRepro(cmd.OutOrStdout(), args[0], f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.variant, "variant", "", "the variant to run (default: the first)")
 	fl.BoolVar(&f.all, "all", false, "run every variant")
 	fl.StringVar(&f.out, "out", filepath.Join("runs", "repro"), "base directory of the run directories")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print the checks' counterexamples in full")
+	addLiveFlags(fl, &lf)
 	return cmd
 }
 
@@ -144,6 +153,9 @@ func runRepro(out io.Writer, name string, f reproFlags) error {
 		}
 		variants = s.Variants
 	}
+	if f.live.live {
+		return runReproLive(out, s, variants, f, f.live)
+	}
 	mismatches := 0
 	for _, v := range variants {
 		o, err := harness.Repro(v)
@@ -153,7 +165,7 @@ func runRepro(out io.Writer, name string, f reproFlags) error {
 			}
 			return usageError{err}
 		}
-		if err := printOutcome(out, s, o, filepath.Join(f.out, s.Name, v.Name), f.verbose); err != nil {
+		if err := printOutcome(out, s, o, filepath.Join(f.out, s.Name, v.Name), f.verbose, ""); err != nil {
 			return err
 		}
 		if !o.Match() {
@@ -169,10 +181,17 @@ func runRepro(out io.Writer, name string, f reproFlags) error {
 	return nil
 }
 
-func printOutcome(out io.Writer, s harness.Scenario, o harness.Outcome, dir string, verbose bool) error {
+// printOutcome prints and writes one variant's outcome; command replays it
+// ("": the simulated run's command).
+func printOutcome(out io.Writer, s harness.Scenario, o harness.Outcome, dir string, verbose bool, command string) error {
 	v, r := o.Variant, o.Result
-	command := replayCommand(r.Test, scheduleFile(r.Test), dir)
+	if command == "" {
+		command = replayCommand(r.Test, scheduleFile(r.Test), dir)
+	}
 	run := r.Report(command)
+	if _, live := r.SystemFigures["live"]; live {
+		markLive(&run, r)
+	}
 	story := harness.Story(r)
 	run.Attachments = append(run.Attachments, reports.Attachment{Name: "story.txt", Label: "story",
 		Write: func(w io.Writer) error { _, err := io.WriteString(w, strings.Join(story, "\n")+"\n"); return err }})

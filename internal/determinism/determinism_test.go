@@ -29,8 +29,14 @@ var forbiddenFuncs = map[string][]string{
 // allowedRand are the constructors of explicit sources.
 var allowedRand = []string{"New", "NewPCG", "NewChaCha8", "NewSource", "NewZipf"}
 
+// isLive reports a live-mode package (real time, goroutines): backends/live/...
+// and live/..., which only the command line may import.
+func isLive(path string) bool {
+	return strings.Contains(path, "/backends/live") || strings.HasSuffix(path, "locklab/live") || strings.Contains(path, "locklab/live/")
+}
+
 func TestSimulatedPackagesAreDeterministic(t *testing.T) {
-	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedImports |
 		packages.NeedTypes | packages.NeedTypesInfo, Tests: false}
 	pkgs, err := packages.Load(cfg, simulated...)
 	if err != nil {
@@ -43,6 +49,14 @@ func TestSimulatedPackagesAreDeterministic(t *testing.T) {
 	for _, p := range pkgs {
 		for _, e := range p.Errors {
 			t.Fatalf("package %s: %v", p.PkgPath, e)
+		}
+		if isLive(p.PkgPath) {
+			continue // real time by design; the simulated packages must not import it (below)
+		}
+		for path := range p.Imports {
+			if isLive(path) {
+				problems = append(problems, fmt.Sprintf("%s imports the live package %s", p.PkgPath, path))
+			}
 		}
 		for _, f := range p.Syntax {
 			problems = append(problems, check(p.Fset, p.TypesInfo, f)...)
@@ -128,7 +142,7 @@ func f(m map[string]int) {
 	for k := range m { _ = k }
 	_ = time.Now() // determinism:ok only for the test
 }`
-	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedImports |
 		packages.NeedTypes | packages.NeedTypesInfo, Overlay: map[string][]byte{}, Dir: t.TempDir()}
 	dir := cfg.Dir
 	cfg.Overlay[dir+"/bad.go"] = []byte(src)

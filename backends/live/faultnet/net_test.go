@@ -1,0 +1,83 @@
+package faultnet
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type ping struct{}
+
+func serveOK() string { return "ok" }
+
+func TestCall(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(n *Net)
+		want  error
+	}{
+		{"a healthy link answers", func(n *Net) {}, nil},
+		{"a cut request link times out", func(n *Net) { n.Block("c1", "s") }, ErrTimeout},
+		{"a cut reply link times out (the request was served)", func(n *Net) { n.Block("s", "c1") }, ErrTimeout},
+		{"a paused server holds the request past the timeout", func(n *Net) { n.Pause("s") }, ErrTimeout},
+		{"a delay beyond the timeout times out", func(n *Net) {
+			n.AddRule(Rule{From: "c1", To: "s", Match: "faultnet.ping", Delay: time.Second})
+		}, ErrTimeout},
+		{"a delay of another message type does nothing", func(n *Net) {
+			n.AddRule(Rule{From: "c1", To: "s", Match: "storage.WriteReq", Delay: time.Second})
+		}, nil},
+		{"a drop rule drops", func(n *Net) { n.AddRule(Rule{From: "c1", To: "s", Drop: true}) }, ErrTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			n := New()
+			tc.setup(n)
+			v, err := Call(n, "c1", "s", ping{}, 50*time.Millisecond, serveOK)
+			n.Close()
+			if tc.want != nil {
+				require.ErrorIs(t, err, tc.want)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "ok", v)
+		})
+	}
+}
+
+func TestCloseReleasesEveryWait(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	n := New()
+	n.Pause("x")
+	done := make(chan error)
+	go func() { done <- n.Gate("x") }()
+	go func() { _, err := Call(n, "c1", "x", ping{}, time.Hour, serveOK); done <- err }()
+	n.Close()
+	for range 2 {
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, ErrClosed)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a wait survived Close")
+		}
+	}
+}
+
+func TestPausesNestAndClocksJump(t *testing.T) {
+	n := New()
+	defer n.Close()
+	n.Pause("x")
+	n.Pause("x")
+	n.Resume("x")
+	assert.True(t, n.Paused("x"), "one pause still holds")
+	n.Resume("x")
+	assert.False(t, n.Paused("x"))
+	before := n.Wall("x")
+	n.JumpClock("x", time.Hour)
+	assert.GreaterOrEqual(t, n.Wall("x")-before, time.Hour)
+	assert.Less(t, n.Wall("y")-before, time.Hour, "other nodes keep their clocks")
+}

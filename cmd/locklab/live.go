@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/live"
+	"github.com/locklab/locklab/reports"
+)
+
+// liveFlags are the flags run and repro add for live mode.
+type liveFlags struct {
+	live  bool
+	scale float64
+}
+
+func addLiveFlags(fl *pflag.FlagSet, lf *liveFlags) {
+	fl.BoolVar(&lf.live, "live", false, "run in real time against the real library (systems: "+strings.Join(live.Systems(), ", ")+
+		"; hashicorp/raft in-process for raftkv): same checks and run directory, not replayable byte for byte")
+	fl.Float64Var(&lf.scale, "scale", 1, "with --live: multiply every duration (run time, faults, workload and system timing) by this factor")
+}
+
+func (lf liveFlags) validate(fl *pflag.FlagSet) error {
+	if fl.Changed("scale") && !lf.live {
+		return usage("--scale needs --live (a simulated run costs no real time)")
+	}
+	if lf.scale <= 0 || lf.scale > 100 {
+		return usage("--scale %v: want a factor in (0, 100]", lf.scale)
+	}
+	return nil
+}
+
+// interruptible is a context cancelled by Ctrl-C or SIGTERM.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func liveCommand(t harness.Test, nemesisFile, dir string, scale float64) string {
+	args := append([]string{"locklab", "run", "--live"}, t.Args()...)
+	if scale != 1 {
+		args = append(args, "--scale", fmt.Sprint(scale))
+	}
+	if nemesisFile != "" {
+		args = append(args, "--nemesis-file", filepath.Join(dir, reports.ScheduleFile))
+	}
+	return shellJoin(append(args, "--out", dir))
+}
+
+// liveLines describe a live run: what ran, for how long, and that it does not replay.
+func liveLines(res harness.Result) string {
+	l, _ := res.SystemFigures["live"].(map[string]any)
+	vs, _ := l["versions"].(map[string]string)
+	var names []string
+	for k := range vs {
+		names = append(names, k+" "+vs[k])
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("live: %v of real time (%s)\nlive: %s\n", l["wall_time"], strings.Join(names, "; "), live.NotReplayable)
+}
+
+func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
+	t, err := f.test(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	// The command names the test as given; the run scales it.
+	given := t
+	p, err := live.Prepare(t, live.Config{Scale: lf.scale})
+	if err != nil {
+		return usageError{err}
+	}
+	dir := f.out
+	if dir == "" {
+		nem := t.Nemesis
+		if f.nemesisFile != "" {
+			nem = strings.TrimSuffix(filepath.Base(f.nemesisFile), filepath.Ext(f.nemesisFile))
+		}
+		dir = filepath.Join("runs", "live", fmt.Sprintf("%s-%s-%s-%s-seed%d", t.System, t.Workload, t.Storage, strings.ReplaceAll(nem, ",", "+"), t.Seed))
+	}
+	if err := reports.CheckOutDir(dir); err != nil {
+		return err
+	}
+	command := liveCommand(given, f.nemesisFile, dir, lf.scale)
+	out := cmd.OutOrStdout()
+	first := fmt.Sprintf("seed %d (live): %s\n", t.Seed, command)
+	fmt.Fprint(out, first)
+	ctx, cancel := interruptible()
+	defer cancel()
+	res, err := p.Run(ctx)
+	interrupted := errors.Is(err, live.ErrInterrupted)
+	if err != nil && !interrupted {
+		if errors.Is(err, harness.ErrCrash) {
+			return err
+		}
+		return usageError{err}
+	}
+	return writeLive(out, first, command, dir, res, interrupted, err)
+}
+
+func writeLive(out io.Writer, first, command, dir string, res harness.Result, interrupted bool, runErr error) error {
+	run := res.Report(command)
+	markLive(&run, res)
+	head := liveLines(res)
+	if interrupted {
+		head += fmt.Sprintf("live: %v: the verdicts judge the history up to the interruption\n", runErr)
+	}
+	var rest strings.Builder
+	if err := reports.PrintSummary(&rest, run, dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(&rest, "report: %s\n", filepath.Join(dir, reports.ReportFile))
+	run.Printed = first + head + rest.String()
+	if err := reports.WriteDir(dir, run); err != nil {
+		return err
+	}
+	fmt.Fprint(out, head+rest.String())
+	if interrupted {
+		return exitError{harness.ExitUnknown}
+	}
+	if run.ExitCode != harness.ExitValid {
+		return exitError{run.ExitCode}
+	}
+	return nil
+}
+
+// markLive marks a live run's report: results.json's extra.live, and a note
+// under the verdict of report.html.
+func markLive(run *reports.Run, res harness.Result) {
+	run.Extra["live"] = res.SystemFigures["live"]
+	run.Notes = append(run.Notes, strings.ReplaceAll(strings.TrimSpace(liveLines(res)), "\n", "; "))
+}
+
+// runReproLive runs scenario variants live and compares their verdicts with
+// the expectations (the simulated ones: a mismatch is a finding about the model).
+func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant, f reproFlags, lf liveFlags) error {
+	ctx, cancel := interruptible()
+	defer cancel()
+	mismatches := 0
+	for _, v := range variants {
+		start := time.Now()
+		o, err := live.Repro(ctx, v, live.Config{Scale: lf.scale})
+		if err != nil {
+			if errors.Is(err, harness.ErrCrash) || errors.Is(err, live.ErrInterrupted) {
+				return err
+			}
+			return usageError{err}
+		}
+		dir := filepath.Join(f.out, "live", s.Name, v.Name)
+		fmt.Fprint(out, liveLines(o.Result))
+		fmt.Fprintf(out, "live: wall time %v\n", time.Since(start).Round(time.Millisecond))
+		if err := printOutcomeLive(out, s, o, dir, f.verbose, lf.scale); err != nil {
+			return err
+		}
+		if !o.Match() {
+			mismatches++
+		}
+	}
+	if f.all {
+		fmt.Fprintf(out, "%s (live): %d of %d variants matched\n", s.Name, len(variants)-mismatches, len(variants))
+	}
+	if mismatches > 0 {
+		return exitError{harness.ExitInvalid}
+	}
+	return nil
+}
+
+func printOutcomeLive(out io.Writer, s harness.Scenario, o harness.Outcome, dir string, verbose bool, scale float64) error {
+	t := o.Variant.ReproTest().WithDefaults()
+	command := liveCommand(t, scheduleFile(t), dir, scale)
+	return printOutcome(out, s, o, dir, verbose, command)
+}

@@ -1,0 +1,38 @@
+package harness
+
+import (
+	"fmt"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+// Judge runs a test's checks on a history recorded outside the simulator
+// (live mode): the same selection as Run makes. The audits of simulated
+// servers (raft-audit) cannot run on it: naming one alone is an error; an
+// audit selected by default is listed as skipped, with why.
+func Judge(t Test, initial map[string]int64, events []history.Event) (Checked, error) {
+	t = t.WithDefaults()
+	sel, err := t.selectChecks()
+	if err != nil {
+		return Checked{}, err
+	}
+	if sel.noHistory {
+		return Checked{}, fmt.Errorf("checks: %v audits the servers of a simulated run; a live run cannot run it", sel.audits)
+	}
+	c, err := CheckHistory(CheckConfig(t, initial), sel.history, events)
+	for _, a := range sel.audits {
+		c.Skipped = append(c.Skipped, models.Skipped{Check: a, Reason: "it audits the servers of a simulated run; this run was live"})
+	}
+	return c, err
+}
+
+// ReproWith is Repro with another runner (live mode runs the variant's test
+// in real time): it runs the variant's ReproTest with run and compares.
+func ReproWith(v Variant, run func(Test) (Result, error)) (Outcome, error) {
+	r, err := run(v.ReproTest())
+	if err != nil {
+		return Outcome{}, err
+	}
+	return compareOutcome(v, r), nil
+}

@@ -1,0 +1,192 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/backends/live/faultnet"
+	liveraft "github.com/locklab/locklab/backends/live/raftkv"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+)
+
+// The measurements of the README's live section. They take minutes of real
+// time, so they run only with LOCKLAB_LIVE_MEASURE=1:
+//
+//	LOCKLAB_LIVE_MEASURE=1 go test -run Measure -v ./live
+func measuring(t *testing.T) {
+	if os.Getenv("LOCKLAB_LIVE_MEASURE") == "" {
+		t.Skip("set LOCKLAB_LIVE_MEASURE=1 to measure (minutes of real time)")
+	}
+}
+
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+// TestMeasureElectionAfterLeaderPartition isolates the leader of a fresh
+// 3-node hashicorp/raft group and times the election of another leader, for
+// hashicorp/raft's default timing and a short one.
+func TestMeasureElectionAfterLeaderPartition(t *testing.T) {
+	measuring(t)
+	noLeak(t)
+	for _, timing := range []struct {
+		name string
+		fast bool
+	}{{"defaults (heartbeat 1s, election 1s, lease 500ms)", false}, {"fast (heartbeat 50ms, election 50ms, lease 25ms)", true}} {
+		var ds []time.Duration
+		for range 12 {
+			o := liveraft.DefaultOptions()
+			if timing.fast {
+				o = o.Fast()
+			}
+			net := faultnet.New()
+			c, err := liveraft.NewCluster(net, o)
+			require.NoError(t, err)
+			old, err := c.WaitLeader(30 * time.Second)
+			require.NoError(t, err)
+			time.Sleep(3 * o.HeartbeatTimeout) // settled
+			start := time.Now()
+			for _, n := range c.Names() {
+				if n != old {
+					net.Block(old, n)
+					net.Block(n, old)
+				}
+			}
+			for {
+				fresh := ""
+				for _, n := range c.Nodes() {
+					if n.Name() != old && n.Raft().State() == raft.Leader {
+						fresh = n.Name()
+					}
+				}
+				if fresh != "" {
+					break
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+			ds = append(ds, time.Since(start))
+			net.Close()
+			c.Close()
+		}
+		t.Logf("hashicorp/raft %s: election after leader partition over %d runs: p50 %v, max %v", timing.name, len(ds),
+			quantile(ds, 0.5).Round(time.Millisecond), quantile(ds, 1).Round(time.Millisecond))
+	}
+	// The simulated raftkv (etcd raft, election timeout 1s in [1s, 2s)):
+	// the same cut in raftkv-leader-partition, over seeds.
+	var ds []time.Duration
+	for seed := uint64(1); seed <= 12; seed++ {
+		s, _ := harness.FindScenario("raftkv-leader-partition")
+		v, _ := s.FindVariant("fixed")
+		tt := v.Test
+		tt.Seed = seed
+		r, err := harness.Run(tt)
+		require.NoError(t, err)
+		cut := time.Duration(-1)
+		for _, e := range r.Events {
+			if e.Process == history.NemesisProcess && e.Type == history.Start {
+				cut = time.Duration(e.Time)
+			}
+		}
+		els, _ := r.SystemFigures["elections"]
+		ds = append(ds, firstElectionAfter(t, els, cut))
+	}
+	t.Logf("simulated raftkv (etcd raft, election-timeout 1s): election after leader partition over %d seeds: p50 %v, max %v",
+		len(ds), quantile(ds, 0.5).Round(time.Millisecond), quantile(ds, 1).Round(time.Millisecond))
+}
+
+func firstElectionAfter(t *testing.T, els any, cut time.Duration) time.Duration {
+	b, err := json.Marshal(els)
+	require.NoError(t, err)
+	var v []struct {
+		AtMS float64 `json:"at_ms"`
+	}
+	require.NoError(t, json.Unmarshal(b, &v))
+	for _, e := range v {
+		if at := time.Duration(e.AtMS * 1e6); at > cut {
+			return at - cut
+		}
+	}
+	t.Fatalf("no election after the cut at %v in %v", cut, els)
+	return 0
+}
+
+// TestMeasureAcquireLatency runs fenced-counter without faults for 20 s with
+// 1 and with 5 clients, live and simulated, and reports the acquire latency.
+func TestMeasureAcquireLatency(t *testing.T) {
+	measuring(t)
+	noLeak(t)
+	for _, clients := range []int{1, 5} {
+		test := harness.Test{System: "raftkv", Clients: clients, Seed: 1, Time: 20 * time.Second}
+		lr, err := Run(context.Background(), test, Config{})
+		require.NoError(t, err)
+		sr, err := harness.Run(test)
+		require.NoError(t, err)
+		for _, x := range []struct {
+			name string
+			r    harness.Result
+		}{{"live hashicorp/raft", lr}, {"simulated etcd raft", sr}} {
+			ds := acquireLatencies(x.r.Events)
+			t.Logf("%s, %d client(s): %d acquires, p50 %v, p99 %v", x.name, clients, len(ds),
+				quantile(ds, 0.5), quantile(ds, 0.99))
+		}
+	}
+}
+
+func acquireLatencies(events []history.Event) []time.Duration {
+	open := map[int]int64{}
+	var out []time.Duration
+	for _, e := range events {
+		if e.F != history.FAcquire {
+			continue
+		}
+		switch e.Type {
+		case history.Invoke:
+			open[e.Process] = e.Time
+		case history.OK:
+			out = append(out, time.Duration(e.Time-open[e.Process]))
+		}
+	}
+	return out
+}
+
+// TestMeasureWallTime runs each cross-validated scenario live at full time
+// and simulated, and reports both wall times.
+func TestMeasureWallTime(t *testing.T) {
+	measuring(t)
+	noLeak(t)
+	for _, tc := range crossValidated {
+		s, _ := harness.FindScenario(tc.scenario)
+		v, _ := s.FindVariant(tc.variant)
+		start := time.Now()
+		so, err := harness.Repro(v)
+		require.NoError(t, err)
+		simWall := time.Since(start)
+		start = time.Now()
+		lo, err := Repro(context.Background(), v, Config{})
+		require.NoError(t, err)
+		liveWall := time.Since(start)
+		t.Logf("| %s | %s | %v | %v | %.0fx | sim %s, live %s |", tc.scenario, tc.variant, liveWall.Round(time.Millisecond),
+			simWall.Round(time.Millisecond), liveWall.Seconds()/simWall.Seconds(), match(so), match(lo))
+	}
+}
+
+func match(o harness.Outcome) string {
+	if o.Match() {
+		return "MATCH"
+	}
+	return fmt.Sprintf("MISMATCH %v", o.Mismatches)
+}

@@ -1,0 +1,380 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/backends/live/faultnet"
+	liveraft "github.com/locklab/locklab/backends/live/raftkv"
+	"github.com/locklab/locklab/backends/live/store"
+	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/workloads"
+)
+
+// Config tunes a live run.
+type Config struct {
+	// Scale multiplies every duration of the test (see Scale); 0 or 1: none.
+	Scale float64
+	// Setup bounds the start of the system (a first leader). Default 10 s.
+	Setup time.Duration
+	// Drain bounds the wait for the clients' goroutines after the run
+	// stopped. Default 10 s.
+	Drain time.Duration
+	// Options override system options after scaling (hashicorp/raft's
+	// timing shortened in tests, say).
+	Options map[string]string
+}
+
+// NotReplayable is what a live report says about replaying it.
+const NotReplayable = "a live run is not replayable byte for byte: the seed fixes locklab's choices " +
+	"(workload randomness, random fault schedules), not goroutine scheduling or the library's own timers and randomness"
+
+// ErrInterrupted marks a run stopped by its context (Ctrl-C) before its time.
+var ErrInterrupted = errors.New("live run interrupted")
+
+// run is one live run in progress.
+type run struct {
+	net      *faultnet.Net
+	sys      *system
+	log      *history.Log
+	clients  []string
+	messages []string
+	start    time.Duration // net time at which the workload started
+	done     atomic.Bool
+	errMu    sync.Mutex
+	err      error
+	failed   chan struct{}
+}
+
+func (r *run) now() time.Duration { return r.net.Now() - r.start }
+func (r *run) stopped() bool      { return r.done.Load() }
+
+// fail stops the run with err (the first error wins).
+func (r *run) fail(err error) {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	if r.err == nil {
+		r.err = err
+		close(r.failed)
+	}
+}
+
+func (r *run) isRole(name string) bool {
+	return name == "clients" || name == "servers" || slices.Contains(r.sys.roles, name)
+}
+
+// allNodes are every node of the run: servers, clients, the storage.
+func (r *run) allNodes() []string {
+	out := slices.Clone(r.sys.servers)
+	out = append(out, r.clients...)
+	return append(out, store.Name)
+}
+
+// resolve maps a schedule name to node names.
+func (r *run) resolve(name string) ([]string, error) {
+	switch name {
+	case "clients":
+		return slices.Clone(r.clients), nil
+	case "servers":
+		return slices.Clone(r.sys.servers), nil
+	}
+	if ns, ok := r.sys.resolve(name); ok {
+		return ns, nil
+	}
+	if slices.Contains(r.allNodes(), name) {
+		return []string{name}, nil
+	}
+	known := append(r.allNodes(), "clients", "servers")
+	return nil, fmt.Errorf("unknown node %q (known: %s)", name, strings.Join(append(known, r.sys.roles...), ", "))
+}
+
+// stream derives a named random stream from the seed.
+func stream(seed uint64, name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+// Prepared is a validated live test, not yet started.
+type Prepared struct {
+	Test     harness.Test
+	Schedule nemesis.Schedule
+	cfg      Config
+}
+
+// Prepare scales and validates a test for a live run: the system must have a
+// live form, its options must be valid live, and every fault of its
+// schedule must be one the live system can perform. Nothing is started.
+func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
+	t = t.WithDefaults()
+	if t.Schedule == nil && cfg.Scale != 0 && cfg.Scale != 1 && t.Nemesis != "none" {
+		// A random schedule is drawn for the test as given, then scaled
+		// with it: its faults keep their proportions to the run.
+		s, err := scheduleOf(t)
+		if err != nil {
+			return nil, err
+		}
+		t.Schedule = &s
+	}
+	t = Scale(t, cfg.Scale)
+	if len(cfg.Options) > 0 {
+		o := maps.Clone(t.SystemOptions)
+		if o == nil {
+			o = map[string]string{}
+		}
+		maps.Copy(o, cfg.Options)
+		t.SystemOptions = o
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	if _, ok := deployers[t.System]; !ok {
+		return nil, unknownSystem(t.System)
+	}
+	if t.System == "raftkv" {
+		if _, err := liveraft.ParseOptions(t.SystemOptions); err != nil {
+			return nil, err
+		}
+	}
+	schedule, err := scheduleOf(t)
+	if err != nil {
+		return nil, err
+	}
+	// Names are checked against a system description without starting it.
+	dry := &run{sys: &system{servers: serverNames(t), roles: []string{"leader", "followers"},
+		resolve: func(role string) ([]string, bool) { return dryRole(t, role) }}, clients: t.ClientNames(),
+		messages: messageNames(liveraft.MessageTypes())}
+	if err := dry.checkSchedule(schedule); err != nil {
+		return nil, err
+	}
+	if cfg.Setup == 0 {
+		cfg.Setup = 10 * time.Second
+	}
+	if cfg.Drain == 0 {
+		cfg.Drain = 10 * time.Second
+	}
+	return &Prepared{Test: t, Schedule: schedule, cfg: cfg}, nil
+}
+
+func serverNames(t harness.Test) []string {
+	o, _ := liveraft.ParseOptions(t.SystemOptions)
+	var out []string
+	for i := 1; i <= o.Nodes; i++ {
+		out = append(out, liveraft.NodeName(i))
+	}
+	return out
+}
+
+func dryRole(t harness.Test, role string) ([]string, bool) {
+	switch role {
+	case "leader", "followers":
+		return serverNames(t), true
+	}
+	return nil, false
+}
+
+func messageNames(system []any) []string {
+	var out []string
+	for _, m := range append(slices.Clone(system), storage.MessageTypes()...) {
+		out = append(out, faultnet.TypeName(m))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// scheduleOf is the test's schedule, or a random one drawn from the seed.
+func scheduleOf(t harness.Test) (nemesis.Schedule, error) {
+	if t.Schedule != nil {
+		return *t.Schedule, nil
+	}
+	var kinds []nemesis.Kind
+	switch t.Nemesis {
+	case "none", "":
+		return nemesis.Schedule{}, nil
+	case "random":
+		for _, k := range nemesis.Kinds {
+			if Unsupported[k] == "" {
+				kinds = append(kinds, k)
+			}
+		}
+	default:
+		ks, err := nemesis.ParseKinds(t.Nemesis)
+		if err != nil {
+			return nemesis.Schedule{}, err
+		}
+		kinds = ks
+	}
+	for _, k := range kinds {
+		if why := Unsupported[k]; why != "" {
+			return nemesis.Schedule{}, fmt.Errorf("nemesis %s: %s", k, why)
+		}
+	}
+	cfg := t.Random
+	cfg.Kinds = kinds
+	cfg.Swarm = cfg.Swarm || t.Nemesis == "random"
+	targets := nemesis.Targets{Clients: t.ClientNames(), Storage: store.Name, Roles: []string{"leader", "followers"},
+		Servers: serverNames(t)}
+	return nemesis.Random(stream(t.Seed, "nemesis"), cfg, targets, t.Time), nil
+}
+
+// Run runs a test live (see Prepare) and judges its history.
+func Run(ctx context.Context, t harness.Test, cfg Config) (harness.Result, error) {
+	p, err := Prepare(t, cfg)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	return p.Run(ctx)
+}
+
+// Run starts the system, runs the clients and the faults for the test's
+// time (or until ctx is done, or an error), stops everything, and checks the
+// history. A run cut short by ctx returns its result with ErrInterrupted.
+func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
+	t := p.Test
+	wlEntry, _ := harness.FindWorkload(t.Workload)
+	wl, err := wlEntry.New(t.WorkloadOptions)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	net := faultnet.New()
+	defer net.Close()
+	sys, err := deployers[t.System](net, t.SystemOptions, p.cfg.Setup)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	defer sys.close()
+	if t.Storage == storage.Fenced && !sys.tokens {
+		return harness.Result{}, fmt.Errorf("storage fenced: system %s grants no fencing tokens", t.System)
+	}
+	var initial map[string]int64
+	if in, ok := wl.(workloads.Initializer); ok {
+		initial = in.Initial()
+	}
+	st := store.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads, Initial: initial})
+	r := &run{net: net, sys: sys, log: history.NewLog(), clients: t.ClientNames(), failed: make(chan struct{}),
+		messages: messageNames(sys.messages)}
+	if err := r.checkSchedule(p.Schedule); err != nil {
+		return harness.Result{}, err
+	}
+	r.start = net.Now()
+	fs := r.installFaults(p.Schedule)
+	var wg sync.WaitGroup
+	for _, name := range r.clients {
+		e := &env{r: r, name: name, rnd: stream(t.Seed, "client/"+name)}
+		forks := 0
+		var forkMu sync.Mutex
+		fork := func() backends.Env {
+			forkMu.Lock()
+			defer forkMu.Unlock()
+			forks++
+			return &env{r: r, name: name, rnd: stream(t.Seed, fmt.Sprintf("client/%s/watchdog%d", name, forks))}
+		}
+		c := workloads.Client{Env: e, Lock: gatedLock{sys.newLock(e, fork), e},
+			Store: gatedStorage{&store.Client{Net: net, Node: name, Server: st}, e},
+			Rec:   r.log.NewRecorder(name, clock{r})}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if v := recover(); v != nil {
+					r.fail(fmt.Errorf("%w: client %s: %v", harness.ErrCrash, name, v))
+					runtime.Goexit()
+				}
+			}()
+			wl.Run(c)
+		}()
+	}
+	timer := time.NewTimer(t.Time)
+	var stopErr error
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		stopErr = fmt.Errorf("%w after %v of %v", ErrInterrupted, r.now().Round(time.Millisecond), t.Time)
+	case <-r.failed:
+	}
+	timer.Stop()
+	end := min(r.now(), t.Time)
+	r.done.Store(true)
+	fs.stop()
+	net.Close()
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(p.cfg.Drain):
+		return harness.Result{}, fmt.Errorf("%w: client goroutines still running %v after the run stopped", harness.ErrCrash, p.cfg.Drain)
+	}
+	sys.close()
+	r.errMu.Lock()
+	runErr := r.err
+	r.errMu.Unlock()
+	if runErr != nil {
+		return harness.Result{}, runErr
+	}
+	events := upTo(r.log.Events(), end)
+	checked, err := harness.Judge(t, initial, events)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	figures := sys.figures(r.start)
+	figures["live"] = map[string]any{"replayable": NotReplayable, "versions": Versions(sys), "wall_time": end.Round(time.Millisecond).String(),
+		"scale": p.cfg.Scale, "network": net.Stats()}
+	res := harness.Result{Test: t, Schedule: p.Schedule, FaultOutcomes: fs.outcomes(end), Events: events,
+		Verdicts: checked.Verdicts, Skipped: checked.Skipped, Overall: models.Overall(checked.Verdicts),
+		Summary: models.Summarize(events), SystemFigures: figures}
+	return res, stopErr
+}
+
+// upTo keeps the events recorded up to end (a completion that came after the
+// run stopped leaves its operation pending, as in the simulator), renumbered.
+func upTo(events []history.Event, end time.Duration) []history.Event {
+	out := make([]history.Event, 0, len(events))
+	for _, e := range events {
+		if time.Duration(e.Time) > end {
+			continue
+		}
+		e.Index = len(out)
+		out = append(out, e)
+	}
+	return out
+}
+
+// Versions are the versions of the libraries and servers a live system ran.
+func Versions(sys *system) map[string]string {
+	out := map[string]string{"go": runtime.Version()}
+	for k, v := range sys.versions {
+		out[k] = v
+	}
+	return out
+}
+
+// Repro runs a scenario variant live and compares its verdicts with the
+// variant's expectations (and its assertions, which may measure times: with
+// a Scale they see scaled times).
+func Repro(ctx context.Context, v harness.Variant, cfg Config) (harness.Outcome, error) {
+	return harness.ReproWith(v, func(t harness.Test) (harness.Result, error) { return Run(ctx, t, cfg) })
+}
+
+// systemSpec is the live option table of a system (nil if none).
+func systemSpec(name string) opt.Spec {
+	if name == "raftkv" {
+		return liveraft.Table
+	}
+	return nil
+}
