@@ -200,6 +200,9 @@ func (s *Server) request(m sim.Message, req Request) {
 		s.notLeader(m)
 		return
 	}
+	if req.Cmd.Type == CmdLeaseGrant {
+		req.Cmd.Stamp = s.node.Wall() // the grant counts as the first keep-alive
+	}
 	s.propose(req.Cmd, &m)
 }
 
