@@ -46,6 +46,7 @@ var Hunts = []Hunt{
 	{Name: "redlock+clock-jump", Scenario: "redlock-clock-jump", Variant: "unsafe", Kind: KindClockJump},
 	{Name: "redis-failover", Scenario: "redis-failover", Variant: "unsafe", Kind: KindFailover},
 	{Name: "redlock+gc-pause", Scenario: "redlock-gc-pause", Variant: "unsafe", Kind: KindGCPause},
+	{Name: "etcd+lease-expiry", Scenario: "etcd-lease-expiry", Variant: "unsafe", Kind: KindGCPause},
 }
 
 // FindHunt returns the hunt called name.
