@@ -34,7 +34,13 @@ func (d *disk) write(hard *pb.HardState, entries []*pb.Entry) {
 		if keep > uint64(len(d.entries)) {
 			panic(fmt.Sprintf("etcd: disk: entry %d leaves a gap", entries[0].GetIndex()))
 		}
-		d.entries = append(d.entries[:keep:keep], entries...)
+		if keep < uint64(len(d.entries)) {
+			// A suffix is replaced: copy, so that no raft storage built from
+			// the old slice sees its entries change.
+			d.entries = append(d.entries[:keep:keep], entries...)
+		} else {
+			d.entries = append(d.entries, entries...)
+		}
 	}
 }
 
