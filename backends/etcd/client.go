@@ -54,7 +54,9 @@ func (c *KVClient) Do(p *sim.Proc, cmd Command, serializable bool) (Response, er
 			r := body.(Response)
 			return r, fmt.Errorf("etcd: %s: %w", describe(cmd), ErrLeaseGone)
 		default:
-			return body.(Response), nil
+			r := body.(Response)
+			r.Retried = uncertain != nil
+			return r, nil
 		}
 		if p.Mono() >= until {
 			if uncertain != nil {

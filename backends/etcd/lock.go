@@ -281,10 +281,14 @@ func (l *Lock) unlockOn(p *sim.Proc, h *hold) error {
 	if l.opts.Unlock == UnlockGuarded {
 		t.If = []Compare{{Key: h.key, Target: TargetCreate, Result: "=", Int: h.rev}}
 	}
-	r, err := l.kv.Txn(p, t)
+	resp, err := l.kv.Do(p, Command{Type: CmdTxn, Txn: t}, false)
+	r := resp.Result
 	switch {
 	case err != nil:
 		return err
+	case (!r.Succeeded || r.Results[0].Deleted == 0) && resp.Retried:
+		return fmt.Errorf("key %s (create revision %d) no longer there, perhaps deleted by an attempt that timed out: %w",
+			h.key, h.rev, backends.ErrUnknown)
 	case !r.Succeeded || r.Results[0].Deleted == 0:
 		return fmt.Errorf("key %s (create revision %d) no longer there: %w", h.key, h.rev, backends.ErrNotHeld)
 	}

@@ -26,6 +26,9 @@ type Response struct {
 	Result Result
 	// Member is the raft id of the member that answered.
 	Member uint64
+	// Retried is set by the client, not the member: an earlier attempt of
+	// this request timed out, so it may have taken effect as well.
+	Retried bool
 }
 
 // KeepAlive renews a lease. Only the leader's lessor renews (keep-alives are
