@@ -86,19 +86,29 @@ func BenchmarkEtcd60s(b *testing.B) {
 	b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-x")
 }
 
-// BenchmarkEtcdLocks measures, on the no-fault baseline (5 clients, 60 s
-// simulated, seed = iteration), each etcd lock's acquire latency in
-// simulated time (p50, p99) and critical sections per simulated second: the
-// cost of each recipe, to set beside the other systems'.
-func BenchmarkEtcdLocks(b *testing.B) {
-	for _, v := range []struct{ name, lock, resource string }{
-		{"mutex", "mutex", "storage"}, {"txn", "txn", "storage"}, {"mutex-guarded", "mutex", "etcd"}} {
+// BenchmarkLockCost measures, on the no-fault baseline (5 clients, 60 s
+// simulated, seed = iteration), each etcd lock and each database mode: the
+// acquire latency in simulated time (p50, p99) and critical sections (writes
+// that took effect) per simulated second — the cost of safety, side by side.
+func BenchmarkLockCost(b *testing.B) {
+	for _, v := range []struct {
+		name, system string
+		opts         map[string]string
+	}{
+		{"etcd-mutex", "etcd", map[string]string{"lock": "mutex"}},
+		{"etcd-txn", "etcd", map[string]string{"lock": "txn"}},
+		{"etcd-mutex-guarded", "etcd", map[string]string{"lock": "mutex", "resource": "etcd"}},
+		{"db-unique-row", "database", map[string]string{"mode": "unique-row"}},
+		{"db-for-update", "database", map[string]string{"mode": "for-update"}},
+		{"db-for-update-in-db", "database", map[string]string{"mode": "for-update", "resource": "db"}},
+		{"db-advisory", "database", map[string]string{"mode": "advisory"}},
+		{"db-optimistic", "database", map[string]string{"mode": "optimistic"}},
+	} {
 		b.Run(v.name, func(b *testing.B) {
 			var latency []time.Duration
 			var sections, simulated float64
 			for i := range b.N {
-				r, err := Run(Test{System: "etcd", Seed: uint64(i),
-					SystemOptions: map[string]string{"lock": v.lock, "resource": v.resource}})
+				r, err := Run(Test{System: v.system, Seed: uint64(i), SystemOptions: v.opts})
 				if err != nil {
 					b.Fatal(err)
 				}
