@@ -78,6 +78,29 @@ func etcdScenarios() []Scenario {
 				"retry deletes that newer incarnation and client 2 acquires while client 1 still holds (etcd issue 22082)",
 			Variants: etcdStaleUnlockVariants(),
 		},
+		{
+			Name: "etcd-txn-unlock-retry",
+			Doc: "the simple txn lock released by a plain Delete(key): client 1's delete commits but its replies are lost " +
+				"(a one-way cut), so the client retries it; meanwhile client 2 created the same key and holds the lock; the " +
+				"retried delete removes client 2's key and client 3 acquires while client 2 holds",
+			Variants: etcdTxnUnlockRetryVariants(),
+		},
+	}
+}
+
+func etcdTxnUnlockRetryVariants() []Variant {
+	cut := nemesis.Fault{Kind: nemesis.Partition, From: []string{"servers"}, To: []string{"c1"}, Duration: nemesis.Duration(1200 * time.Millisecond),
+		After: &nemesis.Trigger{Node: "c1", F: "release", Type: "invoke"}}
+	t := func(unlock string) Test {
+		return withWorkload(etcdTest(3, 20*time.Second, schedule(cut), "lock", "txn", "unlock", unlock, "initial-leader", "etcd1"),
+			"hold", "1s")
+	}
+	return []Variant{
+		{Name: "unsafe", Doc: "unlock=delete: the client's retry of a delete that already committed deletes the next holder's key; " +
+			"from then on every holder that believes it holds deletes its successor's key on release: the double holding never stops",
+			Test: t("delete"), Expect: expect(models.Invalid, models.Invalid)},
+		{Name: "fixed", Doc: "unlock=guarded: the delete compares the create revision; the retry deletes nothing",
+			Test: t("guarded"), Expect: expect(models.Valid, models.Valid)},
 	}
 }
 
