@@ -24,9 +24,10 @@ const (
 	// KindFailover: a replica was promoted, and the later holder's grant came
 	// from it.
 	KindFailover = "failover"
-	// KindClientClock: the later holder's own clock jumped or drifted before
-	// its grant, which came while the earlier holder's lease still ran (a
-	// lock whose expiry the acquirer judges by its own clock).
+	// KindClientClock: a holder's own clock jumped or drifted before the
+	// later grant, which came while the earlier holder's lease still ran (a
+	// lock whose expiry the acquirer judges by its own clock; the two grants
+	// may reach their clients in either order).
 	KindClientClock = "client-clock"
 )
 
@@ -160,7 +161,8 @@ func causes(o models.Overlap, windows []window) []string {
 		case early && w.kind == "failover" && w.start >= o.A.Start && w.start <= o.B.Start && grantedBy(o.B.Acquired.Detail, w.targets[:1]):
 			out = append(out, KindFailover)
 		}
-		if early && (w.kind == "clock-jump" || w.kind == "clock-drift") && w.start <= o.B.Start && slices.Contains(w.targets, o.B.Node) {
+		if early && (w.kind == "clock-jump" || w.kind == "clock-drift") && w.start <= o.B.Start &&
+			(slices.Contains(w.targets, o.A.Node) || slices.Contains(w.targets, o.B.Node)) {
 			out = append(out, KindClientClock)
 		}
 	}
