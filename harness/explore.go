@@ -24,6 +24,11 @@ const (
 	// KindFailover: a replica was promoted, and the later holder's grant came
 	// from it.
 	KindFailover = "failover"
+	// KindClientClock: a holder's own clock jumped or drifted before the
+	// later grant, which came while the earlier holder's lease still ran (a
+	// lock whose expiry the acquirer judges by its own clock; the two grants
+	// may reach their clients in either order).
+	KindClientClock = "client-clock"
 )
 
 // Hunt is one exploration target: the unsafe variant of a catalog scenario,
@@ -46,6 +51,8 @@ var Hunts = []Hunt{
 	{Name: "redlock+clock-jump", Scenario: "redlock-clock-jump", Variant: "unsafe", Kind: KindClockJump},
 	{Name: "redis-failover", Scenario: "redis-failover", Variant: "unsafe", Kind: KindFailover},
 	{Name: "redlock+gc-pause", Scenario: "redlock-gc-pause", Variant: "unsafe", Kind: KindGCPause},
+	{Name: "etcd+lease-expiry", Scenario: "etcd-lease-expiry", Variant: "unsafe", Kind: KindGCPause},
+	{Name: "database+clock-skew", Scenario: "db-clock-skew", Variant: "unsafe", Kind: KindClientClock},
 }
 
 // FindHunt returns the hunt called name.
@@ -153,6 +160,10 @@ func causes(o models.Overlap, windows []window) []string {
 			out = append(out, KindClockJump)
 		case early && w.kind == "failover" && w.start >= o.A.Start && w.start <= o.B.Start && grantedBy(o.B.Acquired.Detail, w.targets[:1]):
 			out = append(out, KindFailover)
+		}
+		if early && (w.kind == "clock-jump" || w.kind == "clock-drift") && w.start <= o.B.Start &&
+			(slices.Contains(w.targets, o.A.Node) || slices.Contains(w.targets, o.B.Node)) {
+			out = append(out, KindClientClock)
 		}
 	}
 	return out

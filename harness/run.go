@@ -98,6 +98,9 @@ func Prepare(t Test) (*Prepared, error) {
 				Store: &storage.Client{P: p, Server: stNode.ID()},
 				Rec:   log.NewRecorder(p.Node().Name(), nodeClock{p.Node()}),
 			}
+			if dep.NewStorage != nil {
+				c.Store = dep.NewStorage(p, c.Lock)
+			}
 			wl.Run(c)
 		})})
 	}

@@ -19,6 +19,10 @@ type Deployment struct {
 	Servers []*sim.Node
 	// NewLock makes the lock client library of one client process.
 	NewLock func(p *sim.Proc) backends.Lock
+	// NewStorage, when set, makes the protected storage's client of one client
+	// process from its lock client, for a resource kept inside the lock
+	// service itself (etcd's guarded write); nil: the storage node.
+	NewStorage func(p *sim.Proc, lock backends.Lock) backends.Storage
 	// HasTokens reports whether grants carry fencing tokens.
 	HasTokens bool
 	// Resolve maps system-specific target names ("primary") to nodes; nil if none.

@@ -1,0 +1,232 @@
+package database
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/sim"
+)
+
+// errClosed means the server had ended the connection: the request did not
+// run.
+var errClosed = errors.New("connection closed by the server")
+
+// Client is the lock client and the data client of one client node: one
+// connection at a time (a new one after the server closed it), kept alive
+// by a background process that pings it every conn-timeout/3. It implements
+// backends.Lock in the configured mode and, with resource=db (or
+// optimistic), backends.Storage over the data rows.
+type Client struct {
+	p        *sim.Proc
+	server   sim.NodeID
+	opts     Options
+	connN    int
+	conn     string
+	pinging  bool
+	acquired int
+	held     *backends.Lease
+	inTxn    bool             // for-update: the lock's transaction is open
+	versions map[string]int64 // optimistic: version read per row
+	pending  bool             // unique-row, unlock-before-commit: a data transaction awaits commit
+}
+
+var (
+	_ backends.Lock    = (*Client)(nil)
+	_ backends.Storage = (*Client)(nil)
+)
+
+// NewClient returns the client of process p.
+func NewClient(p *sim.Proc, server sim.NodeID, o Options) *Client {
+	c := &Client{p: p, server: server, opts: o, versions: map[string]int64{}}
+	c.reconnect()
+	return c
+}
+
+func (c *Client) reconnect() {
+	c.connN++
+	c.conn = fmt.Sprintf("%s/%d", c.p.Name(), c.connN)
+	c.inTxn, c.pending = false, false
+	if !c.pinging {
+		c.pinging = true
+		c.p.Spawn(c.p.Name()+"/ping", c.ping)
+	}
+}
+
+// ping keeps the current connection alive.
+func (c *Client) ping(w *sim.Proc) {
+	for {
+		w.Sleep(c.opts.ConnTimeout / 3)
+		_, _ = w.Call(c.server, Req{Conn: c.conn, Op: OpPing}, c.opts.RequestTimeout)
+	}
+}
+
+// call sends req on the current connection. A timeout is an unknown outcome;
+// "closed" opens a new connection and is errClosed (certainly not run).
+func (c *Client) call(req Req, extra time.Duration) (Resp, error) {
+	req.Conn = c.conn
+	body, err := c.p.Call(c.server, req, c.opts.RequestTimeout+extra)
+	if err != nil {
+		return Resp{}, fmt.Errorf("database: %s %s: %w: %w", req.Op, req.Key, backends.ErrUnknown, err)
+	}
+	r := body.(Resp)
+	if r.Err == "closed" {
+		c.reconnect()
+		return r, fmt.Errorf("database: %s %s: %w", req.Op, req.Key, errClosed)
+	}
+	return r, nil
+}
+
+// Acquire takes key in the configured mode, waiting at most wait.
+func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+	c.acquired++
+	owner := fmt.Sprintf("%s#%d", c.p.Name(), c.acquired)
+	if c.opts.Mode == ModeOptimistic {
+		l := backends.Lease{Key: key, Owner: owner, Detail: "optimistic: no lock"}
+		c.held = &l
+		return l, nil
+	}
+	until := c.p.Mono() + wait
+	for attempt := 1; ; attempt++ {
+		sent := c.p.Mono()
+		l, err := c.try(key, owner, until)
+		if err == nil {
+			l.Key, l.Owner, l.HasToken = key, owner, true
+			if c.opts.Mode == ModeUniqueRow {
+				l.Deadline = sent + c.opts.TTL
+			}
+			c.held = &l
+			return l, nil
+		}
+		if !errors.Is(err, backends.ErrNotAcquired) || c.p.Mono() >= until {
+			return backends.Lease{}, fmt.Errorf("database: acquire %s (%s, %d attempts): %w", key, c.opts.Mode, attempt, err)
+		}
+		c.p.Sleep(min(time.Duration(sim.Uniform(c.p.Rand(), 0, int64(c.opts.BackoffMax))), until-c.p.Mono()))
+	}
+}
+
+// try makes one attempt; ErrNotAcquired means busy.
+func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, error) {
+	switch c.opts.Mode {
+	case ModeUniqueRow:
+		now := c.p.Wall()
+		r, err := c.call(Req{Op: OpInsertLock, Key: key, Owner: owner, Now: now, Expiry: now + c.opts.TTL}, 0)
+		if err != nil {
+			return backends.Lease{}, notAcquired(err)
+		}
+		if !r.OK {
+			return backends.Lease{}, fmt.Errorf("row held by %s: %w", r.Owner, backends.ErrNotAcquired)
+		}
+		return backends.Lease{Token: r.Token, Detail: fmt.Sprintf("lock row %q inserted, expiry by the client's wall clock", key)}, nil
+	case ModeAdvisory:
+		r, err := c.call(Req{Op: OpAdvisoryTry, Key: key}, 0)
+		if err != nil {
+			return backends.Lease{}, notAcquired(err)
+		}
+		if !r.OK {
+			return backends.Lease{}, fmt.Errorf("advisory lock held by %s: %w", r.Owner, backends.ErrNotAcquired)
+		}
+		return backends.Lease{Token: r.Token, Detail: "pg_try_advisory_lock on " + c.conn}, nil
+	}
+	wait := max(0, until-c.p.Mono())
+	r, err := c.call(Req{Op: OpSelectForUpdate, Key: "lock/" + key, Wait: wait}, min(wait, c.opts.LockWaitTimeout))
+	if err != nil {
+		if backends.Unknown(err) {
+			_, _ = c.call(Req{Op: OpRollback}, 0)
+			c.reconnect() // the lock may be granted to the old connection; the server ends it
+		}
+		return backends.Lease{}, notAcquired(err)
+	}
+	if !r.OK {
+		_, _ = c.call(Req{Op: OpRollback}, 0)
+		return backends.Lease{}, fmt.Errorf("row held by %s (%s): %w", r.Owner, r.Err, backends.ErrNotAcquired)
+	}
+	c.inTxn = true
+	return backends.Lease{Token: r.Token, Detail: "SELECT FOR UPDATE in a transaction of " + c.conn}, nil
+}
+
+func notAcquired(err error) error {
+	if backends.Unknown(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", err, backends.ErrNotAcquired)
+}
+
+// Release gives the lock back.
+func (c *Client) Release(l backends.Lease) error {
+	c.held = nil
+	switch c.opts.Mode {
+	case ModeOptimistic:
+		return nil
+	case ModeUniqueRow:
+		r, err := c.call(Req{Op: OpDeleteLock, Key: l.Key, Owner: l.Owner}, 0)
+		if c.pending {
+			c.p.Sleep(c.opts.CommitDelay)
+			_, _ = c.call(Req{Op: OpCommit}, 0)
+			c.pending = false
+		}
+		return released(l, r, err)
+	case ModeAdvisory:
+		r, err := c.call(Req{Op: OpAdvisoryUnlock, Key: l.Key}, 0)
+		return released(l, r, err)
+	}
+	if !c.inTxn {
+		return fmt.Errorf("database: release %s: no transaction open: %w", l.Key, backends.ErrNotHeld)
+	}
+	c.inTxn = false
+	r, err := c.call(Req{Op: OpCommit}, 0)
+	return released(l, r, err)
+}
+
+func released(l backends.Lease, r Resp, err error) error {
+	switch {
+	case err != nil:
+		return fmt.Errorf("database: release %s: %w", l.Key, err)
+	case !r.OK:
+		return fmt.Errorf("database: release %s: %s: %w", l.Key, r.Err, backends.ErrNotHeld)
+	}
+	return nil
+}
+
+// Read reads a data row (in the lock's transaction for for-update).
+func (c *Client) Read(key string, token uint64) (int64, error) {
+	r, err := c.call(Req{Op: OpRead, Key: "data/" + key}, 0)
+	if err != nil {
+		return 0, err
+	}
+	c.versions[key] = r.Version
+	return r.Value, nil
+}
+
+// Write writes a data row: for-update in the lock's transaction, which the
+// release commits (a write after the server aborted the transaction is
+// rejected: the connection is gone); optimistic as a compare-and-swap on the
+// version read; unique-row with unlock-before-commit in a transaction that
+// commits after the release; otherwise autocommit.
+func (c *Client) Write(key string, value int64, token uint64) error {
+	req := Req{Op: OpWrite, Key: "data/" + key, Value: value, IfVersion: -1}
+	switch {
+	case c.opts.Mode == ModeOptimistic:
+		req.IfVersion = c.versions[key]
+	case c.opts.UnlockBeforeCommit:
+		if r, err := c.call(Req{Op: OpBegin}, 0); err != nil || !r.OK {
+			return rejectedOr(key, r, err)
+		}
+		c.pending = true
+	}
+	r, err := c.call(req, 0)
+	return rejectedOr(key, r, err)
+}
+
+func rejectedOr(key string, r Resp, err error) error {
+	switch {
+	case errors.Is(err, errClosed):
+		return fmt.Errorf("database: write %s: %w: %w", key, err, backends.ErrRejected)
+	case err != nil:
+		return fmt.Errorf("database: write %s: %w", key, err)
+	case !r.OK:
+		return fmt.Errorf("database: write %s: %s: %w", key, r.Err, backends.ErrRejected)
+	}
+	return nil
+}

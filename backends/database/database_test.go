@@ -1,0 +1,146 @@
+package database
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/sim"
+)
+
+// setup is a database with the given options and a world to add clients to.
+func setup(t *testing.T, opts ...string) (*sim.World, *sim.Node, *Server, Options) {
+	t.Helper()
+	o := DefaultOptions()
+	for i := 0; i+1 < len(opts); i += 2 {
+		require.NoError(t, Table.Set(&o, opts[i], opts[i+1]))
+	}
+	require.NoError(t, o.Validate())
+	w := sim.NewWorld(sim.Config{Seed: 1, Link: sim.Link{LatencyMin: time.Millisecond, LatencyMax: time.Millisecond}})
+	srv := NewServer(o)
+	db := w.AddNode("db", sim.NodeOptions{Handler: srv})
+	t.Cleanup(w.Close)
+	return w, db, srv, o
+}
+
+// twoClients runs c1 (takes the lock, holds it hold, releases) and c2 (tries
+// for the lock from 100 ms with a 20 s budget) and returns what each saw.
+func twoClients(t *testing.T, hold time.Duration, setupC1 func(w *sim.World, n *sim.Node), opts ...string) []string {
+	w, db, _, o := setup(t, opts...)
+	var got []string
+	c1 := w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+		c := NewClient(p, db.ID(), o)
+		l, err := c.Acquire("k", time.Second)
+		require.NoError(t, err)
+		got = append(got, fmt.Sprintf("c1 token %d at %v", l.Token, p.World().Now().Round(100*time.Millisecond)))
+		p.Sleep(hold)
+		got = append(got, fmt.Sprintf("c1 release: %v", c.Release(l) == nil))
+	})})
+	w.AddNode("c2", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+		p.Sleep(100 * time.Millisecond)
+		c := NewClient(p, db.ID(), o)
+		l, err := c.Acquire("k", 20*time.Second)
+		require.NoError(t, err)
+		got = append(got, fmt.Sprintf("c2 token %d at %v", l.Token, p.World().Now().Round(100*time.Millisecond)))
+	})})
+	if setupC1 != nil {
+		setupC1(w, c1)
+	}
+	w.Run(30 * time.Second)
+	return got
+}
+
+func TestEachModeExcludesUntilRelease(t *testing.T) {
+	for _, mode := range []string{"unique-row", "for-update", "advisory"} {
+		t.Run(mode, func(t *testing.T) {
+			got := twoClients(t, 3*time.Second, nil, "mode", mode)
+			// for-update grants c2 when c1's commit applies: c2 may learn it before c1 does.
+			assert.ElementsMatch(t, []string{"c1 token 1 at 0s", "c1 release: true", "c2 token 2 at 3s"}, got)
+		})
+	}
+}
+
+func TestUniqueRowExpiresByTheAcquirersWallClock(t *testing.T) {
+	tests := []struct {
+		name string
+		jump time.Duration
+		want string
+	}{
+		{"clocks agree: c2 waits for the expiry (10 s)", 0, "c2 token 2 at 10s"},
+		{"c2's clock 20 s ahead: c2 takes the live row at once", 20 * time.Second, "c2 token 2 at 100ms"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := twoClients(t, 15*time.Second, func(w *sim.World, c1 *sim.Node) {
+				w.Node("c2").JumpClock(tc.jump)
+			}, "mode", "unique-row")
+			assert.Contains(t, got, tc.want)
+		})
+	}
+}
+
+func TestASilentConnectionLosesItsLocks(t *testing.T) {
+	for _, mode := range []string{"for-update", "advisory"} {
+		t.Run(mode, func(t *testing.T) {
+			got := twoClients(t, 20*time.Second, func(w *sim.World, c1 *sim.Node) {
+				w.At(time.Second, c1.Pause) // c1 holds and falls silent: no pings
+			}, "mode", mode)
+			assert.Equal(t, []string{"c1 token 1 at 0s", "c2 token 2 at 5.5s"}, got,
+				"the server aborts c1's session after conn-timeout (5 s, checked every 500 ms)")
+		})
+	}
+}
+
+func TestDataInTheLockTransaction(t *testing.T) {
+	w, db, srv, o := setup(t, "mode", "for-update", "resource", "db")
+	var errs []string
+	c1 := w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+		c := NewClient(p, db.ID(), o)
+		l, err := c.Acquire("k", time.Second)
+		require.NoError(t, err)
+		require.NoError(t, c.Write("k", 1, l.Token))
+		require.NoError(t, c.Release(l))
+		l, err = c.Acquire("k", time.Second)
+		require.NoError(t, err)
+		p.Node().Pause() // stalls past conn-timeout while holding
+		p.World().After(8*time.Second, p.Node().Resume)
+		err = c.Write("k", 2, l.Token)
+		errs = append(errs, fmt.Sprint(errors.Is(err, backends.ErrRejected)))
+	})})
+	_ = c1
+	w.Run(20 * time.Second)
+	assert.Equal(t, []string{"true"}, errs, "the write after the abort is rejected")
+	assert.Equal(t, int64(1), srv.Value("data/k"))
+}
+
+func TestOptimisticRejectsAConflictingWrite(t *testing.T) {
+	w, db, srv, o := setup(t, "mode", "optimistic")
+	var got []string
+	for _, name := range []string{"c1", "c2"} {
+		w.AddNode(name, sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+			c := NewClient(p, db.ID(), o)
+			l, _ := c.Acquire("k", 0)
+			v, err := c.Read("k", l.Token)
+			require.NoError(t, err)
+			p.Sleep(100 * time.Millisecond)
+			err = c.Write("k", v+1, l.Token)
+			got = append(got, fmt.Sprintf("%s rejected=%v", name, errors.Is(err, backends.ErrRejected)))
+		})})
+	}
+	w.Run(time.Second)
+	assert.ElementsMatch(t, []string{"c1 rejected=false", "c2 rejected=true"}, got)
+	assert.Equal(t, int64(1), srv.Value("data/k"))
+}
+
+func TestUnlockBeforeCommitNeedsUniqueRowInTheDatabase(t *testing.T) {
+	o := DefaultOptions()
+	o.UnlockBeforeCommit = true
+	assert.Error(t, o.Validate())
+	o.Mode, o.Resource = ModeUniqueRow, ResourceDB
+	assert.NoError(t, o.Validate())
+}

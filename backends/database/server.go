@@ -1,0 +1,349 @@
+package database
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/locklab/locklab/sim"
+)
+
+// livenessCheck is how often the server looks for dead connections.
+const livenessCheck = 500 * time.Millisecond
+
+type txn struct {
+	locks  []string
+	writes map[string]int64
+	order  []string // rows in the order first written
+}
+
+type conn struct {
+	id       string
+	last     time.Duration // server monotonic time of the last request
+	txn      *txn
+	advisory []string
+	closed   bool
+}
+
+type cell struct{ value, version int64 }
+
+type lockRow struct {
+	owner  string
+	expiry time.Duration
+}
+
+type waiter struct {
+	c     *conn
+	msg   sim.Message
+	timer *sim.Timer
+}
+
+type rowLock struct {
+	holder  *conn
+	waiters []*waiter
+}
+
+// Event is something the server did by itself that a reader should see:
+// "row-taken-over" (an expired unique row was taken by another owner) or
+// "transaction-aborted" (a connection was silent too long).
+type Event struct{ Kind, Detail string }
+
+// Server is the database: data rows with versions, unique lock rows, row
+// locks with wait queues, advisory locks, and connections whose transactions
+// it aborts when they fall silent for conn-timeout. It keeps nothing across
+// a crash except the committed rows (a crash ends every connection).
+type Server struct {
+	opts     Options
+	node     *sim.Node
+	conns    map[string]*conn
+	data     map[string]*cell
+	locks    map[string]*lockRow
+	rows     map[string]*rowLock
+	advisory map[string]*conn
+	grants   uint64
+	// OnEvent, when set, is told of every Event.
+	OnEvent func(n *sim.Node, e Event)
+}
+
+var (
+	_ sim.Handler = (*Server)(nil)
+	_ sim.Crasher = (*Server)(nil)
+)
+
+// NewServer returns a database with the options' timeouts.
+func NewServer(o Options) *Server {
+	return &Server{opts: o, data: map[string]*cell{}, locks: map[string]*lockRow{}}
+}
+
+// Start resets the volatile state and starts the liveness check.
+func (s *Server) Start(n *sim.Node) {
+	s.node = n
+	s.conns, s.rows, s.advisory = map[string]*conn{}, map[string]*rowLock{}, map[string]*conn{}
+	n.SetTimer(livenessCheck, s.checkLiveness)
+}
+
+// Crash ends every connection; committed rows survive.
+func (s *Server) Crash(n *sim.Node) { s.conns, s.rows, s.advisory = nil, nil, nil }
+
+// Value is a data row's committed value.
+func (s *Server) Value(key string) int64 {
+	if c := s.data[key]; c != nil {
+		return c.value
+	}
+	return 0
+}
+
+func (s *Server) event(kind, detail string) {
+	if s.OnEvent != nil {
+		s.OnEvent(s.node, Event{Kind: kind, Detail: detail})
+	}
+}
+
+func (s *Server) conn(id string) *conn {
+	c := s.conns[id]
+	if c == nil {
+		c = &conn{id: id}
+		s.conns[id] = c
+	}
+	c.last = s.node.Mono()
+	return c
+}
+
+// Receive answers a request (a SELECT FOR UPDATE that must wait is answered
+// when it is granted or times out).
+func (s *Server) Receive(n *sim.Node, m sim.Message) {
+	req, ok := m.Body.(Req)
+	if !ok {
+		panic(fmt.Sprintf("database: unexpected message %T", m.Body))
+	}
+	c := s.conn(req.Conn)
+	if c.closed {
+		n.Reply(m, Resp{Err: "closed"})
+		return
+	}
+	if req.Op == OpSelectForUpdate {
+		s.selectForUpdate(c, req, m)
+		return
+	}
+	n.Reply(m, s.do(c, req))
+}
+
+func (s *Server) do(c *conn, req Req) Resp {
+	switch req.Op {
+	case OpPing:
+		return Resp{OK: true}
+	case OpInsertLock:
+		return s.insertLock(req)
+	case OpDeleteLock:
+		if l := s.locks[req.Key]; l != nil && l.owner == req.Owner {
+			delete(s.locks, req.Key)
+			return Resp{OK: true}
+		}
+		return Resp{Err: "not owner"}
+	case OpBegin:
+		if c.txn == nil {
+			c.txn = &txn{writes: map[string]int64{}}
+		}
+		return Resp{OK: true}
+	case OpRead:
+		cl := s.data[req.Key]
+		r := Resp{OK: true}
+		if cl != nil {
+			r.Value, r.Version = cl.value, cl.version
+		}
+		if c.txn != nil {
+			if v, ok := c.txn.writes[req.Key]; ok {
+				r.Value = v
+			}
+		}
+		return r
+	case OpWrite:
+		return s.write(c, req)
+	case OpCommit:
+		return s.commit(c)
+	case OpRollback:
+		s.endTxn(c)
+		return Resp{OK: true}
+	case OpAdvisoryTry:
+		if h := s.advisory[req.Key]; h != nil && h != c {
+			return Resp{Err: "busy", Owner: h.id}
+		}
+		s.advisory[req.Key] = c
+		if !slices.Contains(c.advisory, req.Key) {
+			c.advisory = append(c.advisory, req.Key)
+		}
+		s.grants++
+		return Resp{OK: true, Token: s.grants}
+	case OpAdvisoryUnlock:
+		if s.advisory[req.Key] != c {
+			return Resp{Err: "not owner"}
+		}
+		delete(s.advisory, req.Key)
+		c.advisory = slices.DeleteFunc(c.advisory, func(k string) bool { return k == req.Key })
+		return Resp{OK: true}
+	}
+	panic(fmt.Sprintf("database: unknown request %q", req.Op))
+}
+
+// insertLock inserts the lock row, or takes over a row whose expiry is
+// before the acquirer's clock (UPDATE ... WHERE expiry < :now).
+func (s *Server) insertLock(req Req) Resp {
+	l := s.locks[req.Key]
+	if l != nil && l.expiry >= req.Now {
+		return Resp{Err: "busy", Owner: l.owner}
+	}
+	if l != nil {
+		s.event("row-taken-over", fmt.Sprintf("%s took over lock row %q of %s: its expiry %v is before %s's clock %v",
+			req.Owner, req.Key, l.owner, wallTime(l.expiry), req.Owner, wallTime(req.Now)))
+	}
+	s.locks[req.Key] = &lockRow{owner: req.Owner, expiry: req.Expiry}
+	s.grants++
+	return Resp{OK: true, Token: s.grants}
+}
+
+func wallTime(d time.Duration) string { return (d - sim.DefaultWallEpoch).String() }
+
+func (s *Server) write(c *conn, req Req) Resp {
+	cl := s.data[req.Key]
+	if req.IfVersion >= 0 {
+		v := int64(0)
+		if cl != nil {
+			v = cl.version
+		}
+		if v != req.IfVersion {
+			return Resp{Err: "version", Version: v}
+		}
+	}
+	if c.txn != nil {
+		if _, ok := c.txn.writes[req.Key]; !ok {
+			c.txn.order = append(c.txn.order, req.Key)
+		}
+		c.txn.writes[req.Key] = req.Value
+		return Resp{OK: true}
+	}
+	s.set(req.Key, req.Value)
+	return Resp{OK: true}
+}
+
+func (s *Server) set(key string, v int64) {
+	cl := s.data[key]
+	if cl == nil {
+		cl = &cell{}
+		s.data[key] = cl
+	}
+	cl.value = v
+	cl.version++
+}
+
+func (s *Server) commit(c *conn) Resp {
+	if c.txn == nil {
+		return Resp{Err: "aborted"}
+	}
+	for _, k := range c.txn.order {
+		s.set(k, c.txn.writes[k])
+	}
+	s.endTxn(c)
+	return Resp{OK: true}
+}
+
+// endTxn ends c's transaction, releasing its row locks to their waiters.
+func (s *Server) endTxn(c *conn) {
+	if c.txn == nil {
+		return
+	}
+	for _, row := range c.txn.locks {
+		s.release(row, c)
+	}
+	c.txn = nil
+}
+
+func (s *Server) selectForUpdate(c *conn, req Req, m sim.Message) {
+	if c.txn == nil {
+		c.txn = &txn{writes: map[string]int64{}}
+	}
+	rl := s.rows[req.Key]
+	if rl == nil {
+		rl = &rowLock{}
+		s.rows[req.Key] = rl
+	}
+	if rl.holder == nil || rl.holder == c {
+		s.grantRow(rl, req.Key, c, m)
+		return
+	}
+	wait := min(req.Wait, s.opts.LockWaitTimeout)
+	if wait <= 0 {
+		s.node.Reply(m, Resp{Err: "busy", Owner: rl.holder.id})
+		return
+	}
+	w := &waiter{c: c, msg: m}
+	w.timer = s.node.SetTimer(wait, func() {
+		if i := slices.Index(rl.waiters, w); i >= 0 {
+			rl.waiters = slices.Delete(rl.waiters, i, i+1)
+			s.node.Reply(m, Resp{Err: "timeout", Owner: rl.holder.id})
+		}
+	})
+	rl.waiters = append(rl.waiters, w)
+}
+
+func (s *Server) grantRow(rl *rowLock, row string, c *conn, m sim.Message) {
+	if rl.holder != c {
+		rl.holder = c
+		c.txn.locks = append(c.txn.locks, row)
+	}
+	s.grants++
+	s.node.Reply(m, Resp{OK: true, Token: s.grants})
+}
+
+// release frees row from c and grants it to the first live waiter.
+func (s *Server) release(row string, c *conn) {
+	rl := s.rows[row]
+	if rl == nil || rl.holder != c {
+		return
+	}
+	rl.holder = nil
+	for len(rl.waiters) > 0 {
+		w := rl.waiters[0]
+		rl.waiters = rl.waiters[1:]
+		w.timer.Stop()
+		if w.c.closed || w.c.txn == nil {
+			continue
+		}
+		s.grantRow(rl, row, w.c, w.msg)
+		return
+	}
+}
+
+// checkLiveness ends every connection silent for conn-timeout: its
+// transaction aborts (its writes are lost, its row locks released) and its
+// advisory locks go.
+func (s *Server) checkLiveness() {
+	s.node.SetTimer(livenessCheck, s.checkLiveness)
+	now := s.node.Mono()
+	ids := make([]string, 0, len(s.conns))
+	for id := range s.conns { // determinism:ok sorted below
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		c := s.conns[id]
+		if c.closed || now-c.last < s.opts.ConnTimeout {
+			continue
+		}
+		c.closed = true
+		if c.txn != nil && (len(c.txn.locks) > 0 || len(c.txn.writes) > 0) {
+			s.event("transaction-aborted", fmt.Sprintf("connection %s silent for %v: its transaction aborted (row locks %v released, %d write(s) discarded)",
+				id, now-c.last, c.txn.locks, len(c.txn.writes)))
+		}
+		s.endTxn(c)
+		for _, k := range c.advisory {
+			if s.advisory[k] == c {
+				delete(s.advisory, k)
+			}
+		}
+		if len(c.advisory) > 0 {
+			s.event("transaction-aborted", fmt.Sprintf("connection %s silent for %v: its session ended, advisory locks %v released",
+				id, now-c.last, c.advisory))
+		}
+		c.advisory = nil // the tombstone stays: the client learns "closed" on its next request
+	}
+}

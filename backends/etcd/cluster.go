@@ -1,0 +1,126 @@
+package etcd
+
+import (
+	"slices"
+
+	"go.etcd.io/raft/v3"
+
+	"github.com/locklab/locklab/sim"
+)
+
+// SystemEvent is something the cluster did by itself that a reader of the
+// history should see: a lease expired ("lease-expired") or a new leader
+// restarted every lease ("lease-extended").
+type SystemEvent struct {
+	Kind   string
+	Member string
+	Detail string
+}
+
+// Cluster is an etcd cluster of 3 or 5 members in one world.
+type Cluster struct {
+	opts    Options
+	servers []*Server
+	nodes   []*sim.Node
+	// cmds holds every proposed command by id; raft entries carry the id.
+	// Commands are immutable once proposed, so sharing them between members
+	// shares no state.
+	cmds    map[uint64]Command
+	nextCmd uint64
+	// OnEvent, when set, is told of every SystemEvent.
+	OnEvent func(n *sim.Node, e SystemEvent)
+	events  []SystemEvent
+}
+
+// NewCluster adds the members etcd1..etcdN to w.
+func NewCluster(w *sim.World, o Options) (*Cluster, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Cluster{opts: o, cmds: map[uint64]Command{}}
+	voters := make([]uint64, o.Members)
+	for i := range voters {
+		voters[i] = uint64(i + 1)
+	}
+	for _, id := range voters {
+		c.servers = append(c.servers, &Server{cluster: c, id: id, disk: newDisk(voters)})
+	}
+	for _, s := range c.servers {
+		c.nodes = append(c.nodes, w.AddNode(MemberName(s.id), sim.NodeOptions{Handler: s}))
+	}
+	return c, nil
+}
+
+// Options are the cluster's options.
+func (c *Cluster) Options() Options { return c.opts }
+
+// Nodes are the members' nodes, etcd1..etcdN.
+func (c *Cluster) Nodes() []*sim.Node { return slices.Clone(c.nodes) }
+
+// Servers are the members' handlers, in the same order.
+func (c *Cluster) Servers() []*Server { return slices.Clone(c.servers) }
+
+// Events are the system events so far.
+func (c *Cluster) Events() []SystemEvent { return slices.Clone(c.events) }
+
+func (c *Cluster) remember(cmd Command) uint64 {
+	c.nextCmd++
+	c.cmds[c.nextCmd] = cmd
+	return c.nextCmd
+}
+
+func (c *Cluster) command(id uint64) Command { return c.cmds[id] }
+
+func (c *Cluster) event(n *sim.Node, kind, detail string) {
+	e := SystemEvent{Kind: kind, Member: n.Name(), Detail: detail}
+	c.events = append(c.events, e)
+	if c.OnEvent != nil {
+		c.OnEvent(n, e)
+	}
+}
+
+// Leader is the member that is up and leads the highest term, or nil.
+func (c *Cluster) Leader() *sim.Node {
+	var best *Server
+	for i, s := range c.servers {
+		if c.nodes[i].Down() || s.state != raft.StateLeader {
+			continue
+		}
+		if best == nil || s.term > best.term {
+			best = s
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return c.nodes[best.id-1]
+}
+
+// Resolve maps "leader" and "followers" to members when a fault starts.
+func (c *Cluster) Resolve(name string) ([]*sim.Node, bool) {
+	switch name {
+	case "leader":
+		if l := c.Leader(); l != nil {
+			return []*sim.Node{l}, true
+		}
+		return nil, true
+	case "followers":
+		l := c.Leader()
+		return slices.DeleteFunc(slices.Clone(c.nodes), func(n *sim.Node) bool { return n == l }), true
+	}
+	return nil, false
+}
+
+func (c *Cluster) memberIDs() []sim.NodeID {
+	out := make([]sim.NodeID, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.ID()
+	}
+	return out
+}
+
+// NewKV returns the KV client of process p.
+func (c *Cluster) NewKV(p *sim.Proc) *KVClient { return newKV(p, c.memberIDs(), c.opts) }
+
+// NewLock returns the lock client (session + recipe) of process p.
+func (c *Cluster) NewLock(p *sim.Proc) *Lock { return newLock(p, c.NewKV(p), c.opts) }

@@ -1,0 +1,60 @@
+package etcd
+
+import (
+	"fmt"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+)
+
+// disk is a member's durable raft store (etcd's WAL, fsync on every write):
+// the hard state and the log after the bootstrap snapshot. It survives
+// crashes; the keyspace is rebuilt by replaying the committed entries.
+type disk struct {
+	snap    *pb.Snapshot
+	hard    *pb.HardState
+	entries []*pb.Entry // entries[i].Index == snap index + 1 + i
+}
+
+func newDisk(voters []uint64) *disk {
+	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{
+		ConfState: &pb.ConfState{Voters: voters}, Index: new(uint64(1)), Term: new(uint64(1))}}
+	return &disk{snap: snap, hard: &pb.HardState{Term: new(uint64(1)), Commit: new(uint64(1))}}
+}
+
+// write stores a Ready's hard state and entries (entries may replace a
+// suffix of the log).
+func (d *disk) write(hard *pb.HardState, entries []*pb.Entry) {
+	if !raft.IsEmptyHardState(hard) {
+		d.hard = hard
+	}
+	if len(entries) > 0 {
+		first := d.snap.GetMetadata().GetIndex() + 1
+		keep := entries[0].GetIndex() - first
+		if keep > uint64(len(d.entries)) {
+			panic(fmt.Sprintf("etcd: disk: entry %d leaves a gap", entries[0].GetIndex()))
+		}
+		if keep < uint64(len(d.entries)) {
+			// A suffix is replaced: copy, so that no raft storage built from
+			// the old slice sees its entries change.
+			d.entries = append(d.entries[:keep:keep], entries...)
+		} else {
+			d.entries = append(d.entries, entries...)
+		}
+	}
+}
+
+// storage builds the raft storage a (re)starting member reads.
+func (d *disk) storage() *raft.MemoryStorage {
+	st := raft.NewMemoryStorage()
+	if err := st.ApplySnapshot(d.snap); err != nil {
+		panic(fmt.Sprintf("etcd: disk: apply snapshot: %v", err))
+	}
+	if err := st.SetHardState(d.hard); err != nil {
+		panic(fmt.Sprintf("etcd: disk: set hard state: %v", err))
+	}
+	if err := st.Append(d.entries); err != nil {
+		panic(fmt.Sprintf("etcd: disk: append: %v", err))
+	}
+	return st
+}

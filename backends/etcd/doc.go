@@ -1,0 +1,56 @@
+// Package etcd models an etcd cluster and the locks clientv3 builds on it,
+// inside the simulator, as described in SYSTEMS.md (`etcd`).
+//
+// # Members
+//
+// A Cluster has 3 or 5 members (etcd1, etcd2, ...). Each is a Server: an
+// event-driven sim.Handler around an etcd raft RawNode (go.etcd.io/raft/v3,
+// the engine etcd itself runs), timed as in backends/raftkv: ticks on the
+// member's monotonic clock, elections started by a seeded timer (raft's own
+// randomized timeout reads crypto/rand and never fires), pre-vote on, the
+// log durable across crashes (a restart replays it into an empty keyspace).
+//
+// Each member applies the committed log to a Store: etcd's MVCC keyspace with
+// a global revision and, per key, create revision, mod revision and version;
+// transactions with compares on those and on the value; Put, Get (by key or
+// prefix, sorted by create revision, bounded by a maximum create revision),
+// Delete; leases with their attached keys. Linearizable requests go through
+// the leader's log (ReadIndex is not modelled); serializable reads are
+// answered by any member from what it has applied, possibly stale. Watches
+// on a key or prefix from a revision are registered with one member, which
+// sends the events since that revision and every later one it applies.
+//
+// # Leases
+//
+// Leases are granted through the log with at least the server's minimum TTL
+// (1.5 election timeouts, rounded up to seconds). Their expiry belongs to the
+// leader alone, on its monotonic clock: keep-alives go to the leader and are
+// not logged; every 500 ms the leader proposes the revocation of each lease
+// that expired, and applying it deletes the lease's keys at one revision. A
+// new leader restarts every lease (election timeout + TTL from its election,
+// etcd's lessor Promote): a holder that died just before a leader change
+// keeps its lock that much longer. With leader-change-extends=false each
+// keep-alive is checkpointed in the log with the leader's wall clock, and a
+// new leader keeps the expiry the last keep-alive gave. The cluster reports
+// both as SystemEvents ("lease-expired", "lease-extended").
+//
+// # Clients
+//
+// KVClient is clientv3's client: it follows NotLeader hints, rotates members
+// on timeouts and retries within a budget; a retried write may apply twice,
+// as in etcd. Lock is concurrency.Session (a lease kept alive every TTL/3 by a
+// background process; done when the lease is gone or no keep-alive succeeded
+// for a TTL) plus one of two recipes: the queue mutex of clientv3 (put
+// prefix/<lease-id> under the lease; the lowest create revision holds;
+// waiters watch the key just below theirs), or the simple txn lock. Either
+// way the fencing token is the create revision of the holder's key. Options
+// reproduce clientv3 3.4.3 (no check of the own key after waiting, etcd
+// issue 11456) and the unlock that deletes by name (etcd issue 22082).
+// GuardedStore is the protected data kept in etcd and written only by
+// Txn(If IsOwner Then Put).
+//
+// Fault schedules may name "leader" and "followers" (Cluster.Resolve).
+//
+// Not modelled: compaction and snapshots, membership changes, ReadIndex,
+// proposal forwarding (followers answer NotLeader), the gRPC lock service.
+package etcd

@@ -1,0 +1,449 @@
+package etcd
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/locklab/locklab/sim"
+)
+
+// neverElectionTick is raft's own election timeout in ticks: so large that
+// raft never campaigns by itself (the seeded campaign timer does).
+const neverElectionTick = 1 << 30
+
+// expiryCheck is how often the leader looks for expired leases (etcd: 500ms).
+const expiryCheck = 500 * time.Millisecond
+
+// pendingTTL is how long a leader keeps the reply address of a proposal.
+const pendingTTL = 30 * time.Second
+
+type pendingReq struct {
+	msg  sim.Message
+	at   time.Duration
+	term uint64
+}
+
+type watcher struct {
+	node   sim.NodeID
+	id     uint64
+	key    string
+	prefix bool
+}
+
+// Server is one etcd member: a sim.Handler around an etcd raft RawNode, its
+// durable log, the MVCC Store it applies committed commands to, the lessor
+// (expiry times, meaningful on the leader only) and the watchers registered
+// with it.
+type Server struct {
+	cluster *Cluster
+	id      uint64
+	disk    *disk
+
+	// volatile state, rebuilt by Start
+	node      *sim.Node
+	st        *raft.MemoryStorage
+	rn        *raft.RawNode
+	store     *Store
+	lead      uint64
+	state     raft.StateType
+	term      uint64
+	ready     bool // leader that has applied an entry of its own term
+	pending   map[uint64]pendingReq
+	expiry    map[int64]time.Duration // lease -> expiry on this member's monotonic clock (leader only)
+	revoking  map[int64]bool
+	watchers  []*watcher
+	lastHeard time.Duration
+	timeout   time.Duration
+	ticks     int
+}
+
+var (
+	_ sim.Handler = (*Server)(nil)
+	_ sim.Crasher = (*Server)(nil)
+)
+
+// ID is the member's raft id.
+func (s *Server) ID() uint64 { return s.id }
+
+// Store is the member's keyspace (nil while it is down).
+func (s *Server) Store() *Store { return s.store }
+
+// State is the member's role, the leader it follows and its term.
+func (s *Server) State() (state raft.StateType, lead, term uint64) { return s.state, s.lead, s.term }
+
+// Start rebuilds the member from its log: a new RawNode, an empty store the
+// committed entries replay into, and its timers.
+func (s *Server) Start(n *sim.Node) {
+	s.node = n
+	o := s.cluster.opts
+	s.st = s.disk.storage()
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID:                        s.id,
+		ElectionTick:              neverElectionTick,
+		HeartbeatTick:             1,
+		Storage:                   s.st,
+		Applied:                   s.disk.snap.GetMetadata().GetIndex(),
+		MaxSizePerMsg:             1 << 20,
+		MaxInflightMsgs:           256,
+		PreVote:                   true,
+		DisableProposalForwarding: true,
+		Logger:                    quietLogger{},
+	})
+	if err != nil {
+		panic(fmt.Sprintf("etcd: %s: new raw node: %v", n.Name(), err))
+	}
+	s.rn = rn
+	s.store = NewStore()
+	s.lead, s.state, s.term, s.ready = 0, raft.StateFollower, s.disk.hard.GetTerm(), false
+	s.pending, s.expiry, s.revoking, s.watchers = map[uint64]pendingReq{}, map[int64]time.Duration{}, map[int64]bool{}, nil
+	s.ticks = 0
+	s.heard()
+	n.SetTimer(o.Tick, s.tick)
+	n.SetTimer(expiryCheck, s.checkExpiry)
+	if n.Incarnation() == 0 && MemberName(s.id) == o.InitialLeader {
+		n.SetTimer(0, s.campaign)
+	} else {
+		n.SetTimer(s.timeout, s.checkElection)
+	}
+}
+
+// Crash loses everything but the log.
+func (s *Server) Crash(n *sim.Node) {
+	s.rn, s.st, s.store, s.pending, s.expiry, s.watchers = nil, nil, nil, nil, nil, nil
+	s.lead, s.state, s.ready = 0, raft.StateFollower, false
+}
+
+func (s *Server) heard() {
+	e := s.cluster.opts.ElectionTimeout
+	s.lastHeard = s.node.Mono()
+	s.timeout = e + time.Duration(s.node.Rand().Int64N(int64(e)))
+}
+
+func (s *Server) tick() {
+	s.rn.Tick()
+	s.ticks++
+	if s.ticks%100 == 0 {
+		s.purgePending()
+	}
+	s.process()
+	s.node.SetTimer(s.cluster.opts.Tick, s.tick)
+}
+
+func (s *Server) checkElection() {
+	if s.state == raft.StateLeader {
+		s.heard()
+	} else if s.node.Mono()-s.lastHeard >= s.timeout {
+		s.campaign()
+		return
+	}
+	s.node.SetTimer(s.lastHeard+s.timeout-s.node.Mono(), s.checkElection)
+}
+
+func (s *Server) campaign() {
+	s.heard()
+	if err := s.rn.Campaign(); err != nil {
+		panic(fmt.Sprintf("etcd: %s: campaign: %v", s.node.Name(), err))
+	}
+	s.process()
+	s.node.SetTimer(s.timeout, s.checkElection)
+}
+
+// Receive handles raft messages, client requests, keep-alives and watches.
+func (s *Server) Receive(n *sim.Node, m sim.Message) {
+	switch body := m.Body.(type) {
+	case RaftMessage:
+		s.step(body.M)
+	case Request:
+		s.request(m, body)
+	case KeepAlive:
+		s.keepAlive(m, body)
+	case WatchReq:
+		s.watch(m, body)
+	default:
+		panic(fmt.Sprintf("etcd: %s: unexpected message %T", n.Name(), m.Body))
+	}
+}
+
+func (s *Server) step(m *pb.Message) {
+	switch m.GetType() {
+	case pb.MsgApp, pb.MsgHeartbeat, pb.MsgSnap:
+		if m.GetTerm() >= s.term {
+			s.heard()
+		}
+	}
+	if err := s.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+		panic(fmt.Sprintf("etcd: %s: step %v: %v", s.node.Name(), m.GetType(), err))
+	}
+	s.process()
+}
+
+func (s *Server) notLeader(m sim.Message) {
+	s.node.Reply(m, Response{NotLeader: true, Leader: s.lead, Member: s.id})
+}
+
+// request answers a serializable read locally, and proposes anything else
+// if this member leads.
+func (s *Server) request(m sim.Message, req Request) {
+	if req.Serializable {
+		s.node.Reply(m, Response{Result: s.store.Apply(0, req.Cmd), Member: s.id})
+		return
+	}
+	if !s.ready {
+		s.notLeader(m)
+		return
+	}
+	if req.Cmd.Type == CmdLeaseGrant {
+		req.Cmd.Stamp = s.node.Wall() // the grant counts as the first keep-alive
+	}
+	s.propose(req.Cmd, &m)
+}
+
+// propose appends cmd to the log; reply, when set, is answered when the
+// entry applies here.
+func (s *Server) propose(cmd Command, reply *sim.Message) bool {
+	id := s.cluster.remember(cmd)
+	data := binary.BigEndian.AppendUint64(nil, id)
+	if reply != nil {
+		s.pending[id] = pendingReq{msg: *reply, at: s.node.Mono(), term: s.term}
+	}
+	if err := s.rn.Propose(data); err != nil {
+		delete(s.pending, id)
+		if reply != nil {
+			s.notLeader(*reply)
+		}
+		return false
+	}
+	s.process()
+	return true
+}
+
+func (s *Server) purgePending() {
+	now := s.node.Mono()
+	for k, p := range s.pending { // determinism:ok deleting stale entries; order cannot matter
+		if now-p.at > pendingTTL {
+			delete(s.pending, k)
+		}
+	}
+}
+
+// keepAlive renews a lease on the leader's lessor; with leader-change-extends
+// off it also checkpoints the renewal in the log, stamped with the leader's
+// wall clock.
+func (s *Server) keepAlive(m sim.Message, ka KeepAlive) {
+	if !s.ready {
+		s.node.Reply(m, KeepAliveResp{NotLeader: true, Leader: s.lead})
+		return
+	}
+	ttl, _, _, ok := s.store.LeaseInfo(ka.Lease)
+	exp, timed := s.expiry[ka.Lease]
+	if !ok || !timed || exp <= s.node.Mono() {
+		s.node.Reply(m, KeepAliveResp{}) // gone, or expired and about to be revoked
+		return
+	}
+	s.expiry[ka.Lease] = s.node.Mono() + ttl
+	if !s.cluster.opts.LeaderChangeExtends {
+		s.propose(Command{Type: CmdCheckpoint, Lease: ka.Lease, Stamp: s.node.Wall()}, nil)
+	}
+	s.node.Reply(m, KeepAliveResp{TTL: ttl})
+}
+
+// checkExpiry proposes the revocation of every expired lease (leader only).
+func (s *Server) checkExpiry() {
+	s.node.SetTimer(expiryCheck, s.checkExpiry)
+	if !s.ready {
+		return
+	}
+	now := s.node.Mono()
+	for _, id := range s.store.LeaseIDs() {
+		if exp, ok := s.expiry[id]; ok && exp <= now && !s.revoking[id] {
+			s.revoking[id] = true
+			s.propose(Command{Type: CmdLeaseRevoke, Lease: id, Expired: true}, nil)
+		}
+	}
+}
+
+// watch registers a watcher (replacing one with the same node and id), sends
+// it the events since its revision and acknowledges. Cancel: a WatchReq with
+// an empty key.
+func (s *Server) watch(m sim.Message, w WatchReq) {
+	s.watchers = slices.DeleteFunc(s.watchers, func(x *watcher) bool { return x.node == m.From && x.id == w.ID })
+	if w.Key == "" {
+		return
+	}
+	s.watchers = append(s.watchers, &watcher{node: m.From, id: w.ID, key: w.Key, prefix: w.Prefix})
+	s.node.Reply(m, WatchAck{Revision: s.store.Revision()})
+	if evs := s.store.EventsSince(w.Key, w.Prefix, w.FromRev); len(evs) > 0 {
+		s.node.Send(m.From, WatchEvents{ID: w.ID, Events: evs})
+	}
+}
+
+func (s *Server) notify(evs []Event) {
+	for _, w := range s.watchers {
+		var mine []Event
+		for _, e := range evs {
+			if Matches(w.key, w.prefix, e.KV.Key) {
+				mine = append(mine, e)
+			}
+		}
+		if len(mine) > 0 {
+			s.node.Send(w.node, WatchEvents{ID: w.id, Events: mine})
+		}
+	}
+}
+
+// process handles Ready batches in the documented order: persist, send,
+// apply, advance.
+func (s *Server) process() {
+	for s.rn.HasReady() {
+		rd := s.rn.Ready()
+		if !raft.IsEmptyHardState(rd.HardState) {
+			s.term = rd.HardState.GetTerm()
+		}
+		if !raft.IsEmptySnap(rd.Snapshot) {
+			panic(fmt.Sprintf("etcd: %s: unexpected snapshot (the log is never compacted)", s.node.Name()))
+		}
+		if !raft.IsEmptyHardState(rd.HardState) || len(rd.Entries) > 0 {
+			s.disk.write(rd.HardState, rd.Entries)
+			if !raft.IsEmptyHardState(rd.HardState) {
+				if err := s.st.SetHardState(rd.HardState); err != nil {
+					panic(fmt.Sprintf("etcd: %s: set hard state: %v", s.node.Name(), err))
+				}
+			}
+			if err := s.st.Append(rd.Entries); err != nil {
+				panic(fmt.Sprintf("etcd: %s: append: %v", s.node.Name(), err))
+			}
+		}
+		for _, m := range rd.Messages {
+			if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
+				s.heard()
+			}
+			to := s.cluster.nodes[m.GetTo()-1]
+			s.node.Send(to.ID(), RaftMessage{M: proto.Clone(m).(*pb.Message)})
+		}
+		if rd.SoftState != nil {
+			s.changeRole(rd.SoftState)
+		}
+		for _, e := range rd.CommittedEntries {
+			s.apply(e)
+		}
+		s.rn.Advance(rd)
+	}
+}
+
+func (s *Server) changeRole(ss *raft.SoftState) {
+	was := s.state
+	s.lead, s.state = ss.Lead, ss.RaftState
+	if s.lead != 0 && s.lead != s.id {
+		s.heard()
+	}
+	if s.state == raft.StateLeader && was != raft.StateLeader {
+		s.promote()
+	}
+	if s.state != raft.StateLeader {
+		s.ready = false
+		clear(s.expiry)
+		clear(s.revoking)
+	}
+}
+
+// promote starts the lessor of a new leader. etcd's Promote restarts every
+// lease: expiry = now + election timeout + TTL, however long its holder has
+// been silent. With leader-change-extends off the keep-alives were
+// checkpointed in the log, and each lease keeps the expiry its last
+// keep-alive gave it (measured on this leader's wall clock).
+func (s *Server) promote() {
+	o := s.cluster.opts
+	now, wall := s.node.Mono(), s.node.Wall()
+	ids := s.store.LeaseIDs()
+	var names []string
+	for _, id := range ids {
+		ttl, renewed, keys, _ := s.store.LeaseInfo(id)
+		if o.LeaderChangeExtends {
+			s.expiry[id] = now + o.ElectionTimeout + ttl
+		} else {
+			s.expiry[id] = now + max(0, renewed+ttl-wall)
+		}
+		names = append(names, fmt.Sprintf("%x%s", id, keyList(keys)))
+	}
+	if o.LeaderChangeExtends && len(ids) > 0 {
+		s.cluster.event(s.node, "lease-extended", fmt.Sprintf("%s became leader in term %d and restarted %d lease(s) "+
+			"to election timeout + TTL (%v + %v) from now: %s", s.node.Name(), s.term, len(ids), o.ElectionTimeout,
+			o.EffectiveTTL(), strings.Join(names, ", ")))
+	}
+}
+
+func keyList(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(keys, " ") + ")"
+}
+
+func (s *Server) apply(e *pb.Entry) {
+	if e.GetType() != pb.EntryNormal || len(e.GetData()) == 0 {
+		if e.GetTerm() == s.term && s.state == raft.StateLeader {
+			s.ready = true // the empty entry of the new term: everything before it is applied
+		}
+		return
+	}
+	id := binary.BigEndian.Uint64(e.GetData())
+	cmd := s.cluster.command(id)
+	res := s.store.Apply(e.GetIndex(), cmd)
+	if e.GetTerm() == s.term && s.state == raft.StateLeader {
+		s.ready = true
+	}
+	switch {
+	case cmd.Type == CmdLeaseGrant && s.state == raft.StateLeader:
+		s.expiry[res.Lease] = s.node.Mono() + cmd.TTL
+	case cmd.Type == CmdLeaseRevoke:
+		delete(s.expiry, cmd.Lease)
+		delete(s.revoking, cmd.Lease)
+		if cmd.Expired && res.Err == "" && s.state == raft.StateLeader {
+			s.cluster.event(s.node, "lease-expired", fmt.Sprintf("%s revoked lease %x, silent for its TTL %v on the "+
+				"leader's clock, at revision %d%s", s.node.Name(), cmd.Lease, s.cluster.opts.EffectiveTTL(), res.Revision,
+				deletedList(res.Revoked)))
+		}
+	}
+	if len(res.Events) > 0 {
+		s.notify(res.Events)
+	}
+	p, ok := s.pending[id]
+	if !ok {
+		return
+	}
+	delete(s.pending, id)
+	if p.term == e.GetTerm() {
+		s.node.Reply(p.msg, Response{Result: res, Member: s.id})
+	}
+}
+
+func deletedList(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	return ", deleting " + strings.Join(keys, " ")
+}
+
+// quietLogger discards raft's logging but keeps its panics.
+type quietLogger struct{}
+
+func (quietLogger) Debug(...any)              {}
+func (quietLogger) Debugf(string, ...any)     {}
+func (quietLogger) Error(...any)              {}
+func (quietLogger) Errorf(string, ...any)     {}
+func (quietLogger) Info(...any)               {}
+func (quietLogger) Infof(string, ...any)      {}
+func (quietLogger) Warning(...any)            {}
+func (quietLogger) Warningf(string, ...any)   {}
+func (quietLogger) Fatal(v ...any)            { panic(fmt.Sprint(v...)) }
+func (quietLogger) Fatalf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
+func (quietLogger) Panic(v ...any)            { panic(fmt.Sprint(v...)) }
+func (quietLogger) Panicf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }

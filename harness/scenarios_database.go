@@ -1,0 +1,106 @@
+package harness
+
+import (
+	"time"
+
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
+)
+
+// dbTest is a database test of the catalog: seed 1, the given clients and
+// duration, system options as key=value pairs.
+func dbTest(clients int, d time.Duration, s *nemesis.Schedule, opts ...string) Test {
+	return Test{System: "database", Clients: clients, Seed: 1, Time: d, Schedule: s, SystemOptions: withOpts(nil, opts...)}
+}
+
+func databaseScenarios() []Scenario {
+	return []Scenario{
+		{
+			Name:     "baseline-database",
+			Doc:      "the database locks, each mode, no faults: every check valid (optimistic has no lock: only its critical sections are judged)",
+			Variants: dbBaselineVariants(),
+		},
+		{Name: "kleppmann-gc-pause", Variants: []Variant{
+			{Name: "database-unsafe", Doc: "database unique-row (10 s expiry), unfenced storage: the stale write lands after client 2's",
+				Test:   dbTest(2, 30*time.Second, schedule(pauseAfter("c1", "read", 15*time.Second)), "mode", "unique-row"),
+				Expect: expect(models.Invalid, models.Invalid)},
+			{Name: "database-fixed", Doc: "fenced storage with the server's grant number as token: the stale write is rejected",
+				Test:   fenced(dbTest(2, 30*time.Second, schedule(pauseAfter("c1", "read", 15*time.Second)), "mode", "unique-row")),
+				Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: writesRejected(1)},
+		}},
+		{Name: "kleppmann-network-delay", Variants: []Variant{
+			{Name: "database-unsafe", Doc: "database unique-row, unfenced storage: the late write overwrites newer data",
+				Test: dbTest(2, 30*time.Second, schedule(delayNextWrite("c1", 15*time.Second)), "mode", "unique-row"), Expect: expect(models.Invalid, models.Valid)},
+			{Name: "database-fixed", Doc: "fenced storage with the grant number as token: the late write is rejected",
+				Test:   fenced(dbTest(2, 30*time.Second, schedule(delayNextWrite("c1", 15*time.Second)), "mode", "unique-row")),
+				Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid)},
+		}},
+		{
+			Name: "db-unlock-before-commit",
+			Doc: "unique-row lock, the counter in the database: the lock row is deleted before the data's transaction " +
+				"commits; the next holder reads the old value",
+			Variants: []Variant{
+				{Name: "unsafe", Doc: "unlock-before-commit: the commit comes 200 ms after the release; the next holder's read misses it: lost update",
+					Test:   dbTest(2, 20*time.Second, nil, "mode", "unique-row", "resource", "db", "unlock-before-commit", "true"),
+					Expect: expect(models.Invalid, models.Valid)},
+				{Name: "fixed", Doc: "commit (autocommit write) before the release: valid",
+					Test: dbTest(2, 20*time.Second, nil, "mode", "unique-row", "resource", "db"), Expect: expect(models.Valid, models.Valid)},
+			},
+		},
+		{
+			Name: "db-clock-skew",
+			Doc: "client 2's wall clock jumps 20 s ahead while client 1 holds: a unique-row acquirer judges client 1's " +
+				"live row expired by its own clock and takes it over",
+			Variants: dbClockSkewVariants(),
+		},
+		{
+			Name: "db-connection-stall",
+			Doc: "the for-update holder stalls (pause) for 10 s, past the server's 5 s connection timeout: the server " +
+				"aborts its transaction and releases its row lock; client 2 acquires",
+			Variants: dbStallVariants(),
+		},
+	}
+}
+
+func dbBaselineVariants() []Variant {
+	all := expect(models.Valid, models.Valid).and("liveness", models.Valid)
+	var out []Variant
+	for _, m := range []string{"unique-row", "for-update", "advisory"} {
+		out = append(out, Variant{Name: m, Doc: "mode=" + m + ", counter in the storage node, no faults",
+			Test: dbTest(5, time.Minute, nil, "mode", m), Expect: all, Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic)})
+	}
+	out = append(out,
+		Variant{Name: "for-update-db", Doc: "mode=for-update with the counter in the same database, written in the lock's transaction",
+			Test: dbTest(5, time.Minute, nil, "mode", "for-update", "resource", "db"), Expect: all, Assert: acquireSuccessAbove(0.99)},
+		Variant{Name: "optimistic", Doc: "no lock: version compare-and-swap; every critical section that commits is atomic (conflicting writes are rejected)",
+			Test:   dbTest(5, time.Minute, nil, "mode", "optimistic"),
+			Expect: expectations{"critical-sections": models.Valid}, Assert: writesRejected(1)},
+	)
+	return out
+}
+
+func dbClockSkewVariants() []Variant {
+	jump := schedule(nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"c2"}, At: nemesis.Duration(5 * time.Second),
+		Amount: nemesis.Duration(20 * time.Second)})
+	t := func(mode string) Test {
+		return withWorkload(dbTest(2, 20*time.Second, jump, "mode", mode), "hold", "1s")
+	}
+	return []Variant{
+		{Name: "unsafe", Doc: "unique-row: client 2 takes over client 1's live row; both run their read-modify-write at once",
+			Test: t("unique-row"), Expect: expect(models.Invalid, models.Invalid), Assert: storyMentions("row-taken-over")},
+		{Name: "fixed", Doc: "for-update: the row lock does not depend on any client's clock",
+			Test: t("for-update"), Expect: expect(models.Valid, models.Valid)},
+	}
+}
+
+func dbStallVariants() []Variant {
+	t := func(resource string) Test {
+		return dbTest(2, 30*time.Second, schedule(pauseAfter("c1", "read", 10*time.Second)), "mode", "for-update", "resource", resource)
+	}
+	return []Variant{
+		{Name: "unsafe", Doc: "the data in external storage: client 1 wakes and writes its stale value over client 2's",
+			Test: t("storage"), Expect: expect(models.Invalid, models.Invalid), Assert: storyMentions("transaction-aborted")},
+		{Name: "fixed", Doc: "the data in the same database, written in the lock's transaction: the transaction was aborted, client 1's write is rejected",
+			Test: t("db"), Expect: expect(models.Valid, models.Invalid), Assert: allOf(writesRejected(1), storyMentions("transaction-aborted"))},
+	}
+}

@@ -1,0 +1,51 @@
+package harness
+
+import (
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/backends/database"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/sim"
+)
+
+func init() {
+	registerSystem(System{
+		Name: "database",
+		Doc: "a SQL-like database (node db): unique-row (expiry from the client's wall clock), for-update " +
+			"(row lock held by a transaction), advisory (session locks) or optimistic (version compare-and-swap); " +
+			"dead connections abort their transactions",
+		Options: database.Table,
+		Deploy:  deployDatabase,
+	})
+}
+
+// deployDatabase adds the server "db"; with resource=db (or optimistic) the
+// protected data is a row of it. The server's row take-overs and aborted
+// transactions are recorded in the history.
+func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
+	o, err := database.Table.Parse(opts)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if err := o.Validate(); err != nil {
+		return Deployment{}, err
+	}
+	srv := database.NewServer(o)
+	var log *history.Log
+	srv.OnEvent = func(n *sim.Node, e database.Event) {
+		if log != nil {
+			recordSystemEvent(log, n.World(), e.Kind, []string{n.Name()}, e.Detail)
+		}
+	}
+	db := w.AddNode("db", sim.NodeOptions{Handler: srv})
+	dep := Deployment{
+		Servers:   []*sim.Node{db},
+		NewLock:   func(p *sim.Proc) backends.Lock { return database.NewClient(p, db.ID(), o) },
+		HasTokens: o.Mode != database.ModeOptimistic,
+		Messages:  database.MessageTypes(),
+		Record:    func(l *history.Log) { log = l },
+	}
+	if o.Data() == database.ResourceDB {
+		dep.NewStorage = func(p *sim.Proc, lock backends.Lock) backends.Storage { return lock.(*database.Client) }
+	}
+	return dep, nil
+}

@@ -1,0 +1,64 @@
+package harness
+
+import (
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/backends/etcd"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/sim"
+)
+
+func init() {
+	registerSystem(System{
+		Name: "etcd",
+		Doc: "etcd (3 or 5 members on etcd raft): MVCC revisions, leases expired by the leader and restarted on a " +
+			"leader change, clientv3 Session + queue Mutex or simple txn lock, create revision as fencing token, " +
+			"optional guarded write Txn(If IsOwner Then Put) to a resource kept in etcd",
+		Options: etcd.Table,
+		Deploy:  deployEtcd,
+	})
+}
+
+// deployEtcd adds the members etcd1..etcdN. Schedules may name "leader" and
+// "followers". The cluster's lease expiries and leader-change extensions are
+// recorded in the history beside the faults.
+func deployEtcd(w *sim.World, opts map[string]string) (Deployment, error) {
+	o, err := etcd.Table.Parse(opts)
+	if err != nil {
+		return Deployment{}, err
+	}
+	c, err := etcd.NewCluster(w, o)
+	if err != nil {
+		return Deployment{}, err
+	}
+	var log *history.Log
+	c.OnEvent = func(n *sim.Node, e etcd.SystemEvent) {
+		if log != nil {
+			recordSystemEvent(log, n.World(), e.Kind, []string{e.Member}, e.Detail)
+		}
+	}
+	dep := Deployment{
+		Servers:   c.Nodes(),
+		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewLock(p) },
+		HasTokens: true,
+		Messages:  etcd.MessageTypes(),
+		Resolve:   c.Resolve,
+		Roles:     []string{"leader", "followers"},
+		Record:    func(l *history.Log) { log = l },
+		Figures:   func() map[string]any { return etcdFigures(c) },
+	}
+	if o.Resource == etcd.ResourceEtcd {
+		dep.NewStorage = func(p *sim.Proc, lock backends.Lock) backends.Storage {
+			return etcd.NewGuardedStore(lock.(*etcd.Lock))
+		}
+	}
+	return dep, nil
+}
+
+// etcdFigures counts the cluster's lease expiries and extensions.
+func etcdFigures(c *etcd.Cluster) map[string]any {
+	counts := map[string]int{"lease-expired": 0, "lease-extended": 0}
+	for _, e := range c.Events() {
+		counts[e.Kind]++
+	}
+	return map[string]any{"lease_expired": counts["lease-expired"], "lease_extended": counts["lease-extended"]}
+}
