@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/shrink"
 )
 
 type runFlags struct {
@@ -23,7 +24,7 @@ type runFlags struct {
 	seed                                                         uint64
 	simTime, checkBudget                                         time.Duration
 	checkSteps                                                   int64
-	fenceReads                                                   bool
+	fenceReads, shrink                                           bool
 	sysOpts, wlOpts                                              []string
 }
 
@@ -61,6 +62,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.RunCheckNames(), ", ")+"); +name adds a check to the default selection")
 	fl.DurationVar(&f.checkBudget, "check-budget", 60*time.Second, "wall-clock budget of each key's search in the search-based checks (0: unbounded)")
 	fl.Int64Var(&f.checkSteps, "check-steps", models.DefaultSteps, "step budget of each key's search, deterministic (-1: unbounded)")
+	fl.BoolVar(&f.shrink, "shrink", false, "when a check fails, also shrink the run to a minimal schedule that fails it the same way, written to <out>-shrunk (see locklab shrink)")
 	fl.StringVar(&f.out, "out", "", "run directory (default runs/<system>-<workload>-<storage>-<nemesis>-seed<N>); a run directory from before is replaced whole, any other non-empty directory is refused")
 	return cmd
 }
@@ -235,6 +237,12 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		return err
 	}
 	fmt.Fprint(out, speed+rest.String())
+	if f.shrink && res.Overall == models.Invalid {
+		fmt.Fprintln(out)
+		if err := shrinkInto(out, t, strings.TrimSuffix(filepath.Clean(dir), string(filepath.Separator))+"-shrunk", dir, shrink.Options{}); err != nil {
+			return err
+		}
+	}
 	if run.ExitCode != harness.ExitValid {
 		return exitError{run.ExitCode}
 	}
