@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/shrink"
 )
 
 type exploreFlags struct {
@@ -22,6 +24,8 @@ type exploreFlags struct {
 	simTime         time.Duration
 	progress        progressMode
 	story           bool
+	shrink          bool
+	shrinkDir       string
 }
 
 // progressMode is how explore shows its progress on stderr.
@@ -88,6 +92,9 @@ Exit codes: 0 every sweep found its violation; 3 some sweep found none within --
 	fl.BoolVar(&bar, "progress", true, "show a progress bar on stderr: seeds done, rate, ETA (default: a bar on a terminal, "+
 		"else a line per sweep; false: nothing)")
 	fl.BoolVar(&f.story, "story", false, "print the story of each hunt's first finding")
+	fl.BoolVar(&f.shrink, "shrink", false, "shrink each hunt's first finding to a minimal schedule that shows the hunt's violation (see locklab shrink), "+
+		"written to --shrink-dir/<hunt>-seed<N>-shrunk")
+	fl.StringVar(&f.shrinkDir, "shrink-dir", "runs", "where --shrink writes the minimal runs")
 	return cmd
 }
 
@@ -137,10 +144,10 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		results = append(results, e)
 	}
 	_ = bar.Finish()
-	return printExplorations(out, results, f.story)
+	return printExplorations(out, results, f)
 }
 
-func printExplorations(out io.Writer, results []harness.Exploration, story bool) error {
+func printExplorations(out io.Writer, results []harness.Exploration, f exploreFlags) error {
 	anyFound := false
 	for _, e := range results {
 		anyFound = anyFound || e.Found() > 0
@@ -191,13 +198,18 @@ func printExplorations(out io.Writer, results []harness.Exploration, story bool)
 			t = t.WithDefaults()
 			fmt.Fprintf(out, "\n%s first found at seed %d: %s\n", e.Hunt.Name, s.Seed,
 				strings.Join(append([]string{"locklab", "run"}, t.Args()...), " "))
-			if story {
+			if f.story {
 				r, err := harness.Run(t)
 				if err != nil {
 					return err
 				}
 				for _, line := range harness.Story(r) {
 					fmt.Fprintf(out, "  %s\n", line)
+				}
+			}
+			if f.shrink {
+				if err := shrinkFinding(out, e.Hunt, t, f.shrinkDir); err != nil {
+					return err
 				}
 			}
 			break
@@ -297,4 +309,21 @@ func count(n int, word string) string {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// shrinkFinding shrinks a hunt's finding to a minimal run that still shows a
+// violation of the hunt's kind, written to dir/<hunt>-seed<N>-shrunk.
+func shrinkFinding(out io.Writer, h harness.Hunt, t harness.Test, dir string) error {
+	r, err := harness.Run(t)
+	if err != nil {
+		return err
+	}
+	g, ok := shrink.TargetOf(r)
+	if !ok {
+		return fmt.Errorf("%s seed %d: the finding fails no check on a second run", h.Name, t.Seed)
+	}
+	g.Kind = h.Kind
+	name := fmt.Sprintf("%s-seed%d-shrunk", strings.ReplaceAll(h.Name, "+", "-"), t.Seed)
+	fmt.Fprintln(out)
+	return shrinkInto(out, t, filepath.Join(dir, name), fmt.Sprintf("%s seed %d", h.Name, t.Seed), shrink.Options{Target: &g})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +92,16 @@ func TestProgressLogSpeaksEveryFewSeconds(t *testing.T) {
 	quiet.sweep("x", harness.Sweep{}, 1)
 	assert.Equal(t, "1 seed", count(1, "seed"))
 	assert.Equal(t, "0 findings", count(0, "finding"))
+}
+
+// TestExploreShrinksEachFirstFinding: with --shrink, each hunt's first
+// finding is shrunk to a minimal run that still shows the hunt's kind.
+func TestExploreShrinksEachFirstFinding(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := capture(t, "explore", "--hunt", "redis+gc-pause", "--starts", "1", "--max-seeds", "300", "--progress=false",
+		"--shrink", "--shrink-dir", dir)
+	assert.Equal(t, harness.ExitValid, code, stderr)
+	assert.Contains(t, stdout, "shrinking redis+gc-pause seed 63: mutual-exclusion invalid, gc-pause violation")
+	assert.Regexp(t, `(?m)^shrunk 17 faults to 1 in \d+ runs`, stdout)
+	assert.FileExists(t, filepath.Join(dir, "redis-gc-pause-seed63-shrunk", "schedule.json"))
 }
