@@ -11,11 +11,11 @@ import (
 	"github.com/locklab/locklab/nemesis"
 )
 
-// gcPauseHunt is seed 63 of the redis+gc-pause hunt: 17 random faults, one
+// gcPauseHunt is seed 63 of the kleppmann-gc-pause/redis-unsafe hunt: 17 random faults, one
 // of which (a pause of client 1 across its lease) makes two clients hold the
 // lock at once.
 func gcPauseHunt(t *testing.T) harness.Test {
-	h, err := harness.FindHunt("redis+gc-pause")
+	h, err := harness.FindHunt("kleppmann-gc-pause/redis-unsafe")
 	require.NoError(t, err)
 	tc, err := h.Test(63)
 	require.NoError(t, err)

@@ -43,31 +43,39 @@ const (
 
 func newExploreCmd() *cobra.Command {
 	var f exploreFlags
-	var bar bool
-	var names []string
-	for _, h := range harness.Hunts {
-		names = append(names, h.Name)
-	}
+	var bar, all bool
+	names := harness.HuntNames()
 	cmd := &cobra.Command{
 		Use:   "explore",
 		Short: "Measure how many random-fault seeds it takes to rediscover each catalog counterexample",
 		Long: `explore runs, for each hunt, the unsafe variant of a catalog scenario with random faults
 (--nemesis random: swarm style, each seed draws the fault kinds, their weights and rate)
-instead of its schedule, seed after seed, until a run shows a violation of the hunt's kind:
-a gc-pause (the earlier holder paused across its lease deadline), a clock-jump (a second
-grant before the first lease ran out, from a server whose clock jumped or drifted), a
-failover (a second grant from a promoted replica). It does so from several starting seeds
-(sweeps of --max-seeds each, one after the other) and reports the seeds each sweep needed,
-their median (when a sweep found one), and the machine time per seed. On a terminal stderr
-shows a progress bar; otherwise (a log file, a pipe, CI) a line per finished sweep and, within
-a long sweep, every few seconds: seeds done, rate, findings so far.
+instead of its schedule, seed after seed, until a run fails a check with a violation of the
+hunt's kind. The hunts are derived from the catalog: every unsafe variant declares the kind
+of violation it shows, one of:
+  gc-pause            the earlier holder was paused across its lease deadline
+  clock-jump          a server whose clock jumped or drifted granted both holders
+  failover            the later grant came from a promoted replica
+  restart-regrant     a server that granted the earlier holder restarted empty and granted again
+  non-owner-release   a third client released a lock it no longer held (DEL unlock)
+  leader-clock-ahead  a server whose clock was set ahead granted before the lease ran out
+  holder-clock        a holder's own clock jumped or drifted around its grant
+  session-expiry      a holder without a lease deadline was paused or cut off, its session expired
+  delayed-write       a write delayed in the network was overtaken by another client's grant
+It does so from several starting seeds (sweeps of --max-seeds each, one after the other) and
+reports the seeds each sweep needed, their median (when a sweep found one), and the machine
+time per seed. On a terminal stderr shows a progress bar; otherwise (a log file, a pipe, CI) a
+line per finished sweep and, within a long sweep, every few seconds: seeds done, rate,
+findings so far.
 
-Hunts: ` + strings.Join(names, ", ") + `
+Hunts (--hunt takes a hunt, or a scenario with one hunt; --all, the default, runs every one):
+  ` + strings.Join(names, "\n  ") + `
 
 Exit codes: 0 every sweep found its violation; 3 some sweep found none within --max-seeds;
 2 usage error; 4 the harness crashed.`,
 		Example: `  locklab explore
-  locklab explore --hunt redlock+clock-jump --starts 9 --max-seeds 5000`,
+  locklab explore --all --starts 9 --shrink
+  locklab explore --hunt redlock-clock-jump --starts 9 --max-seeds 5000`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
@@ -80,11 +88,15 @@ Exit codes: 0 every sweep found its violation; 3 some sweep found none within --
 			default:
 				f.progress = progressLines
 			}
+			if all && cmd.Flags().Changed("hunt") {
+				return usage("--all and --hunt exclude each other: --all runs every hunt")
+			}
 			return runExplore(cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&f.hunts, "hunt", names, "hunts to run")
+	fl.StringSliceVar(&f.hunts, "hunt", names, "hunts to run (a hunt, or a scenario with one hunt)")
+	fl.BoolVar(&all, "all", false, "run every hunt (the default without --hunt)")
 	fl.IntVar(&f.starts, "starts", 5, "number of starting seeds (sweeps) per hunt")
 	fl.Uint64Var(&f.first, "first", 1, "the first starting seed; sweep i starts at first + i*max-seeds")
 	fl.IntVar(&f.maxSeed, "max-seeds", 2000, "seeds per sweep at most")
@@ -156,10 +168,10 @@ func printExplorations(out io.Writer, results []harness.Exploration, f exploreFl
 	// A median of sweeps that found nothing would be a number of seeds that
 	// showed nothing: the column is left out when no sweep found anything.
 	median := func(e harness.Exploration) string { return "" }
-	header := "HUNT\tCOUNTEREXAMPLE\tSEEDS TO FIRST VIOLATION\tFOUND\tWALL/SEED"
+	header := "HUNT\tKIND\tSEEDS TO FIRST VIOLATION\tFOUND\tWALL/SEED"
 	if anyFound {
 		median = func(e harness.Exploration) string { return medianText(e) + "\t" }
-		header = "HUNT\tCOUNTEREXAMPLE\tSEEDS TO FIRST VIOLATION\tMEDIAN\tFOUND\tWALL/SEED"
+		header = "HUNT\tKIND\tSEEDS TO FIRST VIOLATION\tMEDIAN\tFOUND\tWALL/SEED"
 	}
 	fmt.Fprintln(tw, header)
 	complete := true
@@ -172,7 +184,7 @@ func printExplorations(out io.Writer, results []harness.Exploration, f exploreFl
 			}
 			seeds = append(seeds, n)
 		}
-		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s%d/%d\t%.1fms\n", e.Hunt.Name, e.Hunt.Scenario, e.Hunt.Variant,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%d/%d\t%.1fms\n", e.Hunt.Name, e.Hunt.Kind,
 			strings.Join(seeds, " "), median(e), e.Found(), len(e.Sweeps), float64(e.WallPerSeed().Microseconds())/1000)
 		complete = complete && e.Found() == len(e.Sweeps)
 	}
@@ -323,7 +335,7 @@ func shrinkFinding(out io.Writer, h harness.Hunt, t harness.Test, dir string) er
 		return fmt.Errorf("%s seed %d: the finding fails no check on a second run", h.Name, t.Seed)
 	}
 	g.Kind = h.Kind
-	name := fmt.Sprintf("%s-seed%d-shrunk", strings.ReplaceAll(h.Name, "+", "-"), t.Seed)
+	name := fmt.Sprintf("%s-seed%d-shrunk", strings.ReplaceAll(h.Name, "/", "-"), t.Seed)
 	fmt.Fprintln(out)
 	return shrinkInto(out, t, filepath.Join(dir, name), fmt.Sprintf("%s seed %d", h.Name, t.Seed), shrink.Options{Target: &g})
 }
