@@ -102,6 +102,9 @@ type Sweep struct {
 	Seed  uint64 `json:"seed,omitempty"`
 	// Wall is the machine time the sweep took.
 	Wall time.Duration `json:"wall"`
+	// Finding is the test that showed the violation when it is not the
+	// hunt's test of Seed (a guided search's mutated schedule); nil otherwise.
+	Finding *Test `json:"finding,omitempty"`
 }
 
 // Sweep runs seeds start, start+1, ... until one shows a violation of the

@@ -25,7 +25,8 @@ type exploreFlags struct {
 	progress        progressMode
 	story           bool
 	shrink          bool
-	shrinkDir       string
+	runsDir         string
+	guided, compare bool
 }
 
 // progressMode is how explore shows its progress on stderr.
@@ -105,8 +106,11 @@ Exit codes: 0 every sweep found its violation; 3 some sweep found none within --
 		"else a line per sweep; false: nothing)")
 	fl.BoolVar(&f.story, "story", false, "print the story of each hunt's first finding")
 	fl.BoolVar(&f.shrink, "shrink", false, "shrink each hunt's first finding to a minimal schedule that shows the hunt's violation (see locklab shrink), "+
-		"written to --shrink-dir/<hunt>-seed<N>-shrunk")
-	fl.StringVar(&f.shrinkDir, "shrink-dir", "runs", "where --shrink writes the minimal runs")
+		"written to --runs-dir/<hunt>-seed<N>-shrunk")
+	fl.StringVar(&f.runsDir, "runs-dir", "runs", "where explore writes run directories (--shrink's minimal runs, --guided's findings)")
+	fl.BoolVar(&f.guided, "guided", false, "coverage-guided search instead of swarm random (see below); --first is the first search's seed, --max-seeds its runs at most")
+	fl.BoolVar(&f.compare, "compare", false, "run swarm random and guided side by side from the same --starts and print runs to the first violation of each, "+
+		"median and speedup (use --starts 9 or more)")
 	return cmd
 }
 
@@ -124,6 +128,9 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		hunts = append(hunts, h)
 	}
 	total := len(hunts) * f.starts * f.maxSeed
+	if f.compare {
+		total *= 2
+	}
 	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(errOut), progressbar.OptionSetVisibility(f.progress == progressBar),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("seeds"),
 		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
@@ -134,28 +141,62 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		fmt.Fprintf(errOut, "explore: %s x %s of at most %s, %v simulated each\n",
 			count(len(hunts), "hunt"), count(f.starts, "sweep"), count(f.maxSeed, "seed"), f.simTime)
 	}
-	var results []harness.Exploration
-	for _, h := range hunts {
-		e := harness.Exploration{Hunt: h}
-		for i := range f.starts {
-			label := fmt.Sprintf("%s sweep %d/%d", h.Name, i+1, f.starts)
-			bar.Describe(label)
-			sw, err := h.Sweep(f.first+uint64(i*f.maxSeed), f.maxSeed, func() {
-				_ = bar.Add(1)
-				log.seed(label)
-			})
-			if err != nil {
-				return err
-			}
-			// A sweep that ended early will not run its remaining seeds.
-			total -= f.maxSeed - sw.Seeds
-			bar.ChangeMax(total)
-			log.sweep(label, sw, f.maxSeed)
-			e.Sweeps = append(e.Sweeps, sw)
+	// search runs one sweep (swarm) or one guided search, start i of hunt h.
+	search := func(h harness.Hunt, i int, guided bool) (harness.Sweep, error) {
+		what := "sweep"
+		if guided {
+			what = "guided"
 		}
-		results = append(results, e)
+		label := fmt.Sprintf("%s %s %d/%d", h.Name, what, i+1, f.starts)
+		bar.Describe(label)
+		progress := func() {
+			_ = bar.Add(1)
+			log.seed(label)
+		}
+		var sw harness.Sweep
+		var err error
+		if guided {
+			sw, err = guidedSweep(h, f.first+uint64(i), f.maxSeed, progress)
+		} else {
+			sw, err = h.Sweep(f.first+uint64(i*f.maxSeed), f.maxSeed, progress)
+		}
+		if err != nil {
+			return sw, err
+		}
+		// A sweep that ended early will not run its remaining seeds.
+		total -= f.maxSeed - sw.Seeds
+		bar.ChangeMax(total)
+		log.sweep(label, sw, f.maxSeed)
+		return sw, nil
+	}
+	var results, guidedResults []harness.Exploration
+	for _, h := range hunts {
+		e, g := harness.Exploration{Hunt: h}, harness.Exploration{Hunt: h}
+		for i := range f.starts {
+			if !f.guided || f.compare {
+				sw, err := search(h, i, false)
+				if err != nil {
+					return err
+				}
+				e.Sweeps = append(e.Sweeps, sw)
+			}
+			if f.guided || f.compare {
+				sw, err := search(h, i, true)
+				if err != nil {
+					return err
+				}
+				g.Sweeps = append(g.Sweeps, sw)
+			}
+		}
+		results, guidedResults = append(results, e), append(guidedResults, g)
 	}
 	_ = bar.Finish()
+	switch {
+	case f.compare:
+		return printComparison(out, results, guidedResults)
+	case f.guided:
+		return printExplorations(out, guidedResults, f)
+	}
 	return printExplorations(out, results, f)
 }
 
@@ -203,13 +244,20 @@ func printExplorations(out io.Writer, results []harness.Exploration, f exploreFl
 			if !s.Found {
 				continue
 			}
-			t, err := e.Hunt.Test(s.Seed)
-			if err != nil {
-				return err
+			if s.Finding != nil {
+				if err := writeFinding(out, e.Hunt, s, f.runsDir); err != nil {
+					return err
+				}
+			} else {
+				t, err := e.Hunt.Test(s.Seed)
+				if err != nil {
+					return err
+				}
+				s.Finding = &t
+				fmt.Fprintf(out, "\n%s first found at seed %d: %s\n", e.Hunt.Name, s.Seed,
+					strings.Join(append([]string{"locklab", "run"}, t.WithDefaults().Args()...), " "))
 			}
-			t = t.WithDefaults()
-			fmt.Fprintf(out, "\n%s first found at seed %d: %s\n", e.Hunt.Name, s.Seed,
-				strings.Join(append([]string{"locklab", "run"}, t.Args()...), " "))
+			t := *s.Finding
 			if f.story {
 				r, err := harness.Run(t)
 				if err != nil {
@@ -220,7 +268,7 @@ func printExplorations(out io.Writer, results []harness.Exploration, f exploreFl
 				}
 			}
 			if f.shrink {
-				if err := shrinkFinding(out, e.Hunt, t, f.shrinkDir); err != nil {
+				if err := shrinkFinding(out, e.Hunt, t, f.runsDir); err != nil {
 					return err
 				}
 			}

@@ -99,9 +99,32 @@ func TestProgressLogSpeaksEveryFewSeconds(t *testing.T) {
 func TestExploreShrinksEachFirstFinding(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--starts", "1", "--max-seeds", "300", "--progress=false",
-		"--shrink", "--shrink-dir", dir)
+		"--shrink", "--runs-dir", dir)
 	assert.Equal(t, harness.ExitValid, code, stderr)
 	assert.Contains(t, stdout, "shrinking kleppmann-gc-pause/redis-unsafe seed 63: mutual-exclusion invalid, gc-pause violation")
 	assert.Regexp(t, `(?m)^shrunk 17 faults to 1 in \d+ runs`, stdout)
 	assert.FileExists(t, filepath.Join(dir, "kleppmann-gc-pause-redis-unsafe-seed63-shrunk", "schedule.json"))
+}
+
+// TestExploreGuidedWritesItsFinding: a guided search's finding is a mutated
+// schedule; explore writes it as a run directory that replays it.
+func TestExploreGuidedWritesItsFinding(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := capture(t, "explore", "--hunt", "redis-failover/unsafe", "--guided", "--starts", "1", "--max-seeds", "200",
+		"--progress=false", "--runs-dir", dir)
+	assert.Equal(t, harness.ExitValid, code, stderr)
+	assert.Contains(t, stdout, "redis-failover/unsafe first found by the guided search from seed 1")
+	run := filepath.Join(dir, "redis-failover-unsafe-guided1")
+	assert.Contains(t, stdout, "--nemesis-file "+filepath.Join(run, "schedule.json"))
+	assert.FileExists(t, filepath.Join(run, "schedule.json"))
+}
+
+func TestExploreComparesSwarmAndGuided(t *testing.T) {
+	code, stdout, stderr := capture(t, "explore", "--hunt", "redis-failover/unsafe", "--compare", "--starts", "1", "--max-seeds", "200",
+		"--progress=false", "--runs-dir", t.TempDir())
+	assert.Equal(t, harness.ExitValid, code, stderr)
+	assert.Regexp(t, `redis-failover/unsafe\s+failover\s+\d+\s+\d+\.\d\s+1/1\s+\d+\s+\d+\.\d\s+1/1\s+\d+\.\dx`, stdout)
+	code, _, stderr = capture(t, "explore", "--all", "--hunt", "redis-failover")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, "--all and --hunt exclude each other")
 }
