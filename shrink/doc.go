@@ -14,15 +14,18 @@
 //  1. Delta debugging (Zeller's ddmin) over the fault list: first the empty
 //     schedule, then halves, quarters, ... and their complements, keeping
 //     any subset that still fails.
-//  2. Each fault made smaller: its duration, its amount (a clock jump's
+//  2. Each fault acting on several nodes made to act on fewer (a target, a
+//     member of a partition's group, an end of a cut: each dropped in turn
+//     while the run still fails).
+//  3. Each fault made smaller: its duration, its amount (a clock jump's
 //     size, a message delay) and its drift are binary-searched down to the
 //     smallest value that still fails (to the millisecond, or 1/16 of the
 //     range); a fault that lasts to the end of the run (duration 0) is first
 //     tried with a finite one.
-//  3. Each fault moved as late as possible: its start (for a fault with a
+//  4. Each fault moved as late as possible: its start (for a fault with a
 //     trigger, the time its trigger is armed) is binary-searched up, the
 //     latest fault first.
-//  4. Fewer clients (the fewest that fail; a candidate whose schedule names
+//  5. Fewer clients (the fewest that fail; a candidate whose schedule names
 //     a client it no longer has is not run) and a shorter run (binary search
 //     on the simulated time, to 100 ms).
 //

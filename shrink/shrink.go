@@ -234,6 +234,7 @@ func (s *shrinker) runnable(t harness.Test) bool {
 // round is one pass of every step.
 func (s *shrinker) round(cur harness.Test) harness.Test {
 	cur = s.ddmin(cur)
+	cur = s.fewerNodes(cur)
 	cur = s.smaller(cur)
 	cur = s.later(cur)
 	cur = s.fewerClients(cur)
@@ -298,6 +299,57 @@ func complement(chunks [][]nemesis.Fault, i int) []nemesis.Fault {
 		}
 	}
 	return out
+}
+
+// fewerNodes drops nodes from each fault that acts on several: a target, a
+// member of a partition's group (a group keeps one), an end of a cut.
+func (s *shrinker) fewerNodes(cur harness.Test) harness.Test {
+	for i := range cur.Schedule.Faults {
+		for _, field := range []func(*nemesis.Fault) *[]string{
+			func(f *nemesis.Fault) *[]string { return &f.Targets },
+			func(f *nemesis.Fault) *[]string { return &f.From },
+			func(f *nemesis.Fault) *[]string { return &f.To },
+		} {
+			cur = s.dropEach(cur, i, field)
+		}
+		for g := range cur.Schedule.Faults[i].Groups {
+			cur = s.dropEach(cur, i, func(f *nemesis.Fault) *[]string { return &f.Groups[g] })
+		}
+	}
+	return cur
+}
+
+// dropEach tries fault i without each node of one of its lists in turn,
+// keeping every removal that still fails; a list keeps one node.
+func (s *shrinker) dropEach(cur harness.Test, i int, list func(*nemesis.Fault) *[]string) harness.Test {
+	for j := 0; j < len(*list(&cur.Schedule.Faults[i])); {
+		f := cloneFault(cur.Schedule.Faults[i])
+		nodes := list(&f)
+		if len(*nodes) < 2 {
+			return cur
+		}
+		*nodes = slices.Delete(*nodes, j, j+1)
+		if c := withFault(cur, i, f); s.fails(c) {
+			cur = c
+			continue
+		}
+		j++
+	}
+	return cur
+}
+
+// cloneFault copies a fault's lists, so that changing the copy leaves the
+// original as it was.
+func cloneFault(f nemesis.Fault) nemesis.Fault {
+	f.Targets, f.From, f.To = slices.Clone(f.Targets), slices.Clone(f.From), slices.Clone(f.To)
+	groups := make([][]string, len(f.Groups))
+	for i, g := range f.Groups {
+		groups[i] = slices.Clone(g)
+	}
+	if f.Groups != nil {
+		f.Groups = groups
+	}
+	return f
 }
 
 // withFault is t with fault i replaced by f.
