@@ -54,7 +54,7 @@ func redisScenarios() []Scenario {
 			Variants: []Variant{
 				{Name: "unsafe", Doc: "Redis, unfenced storage: both buyers read 4 and both purchases go through — 5 items sold of 4",
 					NoHunt: "both purchases are over in the first milliseconds, before the random nemesis's fault-free first second ends (0 of 1,000 seeds)",
-					Test: stock, Expect: expect(models.Invalid, models.Invalid), Assert: oversold(true)},
+					Test:   stock, Expect: expect(models.Invalid, models.Invalid), Assert: oversold(true)},
 				{Name: "fixed", Doc: "Redis with INCR fencing tokens, fenced storage: buyer 1's stale purchase is rejected; it retries, finds 2 left and gives up",
 					Test: fenced(stock, "fencing", "true"), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: oversold(false)},
 			},
