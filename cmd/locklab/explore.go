@@ -69,6 +69,11 @@ time per seed. On a terminal stderr shows a progress bar; otherwise (a log file,
 line per finished sweep and, within a long sweep, every few seconds: seeds done, rate,
 findings so far.
 
+--guided replaces the swarm draws by a coverage-guided search (a corpus of schedules that
+reached new coverage, mutated; deterministic from --first), and writes each finding, a mutated
+schedule, as a run directory under --runs-dir. --compare runs both searches from the same
+starts and prints runs to the first violation side by side. --shrink shrinks each first finding.
+
 Hunts (--hunt takes a hunt, or a scenario with one hunt; --all, the default, runs every one):
   ` + strings.Join(names, "\n  ") + `
 
