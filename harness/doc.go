@@ -20,7 +20,11 @@
 // first overlap who held the lock, how each grant came about, with which token
 // and until when, and what the storage did. Hunts and Sweep measure how many
 // seeds random faults need to rediscover a catalog counterexample of a given
-// kind (ViolationKinds classifies overlaps as gc-pause, clock-jump, failover).
+// kind: every unsafe variant declares its kind (Variant.Kind), and Hunts are
+// derived from those declarations (ViolationKinds classifies overlaps as
+// gc-pause, clock-jump, failover, restart-regrant, non-owner-release,
+// leader-clock-ahead, holder-clock, session-expiry, and delayed writes).
+// LoadTest reads back the test a run directory ran (for `locklab shrink`).
 //
 // A run's history is bounded (Test.MaxHistoryEvents, about BytesPerEvent of
 // memory each): a run whose history, extrapolated from its first 1% (10 s to

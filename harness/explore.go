@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
 
@@ -14,28 +13,12 @@ import (
 // counterexample without being told its schedule, and how many seeds does it
 // take?
 
-// Kinds of violation, by what made two clients hold the lock at once.
-const (
-	// KindGCPause: the earlier holder was paused across its own lease deadline.
-	KindGCPause = "gc-pause"
-	// KindClockJump: a server's clock jumped or drifted, and the later holder's
-	// grant came from that server.
-	KindClockJump = "clock-jump"
-	// KindFailover: a replica was promoted, and the later holder's grant came
-	// from it.
-	KindFailover = "failover"
-	// KindClientClock: a holder's own clock jumped or drifted before the
-	// later grant, which came while the earlier holder's lease still ran (a
-	// lock whose expiry the acquirer judges by its own clock; the two grants
-	// may reach their clients in either order).
-	KindClientClock = "client-clock"
-)
-
 // Hunt is one exploration target: the unsafe variant of a catalog scenario,
 // run with random faults (swarm style) instead of its schedule, and the kind
 // of violation it must rediscover.
 type Hunt struct {
-	// Name is the hunt's name ("redis+gc-pause").
+	// Name is the hunt's name: the scenario and the variant
+	// ("kleppmann-gc-pause/redis-unsafe").
 	Name string
 	// Scenario and Variant name the catalog counterexample.
 	Scenario, Variant string
@@ -45,26 +28,46 @@ type Hunt struct {
 	Time time.Duration
 }
 
-// Hunts are the exploration targets of the Redis family.
-var Hunts = []Hunt{
-	{Name: "redis+gc-pause", Scenario: "kleppmann-gc-pause", Variant: "redis-unsafe", Kind: KindGCPause},
-	{Name: "redlock+clock-jump", Scenario: "redlock-clock-jump", Variant: "unsafe", Kind: KindClockJump},
-	{Name: "redis-failover", Scenario: "redis-failover", Variant: "unsafe", Kind: KindFailover},
-	{Name: "redlock+gc-pause", Scenario: "redlock-gc-pause", Variant: "unsafe", Kind: KindGCPause},
-	{Name: "etcd+lease-expiry", Scenario: "etcd-lease-expiry", Variant: "unsafe", Kind: KindGCPause},
-	{Name: "database+clock-skew", Scenario: "db-clock-skew", Variant: "unsafe", Kind: KindClientClock},
+// Hunts are the exploration targets, derived from the catalog: one for every
+// variant that declares the kind of violation it shows (Variant.Kind), in
+// catalog order. A family that adds a scenario adds its hunt with it.
+func Hunts() []Hunt {
+	var out []Hunt
+	for _, s := range Catalog() {
+		for _, v := range s.Variants {
+			if v.Kind != "" {
+				out = append(out, Hunt{Name: s.Name + "/" + v.Name, Scenario: s.Name, Variant: v.Name, Kind: v.Kind})
+			}
+		}
+	}
+	return out
 }
 
-// FindHunt returns the hunt called name.
+// HuntNames are the names of Hunts.
+func HuntNames() []string {
+	var out []string
+	for _, h := range Hunts() {
+		out = append(out, h.Name)
+	}
+	return out
+}
+
+// FindHunt returns the hunt called name; a scenario's name alone stands for
+// its only hunt.
 func FindHunt(name string) (Hunt, error) {
-	var names []string
-	for _, h := range Hunts {
+	var of []Hunt
+	for _, h := range Hunts() {
 		if h.Name == name {
 			return h, nil
 		}
-		names = append(names, h.Name)
+		if h.Scenario == name {
+			of = append(of, h)
+		}
 	}
-	return Hunt{}, fmt.Errorf("unknown hunt %q (known: %s)", name, strings.Join(names, ", "))
+	if len(of) == 1 {
+		return of[0], nil
+	}
+	return Hunt{}, fmt.Errorf("unknown hunt %q (known: %s)", name, strings.Join(HuntNames(), ", "))
 }
 
 // Test is the hunt's run for one seed: the variant's system, options,
@@ -87,104 +90,6 @@ func (h Hunt) Test(seed uint64) (Test, error) {
 	return t, nil
 }
 
-// ViolationKinds classifies every time two clients held a lock at once by
-// what caused it (KindGCPause, KindClockJump, KindFailover), sorted, each kind
-// once. An overlap no rule explains is "other".
-func ViolationKinds(events []history.Event) []string {
-	windows := faultWindowsOf(events)
-	var kinds []string
-	for _, o := range models.Overlaps(models.Holdings(events)) {
-		found := causes(o, windows)
-		if len(found) == 0 {
-			found = []string{"other"}
-		}
-		kinds = append(kinds, found...)
-	}
-	slices.Sort(kinds)
-	return slices.Compact(kinds)
-}
-
-// window is a fault (or system event) from its start to its stop.
-type window struct {
-	kind        string
-	targets     []string
-	start, stop int64
-}
-
-func faultWindowsOf(events []history.Event) []window {
-	var out []window
-	open := map[string]int{} // kind+detail+targets -> index in out
-	for _, e := range events {
-		key := e.F + "\x00" + e.Detail + "\x00" + strings.Join(e.Targets, ",")
-		switch e.Type {
-		case history.Start:
-			open[key] = len(out)
-			out = append(out, window{kind: e.F, targets: e.Targets, start: e.Time, stop: -1})
-		case history.Stop:
-			if i, ok := open[key]; ok {
-				out[i].stop = e.Time
-				delete(open, key)
-			}
-		}
-	}
-	end := int64(0)
-	if len(events) > 0 {
-		end = events[len(events)-1].Time
-	}
-	for i := range out {
-		if out[i].stop < 0 {
-			out[i].stop = end
-		}
-	}
-	return out
-}
-
-// causes lists the kinds that explain overlap o, A being the earlier holder.
-// If B was granted the lock before A's own lease deadline, the service broke
-// its lease: by a server clock that jumped or ran fast while holding A's key
-// (a server that granted both), or by a failover to the node that granted B.
-// If B came after A's deadline, A outlived its lease: by a pause across it.
-func causes(o models.Overlap, windows []window) []string {
-	var out []string
-	if o.A.Deadline == nil {
-		return nil
-	}
-	deadline := *o.A.Deadline
-	early := o.B.Start < deadline
-	for _, w := range windows {
-		switch {
-		case !early && w.kind == "pause" && slices.Contains(w.targets, o.A.Node) && w.start <= deadline && w.stop >= deadline:
-			out = append(out, KindGCPause)
-		case early && (w.kind == "clock-jump" || w.kind == "clock-drift") && w.start <= o.B.Start && w.stop >= o.A.Start &&
-			grantedBy(o.A.Acquired.Detail, w.targets) && grantedBy(o.B.Acquired.Detail, w.targets):
-			out = append(out, KindClockJump)
-		case early && w.kind == "failover" && w.start >= o.A.Start && w.start <= o.B.Start && grantedBy(o.B.Acquired.Detail, w.targets[:1]):
-			out = append(out, KindFailover)
-		}
-		if early && (w.kind == "clock-jump" || w.kind == "clock-drift") && w.start <= o.B.Start &&
-			(slices.Contains(w.targets, o.A.Node) || slices.Contains(w.targets, o.B.Node)) {
-			out = append(out, KindClientClock)
-		}
-	}
-	return out
-}
-
-// grantedBy reports whether a grant's detail names one of the nodes.
-func grantedBy(detail string, nodes []string) bool {
-	_, list, found := strings.Cut(detail, "granted by ")
-	if !found {
-		return false
-	}
-	list, _, _ = strings.Cut(list, " ")
-	list = strings.TrimSuffix(list, ",")
-	for _, n := range strings.Split(list, ",") {
-		if slices.Contains(nodes, n) {
-			return true
-		}
-	}
-	return false
-}
-
 // Sweep is one sequential search from a starting seed.
 type Sweep struct {
 	// Start is the first seed tried.
@@ -197,6 +102,9 @@ type Sweep struct {
 	Seed  uint64 `json:"seed,omitempty"`
 	// Wall is the machine time the sweep took.
 	Wall time.Duration `json:"wall"`
+	// Finding is the test that showed the violation when it is not the
+	// hunt's test of Seed (a guided search's mutated schedule); nil otherwise.
+	Finding *Test `json:"finding,omitempty"`
 }
 
 // Sweep runs seeds start, start+1, ... until one shows a violation of the

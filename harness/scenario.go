@@ -36,6 +36,14 @@ type Variant struct {
 	// Assert, when set, checks further properties of the result (figures,
 	// counterexample contents) and returns what does not match.
 	Assert func(r Result) error
+	// Kind is the kind of violation the variant's counterexample shows
+	// (KindGCPause, KindFailover, ...; see ViolationKinds): random
+	// exploration hunts for it (Hunts derives one hunt per such variant).
+	// Every unsafe variant declares its kind, or NoHunt.
+	Kind string
+	// NoHunt says why random faults cannot rediscover this unsafe variant (it
+	// fails without any fault, say); it keeps the variant out of Hunts.
+	NoHunt string
 }
 
 // ReproTest is the variant's test with the checks its expectations name added

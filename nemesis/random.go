@@ -300,3 +300,11 @@ func (g generator) partitionShape(f *Fault) {
 		f.Groups = [][]string{{g.pick(g.t.Clients)}, cut}
 	}
 }
+
+// DrawFault draws one fault of kind k starting at at, as Random draws its
+// faults (targets, durations and amounts from cfg's bounds); ok is false when
+// the targets allow no fault of that kind (a crash without servers, say).
+func DrawFault(r *rand.Rand, cfg RandomConfig, t Targets, k Kind, at time.Duration) (Fault, bool) {
+	g := generator{r: r, cfg: cfg.withDefaults(), t: t}
+	return g.fault(k, at)
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/shrink"
 )
 
 type exploreFlags struct {
@@ -22,6 +24,9 @@ type exploreFlags struct {
 	simTime         time.Duration
 	progress        progressMode
 	story           bool
+	shrink          bool
+	runsDir         string
+	guided, compare bool
 }
 
 // progressMode is how explore shows its progress on stderr.
@@ -39,31 +44,44 @@ const (
 
 func newExploreCmd() *cobra.Command {
 	var f exploreFlags
-	var bar bool
-	var names []string
-	for _, h := range harness.Hunts {
-		names = append(names, h.Name)
-	}
+	var bar, all bool
+	names := harness.HuntNames()
 	cmd := &cobra.Command{
 		Use:   "explore",
 		Short: "Measure how many random-fault seeds it takes to rediscover each catalog counterexample",
 		Long: `explore runs, for each hunt, the unsafe variant of a catalog scenario with random faults
 (--nemesis random: swarm style, each seed draws the fault kinds, their weights and rate)
-instead of its schedule, seed after seed, until a run shows a violation of the hunt's kind:
-a gc-pause (the earlier holder paused across its lease deadline), a clock-jump (a second
-grant before the first lease ran out, from a server whose clock jumped or drifted), a
-failover (a second grant from a promoted replica). It does so from several starting seeds
-(sweeps of --max-seeds each, one after the other) and reports the seeds each sweep needed,
-their median (when a sweep found one), and the machine time per seed. On a terminal stderr
-shows a progress bar; otherwise (a log file, a pipe, CI) a line per finished sweep and, within
-a long sweep, every few seconds: seeds done, rate, findings so far.
+instead of its schedule, seed after seed, until a run fails a check with a violation of the
+hunt's kind. The hunts are derived from the catalog: every unsafe variant declares the kind
+of violation it shows, one of:
+  gc-pause            the earlier holder was paused across its lease deadline
+  clock-jump          a server whose clock jumped or drifted granted both holders
+  failover            the later grant came from a promoted replica
+  restart-regrant     a server that granted the earlier holder restarted empty and granted again
+  non-owner-release   a third client released a lock it no longer held (DEL unlock)
+  leader-clock-ahead  a server whose clock was set ahead granted before the lease ran out
+  holder-clock        a holder's own clock jumped or drifted around its grant
+  session-expiry      a holder without a lease deadline was paused or cut off, its session expired
+  delayed-write       a write delayed in the network was overtaken by another client's grant
+It does so from several starting seeds (sweeps of --max-seeds each, one after the other) and
+reports the seeds each sweep needed, their median (when a sweep found one), and the machine
+time per seed. On a terminal stderr shows a progress bar; otherwise (a log file, a pipe, CI) a
+line per finished sweep and, within a long sweep, every few seconds: seeds done, rate,
+findings so far.
 
-Hunts: ` + strings.Join(names, ", ") + `
+--guided replaces the swarm draws by a coverage-guided search (a corpus of schedules that
+reached new coverage, mutated; deterministic from --first), and writes each finding, a mutated
+schedule, as a run directory under --runs-dir. --compare runs both searches from the same
+starts and prints runs to the first violation side by side. --shrink shrinks each first finding.
+
+Hunts (--hunt takes a hunt, or a scenario with one hunt; --all, the default, runs every one):
+  ` + strings.Join(names, "\n  ") + `
 
 Exit codes: 0 every sweep found its violation; 3 some sweep found none within --max-seeds;
 2 usage error; 4 the harness crashed.`,
 		Example: `  locklab explore
-  locklab explore --hunt redlock+clock-jump --starts 9 --max-seeds 5000`,
+  locklab explore --all --starts 9 --shrink
+  locklab explore --hunt redlock-clock-jump --starts 9 --max-seeds 5000`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
@@ -76,11 +94,15 @@ Exit codes: 0 every sweep found its violation; 3 some sweep found none within --
 			default:
 				f.progress = progressLines
 			}
+			if all && cmd.Flags().Changed("hunt") {
+				return usage("--all and --hunt exclude each other: --all runs every hunt")
+			}
 			return runExplore(cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&f.hunts, "hunt", names, "hunts to run")
+	fl.StringSliceVar(&f.hunts, "hunt", names, "hunts to run (a hunt, or a scenario with one hunt)")
+	fl.BoolVar(&all, "all", false, "run every hunt (the default without --hunt)")
 	fl.IntVar(&f.starts, "starts", 5, "number of starting seeds (sweeps) per hunt")
 	fl.Uint64Var(&f.first, "first", 1, "the first starting seed; sweep i starts at first + i*max-seeds")
 	fl.IntVar(&f.maxSeed, "max-seeds", 2000, "seeds per sweep at most")
@@ -88,6 +110,12 @@ Exit codes: 0 every sweep found its violation; 3 some sweep found none within --
 	fl.BoolVar(&bar, "progress", true, "show a progress bar on stderr: seeds done, rate, ETA (default: a bar on a terminal, "+
 		"else a line per sweep; false: nothing)")
 	fl.BoolVar(&f.story, "story", false, "print the story of each hunt's first finding")
+	fl.BoolVar(&f.shrink, "shrink", false, "shrink each hunt's first finding to a minimal schedule that shows the hunt's violation (see locklab shrink), "+
+		"written to --runs-dir/<hunt>-seed<N>-shrunk")
+	fl.StringVar(&f.runsDir, "runs-dir", "runs", "where explore writes run directories (--shrink's minimal runs, --guided's findings)")
+	fl.BoolVar(&f.guided, "guided", false, "coverage-guided search instead of swarm random (see below); --first is the first search's seed, --max-seeds its runs at most")
+	fl.BoolVar(&f.compare, "compare", false, "run swarm random and guided side by side from the same --starts and print runs to the first violation of each, "+
+		"median and speedup (use --starts 9 or more)")
 	return cmd
 }
 
@@ -105,6 +133,9 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		hunts = append(hunts, h)
 	}
 	total := len(hunts) * f.starts * f.maxSeed
+	if f.compare {
+		total *= 2
+	}
 	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(errOut), progressbar.OptionSetVisibility(f.progress == progressBar),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("seeds"),
 		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
@@ -115,32 +146,66 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		fmt.Fprintf(errOut, "explore: %s x %s of at most %s, %v simulated each\n",
 			count(len(hunts), "hunt"), count(f.starts, "sweep"), count(f.maxSeed, "seed"), f.simTime)
 	}
-	var results []harness.Exploration
-	for _, h := range hunts {
-		e := harness.Exploration{Hunt: h}
-		for i := range f.starts {
-			label := fmt.Sprintf("%s sweep %d/%d", h.Name, i+1, f.starts)
-			bar.Describe(label)
-			sw, err := h.Sweep(f.first+uint64(i*f.maxSeed), f.maxSeed, func() {
-				_ = bar.Add(1)
-				log.seed(label)
-			})
-			if err != nil {
-				return err
-			}
-			// A sweep that ended early will not run its remaining seeds.
-			total -= f.maxSeed - sw.Seeds
-			bar.ChangeMax(total)
-			log.sweep(label, sw, f.maxSeed)
-			e.Sweeps = append(e.Sweeps, sw)
+	// search runs one sweep (swarm) or one guided search, start i of hunt h.
+	search := func(h harness.Hunt, i int, guided bool) (harness.Sweep, error) {
+		what := "sweep"
+		if guided {
+			what = "guided"
 		}
-		results = append(results, e)
+		label := fmt.Sprintf("%s %s %d/%d", h.Name, what, i+1, f.starts)
+		bar.Describe(label)
+		progress := func() {
+			_ = bar.Add(1)
+			log.seed(label)
+		}
+		var sw harness.Sweep
+		var err error
+		if guided {
+			sw, err = guidedSweep(h, f.first+uint64(i), f.maxSeed, progress)
+		} else {
+			sw, err = h.Sweep(f.first+uint64(i*f.maxSeed), f.maxSeed, progress)
+		}
+		if err != nil {
+			return sw, err
+		}
+		// A sweep that ended early will not run its remaining seeds.
+		total -= f.maxSeed - sw.Seeds
+		bar.ChangeMax(total)
+		log.sweep(label, sw, f.maxSeed)
+		return sw, nil
+	}
+	var results, guidedResults []harness.Exploration
+	for _, h := range hunts {
+		e, g := harness.Exploration{Hunt: h}, harness.Exploration{Hunt: h}
+		for i := range f.starts {
+			if !f.guided || f.compare {
+				sw, err := search(h, i, false)
+				if err != nil {
+					return err
+				}
+				e.Sweeps = append(e.Sweeps, sw)
+			}
+			if f.guided || f.compare {
+				sw, err := search(h, i, true)
+				if err != nil {
+					return err
+				}
+				g.Sweeps = append(g.Sweeps, sw)
+			}
+		}
+		results, guidedResults = append(results, e), append(guidedResults, g)
 	}
 	_ = bar.Finish()
-	return printExplorations(out, results, f.story)
+	switch {
+	case f.compare:
+		return printComparison(out, results, guidedResults)
+	case f.guided:
+		return printExplorations(out, guidedResults, f)
+	}
+	return printExplorations(out, results, f)
 }
 
-func printExplorations(out io.Writer, results []harness.Exploration, story bool) error {
+func printExplorations(out io.Writer, results []harness.Exploration, f exploreFlags) error {
 	anyFound := false
 	for _, e := range results {
 		anyFound = anyFound || e.Found() > 0
@@ -149,10 +214,10 @@ func printExplorations(out io.Writer, results []harness.Exploration, story bool)
 	// A median of sweeps that found nothing would be a number of seeds that
 	// showed nothing: the column is left out when no sweep found anything.
 	median := func(e harness.Exploration) string { return "" }
-	header := "HUNT\tCOUNTEREXAMPLE\tSEEDS TO FIRST VIOLATION\tFOUND\tWALL/SEED"
+	header := "HUNT\tKIND\tSEEDS TO FIRST VIOLATION\tFOUND\tWALL/SEED"
 	if anyFound {
 		median = func(e harness.Exploration) string { return medianText(e) + "\t" }
-		header = "HUNT\tCOUNTEREXAMPLE\tSEEDS TO FIRST VIOLATION\tMEDIAN\tFOUND\tWALL/SEED"
+		header = "HUNT\tKIND\tSEEDS TO FIRST VIOLATION\tMEDIAN\tFOUND\tWALL/SEED"
 	}
 	fmt.Fprintln(tw, header)
 	complete := true
@@ -165,7 +230,7 @@ func printExplorations(out io.Writer, results []harness.Exploration, story bool)
 			}
 			seeds = append(seeds, n)
 		}
-		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s%d/%d\t%.1fms\n", e.Hunt.Name, e.Hunt.Scenario, e.Hunt.Variant,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%d/%d\t%.1fms\n", e.Hunt.Name, e.Hunt.Kind,
 			strings.Join(seeds, " "), median(e), e.Found(), len(e.Sweeps), float64(e.WallPerSeed().Microseconds())/1000)
 		complete = complete && e.Found() == len(e.Sweeps)
 	}
@@ -184,20 +249,32 @@ func printExplorations(out io.Writer, results []harness.Exploration, story bool)
 			if !s.Found {
 				continue
 			}
-			t, err := e.Hunt.Test(s.Seed)
-			if err != nil {
-				return err
+			if s.Finding != nil {
+				if err := writeFinding(out, e.Hunt, s, f.runsDir); err != nil {
+					return err
+				}
+			} else {
+				t, err := e.Hunt.Test(s.Seed)
+				if err != nil {
+					return err
+				}
+				s.Finding = &t
+				fmt.Fprintf(out, "\n%s first found at seed %d: %s\n", e.Hunt.Name, s.Seed,
+					strings.Join(append([]string{"locklab", "run"}, t.WithDefaults().Args()...), " "))
 			}
-			t = t.WithDefaults()
-			fmt.Fprintf(out, "\n%s first found at seed %d: %s\n", e.Hunt.Name, s.Seed,
-				strings.Join(append([]string{"locklab", "run"}, t.Args()...), " "))
-			if story {
+			t := *s.Finding
+			if f.story {
 				r, err := harness.Run(t)
 				if err != nil {
 					return err
 				}
 				for _, line := range harness.Story(r) {
 					fmt.Fprintf(out, "  %s\n", line)
+				}
+			}
+			if f.shrink {
+				if err := shrinkFinding(out, e.Hunt, t, f.runsDir); err != nil {
+					return err
 				}
 			}
 			break
@@ -297,4 +374,21 @@ func count(n int, word string) string {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// shrinkFinding shrinks a hunt's finding to a minimal run that still shows a
+// violation of the hunt's kind, written to dir/<hunt>-seed<N>-shrunk.
+func shrinkFinding(out io.Writer, h harness.Hunt, t harness.Test, dir string) error {
+	r, err := harness.Run(t)
+	if err != nil {
+		return err
+	}
+	g, ok := shrink.TargetOf(r)
+	if !ok {
+		return fmt.Errorf("%s seed %d: the finding fails no check on a second run", h.Name, t.Seed)
+	}
+	g.Kind = h.Kind
+	name := fmt.Sprintf("%s-seed%d-shrunk", strings.ReplaceAll(h.Name, "/", "-"), t.Seed)
+	fmt.Fprintln(out)
+	return shrinkInto(out, t, filepath.Join(dir, name), fmt.Sprintf("%s seed %d", h.Name, t.Seed), shrink.Options{Target: &g})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,18 +13,18 @@ import (
 )
 
 func TestExploreReportsSeedsToFirstViolation(t *testing.T) {
-	code, stdout, stderr := capture(t, "explore", "--hunt", "redis+gc-pause", "--starts", "2", "--max-seeds", "300", "--progress=false")
+	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--starts", "2", "--max-seeds", "300", "--progress=false")
 	assert.Equal(t, harness.ExitValid, code, stderr)
 	assert.Contains(t, stdout, "HUNT")
-	assert.Contains(t, stdout, "redis+gc-pause  kleppmann-gc-pause/redis-unsafe")
+	assert.Contains(t, stdout, "kleppmann-gc-pause/redis-unsafe  gc-pause")
 	assert.Contains(t, stdout, "2/2")
-	assert.Contains(t, stdout, "redis+gc-pause first found at seed")
+	assert.Contains(t, stdout, "kleppmann-gc-pause/redis-unsafe first found at seed")
 	assert.Contains(t, stdout, "--nemesis random")
 	assert.Empty(t, stderr, "no progress bar when asked not to")
 }
 
 func TestExploreWithoutAFindingExitsUnknown(t *testing.T) {
-	code, stdout, _ := capture(t, "explore", "--hunt", "redis+gc-pause", "--first", "1", "--starts", "1", "--max-seeds", "1", "--progress=false")
+	code, stdout, _ := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--first", "1", "--starts", "1", "--max-seeds", "1", "--progress=false")
 	assert.Equal(t, harness.ExitUnknown, code, stdout)
 	assert.Contains(t, stdout, ">1")
 	code, _, stderr := capture(t, "explore", "--hunt", "yeti")
@@ -35,23 +36,23 @@ func TestExploreWithoutAFindingExitsUnknown(t *testing.T) {
 // file, CI), explore prints a line per finished sweep instead of staying
 // silent until the end.
 func TestExplorePrintsProgressLinesWithoutATerminal(t *testing.T) {
-	code, stdout, stderr := capture(t, "explore", "--hunt", "redis+gc-pause", "--first", "1", "--starts", "2", "--max-seeds", "2")
+	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--first", "1", "--starts", "2", "--max-seeds", "2")
 	assert.Equal(t, harness.ExitUnknown, code, stdout)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	require.Len(t, lines, 3, stderr)
 	assert.Equal(t, "explore: 1 hunt x 2 sweeps of at most 2 seeds, 1m0s simulated each", lines[0])
-	assert.Regexp(t, `^explore: redis\+gc-pause sweep 1/2: nothing in 2 seeds from seed 1 in .*; 2 of at most 4 seeds done, \d+ seeds/s, 0 findings so far`, lines[1])
-	assert.Regexp(t, `^explore: redis\+gc-pause sweep 2/2: nothing in 2 seeds from seed 3 in .*; 4 of at most 4 seeds done`, lines[2])
+	assert.Regexp(t, `^explore: kleppmann-gc-pause/redis-unsafe sweep 1/2: nothing in 2 seeds from seed 1 in .*; 2 of at most 4 seeds done, \d+ seeds/s, 0 findings so far`, lines[1])
+	assert.Regexp(t, `^explore: kleppmann-gc-pause/redis-unsafe sweep 2/2: nothing in 2 seeds from seed 3 in .*; 4 of at most 4 seeds done`, lines[2])
 	assert.NotContains(t, stderr, "\r", "no progress bar redraws in a log")
 }
 
 // TestExploreWithoutAFindingShowsNoMedian: a median of sweeps that found
 // nothing would be a number of seeds that showed nothing.
 func TestExploreWithoutAFindingShowsNoMedian(t *testing.T) {
-	code, stdout, stderr := capture(t, "explore", "--hunt", "redis+gc-pause", "--first", "1", "--starts", "1", "--max-seeds", "1")
+	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--first", "1", "--starts", "1", "--max-seeds", "1")
 	assert.Equal(t, harness.ExitUnknown, code, stdout)
 	assert.NotContains(t, strings.ToLower(stdout+stderr), "median")
-	assert.Contains(t, stdout, "redis+gc-pause found no gc-pause violation in 1 seed: raise --max-seeds or --starts")
+	assert.Contains(t, stdout, "kleppmann-gc-pause/redis-unsafe found no gc-pause violation in 1 seed: raise --max-seeds or --starts")
 }
 
 func TestMedianText(t *testing.T) {
@@ -91,4 +92,39 @@ func TestProgressLogSpeaksEveryFewSeconds(t *testing.T) {
 	quiet.sweep("x", harness.Sweep{}, 1)
 	assert.Equal(t, "1 seed", count(1, "seed"))
 	assert.Equal(t, "0 findings", count(0, "finding"))
+}
+
+// TestExploreShrinksEachFirstFinding: with --shrink, each hunt's first
+// finding is shrunk to a minimal run that still shows the hunt's kind.
+func TestExploreShrinksEachFirstFinding(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--starts", "1", "--max-seeds", "300", "--progress=false",
+		"--shrink", "--runs-dir", dir)
+	assert.Equal(t, harness.ExitValid, code, stderr)
+	assert.Contains(t, stdout, "shrinking kleppmann-gc-pause/redis-unsafe seed 63: mutual-exclusion invalid, gc-pause violation")
+	assert.Regexp(t, `(?m)^shrunk 17 faults to 1 in \d+ runs`, stdout)
+	assert.FileExists(t, filepath.Join(dir, "kleppmann-gc-pause-redis-unsafe-seed63-shrunk", "schedule.json"))
+}
+
+// TestExploreGuidedWritesItsFinding: a guided search's finding is a mutated
+// schedule; explore writes it as a run directory that replays it.
+func TestExploreGuidedWritesItsFinding(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := capture(t, "explore", "--hunt", "redis-failover/unsafe", "--guided", "--starts", "1", "--max-seeds", "200",
+		"--progress=false", "--runs-dir", dir)
+	assert.Equal(t, harness.ExitValid, code, stderr)
+	assert.Contains(t, stdout, "redis-failover/unsafe first found by the guided search from seed 1")
+	run := filepath.Join(dir, "redis-failover-unsafe-guided1")
+	assert.Contains(t, stdout, "--nemesis-file "+filepath.Join(run, "schedule.json"))
+	assert.FileExists(t, filepath.Join(run, "schedule.json"))
+}
+
+func TestExploreComparesSwarmAndGuided(t *testing.T) {
+	code, stdout, stderr := capture(t, "explore", "--hunt", "redis-failover/unsafe", "--compare", "--starts", "1", "--max-seeds", "200",
+		"--progress=false", "--runs-dir", t.TempDir())
+	assert.Equal(t, harness.ExitValid, code, stderr)
+	assert.Regexp(t, `redis-failover/unsafe\s+failover\s+\d+\s+\d+\.\d\s+1/1\s+\d+\s+\d+\.\d\s+1/1\s+\d+\.\dx`, stdout)
+	code, _, stderr = capture(t, "explore", "--all", "--hunt", "redis-failover")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, "--all and --hunt exclude each other")
 }

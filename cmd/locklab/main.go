@@ -53,7 +53,7 @@ Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newReportCmd())
-	root.AddCommand(newScenariosCmd(), newReproCmd(), newExploreCmd())
+	root.AddCommand(newScenariosCmd(), newReproCmd(), newExploreCmd(), newShrinkCmd())
 	root.AddCommand(newSweepCmd(), newMatrixCmd(), newMergeCmd())
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newSystemsCmd(), newVersionCmd())

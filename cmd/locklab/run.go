@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/shrink"
 )
 
 type runFlags struct {
@@ -23,7 +24,7 @@ type runFlags struct {
 	seed                                                         uint64
 	simTime, checkBudget                                         time.Duration
 	checkSteps                                                   int64
-	fenceReads                                                   bool
+	fenceReads, shrink                                           bool
 	sysOpts, wlOpts                                              []string
 	live                                                         livenessFlags
 }
@@ -70,6 +71,7 @@ func newRunCmd() *cobra.Command {
 	fl.DurationVar(&f.checkBudget, "check-budget", 60*time.Second, "wall-clock budget of each key's search in the search-based checks (0: unbounded)")
 	fl.Int64Var(&f.checkSteps, "check-steps", models.DefaultSteps, "step budget of each key's search, deterministic (-1: unbounded)")
 	addLiveFlags(fl, &lf)
+	fl.BoolVar(&f.shrink, "shrink", false, "when a check fails, also shrink the run to a minimal schedule that fails it the same way, written to <out>-shrunk (see locklab shrink)")
 	fl.StringVar(&f.out, "out", "", "run directory (default runs/<system>-<workload>-<storage>-<nemesis>-seed<N>); a run directory from before is replaced whole, any other non-empty directory is refused")
 	f.live.register(fl)
 	return cmd
@@ -246,6 +248,12 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		return err
 	}
 	fmt.Fprint(out, speed+rest.String())
+	if f.shrink && res.Overall == models.Invalid {
+		fmt.Fprintln(out)
+		if err := shrinkInto(out, t, strings.TrimSuffix(filepath.Clean(dir), string(filepath.Separator))+"-shrunk", dir, shrink.Options{}); err != nil {
+			return err
+		}
+	}
 	if run.ExitCode != harness.ExitValid {
 		return exitError{run.ExitCode}
 	}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/locklab/locklab/guide"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reports"
+)
+
+// guidedSweep is a guided search of hunt h from seed, as a sweep: its runs
+// count as seeds, and its finding is the mutated test that showed the
+// violation.
+func guidedSweep(h harness.Hunt, seed uint64, maxRuns int, progress func()) (harness.Sweep, error) {
+	o, err := guide.Search(guide.Config{Hunt: h, Seed: seed, MaxRuns: maxRuns}, progress)
+	if err != nil {
+		return harness.Sweep{}, err
+	}
+	sw := harness.Sweep{Start: seed, Seeds: o.Runs, Found: o.Found, Wall: o.Wall}
+	if o.Found {
+		sw.Seed = o.Test.Seed
+		sw.Finding = &o.Test
+	}
+	return sw, nil
+}
+
+// writeFinding writes a guided search's finding as a run directory under
+// dir, so that its schedule replays, and prints the replay command.
+func writeFinding(out io.Writer, h harness.Hunt, sw harness.Sweep, dir string) error {
+	t := sw.Finding.WithDefaults()
+	runDir := filepath.Join(dir, fmt.Sprintf("%s-guided%d", strings.ReplaceAll(h.Name, "/", "-"), sw.Start))
+	if err := reports.CheckOutDir(runDir); err != nil {
+		return err
+	}
+	r, err := harness.Run(t)
+	if err != nil {
+		return err
+	}
+	command := replayCommand(t, "schedule", runDir)
+	run := r.Report(command)
+	if err := reports.WriteDir(runDir, run); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n%s first found by the guided search from seed %d, after %s (%d faults): %s\n",
+		h.Name, sw.Start, count(sw.Seeds, "run"), len(t.Schedule.Faults), command)
+	return nil
+}
+
+// printComparison prints, for each hunt, runs to the first violation by swarm
+// random and by guided search, their medians over the starts and the
+// speedup (swarm median / guided median).
+func printComparison(out io.Writer, swarm, guided []harness.Exploration) error {
+	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "HUNT\tKIND\tSWARM RUNS\tMEDIAN\tFOUND\tGUIDED RUNS\tMEDIAN\tFOUND\tSPEEDUP\tWALL/RUN SWARM\tGUIDED")
+	complete := true
+	for i, s := range swarm {
+		g := guided[i]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%d/%d\t%s\t%.1fms\t%.1fms\n", s.Hunt.Name, s.Hunt.Kind,
+			runsText(s), medianText(s), s.Found(), len(s.Sweeps), runsText(g), medianText(g), g.Found(), len(g.Sweeps),
+			speedup(s, g), ms(s), ms(g))
+		complete = complete && s.Found() == len(s.Sweeps) && g.Found() == len(g.Sweeps)
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "\nRuns are full simulated runs of the same length; >N: a search that found nothing in N runs. "+
+		"SPEEDUP is the swarm median over the guided median (a lower bound \">\" when the swarm median is one).")
+	if !complete {
+		return exitError{harness.ExitUnknown}
+	}
+	return nil
+}
+
+func runsText(e harness.Exploration) string {
+	var out []string
+	for _, s := range e.Sweeps {
+		n := fmt.Sprint(s.Seeds)
+		if !s.Found {
+			n = ">" + n
+		}
+		out = append(out, n)
+	}
+	return strings.Join(out, " ")
+}
+
+// speedup is swarm's median over guided's: "-" when guided's median is not
+// known, ">x" when only swarm's is a lower bound.
+func speedup(s, g harness.Exploration) string {
+	if 2*g.Found() <= len(g.Sweeps) || g.MedianSeeds() == 0 {
+		return "-"
+	}
+	x := s.MedianSeeds() / g.MedianSeeds()
+	if 2*s.Found() <= len(s.Sweeps) {
+		return fmt.Sprintf(">%.1fx", x)
+	}
+	return fmt.Sprintf("%.1fx", x)
+}
+
+func ms(e harness.Exploration) float64 { return float64(e.WallPerSeed().Microseconds()) / 1000 }

@@ -1,0 +1,261 @@
+package harness
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+// Kinds of violation: what made two clients hold the lock at once, or what
+// let a write land outside its lease. A catalog variant declares the kind its
+// counterexample shows (Variant.Kind); random exploration hunts for it.
+const (
+	// KindGCPause: the earlier holder was paused across its own lease deadline.
+	KindGCPause = "gc-pause"
+	// KindClockJump: a server's clock jumped or drifted, and the later holder's
+	// grant came from that server, which had granted the earlier one too.
+	KindClockJump = "clock-jump"
+	// KindFailover: a replica was promoted, and the later holder's grant came
+	// from it.
+	KindFailover = "failover"
+	// KindRestartRegrant: a server that granted the earlier holder crashed and
+	// restarted without its state, then granted the later one.
+	KindRestartRegrant = "restart-regrant"
+	// KindNonOwnerRelease: a third client, no longer the holder, released the
+	// lock while the earlier holder held it (a DEL unlock), and the later
+	// holder got it.
+	KindNonOwnerRelease = "non-owner-release"
+	// KindLeaderClockAhead: a server whose wall clock was set ahead (jumped or
+	// drifted forward) granted the later holder before the earlier holder's
+	// lease ran out; unlike KindClockJump it need not have granted the earlier
+	// one (leadership moved to it).
+	KindLeaderClockAhead = "leader-clock-ahead"
+	// KindHolderClock: a holder's own clock jumped or drifted around its
+	// grant, and the two grants overlapped before the earlier lease ran out by
+	// true time (a validity check fooled by the client's wall clock).
+	KindHolderClock = "holder-clock"
+	// KindSessionExpiry: the earlier holder, whose client knows no lease
+	// deadline (a session-based lock), was paused or cut off while it held the
+	// lock, and the service expired its session and granted the lock again.
+	KindSessionExpiry = "session-expiry"
+	// KindDelayedWrite: a write the network delayed outlived its writer's
+	// hold: another client was granted the lock while it was in flight.
+	KindDelayedWrite = "delayed-write"
+	// KindOther is an overlap no rule explains.
+	KindOther = "other"
+)
+
+// Kinds are the kinds of violation ViolationKinds tells apart, KindOther last.
+var Kinds = []string{KindGCPause, KindClockJump, KindFailover, KindRestartRegrant, KindNonOwnerRelease,
+	KindLeaderClockAhead, KindHolderClock, KindSessionExpiry, KindDelayedWrite, KindOther}
+
+// ViolationKinds classifies every time two clients held a lock at once by
+// what caused it, and every write the network delayed past a new grant
+// (KindDelayedWrite), sorted, each kind once. An overlap no rule explains is
+// KindOther.
+func ViolationKinds(events []history.Event) []string {
+	windows := faultWindowsOf(events)
+	var kinds []string
+	overlaps := models.Overlaps(models.Holdings(events))
+	var clients map[string]bool
+	if len(overlaps) > 0 {
+		clients = clientsOf(events)
+	}
+	for _, o := range overlaps {
+		found := causes(o, windows, events, clients)
+		if len(found) == 0 {
+			found = []string{KindOther}
+		}
+		kinds = append(kinds, found...)
+	}
+	if delayedWrite(events, windows) {
+		kinds = append(kinds, KindDelayedWrite)
+	}
+	slices.Sort(kinds)
+	return slices.Compact(kinds)
+}
+
+// window is a fault (or system event) from its start to its stop.
+type window struct {
+	kind        string
+	targets     []string
+	detail      string
+	start, stop int64
+}
+
+func faultWindowsOf(events []history.Event) []window {
+	var out []window
+	open := map[string]int{} // kind+detail+targets -> index in out
+	for _, e := range events {
+		key := e.F + "\x00" + e.Detail + "\x00" + strings.Join(e.Targets, ",")
+		switch e.Type {
+		case history.Start:
+			open[key] = len(out)
+			out = append(out, window{kind: e.F, targets: e.Targets, detail: e.Detail, start: e.Time, stop: -1})
+		case history.Stop:
+			if i, ok := open[key]; ok {
+				out[i].stop = e.Time
+				delete(open, key)
+			}
+		}
+	}
+	end := int64(0)
+	if len(events) > 0 {
+		end = events[len(events)-1].Time
+	}
+	for i := range out {
+		// A clock step that stays (it starts and stops at once) lasts to the end.
+		if out[i].stop < 0 || (out[i].kind == "clock-jump" && out[i].stop == out[i].start) {
+			out[i].stop = end
+		}
+	}
+	return out
+}
+
+// isClock reports whether a window moves a clock; ahead, whether it moves it
+// forward (a jump by a positive amount, a positive drift).
+func (w window) isClock() (clock, ahead bool) {
+	clock = w.kind == "clock-jump" || w.kind == "clock-drift"
+	return clock, clock && !strings.Contains(w.detail, " -")
+}
+
+// causes lists the kinds that explain overlap o, A being the earlier holder.
+// If B was granted the lock before A's own lease deadline, the service broke
+// its lease: by a server clock that jumped or ran fast while holding A's key
+// (a server that granted both), a server clock set ahead that granted B, a
+// failover to the node that granted B, a restart of a server that granted
+// both, a release by a third client, or a holder's own clock. If B came after A's
+// deadline, A outlived its lease: by a pause across it. A holder without a
+// deadline (a session) lost its lock to a pause or a cut.
+func causes(o models.Overlap, windows []window, events []history.Event, clients map[string]bool) []string {
+	if o.A.Deadline == nil {
+		return sessionCauses(o, windows)
+	}
+	var out []string
+	deadline := *o.A.Deadline
+	early := o.B.Start < deadline
+	for _, w := range windows {
+		clock, ahead := w.isClock()
+		both := grantedBy(o.A.Acquired.Detail, w.targets) && grantedBy(o.B.Acquired.Detail, w.targets)
+		switch {
+		case !early && w.kind == "pause" && slices.Contains(w.targets, o.A.Node) && w.start <= deadline && w.stop >= deadline:
+			out = append(out, KindGCPause)
+		case early && clock && w.start <= o.B.Start && w.stop >= o.A.Start && both:
+			out = append(out, KindClockJump)
+		case early && clock && (slices.Contains(w.targets, o.A.Node) || slices.Contains(w.targets, o.B.Node)) &&
+			w.start <= o.B.Start && w.stop >= o.A.Start:
+			out = append(out, KindHolderClock)
+		case early && ahead && w.start <= o.B.Start && w.stop >= o.B.Start && !slices.ContainsFunc(w.targets, func(n string) bool { return clients[n] }) &&
+			(!hasGrantor(o.B.Acquired.Detail) || grantedBy(o.B.Acquired.Detail, w.targets)):
+			out = append(out, KindLeaderClockAhead)
+		case early && w.kind == "failover" && w.start >= o.A.Start && w.start <= o.B.Start && grantedBy(o.B.Acquired.Detail, w.targets[:1]):
+			out = append(out, KindFailover)
+		case early && w.kind == "crash" && w.stop >= o.A.Start && w.stop <= o.B.Start && both:
+			out = append(out, KindRestartRegrant)
+		}
+	}
+	if early && releasedByAnother(o, events) {
+		out = append(out, KindNonOwnerRelease)
+	}
+	return out
+}
+
+// sessionCauses: A's client knew no deadline; a pause or a cut of A that
+// began while it held the lock and before B's grant let its session expire.
+func sessionCauses(o models.Overlap, windows []window) []string {
+	for _, w := range windows {
+		if (w.kind == "pause" || w.kind == "partition") && slices.Contains(w.targets, o.A.Node) &&
+			w.start >= o.A.Start && w.start <= o.B.Start {
+			return []string{KindSessionExpiry}
+		}
+	}
+	return nil
+}
+
+// releasedByAnother reports whether a client other than the two holders
+// released the key successfully between A's grant and B's.
+func releasedByAnother(o models.Overlap, events []history.Event) bool {
+	for _, e := range events {
+		if e.Time > o.B.Start {
+			break
+		}
+		if e.F == history.FRelease && e.Type == history.OK && e.Key == o.A.Key && e.Time >= o.A.Start &&
+			e.Node != o.A.Node && e.Node != o.B.Node {
+			return true
+		}
+	}
+	return false
+}
+
+// delayedWrite reports whether a write invoked while a delay of its
+// writer's messages to the storage was on, which did not come back ok in
+// time, was overtaken by another client's grant of the same key before the
+// delay ended.
+func delayedWrite(events []history.Event, windows []window) bool {
+	for _, w := range windows {
+		if w.kind != "delay" || !slices.Contains(w.targets, "storage") {
+			continue
+		}
+		for i, e := range events {
+			if e.Type != history.Info || e.F != history.FWrite || !slices.Contains(w.targets, e.Node) {
+				continue
+			}
+			inv := invocationTime(events[:i], e)
+			if inv < w.start || inv > w.stop {
+				continue
+			}
+			for _, g := range events[i:] {
+				if g.Time > w.stop {
+					break
+				}
+				if g.F == history.FAcquire && g.Type == history.OK && g.Key == e.Key && g.Node != e.Node {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// invocationTime is the time of the invocation that e completes (e's time
+// when none is found).
+func invocationTime(before []history.Event, e history.Event) int64 {
+	for i := len(before) - 1; i >= 0; i-- {
+		if b := before[i]; b.Process == e.Process && b.Type == history.Invoke {
+			return b.Time
+		}
+	}
+	return e.Time
+}
+
+// clientsOf is the set of client nodes of a history.
+func clientsOf(events []history.Event) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range events {
+		if e.Process != history.NemesisProcess {
+			out[e.Node] = true
+		}
+	}
+	return out
+}
+
+// hasGrantor reports whether a grant's detail names the nodes that granted it.
+func hasGrantor(detail string) bool { return strings.Contains(detail, "granted by ") }
+
+// grantedBy reports whether a grant's detail names one of the nodes.
+func grantedBy(detail string, nodes []string) bool {
+	_, list, found := strings.Cut(detail, "granted by ")
+	if !found {
+		return false
+	}
+	list, _, _ = strings.Cut(list, " ")
+	list = strings.TrimSuffix(list, ",")
+	for _, n := range strings.Split(list, ",") {
+		if slices.Contains(nodes, n) {
+			return true
+		}
+	}
+	return false
+}
