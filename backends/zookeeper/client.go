@@ -193,8 +193,10 @@ func (c *Client) pinger(w *sim.Proc) {
 			c.observe(c.held[k].lease, false, nil)
 		}
 		_, err := c.call(w, Request{Op: OpPing})
-		if errors.Is(err, errConnLoss) {
-			err = fmt.Errorf("ping: %w (%w)", err, backends.ErrUnknown)
+		if err != nil {
+			// Certain: the belief is the client's own, and without a reply
+			// it was not extended.
+			err = fmt.Errorf("ping: %w: %w", err, backends.ErrNotHeld)
 		}
 		for _, k := range keys {
 			h := c.held[k]

@@ -51,7 +51,8 @@ type Server struct {
 	lead      uint64
 	state     raft.StateType
 	term      uint64
-	lastHeard time.Duration
+	lastHeard time.Duration // election timer: reset by the leader's messages and granted votes
+	fromLead  time.Duration // the leader's last message
 	timeout   time.Duration
 	peerHeard map[uint64]time.Duration
 	contact   map[int64]time.Duration // leader: session -> last contact (monotonic)
@@ -151,7 +152,7 @@ func (s *Server) serving() bool {
 		}
 		return 2*n > len(s.ens.servers)
 	}
-	return s.lead != 0 && now-s.lastHeard < e
+	return s.state == raft.StateFollower && s.lead != 0 && now-s.fromLead < e
 }
 
 // expireSessions closes, through the log, every session the leader has not
@@ -193,6 +194,7 @@ func (s *Server) step(m *pb.Message) {
 	case pb.MsgApp, pb.MsgHeartbeat, pb.MsgSnap:
 		if m.GetTerm() >= s.term {
 			s.heard()
+			s.fromLead = s.node.Mono()
 		}
 	case pb.MsgAppResp, pb.MsgHeartbeatResp:
 		s.peerHeard[m.GetFrom()] = s.node.Mono()
