@@ -24,6 +24,10 @@ const (
 	// KindFailover: a replica was promoted, and the later holder's grant came
 	// from it.
 	KindFailover = "failover"
+	// KindSessionExpiry: the service expired the earlier holder's session
+	// (ZooKeeper: the leader, on its clock) and granted the lock to another
+	// client while the earlier holder still believed it held it.
+	KindSessionExpiry = "session-expiry"
 )
 
 // Hunt is one exploration target: the unsafe variant of a catalog scenario,
@@ -46,6 +50,7 @@ var Hunts = []Hunt{
 	{Name: "redlock+clock-jump", Scenario: "redlock-clock-jump", Variant: "unsafe", Kind: KindClockJump},
 	{Name: "redis-failover", Scenario: "redis-failover", Variant: "unsafe", Kind: KindFailover},
 	{Name: "redlock+gc-pause", Scenario: "redlock-gc-pause", Variant: "unsafe", Kind: KindGCPause},
+	{Name: "zookeeper+session-expiry", Scenario: "zk-session-expiry", Variant: "unsafe", Kind: KindSessionExpiry},
 }
 
 // FindHunt returns the hunt called name.
@@ -151,6 +156,8 @@ func causes(o models.Overlap, windows []window) []string {
 		case early && (w.kind == "clock-jump" || w.kind == "clock-drift") && w.start <= o.B.Start && w.stop >= o.A.Start &&
 			grantedBy(o.A.Acquired.Detail, w.targets) && grantedBy(o.B.Acquired.Detail, w.targets):
 			out = append(out, KindClockJump)
+		case w.kind == "session-expired" && slices.Contains(w.targets, o.A.Node) && w.start >= o.A.Start && w.start <= o.B.Start:
+			out = append(out, KindSessionExpiry)
 		case early && w.kind == "failover" && w.start >= o.A.Start && w.start <= o.B.Start && grantedBy(o.B.Acquired.Detail, w.targets[:1]):
 			out = append(out, KindFailover)
 		}

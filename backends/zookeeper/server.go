@@ -199,7 +199,7 @@ func (s *Server) step(m *pb.Message) {
 	case pb.MsgAppResp, pb.MsgHeartbeatResp:
 		s.peerHeard[m.GetFrom()] = s.node.Mono()
 	}
-	if err := s.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+	if err := s.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) && !errors.Is(err, raft.ErrProposalDropped) {
 		panic(fmt.Sprintf("zookeeper: %s: step %v: %v", s.node.Name(), m.GetType(), err))
 	}
 	s.ready()
