@@ -51,6 +51,7 @@ var Hunts = []Hunt{
 	{Name: "redis-failover", Scenario: "redis-failover", Variant: "unsafe", Kind: KindFailover},
 	{Name: "redlock+gc-pause", Scenario: "redlock-gc-pause", Variant: "unsafe", Kind: KindGCPause},
 	{Name: "zookeeper+session-expiry", Scenario: "zk-session-expiry", Variant: "unsafe", Kind: KindSessionExpiry},
+	{Name: "chubby+lock-delay", Scenario: "chubby-lock-delay", Variant: "unsafe", Kind: KindSessionExpiry},
 }
 
 // FindHunt returns the hunt called name.

@@ -1,0 +1,65 @@
+package harness
+
+import (
+	"time"
+
+	"github.com/locklab/locklab/models"
+)
+
+// chubbyScenarios are Chubby's: its baseline, lock-delay against a pause
+// longer and shorter than it, and Kleppmann's pair without lock-delay.
+func chubbyScenarios() []Scenario {
+	cb := func(opts ...string) Test {
+		return Test{System: "chubby", Clients: 2, Seed: 1, Time: 30 * time.Second, SystemOptions: withOpts(nil, opts...)}
+	}
+	gcPause := cb("lock-delay", "0s")
+	gcPause.Schedule = schedule(pauseAfter("c1", "read", 15*time.Second))
+	netDelay := cb("lock-delay", "0s")
+	netDelay.Schedule = schedule(delayNextWrite("c1", 15*time.Second))
+	lockDelay := func(delay string) Test {
+		t := cb("lock-delay", delay)
+		t.Time = 50 * time.Second
+		t.Schedule = schedule(pauseAfter("c1", "read", 30*time.Second))
+		return t
+	}
+	delayStarted := storyMentions("session-expired", "lock-delay started")
+	return []Scenario{
+		{
+			Name: "baseline-chubby",
+			Doc:  "a 5-replica Chubby cell, defaults, no faults: every check valid, acquires succeed",
+			Variants: []Variant{{Name: "fixed", Doc: "no faults", Test: Test{System: "chubby", Seed: 1},
+				Expect: expect(models.Valid, models.Valid).and("lease", models.Valid).and("fencing-tokens", models.Valid).and("liveness", models.Valid),
+				Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic)}},
+		},
+		{
+			Name: "kleppmann-gc-pause",
+			Variants: []Variant{
+				{Name: "chubby-unsafe", Doc: "Chubby without lock-delay, unfenced storage: client 1's session expires during its pause, client 2 takes the lock, client 1's stale write lands",
+					Test: gcPause, Expect: expect(models.Invalid, models.Invalid)},
+				{Name: "chubby-fixed", Doc: "Chubby without lock-delay, storage fenced by the sequencer's generation: client 1's stale write is rejected",
+					Test: fenced(gcPause), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: writesRejected(1)},
+			},
+		},
+		{
+			Name: "kleppmann-network-delay",
+			Variants: []Variant{
+				{Name: "chubby-unsafe", Doc: "Chubby, unfenced storage: client 1's write outlives its hold in the network (it released cleanly: lock-delay does not apply)",
+					Test: netDelay, Expect: expect(models.Invalid, models.Valid)},
+				{Name: "chubby-fixed", Doc: "Chubby, storage fenced by generation: the late write is rejected",
+					Test: fenced(netDelay), Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid)},
+			},
+		},
+		{
+			Name: "chubby-lock-delay",
+			Doc:  "client 1 holds the lock and pauses 30 s; its session lease (12 s) runs out on the master, which starts the lock-delay; client 2 tries to acquire; client 1 resumes and writes",
+			Variants: []Variant{
+				{Name: "unsafe", Doc: "lock-delay 5s, shorter than the pause: client 2 gets the lock while client 1 sleeps, and client 1's stale write lands",
+					Test: lockDelay("5s"), Expect: expect(models.Invalid, models.Invalid), Assert: delayStarted},
+				{Name: "fixed", Doc: "lock-delay 1m (the default), longer than the pause: nobody gets the lock before client 1 has written, so the write is not stale",
+					Test: lockDelay("1m"), Expect: expect(models.Valid, models.Valid), Assert: delayStarted},
+				{Name: "fixed-sequencer", Doc: "lock-delay 5s, storage fenced by the sequencer's generation: client 2 gets the lock, client 1's write is rejected",
+					Test: fenced(lockDelay("5s")), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: allOf(delayStarted, writesRejected(1))},
+			},
+		},
+	}
+}
