@@ -3,7 +3,9 @@ package harness
 import (
 	"time"
 
+	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
 )
 
 // chubbyScenarios are Chubby's: its baseline, lock-delay against a pause
@@ -23,6 +25,20 @@ func chubbyScenarios() []Scenario {
 		return t
 	}
 	delayStarted := storyMentions("session-expired", "lock-delay started")
+	// checkGap: client 1 pauses 15 s 1 ms after it sent its write; the storage's
+	// CheckSequencer answer (current: client 1 still holds) is delayed 20 s
+	// on its way back; client 1's session expires (no lock-delay), client 2
+	// takes the lock and writes; then client 1's checked write lands.
+	pauseAtWrite := nemesis.Fault{Kind: nemesis.Pause, Targets: []string{"c1"}, Duration: nemesis.Duration(15 * time.Second),
+		After: &nemesis.Trigger{Node: "c1", F: "write", Type: "invoke", Delay: nemesis.Duration(time.Millisecond)}}
+	checkGap := cb("lock-delay", "0s")
+	checkGap.Time = 40 * time.Second
+	checkGap.Storage = storage.Check
+	checkGap.Schedule = schedule(pauseAtWrite, nemesis.Fault{Kind: nemesis.Delay, From: []string{"master"}, To: []string{"storage"},
+		Amount: nemesis.Duration(20 * time.Second), Match: "chubby.Response", Count: 1, After: after("c1", "read")})
+	lateWrite := fenced(cb("lock-delay", "0s"))
+	lateWrite.Time = 40 * time.Second
+	lateWrite.Schedule = schedule(pauseAtWrite, delayNextWrite("c1", 20*time.Second))
 	return []Scenario{
 		{
 			Name: "baseline-chubby",
@@ -47,6 +63,17 @@ func chubbyScenarios() []Scenario {
 					Test: netDelay, Expect: expect(models.Invalid, models.Valid)},
 				{Name: "chubby-fixed", Doc: "Chubby, storage fenced by generation: the late write is rejected",
 					Test: fenced(netDelay), Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid)},
+			},
+		},
+		{
+			Name: "chubby-check-sequencer",
+			Doc: "client 1 pauses as it writes; the storage asks the master whether its sequencer is current (CheckSequencer), " +
+				"and the answer, yes, takes 20 s to come back; meanwhile client 1's session expires and client 2 takes the lock and writes",
+			Variants: []Variant{
+				{Name: "unsafe", Doc: "storage check mode: the check passed before client 2's grant, so client 1's write lands after client 2's — the check and the write are not atomic",
+					Test: checkGap, Expect: expect(models.Invalid, models.Valid)},
+				{Name: "fixed", Doc: "storage fenced by the sequencer's generation, client 1's write delayed 20 s: the storage compares generations itself, atomically with the write, and rejects it",
+					Test: lateWrite, Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid)},
 			},
 		},
 		{

@@ -46,6 +46,7 @@ func deployChubby(w *sim.World, opts map[string]string) (Deployment, error) {
 		Roles:     chubby.Roles(),
 		Record:    func(l *history.Log) { log = l },
 		Messages:  chubby.MessageTypes(),
+		Check:     c.CheckSequencer,
 		Figures: func() map[string]any {
 			return map[string]any{"elections": c.Elections, "sessions_expired": c.Expired, "lock_delays": c.Delays}
 		},

@@ -37,6 +37,9 @@ type Deployment struct {
 	// Figures, when set, returns what the system measured during the run
 	// (elections, say), for results.json.
 	Figures func() map[string]any
+	// Check, when set, is the system's CheckSequencer, run from a process of
+	// the storage node before each write in the storage's check mode.
+	Check func(p *sim.Proc, key string, token uint64) (current bool, err error)
 	// Messages are one value of every message type the system's nodes and
 	// clients send (the harness adds the storage's): a schedule's delay may
 	// match only these, by their %T name ("redis.SetNX").

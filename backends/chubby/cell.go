@@ -30,6 +30,8 @@ type Cell struct {
 	OnEvent func(Event)
 	// Figures counted over the run.
 	Expired, Elections, Delays int
+	// checkMaster is the replica the storage's checks go to first.
+	checkMaster int
 }
 
 // ReplicaName is the name of replica i (1-based).
@@ -157,3 +159,29 @@ func (quietLogger) Panic(v ...any)            { panic(fmt.Sprint(v...)) }
 func (quietLogger) Panicf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
 
 var _ raft.Logger = quietLogger{}
+
+// checkTimeout bounds one CheckSequencer round trip (the storage waits for
+// the answer before it writes).
+const checkTimeout = 25 * time.Second
+
+// CheckSequencer asks the master, from process p (the storage's), whether
+// generation is still the current grant of lock: a round trip, after which
+// the lock may change hands before the caller acts on the answer.
+func (c *Cell) CheckSequencer(p *sim.Proc, lock string, generation uint64) (bool, error) {
+	for range 2 * len(c.nodes) {
+		reply, err := p.Call(c.nodes[c.checkMaster].ID(), Request{Op: OpCheck,
+			Sequencer: Sequencer{Lock: lock, Mode: "exclusive", Generation: generation}}, checkTimeout)
+		if err == nil {
+			resp := reply.(Response)
+			if resp.Code != CodeNotMaster {
+				return resp.Code == CodeOK, nil
+			}
+			if resp.Master != 0 {
+				c.checkMaster = int(resp.Master - 1)
+				continue
+			}
+		}
+		c.checkMaster = (c.checkMaster + 1) % len(c.nodes)
+	}
+	return false, errNoMaster
+}
