@@ -14,10 +14,7 @@ func init() {
 			"EPHEMERAL_SEQUENTIAL nodes, sessions expired by the leader, protection, herd, on-suspend, czxid tokens",
 		Options: zookeeper.Table,
 		Deploy:  deployZooKeeper,
-		Claims: []Claims{
-			{Tokens: true, SafeRelease: true},
-			{Variant: "5-servers", Options: map[string]string{"servers": "5"}, Tokens: true, SafeRelease: true},
-		},
+		Claims:  []Claims{{Tokens: true, SafeRelease: true}},
 	})
 }
 

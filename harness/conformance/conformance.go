@@ -190,7 +190,7 @@ func (s suite) baseline() []string {
 func (s suite) determinism() []string {
 	var out []string
 	for _, k := range nemesis.Kinds {
-		t := s.test(harness.Test{Nemesis: string(k), Time: 20 * time.Second}, false)
+		t := s.test(harness.Test{Nemesis: string(k), Time: 15 * time.Second}, false)
 		var hs [3][]byte
 		for i, seed := range []uint64{7, 7, 8} {
 			t.Seed = seed
@@ -218,7 +218,7 @@ func (s suite) determinism() []string {
 }
 
 // serverFaults crashes, pauses and cuts off each server node in turn from 5 s
-// to 10 s of a 40 s run.
+// to 10 s of a 25 s run.
 func (s suite) serverFaults() []string {
 	p, err := harness.Prepare(s.test(harness.Test{Seed: 1}, false))
 	if err != nil {
@@ -234,7 +234,7 @@ func (s suite) serverFaults() []string {
 	for _, server := range servers {
 		for _, k := range []nemesis.Kind{nemesis.Crash, nemesis.Pause, nemesis.Partition} {
 			f := nemesis.Fault{Kind: k, Targets: []string{server}, At: nemesis.Duration(start), Duration: nemesis.Duration(length)}
-			t := s.test(harness.Test{Seed: 1, Time: 40 * time.Second, Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{f}}}, false)
+			t := s.test(harness.Test{Seed: 1, Time: 25 * time.Second, Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{f}}}, false)
 			r, err := harness.Run(t)
 			if err != nil {
 				out = append(out, fmt.Sprintf("%s of %s: %v", k, server, err))
