@@ -19,7 +19,7 @@ func chubbyScenarios() []Scenario {
 	netDelay := cb("lock-delay", "0s")
 	netDelay.Schedule = schedule(delayNextWrite("c1", 15*time.Second))
 	lockDelay := func(delay string) Test {
-		t := cb("lock-delay", delay)
+		t := cb("lock-delay", delay, "lease", "6s")
 		t.Time = 50 * time.Second
 		t.Schedule = schedule(pauseAfter("c1", "read", 30*time.Second))
 		return t
@@ -78,14 +78,14 @@ func chubbyScenarios() []Scenario {
 		},
 		{
 			Name: "chubby-lock-delay",
-			Doc:  "client 1 holds the lock and pauses 30 s; its session lease (12 s) runs out on the master, which starts the lock-delay; client 2 tries to acquire; client 1 resumes and writes",
+			Doc:  "client 1 holds the lock and pauses 30 s; its session lease (6 s here, so that random pauses of at most 15 s can outlast lease and lock-delay) runs out on the master, which starts the lock-delay; client 2 tries to acquire; client 1 resumes and writes",
 			Variants: []Variant{
-				{Name: "unsafe", Doc: "lock-delay 5s, shorter than the pause: client 2 gets the lock while client 1 sleeps, and client 1's stale write lands",
-					Test: lockDelay("5s"), Expect: expect(models.Invalid, models.Invalid), Assert: delayStarted},
+				{Name: "unsafe", Doc: "lock-delay 2s, shorter than the pause: client 2 gets the lock while client 1 sleeps, and client 1's stale write lands",
+					Test: lockDelay("2s"), Expect: expect(models.Invalid, models.Invalid), Assert: delayStarted},
 				{Name: "fixed", Doc: "lock-delay 1m (the default), longer than the pause: nobody gets the lock before client 1 has written, so the write is not stale",
 					Test: lockDelay("1m"), Expect: expect(models.Valid, models.Valid), Assert: delayStarted},
-				{Name: "fixed-sequencer", Doc: "lock-delay 5s, storage fenced by the sequencer's generation: client 2 gets the lock, client 1's write is rejected",
-					Test: fenced(lockDelay("5s")), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: allOf(delayStarted, writesRejected(1))},
+				{Name: "fixed-sequencer", Doc: "lock-delay 2s, storage fenced by the sequencer's generation: client 2 gets the lock, client 1's write is rejected",
+					Test: fenced(lockDelay("2s")), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: allOf(delayStarted, writesRejected(1))},
 			},
 		},
 	}
