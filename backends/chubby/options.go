@@ -37,7 +37,7 @@ var Table = opt.Table[Options]{Owner: "chubby", Options: []opt.Option[Options]{
 		func(o *Options) *time.Duration { return &o.Lease }, opt.Positive),
 	opt.Var("keepalive", "how often a client sends a KeepAlive (0: lease/3)", "0s",
 		func(o *Options) *time.Duration { return &o.KeepAlive }, opt.NonNegative),
-	opt.Var("lock-delay", "after a holder's session is lost without a clean release, nobody gets the lock for this long", "1m",
+	opt.Var("lock-delay", "after a holder's session is lost without a clean release, nobody gets the lock for this long", "1m0s",
 		func(o *Options) *time.Duration { return &o.LockDelay }, opt.NonNegative),
 	opt.Var("grace", "the client's grace period (jeopardy) after its local lease ran out", "45s",
 		func(o *Options) *time.Duration { return &o.Grace }, opt.NonNegative),
