@@ -76,8 +76,10 @@ func (e *Ensemble) Leader() *sim.Node {
 	return e.nodes[best.id-1]
 }
 
-// Roles are the names Resolve understands that follow the ensemble's state.
-func Roles() []string { return []string{"leader", "followers"} }
+// Roles are the names Resolve understands that follow the ensemble's state,
+// which random schedules aim at too: the leader, the followers, and the
+// server client c1 is connected to.
+func Roles() []string { return []string{"leader", "followers", "server-of:c1"} }
 
 // Resolve maps schedule names: "leader", "followers", "server-of:cN" (the
 // server client cN is connected to when the fault starts) and
