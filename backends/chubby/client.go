@@ -114,11 +114,18 @@ func (c *Client) ensureSession(p *sim.Proc) error {
 }
 
 // keepAlive extends the session lease; a holder's belief follows the local
-// lease.
+// lease. Once the local lease has run out the client is in jeopardy; after
+// the grace period without a successful KeepAlive it gives the session up.
 func (c *Client) keepAlive(w *sim.Proc) {
 	for {
 		w.Sleep(c.o.keepAlive())
 		if c.session == 0 || c.opening {
+			continue
+		}
+		if w.Mono() > c.leaseEnd+c.o.Grace {
+			// Jeopardy lasted the whole grace period: the session is
+			// considered expired; the next request opens a new one.
+			c.session = 0
 			continue
 		}
 		keys := c.heldKeys()
