@@ -80,6 +80,12 @@ func zookeeperScenarios() []Scenario {
 			Variants: zkPartitionedHolderVariants(),
 		},
 		{
+			Name: "zk-reconnect-double-lock",
+			Doc: "CURATOR-604: client 1's create is applied but it is cut off before the reply; a new leader re-arms its session, so " +
+				"client 1 calls the session LOST while the ensemble still keeps it; with a new session, protected mode finds the old node by its guid",
+			Variants: zkReconnectVariants(),
+		},
+		{
 			Name:     "zk-release-connection-loss",
 			Doc:      "CURATOR-678: client 1's delete during release is lost with its connection; the node stays while client 1's session lives",
 			Variants: zkReleaseLossVariants(),
@@ -159,6 +165,33 @@ func zkPartitionedHolderVariants() []Variant {
 			"but the workload writes anyway (it does not ask the connection state), so the mutual-exclusion check still sees it act late; the fenced storage rejects that write",
 			Test: test(SuspendStop, storage.Fenced), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid),
 			Assert: allOf(expired, writesRejected(1), beliefVsExpiry("c1", false))},
+	}
+}
+
+// zkReconnectVariants: as client 1 invokes its second acquire, the servers'
+// messages to it are cut (its create is applied, the reply lost), and 50 ms
+// later its own messages too, for 14 s; the leader crashes at 8 s for 3 s, so
+// the new leader re-arms client 1's session: it expires about 10 s after the
+// election, after client 1 called it LOST (session timeout since SUSPENDED)
+// and opened a new one. Clients hold the lock 4 s.
+func zkReconnectVariants() []Variant {
+	test := func(adoptCheck string) Test {
+		trig := func(d time.Duration) *nemesis.Trigger {
+			return &nemesis.Trigger{Node: "c1", F: history.FAcquire, Type: "invoke", Nth: 2, Delay: nemesis.Duration(d)}
+		}
+		t := Test{System: "zookeeper", Clients: 2, Seed: 1, Time: 45 * time.Second, SystemOptions: map[string]string{"adopt-check": adoptCheck},
+			WorkloadOptions: map[string]string{"hold": "4s"}}
+		t.Schedule = schedule(
+			nemesis.Fault{Kind: nemesis.Partition, From: []string{"servers"}, To: []string{"c1"}, Duration: nemesis.Duration(14 * time.Second), After: trig(0)},
+			nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"servers"}, Duration: nemesis.Duration(14 * time.Second), After: trig(50 * time.Millisecond)},
+			nemesis.Fault{Kind: nemesis.Crash, Targets: []string{"leader"}, Duration: nemesis.Duration(3 * time.Second), After: trig(8 * time.Second)})
+		return t
+	}
+	return []Variant{
+		{Name: "unsafe", Doc: "adopt-check=false (Curator): client 1 adopts the node of its expired session, which is the lowest, and believes it holds the lock; the node is deleted when the old session expires and client 2 takes the lock too",
+			Test: test("false"), Expect: expect(models.Invalid, models.Invalid)},
+		{Name: "fixed", Doc: "adopt-check=true: a node is adopted only if its ephemeral owner is the current session; client 1 creates a new node and waits its turn",
+			Test: test("true"), Expect: expect(models.Valid, models.Valid)},
 	}
 }
 

@@ -303,8 +303,16 @@ func (c *Client) createLockNode(dir, guid string) (string, Stat, error) {
 			p.Sleep(100 * time.Millisecond << (attempt - 1)) // Curator's exponential back-off
 		}
 		if attempt > 0 && c.o.Protection {
-			if found, st, ok := c.findProtected(dir, guid); ok {
+			found, st, ok, err := c.findProtected(dir, guid)
+			if ok {
 				return found, st, nil
+			}
+			if err != nil {
+				// Curator's retry loop runs the search again before any
+				// new create: a create now could leave a second node.
+				last = err
+				uncertain = true
+				continue
 			}
 		}
 		r, err := c.call(p, Request{Op: OpCreate, Path: prefix, Ephemeral: true, Sequential: true})
@@ -323,26 +331,28 @@ func (c *Client) createLockNode(dir, guid string) (string, Stat, error) {
 	return "", Stat{}, fmt.Errorf("create %s: %w (%w)", prefix, last, backends.ErrUnknown)
 }
 
-// findProtected lists the lock's children for one carrying our guid.
-func (c *Client) findProtected(dir, guid string) (string, Stat, bool) {
+// findProtected lists the lock's children for one carrying our guid. With
+// adopt-check a node another (expired) session of ours created is not ours
+// any more: its deletion may just not have reached this server (CURATOR-604).
+func (c *Client) findProtected(dir, guid string) (string, Stat, bool, error) {
 	r, err := c.call(c.p, Request{Op: OpGetChildren, Path: dir})
 	if err != nil {
-		return "", Stat{}, false
+		return "", Stat{}, false, err
 	}
 	for _, name := range r.Children {
 		if !strings.Contains(name, "_c_"+guid+"-") {
 			continue
 		}
 		e, err := c.call(c.p, Request{Op: OpExists, Path: dir + "/" + name})
-		if err != nil || e.Code != CodeOK {
-			return "", Stat{}, false
+		if err != nil {
+			return "", Stat{}, false, err
 		}
-		if c.o.AdoptCheck && e.Stat.EphemeralOwner != c.session {
-			return "", Stat{}, false
+		if e.Code != CodeOK || (c.o.AdoptCheck && e.Stat.EphemeralOwner != c.session) {
+			continue
 		}
-		return dir + "/" + name, e.Stat, true
+		return dir + "/" + name, e.Stat, true, nil
 	}
-	return "", Stat{}, false
+	return "", Stat{}, false, nil
 }
 
 func (c *Client) granted(key, ours string, st Stat) backends.Lease {
