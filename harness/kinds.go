@@ -36,9 +36,11 @@ const (
 	// grant, and the two grants overlapped before the earlier lease ran out by
 	// true time (a validity check fooled by the client's wall clock).
 	KindHolderClock = "holder-clock"
-	// KindSessionExpiry: the earlier holder, whose client knows no lease
-	// deadline (a session-based lock), was paused or cut off while it held the
-	// lock, and the service expired its session and granted the lock again.
+	// KindSessionExpiry: the service expired the earlier holder's session
+	// while it held the lock (a session-expired event, e.g. ZooKeeper's leader
+	// on its clock), or a holder whose client knows no lease deadline was
+	// paused or cut off while it held the lock, and the service granted the
+	// lock again.
 	KindSessionExpiry = "session-expiry"
 	// KindDelayedWrite: a write the network delayed outlived its writer's
 	// hold: another client was granted the lock while it was in flight.
@@ -159,12 +161,30 @@ func causes(o models.Overlap, windows []window, events []history.Event, clients 
 	if early && releasedByAnother(o, events) {
 		out = append(out, KindNonOwnerRelease)
 	}
+	if sessionExpired(o, windows) {
+		out = append(out, KindSessionExpiry)
+	}
 	return out
+}
+
+// sessionExpired reports whether the service expired A's session (the
+// session-expired event a session-based service records, e.g. ZooKeeper's
+// leader on its clock) while A held the lock and before B's grant.
+func sessionExpired(o models.Overlap, windows []window) bool {
+	for _, w := range windows {
+		if w.kind == "session-expired" && slices.Contains(w.targets, o.A.Node) && w.start >= o.A.Start && w.start <= o.B.Start {
+			return true
+		}
+	}
+	return false
 }
 
 // sessionCauses: A's client knew no deadline; a pause or a cut of A that
 // began while it held the lock and before B's grant let its session expire.
 func sessionCauses(o models.Overlap, windows []window) []string {
+	if sessionExpired(o, windows) {
+		return []string{KindSessionExpiry}
+	}
 	for _, w := range windows {
 		if (w.kind == "pause" || w.kind == "partition") && slices.Contains(w.targets, o.A.Node) &&
 			w.start >= o.A.Start && w.start <= o.B.Start {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
@@ -88,14 +89,17 @@ func Prepare(t Test) (*Prepared, error) {
 	if in, ok := wl.(workloads.Initializer); ok {
 		initial = in.Initial()
 	}
-	st := storage.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads, Initial: initial})
+	if t.Storage == storage.Check && dep.Check == nil {
+		return nil, fmt.Errorf("storage check: system %s has no CheckSequencer (chubby has)", t.System)
+	}
+	st := storage.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads, Initial: initial, Checker: dep.Check})
 	stNode := w.AddNode("storage", sim.NodeOptions{Handler: st})
 	for _, name := range t.ClientNames() {
 		w.AddNode(name, sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
 			c := workloads.Client{
 				Env:   p,
 				Lock:  dep.NewLock(p),
-				Store: &storage.Client{P: p, Server: stNode.ID()},
+				Store: &storage.Client{P: p, Server: stNode.ID(), Timeout: storageTimeout(t.Storage)},
 				Rec:   log.NewRecorder(p.Node().Name(), nodeClock{p.Node()}),
 			}
 			if dep.NewStorage != nil {
@@ -117,6 +121,16 @@ func Prepare(t Test) (*Prepared, error) {
 	}
 	return &Prepared{Test: t, World: w, Log: log, Schedule: schedule, Storage: st, Initial: initial, Deployment: dep,
 		Nemesis: nem}, nil
+}
+
+// storageTimeout is the storage client's request timeout: a storage in
+// check mode makes a round trip to the lock service for each write, so its
+// clients wait longer (30 s) than the default.
+func storageTimeout(m storage.Mode) time.Duration {
+	if m == storage.Check {
+		return 30 * time.Second
+	}
+	return 0
 }
 
 // messageNames are the names a delay's match may use: the %T of the system's

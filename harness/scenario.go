@@ -72,7 +72,8 @@ func (o Outcome) Match() bool { return len(o.Mismatches) == 0 }
 // scenarioFamilies are the functions that contribute scenarios, one per file
 // (scenarios_<family>.go). Their order is the order of the variants of a
 // scenario that several families share: the simplest system first.
-var scenarioFamilies = []func() []Scenario{basicScenarios, redisScenarios, redlockScenarios, raftkvScenarios, etcdScenarios, databaseScenarios}
+var scenarioFamilies = []func() []Scenario{basicScenarios, redisScenarios, redlockScenarios, raftkvScenarios, etcdScenarios, databaseScenarios,
+	zookeeperScenarios, chubbyScenarios}
 
 // Catalog returns every scenario, sorted by name. Families may contribute
 // variants to the same scenario (kleppmann-gc-pause runs on several systems):

@@ -15,6 +15,8 @@ func init() {
 		Name:    "control",
 		Doc:     "a lock that grants everything at once (the control: must be judged invalid)",
 		Options: controlOptions,
+		// The control grants everything: its baseline is invalid, by design.
+		Claims: []Claims{{ExpectFail: []string{"baseline"}}},
 		Deploy: func(w *sim.World, opts map[string]string) (Deployment, error) {
 			if _, err := controlOptions.Parse(opts); err != nil {
 				return Deployment{}, err

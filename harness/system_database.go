@@ -15,6 +15,12 @@ func init() {
 			"dead connections abort their transactions",
 		Options: database.Table,
 		Deploy:  deployDatabase,
+		// Tokens are the server's grant numbers.
+		Claims: []Claims{
+			{Tokens: true, SafeRelease: true},
+			{Variant: "for-update", Options: map[string]string{"mode": "for-update"}, Tokens: true, SafeRelease: true},
+			{Variant: "advisory", Options: map[string]string{"mode": "advisory"}, Tokens: true, SafeRelease: true},
+		},
 	})
 }
 

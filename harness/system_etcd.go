@@ -15,6 +15,12 @@ func init() {
 			"optional guarded write Txn(If IsOwner Then Put) to a resource kept in etcd",
 		Options: etcd.Table,
 		Deploy:  deployEtcd,
+		// Tokens are create revisions, given with every grant. The mutex's
+		// key is its own lease's, so a late release deletes only its own.
+		Claims: []Claims{
+			{Tokens: true, SafeRelease: true},
+			{Variant: "txn", Options: map[string]string{"lock": "txn", "unlock": "guarded"}, Tokens: true, SafeRelease: true},
+		},
 	})
 }
 

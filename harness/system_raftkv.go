@@ -18,6 +18,7 @@ func init() {
 			"watchdog renewal, fencing tokens from replicated state, leader-stamped lease time",
 		Options: raftkv.Table,
 		Deploy:  deployRaftKV,
+		Claims:  []Claims{{Tokens: true, SafeRelease: true}},
 		Audits:  []string{raftAuditName},
 	})
 }

@@ -17,6 +17,11 @@ func init() {
 			"with replicas=N a primary, N async replicas and a sentinel-like monitor (failover), WAIT n",
 		Options: redis.Table,
 		Deploy:  deployRedis,
+		Claims: []Claims{
+			{Tokens: true, FencedOptions: map[string]string{"fencing": "true"}, SafeRelease: true},
+			{Variant: "replicated", Options: map[string]string{"replicas": "2"}, Tokens: true,
+				FencedOptions: map[string]string{"fencing": "true"}, SafeRelease: true},
+		},
 	})
 }
 

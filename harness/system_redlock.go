@@ -16,6 +16,8 @@ func init() {
 			"tokens value|incr|external, restart-delay",
 		Options: redlock.Table,
 		Deploy:  deployRedlock,
+		// Redlock's tokens are random values, not monotonic: no fenced claim.
+		Claims: []Claims{{SafeRelease: true}},
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
@@ -40,6 +41,9 @@ type Deployment struct {
 	// Figures, when set, returns what the system measured during the run
 	// (elections, say), for results.json.
 	Figures func() map[string]any
+	// Check, when set, is the system's CheckSequencer, run from a process of
+	// the storage node before each write in the storage's check mode.
+	Check func(p *sim.Proc, key string, token uint64) (current bool, err error)
 	// Messages are one value of every message type the system's nodes and
 	// clients send (the harness adds the storage's): a schedule's delay may
 	// match only these, by their %T name ("redis.SetNX").
@@ -60,6 +64,36 @@ type System struct {
 	// Audits name the checks its Deployment.Audit runs on its own servers
 	// (raftkv: raft-audit); a run may name them in Test.Checks.
 	Audits []string
+	// Claims are what the system promises, one entry per configuration the
+	// conformance suite (harness/conformance) proves; every registered system
+	// declares at least one.
+	Claims []Claims
+}
+
+// Claims are the semantics a lock system declares for one configuration, so
+// that the conformance suite knows which properties to demand of it.
+type Claims struct {
+	// Variant names the configuration ("" for the defaults, "replicated").
+	Variant string
+	// Options are the system options of this configuration.
+	Options map[string]string
+	// Tokens says grants carry fencing tokens that increase with every grant
+	// (once FencedOptions are added): fenced storage then turns the GC-pause
+	// counterexample valid. Redlock's random values are tokens but not monotonic.
+	Tokens bool
+	// FencedOptions are added to Options for the fenced runs (redis:
+	// fencing=true); nil when the tokens come without asking.
+	FencedOptions map[string]string
+	// SafeRelease says a release by a client that no longer holds the lock
+	// never frees another holder's lock.
+	SafeRelease bool
+	// HolderPause is a pause of the holder long enough that its lock is
+	// certainly given to another client meanwhile (longer than its lease or
+	// session timeout plus the time to notice). Default 15 s.
+	HolderPause time.Duration
+	// ExpectFail names the properties this configuration is known to break
+	// (the control lock: baseline); the suite reports them if they hold.
+	ExpectFail []string
 }
 
 // systems is the registry of lock systems; each system's file registers

@@ -16,6 +16,10 @@ type Mode string
 const (
 	Unfenced Mode = "unfenced"
 	Fenced   Mode = "fenced"
+	// Check asks the lock service whether the writer's token is still
+	// current before each write (Chubby's CheckSequencer): a round trip, so
+	// the check and the write are not atomic.
+	Check Mode = "check"
 )
 
 // ModeDoc is a storage mode and what it does, for help texts.
@@ -30,6 +34,9 @@ var Modes = []ModeDoc{
 	{Fenced, "Kleppmann's fencing: each cell rejects a write whose token is below the highest it " +
 		"accepted; with FenceReads (--fence-reads) reads too, without it a read under an old token can " +
 		"still lose an update"},
+	{Check, "Chubby's CheckSequencer: before each write the storage asks the lock service whether the " +
+		"writer's sequencer is still current (a round trip: the check and the write are not atomic); " +
+		"only systems with sequencers (chubby)"},
 }
 
 // ParseMode parses a mode name.
@@ -52,6 +59,9 @@ type Options struct {
 	FenceReads bool
 	// Initial sets cells to values before the run (others start at 0).
 	Initial map[string]int64
+	// Checker asks the lock service, from a process of the storage node,
+	// whether token is still the current grant of the lock key (check mode).
+	Checker func(p *sim.Proc, key string, token uint64) (current bool, err error)
 }
 
 // ReadReq asks for the value of a cell.
@@ -133,6 +143,10 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 		}
 		n.Reply(m, Reply{Value: c.value})
 	case WriteReq:
+		if s.Options.Mode == Check {
+			n.Spawn(fmt.Sprintf("storage/check-%d", m.ID), func(p *sim.Proc) { s.checkedWrite(n, p, m, req) })
+			return
+		}
 		c := s.cell(req.Key)
 		if !s.admit(c, req.Token, true) {
 			n.Reply(m, Reply{Rejected: true, Highest: c.highest})
@@ -143,6 +157,22 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	default:
 		panic(fmt.Sprintf("storage: unexpected message %T", m.Body))
 	}
+}
+
+// checkedWrite asks the lock service whether the writer's token is current,
+// then writes (or rejects the write) when the answer comes.
+func (s *Server) checkedWrite(n *sim.Node, p *sim.Proc, m sim.Message, req WriteReq) {
+	if s.Options.Checker == nil {
+		panic("storage: check mode without a checker")
+	}
+	current, err := s.Options.Checker(p, req.Key, req.Token)
+	if err != nil || !current {
+		n.Reply(m, Reply{Rejected: true})
+		return
+	}
+	c := s.cell(req.Key)
+	c.value = req.Value
+	n.Reply(m, Reply{Value: c.value})
 }
 
 // Value returns the current value of key (for tests and reports).

@@ -76,6 +76,42 @@ func TestParseMode(t *testing.T) {
 	m, err := ParseMode("fenced")
 	assert.NoError(t, err)
 	assert.Equal(t, Fenced, m)
-	_, err = ParseMode("check")
-	assert.ErrorContains(t, err, `unknown storage mode "check"`)
+	m, err = ParseMode("check")
+	assert.NoError(t, err)
+	assert.Equal(t, Check, m)
+	_, err = ParseMode("checked")
+	assert.ErrorContains(t, err, `unknown storage mode "checked"`)
+}
+
+// TestCheckModeAsksBeforeEachWrite: in check mode a write lands only if the
+// lock service says its token is current, and the answer comes from a round
+// trip the storage waits for.
+func TestCheckModeAsksBeforeEachWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		current bool
+		want    error
+	}{{"current token: applied", true, nil}, {"stale token: rejected", false, backends.ErrRejected}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := sim.NewWorld(sim.Config{Seed: 1})
+			var asked []uint64
+			st := NewServer(Options{Mode: Check, Checker: func(p *sim.Proc, key string, token uint64) (bool, error) {
+				p.Sleep(10 * time.Millisecond) // the round trip
+				asked = append(asked, token)
+				return tc.current, nil
+			}})
+			sn := w.AddNode("storage", sim.NodeOptions{Handler: st})
+			cn := w.AddNode("c", sim.NodeOptions{})
+			var err error
+			cn.Spawn("c", func(p *sim.Proc) { err = (&Client{P: p, Server: sn.ID()}).Write("k", 7, 3) })
+			w.Run(time.Second)
+			assert.ErrorIs(t, err, tc.want)
+			assert.Equal(t, []uint64{3}, asked)
+			if tc.current {
+				assert.Equal(t, int64(7), st.Value("k"))
+			} else {
+				assert.Equal(t, int64(0), st.Value("k"))
+			}
+		})
+	}
 }

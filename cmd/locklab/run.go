@@ -61,7 +61,7 @@ func newRunCmd() *cobra.Command {
 	fl.IntVar(&f.clients, "clients", 5, "number of clients")
 	fl.DurationVar(&f.simTime, "time", 60*time.Second, "simulated duration")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed (default: drawn and printed)")
-	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: unfenced or fenced")
+	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: unfenced, fenced or check (chubby: CheckSequencer before each write)")
 	fl.BoolVar(&f.fenceReads, "fence-reads", false, "fenced storage also fences reads")
 	fl.StringVar(&f.nemesis, "nemesis", "none", "faults drawn at random: none, random, or a list of "+kindList())
 	fl.StringVar(&f.nemesisFile, "nemesis-file", "", "a fault schedule file (JSON) instead of --nemesis (not both)")

@@ -72,7 +72,7 @@ func TestSystemsShowsOnlyTheNamedOnes(t *testing.T) {
 	assert.NotContains(t, stdout, "Storage modes")
 	code, _, stderr := capture(t, "systems", "mongo")
 	assert.Equal(t, harness.ExitUsage, code)
-	assert.Contains(t, stderr, `unknown system, workload or storage mode "mongo" (known: control, `)
+	assert.Contains(t, stderr, `unknown system, workload or storage mode "mongo" (known: chubby, control, `)
 }
 
 func TestWrap(t *testing.T) {

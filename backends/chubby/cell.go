@@ -1,0 +1,187 @@
+package chubby
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.etcd.io/raft/v3"
+
+	"github.com/locklab/locklab/sim"
+)
+
+// Event is something the cell did that a reader of the history needs.
+type Event struct {
+	// F is "session-expired" or "master-elected".
+	F       string
+	Targets []string
+	Detail  string
+	At      time.Duration
+}
+
+// Cell is a Chubby cell in one world: replicas cb1..cbN.
+type Cell struct {
+	opts    Options
+	servers []*Server
+	nodes   []*sim.Node
+	clients map[string]*Client
+	// OnEvent, when set, is told of every Event.
+	OnEvent func(Event)
+	// Figures counted over the run.
+	Expired, Elections, Delays int
+	// checkMaster is the replica the storage's checks go to first.
+	checkMaster int
+}
+
+// ReplicaName is the name of replica i (1-based).
+func ReplicaName(i int) string { return fmt.Sprintf("cb%d", i) }
+
+// NewCell adds the replicas to w.
+func NewCell(w *sim.World, o Options) (*Cell, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Cell{opts: o, clients: map[string]*Client{}}
+	for i := range o.Replicas {
+		c.servers = append(c.servers, &Server{cell: c, id: uint64(i + 1)})
+	}
+	for i, s := range c.servers {
+		c.nodes = append(c.nodes, w.AddNode(ReplicaName(i+1), sim.NodeOptions{Handler: s}))
+	}
+	return c, nil
+}
+
+// Nodes are the replicas' nodes.
+func (c *Cell) Nodes() []*sim.Node { return slices.Clone(c.nodes) }
+
+// Master is the up replica that leads the highest term, nil if none.
+func (c *Cell) Master() *sim.Node {
+	var best *Server
+	for i, s := range c.servers {
+		if c.nodes[i].Down() || s.role != raft.StateLeader {
+			continue
+		}
+		if best == nil || s.term > best.term {
+			best = s
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return c.nodes[best.id-1]
+}
+
+// Roles are the names Resolve understands that follow the cell's state.
+func Roles() []string { return []string{"master", "replicas"} }
+
+// Resolve maps "master" and "replicas" (the others) when a fault starts.
+func (c *Cell) Resolve(name string) ([]*sim.Node, bool) {
+	m := c.Master()
+	switch name {
+	case "master":
+		if m == nil {
+			return nil, true
+		}
+		return []*sim.Node{m}, true
+	case "replicas":
+		var out []*sim.Node
+		for _, n := range c.nodes {
+			if n != m {
+				out = append(out, n)
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// NewClient returns the Chubby client library of process p.
+func (c *Cell) NewClient(p *sim.Proc) *Client {
+	cl := newClient(p, c)
+	c.clients[p.Node().Name()] = cl
+	return cl
+}
+
+func (c *Cell) emit(ev Event) {
+	if c.OnEvent != nil {
+		c.OnEvent(ev)
+	}
+}
+
+func (c *Cell) masterElected(s *Server) {
+	c.Elections++
+	c.emit(Event{F: "master-elected", Targets: []string{s.node.Name()}, At: s.node.World().Now(),
+		Detail: fmt.Sprintf("%s is master (term %d); it grants every session a fresh lease", s.node.Name(), s.term)})
+}
+
+func (c *Cell) sessionExpired(s *Server, session int64, lost []string) {
+	c.Expired++
+	targets := []string{s.node.Name()}
+	owner := ""
+	names := make([]string, 0, len(c.clients))
+	for k := range c.clients { // determinism:ok sorted below
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if slices.Contains(c.clients[name].sessions, session) {
+			owner = name
+			targets = append(targets, name)
+		}
+	}
+	d := fmt.Sprintf("session %#x", session)
+	if owner != "" {
+		d += " of " + owner
+	}
+	d += fmt.Sprintf(" expired on master %s (its lease ran out)", s.node.Name())
+	if len(lost) > 0 {
+		c.Delays++
+		d += fmt.Sprintf("; lock-delay started on %s for %v", strings.Join(lost, ", "), c.opts.LockDelay)
+	}
+	c.emit(Event{F: "session-expired", Targets: targets, Detail: d, At: s.node.World().Now()})
+}
+
+// quietLogger discards raft's logging but keeps its panics.
+type quietLogger struct{}
+
+func (quietLogger) Debug(...any)              {}
+func (quietLogger) Debugf(string, ...any)     {}
+func (quietLogger) Error(...any)              {}
+func (quietLogger) Errorf(string, ...any)     {}
+func (quietLogger) Info(...any)               {}
+func (quietLogger) Infof(string, ...any)      {}
+func (quietLogger) Warning(...any)            {}
+func (quietLogger) Warningf(string, ...any)   {}
+func (quietLogger) Fatal(v ...any)            { panic(fmt.Sprint(v...)) }
+func (quietLogger) Fatalf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
+func (quietLogger) Panic(v ...any)            { panic(fmt.Sprint(v...)) }
+func (quietLogger) Panicf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
+
+var _ raft.Logger = quietLogger{}
+
+// checkTimeout bounds one CheckSequencer round trip (the storage waits for
+// the answer before it writes).
+const checkTimeout = 25 * time.Second
+
+// CheckSequencer asks the master, from process p (the storage's), whether
+// generation is still the current grant of lock: a round trip, after which
+// the lock may change hands before the caller acts on the answer.
+func (c *Cell) CheckSequencer(p *sim.Proc, lock string, generation uint64) (bool, error) {
+	for range 2 * len(c.nodes) {
+		reply, err := p.Call(c.nodes[c.checkMaster].ID(), Request{Op: OpCheck,
+			Sequencer: Sequencer{Lock: lock, Mode: "exclusive", Generation: generation}}, checkTimeout)
+		if err == nil {
+			resp := reply.(Response)
+			if resp.Code != CodeNotMaster {
+				return resp.Code == CodeOK, nil
+			}
+			if resp.Master != 0 {
+				c.checkMaster = int(resp.Master - 1)
+				continue
+			}
+		}
+		c.checkMaster = (c.checkMaster + 1) % len(c.nodes)
+	}
+	return false, errNoMaster
+}

@@ -1,0 +1,116 @@
+package chubby
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// txn is one entry of the replicated log.
+type txn struct {
+	Op      string `json:"op"` // open, expire, acquire, release
+	Session int64  `json:"session,omitempty"`
+	Lock    string `json:"lock,omitempty"`
+	Origin  uint64 `json:"origin,omitempty"`
+	Seq     uint64 `json:"seq,omitempty"`
+}
+
+func encodeTxn(t txn) []byte {
+	b, err := json.Marshal(t)
+	if err != nil {
+		panic(fmt.Sprintf("chubby: encode %+v: %v", t, err))
+	}
+	return b
+}
+
+func decodeTxn(b []byte) txn {
+	var t txn
+	if err := json.Unmarshal(b, &t); err != nil {
+		panic(fmt.Sprintf("chubby: decode %q: %v", b, err))
+	}
+	return t
+}
+
+type lockFile struct {
+	holder     int64 // 0: free
+	generation uint64
+}
+
+// state is the cell's replicated state: sessions and lock files.
+type state struct {
+	sessions map[int64]bool
+	locks    map[string]*lockFile
+}
+
+func newState() *state { return &state{sessions: map[int64]bool{}, locks: map[string]*lockFile{}} }
+
+// outcome is what applying a txn did.
+type outcome struct {
+	code Code
+	seq  Sequencer
+	lost []string // expire: the locks the session held, released uncleanly
+}
+
+func (s *state) apply(x txn) outcome {
+	switch x.Op {
+	case "open":
+		s.sessions[x.Session] = true
+		return outcome{code: CodeOK}
+	case "expire":
+		if !s.sessions[x.Session] {
+			return outcome{code: CodeExpired}
+		}
+		delete(s.sessions, x.Session)
+		var lost []string
+		for _, name := range s.lockNames() {
+			if l := s.locks[name]; l.holder == x.Session {
+				l.holder = 0
+				lost = append(lost, name)
+			}
+		}
+		return outcome{code: CodeOK, lost: lost}
+	case "acquire":
+		if !s.sessions[x.Session] {
+			return outcome{code: CodeExpired}
+		}
+		l := s.locks[x.Lock]
+		if l == nil {
+			l = &lockFile{}
+			s.locks[x.Lock] = l
+		}
+		if l.holder != 0 && l.holder != x.Session {
+			return outcome{code: CodeBusy}
+		}
+		if l.holder == 0 {
+			l.holder = x.Session
+			l.generation++
+		}
+		return outcome{code: CodeOK, seq: Sequencer{Lock: x.Lock, Mode: "exclusive", Generation: l.generation}}
+	case "release":
+		l := s.locks[x.Lock]
+		if l == nil || l.holder != x.Session {
+			return outcome{code: CodeBusy}
+		}
+		l.holder = 0
+		return outcome{code: CodeOK}
+	}
+	panic("chubby: unknown txn " + x.Op)
+}
+
+func (s *state) lockNames() []string {
+	out := make([]string, 0, len(s.locks))
+	for k := range s.locks { // determinism:ok sorted below
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (s *state) sessionIDs() []int64 {
+	out := make([]int64, 0, len(s.sessions))
+	for k := range s.sessions { // determinism:ok sorted below
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,54 @@
+package harness
+
+import (
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/backends/chubby"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/sim"
+)
+
+func init() {
+	registerSystem(System{
+		Name: "chubby",
+		Doc: "Chubby cell (cb1..cb5, an elected master): session leases extended by KeepAlive and expired by the master, " +
+			"exclusive locks with sequencers (generation tokens), lock-delay",
+		Options: chubby.Table,
+		Deploy:  deployChubby,
+		Claims: []Claims{
+			// Lock-delay (1 min) outlasts the suite's pause: the unfenced GC
+			// pause stays valid by design, so the suite runs without it.
+			{Options: map[string]string{"lock-delay": "0s"}, Tokens: true, SafeRelease: true},
+		},
+	})
+}
+
+// deployChubby adds the cell. Schedules may name "master" and "replicas".
+func deployChubby(w *sim.World, opts map[string]string) (Deployment, error) {
+	o, err := chubby.Table.Parse(opts)
+	if err != nil {
+		return Deployment{}, err
+	}
+	c, err := chubby.NewCell(w, o)
+	if err != nil {
+		return Deployment{}, err
+	}
+	var log *history.Log
+	c.OnEvent = func(ev chubby.Event) {
+		if log != nil && ev.F == "session-expired" {
+			recordSystemEvent(log, w, ev.F, ev.Targets, ev.Detail)
+		}
+	}
+	return Deployment{
+		Servers:   c.Nodes(),
+		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewClient(p) },
+		HasTokens: true,
+		Resolve:   c.Resolve,
+		Roles:     chubby.Roles(),
+		Record:    func(l *history.Log) { log = l },
+		Messages:  chubby.MessageTypes(),
+		Check:     c.CheckSequencer,
+		Figures: func() map[string]any {
+			return map[string]any{"elections": c.Elections, "sessions_expired": c.Expired, "lock_delays": c.Delays}
+		},
+	}, nil
+}
