@@ -17,7 +17,9 @@ import (
 //
 // Mutex: a grant is legal when the lock is free or already held by the same
 // acquirer (a reentrant acquire, counted); a release that succeeds is legal
-// only by the holder (it undoes one acquire); nothing else ends a holding.
+// by the holder (it undoes one acquire) or on a free lock (it releases
+// nobody's: RheaKV answers success to an unlock of a key that has no owner);
+// nothing else ends a holding.
 //
 // Lease: as the mutex, and a grant to another acquirer is also legal once the
 // holder's lease could have run out: the grant returned at or after the
@@ -189,8 +191,8 @@ func (c LockService) step(s lockState, in lockStep) []any {
 		return nil
 	case lockRelease, lockMaybeRelease:
 		var out []any
-		if in.kind == lockMaybeRelease {
-			out = append(out, s)
+		if in.kind == lockMaybeRelease || s.holder == "" {
+			out = append(out, s) // a release of a free lock releases nobody's
 		}
 		if s.holder == in.owner {
 			r := s
