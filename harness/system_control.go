@@ -16,7 +16,12 @@ func init() {
 			if len(opts) > 0 {
 				return Deployment{}, fmt.Errorf("control has no options (got %v)", sortedKeys(opts))
 			}
-			return Deployment{NewLock: func(p *sim.Proc) backends.Lock { return control.New(p.Name()) }}, nil
+			grants := backends.NewGrantLog(1)
+			return Deployment{Grants: grants, NewLock: func(p *sim.Proc) backends.Lock {
+				l := control.New(p.Name())
+				l.RecordGrants(grants, p.World().Now)
+				return l
+			}}, nil
 		},
 	})
 }

@@ -35,6 +35,10 @@ type Deployment struct {
 	// Figures, when set, returns what the system measured during the run
 	// (elections, say), for results.json.
 	Figures func() map[string]any
+	// Grants is the servers' own record of the grants they made, in true
+	// time: the ground truth the verdicts of a simulated run can be checked
+	// against (see backends.GrantLog). It is kept out of the history.
+	Grants *backends.GrantLog
 }
 
 // System is an entry of the system registry.
