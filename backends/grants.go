@@ -59,21 +59,21 @@ func (g Grant) end() time.Duration {
 type GrantLog struct {
 	quorum int
 	grants []*Grant
-	live   map[scopeKey]*Grant // the grant each scope holds for each key
+	open   map[ownedKey]*Grant // each owner's latest grant of a key in a scope, until released
 }
 
-type scopeKey struct{ scope, key string }
+type ownedKey struct{ scope, key, owner string }
 
 // NewGrantLog returns an empty log. quorum is how many scopes must hold
 // grants to the same owner for it to hold the lock (Redlock's majority); 0 or
 // 1 for a deployment with one lock state.
 func NewGrantLog(quorum int) *GrantLog {
-	return &GrantLog{quorum: max(quorum, 1), live: map[scopeKey]*Grant{}}
+	return &GrantLog{quorum: max(quorum, 1), open: map[ownedKey]*Grant{}}
 }
 
 // Granted records that server granted key to owner (asked by client) in scope
-// at true time at, with a lease promised until until (0: no lease). It
-// supersedes whatever grant the scope held for key.
+// at true time at, with a lease promised until until (0: no lease). Renewals
+// and releases of owner in scope apply to this grant from now on.
 func (l *GrantLog) Granted(scope, server, key, owner, client string, at, until time.Duration) {
 	if l == nil {
 		return
@@ -81,17 +81,16 @@ func (l *GrantLog) Granted(scope, server, key, owner, client string, at, until t
 	g := &Grant{Scope: scope, Server: server, Key: key, Owner: owner, Client: client, At: at, Until: until,
 		promises: []promise{{at, until}}}
 	l.grants = append(l.grants, g)
-	l.live[scopeKey{scope, key}] = g
+	l.open[ownedKey{scope, key, owner}] = g
 }
 
 // Renewed records that scope extended owner's grant of key until until at
-// true time at (a renewal, a reentrant acquire). It does nothing when the
-// scope's grant is someone else's.
+// true time at (a renewal, a reentrant acquire).
 func (l *GrantLog) Renewed(scope, key, owner string, at, until time.Duration) {
 	if l == nil {
 		return
 	}
-	if g := l.live[scopeKey{scope, key}]; g != nil && g.Owner == owner && until > g.Until {
+	if g := l.open[ownedKey{scope, key, owner}]; g != nil && until > g.Until {
 		g.Until = until
 		g.promises = append(g.promises, promise{at, until})
 	}
@@ -139,40 +138,27 @@ func (l *GrantLog) Promised(key, owner string, at time.Duration) time.Duration {
 	return ends[l.quorum-1]
 }
 
-// Acquired records a reentrant acquire: a renewal of owner's grant when scope
-// holds one for key, a grant otherwise.
-func (l *GrantLog) Acquired(scope, server, key, owner, client string, at, until time.Duration) {
-	if l == nil {
-		return
-	}
-	if g := l.live[scopeKey{scope, key}]; g != nil && g.Owner == owner {
-		l.Renewed(scope, key, owner, at, until)
-		return
-	}
-	l.Granted(scope, server, key, owner, client, at, until)
-}
-
 // Released records that owner gave key back in scope at true time at.
 func (l *GrantLog) Released(scope, key, owner string, at time.Duration) {
 	if l == nil {
 		return
 	}
-	k := scopeKey{scope, key}
-	if g := l.live[k]; g != nil && g.Owner == owner {
+	k := ownedKey{scope, key, owner}
+	if g := l.open[k]; g != nil {
 		g.Released = at
-		delete(l.live, k)
+		delete(l.open, k)
 	}
 }
 
-// Removed records that client node by deleted key in scope without naming an
-// owner (a plain DEL): a release when the grant was by's own, a removal of
-// someone else's lock otherwise.
-func (l *GrantLog) Removed(scope, key, by string, at time.Duration) {
+// Removed records that client node by deleted owner's key in scope without
+// naming the owner (a plain DEL): a release when the grant was by's own, a
+// removal of someone else's lock otherwise.
+func (l *GrantLog) Removed(scope, key, owner, by string, at time.Duration) {
 	if l == nil {
 		return
 	}
-	k := scopeKey{scope, key}
-	g := l.live[k]
+	k := ownedKey{scope, key, owner}
+	g := l.open[k]
 	if g == nil {
 		return
 	}
@@ -181,7 +167,7 @@ func (l *GrantLog) Removed(scope, key, by string, at time.Duration) {
 	} else {
 		g.RemovedBy, g.Removed = by, at
 	}
-	delete(l.live, k)
+	delete(l.open, k)
 }
 
 // Grants returns a copy of the record, in the order the grants were made.

@@ -43,10 +43,21 @@ func TestGrantLogBreaches(t *testing.T) {
 			record: func(l *GrantLog) {
 				l.Granted("r", "redis", "k", "a", "c1", 0, 10*s)
 				l.Granted("r", "redis", "k", "b", "c2", 3*s, 13*s)
-				l.Released("r", "k", "a", 4*s) // a's value is gone: nothing to release
 			},
 			holdings: []Holding{{"k", "a", "c1", 0, 10 * s}, {"k", "b", "c2", 3 * s, 13 * s}},
 			breaches: []string{`"k": c1 as a from 0.000s to 10.000s and c2 as b from 3.000s to 13.000s overlap from 3.000s to 10.000s`},
+		},
+		{
+			name: "two primaries at once: each release ends its own owner's grant",
+			record: func(l *GrantLog) {
+				l.Granted("r", "redis", "k", "a", "c1", 0, 10*s)
+				l.Granted("r", "replica1", "k", "b", "c2", 3*s, 13*s)
+				l.Released("r", "k", "a", 4*s)
+				l.Released("r", "k", "b", 5*s)
+				l.Granted("r", "redis", "k", "c", "c3", 6*s, 16*s)
+			},
+			holdings: []Holding{{"k", "a", "c1", 0, 4 * s}, {"k", "b", "c2", 3 * s, 5 * s}, {"k", "c", "c3", 6 * s, 16 * s}},
+			breaches: []string{`"k": c1 as a from 0.000s to 4.000s and c2 as b from 3.000s to 5.000s overlap from 3.000s to 4.000s`},
 		},
 		{
 			name: "a renewal extends the promise",
@@ -63,7 +74,7 @@ func TestGrantLogBreaches(t *testing.T) {
 			name: "a plain DEL by another client removes the lock under its owner",
 			record: func(l *GrantLog) {
 				l.Granted("r", "redis", "k", "a", "c1", 0, 10*s)
-				l.Removed("r", "k", "c2", 4*s)
+				l.Removed("r", "k", "a", "c2", 4*s)
 			},
 			holdings: []Holding{{"k", "a", "c1", 0, 10 * s}},
 			breaches: []string{`"k": c2 deleted the lock of c1 as a from 0.000s to 10.000s at 4.000s`},
@@ -72,7 +83,7 @@ func TestGrantLogBreaches(t *testing.T) {
 			name: "a plain DEL by the owner's client is its release",
 			record: func(l *GrantLog) {
 				l.Granted("r", "redis", "k", "a", "c1", 0, 10*s)
-				l.Removed("r", "k", "c1", 4*s)
+				l.Removed("r", "k", "a", "c1", 4*s)
 			},
 			holdings: []Holding{{"k", "a", "c1", 0, 4 * s}},
 		},
@@ -108,7 +119,7 @@ func TestGrantLogBreaches(t *testing.T) {
 			record: func(l *GrantLog) {
 				l.Granted("a", "a", "k", "A", "c1", 0, 10*s)
 				l.Granted("b", "b", "k", "A", "c1", 0, 10*s)
-				l.Removed("a", "k", "c2", 1*s)
+				l.Removed("a", "k", "A", "c2", 1*s)
 				for _, i := range []string{"c", "d", "e"} {
 					l.Granted(i, i, "k", "B", "c2", 2*s, 12*s)
 				}
@@ -152,10 +163,9 @@ func TestNilGrantLogRecordsNothing(t *testing.T) {
 	var l *GrantLog
 	require.NotPanics(t, func() {
 		l.Granted("r", "redis", "k", "a", "c1", 0, s)
-		l.Acquired("r", "redis", "k", "a", "c1", 0, s)
 		l.Renewed("r", "k", "a", 0, s)
 		l.Released("r", "k", "a", s)
-		l.Removed("r", "k", "c2", s)
+		l.Removed("r", "k", "a", "c2", s)
 	})
 	assert.Nil(t, l.Grants())
 	assert.Nil(t, l.Holdings())

@@ -1,6 +1,8 @@
 package redis
 
 import (
+	"time"
+
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/sim"
 )
@@ -11,10 +13,33 @@ import (
 // Redlock). The record is the ground truth of a simulated run.
 func (s *Server) RecordGrants(log *backends.GrantLog, scope string) { s.grants, s.scope = log, scope }
 
+// holderBefore is, when grants are recorded, the value a lock command's key
+// holds before the command runs at wall ("" if none).
+func (s *Server) holderBefore(cmd any, wall time.Duration) string {
+	if s.grants == nil {
+		return ""
+	}
+	var key string
+	switch c := cmd.(type) {
+	case HoldLock:
+		key = c.Key
+	case Del:
+		key = c.Key
+	default:
+		return ""
+	}
+	e, ok := s.data.data[key]
+	if !ok || (e.expireAt != 0 && wall >= e.expireAt) {
+		return ""
+	}
+	return e.value
+}
+
 // noteGrant records what a client command that succeeded did to a lock, in
-// true time. TTLs are counted from the moment of the command: the lease the
-// instance promised, whatever its clock does afterwards.
-func (s *Server) noteGrant(n *sim.Node, m sim.Message, r Reply) {
+// true time; before is the key's holder before the command (holderBefore).
+// TTLs are counted from the moment of the command: the lease the instance
+// promised, whatever its clock does afterwards.
+func (s *Server) noteGrant(n *sim.Node, m sim.Message, r Reply, before string) {
 	if s.grants == nil || !r.OK {
 		return
 	}
@@ -26,13 +51,17 @@ func (s *Server) noteGrant(n *sim.Node, m sim.Message, r Reply) {
 	case SetNXFence:
 		s.grants.Granted(s.scope, n.Name(), c.Key, c.Value, client, now, now+c.TTL)
 	case HoldLock:
-		s.grants.Acquired(s.scope, n.Name(), c.Key, c.Owner, client, now, now+c.TTL)
+		if before == c.Owner {
+			s.grants.Renewed(s.scope, c.Key, c.Owner, now, now+c.TTL) // a reentrant acquire
+		} else {
+			s.grants.Granted(s.scope, n.Name(), c.Key, c.Owner, client, now, now+c.TTL)
+		}
 	case ExpireIfValue:
 		s.grants.Renewed(s.scope, c.Key, c.Value, now, now+c.TTL)
 	case DelIfValue:
 		s.grants.Released(s.scope, c.Key, c.Value, now)
 	case Del:
-		s.grants.Removed(s.scope, c.Key, client, now)
+		s.grants.Removed(s.scope, c.Key, before, client, now)
 	case UnholdLock:
 		if r.Int == 0 {
 			s.grants.Released(s.scope, c.Key, c.Owner, now)

@@ -142,12 +142,13 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			return
 		}
 		at := s.now(n)
+		before := s.holderBefore(m.Body, at)
 		r, changed := s.data.Apply(m.Body, at)
 		if changed {
 			s.persist()
 			s.propagate(n, m.From, m.Body, at)
 		}
-		s.noteGrant(n, m, r)
+		s.noteGrant(n, m, r, before)
 		n.Reply(m, r)
 	}
 }
