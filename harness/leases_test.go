@@ -43,6 +43,7 @@ func TestClientLeasesCountFromTheRequest(t *testing.T) {
 				}
 			}
 			assert.Positive(t, checked)
+			t.Logf("%s: %d lease deadlines (acquires and renewals) within what the servers promised", sys.name, checked)
 		})
 	}
 }
