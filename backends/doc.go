@@ -13,4 +13,12 @@
 // returns nil when it certainly happened, an error wrapping ErrUnknown when it
 // may or may not have happened (a timeout of a request that changes state), and
 // any other error only when it certainly did not happen.
+//
+// Ground truth: in the simulator, each system's servers also record the grants
+// they make in a GrantLog (key, owner, the true time of the grant, the lease
+// end they promised, renewals, releases). The record never enters the history
+// — a history holds only what clients observed — but a run exposes it, so the
+// verdicts judged from the history can be checked against what the servers
+// actually did (GrantLog.Breaches: two owners holding one lock at once, or a
+// lock deleted under its owner).
 package backends

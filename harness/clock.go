@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"math"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -12,6 +13,19 @@ type nodeClock struct{ n *sim.Node }
 
 var _ history.Clock = nodeClock{}
 
-func (c nodeClock) Now() time.Duration                       { return c.n.World().Now() }
-func (c nodeClock) Local() time.Duration                     { return c.n.Mono() }
-func (c nodeClock) TrueAt(local time.Duration) time.Duration { return c.n.TrueTimeAtMono(local) }
+func (c nodeClock) Now() time.Duration   { return c.n.World().Now() }
+func (c nodeClock) Local() time.Duration { return c.n.Mono() }
+
+// TrueAt places a reading of the node's monotonic clock in true time: when
+// the clock will read it, or, for a reading already past (a lease that ran
+// out before the acquire returned, after a pause), when it read it, counted
+// back at the clock's present rate. Never the present for a past reading:
+// that would stretch an expired lease to the moment it was recorded.
+func (c nodeClock) TrueAt(local time.Duration) time.Duration {
+	mono := c.n.Mono()
+	if local >= mono {
+		return c.n.TrueTimeAtMono(local)
+	}
+	back := time.Duration(math.Ceil(float64(mono-local) / (1 + c.n.Drift())))
+	return c.n.World().Now() - back
+}

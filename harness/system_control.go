@@ -21,7 +21,12 @@ func init() {
 			if _, err := controlOptions.Parse(opts); err != nil {
 				return Deployment{}, err
 			}
-			return Deployment{NewLock: func(p *sim.Proc) backends.Lock { return control.New(p.Name()) }}, nil
+			grants := backends.NewGrantLog(1)
+			return Deployment{Grants: grants, NewLock: func(p *sim.Proc) backends.Lock {
+				l := control.New(p.Name())
+				l.RecordGrants(grants, p.World().Now)
+				return l
+			}}, nil
 		},
 	})
 }

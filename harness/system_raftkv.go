@@ -32,7 +32,10 @@ func deployRaftKV(w *sim.World, opts map[string]string) (Deployment, error) {
 	if err != nil {
 		return Deployment{}, err
 	}
+	grants := backends.NewGrantLog(1)
+	c.RecordGrants(grants)
 	return Deployment{
+		Grants:    grants,
 		Servers:   c.Nodes(),
 		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewClient(p) },
 		HasTokens: true,

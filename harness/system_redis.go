@@ -37,10 +37,17 @@ func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
 	if err := o.Validate(); err != nil {
 		return Deployment{}, err
 	}
-	primary := w.AddNode("redis", sim.NodeOptions{Handler: redis.NewServerWith(o.Server())})
+	grants := backends.NewGrantLog(1)
+	server := func(cfg redis.ServerConfig) *redis.Server {
+		s := redis.NewServerWith(cfg)
+		s.RecordGrants(grants, "redis")
+		return s
+	}
+	primary := w.AddNode("redis", sim.NodeOptions{Handler: server(o.Server())})
 	instances := []*sim.Node{primary}
 	if o.Replicas == 0 {
 		return Deployment{
+			Grants:    grants,
 			Servers:   instances,
 			NewLock:   func(p *sim.Proc) backends.Lock { return redis.NewClient(p, primary.ID(), o) },
 			HasTokens: o.Fencing,
@@ -51,7 +58,7 @@ func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
 	for i := range o.Replicas {
 		cfg := o.Server()
 		cfg.Replica, cfg.ReplicaOf = true, primary.ID()
-		instances = append(instances, w.AddNode(fmt.Sprintf("replica%d", i+1), sim.NodeOptions{Handler: redis.NewServerWith(cfg)}))
+		instances = append(instances, w.AddNode(fmt.Sprintf("replica%d", i+1), sim.NodeOptions{Handler: server(cfg)}))
 	}
 	var log *history.Log
 	ids := make([]sim.NodeID, len(instances))
@@ -67,6 +74,7 @@ func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
 	sentinel := w.AddNode("sentinel", sim.NodeOptions{Handler: mon})
 	topo := redis.Topology{Primary: primary.ID(), Monitor: sentinel.ID(), HasMonitor: true}
 	return Deployment{
+		Grants:    grants,
 		Servers:   append(slices.Clone(instances), sentinel),
 		NewLock:   func(p *sim.Proc) backends.Lock { return redis.NewClientFor(p, topo, o) },
 		HasTokens: o.Fencing,

@@ -31,8 +31,11 @@ func deployRedlock(w *sim.World, opts map[string]string) (Deployment, error) {
 	}
 	var instances []*sim.Node
 	topo := redlock.Topology{}
+	grants := backends.NewGrantLog(o.Quorum())
 	for i := range o.Instances {
-		n := w.AddNode(redlock.InstanceName(i), sim.NodeOptions{Handler: redis.NewServerWith(o.Server())})
+		s := redis.NewServerWith(o.Server())
+		s.RecordGrants(grants, redlock.InstanceName(i))
+		n := w.AddNode(redlock.InstanceName(i), sim.NodeOptions{Handler: s})
 		instances = append(instances, n)
 		topo.Instances = append(topo.Instances, n.ID())
 	}
@@ -40,6 +43,7 @@ func deployRedlock(w *sim.World, opts map[string]string) (Deployment, error) {
 		topo.Fence = w.AddNode(redlock.FenceName, sim.NodeOptions{Handler: redis.NewServer(redis.PersistAlways)}).ID()
 	}
 	return Deployment{
+		Grants:    grants,
 		Servers:   instances,
 		NewLock:   func(p *sim.Proc) backends.Lock { return redlock.NewClient(p, topo, o) },
 		HasTokens: true,

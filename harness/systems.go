@@ -48,6 +48,10 @@ type Deployment struct {
 	// clients send (the harness adds the storage's): a schedule's delay may
 	// match only these, by their %T name ("redis.SetNX").
 	Messages []any
+	// Grants is the servers' own record of the grants they made, in true
+	// time: the ground truth the verdicts of a simulated run can be checked
+	// against (see backends.GrantLog). It is kept out of the history.
+	Grants *backends.GrantLog
 }
 
 // System is an entry of the system registry.

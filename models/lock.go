@@ -17,9 +17,10 @@ import (
 //
 // Mutex: a grant is legal when the lock is free or already held by the same
 // acquirer (a reentrant acquire, counted); a release that succeeds is legal
-// only by the holder (it undoes one acquire), or when the lock is free (it
-// changes nothing: a late release after a takeover and its release); nothing
-// else ends a holding.
+// by the holder (it undoes one acquire) or on a free lock (it releases
+// nobody's: a late release after a takeover and its release; RheaKV answers
+// success to an unlock of a key that has no owner);
+// nothing else ends a holding.
 //
 // Lease: as the mutex, and a grant to another acquirer is also legal once the
 // holder's lease could have run out: the grant returned at or after the
@@ -191,8 +192,8 @@ func (c LockService) step(s lockState, in lockStep) []any {
 		return nil
 	case lockRelease, lockMaybeRelease:
 		var out []any
-		if in.kind == lockMaybeRelease {
-			out = append(out, s)
+		if in.kind == lockMaybeRelease || s.holder == "" {
+			out = append(out, s) // a release of a free lock releases nobody's
 		}
 		switch {
 		case s.holder == in.owner:
@@ -201,11 +202,6 @@ func (c LockService) step(s lockState, in lockStep) []any {
 				r = lockState{}
 			}
 			out = append(out, r)
-		case s.holder == "" && in.kind == lockRelease:
-			// A release of a free lock changes nothing: a holder whose lease
-			// ran out and was taken over and given back releases late
-			// (RheaKV answers UNLOCK_SUCCESS for a free key). Found live.
-			out = append(out, s)
 		}
 		return out
 	case lockRenew:
@@ -538,48 +534,51 @@ func (c LockService) explain(key string, an analysis) (*Counterexample, string) 
 // history whatever the order of concurrent operations: the holder's grant
 // returned before the other grant was invoked, the other grant returned
 // before the holder's lease could have run out, and the holder had not asked
-// to release the lock by then.
+// to release the lock by then. Or two concurrent grants, each returned before
+// the other's lease could have run out, neither released before the other
+// returned: whichever took effect second broke the contract.
 type breachWitness struct {
 	holder, grant lockStep
+	// concurrent: the grants overlap in time and either may have come first.
+	concurrent bool
 	// foreign is a successful release by a third acquirer, invoked while the
-	// holder held the lock and before the grant returned: the release that
-	// let the grant through (nil when none).
+	// holder held the lock and before the grant returned, by an acquirer that
+	// had not been granted the lock since the holder asked for it: the
+	// release that let the grant through (nil when none).
 	foreign *lockStep
 	leases  bool
 }
 
 // breach finds the first grant (by return) that no order of the history can
-// make legal because an earlier grant still held the lock, or nil. It names
-// the grant that broke the contract, where the longest consistent order of
-// the search may blame an operation that merely came after it.
+// make legal because another grant still held the lock, or nil. It names the
+// grant that broke the contract, where the longest consistent order of the
+// search may blame an operation that merely came after it.
 func (c LockService) breach(lops []linOp) *breachWitness {
 	var best *breachWitness
 	var bestRet int64
 	for i, a := range lops {
 		ain := a.input.(lockStep)
-		if ain.kind != lockGrant || ain.phantom {
+		if ain.kind != lockGrant || ain.phantom || (c.Leases && !ain.leased) {
 			continue
 		}
-		deadline := int64(math.MaxInt64)
-		if c.Leases {
-			if !ain.leased {
-				continue
-			}
-			deadline = ain.deadline
-		}
-		for _, b := range lops[i+1:] {
+		for j, b := range lops {
 			bin := b.input.(lockStep)
-			if bin.kind != lockGrant || bin.phantom || bin.owner == ain.owner || b.call <= a.ret ||
-				bin.latest >= deadline || (best != nil && b.ret >= bestRet) {
-				continue
-			}
-			if released(lops, ain.owner, a.ret, b.ret) {
+			if j == i || bin.kind != lockGrant || bin.phantom || bin.owner == ain.owner || (c.Leases && !bin.leased) ||
+				c.outlived(ain, bin) || (best != nil && b.ret >= bestRet) || released(lops, ain.owner, a.ret, b.ret) {
 				continue
 			}
 			w := &breachWitness{holder: ain, grant: bin, leases: c.Leases}
+			if b.call <= a.ret {
+				// Concurrent: a breach whichever came first, if a also returned
+				// before b's lease could have run out. Each pair once, a first.
+				if b.ret < a.ret || (b.ret == a.ret && j < i) || c.outlived(bin, ain) {
+					continue
+				}
+				w.concurrent = true
+			}
 			for _, r := range lops {
 				if rin := r.input.(lockStep); rin.kind == lockRelease && rin.owner != ain.owner && rin.owner != bin.owner &&
-					r.call > a.ret && r.call < b.ret {
+					r.call > a.ret && r.call < b.ret && !grantedSince(lops, rin.owner, a.call, r.call) {
 					w.foreign = &rin
 					break
 				}
@@ -590,13 +589,36 @@ func (c LockService) breach(lops []linOp) *breachWitness {
 	return best
 }
 
-// released reports whether owner asked to release the lock (whatever the
-// outcome, unless it certainly failed) after from and before until (event
-// indexes).
+// outlived reports whether holder's holding can have ended before grant
+// returned: with leases, the grant returned at or after the holder's lease
+// deadline. Without leases only a release ends a holding.
+func (c LockService) outlived(holder, grant lockStep) bool {
+	return c.Leases && grant.latest >= holder.deadline
+}
+
+// grantedSince reports whether owner was granted the lock (its acquire
+// returned) after from and before until (event indexes): its later release
+// then gives back its own grant, not someone else's.
+func grantedSince(lops []linOp, owner string, from, until int64) bool {
+	for _, g := range lops {
+		if in := g.input.(lockStep); in.kind == lockGrant && in.owner == owner && g.ret > from && g.ret < until {
+			return true
+		}
+	}
+	return false
+}
+
+// released reports whether a release by owner can have taken effect after
+// from and before until (event indexes): one invoked in between, or one of
+// unknown outcome invoked before until that may take effect as late as after
+// from.
 func released(lops []linOp, owner string, from, until int64) bool {
 	for _, r := range lops {
 		in := r.input.(lockStep)
-		if (in.kind == lockRelease || in.kind == lockMaybeRelease) && in.owner == owner && r.call > from && r.call < until {
+		if in.owner != owner || r.call >= until {
+			continue
+		}
+		if (in.kind == lockRelease && r.call > from) || (in.kind == lockMaybeRelease && (r.call > from || r.until > from)) {
 			return true
 		}
 	}
@@ -605,6 +627,9 @@ func released(lops []linOp, owner string, from, until int64) bool {
 
 func (w *breachWitness) explain(key string) (*Counterexample, string) {
 	holder, grantee := w.holder.who(), w.grant.who()
+	if w.concurrent {
+		return w.explainConcurrent(key)
+	}
 	still := "held it"
 	if w.leases {
 		still = "held it and its lease had not run out"
@@ -621,6 +646,25 @@ func (w *breachWitness) explain(key string) (*Counterexample, string) {
 		short = fmt.Sprintf("%s released the lock while %s held it, and %s was granted it", w.foreign.who(), holder, grantee)
 	}
 	lines = append(lines, "Then: "+w.grant.String()+", while "+holder+" held the lock: this grant broke the contract.")
+	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
+	return &Counterexample{Explanation: lines, Events: evs}, short
+}
+
+// explainConcurrent tells two concurrent grants that cannot both be legal.
+func (w *breachWitness) explainConcurrent(key string) (*Counterexample, string) {
+	a, b := w.holder.who(), w.grant.who()
+	before := "before the other's grant returned"
+	if w.leases {
+		before = "before the other's lease could have run out"
+	}
+	short := fmt.Sprintf("%s and %s were both granted the lock, each %s", a, b, before)
+	lines := []string{
+		fmt.Sprintf("On %q, %s and %s were both granted the lock at overlapping times, and neither released it %s: "+
+			"whichever grant took effect second broke the contract.", key, a, b, before),
+		"One: " + w.holder.String() + ".",
+		"The other: " + w.grant.String() + ".",
+	}
+	evs := append(opEvents(w.holder.o), opEvents(w.grant.o)...)
 	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
 	return &Counterexample{Explanation: lines, Events: evs}, short
 }

@@ -62,6 +62,9 @@ type CriticalSections struct {
 	InitialByKey map[string]int64
 	// Resource is the shape of the resource. Default ResourceAuto.
 	Resource Resource
+	// StorageFenced and ReadsFenced say how the storage fenced with the lock's
+	// tokens, so that a lost update behind a fence can be explained.
+	StorageFenced, ReadsFenced bool
 }
 
 // Name is "critical-sections".
@@ -458,7 +461,7 @@ func (f *futureUse) prune(rules *ruleNode, vals values, pos int64) *ruleNode {
 // invalid builds the verdict of a key whose sections are not linearizable.
 func (c CriticalSections) invalid(events []history.Event, key string, spec searchSpec, out keyOutcome, stats map[string]float64) Verdict {
 	an := analyze(spec, out.start, out.batch, c.Budget)
-	cx, short := lostUpdate(key, out.batch)
+	cx, short := c.lostUpdate(events, key, out.batch)
 	if cx == nil {
 		cx, short = c.explainStuck(key, spec, an)
 	}
@@ -468,8 +471,9 @@ func (c CriticalSections) invalid(events []history.Event, key string, spec searc
 }
 
 // lostUpdate looks in a batch for two applied sections that read the same
-// value: the classic lost update (an oversold stock, a lost append).
-func lostUpdate(key string, batch []linOp) (*Counterexample, string) {
+// value: the classic lost update (an oversold stock, a lost append). Behind a
+// fenced storage it also says why the fence let both writes through.
+func (c CriticalSections) lostUpdate(events []history.Event, key string, batch []linOp) (*Counterexample, string) {
 	var done []*section
 	for _, o := range batch {
 		in := o.input.(secStep)
@@ -478,12 +482,67 @@ func lostUpdate(key string, batch []linOp) (*Counterexample, string) {
 		}
 		for _, prev := range done {
 			if prev.from.eq(in.from) {
-				return describeLostUpdate(key, prev, in.sec)
+				cx, short := describeLostUpdate(key, prev, in.sec)
+				if lines, why := c.throughTheFence(events, prev, in.sec); lines != nil {
+					cx.Explanation = append(cx.Explanation, lines...)
+					short += "; " + why
+				}
+				return cx, short
 			}
 		}
 		done = append(done, in.sec)
 	}
 	return nil, ""
+}
+
+// throughTheFence explains a lost update whose two writes a fenced storage
+// accepted: the older token wrote first, before the storage had seen the
+// newer one, which had only been read with (reads are not fenced); the newer
+// token then wrote too. Nil when the storage did not fence, fenced reads too,
+// or the writes carry no distinct tokens.
+func (c CriticalSections) throughTheFence(events []history.Event, a, b *section) ([]string, string) {
+	if !c.StorageFenced || c.ReadsFenced || a.write.Invoke.Token == nil || b.write.Invoke.Token == nil ||
+		*a.write.Invoke.Token == *b.write.Invoke.Token {
+		return nil, ""
+	}
+	if *a.write.Invoke.Token > *b.write.Invoke.Token {
+		a, b = b, a // a: the older token, whose write the storage took first
+	}
+	ta, tb := *a.write.Invoke.Token, *b.write.Invoke.Token
+	seen := func(w *op) string {
+		if t, ok := highestAccepted(events, w.Invoke.Key, w.Invoke.Index); ok {
+			return fmt.Sprintf("token %d", t)
+		}
+		return "no token"
+	}
+	lines := []string{
+		"Fencing did not stop it: the storage refuses a write whose token is lower than the highest it has seen, and it sees tokens only on writes (reads are not fenced).",
+		fmt.Sprintf("When %s wrote with token %d at %s, the storage had seen %s from the writes before it, so it accepted the write. "+
+			"%s held the newer token %d but had only read with it (at %s): the storage did not know of it yet.",
+			a.who(), ta, history.FormatTime(a.write.Invoke.Time), seen(a.write), b.who(), tb, history.FormatTime(b.read.Completion.Time)),
+		fmt.Sprintf("When %s wrote with token %d at %s, the storage had seen %s: %d is not lower, so it accepted that write too, over a value %s had read before %s's write.",
+			b.who(), tb, history.FormatTime(b.write.Invoke.Time), seen(b.write), tb, b.who(), a.who()),
+		fmt.Sprintf("Remedy: fence reads too (--fence-reads: %s's read would have raised the storage's token to %d and %s's write with %d would have been rejected), "+
+			"or make the write a compare-and-set on the token (or on the value read), so that a write is refused once a newer holder has touched the resource.",
+			b.who(), tb, a.who(), ta),
+	}
+	return lines, fmt.Sprintf("the fence let both writes through: %s had only read with its newer token %d (reads are not fenced)", b.who(), tb)
+}
+
+// highestAccepted is the highest token of the accepted writes (appends) of
+// key that completed before the event index before.
+func highestAccepted(events []history.Event, key string, before int) (uint64, bool) {
+	var best uint64
+	found := false
+	for _, e := range events {
+		if e.Index >= before {
+			break
+		}
+		if e.Type == history.OK && e.Key == key && (e.F == history.FWrite || e.F == history.FAppend) && e.Token != nil {
+			best, found = max(best, *e.Token), true
+		}
+	}
+	return best, found
 }
 
 func describeLostUpdate(key string, a, b *section) (*Counterexample, string) {

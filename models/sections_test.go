@@ -1,6 +1,7 @@
 package models
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,4 +35,43 @@ func TestMerge(t *testing.T) {
 	assert.Equal(t, Unknown, Merge(Valid, Unknown, Valid))
 	assert.Equal(t, Invalid, Merge(Unknown, Invalid, Valid))
 	assert.Equal(t, Unknown, Merge(), "nothing checked is not valid")
+}
+
+// TestLostUpdateBehindAFenceIsExplained: a lost update whose writes a fenced
+// storage both accepted says why the fence let them through — the token the
+// storage had seen at each write, that the newer holder had only read — and
+// names the remedy (issue 10, item 3b). Without fencing, or with fenced reads,
+// there is nothing to say about a fence.
+func TestLostUpdateBehindAFenceIsExplained(t *testing.T) {
+	fx := loadFixture(t, "testdata/histories/fenced-lost-update-reads-not-fenced.txtar")
+	tests := []struct {
+		name          string
+		fenced, reads bool
+		want          []string
+	}{
+		{"fenced writes", true, false, []string{
+			"reads are not fenced",
+			"When c1 wrote with token 490 at 0.222s, the storage had seen token 489",
+			"c2 held the newer token 491 but had only read with it (at 0.150s)",
+			"When c2 wrote with token 491 at 0.250s, the storage had seen token 490",
+			"--fence-reads", "c1's write with 490 would have been rejected", "compare-and-set",
+		}},
+		{"unfenced", false, false, nil},
+		{"fenced reads", true, true, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := CriticalSections{InitialByKey: map[string]int64{"k": 488}, StorageFenced: tc.fenced, ReadsFenced: tc.reads}
+			v := Run(c, fx.events)
+			assert.Equal(t, Invalid, v.Result)
+			assert.Contains(t, v.Reason, "lost update (c1 and c2 both read 489 and both wrote)")
+			text := v.Reason + "\n" + strings.Join(v.Counterexample.Explanation, "\n")
+			for _, w := range tc.want {
+				assert.Contains(t, text, w)
+			}
+			if tc.want == nil {
+				assert.NotContains(t, text, "fence")
+			}
+		})
+	}
 }

@@ -157,7 +157,8 @@ func positive(val string) (time.Duration, error) {
 // Suite returns every check, configured by c, in report order: the safety
 // checks, then liveness.
 func (c Config) Suite() []Check {
-	sections := CriticalSections{Budget: c.Budget, InitialByKey: c.Initial, Resource: c.Resource}
+	sections := CriticalSections{Budget: c.Budget, InitialByKey: c.Initial, Resource: c.Resource,
+		StorageFenced: c.StorageFenced, ReadsFenced: c.ReadsFenced}
 	if c.InitialKnown {
 		sections.Initial = history.Ptr(c.InitialDefault)
 	}

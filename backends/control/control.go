@@ -12,8 +12,10 @@ import (
 
 // Lock grants everything.
 type Lock struct {
-	name string
-	seq  int
+	name   string
+	seq    int
+	grants *backends.GrantLog
+	now    func() time.Duration
 }
 
 var _ backends.Lock = (*Lock)(nil)
@@ -21,11 +23,27 @@ var _ backends.Lock = (*Lock)(nil)
 // New returns the control lock for the client called name.
 func New(name string) *Lock { return &Lock{name: name} }
 
+// RecordGrants makes the lock record its grants in log, at the true times
+// now returns: the control lock is its own server, and each grant is its own
+// scope (it grants everyone at once).
+func (l *Lock) RecordGrants(log *backends.GrantLog, now func() time.Duration) {
+	l.grants, l.now = log, now
+}
+
 // Acquire always succeeds immediately.
 func (l *Lock) Acquire(key string, wait time.Duration) (backends.Lease, error) {
 	l.seq++
-	return backends.Lease{Key: key, Owner: fmt.Sprintf("%s-%d", l.name, l.seq)}, nil
+	owner := fmt.Sprintf("%s-%d", l.name, l.seq)
+	if l.grants != nil {
+		l.grants.Granted("control/"+owner, "control", key, owner, l.name, l.now(), 0)
+	}
+	return backends.Lease{Key: key, Owner: owner}, nil
 }
 
 // Release always succeeds.
-func (l *Lock) Release(backends.Lease) error { return nil }
+func (l *Lock) Release(ls backends.Lease) error {
+	if l.grants != nil {
+		l.grants.Released("control/"+ls.Owner, ls.Key, ls.Owner, l.now())
+	}
+	return nil
+}

@@ -24,6 +24,7 @@ type Client struct {
 	seqs    map[string]uint64
 	held    map[string]*holds.Hold
 	onRenew func(l backends.Lease, done bool, err error)
+	truth   *truth // the cluster's ground truth, told of client stamps
 }
 
 var (
@@ -71,6 +72,7 @@ func (c *Client) request(p *sim.Proc, session string, cmd lockfsm.Command) (lock
 	for attempt := 1; ; attempt++ {
 		if c.opts.Stamp == StampClient {
 			cmd.Stamp = int64(p.Wall())
+			c.truth.stamped(cmd, p.Node().Name(), p.World().Now())
 		}
 		target := c.leader
 		body, err := p.Call(c.servers[target], Request{Cmd: cmd}, c.opts.RequestTimeout)

@@ -16,6 +16,7 @@ type Cluster struct {
 	servers []*Server
 	nodes   []*sim.Node
 	audit   *Audit
+	truth   *truth // the ground truth, when recorded (see RecordGrants)
 }
 
 // NewCluster adds the nodes n1..nN of a raft group to w.
@@ -115,7 +116,11 @@ func (c *Cluster) serverIDs() []sim.NodeID {
 }
 
 // NewClient returns the lock client library of process p.
-func (c *Cluster) NewClient(p *sim.Proc) *Client { return NewClient(p, c.serverIDs(), c.opts) }
+func (c *Cluster) NewClient(p *sim.Proc) *Client {
+	cl := NewClient(p, c.serverIDs(), c.opts)
+	cl.truth = c.truth
+	return cl
+}
 
 // quietLogger discards raft's logging (formatting it would cost more than
 // the simulation) but keeps its panics.

@@ -242,6 +242,7 @@ func (s *Server) propose(m sim.Message, cmd lockfsm.Command) {
 	}
 	if s.cluster.opts.Stamp == StampLeader {
 		cmd.Stamp = int64(s.node.Wall())
+		s.cluster.truth.stamped(cmd, s.node.World().Nodes()[m.From].Name(), s.node.World().Now())
 	}
 	k := pendingKey{cmd.Session, cmd.Seq}
 	s.pending[k] = pendingReq{msg: m, at: s.node.Mono(), term: s.term}
@@ -338,7 +339,11 @@ func (s *Server) apply(e *pb.Entry) {
 	if err != nil {
 		panic(fmt.Sprintf("raftkv: %s: entry %d: %v", s.node.Name(), e.GetIndex(), err))
 	}
+	prev, held := s.fsm.Lookup(cmd.Key)
 	res, err := s.fsm.Apply(cmd)
+	if err == nil {
+		s.cluster.truth.entry(s.node.Name(), e.GetIndex(), e.GetTerm(), cmd, res, prev, held, now)
+	}
 	k := pendingKey{cmd.Session, cmd.Seq}
 	p, ok := s.pending[k]
 	if !ok || p.term != e.GetTerm() {

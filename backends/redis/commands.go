@@ -24,7 +24,8 @@ type Get struct{ Key string }
 // Del is DEL key.
 type Del struct{ Key string }
 
-// DelIfValue is the script: if GET key == value then DEL key.
+// DelIfValue is the script: if GET key == value then DEL key, else return the
+// value the key holds (empty: none).
 type DelIfValue struct{ Key, Value string }
 
 // ExpireIfValue is the script: if GET key == value then PEXPIRE key ttl (renewal).

@@ -70,7 +70,7 @@ func (k *Keyspace) Apply(cmd any, wall time.Duration) (Reply, bool) {
 		return Reply{OK: true, Int: 1}, true
 	case DelIfValue:
 		if e, ok := k.lookup(c.Key, wall); !ok || e.value != c.Value {
-			return Reply{}, false
+			return Reply{Value: e.value}, false
 		}
 		delete(k.data, c.Key)
 		return Reply{OK: true, Int: 1}, true

@@ -31,7 +31,7 @@ func TestKeyspaceCommands(t *testing.T) {
 		}},
 		{"compare-and-delete only deletes our value", []step{
 			{0, SetNX{Key: "k", Value: "a", TTL: 10 * s}, Reply{OK: true}, true},
-			{1 * s, DelIfValue{Key: "k", Value: "b"}, Reply{}, false},
+			{1 * s, DelIfValue{Key: "k", Value: "b"}, Reply{Value: "a"}, false},
 			{1 * s, DelIfValue{Key: "k", Value: "a"}, Reply{OK: true, Int: 1}, true},
 			{1 * s, Get{Key: "k"}, Reply{}, false},
 		}},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -63,6 +64,9 @@ type Server struct {
 	refuseUntil time.Duration // monotonic; within the restart delay
 	repl        replState
 	acking      bool // a replica's ack timer is running
+
+	grants *backends.GrantLog // the ground truth, when recorded (see RecordGrants)
+	scope  string
 }
 
 // NewServer returns a primary instance with an empty keyspace, the given
@@ -138,11 +142,13 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			return
 		}
 		at := s.now(n)
+		before := s.holderBefore(m.Body, at)
 		r, changed := s.data.Apply(m.Body, at)
 		if changed {
 			s.persist()
 			s.propagate(n, m.From, m.Body, at)
 		}
+		s.noteGrant(n, m, r, before)
 		n.Reply(m, r)
 	}
 }

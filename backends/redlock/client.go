@@ -167,21 +167,38 @@ func (c *Client) releaseAll(key, value string) []sim.Response {
 }
 
 // Release deletes the key on every instance where it still has our value,
-// and reports whether the lock as a whole was ours to release: nil when our
-// value was deleted on a majority (the lock was held, and now is not);
-// ErrUnknown when only the instances that timed out could make up the
-// majority; ErrNotHeld otherwise — the lease had run out and the lock was no
-// longer ours (a stray copy of our value on a minority is still deleted, but
-// releasing it gives nothing back: another client may hold the lock).
+// and reports whether the lock was ours to release:
+//
+//   - nil when our value was deleted on a majority (the lock was held, and
+//     now is not);
+//   - ErrUnknown when only the instances that timed out could make up the
+//     majority (our value may still be on one);
+//   - ErrNotHeld when another value holds a majority (the lock is someone
+//     else's: releasing our stray copies gave nothing back), or when our lease
+//     had run out on our clock (a stray copy of our value on a minority is
+//     still deleted, but another client may hold the lock), or when no
+//     instance had our value any more (released already, or lost);
+//   - nil otherwise: our lease still ran and our value was deleted on every
+//     instance that still had it; the others lost it before its time (a
+//     restart, a clock jump) and nobody took it over, so what was left of our
+//     lock is released.
 func (c *Client) Release(l backends.Lease) error {
+	valid := c.p.Mono() < l.Deadline
 	rs := c.releaseAll(l.Key, l.Owner)
 	released, timedOut := 0, 0
+	others := map[string]int{} // value -> instances holding it instead of ours
+	held, holder := 0, ""
 	for _, r := range rs {
 		switch {
 		case r.Err != nil:
 			timedOut++
 		case r.Body.(redis.Reply).OK:
 			released++
+		case r.Body.(redis.Reply).Value != "":
+			v := r.Body.(redis.Reply).Value
+			if others[v]++; others[v] > held {
+				held, holder = others[v], v
+			}
 		}
 	}
 	q := c.opts.Quorum()
@@ -191,7 +208,15 @@ func (c *Client) Release(l backends.Lease) error {
 	case released+timedOut >= q:
 		return fmt.Errorf("redlock: release %s: deleted on %d instance(s), %d timed out, quorum %d: %w",
 			l.Key, released, timedOut, q, backends.ErrUnknown)
+	case !valid:
+		return fmt.Errorf("redlock: release %s: our value was on %d instance(s) only, quorum %d: the lease had run out: %w",
+			l.Key, released, q, backends.ErrNotHeld)
+	case held >= q:
+		return fmt.Errorf("redlock: release %s: our value was on %d instance(s), %s holds %d, quorum %d: the lock is another's: %w",
+			l.Key, released, holder, held, q, backends.ErrNotHeld)
+	case released > 0:
+		return nil
 	}
-	return fmt.Errorf("redlock: release %s: our value was on %d instance(s) only, quorum %d: the lease had run out: %w",
-		l.Key, released, q, backends.ErrNotHeld)
+	return fmt.Errorf("redlock: release %s: our value was on 0 instance(s) only, quorum %d: already released, or lost by the instances: %w",
+		l.Key, q, backends.ErrNotHeld)
 }

@@ -120,6 +120,69 @@ func TestReleaseOfAStaleKeyIsNotHeld(t *testing.T) {
 	assert.NoError(t, c2Err, "c2's value survived c1's release on every instance that granted it")
 }
 
+// TestReleaseOfAPartlyLostLock is redlock seeds 135 and 96 of the random
+// sweep: c1 holds on a, b and c (d and e cut off); a's wall clock jumps past
+// the TTL and a loses c1's value; c1 releases while its lease still runs and
+// deletes its value on b and c. If nobody took the lock over (seed 135), the
+// release took effect: it is ok — "not held" would tell the checks the lock
+// stayed c1's until its deadline, and blame the next grant. If c2 got a, d
+// and e meanwhile (seed 96), the lock is c2's: not held.
+func TestReleaseOfAPartlyLostLock(t *testing.T) {
+	tests := []struct {
+		name     string
+		takeover bool
+		want     string // "" for ok
+	}{
+		{"nobody took it over", false, ""},
+		{"another took it over", true, "holds 3, quorum 3: the lock is another's"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			r := newRig(o)
+			var errs []error
+			var c2 *sim.Node
+			c1 := r.client("c1", o, func(p *sim.Proc, c *Client) {
+				l, err := c.Acquire("k", 0)
+				require.NoError(t, err)
+				r.inst[0].JumpClock(time.Minute)
+				p.Sleep(time.Second)
+				r.w.Network().Heal()
+				if tc.takeover {
+					r.cut(c2, 1, 2) // c2 stays cut off from b and c
+				}
+				errs = append(errs, c.Release(l), c.Release(l))
+			})
+			r.cut(c1, 3, 4)
+			var c2Err error
+			var c2Lease backends.Lease
+			c2 = r.client("c2", o, func(p *sim.Proc, c *Client) {
+				if !tc.takeover {
+					p.Sleep(2 * time.Second)
+				} else {
+					p.Sleep(500 * time.Millisecond)
+				}
+				c2Lease, c2Err = c.Acquire("k", 0)
+			})
+			if tc.takeover {
+				r.cut(c2, 1, 2)
+			}
+			r.w.Run(5 * time.Second)
+			require.Len(t, errs, 2)
+			require.NoError(t, c2Err)
+			if tc.want == "" {
+				assert.NoError(t, errs[0], "c1's value was deleted on b and c: its lock is released")
+				assert.Contains(t, c2Lease.Detail, "(5/5)", "the lock was free after c1's release")
+			} else {
+				assert.ErrorIs(t, errs[0], backends.ErrNotHeld)
+				assert.ErrorContains(t, errs[0], "our value was on 2 instance(s), "+c2Lease.Owner+" "+tc.want)
+				assert.Contains(t, c2Lease.Detail, "granted by redis-a,redis-d,redis-e (3/5)")
+			}
+			assert.ErrorIs(t, errs[1], backends.ErrNotHeld, "released already")
+		})
+	}
+}
+
 func TestClockJumpBreaksTheMajority(t *testing.T) {
 	for _, clk := range []redis.Clock{redis.ClockWall, redis.ClockMono} {
 		t.Run("expiry-"+string(clk), func(t *testing.T) {
