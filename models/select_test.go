@@ -29,10 +29,10 @@ func TestSelect(t *testing.T) {
 		ran     []string
 		skipped int
 	}{
-		{"defaults: what applies", nil, []string{"critical-sections", "mutual-exclusion", "mutex", "liveness"}, 2},
+		{"defaults: what applies", nil, []string{"critical-sections", "mutual-exclusion", "mutex", "liveness"}, 3},
 		{"exact names, in the order given", []string{"liveness", "fencing-tokens"}, []string{"liveness", "fencing-tokens"}, 0},
 		{"+name adds to the defaults", []string{"+fencing-tokens"},
-			[]string{"critical-sections", "mutual-exclusion", "mutex", "fencing-tokens", "liveness"}, 1},
+			[]string{"critical-sections", "mutual-exclusion", "mutex", "fencing-tokens", "liveness"}, 2},
 		{"exact plus extra", []string{"mutex", "+lease"}, []string{"mutex", "lease"}, 0},
 	}
 	for _, tc := range tests {

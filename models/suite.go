@@ -162,12 +162,17 @@ func (c Config) Suite() []Check {
 	if c.InitialKnown {
 		sections.Initial = history.Ptr(c.InitialDefault)
 	}
+	oncall := OnCall{InitialByKey: c.Initial}
+	if c.InitialKnown {
+		oncall.Initial = history.Ptr(c.InitialDefault)
+	}
 	return []Check{
 		sections,
 		MutualExclusion{},
 		LockService{Leases: true, Budget: c.Budget},
 		LockService{Budget: c.Budget},
 		FencingTokens{Budget: c.Budget, StorageFenced: c.StorageFenced, ReadsFenced: c.ReadsFenced},
+		oncall,
 		Availability{StallMax: c.StallMax, RecoveryMax: c.RecoveryMax, MinSuccess: c.MinSuccess, MinAttempts: c.MinAttempts},
 	}
 }
