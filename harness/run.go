@@ -89,6 +89,9 @@ func Prepare(t Test) (*Prepared, error) {
 	if in, ok := wl.(workloads.Initializer); ok {
 		initial = in.Initial()
 	}
+	if dep.InitialData != nil && initial != nil {
+		dep.InitialData(initial)
+	}
 	if t.Storage == storage.Check && dep.Check == nil {
 		return nil, fmt.Errorf("storage check: system %s has no CheckSequencer (chubby has)", t.System)
 	}

@@ -52,6 +52,7 @@ func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 	}
 	if o.Data() == database.ResourceDB {
 		dep.NewStorage = func(p *sim.Proc, lock backends.Lock) backends.Storage { return lock.(*database.Client) }
+		dep.InitialData = srv.Preset
 	}
 	return dep, nil
 }

@@ -24,6 +24,9 @@ type Deployment struct {
 	// process from its lock client, for a resource kept inside the lock
 	// service itself (etcd's guarded write); nil: the storage node.
 	NewStorage func(p *sim.Proc, lock backends.Lock) backends.Storage
+	// InitialData, when set, is given the workload's initial values of the
+	// resource kept in the system itself (the database's rows).
+	InitialData func(initial map[string]int64)
 	// HasTokens reports whether grants carry fencing tokens.
 	HasTokens bool
 	// Resolve maps system-specific target names ("primary") to nodes; nil if none.

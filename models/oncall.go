@@ -99,6 +99,21 @@ func (c OnCall) Check(events []history.Event) Verdict {
 		v.Result, v.Reason = Unknown, "no on-call rows in the history"
 		return v
 	}
+	// A write that failed was never applied: it is left out from its
+	// invocation on, so that it makes nothing uncertain while in flight.
+	failed := map[int]bool{} // invocation index -> the write failed
+	open := map[int]int{}    // process -> index of its pending write invocation
+	for _, e := range events {
+		if e.F != history.FWrite || !strings.HasPrefix(e.Key, OnCallPrefix) {
+			continue
+		}
+		if e.Type == history.Invoke {
+			open[e.Process] = e.Index
+		} else if inv, ok := open[e.Process]; ok {
+			failed[inv] = e.Type == history.Fail
+			delete(open, e.Process)
+		}
+	}
 	writes := 0
 	maybe := ""
 	for _, e := range events {
@@ -108,7 +123,9 @@ func (c OnCall) Check(events []history.Event) Verdict {
 		r := rows[e.Key]
 		switch e.Type {
 		case history.Invoke:
-			r.inFlight[e.Process] = e
+			if !failed[e.Index] {
+				r.inFlight[e.Process] = e
+			}
 			continue
 		case history.OK:
 			inv := r.inFlight[e.Process]
@@ -120,7 +137,9 @@ func (c OnCall) Check(events []history.Event) Verdict {
 		case history.Fail:
 			delete(r.inFlight, e.Process)
 		case history.Info:
-			r.unsure = append(r.unsure, r.inFlight[e.Process])
+			if inv, ok := r.inFlight[e.Process]; ok {
+				r.unsure = append(r.unsure, inv)
+			}
 			delete(r.inFlight, e.Process)
 		default:
 			continue

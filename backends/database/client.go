@@ -3,6 +3,8 @@ package database
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/locklab/locklab/backends"
@@ -83,6 +85,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 	c.acquired++
 	owner := fmt.Sprintf("%s#%d", c.p.Name(), c.acquired)
 	if c.opts.Mode == ModeOptimistic {
+		clear(c.versions) // a critical section's reads start afresh
 		l := backends.Lease{Key: key, Owner: owner, Detail: "optimistic: no lock"}
 		c.held = &l
 		return l, nil
@@ -209,6 +212,12 @@ func (c *Client) Write(key string, value int64, token uint64) error {
 	switch {
 	case c.opts.Mode == ModeOptimistic:
 		req.IfVersion = c.versions[key]
+		if c.opts.Versions == VersionsPair {
+			req.IfVersion = -1
+			for _, k := range slices.Sorted(maps.Keys(c.versions)) {
+				req.ReadSet = append(req.ReadSet, RowVersion{Key: "data/" + k, Version: c.versions[k]})
+			}
+		}
 	case c.opts.UnlockBeforeCommit:
 		if r, err := c.call(Req{Op: OpBegin}, 0); err != nil || !r.OK {
 			return rejectedOr(key, r, err)

@@ -35,9 +35,19 @@ type Req struct {
 	// compare-and-swap on the row's version (optimistic).
 	Value     int64
 	IfVersion int64
+	// ReadSet, when set (optimistic with versions=pair), makes a write a
+	// compare-and-swap on the versions of every row the critical section
+	// read: it fails if any of them changed.
+	ReadSet []RowVersion
 	// Wait bounds a SELECT FOR UPDATE's wait (the server's lock-wait-timeout
 	// bounds it too); 0: NOWAIT.
 	Wait time.Duration
+}
+
+// RowVersion is a data row and the version a client read of it.
+type RowVersion struct {
+	Key     string
+	Version int64
 }
 
 // Resp answers a Req.

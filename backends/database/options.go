@@ -26,6 +26,18 @@ const (
 	ModeOptimistic Mode = "optimistic"
 )
 
+// Versions is what an optimistic write compares.
+type Versions string
+
+// Version choices.
+const (
+	// VersionsRow: a compare-and-swap on the written row's own version.
+	VersionsRow Versions = "row"
+	// VersionsPair: a compare-and-swap on the versions of every row read
+	// since the acquire (the pair of rows the on-call decision rests on).
+	VersionsPair Versions = "pair"
+)
+
 // Resource is where the protected data lives.
 type Resource string
 
@@ -58,6 +70,9 @@ type Options struct {
 	ConnTimeout time.Duration
 	// RequestTimeout bounds each request (lock waits get LockWaitTimeout more).
 	RequestTimeout time.Duration
+	// Versions is what an optimistic write compares: its own row's version
+	// (row) or the versions of every row the critical section read (pair).
+	Versions Versions
 	// BackoffMax bounds the random back-off between try-lock attempts.
 	BackoffMax time.Duration
 }
@@ -85,6 +100,9 @@ var Table = opt.Table[Options]{Owner: "database", Options: []opt.Option[Options]
 		func(o *Options) *time.Duration { return &o.ConnTimeout }, opt.Positive),
 	opt.Var("request-timeout", "bound on each request (a lock wait gets lock-wait-timeout more)", "500ms",
 		func(o *Options) *time.Duration { return &o.RequestTimeout }, opt.Positive),
+	opt.Var("versions", "optimistic: what a write compares: row (its own row's version) or pair (the versions "+
+		"of every row read since the acquire, so a decision made on rows another client changed fails)", "row",
+		func(o *Options) *Versions { return &o.Versions }, opt.Choice(VersionsRow, VersionsPair)),
 	opt.Var("backoff-max", "bound on the random back-off between try-lock attempts", "50ms",
 		func(o *Options) *time.Duration { return &o.BackoffMax }, opt.NonNegative),
 }}
@@ -96,6 +114,9 @@ func DefaultOptions() Options { return Table.Defaults() }
 func (o Options) Validate() error {
 	if o.UnlockBeforeCommit && (o.Mode != ModeUniqueRow || o.Resource != ResourceDB) {
 		return fmt.Errorf("database option unlock-before-commit: only with mode=unique-row and resource=db")
+	}
+	if o.Versions == VersionsPair && o.Mode != ModeOptimistic {
+		return fmt.Errorf("database option versions=pair: only with mode=optimistic")
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package database
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -73,6 +74,14 @@ var (
 // NewServer returns a database with the options' timeouts.
 func NewServer(o Options) *Server {
 	return &Server{opts: o, data: map[string]*cell{}, locks: map[string]*lockRow{}}
+}
+
+// Preset sets data rows' committed values before the run (a workload's
+// initial values, for a resource kept in the database), in key order.
+func (s *Server) Preset(initial map[string]int64) {
+	for _, k := range slices.Sorted(maps.Keys(initial)) {
+		s.data["data/"+k] = &cell{value: initial[k]}
+	}
 }
 
 // Start resets the volatile state and starts the liveness check.
@@ -212,6 +221,15 @@ func (s *Server) write(c *conn, req Req) Resp {
 		}
 		if v != req.IfVersion {
 			return Resp{Err: "version", Version: v}
+		}
+	}
+	for _, rv := range req.ReadSet {
+		v := int64(0)
+		if cl := s.data[rv.Key]; cl != nil {
+			v = cl.version
+		}
+		if v != rv.Version {
+			return Resp{Err: "version of " + rv.Key, Version: v}
 		}
 	}
 	if c.txn != nil {
