@@ -73,7 +73,7 @@ func (o Outcome) Match() bool { return len(o.Mismatches) == 0 }
 // (scenarios_<family>.go). Their order is the order of the variants of a
 // scenario that several families share: the simplest system first.
 var scenarioFamilies = []func() []Scenario{basicScenarios, redisScenarios, redlockScenarios, raftkvScenarios, etcdScenarios, databaseScenarios,
-	zookeeperScenarios, chubbyScenarios}
+	zookeeperScenarios, chubbyScenarios, oncallScenarios}
 
 // Catalog returns every scenario, sorted by name. Families may contribute
 // variants to the same scenario (kleppmann-gc-pause runs on several systems):

@@ -25,6 +25,9 @@ type OnCall struct {
 	Think time.Duration
 	// Wait is the acquire wait budget.
 	Wait time.Duration
+	// OffDuty is how long a doctor who went off call stays away before its
+	// next turn (in which it comes back on call).
+	OffDuty time.Duration
 }
 
 // OnCallLock is the lock key of the on-call workload.
@@ -40,6 +43,8 @@ var OnCallTable = opt.Table[OnCall]{Owner: "oncall", Options: []opt.Option[OnCal
 		func(w *OnCall) *time.Duration { return &w.Think }, opt.NonNegative),
 	opt.Var("wait", "the acquire wait budget", "5s",
 		func(w *OnCall) *time.Duration { return &w.Wait }, opt.NonNegative),
+	opt.Var("off-duty", "how long a doctor who went off call stays away before its next turn (in which it comes back on call)",
+		"1s", func(w *OnCall) *time.Duration { return &w.OffDuty }, opt.NonNegative),
 }}
 
 // DefaultOnCall returns the declared defaults.
@@ -70,8 +75,11 @@ func (w OnCall) Run(c Client) {
 	me := w.Doctor(c.Env.Name())
 	for {
 		if lease, err := Acquire(c, OnCallLock, w.Wait); err == nil {
-			w.turn(c, me, lease)
+			off := w.turn(c, me, lease)
 			_ = Release(c, lease)
+			if off {
+				c.Env.Sleep(w.OffDuty)
+			}
 		}
 		c.Env.Sleep(time.Duration(rnd.Int64N(int64(2*w.Think) + 1)))
 	}
@@ -80,8 +88,8 @@ func (w OnCall) Run(c Client) {
 // turn reads the other doctors' rows, then its own (last, so that a pause
 // after the first read falls between the reads that decide and the write),
 // then goes off call if another doctor is on call, or back on call if it is
-// off.
-func (w OnCall) turn(c Client, me int, lease backends.Lease) {
+// off. It reports whether the doctor went off call.
+func (w OnCall) turn(c Client, me int, lease backends.Lease) (off bool) {
 	others := 0
 	for i := 1; i <= w.Doctors; i++ {
 		if i == me {
@@ -89,7 +97,7 @@ func (w OnCall) turn(c Client, me int, lease backends.Lease) {
 		}
 		v, err := Read(c, w.Row(i), lease)
 		if err != nil {
-			return
+			return false
 		}
 		if v != 0 {
 			others++
@@ -105,6 +113,7 @@ func (w OnCall) turn(c Client, me int, lease backends.Lease) {
 		_ = Write(c, w.Row(me), 1, lease)
 	case others > 0:
 		c.Env.Sleep(w.Hold)
-		_ = Write(c, w.Row(me), 0, lease)
+		return Write(c, w.Row(me), 0, lease) == nil
 	}
+	return false
 }
