@@ -144,3 +144,47 @@ func TestUnlockBeforeCommitNeedsUniqueRowInTheDatabase(t *testing.T) {
 	o.Mode, o.Resource = ModeUniqueRow, ResourceDB
 	assert.NoError(t, o.Validate())
 }
+
+// TestVersionsOfThePairSeeTheWriteSkew: two clients each read rows a and b
+// (preset to 1) and write 0 to their own row. With per-row versions both
+// compare-and-swaps succeed (write skew); with versions=pair the second
+// write fails, because the first changed a row it read.
+func TestVersionsOfThePairSeeTheWriteSkew(t *testing.T) {
+	for _, tc := range []struct {
+		versions string
+		want     []string
+		rows     int64
+	}{
+		{"row", []string{"c1 rejected=false", "c2 rejected=false"}, 0},
+		{"pair", []string{"c1 rejected=false", "c2 rejected=true"}, 1},
+	} {
+		t.Run(tc.versions, func(t *testing.T) {
+			w, db, srv, o := setup(t, "mode", "optimistic", "versions", tc.versions)
+			srv.Preset(map[string]int64{"a": 1, "b": 1})
+			var got []string
+			for _, c := range [][2]string{{"c1", "a"}, {"c2", "b"}} {
+				name, own := c[0], c[1]
+				w.AddNode(name, sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+					c := NewClient(p, db.ID(), o)
+					l, _ := c.Acquire("oncall", 0)
+					for _, k := range []string{"a", "b"} {
+						v, err := c.Read(k, l.Token)
+						require.NoError(t, err)
+						require.Equal(t, int64(1), v, "preset")
+					}
+					if name == "c2" {
+						p.Sleep(100 * time.Millisecond)
+					}
+					err := c.Write(own, 0, l.Token)
+					got = append(got, fmt.Sprintf("%s rejected=%v", name, errors.Is(err, backends.ErrRejected)))
+				})})
+			}
+			w.Run(time.Second)
+			assert.ElementsMatch(t, tc.want, got)
+			assert.Equal(t, tc.rows, srv.Value("data/a")+srv.Value("data/b"), "rows on call at the end")
+		})
+	}
+	o := DefaultOptions()
+	o.Versions = VersionsPair
+	assert.ErrorContains(t, o.Validate(), "versions=pair: only with mode=optimistic")
+}
