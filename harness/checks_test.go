@@ -156,7 +156,7 @@ func TestAuditsAreChecksARunCanName(t *testing.T) {
 	}
 	assert.Contains(t, RunCheckNames(), "raft-audit")
 	_, err := Run(Test{System: "raftkv", Checks: []string{"vibes"}})
-	assert.ErrorContains(t, err, `unknown check "vibes" (known: critical-sections, mutual-exclusion, lease, mutex, fencing-tokens, liveness, raft-audit)`)
+	assert.ErrorContains(t, err, `unknown check "vibes" (known: critical-sections, mutual-exclusion, lease, mutex, fencing-tokens, on-call, liveness, raft-audit)`)
 	_, err = Run(Test{System: "redlock", Checks: []string{"raft-audit"}})
 	assert.ErrorContains(t, err, `check "raft-audit" audits the servers of raftkv; system redlock has no such servers (its audits: none)`)
 	_, err = CheckHistory(models.Config{}, []string{"+raft-audit"}, nil)
