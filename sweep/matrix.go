@@ -286,6 +286,16 @@ func verdicts(mx Matrix) []string {
 	var design string
 	var parts []string
 	var base *Cost
+	var baseState string
+	// noFault is the state of a row's no-fault cell ("" without one).
+	noFault := func(mr MatrixRow) string {
+		for _, c := range mr.Cells {
+			if c.Column == "none" {
+				return c.State
+			}
+		}
+		return ""
+	}
 	flush := func() {
 		if design != "" {
 			out = append(out, design+": "+strings.Join(parts, "; "))
@@ -294,7 +304,7 @@ func verdicts(mx Matrix) []string {
 	for _, mr := range mx.Rows {
 		if mr.Row.Design != design {
 			flush()
-			design, parts, base = mr.Row.Design, nil, mr.Cost
+			design, parts, base, baseState = mr.Row.Design, nil, mr.Cost, noFault(mr)
 		}
 		var corrupted, broke, unavailable, unknown []string
 		brokeChecks := map[string]bool{}
@@ -331,7 +341,14 @@ func verdicts(mx Matrix) []string {
 			says = append(says, "safe under all faults tried")
 		}
 		s := mr.Row.Storage + ": " + strings.Join(says, "; ")
-		if base != nil && mr.Cost != nil && mr.Cost != base && base.CSPerSecond > 0 {
+		switch {
+		case base == nil || mr.Cost == nil || mr.Cost == base || base.CSPerSecond <= 0:
+		case noFault(mr) != baseState:
+			// A fence that rejects reads or writes ends critical sections
+			// early: the rates are not a speed to compare.
+			s += fmt.Sprintf(", %.1f critical sections/s without faults vs %.1f (not comparable: the no-fault runs are %s vs %s)",
+				mr.Cost.CSPerSecond, base.CSPerSecond, noFault(mr), baseState)
+		default:
 			delta := (mr.Cost.CSPerSecond - base.CSPerSecond) / base.CSPerSecond
 			switch {
 			case delta <= -0.005:

@@ -81,6 +81,7 @@ func keepFailures(dir string, g Grid, mx Matrix, keep Keep, jobs int) error {
 	if keep == KeepNone {
 		return nil
 	}
+	defer tuneGC()()
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
