@@ -3,6 +3,7 @@ package chubby
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/backends/raftnode"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -246,31 +247,30 @@ func (s *Server) propose(m sim.Message, r Request, x txn) {
 }
 
 func (s *Server) ready() {
-	for s.rn.HasReady() {
-		rd := s.rn.Ready()
-		if !raft.IsEmptyHardState(rd.HardState) {
-			s.term = rd.HardState.GetTerm()
-			if err := s.st.SetHardState(rd.HardState); err != nil {
-				panic(fmt.Sprintf("chubby: %s: hard state: %v", s.node.Name(), err))
-			}
+	raftnode.Drain(s.rn, raftnode.Steps{Persist: s.persist, Send: s.send, Apply: s.apply, Role: s.changeRole})
+}
+
+// persist writes a Ready's hard state and entries to the log that survives a
+// crash.
+func (s *Server) persist(rd raft.Ready) {
+	if !raft.IsEmptyHardState(rd.HardState) {
+		s.term = rd.HardState.GetTerm()
+		if err := s.st.SetHardState(rd.HardState); err != nil {
+			panic(fmt.Sprintf("chubby: %s: hard state: %v", s.node.Name(), err))
 		}
-		if err := s.st.Append(rd.Entries); err != nil {
-			panic(fmt.Sprintf("chubby: %s: append: %v", s.node.Name(), err))
-		}
-		for _, m := range rd.Messages {
-			if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
-				s.heard()
-			}
-			s.node.Send(s.cell.nodes[m.GetTo()-1].ID(), RaftMessage{M: proto.Clone(m).(*pb.Message)})
-		}
-		for _, e := range rd.CommittedEntries {
-			s.apply(e)
-		}
-		if rd.SoftState != nil {
-			s.changeRole(rd.SoftState)
-		}
-		s.rn.Advance(rd)
 	}
+	if err := s.st.Append(rd.Entries); err != nil {
+		panic(fmt.Sprintf("chubby: %s: append: %v", s.node.Name(), err))
+	}
+}
+
+// send sends a raft message to its peer; a vote granted to us counts as
+// hearing from the cluster.
+func (s *Server) send(m *pb.Message) {
+	if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
+		s.heard()
+	}
+	s.node.Send(s.cell.nodes[m.GetTo()-1].ID(), RaftMessage{M: proto.Clone(m).(*pb.Message)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {

@@ -3,6 +3,7 @@ package zookeeper
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/backends/raftnode"
 	"path"
 	"slices"
 	"time"
@@ -300,31 +301,30 @@ func (s *Server) purgePending() {
 
 // ready handles raft's Ready batches: persist, send, apply, advance.
 func (s *Server) ready() {
-	for s.rn.HasReady() {
-		rd := s.rn.Ready()
-		if !raft.IsEmptyHardState(rd.HardState) {
-			s.term = rd.HardState.GetTerm()
-			if err := s.st.SetHardState(rd.HardState); err != nil {
-				panic(fmt.Sprintf("zookeeper: %s: hard state: %v", s.node.Name(), err))
-			}
+	raftnode.Drain(s.rn, raftnode.Steps{Persist: s.persist, Send: s.send, Apply: s.apply, Role: s.changeRole})
+}
+
+// persist writes a Ready's hard state and entries to the log that survives a
+// crash.
+func (s *Server) persist(rd raft.Ready) {
+	if !raft.IsEmptyHardState(rd.HardState) {
+		s.term = rd.HardState.GetTerm()
+		if err := s.st.SetHardState(rd.HardState); err != nil {
+			panic(fmt.Sprintf("zookeeper: %s: hard state: %v", s.node.Name(), err))
 		}
-		if err := s.st.Append(rd.Entries); err != nil {
-			panic(fmt.Sprintf("zookeeper: %s: append: %v", s.node.Name(), err))
-		}
-		for _, m := range rd.Messages {
-			if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
-				s.heard()
-			}
-			s.node.Send(s.ens.nodes[m.GetTo()-1].ID(), RaftMessage{M: proto.Clone(m).(*pb.Message)})
-		}
-		for _, e := range rd.CommittedEntries {
-			s.apply(e)
-		}
-		if rd.SoftState != nil {
-			s.changeRole(rd.SoftState)
-		}
-		s.rn.Advance(rd)
 	}
+	if err := s.st.Append(rd.Entries); err != nil {
+		panic(fmt.Sprintf("zookeeper: %s: append: %v", s.node.Name(), err))
+	}
+}
+
+// send sends a raft message to its peer; a vote granted to us counts as
+// hearing from the cluster.
+func (s *Server) send(m *pb.Message) {
+	if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
+		s.heard()
+	}
+	s.node.Send(s.ens.nodes[m.GetTo()-1].ID(), RaftMessage{M: proto.Clone(m).(*pb.Message)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {

@@ -1,0 +1,43 @@
+// Package raftnode holds what the lock services built on etcd raft inside the
+// simulator share: draining a RawNode's Ready batches in the order etcd raft
+// requires. Each service keeps its own messages, storage and state machine;
+// this package knows nothing about locks or the simulator.
+package raftnode
+
+import (
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+)
+
+// Steps are what a server does with each part of a Ready batch.
+type Steps struct {
+	// Persist makes the batch's hard state and entries durable (and visible
+	// to the RawNode's storage) before any message is sent.
+	Persist func(rd raft.Ready)
+	// Send sends one message to its peer.
+	Send func(m *pb.Message)
+	// Apply applies one committed entry to the state machine.
+	Apply func(e *pb.Entry)
+	// Role is told of a change of leader or role, after the batch's entries
+	// are applied.
+	Role func(ss *raft.SoftState)
+}
+
+// Drain processes every Ready batch rn has, in order: persist, send, apply,
+// role change, advance.
+func Drain(rn *raft.RawNode, s Steps) {
+	for rn.HasReady() {
+		rd := rn.Ready()
+		s.Persist(rd)
+		for _, m := range rd.Messages {
+			s.Send(m)
+		}
+		for _, e := range rd.CommittedEntries {
+			s.Apply(e)
+		}
+		if rd.SoftState != nil {
+			s.Role(rd.SoftState)
+		}
+		rn.Advance(rd)
+	}
+}
