@@ -1,0 +1,310 @@
+// Package tcpproxy puts a TCP proxy on one link between two live
+// processes (a client and a server, a replica and its primary, two members
+// of a cluster), so that live mode can cut and heal that link like the
+// simulator's network partitions.
+//
+// A Proxy listens on a free 127.0.0.1 port and forwards every connection to
+// its target. Block cuts the link in one of two ways:
+//
+//   - Hang: nothing passes in either direction, and nothing is lost: bytes,
+//     new connections and even a close wait in the proxy until Heal (a
+//     partition whose packets are held; TCP retransmits, so the peers see
+//     silence, then everything at once).
+//   - Reset: every connection is closed with a TCP reset and new ones are
+//     refused (a partition that the peers notice at once).
+//
+// Only loopback targets are accepted: live mode never leaves the machine.
+//
+// This package is live-only: nothing simulated imports it.
+package tcpproxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+)
+
+// Mode is how a blocked Proxy treats its link.
+type Mode int
+
+// The ways to cut a link.
+const (
+	// Open forwards everything (the state after Heal).
+	Open Mode = iota
+	// Hang holds every byte, connection and close until Heal.
+	Hang
+	// Reset closes every connection with a reset and refuses new ones.
+	Reset
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Open:
+		return "open"
+	case Hang:
+		return "hang"
+	case Reset:
+		return "reset"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Stats counts what a Proxy carried.
+type Stats struct {
+	Conns   int   `json:"conns"`   // connections accepted
+	Refused int   `json:"refused"` // connections reset or refused while blocked
+	Bytes   int64 `json:"bytes"`   // bytes forwarded, both directions
+}
+
+// Proxy forwards connections from its own address to a target. It is safe
+// for concurrent use.
+type Proxy struct {
+	name   string
+	target string
+	ln     net.Listener
+
+	mu     sync.Mutex
+	mode   Mode
+	healed chan struct{} // closed on Heal; replaced on every Block(Hang)
+	conns  map[*link]struct{}
+	closed bool
+	stats  Stats
+	wg     sync.WaitGroup
+}
+
+type link struct {
+	client, server *net.TCPConn
+}
+
+// New starts a Proxy named name (for errors) that forwards 127.0.0.1:<a
+// free port> to target, a loopback host:port.
+func New(name, target string) (*Proxy, error) {
+	host, _, err := net.SplitHostPort(target)
+	if err != nil {
+		return nil, fmt.Errorf("proxy %s: target %q: %w", name, target, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("proxy %s: target %q is not a loopback address (live mode stays on 127.0.0.1)", name, target)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("proxy %s: listen: %w", name, err)
+	}
+	p := &Proxy{name: name, target: target, ln: ln, healed: closedChan(), conns: map[*link]struct{}{}}
+	p.wg.Add(1)
+	go p.accept()
+	return p, nil
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// Name is the Proxy's name.
+func (p *Proxy) Name() string { return p.name }
+
+// Addr is the address to dial instead of the target.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Port is Addr's port.
+func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+
+// Target is the address the Proxy forwards to.
+func (p *Proxy) Target() string { return p.target }
+
+// Mode is the Proxy's current state.
+func (p *Proxy) Mode() Mode {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mode
+}
+
+// Stats returns what the Proxy carried so far.
+func (p *Proxy) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats
+}
+
+// Block cuts the link: Hang holds everything until Heal, Reset resets
+// every connection and refuses new ones. Block(Open) is Heal.
+func (p *Proxy) Block(m Mode) {
+	if m == Open {
+		p.Heal()
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mode == Open {
+		p.healed = make(chan struct{})
+	}
+	p.mode = m
+	if m == Reset {
+		for l := range p.conns {
+			l.reset()
+		}
+		// Anything waiting for a heal gives up: its connection is gone.
+		close(p.healed)
+		p.healed = make(chan struct{})
+	}
+}
+
+// Heal restores the link: held bytes, connections and closes go through.
+func (p *Proxy) Heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mode != Open {
+		p.mode = Open
+		close(p.healed)
+	}
+}
+
+// Close stops the Proxy and closes every connection through it.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	p.ln.Close()
+	for l := range p.conns {
+		l.client.Close()
+		if l.server != nil {
+			l.server.Close()
+		}
+	}
+	if p.mode != Open {
+		close(p.healed) // release the waiters; their connections are closed
+		p.mode = Open
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// gate waits while the link hangs. It reports false if the connection
+// must end instead (reset, or the Proxy closed).
+func (p *Proxy) gate() bool {
+	for {
+		p.mu.Lock()
+		mode, healed, closed := p.mode, p.healed, p.closed
+		p.mu.Unlock()
+		switch {
+		case closed || mode == Reset:
+			return false
+		case mode == Open:
+			return true
+		}
+		<-healed
+	}
+}
+
+func (p *Proxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		p.stats.Conns++
+		if p.closed || p.mode == Reset {
+			p.stats.Refused++
+			p.mu.Unlock()
+			resetConn(c.(*net.TCPConn))
+			continue
+		}
+		l := &link{client: c.(*net.TCPConn)}
+		p.conns[l] = struct{}{}
+		p.wg.Add(1)
+		p.mu.Unlock()
+		go p.serve(l)
+	}
+}
+
+func (p *Proxy) serve(l *link) {
+	defer p.wg.Done()
+	defer p.forget(l)
+	if !p.gate() { // a hanging link holds a new connection before it is dialled through
+		l.reset()
+		return
+	}
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		l.reset()
+		return
+	}
+	p.mu.Lock()
+	if p.closed || p.mode == Reset {
+		p.mu.Unlock()
+		s.Close()
+		l.reset()
+		return
+	}
+	l.server = s.(*net.TCPConn)
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); p.pipe(l.server, l.client, l) }()
+	go func() { defer wg.Done(); p.pipe(l.client, l.server, l) }()
+	wg.Wait()
+	l.client.Close()
+	l.server.Close()
+}
+
+// pipe copies src to dst through the gate; a close of src is passed on
+// (as a half-close) only when the gate is open too.
+func (p *Proxy) pipe(dst, src *net.TCPConn, l *link) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !p.gate() {
+				l.reset()
+				return
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				l.reset()
+				return
+			}
+			p.mu.Lock()
+			p.stats.Bytes += int64(n)
+			p.mu.Unlock()
+		}
+		if err != nil {
+			if !p.gate() {
+				l.reset()
+				return
+			}
+			if errors.Is(err, io.EOF) {
+				_ = dst.CloseWrite()
+				return
+			}
+			l.reset()
+			return
+		}
+	}
+}
+
+func (p *Proxy) forget(l *link) {
+	p.mu.Lock()
+	delete(p.conns, l)
+	p.mu.Unlock()
+}
+
+// reset closes both sides of a link with a TCP reset.
+func (l *link) reset() {
+	resetConn(l.client)
+	if l.server != nil {
+		resetConn(l.server)
+	}
+}
+
+func resetConn(c *net.TCPConn) {
+	_ = c.SetLinger(0)
+	_ = c.Close()
+}
