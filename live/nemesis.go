@@ -18,6 +18,18 @@ var Unsupported = map[nemesis.Kind]string{
 		"library (hashicorp/raft's included); use clock-jump, which moves a node's wall clock",
 }
 
+// refusal says why the live system described by desc cannot perform
+// faults of kind k at all ("" if it can perform some).
+func refusal(desc Description, k nemesis.Kind) string {
+	if why := Unsupported[k]; why != "" {
+		return why
+	}
+	if desc.Refuse != nil {
+		return desc.Refuse(nemesis.Fault{Kind: k, Targets: desc.Servers})
+	}
+	return ""
+}
+
 // faults runs a fault schedule in real time on a live system.
 type faults struct {
 	r        *run
@@ -55,6 +67,11 @@ func (r *run) checkSchedule(s nemesis.Schedule) error {
 		if why := Unsupported[f.Kind]; why != "" {
 			return fail(i, "kind", why)
 		}
+		if r.sys.Refuse != nil {
+			if why := r.sys.Refuse(f); why != "" {
+				return fail(i, "kind", why)
+			}
+		}
 		for _, fld := range []struct {
 			name  string
 			nodes []string
@@ -66,9 +83,9 @@ func (r *run) checkSchedule(s nemesis.Schedule) error {
 				}
 				if f.Kind == nemesis.Crash && !r.isRole(name) {
 					for _, n := range ns {
-						if !slices.Contains(r.sys.servers, n) {
+						if !slices.Contains(r.sys.Servers, n) {
 							return fail(i, fld.name, fmt.Sprintf("%s cannot crash live: only the lock servers (%s) crash and restart",
-								n, strings.Join(r.sys.servers, ", ")))
+								n, strings.Join(r.sys.Servers, ", ")))
 						}
 					}
 				}
@@ -226,7 +243,6 @@ func (fs *faults) nodes(names []string) []string {
 
 func (fs *faults) start(i int) {
 	f := fs.schedule.Faults[i]
-	net := fs.r.net
 	fs.mu.Lock()
 	tl := &fs.tallies[i]
 	tl.started, tl.startAt = true, fs.r.now()
@@ -247,11 +263,15 @@ func (fs *faults) start(i int) {
 	switch f.Kind {
 	case nemesis.Pause:
 		for _, n := range ns {
-			net.Pause(n)
+			if err := fs.pause(n); err != nil {
+				fs.r.fail(fmt.Errorf("faults[%d] pause %s: %w", i, n, err))
+			}
 		}
 		fs.window(nemesis.Pause, ns, "pause for "+history.FormatDuration(int64(d)), d, false, func() {
 			for _, n := range ns {
-				net.Resume(n)
+				if err := fs.resume(n); err != nil {
+					fs.r.fail(fmt.Errorf("faults[%d] resume %s: %w", i, n, err))
+				}
 			}
 		})
 	case nemesis.Crash:
@@ -277,7 +297,9 @@ func (fs *faults) start(i int) {
 	case nemesis.ClockJump:
 		amount := time.Duration(f.Amount)
 		for _, n := range ns {
-			net.JumpClock(n, amount)
+			if err := fs.jump(n, amount); err != nil {
+				fs.r.fail(fmt.Errorf("faults[%d] clock jump %s: %w", i, n, err))
+			}
 		}
 		detail := "wall clock jumps " + history.FormatDuration(int64(amount))
 		if d > 0 {
@@ -288,7 +310,9 @@ func (fs *faults) start(i int) {
 				return
 			}
 			for _, n := range ns {
-				net.JumpClock(n, -amount)
+				if err := fs.jump(n, -amount); err != nil {
+					fs.r.fail(fmt.Errorf("faults[%d] clock jump back %s: %w", i, n, err))
+				}
 			}
 		})
 	case nemesis.Partition:
@@ -353,14 +377,59 @@ func (fs *faults) partition(f nemesis.Fault, d time.Duration, miss func(string))
 	if len(links) == 0 {
 		miss(fmt.Sprintf("it cut no link when it started (%s)", detail))
 	}
+	var mine [][2]string // links the system cut itself (real servers' proxies)
 	for _, l := range links {
+		if fs.r.sys.cut != nil {
+			ok, err := fs.r.sys.cut(l[0], l[1])
+			if err != nil {
+				fs.r.fail(fmt.Errorf("partition %s -> %s: %w", l[0], l[1], err))
+			}
+			if ok {
+				mine = append(mine, l)
+				continue
+			}
+		}
 		fs.r.net.Block(l[0], l[1])
 	}
 	fs.window(nemesis.Partition, targets, detail, d, true, func() {
 		for _, l := range links {
+			if slices.Contains(mine, l) {
+				if err := fs.r.sys.heal(l[0], l[1]); err != nil {
+					fs.r.fail(fmt.Errorf("heal %s -> %s: %w", l[0], l[1], err))
+				}
+				continue
+			}
 			fs.r.net.Unblock(l[0], l[1])
 		}
 	})
+}
+
+// pause stops node n: a real server process by its system, anything else
+// (clients, in-process servers, the storage) by faultnet.
+func (fs *faults) pause(n string) error {
+	if fs.r.sys.pause != nil && slices.Contains(fs.r.sys.Servers, n) {
+		return fs.r.sys.pause(n)
+	}
+	fs.r.net.Pause(n)
+	return nil
+}
+
+func (fs *faults) resume(n string) error {
+	if fs.r.sys.resume != nil && slices.Contains(fs.r.sys.Servers, n) {
+		return fs.r.sys.resume(n)
+	}
+	fs.r.net.Resume(n)
+	return nil
+}
+
+// jump moves node n's wall clock by d: a real server's by its system,
+// anything else's by faultnet.
+func (fs *faults) jump(n string, d time.Duration) error {
+	if fs.r.sys.jumpClock != nil && slices.Contains(fs.r.sys.Servers, n) {
+		return fs.r.sys.jumpClock(n, d)
+	}
+	fs.r.net.JumpClock(n, d)
+	return nil
 }
 
 func (fs *faults) delay(i int, f nemesis.Fault, d time.Duration) {

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/live/faultnet"
-	liveraft "github.com/locklab/locklab/backends/live/raftkv"
 	"github.com/locklab/locklab/backends/live/store"
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
@@ -39,6 +39,9 @@ type Config struct {
 	// Options override system options after scaling (hashicorp/raft's
 	// timing shortened in tests, say).
 	Options map[string]string
+	// Dir is where real servers keep their data directories and logs. Empty:
+	// a temporary directory, removed after the run.
+	Dir string
 }
 
 // NotReplayable is what a live report says about replaying it.
@@ -76,12 +79,12 @@ func (r *run) fail(err error) {
 }
 
 func (r *run) isRole(name string) bool {
-	return name == "clients" || name == "servers" || slices.Contains(r.sys.roles, name)
+	return name == "clients" || name == "servers" || slices.Contains(r.sys.Roles, name)
 }
 
 // allNodes are every node of the run: servers, clients, the storage.
 func (r *run) allNodes() []string {
-	out := slices.Clone(r.sys.servers)
+	out := slices.Clone(r.sys.Servers)
 	out = append(out, r.clients...)
 	return append(out, store.Name)
 }
@@ -92,16 +95,16 @@ func (r *run) resolve(name string) ([]string, error) {
 	case "clients":
 		return slices.Clone(r.clients), nil
 	case "servers":
-		return slices.Clone(r.sys.servers), nil
+		return slices.Clone(r.sys.Servers), nil
 	}
-	if ns, ok := r.sys.resolve(name); ok {
+	if ns, ok := r.sys.Resolve(name); ok {
 		return ns, nil
 	}
 	if slices.Contains(r.allNodes(), name) {
 		return []string{name}, nil
 	}
 	known := append(r.allNodes(), "clients", "servers")
-	return nil, fmt.Errorf("unknown node %q (known: %s)", name, strings.Join(append(known, r.sys.roles...), ", "))
+	return nil, fmt.Errorf("unknown node %q (known: %s)", name, strings.Join(append(known, r.sys.Roles...), ", "))
 }
 
 // stream derives a named random stream from the seed.
@@ -126,7 +129,15 @@ func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
 	if t.Schedule == nil && cfg.Scale != 0 && cfg.Scale != 1 && t.Nemesis != "none" {
 		// A random schedule is drawn for the test as given, then scaled
 		// with it: its faults keep their proportions to the run.
-		s, err := scheduleOf(t)
+		dep, ok := deployers[t.System]
+		if !ok {
+			return nil, unknownSystem(t.System)
+		}
+		desc, err := dep.Describe(t)
+		if err != nil {
+			return nil, err
+		}
+		s, err := scheduleOf(t, desc)
 		if err != nil {
 			return nil, err
 		}
@@ -144,22 +155,20 @@ func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	if _, ok := deployers[t.System]; !ok {
+	dep, ok := deployers[t.System]
+	if !ok {
 		return nil, unknownSystem(t.System)
 	}
-	if t.System == "raftkv" {
-		if _, err := liveraft.ParseOptions(t.SystemOptions); err != nil {
-			return nil, err
-		}
-	}
-	schedule, err := scheduleOf(t)
+	desc, err := dep.Describe(t)
 	if err != nil {
 		return nil, err
 	}
-	// Names are checked against a system description without starting it.
-	dry := &run{sys: &system{servers: serverNames(t), roles: []string{"leader", "followers"},
-		resolve: func(role string) ([]string, bool) { return dryRole(t, role) }}, clients: t.ClientNames(),
-		messages: messageNames(liveraft.MessageTypes())}
+	schedule, err := scheduleOf(t, desc)
+	if err != nil {
+		return nil, err
+	}
+	// Names are checked against the system's description without starting it.
+	dry := &run{sys: &system{Description: desc}, clients: t.ClientNames(), messages: messageNames(desc.Messages)}
 	if err := dry.checkSchedule(schedule); err != nil {
 		return nil, err
 	}
@@ -172,23 +181,6 @@ func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
 	return &Prepared{Test: t, Schedule: schedule, cfg: cfg}, nil
 }
 
-func serverNames(t harness.Test) []string {
-	o, _ := liveraft.ParseOptions(t.SystemOptions)
-	var out []string
-	for i := 1; i <= o.Nodes; i++ {
-		out = append(out, liveraft.NodeName(i))
-	}
-	return out
-}
-
-func dryRole(t harness.Test, role string) ([]string, bool) {
-	switch role {
-	case "leader", "followers":
-		return serverNames(t), true
-	}
-	return nil, false
-}
-
 func messageNames(system []any) []string {
 	var out []string
 	for _, m := range append(slices.Clone(system), storage.MessageTypes()...) {
@@ -198,8 +190,9 @@ func messageNames(system []any) []string {
 	return slices.Compact(out)
 }
 
-// scheduleOf is the test's schedule, or a random one drawn from the seed.
-func scheduleOf(t harness.Test) (nemesis.Schedule, error) {
+// scheduleOf is the test's schedule, or a random one drawn from the seed
+// with the fault kinds the live system can perform.
+func scheduleOf(t harness.Test, desc Description) (nemesis.Schedule, error) {
 	if t.Schedule != nil {
 		return *t.Schedule, nil
 	}
@@ -209,7 +202,7 @@ func scheduleOf(t harness.Test) (nemesis.Schedule, error) {
 		return nemesis.Schedule{}, nil
 	case "random":
 		for _, k := range nemesis.Kinds {
-			if Unsupported[k] == "" {
+			if refusal(desc, k) == "" {
 				kinds = append(kinds, k)
 			}
 		}
@@ -221,15 +214,14 @@ func scheduleOf(t harness.Test) (nemesis.Schedule, error) {
 		kinds = ks
 	}
 	for _, k := range kinds {
-		if why := Unsupported[k]; why != "" {
+		if why := refusal(desc, k); why != "" {
 			return nemesis.Schedule{}, fmt.Errorf("nemesis %s: %s", k, why)
 		}
 	}
 	cfg := t.Random
 	cfg.Kinds = kinds
 	cfg.Swarm = cfg.Swarm || t.Nemesis == "random"
-	targets := nemesis.Targets{Clients: t.ClientNames(), Storage: store.Name, Roles: []string{"leader", "followers"},
-		Servers: serverNames(t)}
+	targets := nemesis.Targets{Clients: t.ClientNames(), Storage: store.Name, Roles: desc.Roles, Servers: desc.Servers}
 	return nemesis.Random(stream(t.Seed, "nemesis"), cfg, targets, t.Time), nil
 }
 
@@ -254,7 +246,16 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	}
 	net := faultnet.New()
 	defer net.Close()
-	sys, err := deployers[t.System](net, t.SystemOptions, p.cfg.Setup)
+	dir := p.cfg.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "locklab-live-")
+		if err != nil {
+			return harness.Result{}, fmt.Errorf("live servers' directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	sys, err := deployers[t.System].Deploy(Deployment{Ctx: ctx, Net: net, Test: t, Setup: p.cfg.Setup, Dir: dir})
 	if err != nil {
 		return harness.Result{}, err
 	}
@@ -268,7 +269,7 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	}
 	st := store.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads, Initial: initial})
 	r := &run{net: net, sys: sys, log: history.NewLog(), clients: t.ClientNames(), failed: make(chan struct{}),
-		messages: messageNames(sys.messages)}
+		messages: messageNames(sys.Messages)}
 	if err := r.checkSchedule(p.Schedule); err != nil {
 		return harness.Result{}, err
 	}
@@ -373,8 +374,5 @@ func Repro(ctx context.Context, v harness.Variant, cfg Config) (harness.Outcome,
 
 // systemSpec is the live option table of a system (nil if none).
 func systemSpec(name string) opt.Spec {
-	if name == "raftkv" {
-		return liveraft.Table
-	}
-	return nil
+	return deployers[name].Options
 }

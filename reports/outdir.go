@@ -86,6 +86,10 @@ func outDir(dir string) (string, error) {
 	return clean, nil
 }
 
+// ServersDir is the directory of a live run directory that holds the real
+// servers' data directories and logs (moved in after the run is written).
+const ServersDir = "servers"
+
 // runDirFiles returns the files of a run directory as its results.json lists
 // them (with results.json and the report's screenshot), and whether dir is a
 // run directory at all.
@@ -101,7 +105,7 @@ func runDirFiles(dir string) (map[string]bool, bool) {
 	if json.Unmarshal(b, &res) != nil || res.Format != resultsFormat {
 		return nil, false
 	}
-	known := map[string]bool{ResultsFile: true, ScreenshotFile: true}
+	known := map[string]bool{ResultsFile: true, ScreenshotFile: true, ServersDir + "/": true}
 	for _, name := range res.Files {
 		known[name] = true
 	}
@@ -117,7 +121,7 @@ func listNames(entries []fs.DirEntry, known map[string]bool) string {
 		if e.IsDir() {
 			name += "/"
 		}
-		if !known[e.Name()] || e.IsDir() {
+		if !known[name] {
 			names = append(names, name)
 		}
 	}

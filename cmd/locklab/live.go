@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/live"
+	"github.com/locklab/locklab/live/proc"
 	"github.com/locklab/locklab/reports"
 )
 
@@ -28,8 +27,8 @@ type liveFlags struct {
 }
 
 func addLiveFlags(fl *pflag.FlagSet, lf *liveFlags) {
-	fl.BoolVar(&lf.live, "live", false, "run in real time against the real library (systems: "+strings.Join(live.Systems(), ", ")+
-		"; hashicorp/raft in-process for raftkv): same checks and run directory, not replayable byte for byte")
+	fl.BoolVar(&lf.live, "live", false, "run in real time against the real library or server (systems: "+strings.Join(live.Notes(), ", ")+
+		"): same checks and run directory, not replayable byte for byte")
 	fl.Float64Var(&lf.scale, "scale", 1, "with --live: multiply every duration (run time, faults, workload and system timing) by this factor")
 }
 
@@ -43,9 +42,10 @@ func (lf liveFlags) validate(fl *pflag.FlagSet) error {
 	return nil
 }
 
-// interruptible is a context cancelled by Ctrl-C or SIGTERM.
+// interruptible is a context cancelled by Ctrl-C or SIGTERM: the run stops
+// and its servers are stopped; a second signal kills them and exits at once.
 func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return proc.StopOnSignal(context.Background())
 }
 
 func liveCommand(t harness.Test, nemesisFile, dir string, scale float64) string {
@@ -78,10 +78,6 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 	}
 	// The command names the test as given; the run scales it.
 	given := t
-	p, err := live.Prepare(t, live.Config{Scale: lf.scale})
-	if err != nil {
-		return usageError{err}
-	}
 	dir := f.out
 	if dir == "" {
 		nem := t.Nemesis
@@ -92,6 +88,15 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 	}
 	if err := reports.CheckOutDir(dir); err != nil {
 		return err
+	}
+	servers, err := serversScratch(dir)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(servers) // moved into the run directory once it is written
+	p, err := live.Prepare(t, live.Config{Scale: lf.scale, Dir: servers})
+	if err != nil {
+		return usageError{err}
 	}
 	command := liveCommand(given, f.nemesisFile, dir, lf.scale)
 	out := cmd.OutOrStdout()
@@ -107,10 +112,40 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 		}
 		return usageError{err}
 	}
-	return writeLive(out, first, command, dir, res, interrupted, err)
+	return writeLive(out, first, command, dir, servers, res, interrupted, err)
 }
 
-func writeLive(out io.Writer, first, command, dir string, res harness.Result, interrupted bool, runErr error) error {
+// serversScratch makes the directory where a live run's real servers keep
+// their data and logs: beside the run directory (on its file system), moved
+// into it as servers/ once the run directory is written.
+func serversScratch(dir string) (string, error) {
+	parent, base := filepath.Split(filepath.Clean(dir))
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", fmt.Errorf("live servers' directory: %w", err)
+	}
+	s, err := os.MkdirTemp(parent, "."+base+".servers-")
+	if err != nil {
+		return "", fmt.Errorf("live servers' directory: %w", err)
+	}
+	return s, nil
+}
+
+// moveServers moves the servers' directory into the written run directory
+// (an empty one, of a system that starts no server, is dropped).
+func moveServers(servers, dir string) error {
+	if entries, err := os.ReadDir(servers); err != nil || len(entries) == 0 {
+		return nil
+	}
+	if err := os.Rename(servers, filepath.Join(dir, reports.ServersDir)); err != nil {
+		return fmt.Errorf("move the servers' data and logs into %s: %w", dir, err)
+	}
+	return nil
+}
+
+func writeLive(out io.Writer, first, command, dir, servers string, res harness.Result, interrupted bool, runErr error) error {
 	run := res.Report(command)
 	markLive(&run, res)
 	head := liveLines(res)
@@ -124,6 +159,9 @@ func writeLive(out io.Writer, first, command, dir string, res harness.Result, in
 	fmt.Fprintf(&rest, "report: %s\n", filepath.Join(dir, reports.ReportFile))
 	run.Printed = first + head + rest.String()
 	if err := reports.WriteDir(dir, run); err != nil {
+		return err
+	}
+	if err := moveServers(servers, dir); err != nil {
 		return err
 	}
 	fmt.Fprint(out, head+rest.String())
@@ -151,17 +189,30 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 	mismatches := 0
 	for _, v := range variants {
 		start := time.Now()
-		o, err := live.Repro(ctx, v, live.Config{Scale: lf.scale})
+		dir := filepath.Join(f.out, "live", s.Name, v.Name)
+		if err := reports.CheckOutDir(dir); err != nil {
+			return err
+		}
+		servers, err := serversScratch(dir)
 		if err != nil {
+			return err
+		}
+		o, err := live.Repro(ctx, v, live.Config{Scale: lf.scale, Dir: servers})
+		if err != nil {
+			os.RemoveAll(servers)
 			if errors.Is(err, harness.ErrCrash) || errors.Is(err, live.ErrInterrupted) {
 				return err
 			}
 			return usageError{err}
 		}
-		dir := filepath.Join(f.out, "live", s.Name, v.Name)
 		fmt.Fprint(out, liveLines(o.Result))
 		fmt.Fprintf(out, "live: wall time %v\n", time.Since(start).Round(time.Millisecond))
-		if err := printOutcomeLive(out, s, o, dir, f.verbose, lf.scale); err != nil {
+		err = printOutcomeLive(out, s, o, dir, f.verbose, lf.scale)
+		if err == nil {
+			err = moveServers(servers, dir)
+		}
+		os.RemoveAll(servers)
+		if err != nil {
 			return err
 		}
 		if !o.Match() {
