@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -186,8 +187,16 @@ func markLive(run *reports.Run, res harness.Result) {
 func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant, f reproFlags, lf liveFlags) error {
 	ctx, cancel := interruptible()
 	defer cancel()
-	mismatches := 0
+	mismatches, skipped := 0, 0
 	for _, v := range variants {
+		if sys := v.ReproTest().System; !slices.Contains(live.Systems(), sys) {
+			if !f.all {
+				return usageError{fmt.Errorf("%s/%s: system %q has no live form (live: %s)", s.Name, v.Name, sys, strings.Join(live.Notes(), ", "))}
+			}
+			fmt.Fprintf(out, "%s/%s (live): SKIPPED: system %s has no live form (live: %s)\n", s.Name, v.Name, sys, strings.Join(live.Systems(), ", "))
+			skipped++
+			continue
+		}
 		start := time.Now()
 		dir := filepath.Join(f.out, "live", s.Name, v.Name)
 		if err := reports.CheckOutDir(dir); err != nil {
@@ -220,7 +229,15 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 		}
 	}
 	if f.all {
-		fmt.Fprintf(out, "%s (live): %d of %d variants matched\n", s.Name, len(variants)-mismatches, len(variants))
+		ran := len(variants) - skipped
+		line := fmt.Sprintf("%s (live): %d of %d variants matched", s.Name, ran-mismatches, ran)
+		if skipped > 0 {
+			line += fmt.Sprintf(" (%d skipped: no live form)", skipped)
+		}
+		fmt.Fprintln(out, line)
+		if ran == 0 {
+			return usageError{fmt.Errorf("%s: no variant has a live form (live: %s)", s.Name, strings.Join(live.Systems(), ", "))}
+		}
 	}
 	if mismatches > 0 {
 		return exitError{harness.ExitInvalid}
