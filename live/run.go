@@ -267,9 +267,17 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	if in, ok := wl.(workloads.Initializer); ok {
 		initial = in.Initial()
 	}
+	if sys.preset != nil && initial != nil {
+		if err := sys.preset(initial); err != nil {
+			return harness.Result{}, err
+		}
+	}
 	st := store.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads, Initial: initial})
 	r := &run{net: net, sys: sys, log: history.NewLog(), clients: t.ClientNames(), failed: make(chan struct{}),
 		messages: messageNames(sys.Messages)}
+	if sys.events != nil {
+		sys.events(r.systemEvent)
+	}
 	if err := r.checkSchedule(p.Schedule); err != nil {
 		return harness.Result{}, err
 	}
@@ -286,9 +294,13 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 			forks++
 			return &env{r: r, name: name, rnd: stream(t.Seed, fmt.Sprintf("client/%s/watchdog%d", name, forks))}
 		}
-		c := workloads.Client{Env: e, Lock: gatedLock{sys.newLock(e, fork), e},
-			Store: gatedStorage{&store.Client{Net: net, Node: name, Server: st}, e},
-			Rec:   r.log.NewRecorder(name, clock{r})}
+		lock := sys.newLock(e, fork)
+		var stor backends.Storage = &store.Client{Net: net, Node: name, Server: st}
+		if sys.storage != nil {
+			stor = sys.storage(lock)
+		}
+		c := workloads.Client{Env: e, Lock: gatedLock{lock, e}, Store: gatedStorage{stor, e},
+			Rec: r.log.NewRecorder(name, clock{r})}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -340,6 +352,18 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 		Verdicts: checked.Verdicts, Skipped: checked.Skipped, Overall: models.Overall(checked.Verdicts),
 		Summary: models.Summarize(events), SystemFigures: figures}
 	return res, stopErr
+}
+
+// systemEvent records an event of the system itself (as a nemesis start
+// and stop at once, as the simulator records them).
+func (r *run) systemEvent(kind string, targets []string, detail string) {
+	if r.stopped() {
+		return
+	}
+	for _, t := range []history.Type{history.Start, history.Stop} {
+		r.log.AppendStamped(history.Event{Process: history.NemesisProcess, Type: t, F: kind, Targets: targets, Detail: detail},
+			func(e *history.Event) { e.Time = int64(r.now()) })
+	}
 }
 
 // upTo keeps the events recorded up to end (a completion that came after the

@@ -86,6 +86,18 @@ type system struct {
 	cut func(from, to string) (bool, error)
 	// heal undoes cut.
 	heal func(from, to string) error
+
+	// A system may keep the protected data itself (the database's rows).
+	//
+	// storage, when set, is the storage of the client whose lock is l,
+	// instead of the in-process store.
+	storage func(l backends.Lock) backends.Storage
+	// preset puts the workload's initial values into that storage.
+	preset func(initial map[string]int64) error
+	// events, when set, is given the function that records the system's own
+	// events (a lock row taken over, a transaction the server aborted) in
+	// the history, as the simulated system records them.
+	events func(record func(kind string, targets []string, detail string))
 }
 
 // deployers are the systems with a live form.

@@ -1,0 +1,553 @@
+package database
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/locklab/locklab/backends"
+	simdb "github.com/locklab/locklab/backends/database"
+)
+
+// PgxVersion is the version of github.com/jackc/pgx the clients use.
+const PgxVersion = "v5.12.0"
+
+// errClosed means the server had ended the connection (or it could not be
+// opened): the request certainly did not run.
+var errClosed = errors.New("connection closed by the server")
+
+// Client is the lock client and the data client of one client node, on
+// real PostgreSQL connections (pgx): the mirror of the simulated
+// database.Client. One connection at a time (a new one after the server
+// ended it or a request on it timed out), kept alive by a background
+// goroutine that pings it every conn-timeout/3 and stops with the client's
+// pauses. It implements backends.Lock in the configured mode and, with
+// resource=db (or optimistic), backends.Storage over the data rows.
+type Client struct {
+	env  backends.Env
+	fork func() backends.Env
+	srv  *Server
+	addr string // the server's address, or the client's own proxy's
+	opts simdb.Options
+	// OnTakeover, when set, is told when a unique-row acquire took over a
+	// row whose expiry had passed by this client's clock.
+	OnTakeover func(detail string)
+	// OnHold, when set, is told when an advisory lock is taken (held) or
+	// given back on a connection (named by its application_name).
+	OnHold func(conn, key string, held bool)
+
+	mu       sync.Mutex
+	conn     *pgx.Conn
+	connN    int
+	data     *pgx.Conn // unlock-before-commit: the data transaction's connection
+	pinging  bool
+	closed   bool
+	acquired int
+	inTxn    bool             // for-update: the lock's transaction is open
+	pending  bool             // unlock-before-commit: a data transaction awaits commit
+	versions map[string]int64 // optimistic: version read per row
+}
+
+var (
+	_ backends.Lock    = (*Client)(nil)
+	_ backends.Storage = (*Client)(nil)
+)
+
+// NewClient returns the client of the node env names, connecting to addr
+// (the server's address or a proxy's); fork gives the environment of its
+// keep-alive goroutine (paused with the client).
+func NewClient(env backends.Env, fork func() backends.Env, srv *Server, addr string, o simdb.Options) *Client {
+	return &Client{env: env, fork: fork, srv: srv, addr: addr, opts: o, versions: map[string]int64{}}
+}
+
+// Params are the session settings that make the server end a connection
+// silent for conn-timeout (the simulated server's connection timeout):
+// idle_in_transaction_session_timeout (a transaction's row locks),
+// idle_session_timeout (an idle session's advisory locks) and TCP
+// keepalives (a peer whose machine is gone; through a proxy the proxy
+// answers them, so the idle timeouts are what ends a silent client).
+func Params(o simdb.Options) map[string]string {
+	ms := strconv.FormatInt(max(1, o.ConnTimeout.Milliseconds()), 10)
+	ka := strconv.FormatInt(max(1, int64((o.ConnTimeout/3+time.Second-1)/time.Second)), 10)
+	return map[string]string{
+		"idle_in_transaction_session_timeout": ms,
+		"idle_session_timeout":                ms,
+		"tcp_keepalives_idle":                 ka,
+		"tcp_keepalives_interval":             ka,
+		"tcp_keepalives_count":                "3",
+	}
+}
+
+// Close closes the client's connections.
+func (c *Client) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, conn := range []*pgx.Conn{c.conn, c.data} {
+		if conn != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			_ = conn.Close(ctx)
+			cancel()
+		}
+	}
+	c.conn, c.data = nil, nil
+}
+
+// ConnName is the application_name of the client's current connection.
+func (c *Client) connName() string { return fmt.Sprintf("%s/%d", c.env.Name(), c.connN) }
+
+// open returns the current connection, opening one if there is none.
+func (c *Client) open(ctx context.Context) (*pgx.Conn, error) {
+	if c.closed {
+		return nil, fmt.Errorf("%w: the client is closed", errClosed)
+	}
+	if c.conn != nil {
+		return c.conn, nil
+	}
+	c.connN++
+	c.inTxn, c.pending = false, false
+	conn, err := c.srv.Connect(ctx, c.addr, c.connName(), Params(c.opts))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errClosed, err)
+	}
+	c.conn = conn
+	if !c.pinging && c.fork != nil {
+		c.pinging = true
+		go c.ping(c.fork())
+	}
+	return conn, nil
+}
+
+// ping keeps the current connection alive, as the simulated client's
+// background process does.
+func (c *Client) ping(env backends.Env) {
+	for {
+		env.Sleep(c.opts.ConnTimeout / 3)
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		if c.conn != nil && !c.conn.IsClosed() {
+			ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout)
+			_ = c.conn.Ping(ctx)
+			cancel()
+		}
+		c.mu.Unlock()
+	}
+}
+
+// call runs fn on the connection within the request timeout (plus extra).
+// A request the server certainly did not run (it had ended the connection,
+// or none could be opened) is errClosed; a timeout or a connection lost
+// mid-request is backends.ErrUnknown; an error the server returned (a
+// failed statement) is returned as is. A connection that ended is dropped:
+// the next call opens a new one.
+func (c *Client) call(what string, extra time.Duration, fn func(ctx context.Context, conn *pgx.Conn) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout+extra)
+	defer cancel()
+	conn, err := c.open(ctx)
+	if err != nil {
+		return fmt.Errorf("database: %s: %w", what, err)
+	}
+	err = fn(ctx, conn)
+	if err == nil {
+		return nil
+	}
+	if conn.IsClosed() {
+		c.conn = nil
+	}
+	return fmt.Errorf("database: %s: %w", what, classify(err))
+}
+
+// classify maps a pgx error to the history's outcomes.
+func classify(err error) error {
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && pe.Severity == "FATAL":
+		// The server ended the session before it read the request
+		// (idle timeouts, shutdown): the request did not run.
+		return fmt.Errorf("%w (%s %s)", errClosed, pe.Code, pe.Message)
+	case errors.As(err, &pe):
+		return err
+	case pgconn.SafeToRetry(err):
+		return fmt.Errorf("%w: %w", errClosed, err)
+	}
+	return fmt.Errorf("%w: %w", backends.ErrUnknown, err)
+}
+
+// lockNotAvailable is PostgreSQL's lock_not_available (NOWAIT, lock_timeout).
+func lockNotAvailable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "55P03"
+}
+
+// Acquire takes key in the configured mode, waiting at most wait.
+func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+	c.acquired++
+	owner := fmt.Sprintf("%s#%d", c.env.Name(), c.acquired)
+	if c.opts.Mode == simdb.ModeOptimistic {
+		clear(c.versions) // a critical section's reads start afresh
+		return backends.Lease{Key: key, Owner: owner, Detail: "optimistic: no lock"}, nil
+	}
+	until := c.env.Mono() + wait
+	for attempt := 1; ; attempt++ {
+		sent := c.env.Mono()
+		l, err := c.try(key, owner, until)
+		if err == nil {
+			l.Key, l.Owner, l.HasToken = key, owner, true
+			if c.opts.Mode == simdb.ModeUniqueRow {
+				l.Deadline = sent + c.opts.TTL
+			}
+			return l, nil
+		}
+		if !errors.Is(err, backends.ErrNotAcquired) || c.env.Mono() >= until {
+			return backends.Lease{}, fmt.Errorf("database: acquire %s (%s, %d attempts): %w", key, c.opts.Mode, attempt, err)
+		}
+		c.env.Sleep(min(time.Duration(c.env.Rand().Int64N(int64(c.opts.BackoffMax)+1)), until-c.env.Mono()))
+	}
+}
+
+func notAcquired(err error) error {
+	if backends.Unknown(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", err, backends.ErrNotAcquired)
+}
+
+// try makes one attempt; ErrNotAcquired means busy (or certainly not run).
+func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, error) {
+	switch c.opts.Mode {
+	case simdb.ModeUniqueRow:
+		return c.insertLock(key, owner)
+	case simdb.ModeAdvisory:
+		var token int64
+		err := c.call("pg_try_advisory_lock "+key, 0, func(ctx context.Context, conn *pgx.Conn) error {
+			return conn.QueryRow(ctx, "SELECT CASE WHEN pg_try_advisory_lock(hashtext($1)) THEN nextval('grants') ELSE 0 END", key).Scan(&token)
+		})
+		if err != nil {
+			return backends.Lease{}, notAcquired(err)
+		}
+		if token == 0 {
+			return backends.Lease{}, fmt.Errorf("advisory lock held by another session: %w", backends.ErrNotAcquired)
+		}
+		if c.OnHold != nil {
+			c.OnHold(c.connName(), key, true)
+		}
+		return backends.Lease{Token: uint64(token), Detail: "pg_try_advisory_lock on " + c.connName()}, nil
+	}
+	return c.selectForUpdate(key, until)
+}
+
+// insertLock inserts the lock row, or takes over a row whose expiry is
+// before this client's wall clock (INSERT ... ON CONFLICT DO UPDATE WHERE
+// expiry < now).
+func (c *Client) insertLock(key, owner string) (backends.Lease, error) {
+	now := int64(c.env.Wall())
+	var token int64
+	var oldOwner *string
+	var oldExpiry *int64
+	found, replaced := true, false
+	err := c.call("insert lock row "+key, 0, func(ctx context.Context, conn *pgx.Conn) error {
+		err := conn.QueryRow(ctx, `WITH old AS (SELECT owner, expiry FROM locks WHERE name = $1)
+INSERT INTO locks (name, owner, expiry, token) VALUES ($1, $2, $4, nextval('grants'))
+ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expiry = EXCLUDED.expiry, token = EXCLUDED.token
+WHERE locks.expiry < $3
+RETURNING token, xmax::text <> '0', (SELECT owner FROM old), (SELECT expiry FROM old)`,
+			key, owner, now, now+int64(c.opts.TTL)).Scan(&token, &replaced, &oldOwner, &oldExpiry)
+		if errors.Is(err, pgx.ErrNoRows) {
+			found = false
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return backends.Lease{}, notAcquired(err)
+	}
+	if !found {
+		return backends.Lease{}, fmt.Errorf("lock row %q held (not expired by this client's clock): %w", key, backends.ErrNotAcquired)
+	}
+	// xmax is set on a row the statement updated: it replaced an expired
+	// row (whose owner and expiry the snapshot before it shows).
+	if replaced && oldOwner != nil && oldExpiry != nil && c.OnTakeover != nil {
+		c.OnTakeover(fmt.Sprintf("%s took over lock row %q of %s: its expiry %s is before %s's clock %s",
+			owner, key, *oldOwner, wallTime(*oldExpiry), owner, wallTime(now)))
+	}
+	return backends.Lease{Token: uint64(token), Detail: fmt.Sprintf("lock row %q inserted, expiry by the client's wall clock", key)}, nil
+}
+
+func wallTime(ns int64) string { return time.Unix(0, ns).UTC().Format("15:04:05.000") }
+
+// selectForUpdate begins a transaction and locks the key's row (SELECT ...
+// FOR UPDATE, waiting up to min(wait, lock-wait-timeout) by lock_timeout,
+// NOWAIT when there is no time left); the grant takes a number from the
+// grant sequence.
+func (c *Client) selectForUpdate(key string, until time.Duration) (backends.Lease, error) {
+	wait := min(max(0, until-c.env.Mono()), c.opts.LockWaitTimeout)
+	var token int64
+	err := c.call("select for update "+key, wait, func(ctx context.Context, conn *pgx.Conn) error {
+		if _, err := conn.Exec(ctx, "INSERT INTO mutex (name) VALUES ($1) ON CONFLICT DO NOTHING", key); err != nil {
+			return err
+		}
+		if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
+			return err
+		}
+		c.inTxn = true
+		q := "SELECT 1 FROM mutex WHERE name = $1 FOR UPDATE NOWAIT"
+		if wait >= time.Millisecond {
+			if _, err := conn.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", wait.Milliseconds())); err != nil {
+				return err
+			}
+			q = "SELECT 1 FROM mutex WHERE name = $1 FOR UPDATE"
+		}
+		var one int
+		if err := conn.QueryRow(ctx, q, key).Scan(&one); err != nil {
+			return err
+		}
+		return conn.QueryRow(ctx, "SELECT nextval('grants')").Scan(&token)
+	})
+	if err != nil {
+		c.rollback()
+		return backends.Lease{}, notAcquired(err)
+	}
+	return backends.Lease{Token: uint64(token), Detail: "SELECT FOR UPDATE in a transaction of " + c.connName()}, nil
+}
+
+// rollback ends an open transaction after a failed or unknown lock request
+// (after an unknown one the connection is gone already: the server aborts
+// the transaction when it sees the connection close).
+func (c *Client) rollback() {
+	c.mu.Lock()
+	open := c.inTxn && c.conn != nil
+	c.mu.Unlock()
+	if open {
+		_ = c.call("rollback", 0, func(ctx context.Context, conn *pgx.Conn) error {
+			_, err := conn.Exec(ctx, "ROLLBACK")
+			return err
+		})
+	}
+	c.mu.Lock()
+	c.inTxn = false
+	c.mu.Unlock()
+}
+
+// Release gives the lock back.
+func (c *Client) Release(l backends.Lease) error {
+	switch c.opts.Mode {
+	case simdb.ModeOptimistic:
+		return nil
+	case simdb.ModeUniqueRow:
+		var n int64
+		err := c.call("delete lock row "+l.Key, 0, func(ctx context.Context, conn *pgx.Conn) error {
+			tag, err := conn.Exec(ctx, "DELETE FROM locks WHERE name = $1 AND owner = $2", l.Key, l.Owner)
+			n = tag.RowsAffected()
+			return err
+		})
+		if c.pending {
+			c.env.Sleep(c.opts.CommitDelay)
+			c.commitData()
+		}
+		return released(l, n == 1, "not owner", err)
+	case simdb.ModeAdvisory:
+		var ok bool
+		err := c.call("pg_advisory_unlock "+l.Key, 0, func(ctx context.Context, conn *pgx.Conn) error {
+			return conn.QueryRow(ctx, "SELECT pg_advisory_unlock(hashtext($1))", l.Key).Scan(&ok)
+		})
+		if c.OnHold != nil {
+			c.OnHold(c.connName(), l.Key, false)
+		}
+		return released(l, ok, "not owner", err)
+	}
+	c.mu.Lock()
+	open := c.inTxn && c.conn != nil
+	c.mu.Unlock()
+	if !open {
+		return fmt.Errorf("database: release %s: no transaction open: %w", l.Key, backends.ErrNotHeld)
+	}
+	var committed bool
+	err := c.call("commit", 0, func(ctx context.Context, conn *pgx.Conn) error {
+		c.inTxn = false
+		tag, err := conn.Exec(ctx, "COMMIT")
+		committed = tag.String() == "COMMIT"
+		return err
+	})
+	return released(l, committed, "aborted", err)
+}
+
+func released(l backends.Lease, ok bool, why string, err error) error {
+	switch {
+	case err != nil:
+		return fmt.Errorf("database: release %s: %w", l.Key, err)
+	case !ok:
+		return fmt.Errorf("database: release %s: %s: %w", l.Key, why, backends.ErrNotHeld)
+	}
+	return nil
+}
+
+// commitData commits unlock-before-commit's data transaction.
+func (c *Client) commitData() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending = false
+	if c.data == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout)
+	defer cancel()
+	if _, err := c.data.Exec(ctx, "COMMIT"); err != nil && c.data.IsClosed() {
+		c.data = nil
+	}
+}
+
+// Read reads a data row: in the lock's transaction for for-update, the
+// committed row otherwise.
+func (c *Client) Read(key string, token uint64) (int64, error) {
+	var value, version int64
+	err := c.call("read "+key, 0, func(ctx context.Context, conn *pgx.Conn) error {
+		err := conn.QueryRow(ctx, "SELECT value, version FROM data WHERE key = $1", key).Scan(&value, &version)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return 0, readError(err)
+	}
+	c.versions[key] = version
+	return value, nil
+}
+
+func readError(err error) error {
+	if errors.Is(err, errClosed) {
+		return fmt.Errorf("%w: %w", err, backends.ErrRejected)
+	}
+	return err
+}
+
+const upsert = "INSERT INTO data (key, value, version) VALUES ($1, $2, 1) " +
+	"ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = data.version + 1"
+
+// Write writes a data row: for-update in the lock's transaction, which the
+// release commits (a write after the server ended the transaction is
+// rejected: the connection is gone); optimistic as a compare-and-swap on
+// the version read (versions=pair: on every row read, in a transaction
+// that locks them); unique-row with unlock-before-commit in a transaction
+// on a second connection that commits after the release; otherwise
+// autocommit.
+func (c *Client) Write(key string, value int64, token uint64) error {
+	var ok bool
+	var err error
+	switch {
+	case c.opts.Mode == simdb.ModeOptimistic && c.opts.Versions == simdb.VersionsPair:
+		ok, err = c.writeIfPairUnchanged(key, value)
+	case c.opts.Mode == simdb.ModeOptimistic:
+		err = c.call("write "+key, 0, func(ctx context.Context, conn *pgx.Conn) error {
+			tag, err := conn.Exec(ctx, upsert+" WHERE data.version = $3", key, value, c.versions[key])
+			ok = tag.RowsAffected() == 1
+			return err
+		})
+	case c.opts.UnlockBeforeCommit:
+		ok, err = c.writeUncommitted(key, value)
+	default:
+		err = c.call("write "+key, 0, func(ctx context.Context, conn *pgx.Conn) error {
+			_, err := conn.Exec(ctx, upsert, key, value)
+			ok = true
+			return err
+		})
+	}
+	switch {
+	case errors.Is(err, errClosed):
+		return fmt.Errorf("database: write %s: %w: %w", key, err, backends.ErrRejected)
+	case err != nil:
+		return fmt.Errorf("database: write %s: %w", key, err)
+	case !ok:
+		return fmt.Errorf("database: write %s: version: %w", key, backends.ErrRejected)
+	}
+	return nil
+}
+
+// writeIfPairUnchanged writes key if no row read since the acquire changed:
+// it locks the rows read (in key order), compares their versions and writes,
+// in one transaction.
+func (c *Client) writeIfPairUnchanged(key string, value int64) (bool, error) {
+	keys := slices.Sorted(maps.Keys(c.versions))
+	ok := false
+	err := c.call("write "+key, 0, func(ctx context.Context, conn *pgx.Conn) error {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback(ctx) //nolint:errcheck // after a commit it does nothing
+		rows, err := tx.Query(ctx, "SELECT key, version FROM data WHERE key = ANY($1) ORDER BY key FOR UPDATE", keys)
+		if err != nil {
+			return err
+		}
+		now := map[string]int64{}
+		for rows.Next() {
+			var k string
+			var v int64
+			if err := rows.Scan(&k, &v); err != nil {
+				rows.Close()
+				return err
+			}
+			now[k] = v
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if now[k] != c.versions[k] {
+				return nil
+			}
+		}
+		if _, err := tx.Exec(ctx, upsert, key, value); err != nil {
+			return err
+		}
+		ok = true
+		return tx.Commit(ctx)
+	})
+	return ok, err
+}
+
+// writeUncommitted writes key in a transaction on the data connection that
+// the release commits commit-delay after deleting the lock row.
+func (c *Client) writeUncommitted(key string, value int64) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout)
+	defer cancel()
+	if c.data == nil {
+		conn, err := c.srv.Connect(ctx, c.addr, c.env.Name()+"/data", Params(c.opts))
+		if err != nil {
+			return false, fmt.Errorf("%w: %w", errClosed, err)
+		}
+		c.data = conn
+	}
+	if !c.pending {
+		if _, err := c.data.Exec(ctx, "BEGIN"); err != nil {
+			return false, c.dataErr(err)
+		}
+		c.pending = true
+	}
+	if _, err := c.data.Exec(ctx, upsert, key, value); err != nil {
+		return false, c.dataErr(err)
+	}
+	return true, nil
+}
+
+func (c *Client) dataErr(err error) error {
+	if c.data.IsClosed() {
+		c.data, c.pending = nil, false
+	}
+	return classify(err)
+}

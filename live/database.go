@@ -1,0 +1,267 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/backends"
+	simdb "github.com/locklab/locklab/backends/database"
+	livedb "github.com/locklab/locklab/backends/live/database"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/live/tcpproxy"
+	"github.com/locklab/locklab/nemesis"
+)
+
+// dbNode is the database's node name (the simulator's).
+const dbNode = "db"
+
+func init() {
+	register("database", Deployer{
+		Note:     "PostgreSQL (Debian package postgresql) with pgx",
+		Options:  simdb.Table,
+		Describe: describeDatabase,
+		Deploy:   deployDatabase,
+	})
+}
+
+func describeDatabase(t harness.Test) (Description, error) {
+	o, err := simdb.Table.Parse(t.SystemOptions)
+	if err != nil {
+		return Description{}, err
+	}
+	if err := o.Validate(); err != nil {
+		return Description{}, err
+	}
+	return Description{
+		Servers: []string{dbNode},
+		Resolve: func(string) ([]string, bool) { return nil, false },
+		Refuse:  refuseDatabase,
+	}, nil
+}
+
+// refuseDatabase says which faults PostgreSQL cannot undergo live.
+func refuseDatabase(f nemesis.Fault) string {
+	names := append(append(slices.Clone(f.Targets), f.From...), f.To...)
+	names = append(names, flatten(f.Groups)...)
+	onDB := slices.Contains(names, dbNode) || slices.Contains(names, "servers")
+	switch {
+	case f.Kind == nemesis.ClockJump && onDB:
+		return "clock-jump of db: PostgreSQL runs without libfaketime here, and no database lock reads the server's " +
+			"clock (unique-row expiries come from the clients' wall clocks): jump a client's clock instead"
+	case f.Kind == nemesis.Delay && onDB:
+		return "delay on a link of db: PostgreSQL's traffic goes through a TCP proxy per client, which can cut a " +
+			"link but not delay its messages (a delay between a client and the storage works)"
+	}
+	return ""
+}
+
+// dbDeployment is PostgreSQL and what locklab put around it for one run.
+type dbDeployment struct {
+	srv     *livedb.Server
+	opts    simdb.Options
+	proxies map[string]*tcpproxy.Proxy // per client: its link to db
+
+	mu      sync.Mutex
+	cuts    map[string]int // per client: active cuts of its link
+	clients []*livedb.Client
+	record  func(kind string, targets []string, detail string)
+	holders map[string]string // advisory: connection -> lock held on it
+}
+
+func deployDatabase(d Deployment) (*system, error) {
+	o, err := simdb.Table.Parse(d.Test.SystemOptions)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	srv, err := livedb.Start(d.Ctx, filepath.Join(d.Dir, dbNode), d.Setup)
+	if err != nil {
+		return nil, err
+	}
+	dd := &dbDeployment{srv: srv, opts: o, proxies: map[string]*tcpproxy.Proxy{}, cuts: map[string]int{}}
+	var once sync.Once
+	closeAll := func() { once.Do(dd.close) }
+	for _, c := range d.Test.ClientNames() {
+		p, err := tcpproxy.New(c+"->"+dbNode, srv.Addr())
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("database: proxy of %s: %w", c, err)
+		}
+		dd.proxies[c] = p
+	}
+	srv.OnEvent(dd.serverEvent)
+	desc, _ := describeDatabase(d.Test)
+	sys := &system{
+		Description: desc,
+		newLock:     dd.newLock,
+		tokens:      o.Mode != simdb.ModeOptimistic,
+		pause:       dd.onDB(srv.Pause),
+		resume:      dd.onDB(srv.Resume),
+		crash:       dd.onDB(srv.Crash),
+		restart:     dd.onDB(func() error { return srv.Restart(d.Ctx, d.Setup) }),
+		cut:         dd.cut,
+		heal:        dd.heal,
+		preset:      dd.preset,
+		events: func(record func(kind string, targets []string, detail string)) {
+			dd.mu.Lock()
+			dd.record = record
+			dd.mu.Unlock()
+		},
+		figures: func(time.Duration) map[string]any {
+			return map[string]any{"postgresql": map[string]any{"mode": string(o.Mode), "data": string(o.Data()),
+				"session": livedb.Params(o)}}
+		},
+		versions: map[string]string{"postgresql": srv.Version(), "pgx": livedb.PgxVersion},
+		close:    closeAll,
+	}
+	if o.Data() == simdb.ResourceDB {
+		sys.storage = func(l backends.Lock) backends.Storage { return l.(*livedb.Client) }
+	}
+	return sys, nil
+}
+
+func (dd *dbDeployment) onDB(fn func() error) func(string) error {
+	return func(name string) error {
+		if name != dbNode {
+			return fmt.Errorf("database: %s is not a server (db is)", name)
+		}
+		return fn()
+	}
+}
+
+func (dd *dbDeployment) newLock(e *env, fork func() backends.Env) backends.Lock {
+	c := livedb.NewClient(e, fork, dd.srv, dd.proxies[e.name].Addr(), dd.opts)
+	c.OnTakeover = func(detail string) { dd.event("row-taken-over", detail) }
+	c.OnHold = func(conn, key string, held bool) {
+		dd.mu.Lock()
+		defer dd.mu.Unlock()
+		if dd.holders == nil {
+			dd.holders = map[string]string{}
+		}
+		if held {
+			dd.holders[conn] = key
+		} else {
+			delete(dd.holders, conn)
+		}
+	}
+	dd.mu.Lock()
+	dd.clients = append(dd.clients, c)
+	dd.mu.Unlock()
+	return c
+}
+
+func (dd *dbDeployment) event(kind, detail string) {
+	dd.mu.Lock()
+	record := dd.record
+	dd.mu.Unlock()
+	if record != nil {
+		record(kind, []string{dbNode}, detail)
+	}
+}
+
+// serverEvent records a connection the server ended as the simulated
+// server does: a transaction aborted, or a session that held advisory
+// locks ended.
+func (dd *dbDeployment) serverEvent(e livedb.Event) {
+	if e.InTransaction {
+		dd.event("transaction-aborted", fmt.Sprintf("connection %s silent for %v: its transaction aborted "+
+			"(idle_in_transaction_session_timeout; its row locks released, its writes discarded)", e.Conn, dd.opts.ConnTimeout))
+		return
+	}
+	dd.mu.Lock()
+	key, held := dd.holders[e.Conn]
+	delete(dd.holders, e.Conn)
+	dd.mu.Unlock()
+	if held {
+		dd.event("transaction-aborted", fmt.Sprintf("connection %s silent for %v: its session ended "+
+			"(idle_session_timeout), advisory locks [%s] released", e.Conn, dd.opts.ConnTimeout, key))
+	}
+}
+
+// preset writes the workload's initial values into the data rows.
+func (dd *dbDeployment) preset(initial map[string]int64) error {
+	if dd.opts.Data() != simdb.ResourceDB {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := dd.srv.Connect(ctx, dd.srv.Addr(), "locklab-preset", nil)
+	if err != nil {
+		return fmt.Errorf("database: preset the data rows: %w", err)
+	}
+	defer conn.Close(context.Background())
+	for _, k := range slices.Sorted(maps.Keys(initial)) {
+		if _, err := conn.Exec(ctx, "INSERT INTO data (key, value, version) VALUES ($1, $2, 0)", k, initial[k]); err != nil {
+			return fmt.Errorf("database: preset %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// link is the client whose proxy carries from -> to ("" if none: a link
+// PostgreSQL's traffic does not take stays faultnet's).
+func (dd *dbDeployment) link(from, to string) string {
+	switch {
+	case to == dbNode && dd.proxies[from] != nil:
+		return from
+	case from == dbNode && dd.proxies[to] != nil:
+		return to
+	}
+	return ""
+}
+
+// cut hangs the client's proxy (a cut either way hangs both: PostgreSQL's
+// protocol is request and reply, so a cut in one direction stops every
+// exchange as well).
+func (dd *dbDeployment) cut(from, to string) (bool, error) {
+	c := dd.link(from, to)
+	if c == "" {
+		return false, nil
+	}
+	dd.mu.Lock()
+	dd.cuts[c]++
+	first := dd.cuts[c] == 1
+	dd.mu.Unlock()
+	if first {
+		dd.proxies[c].Block(tcpproxy.Hang)
+	}
+	return true, nil
+}
+
+func (dd *dbDeployment) heal(from, to string) error {
+	c := dd.link(from, to)
+	if c == "" {
+		return nil
+	}
+	dd.mu.Lock()
+	dd.cuts[c]--
+	last := dd.cuts[c] == 0
+	dd.mu.Unlock()
+	if last {
+		dd.proxies[c].Heal()
+	}
+	return nil
+}
+
+func (dd *dbDeployment) close() {
+	dd.mu.Lock()
+	clients := slices.Clone(dd.clients)
+	dd.mu.Unlock()
+	for _, p := range dd.proxies {
+		p.Heal()
+	}
+	for _, c := range clients {
+		c.Close()
+	}
+	for _, p := range dd.proxies {
+		p.Close()
+	}
+	dd.srv.Close()
+}
