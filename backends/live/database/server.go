@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
@@ -166,7 +167,19 @@ func (s *Server) prepareDir() error {
 	}
 }
 
+// initdb fills the data directory: with a copy of the cluster a previous
+// run's initdb made (kept in the user's cache directory, as Go keeps its
+// build cache: initdb takes seconds, a copy a few tens of milliseconds),
+// or with initdb itself, whose result is then cached.
 func (s *Server) initdb(ctx context.Context) error {
+	tmpl := s.template()
+	if tmpl != "" {
+		if _, err := os.Stat(filepath.Join(tmpl, "PG_VERSION")); err == nil {
+			if err := copyTree(ctx, tmpl, s.data); err == nil {
+				return nil
+			}
+		}
+	}
 	p, err := s.group.Start(proc.Spec{Name: "initdb", Path: filepath.Join(s.bin, "initdb"), User: s.user,
 		Args: []string{"-D", s.data, "-U", "locklab", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"}})
 	if err != nil {
@@ -180,6 +193,46 @@ func (s *Server) initdb(ctx context.Context) error {
 	}
 	if err := p.ExitErr(); err != nil {
 		return fmt.Errorf("postgresql initdb failed (%v); see %s", err, p.Log)
+	}
+	if tmpl != "" {
+		// Cache it: a copy beside the template, then a rename (atomic: a
+		// concurrent run sees the whole template or none).
+		tmp := fmt.Sprintf("%s.tmp-%d", tmpl, os.Getpid())
+		_ = os.RemoveAll(tmp)
+		if err := os.MkdirAll(filepath.Dir(tmpl), 0o755); err == nil && copyTree(ctx, s.data, tmp) == nil {
+			if os.Rename(tmp, tmpl) != nil {
+				_ = os.RemoveAll(tmp)
+			}
+		} else {
+			_ = os.RemoveAll(tmp)
+		}
+	}
+	return nil
+}
+
+// template is where the initdb'd cluster of this server version and user
+// is cached ("" if there is no cache directory).
+func (s *Server) template() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	who := s.user
+	if who == "" {
+		who = strconv.Itoa(os.Geteuid())
+	}
+	return filepath.Join(dir, "locklab", fmt.Sprintf("postgresql-%d-%s-initdb", versionOf(s.bin), who))
+}
+
+// copyTree copies the directory from into to (created if missing), keeping
+// modes and owners (cp -a).
+func copyTree(ctx context.Context, from, to string) error {
+	if err := os.MkdirAll(to, 0o700); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, "cp", "-a", from+"/.", to+"/").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("cp -a %s %s: %w: %s", from, to, err, out)
 	}
 	return nil
 }

@@ -1,0 +1,211 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	livedb "github.com/locklab/locklab/backends/live/database"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/nemesis"
+)
+
+// needPostgres skips the test when PostgreSQL is not installed (the skip
+// names the Debian package).
+func needPostgres(t *testing.T) {
+	t.Helper()
+	if _, err := livedb.Binaries(); err != nil {
+		t.Skip(err)
+	}
+}
+
+// dbCrossValidated are the database scenarios whose simulated verdicts
+// real PostgreSQL must reproduce (README, "Live PostgreSQL").
+var dbCrossValidated = []struct{ scenario, variant string }{
+	{"kleppmann-gc-pause", "database-unsafe"},
+	{"kleppmann-gc-pause", "database-fixed"},
+	{"db-unlock-before-commit", "unsafe"},
+	{"db-unlock-before-commit", "fixed"},
+	{"db-connection-stall", "unsafe"},
+	{"db-connection-stall", "fixed"},
+	{"db-clock-skew", "unsafe"},
+	{"db-clock-skew", "fixed"},
+	{"oncall-write-skew", "optimistic-row-unsafe"},
+	{"oncall-write-skew", "optimistic-pair-fixed"},
+	{"oncall-write-skew", "for-update-fixed"},
+}
+
+// TestPostgreSQLSimulatedAndLiveAgree runs each database variant in the
+// simulator and live on PostgreSQL at a tenth of its time, and requires the
+// same verdict for every check the variant names, the variant's own
+// assertions (the story's "transaction-aborted", "row-taken-over", the
+// rejected writes) and every fault fired.
+func TestPostgreSQLSimulatedAndLiveAgree(t *testing.T) {
+	needPostgres(t)
+	for _, tc := range dbCrossValidated {
+		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
+			noLeak(t)
+			s, err := harness.FindScenario(tc.scenario)
+			require.NoError(t, err)
+			v, err := s.FindVariant(tc.variant)
+			require.NoError(t, err)
+			require.Equal(t, "database", v.Test.System)
+			simulated, err := harness.Repro(v)
+			require.NoError(t, err)
+			real, err := Repro(context.Background(), v, Config{Scale: scale})
+			require.NoError(t, err)
+			for check, want := range v.Expect {
+				sim, lv := verdict(simulated.Result, check), verdict(real.Result, check)
+				assert.Equal(t, string(want), sim, "%s simulated", check)
+				assert.Equal(t, sim, lv, "%s: simulated %s, live %s (%s)", check, sim, lv, reason(real.Result, check))
+				t.Logf("| %s | %s | %s | %s | %s |", tc.scenario, tc.variant, check, sim, lv)
+			}
+			assert.Empty(t, real.Mismatches, "live: the variant's expectations and assertions")
+			for _, o := range real.Result.FaultOutcomes {
+				assert.True(t, o.Fired, "live faults[%d] (%s) did not fire: %s", o.Fault, o.Kind, o.DidNotFire)
+			}
+			assert.Contains(t, real.Result.SystemFigures["live"].(map[string]any)["versions"], "postgresql")
+		})
+	}
+}
+
+// TestPostgreSQLServerFaults performs each fault on the real server (a
+// SIGSTOP of every postgres process, a SIGKILL and a restart on the same
+// data, a hung proxy between a client and the server) during a for-update
+// run with fenced storage: the fault fires, the data stays safe, and the
+// clients acquire again after it.
+func TestPostgreSQLServerFaults(t *testing.T) {
+	needPostgres(t)
+	at, d := nemesis.Duration(time.Second), nemesis.Duration(time.Second)
+	for _, tc := range []struct {
+		name  string
+		fault nemesis.Fault
+	}{
+		{"pause of db", nemesis.Fault{Kind: nemesis.Pause, Targets: []string{"db"}, At: at, Duration: d}},
+		{"crash of db, restart", nemesis.Fault{Kind: nemesis.Crash, Targets: []string{"db"}, At: at, Duration: d}},
+		{"partition c1 | db", nemesis.Fault{Kind: nemesis.Partition, Groups: [][]string{{"c1"}, {"db"}}, At: at, Duration: d}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			noLeak(t)
+			test := harness.Test{System: "database", Clients: 2, Seed: 1, Time: 4 * time.Second, Storage: "fenced",
+				Schedule:      &nemesis.Schedule{Faults: []nemesis.Fault{tc.fault}},
+				SystemOptions: map[string]string{"mode": "for-update", "conn-timeout": "1s", "request-timeout": "200ms", "lock-wait-timeout": "500ms"}}
+			res, err := Run(context.Background(), test, Config{})
+			require.NoError(t, err)
+			require.Len(t, res.FaultOutcomes, 1)
+			assert.True(t, res.FaultOutcomes[0].Fired, res.FaultOutcomes[0].DidNotFire)
+			assert.Equal(t, "valid", verdict(res, "critical-sections"), reason(res, "critical-sections"))
+			assert.Equal(t, "valid", verdict(res, "fencing-tokens"), reason(res, "fencing-tokens"))
+			end := time.Duration(at + d)
+			after := 0
+			for _, e := range res.Events {
+				if e.F == history.FAcquire && e.Type == history.OK && time.Duration(e.Time) > end+500*time.Millisecond {
+					after++
+				}
+			}
+			assert.Positive(t, after, "acquires succeed again after the fault")
+		})
+	}
+}
+
+// TestPostgreSQLRefusesWhatItCannotDo: a clock jump of the server and a
+// delay on its links are refused before anything starts, with the reason.
+func TestPostgreSQLRefusesWhatItCannotDo(t *testing.T) {
+	for _, tc := range []struct {
+		fault nemesis.Fault
+		want  string
+	}{
+		{nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"db"}, Amount: nemesis.Duration(time.Minute)}, "no database lock reads the server's clock"},
+		{nemesis.Fault{Kind: nemesis.Delay, From: []string{"c1"}, To: []string{"db"}, Amount: nemesis.Duration(time.Second)}, "but not delay"},
+	} {
+		t.Run(string(tc.fault.Kind), func(t *testing.T) {
+			_, err := Prepare(harness.Test{System: "database", Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{tc.fault}}}, Config{})
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	// A client's clock jump is faultnet's (unique-row reads the client's clock).
+	_, err := Prepare(harness.Test{System: "database", Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{
+		{Kind: nemesis.ClockJump, Targets: []string{"c2"}, Amount: nemesis.Duration(time.Minute)}}}}, Config{})
+	require.NoError(t, err)
+}
+
+// TestPostgreSQLLeavesNothingBehind interrupts a run (Ctrl-C) while the
+// clients work: every postgres process of the run is gone, its port no
+// longer listens, and no shared memory segment of it is left.
+func TestPostgreSQLLeavesNothingBehind(t *testing.T) {
+	needPostgres(t)
+	noLeak(t)
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o711)) // the postgres user passes
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Cancel once the server writes its options file (it runs).
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(dir, "db", "data", "postmaster.opts")); err == nil {
+				time.Sleep(time.Second)
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	_, err := Run(ctx, harness.Test{System: "database", Clients: 3, Seed: 1, Time: time.Minute,
+		SystemOptions: map[string]string{"mode": "advisory"}}, Config{Dir: dir})
+	require.ErrorIs(t, err, ErrInterrupted)
+	opts, err := os.ReadFile(filepath.Join(dir, "db", "data", "postmaster.opts"))
+	require.NoError(t, err)
+	assert.Empty(t, processesUsing(t, filepath.Join(dir, "db", "data")), "postgres processes left behind")
+	port := optionAfter(string(opts), "-p")
+	require.NotEmpty(t, port, "postmaster.opts: %s", opts)
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
+	if err == nil {
+		c.Close()
+	}
+	assert.Error(t, err, "port %s still listens", port)
+	_, err = os.Stat(filepath.Join(dir, "db", "data", "postmaster.pid"))
+	assert.True(t, os.IsNotExist(err), "postmaster.pid is removed (clean shutdown, no shared memory left)")
+}
+
+// processesUsing lists the processes whose command line names path or that
+// run in it (postgres's backends chdir to the data directory).
+func processesUsing(t *testing.T, path string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		cwd, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if !strings.Contains(string(b), path) && cwd != path {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
+			continue // a zombie is gone (only its parent's wait is missing)
+		}
+		out = append(out, fmt.Sprintf("%s: %s", e.Name(), strings.ReplaceAll(string(b), "\x00", " ")))
+	}
+	return out
+}
+
+func optionAfter(cmdline, flag string) string {
+	f := strings.Fields(strings.ReplaceAll(cmdline, `"`, ""))
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == flag {
+			return f[i+1]
+		}
+	}
+	return ""
+}
