@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,7 +43,9 @@ type Client struct {
 	// given back on a connection (named by its application_name).
 	OnHold func(conn, key string, held bool)
 
-	mu       sync.Mutex
+	// use is the connections' one user at a time (the client or its
+	// keep-alive ping); a mutex that can be waited for with a timeout.
+	use      chan struct{}
 	conn     *pgx.Conn
 	connN    int
 	data     *pgx.Conn // unlock-before-commit: the data transaction's connection
@@ -65,7 +66,7 @@ var (
 // (the server's address or a proxy's); fork gives the environment of its
 // keep-alive goroutine (paused with the client).
 func NewClient(env backends.Env, fork func() backends.Env, srv *Server, addr string, o simdb.Options) *Client {
-	return &Client{env: env, fork: fork, srv: srv, addr: addr, opts: o, versions: map[string]int64{}}
+	return &Client{env: env, fork: fork, srv: srv, addr: addr, opts: o, versions: map[string]int64{}, use: make(chan struct{}, 1)}
 }
 
 // Params are the session settings that make the server end a connection
@@ -86,10 +87,29 @@ func Params(o simdb.Options) map[string]string {
 	}
 }
 
-// Close closes the client's connections.
+// errBusy means a request was not sent: a keep-alive ping held the
+// connection, waiting for the server's answer, for the whole request timeout.
+var errBusy = errors.New("not sent: the connection waits for the server's answer to a keep-alive ping")
+
+// take waits up to timeout to use the connections.
+func (c *Client) take(timeout time.Duration) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case c.use <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func (c *Client) give() { <-c.use }
+
+// Close closes the client's connections (after a ping in flight, which
+// its timeout bounds).
 func (c *Client) Close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.use <- struct{}{}
+	defer c.give()
 	c.closed = true
 	for _, conn := range []*pgx.Conn{c.conn, c.data} {
 		if conn != nil {
@@ -127,21 +147,27 @@ func (c *Client) open(ctx context.Context) (*pgx.Conn, error) {
 }
 
 // ping keeps the current connection alive, as the simulated client's
-// background process does.
+// background process does. A ping waits for its answer up to conn-timeout
+// (by then the server has ended a connection it did not hear from), not
+// the request timeout: pgx closes a connection whose request timed out,
+// and a ping lost in a short partition must not end a connection the
+// server keeps. Meanwhile the client's own requests are not sent (errBusy).
 func (c *Client) ping(env backends.Env) {
 	for {
 		env.Sleep(c.opts.ConnTimeout / 3)
-		c.mu.Lock()
+		if !c.take(c.opts.ConnTimeout) {
+			continue
+		}
 		if c.closed {
-			c.mu.Unlock()
+			c.give()
 			return
 		}
 		if c.conn != nil && !c.conn.IsClosed() {
-			ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), c.opts.ConnTimeout)
 			_ = c.conn.Ping(ctx)
 			cancel()
 		}
-		c.mu.Unlock()
+		c.give()
 	}
 }
 
@@ -152,8 +178,10 @@ func (c *Client) ping(env backends.Env) {
 // failed statement) is returned as is. A connection that ended is dropped:
 // the next call opens a new one.
 func (c *Client) call(what string, extra time.Duration, fn func(ctx context.Context, conn *pgx.Conn) error) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if !c.take(c.opts.RequestTimeout + extra) {
+		return fmt.Errorf("database: %s: %w: %w", what, errClosed, errBusy)
+	}
+	defer c.give()
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout+extra)
 	defer cancel()
 	conn, err := c.open(ctx)
@@ -327,18 +355,13 @@ func (c *Client) selectForUpdate(key string, until time.Duration) (backends.Leas
 // (after an unknown one the connection is gone already: the server aborts
 // the transaction when it sees the connection close).
 func (c *Client) rollback() {
-	c.mu.Lock()
-	open := c.inTxn && c.conn != nil
-	c.mu.Unlock()
-	if open {
+	if c.inTxn && c.conn != nil {
 		_ = c.call("rollback", 0, func(ctx context.Context, conn *pgx.Conn) error {
 			_, err := conn.Exec(ctx, "ROLLBACK")
 			return err
 		})
 	}
-	c.mu.Lock()
 	c.inTxn = false
-	c.mu.Unlock()
 }
 
 // Release gives the lock back.
@@ -368,10 +391,7 @@ func (c *Client) Release(l backends.Lease) error {
 		}
 		return released(l, ok, "not owner", err)
 	}
-	c.mu.Lock()
-	open := c.inTxn && c.conn != nil
-	c.mu.Unlock()
-	if !open {
+	if !c.inTxn || c.conn == nil {
 		return fmt.Errorf("database: release %s: no transaction open: %w", l.Key, backends.ErrNotHeld)
 	}
 	var committed bool
@@ -396,8 +416,10 @@ func released(l backends.Lease, ok bool, why string, err error) error {
 
 // commitData commits unlock-before-commit's data transaction.
 func (c *Client) commitData() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if !c.take(c.opts.RequestTimeout) {
+		return
+	}
+	defer c.give()
 	c.pending = false
 	if c.data == nil {
 		return
@@ -522,8 +544,10 @@ func (c *Client) writeIfPairUnchanged(key string, value int64) (bool, error) {
 // writeUncommitted writes key in a transaction on the data connection that
 // the release commits commit-delay after deleting the lock row.
 func (c *Client) writeUncommitted(key string, value int64) (bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if !c.take(c.opts.RequestTimeout) {
+		return false, fmt.Errorf("%w: %w", errClosed, errBusy)
+	}
+	defer c.give()
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout)
 	defer cancel()
 	if c.data == nil {
