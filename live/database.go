@@ -65,6 +65,7 @@ type dbDeployment struct {
 	srv     *livedb.Server
 	opts    simdb.Options
 	proxies map[string]*tcpproxy.Proxy // per client: its link to db
+	stopped context.Context            // ends when the run stops
 
 	mu      sync.Mutex
 	cuts    map[string]int // per client: active cuts of its link
@@ -81,11 +82,18 @@ func deployDatabase(d Deployment) (*system, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	srv, err := livedb.Start(d.Ctx, filepath.Join(d.Dir, dbNode), d.Setup)
+	srv, err := livedb.Start(d.Ctx, filepath.Join(d.Dir, dbNode), d.Setup, len(d.Test.ClientNames()))
 	if err != nil {
 		return nil, err
 	}
-	dd := &dbDeployment{srv: srv, opts: o, proxies: map[string]*tcpproxy.Proxy{}, cuts: map[string]int{}}
+	// When the run stops, the requests in flight end (a client waiting for a
+	// row lock whose holder stopped would otherwise wait its lock timeout).
+	stopped, stop := context.WithCancel(context.Background())
+	go func() {
+		<-d.Net.Done()
+		stop()
+	}()
+	dd := &dbDeployment{srv: srv, opts: o, proxies: map[string]*tcpproxy.Proxy{}, cuts: map[string]int{}, stopped: stopped}
 	var once sync.Once
 	closeAll := func() { once.Do(dd.close) }
 	for _, c := range d.Test.ClientNames() {
@@ -137,7 +145,7 @@ func (dd *dbDeployment) onDB(fn func() error) func(string) error {
 }
 
 func (dd *dbDeployment) newLock(e *env, fork func() backends.Env) backends.Lock {
-	c := livedb.NewClient(e, fork, dd.srv, dd.proxies[e.name].Addr(), dd.opts)
+	c := livedb.NewClient(dd.stopped, e, fork, dd.srv, dd.proxies[e.name].Addr(), dd.opts)
 	c.OnTakeover = func(detail string) { dd.event("row-taken-over", detail) }
 	c.OnHold = func(conn, key string, held bool) {
 		dd.mu.Lock()

@@ -22,5 +22,7 @@
 // with the same proportions.
 //
 // Systems with a live form: raftkv (hashicorp/raft, in-process; see
-// backends/live/raftkv). Nothing simulated imports this package.
+// backends/live/raftkv), database (a real PostgreSQL server with pgx
+// clients; see backends/live/database). Nothing simulated imports this
+// package.
 package live

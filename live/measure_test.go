@@ -190,3 +190,52 @@ func match(o harness.Outcome) string {
 	}
 	return fmt.Sprintf("MISMATCH %v", o.Mismatches)
 }
+
+// TestMeasurePostgreSQLWallTime runs each PostgreSQL cross-validated
+// variant live at full time and simulated, and reports both wall times.
+func TestMeasurePostgreSQLWallTime(t *testing.T) {
+	measuring(t)
+	needPostgres(t)
+	noLeak(t)
+	for _, tc := range dbCrossValidated {
+		s, _ := harness.FindScenario(tc.scenario)
+		v, _ := s.FindVariant(tc.variant)
+		start := time.Now()
+		so, err := harness.Repro(v)
+		require.NoError(t, err)
+		simWall := time.Since(start)
+		start = time.Now()
+		lo, err := Repro(context.Background(), v, Config{})
+		require.NoError(t, err)
+		liveWall := time.Since(start)
+		t.Logf("| %s | %s | %v | %v | %.0fx | sim %s, live %s |", tc.scenario, tc.variant, liveWall.Round(time.Millisecond),
+			simWall.Round(time.Millisecond), liveWall.Seconds()/simWall.Seconds(), match(so), match(lo))
+	}
+}
+
+// TestMeasurePostgreSQLAcquireLatency runs fenced-counter without faults
+// for 20 s with 1 and with 5 clients in each lock mode, live on PostgreSQL
+// and simulated, and reports the acquire latency.
+func TestMeasurePostgreSQLAcquireLatency(t *testing.T) {
+	measuring(t)
+	needPostgres(t)
+	noLeak(t)
+	for _, mode := range []string{"for-update", "advisory", "unique-row"} {
+		for _, clients := range []int{1, 5} {
+			test := harness.Test{System: "database", Clients: clients, Seed: 1, Time: 20 * time.Second,
+				SystemOptions: map[string]string{"mode": mode}}
+			lr, err := Run(context.Background(), test, Config{})
+			require.NoError(t, err)
+			sr, err := harness.Run(test)
+			require.NoError(t, err)
+			for _, x := range []struct {
+				name string
+				r    harness.Result
+			}{{"live PostgreSQL", lr}, {"simulated database", sr}} {
+				ds := acquireLatencies(x.r.Events)
+				t.Logf("%s %s, %d client(s): %d acquires, p50 %v, p99 %v", x.name, mode, clients, len(ds),
+					quantile(ds, 0.5), quantile(ds, 0.99))
+			}
+		}
+	}
+}

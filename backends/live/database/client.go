@@ -31,6 +31,7 @@ var errClosed = errors.New("connection closed by the server")
 // pauses. It implements backends.Lock in the configured mode and, with
 // resource=db (or optimistic), backends.Storage over the data rows.
 type Client struct {
+	ctx  context.Context // ends every request when the run stops
 	env  backends.Env
 	fork func() backends.Env
 	srv  *Server
@@ -64,9 +65,10 @@ var (
 
 // NewClient returns the client of the node env names, connecting to addr
 // (the server's address or a proxy's); fork gives the environment of its
-// keep-alive goroutine (paused with the client).
-func NewClient(env backends.Env, fork func() backends.Env, srv *Server, addr string, o simdb.Options) *Client {
-	return &Client{env: env, fork: fork, srv: srv, addr: addr, opts: o, versions: map[string]int64{}, use: make(chan struct{}, 1)}
+// keep-alive goroutine (paused with the client). When ctx ends, every
+// request in flight ends (the run stopped).
+func NewClient(ctx context.Context, env backends.Env, fork func() backends.Env, srv *Server, addr string, o simdb.Options) *Client {
+	return &Client{ctx: ctx, env: env, fork: fork, srv: srv, addr: addr, opts: o, versions: map[string]int64{}, use: make(chan struct{}, 1)}
 }
 
 // Params are the session settings that make the server end a connection
@@ -163,7 +165,7 @@ func (c *Client) ping(env backends.Env) {
 			return
 		}
 		if c.conn != nil && !c.conn.IsClosed() {
-			ctx, cancel := context.WithTimeout(context.Background(), c.opts.ConnTimeout)
+			ctx, cancel := context.WithTimeout(c.ctx, c.opts.ConnTimeout)
 			_ = c.conn.Ping(ctx)
 			cancel()
 		}
@@ -182,7 +184,7 @@ func (c *Client) call(what string, extra time.Duration, fn func(ctx context.Cont
 		return fmt.Errorf("database: %s: %w: %w", what, errClosed, errBusy)
 	}
 	defer c.give()
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout+extra)
+	ctx, cancel := context.WithTimeout(c.ctx, c.opts.RequestTimeout+extra)
 	defer cancel()
 	conn, err := c.open(ctx)
 	if err != nil {
@@ -424,7 +426,7 @@ func (c *Client) commitData() {
 	if c.data == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(c.ctx, c.opts.RequestTimeout)
 	defer cancel()
 	if _, err := c.data.Exec(ctx, "COMMIT"); err != nil && c.data.IsClosed() {
 		c.data = nil
@@ -548,7 +550,7 @@ func (c *Client) writeUncommitted(key string, value int64) (bool, error) {
 		return false, fmt.Errorf("%w: %w", errClosed, errBusy)
 	}
 	defer c.give()
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(c.ctx, c.opts.RequestTimeout)
 	defer cancel()
 	if c.data == nil {
 		conn, err := c.srv.Connect(ctx, c.addr, c.env.Name()+"/data", Params(c.opts))

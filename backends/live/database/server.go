@@ -55,8 +55,10 @@ type Server struct {
 	bin       string
 	user      string
 	port      int
-	group     *proc.Group
-	version   string
+	// connections is max_connections.
+	connections int
+	group       *proc.Group
+	version     string
 
 	mu      sync.Mutex
 	proc    *proc.Process
@@ -93,9 +95,10 @@ func versionOf(binDir string) int {
 }
 
 // Start initializes a database cluster in dir/data and starts postgres on a
-// free port, waiting up to setup for it to answer SELECT 1. Its logs go to
-// dir. Close stops it.
-func Start(ctx context.Context, dir string, setup time.Duration) (*Server, error) {
+// free port for up to clients clients (each uses at most two connections),
+// waiting up to setup for it to answer SELECT 1. Its logs go to dir. Close
+// stops it.
+func Start(ctx context.Context, dir string, setup time.Duration, clients int) (*Server, error) {
 	bin, err := Binaries()
 	if err != nil {
 		return nil, err
@@ -103,7 +106,7 @@ func Start(ctx context.Context, dir string, setup time.Duration) (*Server, error
 	if dir, err = filepath.Abs(dir); err != nil { // postgres runs in dir: a relative -D would not do
 		return nil, fmt.Errorf("postgresql directory: %w", err)
 	}
-	s := &Server{dir: dir, data: filepath.Join(dir, "data"), bin: bin}
+	s := &Server{dir: dir, data: filepath.Join(dir, "data"), bin: bin, connections: 2*clients + 10}
 	if os.Geteuid() == 0 {
 		s.user = "postgres" // postgres refuses to run as root
 	}
@@ -244,7 +247,7 @@ func (s *Server) args() []string {
 	return []string{"-D", s.data, "-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
 		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=on",
-		"-c", "shared_buffers=16MB", "-c", "max_connections=60", "-c", "autovacuum=off",
+		"-c", "shared_buffers=16MB", "-c", "max_connections=" + strconv.Itoa(s.connections), "-c", "autovacuum=off",
 		"-c", "dynamic_shared_memory_type=mmap", "-c", "log_line_prefix=%m [%p] %a|",
 		"-c", "log_min_messages=warning"}
 }
