@@ -30,18 +30,21 @@ func needPostgres(t *testing.T) {
 
 // dbCrossValidated are the database scenarios whose simulated verdicts
 // real PostgreSQL must reproduce (README, "Live PostgreSQL").
-var dbCrossValidated = []struct{ scenario, variant string }{
-	{"kleppmann-gc-pause", "database-unsafe"},
-	{"kleppmann-gc-pause", "database-fixed"},
-	{"db-unlock-before-commit", "unsafe"},
-	{"db-unlock-before-commit", "fixed"},
-	{"db-connection-stall", "unsafe"},
-	{"db-connection-stall", "fixed"},
-	{"db-clock-skew", "unsafe"},
-	{"db-clock-skew", "fixed"},
-	{"oncall-write-skew", "optimistic-row-unsafe"},
-	{"oncall-write-skew", "optimistic-pair-fixed"},
-	{"oncall-write-skew", "for-update-fixed"},
+var dbCrossValidated = []struct {
+	scenario, variant string
+	options           map[string]string
+}{
+	{"kleppmann-gc-pause", "database-unsafe", nil},
+	{"kleppmann-gc-pause", "database-fixed", nil},
+	{"db-unlock-before-commit", "unsafe", nil},
+	{"db-unlock-before-commit", "fixed", nil},
+	{"db-connection-stall", "unsafe", nil},
+	{"db-connection-stall", "fixed", nil},
+	{"db-clock-skew", "unsafe", nil},
+	{"db-clock-skew", "fixed", nil},
+	{"oncall-write-skew", "optimistic-row-unsafe", nil},
+	{"oncall-write-skew", "optimistic-pair-fixed", nil},
+	{"oncall-write-skew", "for-update-fixed", nil},
 }
 
 // TestPostgreSQLSimulatedAndLiveAgree runs each database variant in the
@@ -61,7 +64,7 @@ func TestPostgreSQLSimulatedAndLiveAgree(t *testing.T) {
 			require.Equal(t, "database", v.Test.System)
 			simulated, err := harness.Repro(v)
 			require.NoError(t, err)
-			real, err := Repro(context.Background(), v, Config{Scale: scale})
+			real, err := Repro(context.Background(), v, Config{Scale: scale, Options: tc.options})
 			require.NoError(t, err)
 			for check, want := range v.Expect {
 				sim, lv := verdict(simulated.Result, check), verdict(real.Result, check)

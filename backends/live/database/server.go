@@ -69,10 +69,13 @@ type Server struct {
 	tailed  sync.WaitGroup
 }
 
+// installRoot is where Debian installs PostgreSQL's versions.
+var installRoot = "/usr/lib/postgresql"
+
 // Binaries finds postgres and initdb (the newest of /usr/lib/postgresql/*/bin,
 // or on PATH); a missing server is a *proc.MissingError naming the package.
 func Binaries() (bin string, err error) {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	dirs, _ := filepath.Glob(filepath.Join(installRoot, "*", "bin"))
 	slices.SortFunc(dirs, func(a, b string) int { return versionOf(b) - versionOf(a) })
 	var paths []string
 	for _, d := range dirs {

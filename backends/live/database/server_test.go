@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/live/proc"
 )
 
 // start starts a server for the test (skipped when PostgreSQL is not
@@ -113,4 +115,18 @@ func TestTheServerReportsTheConnectionsItEnds(t *testing.T) {
 	assert.Equal(t, want, got)
 	_, err = inTxn.Exec(ctx, "SELECT 1")
 	assert.ErrorContains(t, classify(err), "connection closed by the server", "the next request learns it: certainly not run")
+}
+
+// TestAMissingServerNamesTheDebianPackage: without PostgreSQL, the error
+// says which package to install.
+func TestAMissingServerNamesTheDebianPackage(t *testing.T) {
+	root := installRoot
+	t.Cleanup(func() { installRoot = root })
+	installRoot = t.TempDir()
+	t.Setenv("PATH", t.TempDir())
+	_, err := Binaries()
+	var missing *proc.MissingError
+	require.ErrorAs(t, err, &missing)
+	assert.Equal(t, "postgresql", missing.Package)
+	assert.ErrorContains(t, err, "apt-get install -y --no-install-recommends postgresql")
 }
