@@ -274,6 +274,9 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 		return harness.Result{}, err
 	}
 	r.start = net.Now()
+	if sys.events != nil {
+		sys.events(r.systemEvent)
+	}
 	fs := r.installFaults(p.Schedule)
 	var wg sync.WaitGroup
 	for _, name := range r.clients {

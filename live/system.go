@@ -86,6 +86,10 @@ type system struct {
 	cut func(from, to string) (bool, error)
 	// heal undoes cut.
 	heal func(from, to string) error
+	// events, when set, is given the run's recorder of system events (what
+	// the real servers did by themselves, observed: a lease expiry) once the
+	// run's clock starts.
+	events func(record func(f string, targets []string, detail string))
 }
 
 // deployers are the systems with a live form.
