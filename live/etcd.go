@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/backends/etcd"
 	liveetcd "github.com/locklab/locklab/backends/live/etcd"
 	"github.com/locklab/locklab/backends/live/netgate"
 	"github.com/locklab/locklab/harness"
@@ -140,7 +141,7 @@ func deployEtcd(d Deployment) (*system, error) {
 	var mu sync.Mutex
 	var clients []*liveetcd.Client
 	expired := 0
-	return &system{
+	sys := &system{
 		Description: desc,
 		newLock: func(e *env, fork func() backends.Env) backends.Lock {
 			cl, err := c.NewClient(e, fork, netgate.New(d.Net, e.name, c.ServerAt))
@@ -200,5 +201,21 @@ func deployEtcd(d Deployment) (*system, error) {
 			}
 			c.Close()
 		}),
-	}, nil
+	}
+	if o.Resource == etcd.ResourceEtcd {
+		sys.newStorage = func(lock backends.Lock) backends.Storage {
+			if cl, ok := lock.(*liveetcd.Client); ok {
+				return cl.Guarded()
+			}
+			return failedStorage{fmt.Errorf("etcd: no client for the guarded resource")}
+		}
+	}
+	return sys, nil
 }
+
+// failedStorage is the storage of a client whose library could not be set
+// up: every call fails with that error.
+type failedStorage struct{ err error }
+
+func (f failedStorage) Read(string, uint64) (int64, error) { return 0, f.err }
+func (f failedStorage) Write(string, int64, uint64) error  { return f.err }

@@ -289,8 +289,13 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 			forks++
 			return &env{r: r, name: name, rnd: stream(t.Seed, fmt.Sprintf("client/%s/watchdog%d", name, forks))}
 		}
-		c := workloads.Client{Env: e, Lock: gatedLock{sys.newLock(e, fork), e},
-			Store: gatedStorage{&store.Client{Net: net, Node: name, Server: st}, e},
+		lock := sys.newLock(e, fork)
+		var data backends.Storage = &store.Client{Net: net, Node: name, Server: st}
+		if sys.newStorage != nil {
+			data = sys.newStorage(lock)
+		}
+		c := workloads.Client{Env: e, Lock: gatedLock{lock, e},
+			Store: gatedStorage{data, e},
 			Rec:   r.log.NewRecorder(name, clock{r})}
 		wg.Add(1)
 		go func() {

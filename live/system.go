@@ -90,6 +90,9 @@ type system struct {
 	// the real servers did by themselves, observed: a lease expiry) once the
 	// run's clock starts.
 	events func(record func(f string, targets []string, detail string))
+	// newStorage, when set, is the protected data of a client kept in the
+	// system itself (etcd's guarded write), instead of the storage node.
+	newStorage func(lock backends.Lock) backends.Storage
 }
 
 // deployers are the systems with a live form.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -271,6 +272,71 @@ func (l *Client) Release(lease backends.Lease) error {
 		return fmt.Errorf("etcd: release %s: %w: %w", lease.Key, err, backends.ErrUnknown)
 	case !r.Succeeded || r.Responses[0].GetResponseDeleteRange().Deleted == 0:
 		return fmt.Errorf("etcd: release %s: key %s (create revision %d) no longer there: %w", lease.Key, h.key, h.rev, backends.ErrNotHeld)
+	}
+	return nil
+}
+
+// ResourcePrefix is the prefix of the keys that hold a resource kept in
+// etcd (resource=etcd), as in the simulated etcd.
+const ResourcePrefix = etcd.ResourcePrefix
+
+// GuardedStore is the protected data kept in etcd itself (resource=etcd):
+// each cell is the key resource/<name>, read with Get and written only by
+// Txn(If IsOwner Then Put) — the create revision of the lock key held with
+// the write's token. A write by a client whose lock key is gone (its lease
+// expired) fails: safe by construction.
+type GuardedStore struct{ l *Client }
+
+var _ backends.Storage = GuardedStore{}
+
+// Guarded returns the resource client that writes under l's locks.
+func (l *Client) Guarded() GuardedStore { return GuardedStore{l} }
+
+// Read returns the cell's value (0 if never written), with the reads
+// option's consistency.
+func (g GuardedStore) Read(key string, token uint64) (int64, error) {
+	ctx, cancel := g.l.budget()
+	defer cancel()
+	var opts []clientv3.OpOption
+	if g.l.opts.Reads == etcd.ReadsSerializable {
+		opts = append(opts, clientv3.WithSerializable())
+	}
+	r, err := g.l.cli.Get(ctx, ResourcePrefix+key, opts...)
+	if err != nil {
+		return 0, fmt.Errorf("etcd: read %s: %w: %w", key, err, backends.ErrUnknown)
+	}
+	if len(r.Kvs) == 0 {
+		return 0, nil
+	}
+	v, err := strconv.ParseInt(string(r.Kvs[0].Value), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("etcd: read %s: value %q: %w", key, r.Kvs[0].Value, err)
+	}
+	return v, nil
+}
+
+// Write puts value if the lock held with token is still ours.
+func (g GuardedStore) Write(key string, value int64, token uint64) error {
+	g.l.mu.Lock()
+	var h *hold
+	for _, x := range g.l.held {
+		if uint64(x.rev) == token {
+			h = x
+		}
+	}
+	g.l.mu.Unlock()
+	if h == nil {
+		return fmt.Errorf("etcd: write %s: no lock held with token %d: %w", key, token, backends.ErrRejected)
+	}
+	ctx, cancel := g.l.budget()
+	defer cancel()
+	r, err := g.l.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(h.key), "=", h.rev)).
+		Then(clientv3.OpPut(ResourcePrefix+key, strconv.FormatInt(value, 10))).Commit()
+	switch {
+	case err != nil:
+		return fmt.Errorf("etcd: write %s: %w: %w", key, err, backends.ErrUnknown)
+	case !r.Succeeded:
+		return fmt.Errorf("etcd: write %s: lock key %s is no longer create revision %d: %w", key, h.key, h.rev, backends.ErrRejected)
 	}
 	return nil
 }

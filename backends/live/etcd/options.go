@@ -62,8 +62,6 @@ func ParseOptions(given map[string]string) (etcd.Options, error) {
 			"3.4.3's behaviour (etcd issue 11456) cannot run live")
 	case o.UnlockRetry != 0:
 		return o, refuse("unlock-retry", "the background unlock retry is not built live")
-	case o.Resource != etcd.ResourceStorage:
-		return o, refuse("resource", "the guarded write to a resource kept in etcd is not built live yet; use the storage node (fenced or not)")
 	}
 	if o.Tick < time.Millisecond || o.Tick%time.Millisecond != 0 {
 		return o, refuse("tick", "etcd's --heartbeat-interval is a whole number of milliseconds, at least 1")
