@@ -38,7 +38,7 @@ var etcdZKCrossValidated = []struct {
 }{
 	{"kleppmann-gc-pause", "etcd-unsafe", false},
 	{"kleppmann-gc-pause", "etcd-fixed", false},
-	{"kleppmann-gc-pause", "etcd-guarded", false},
+	{"kleppmann-gc-pause", "etcd-guarded", true},
 	{"kleppmann-gc-pause", "zookeeper-unsafe", false},
 	{"kleppmann-gc-pause", "zookeeper-fixed", false},
 	{"zk-session-expiry", "unsafe", false},

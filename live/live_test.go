@@ -14,14 +14,18 @@ import (
 	"github.com/locklab/locklab/nemesis"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, procStarter) }
+
+// procStarter is live/proc's process starter: one goroutine, locked to its
+// thread for the harness's lifetime (the parent-death signal needs it).
+var procStarter = goleak.IgnoreTopFunction("github.com/locklab/locklab/live/proc.startLocked.func1.1")
 
 // noLeak checks, after the test, that no goroutine it started survives (the
 // live cluster's, the clients', the faults' timers).
 func noLeak(t *testing.T) {
 	t.Helper()
 	opts := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, opts) })
+	t.Cleanup(func() { goleak.VerifyNone(t, opts, procStarter) })
 }
 
 // scale runs the scenarios at a tenth of their time: hashicorp/raft's

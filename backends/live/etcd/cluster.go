@@ -286,10 +286,17 @@ func (c *Cluster) Admin() *clientv3.Client { return c.admin }
 // ServerVersion is `etcd --version`'s first line.
 func (c *Cluster) ServerVersion() string { return c.version }
 
-// Close stops every member and the admin client.
+// Close stops every member and the admin client. Members are killed: a
+// member stopped gracefully first tries to hand its leadership over, which
+// takes seconds when every member stops at once, and the data is not kept.
 func (c *Cluster) Close() {
 	if c.admin != nil {
 		c.admin.Close()
+	}
+	for _, m := range c.members {
+		if p := m.process(); p != nil {
+			_ = p.Kill()
+		}
 	}
 	c.group.Close()
 }
