@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -36,6 +37,9 @@ const (
 
 func describeEtcd(t harness.Test) (Description, error) {
 	o, err := liveetcd.ParseOptions(t.SystemOptions)
+	if errors.Is(err, liveetcd.ErrNotHonoured) {
+		return Description{}, fmt.Errorf("%w: %w", ErrNotLive, err)
+	}
 	if err != nil {
 		return Description{}, err
 	}

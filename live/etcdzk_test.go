@@ -141,6 +141,7 @@ func TestEtcdAndZooKeeperRefuseWhatTheyCannotRun(t *testing.T) {
 			}
 			_, err := Prepare(test, Config{})
 			require.ErrorContains(t, err, tc.want)
+			assert.ErrorIs(t, err, ErrNotLive, "repro --live --all skips it, naming the reason")
 		})
 	}
 	for _, ok := range []struct {

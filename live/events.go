@@ -1,6 +1,15 @@
 package live
 
-import "github.com/locklab/locklab/history"
+import (
+	"errors"
+
+	"github.com/locklab/locklab/history"
+)
+
+// ErrNotLive marks a test that cannot run live as given: a fault the live
+// system cannot perform, an option its real server or library cannot
+// honour. `repro --live --all` skips such a variant, naming the reason.
+var ErrNotLive = errors.New("cannot run live")
 
 // systemEvent records something a real server did by itself (a lease
 // expiry, a session expiry), as the simulator records its servers' events:

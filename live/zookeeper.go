@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,6 +39,9 @@ const (
 
 func describeZooKeeper(t harness.Test) (Description, error) {
 	o, err := livezk.ParseOptions(t.SystemOptions)
+	if errors.Is(err, livezk.ErrNotHonoured) {
+		return Description{}, fmt.Errorf("%w: %w", ErrNotLive, err)
+	}
 	if err != nil {
 		return Description{}, err
 	}

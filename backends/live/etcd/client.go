@@ -239,7 +239,10 @@ func ownRevision(m *concurrency.Mutex) int64 {
 // (rev still -1) may have queued a key: unknown.
 func classify(err error, rev int64) error {
 	switch {
-	case errors.Is(err, concurrency.ErrLocked), errors.Is(err, concurrency.ErrSessionExpired):
+	case errors.Is(err, concurrency.ErrSessionExpired):
+		// The simulated client's sentinel too: the same outcome, named alike.
+		return fmt.Errorf("%w (%w): %w", err, etcd.ErrSessionExpired, backends.ErrNotAcquired)
+	case errors.Is(err, concurrency.ErrLocked):
 		return fmt.Errorf("%w: %w", err, backends.ErrNotAcquired)
 	case rev <= 0 && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
 		return fmt.Errorf("%w: %w", err, backends.ErrUnknown)

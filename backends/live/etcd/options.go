@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -32,6 +33,10 @@ func sortedKeys(m map[string]string) []string {
 	return out
 }
 
+// ErrNotHonoured marks an option value the real server or library
+// cannot honour (as opposed to a value that is not valid at all).
+var ErrNotHonoured = errors.New("not honoured live")
+
 // Version is the client library live etcd runs (go.mod pins it).
 const Version = "go.etcd.io/etcd/client/v3 v3.7.3 (concurrency.Session + Mutex)"
 
@@ -41,7 +46,7 @@ const Version = "go.etcd.io/etcd/client/v3 v3.7.3 (concurrency.Session + Mutex)"
 func ParseOptions(given map[string]string) (etcd.Options, error) {
 	for _, name := range sortedKeys(given) {
 		if why, ok := simOnly[name]; ok {
-			return etcd.Options{}, fmt.Errorf("etcd (live) option %s: %s", name, why)
+			return etcd.Options{}, fmt.Errorf("etcd (live) option %s: %s: %w", name, why, ErrNotHonoured)
 		}
 	}
 	o, err := etcd.Table.Parse(given)
@@ -52,7 +57,7 @@ func ParseOptions(given map[string]string) (etcd.Options, error) {
 		return o, err
 	}
 	refuse := func(name, why string) error {
-		return fmt.Errorf("etcd (live) option %s=%s: %s", name, given[name], why)
+		return fmt.Errorf("etcd (live) option %s=%s: %s: %w", name, given[name], why, ErrNotHonoured)
 	}
 	switch {
 	case o.Lock != etcd.LockMutex:

@@ -1,6 +1,7 @@
 package zookeeper
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -8,6 +9,10 @@ import (
 	"github.com/locklab/locklab/backends/zookeeper"
 	"github.com/locklab/locklab/internal/opt"
 )
+
+// ErrNotHonoured marks an option value the real server or library
+// cannot honour (as opposed to a value that is not valid at all).
+var ErrNotHonoured = errors.New("not honoured live")
 
 // Version is the client library live ZooKeeper runs (go.mod pins it).
 const Version = "github.com/go-zookeeper/zk v1.0.4 (locklab's Curator-style recipe on its primitives)"
@@ -36,7 +41,7 @@ func ParseOptions(given map[string]string) (zookeeper.Options, error) {
 	slices.Sort(names)
 	for _, name := range names {
 		if why, ok := simOnly[name]; ok {
-			return zookeeper.Options{}, fmt.Errorf("zookeeper (live) option %s: %s", name, why)
+			return zookeeper.Options{}, fmt.Errorf("zookeeper (live) option %s: %s: %w", name, why, ErrNotHonoured)
 		}
 	}
 	o, err := zookeeper.Table.Parse(given)
