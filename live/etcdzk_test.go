@@ -47,6 +47,8 @@ var etcdZKCrossValidated = []struct {
 	{"etcd-lease-expiry", "fenced", true},
 	{"etcd-lease-expiry", "guarded", true},
 	{"etcd-jepsen-3.4.3-lock", "fixed", true},
+	{"zk-partitioned-holder", "unsafe", true},
+	{"zk-partitioned-holder", "fixed", true},
 }
 
 // requireServer skips the test when the system's server is not installed
@@ -130,8 +132,8 @@ func TestEtcdAndZooKeeperRefuseWhatTheyCannotRun(t *testing.T) {
 		{"etcd txn lock", "etcd", map[string]string{"lock": "txn"}, nil, "only clientv3's concurrency.Mutex runs live"},
 		{"etcd request timeout", "etcd", map[string]string{"request-timeout": "1s"}, nil, "clientv3 has no per-attempt timeout"},
 		{"zookeeper server clock", "zookeeper", nil, &nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"zk1"}, Amount: d}, "monotonic clock"},
-		{"zookeeper holder's server cut off", "zookeeper", nil, &nemesis.Fault{Kind: nemesis.Partition,
-			Groups: [][]string{{"c1", "server-of:c1"}, {"servers-but:c1"}}, Duration: d}, "rewrite the election handshake"},
+		{"zookeeper one-way server cut", "zookeeper", nil, &nemesis.Fault{Kind: nemesis.Partition,
+			From: []string{"leader"}, To: []string{"followers"}, Duration: d}, "holds both of its directions"},
 		{"zookeeper read timeout", "zookeeper", map[string]string{"read-timeout": "1s"}, nil, "fixed at 2/3 of the session timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,6 +155,9 @@ func TestEtcdAndZooKeeperRefuseWhatTheyCannotRun(t *testing.T) {
 		{"etcd member paused", "etcd", nemesis.Fault{Kind: nemesis.Pause, Targets: []string{"leader"}, Duration: d}},
 		{"etcd member crashed", "etcd", nemesis.Fault{Kind: nemesis.Crash, Targets: []string{"etcd2"}, Duration: d}},
 		{"zookeeper client cut from its server", "zookeeper", nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"server-of:c1"}, Duration: d}},
+		{"zookeeper holder's server cut off", "zookeeper", nemesis.Fault{Kind: nemesis.Partition,
+			Groups: [][]string{{"c1", "server-of:c1"}, {"servers-but:c1"}}, Duration: d}},
+		{"zookeeper leader isolated", "zookeeper", nemesis.Fault{Kind: nemesis.Partition, Targets: []string{"leader"}, Duration: d}},
 		{"zookeeper client clock", "zookeeper", nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"c1"}, Amount: d}},
 	} {
 		t.Run("runs: "+ok.name, func(t *testing.T) {

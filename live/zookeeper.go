@@ -31,8 +31,8 @@ const (
 	zkNoClock = "clock-jump of a ZooKeeper server is refused live: ZooKeeper expires sessions on the JVM's monotonic " +
 		"clock, which a libfaketime wall-clock jump leaves alone (measured: a session survived +60 s, LIVE.md section 6), " +
 		"so the fault would reach nothing the lock depends on; a clock jump of a client runs"
-	zkNoPeerCut = "a partition between ZooKeeper servers is not built live: it needs per-link quorum and election " +
-		"proxies that rewrite the election handshake (LIVE.md section 7); partitions between clients and servers run"
+	zkNoOneWay = "a one-way cut between ZooKeeper servers cannot run live: their links are TCP connections through " +
+		"per-link proxies, and a proxy that holds a connection holds both of its directions; splits and isolations run"
 	zkNoDelay = "a delay of ZooKeeper's traffic cannot run live: real servers' messages do not pass through locklab " +
 		"(delays of the storage's messages run)"
 )
@@ -60,7 +60,14 @@ func describeZooKeeper(t harness.Test) (Description, error) {
 			return nil, false
 		},
 		Refuse: func(f nemesis.Fault) string {
-			return refuseRealServers(f, servers, []string{"leader", "followers"}, zkNoClock, zkNoPeerCut, zkNoDelay)
+			if why := refuseRealServers(f, servers, []string{"leader", "followers"}, zkNoClock, "", zkNoDelay); why != "" {
+				return why
+			}
+			if f.Kind == nemesis.Partition && len(f.Groups) == 0 && len(f.From) > 0 &&
+				refuseRealServers(f, servers, []string{"leader", "followers"}, "", "x", "") != "" {
+				return zkNoOneWay
+			}
+			return ""
 		},
 	}, nil
 }
@@ -156,9 +163,13 @@ func deployZooKeeper(d Deployment) (*system, error) {
 		restart: ens.Restart,
 		cut: func(from, to string) (bool, error) {
 			if slices.Contains(desc.Servers, from) && slices.Contains(desc.Servers, to) {
-				return true, fmt.Errorf("%s -> %s: %s", from, to, zkNoPeerCut)
+				return ens.Cut(from, to), nil
 			}
 			return false, nil
+		},
+		heal: func(from, to string) error {
+			ens.Heal(from, to)
+			return nil
 		},
 		tokens: true,
 		figures: func(time.Duration) map[string]any {

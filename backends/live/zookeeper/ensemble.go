@@ -73,6 +73,7 @@ type Ensemble struct {
 	opts    zookeeper.Options
 	group   *proc.Group
 	servers []*server
+	peers   *peerLinks // nil for a standalone server
 }
 
 // Start starts an o.Servers ensemble under dir and waits, within setup (or
@@ -104,7 +105,7 @@ func start(ctx context.Context, java string, o zookeeper.Options, dir string, de
 	ok := false
 	defer func() {
 		if !ok {
-			g.Close()
+			e.Close()
 		}
 	}()
 	n := o.Servers
@@ -112,13 +113,31 @@ func start(ctx context.Context, java string, o zookeeper.Options, dir string, de
 	if err != nil {
 		return nil, err
 	}
-	var quorum []string
-	for i := range n {
-		quorum = append(quorum, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i+1, ports[3*i+1], ports[3*i+2]))
+	if n > 1 {
+		e.peers = newPeerLinks()
+		for i := range n {
+			for j := range n {
+				if i != j {
+					err := e.peers.add(zookeeper.ServerName(i+1), zookeeper.ServerName(j+1),
+						fmt.Sprintf("127.0.0.1:%d", ports[3*j+1]), fmt.Sprintf("127.0.0.1:%d", ports[3*j+2]))
+					if err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
 	}
 	for i := range n {
 		s := &server{name: zookeeper.ServerName(i + 1), clientAddr: fmt.Sprintf("127.0.0.1:%d", ports[3*i])}
 		sdir := filepath.Join(dir, s.name)
+		var quorum []string
+		for j := range n {
+			q, el := ports[3*j+1], ports[3*j+2]
+			if j != i {
+				q, el = e.peers.ports(s.name, zookeeper.ServerName(j+1))
+			}
+			quorum = append(quorum, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", j+1, q, el))
+		}
 		if err := writeConfig(sdir, i+1, ports[3*i], o, quorum); err != nil {
 			return nil, err
 		}
@@ -331,5 +350,21 @@ func (e *Ensemble) Restart(name string) error {
 	return e.start(s)
 }
 
-// Close stops every server.
-func (e *Ensemble) Close() { e.group.Close() }
+// Cut hangs the connections server from opened to server to (both ways:
+// see peerLinks.cut); false if from -> to is not a link between servers.
+func (e *Ensemble) Cut(from, to string) bool { return e.peers != nil && e.peers.cut(from, to) }
+
+// Heal undoes Cut.
+func (e *Ensemble) Heal(from, to string) {
+	if e.peers != nil {
+		e.peers.heal(from, to)
+	}
+}
+
+// Close stops every server and the proxies between them.
+func (e *Ensemble) Close() {
+	e.group.Close()
+	if e.peers != nil {
+		e.peers.close()
+	}
+}
