@@ -22,5 +22,8 @@
 // with the same proportions.
 //
 // Systems with a live form: raftkv (hashicorp/raft, in-process; see
-// backends/live/raftkv). Nothing simulated imports this package.
+// backends/live/raftkv), etcd (real etcd-server members and clientv3; see
+// backends/live/etcd) and zookeeper (a real ZooKeeper ensemble and
+// go-zookeeper; see backends/live/zookeeper). Nothing simulated imports
+// this package.
 package live
