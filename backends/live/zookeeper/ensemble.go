@@ -249,7 +249,9 @@ func (e *Ensemble) ServerVersion() string {
 	for _, s := range e.servers {
 		if b, err := Srvr(s.clientAddr); err == nil {
 			if m := versionRE.FindStringSubmatch(b); m != nil {
-				return m[1]
+				// Debian's build leaves its git placeholder in: 3.8.0-${mvngit.commit.id}.
+				v, _, _ := strings.Cut(m[1], "-$")
+				return v
 			}
 		}
 	}
