@@ -77,7 +77,9 @@ func deployZooKeeper(d Deployment) (*system, error) {
 	if err != nil {
 		return nil, err
 	}
-	ens, err := livezk.Start(d.Ctx, o, d.Dir, d.Setup)
+	// Three JVMs starting at once on a loaded two-core machine were seen
+	// to take over 10 s before electing: ZooKeeper gets at least 30 s.
+	ens, err := livezk.Start(d.Ctx, o, d.Dir, max(d.Setup, 30*time.Second))
 	if err != nil {
 		return nil, err
 	}
