@@ -23,6 +23,8 @@
 //
 // Systems with a live form: raftkv (hashicorp/raft, in-process; see
 // backends/live/raftkv), database (a real PostgreSQL server with pgx
-// clients; see backends/live/database). Nothing simulated imports this
-// package.
+// clients; see backends/live/database), etcd (real etcd-server members and
+// clientv3; see backends/live/etcd) and zookeeper (a real ZooKeeper ensemble
+// and go-zookeeper; see backends/live/zookeeper). Nothing simulated imports
+// this package.
 package live

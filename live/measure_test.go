@@ -239,3 +239,52 @@ func TestMeasurePostgreSQLAcquireLatency(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasureEtcdZooKeeperAcquireLatency runs fenced-counter without faults
+// for 20 s with 1 and 5 clients on real etcd and ZooKeeper and simulated,
+// and reports the acquire latency (README, "Live etcd and ZooKeeper").
+func TestMeasureEtcdZooKeeperAcquireLatency(t *testing.T) {
+	measuring(t)
+	for _, system := range []string{"etcd", "zookeeper"} {
+		requireServer(t, system)
+		for _, clients := range []int{1, 5} {
+			noLeak(t)
+			test := harness.Test{System: system, Clients: clients, Seed: 1, Time: 20 * time.Second}
+			lr, err := Run(context.Background(), test, Config{})
+			require.NoError(t, err)
+			sr, err := harness.Run(test)
+			require.NoError(t, err)
+			for _, x := range []struct {
+				name string
+				r    harness.Result
+			}{{"live " + system, lr}, {"simulated " + system, sr}} {
+				ds := acquireLatencies(x.r.Events)
+				t.Logf("| %s | %d | %d | %v | %v |", x.name, clients, len(ds),
+					quantile(ds, 0.5).Round(10*time.Microsecond), quantile(ds, 0.99).Round(10*time.Microsecond))
+			}
+		}
+	}
+}
+
+// TestMeasureEtcdZooKeeperWallTime runs each etcd and ZooKeeper
+// cross-validated variant live at full time (scale 1) and simulated, and
+// reports both wall times and whether each matched.
+func TestMeasureEtcdZooKeeperWallTime(t *testing.T) {
+	measuring(t)
+	for _, tc := range etcdZKCrossValidated {
+		s, _ := harness.FindScenario(tc.scenario)
+		v, _ := s.FindVariant(tc.variant)
+		requireServer(t, v.Test.System)
+		noLeak(t)
+		start := time.Now()
+		so, err := harness.Repro(v)
+		require.NoError(t, err)
+		simWall := time.Since(start)
+		start = time.Now()
+		lo, err := Repro(context.Background(), v, Config{})
+		require.NoError(t, err)
+		liveWall := time.Since(start)
+		t.Logf("| %s | %s | %v | %v | %.0fx | sim %s, live %s |", tc.scenario, tc.variant, liveWall.Round(time.Millisecond),
+			simWall.Round(time.Millisecond), liveWall.Seconds()/simWall.Seconds(), match(so), match(lo))
+	}
+}

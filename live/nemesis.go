@@ -65,11 +65,11 @@ func (r *run) checkSchedule(s nemesis.Schedule) error {
 	}
 	for i, f := range s.Faults {
 		if why := Unsupported[f.Kind]; why != "" {
-			return fail(i, "kind", why)
+			return fmt.Errorf("%w (%w)", fail(i, "kind", why), ErrNotLive)
 		}
 		if r.sys.Refuse != nil {
 			if why := r.sys.Refuse(f); why != "" {
-				return fail(i, "kind", why)
+				return fmt.Errorf("%w (%w)", fail(i, "kind", why), ErrNotLive)
 			}
 		}
 		for _, fld := range []struct {

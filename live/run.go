@@ -275,13 +275,13 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	st := store.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads, Initial: initial})
 	r := &run{net: net, sys: sys, log: history.NewLog(), clients: t.ClientNames(), failed: make(chan struct{}),
 		messages: messageNames(sys.Messages)}
-	if sys.events != nil {
-		sys.events(r.systemEvent)
-	}
 	if err := r.checkSchedule(p.Schedule); err != nil {
 		return harness.Result{}, err
 	}
 	r.start = net.Now()
+	if sys.events != nil {
+		sys.events(r.systemEvent)
+	}
 	fs := r.installFaults(p.Schedule)
 	var wg sync.WaitGroup
 	for _, name := range r.clients {
@@ -352,18 +352,6 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 		Verdicts: checked.Verdicts, Skipped: checked.Skipped, Overall: models.Overall(checked.Verdicts),
 		Summary: models.Summarize(events), SystemFigures: figures}
 	return res, stopErr
-}
-
-// systemEvent records an event of the system itself (as a nemesis start
-// and stop at once, as the simulator records them).
-func (r *run) systemEvent(kind string, targets []string, detail string) {
-	if r.stopped() {
-		return
-	}
-	for _, t := range []history.Type{history.Start, history.Stop} {
-		r.log.AppendStamped(history.Event{Process: history.NemesisProcess, Type: t, F: kind, Targets: targets, Detail: detail},
-			func(e *history.Event) { e.Time = int64(r.now()) })
-	}
 }
 
 // upTo keeps the events recorded up to end (a completion that came after the

@@ -197,6 +197,11 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 			skipped++
 			continue
 		}
+		if _, err := live.Prepare(v.ReproTest(), live.Config{Scale: lf.scale}); f.all && errors.Is(err, live.ErrNotLive) {
+			fmt.Fprintf(out, "%s/%s (live): SKIPPED: %v\n", s.Name, v.Name, err)
+			skipped++
+			continue
+		}
 		start := time.Now()
 		dir := filepath.Join(f.out, "live", s.Name, v.Name)
 		if err := reports.CheckOutDir(dir); err != nil {
@@ -232,7 +237,7 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 		ran := len(variants) - skipped
 		line := fmt.Sprintf("%s (live): %d of %d variants matched", s.Name, ran-mismatches, ran)
 		if skipped > 0 {
-			line += fmt.Sprintf(" (%d skipped: no live form)", skipped)
+			line += fmt.Sprintf(" (%d skipped: no live form, or refused live)", skipped)
 		}
 		fmt.Fprintln(out, line)
 		if ran == 0 {

@@ -1,0 +1,494 @@
+package zookeeper
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/backends/live/netgate"
+	"github.com/locklab/locklab/backends/zookeeper"
+)
+
+// Client-side outcomes of a request, as in the simulated client.
+var (
+	// errConnLoss: no reply within the read timeout, or the connection
+	// closed before the reply; the request may have taken effect.
+	errConnLoss = errors.New("connection loss")
+	// errStopped: the client was closed (the run ended).
+	errStopped = errors.New("zookeeper client closed")
+)
+
+// hold is a lock the client believes it holds.
+type hold struct {
+	lease   backends.Lease
+	path    string
+	session int64
+	count   int
+}
+
+// Client is one client node's go-zookeeper connection (one session, kept
+// alive by the library's pings, re-established by the library after an
+// expiry) and, on top of its primitives, the simulated client's recipe:
+// Curator's InterProcessMutex with the same options (protection with
+// adopt-check, herd, on-suspend, token, sync, release-retry, retries). The
+// recipe is locklab's, not go-zookeeper's zk.Lock: that one has no wait
+// budget (Lock blocks with no timeout or context), hides its node (no path,
+// no czxid for a token) and has no protected-mode adopt check.
+//
+// Requests are bounded by the read timeout (2/3 of the session timeout,
+// go-zookeeper's own); one that gets no reply in time may have taken effect.
+// The belief: a holder believes it holds until the read timeout after its
+// last contact with a server (on-suspend=stop) or a session timeout later
+// (continue), as in the simulated client; contact is counted from the send
+// of a request that was answered, and a watchdog goroutine of the client's
+// own checks in every ping interval (an Exists of /), recorded as a renewal.
+type Client struct {
+	conn *zk.Conn
+	o    zookeeper.Options
+	env  backends.Env
+	fork func() backends.Env
+	reg  *Registry
+	done chan struct{}
+	once sync.Once
+
+	mu        sync.Mutex
+	lastHeard time.Duration
+	held      map[string]*hold
+	onRenew   func(l backends.Lease, done bool, err error)
+}
+
+var (
+	_ backends.Lock          = (*Client)(nil)
+	_ backends.RenewObserver = (*Client)(nil)
+)
+
+// NewClient connects env's node to the ensemble through d (a session of the
+// session-timeout option) and starts its watchdog.
+func (e *Ensemble) NewClient(env backends.Env, fork func() backends.Env, d *netgate.Dialer, reg *Registry) (*Client, error) {
+	conn, events, err := zk.Connect(e.Addrs(), e.opts.SessionTimeout, zk.WithDialer(d.Dial),
+		zk.WithLogger(log.New(io.Discard, "", 0)), zk.WithLogInfo(false))
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper client %s: %w", env.Name(), err)
+	}
+	c := &Client{conn: conn, o: e.opts, env: env, fork: fork, reg: reg, done: make(chan struct{}), held: map[string]*hold{}}
+	go func() {
+		for range events { // the library drops events when nobody reads them
+		}
+	}()
+	w := fork()
+	go c.watchdog(w)
+	return c, nil
+}
+
+// Close ends the session (its ephemeral nodes go at once) and the watchdog.
+func (c *Client) Close() {
+	c.once.Do(func() {
+		close(c.done)
+		c.conn.Close()
+	})
+}
+
+// Server names the address the client is connected to.
+func (c *Client) Server() string { return c.conn.Server() }
+
+// Session is the client's current session id (0: none yet).
+func (c *Client) Session() int64 { return c.conn.SessionID() }
+
+// OnRenew registers the observer of the belief's renewals.
+func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) {
+	var mu sync.Mutex
+	c.onRenew = func(l backends.Lease, done bool, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		fn(l, done, err)
+	}
+}
+
+func (c *Client) readTimeout() time.Duration { return c.o.SessionTimeout * 2 / 3 }
+
+func (c *Client) ping() time.Duration {
+	if c.o.PingInterval > 0 {
+		return c.o.PingInterval
+	}
+	return c.o.SessionTimeout / 3
+}
+
+// window is how long after the last contact the holder believes it holds.
+func (c *Client) window() time.Duration {
+	if c.o.OnSuspend == zookeeper.SuspendStop {
+		return c.readTimeout()
+	}
+	return c.readTimeout() + c.o.SessionTimeout
+}
+
+// call runs one request within the read timeout. An answer from the server
+// (success or a definite error such as no node) counts as contact.
+func call[T any](c *Client, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	sent := c.env.Mono()
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	timer := time.NewTimer(c.readTimeout())
+	defer timer.Stop()
+	var zero T
+	select {
+	case r := <-ch:
+		switch {
+		case errors.Is(r.err, zk.ErrClosing):
+			return zero, errStopped
+		case errors.Is(r.err, zk.ErrConnectionClosed), errors.Is(r.err, zk.ErrNoServer):
+			return zero, fmt.Errorf("%w: %w", errConnLoss, r.err)
+		case errors.Is(r.err, zk.ErrSessionExpired):
+			return zero, r.err
+		}
+		c.mu.Lock()
+		c.lastHeard = max(c.lastHeard, sent)
+		c.mu.Unlock()
+		return r.v, r.err
+	case <-timer.C:
+		return zero, fmt.Errorf("%w: no reply within the read timeout %v", errConnLoss, c.readTimeout())
+	case <-c.done:
+		return zero, errStopped
+	}
+}
+
+// watchdog checks in with the server every ping interval and moves the
+// belief of every hold of the current session.
+func (c *Client) watchdog(w backends.Env) {
+	for {
+		w.Sleep(c.ping())
+		select {
+		case <-c.done:
+			return
+		default:
+		}
+		holds := c.holds()
+		for _, h := range holds {
+			c.observe(h.lease, false, nil)
+		}
+		_, err := call(c, func() (bool, error) { ok, _, err := c.conn.Exists("/"); return ok, err })
+		if err != nil {
+			// Certain: the belief is the client's own, and without a reply
+			// it was not extended.
+			err = fmt.Errorf("ping: %w: %w", err, backends.ErrNotHeld)
+		}
+		session := c.conn.SessionID()
+		for _, h := range holds {
+			c.mu.Lock()
+			if err == nil && h.session == session && c.held[h.lease.Key] == h {
+				h.lease.Deadline = c.lastHeard + c.window()
+			}
+			l := h.lease
+			c.mu.Unlock()
+			c.observe(l, true, err)
+		}
+	}
+}
+
+func (c *Client) holds() []*hold {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keys := make([]string, 0, len(c.held))
+	for k := range c.held {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]*hold, len(keys))
+	for i, k := range keys {
+		out[i] = c.held[k]
+	}
+	return out
+}
+
+func (c *Client) observe(l backends.Lease, done bool, err error) {
+	if c.onRenew != nil {
+		c.onRenew(l, done, err)
+	}
+}
+
+// LockDir is the parent of a lock's nodes.
+func LockDir(key string) string { return "/lock/" + key }
+
+// Acquire runs Curator's InterProcessMutex.acquire(wait) on go-zookeeper:
+// reentrant on the client; otherwise create /lock/<key>/_c_<guid>-lock-
+// EPHEMERAL_SEQUENTIAL, list the children, hold if ours is the lowest, else
+// watch the next-lower node (or, with herd, the children) and look again.
+func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+	c.mu.Lock()
+	if h := c.held[key]; h != nil {
+		h.count++
+		c.mu.Unlock()
+		return h.lease, nil
+	}
+	c.mu.Unlock()
+	deadline := c.env.Mono() + wait
+	dir := LockDir(key)
+	if err := c.ensureDir(dir, deadline); err != nil {
+		return backends.Lease{}, fmt.Errorf("zookeeper: acquire %s: %w: %w", key, err, backends.ErrNotAcquired)
+	}
+	guid := fmt.Sprintf("%016x", c.env.Rand().Uint64())
+	ours, stat, err := c.createLockNode(dir, guid)
+	if err != nil {
+		return backends.Lease{}, fmt.Errorf("zookeeper: acquire %s: %w", key, err)
+	}
+	for {
+		if c.o.Sync {
+			if _, err := call(c, func() (string, error) { return c.conn.Sync(dir) }); err != nil {
+				return c.giveUp(ours, fmt.Errorf("sync: %w", err))
+			}
+		}
+		var children []string
+		var fired <-chan zk.Event
+		if c.o.Herd {
+			type lw struct {
+				ch []string
+				ev <-chan zk.Event
+			}
+			r, err := call(c, func() (lw, error) { ch, _, ev, err := c.conn.ChildrenW(dir); return lw{ch, ev}, err })
+			if err != nil {
+				return c.giveUp(ours, fmt.Errorf("getChildren: %w", err))
+			}
+			children, fired = r.ch, r.ev
+		} else {
+			ch, err := call(c, func() ([]string, error) { ch, _, err := c.conn.Children(dir); return ch, err })
+			if err != nil {
+				return c.giveUp(ours, fmt.Errorf("getChildren: %w", err))
+			}
+			children = ch
+		}
+		sortBySequence(children)
+		i := slices.Index(children, path.Base(ours))
+		if i < 0 {
+			return backends.Lease{}, fmt.Errorf("zookeeper: acquire %s: our node %s is gone (session expired): %w", key, ours, backends.ErrNotAcquired)
+		}
+		if i == 0 {
+			return c.granted(key, ours, stat), nil
+		}
+		if !c.o.Herd {
+			type ew struct {
+				ok bool
+				ev <-chan zk.Event
+			}
+			prev := dir + "/" + children[i-1]
+			r, err := call(c, func() (ew, error) { ok, _, ev, err := c.conn.ExistsW(prev); return ew{ok, ev}, err })
+			if err != nil {
+				return c.giveUp(ours, fmt.Errorf("exists: %w", err))
+			}
+			if !r.ok {
+				continue
+			}
+			fired = r.ev
+		}
+		left := deadline - c.env.Mono()
+		if left <= 0 {
+			return c.giveUp(ours, backends.ErrNotAcquired)
+		}
+		timer := time.NewTimer(left)
+		select {
+		case <-fired: // the watch fired, or the connection that carried it closed: look again
+		case <-timer.C:
+		case <-c.done:
+		}
+		timer.Stop()
+	}
+}
+
+// ensureDir creates the lock's parents (persistent), retrying connection
+// losses until deadline.
+func (c *Client) ensureDir(dir string, deadline time.Duration) error {
+	for _, p := range []string{"/lock", dir} {
+		for {
+			_, err := call(c, func() (string, error) { return c.conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)) })
+			if err == nil || errors.Is(err, zk.ErrNodeExists) {
+				break
+			}
+			if errors.Is(err, errStopped) || c.env.Mono() >= deadline {
+				return fmt.Errorf("create %s: %w", p, err)
+			}
+			c.env.Sleep(min(100*time.Millisecond, c.readTimeout()))
+		}
+	}
+	return nil
+}
+
+// createLockNode creates our sequential node within Curator's retry loop;
+// with protection, a retry first looks for a node carrying our guid.
+func (c *Client) createLockNode(dir, guid string) (string, *zk.Stat, error) {
+	prefix := dir + "/_c_" + guid + "-lock-"
+	var last error
+	uncertain := false
+	for attempt := 0; attempt <= c.o.Retries; attempt++ {
+		if attempt > 0 {
+			c.env.Sleep(100 * time.Millisecond << (attempt - 1)) // Curator's exponential back-off
+		}
+		if attempt > 0 && c.o.Protection {
+			found, st, ok, err := c.findProtected(dir, guid)
+			if ok {
+				return found, st, nil
+			}
+			if err != nil {
+				last, uncertain = err, true
+				continue
+			}
+		}
+		session := c.conn.SessionID()
+		p, err := call(c, func() (string, error) {
+			return c.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		})
+		if err == nil {
+			c.reg.created(p, c.env.Name(), session)
+			st, err := call(c, func() (*zk.Stat, error) { _, st, err := c.conn.Exists(p); return st, err })
+			if err == nil && st != nil && st.Czxid != 0 {
+				return p, st, nil
+			}
+			// Created, but its stat is unknown: the token cannot be given.
+			c.giveUp(p, fmt.Errorf("stat of %s: %w", p, err))
+			return "", nil, fmt.Errorf("create %s: stat: %w (%w)", p, err, backends.ErrNotAcquired)
+		}
+		if errors.Is(err, errStopped) {
+			return "", nil, fmt.Errorf("create %s: %w (%w)", prefix, err, backends.ErrNotAcquired)
+		}
+		uncertain = uncertain || errors.Is(err, errConnLoss)
+		last = err
+	}
+	if !uncertain {
+		return "", nil, fmt.Errorf("create %s: %w (%w)", prefix, last, backends.ErrNotAcquired)
+	}
+	return "", nil, fmt.Errorf("create %s: %w (%w)", prefix, last, backends.ErrUnknown)
+}
+
+// findProtected lists the lock's children for one carrying our guid. With
+// adopt-check a node another (expired) session of ours created is not ours.
+func (c *Client) findProtected(dir, guid string) (string, *zk.Stat, bool, error) {
+	children, err := call(c, func() ([]string, error) { ch, _, err := c.conn.Children(dir); return ch, err })
+	if err != nil {
+		return "", nil, false, err
+	}
+	for _, name := range children {
+		if !strings.Contains(name, "_c_"+guid+"-") {
+			continue
+		}
+		p := dir + "/" + name
+		type es struct {
+			ok bool
+			st *zk.Stat
+		}
+		r, err := call(c, func() (es, error) { ok, st, err := c.conn.Exists(p); return es{ok, st}, err })
+		if err != nil {
+			return "", nil, false, err
+		}
+		if !r.ok || (c.o.AdoptCheck && r.st.EphemeralOwner != c.conn.SessionID()) {
+			continue
+		}
+		c.reg.created(p, c.env.Name(), r.st.EphemeralOwner)
+		return p, r.st, true, nil
+	}
+	return "", nil, false, nil
+}
+
+func (c *Client) granted(key, ours string, st *zk.Stat) backends.Lease {
+	token := uint64(st.Czxid)
+	if c.o.Token == zookeeper.TokenSequence {
+		token = uint64(sequence(ours))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := backends.Lease{Key: key, Owner: ours, Token: token, HasToken: true, Deadline: c.lastHeard + c.window(),
+		Detail: fmt.Sprintf("node %s, czxid %#x, session %#x", ours, st.Czxid, st.EphemeralOwner)}
+	c.held[key] = &hold{lease: l, path: ours, session: st.EphemeralOwner, count: 1}
+	return l
+}
+
+// giveUp deletes our node after a failed wait (Curator's deleteOurPath, a
+// guaranteed delete: retried in the background until it is done).
+func (c *Client) giveUp(ours string, cause error) (backends.Lease, error) {
+	c.reg.released(ours)
+	if _, err := call(c, func() (struct{}, error) { return struct{}{}, c.conn.Delete(ours, -1) }); err != nil &&
+		!errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrNoNode) {
+		go c.guaranteedDelete(c.fork(), ours)
+	}
+	if errors.Is(cause, backends.ErrNotAcquired) {
+		return backends.Lease{}, cause
+	}
+	return backends.Lease{}, fmt.Errorf("%w: %w", backends.ErrNotAcquired, cause)
+}
+
+// Release counts down a reentrant hold, then deletes our node. A connection
+// loss during the delete leaves the outcome unknown; with release-retry
+// (Curator's guaranteed delete) the client keeps deleting in the background,
+// without it the node stays while the session lives (CURATOR-678).
+func (c *Client) Release(l backends.Lease) error {
+	c.mu.Lock()
+	h := c.held[l.Key]
+	if h == nil || h.lease.Owner != l.Owner {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: no hold of %s", backends.ErrNotHeld, l.Owner)
+	}
+	if h.count--; h.count > 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	delete(c.held, l.Key)
+	c.mu.Unlock()
+	c.reg.released(h.path)
+	_, err := call(c, func() (struct{}, error) { return struct{}{}, c.conn.Delete(h.path, -1) })
+	switch {
+	case errors.Is(err, zk.ErrSessionExpired):
+		return fmt.Errorf("%w: session expired, %s deleted with it", backends.ErrNotHeld, h.path)
+	case errors.Is(err, zk.ErrNoNode):
+		return fmt.Errorf("%w: %s is gone", backends.ErrNotHeld, h.path)
+	case err == nil:
+		return nil
+	}
+	if c.o.ReleaseRetry {
+		go c.guaranteedDelete(c.fork(), h.path)
+	}
+	return fmt.Errorf("delete %s: %w (%w)", h.path, err, backends.ErrUnknown)
+}
+
+// guaranteedDelete keeps deleting path until it or its session is gone. Its
+// Env ends it when the run stops.
+func (c *Client) guaranteedDelete(w backends.Env, p string) {
+	session := c.conn.SessionID()
+	for c.conn.SessionID() == session {
+		w.Sleep(c.ping() / 4)
+		_, err := call(c, func() (struct{}, error) { return struct{}{}, c.conn.Delete(p, -1) })
+		if err == nil || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrNoNode) || errors.Is(err, errStopped) {
+			return
+		}
+	}
+}
+
+// sequence is a sequential node's number (its last 10 digits).
+func sequence(name string) int64 {
+	if len(name) < 10 {
+		return -1
+	}
+	n, err := strconv.ParseInt(name[len(name)-10:], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// sortBySequence orders lock nodes by their sequence numbers (the guid
+// prefix differs from node to node, so names do not sort).
+func sortBySequence(names []string) {
+	slices.SortFunc(names, func(a, b string) int { return int(sequence(a) - sequence(b)) })
+}
