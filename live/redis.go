@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,7 +51,10 @@ func redisOptions(t harness.Test) (simredis.Options, error) {
 	if err != nil {
 		return o, err
 	}
-	return o, liveredis.CheckOptions(o)
+	if err := liveredis.CheckOptions(o); err != nil {
+		return o, noLiveForm{err}
+	}
+	return o, nil
 }
 
 func redlockOptions(t harness.Test) (redlock.Options, error) {
@@ -60,7 +62,10 @@ func redlockOptions(t harness.Test) (redlock.Options, error) {
 	if err != nil {
 		return o, err
 	}
-	return o, liveredis.CheckRedlockOptions(o)
+	if err := liveredis.CheckRedlockOptions(o); err != nil {
+		return o, noLiveForm{err}
+	}
+	return o, nil
 }
 
 // redisRefuse refuses the faults real Redis servers cannot take.
@@ -467,7 +472,8 @@ func deployRedisLive(d Deployment) (sys *system, err error) {
 		return nil, err
 	}
 	if o.Replicas > 0 {
-		return deploySentinel(d, o, bin)
+		sys, _, err := deploySentinel(d, o, bin)
+		return sys, err
 	}
 	c, err := newRedisCluster(d)
 	if err != nil {
@@ -502,10 +508,4 @@ func deployRedisLive(d Deployment) (sys *system, err error) {
 	sys.tokens = o.Fencing
 	sys.versions = c.versions("redis")
 	return sys, nil
-}
-
-// deploySentinel is not built yet.
-func deploySentinel(d Deployment, o simredis.Options, bin string) (*system, error) {
-	_ = os.Getpid
-	return nil, fmt.Errorf("redis option replicas=%d: the live primary/replicas/Sentinel deployment is not built yet", o.Replicas)
 }

@@ -275,6 +275,14 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	}
 	r.start = net.Now()
 	fs := r.installFaults(p.Schedule)
+	if sys.observe != nil {
+		sys.observe(func(f string, targets []string, detail string) {
+			if !r.stopped() {
+				fs.record(history.Start, nemesis.Kind(f), targets, detail)
+				fs.record(history.Stop, nemesis.Kind(f), targets, detail)
+			}
+		})
+	}
 	var wg sync.WaitGroup
 	for _, name := range r.clients {
 		e := &env{r: r, name: name, rnd: stream(t.Seed, "client/"+name)}

@@ -86,6 +86,14 @@ type system struct {
 	cut func(from, to string) (bool, error)
 	// heal undoes cut.
 	heal func(from, to string) error
+	// delay delays what from sends to to by d until until (zero: until the
+	// run ends) on a link the system carries itself, reporting false for a
+	// link it does not carry (faultnet's).
+	delay func(from, to string, d time.Duration, until time.Time) (bool, error)
+	// observe, when set, is given at the start of the workload a function
+	// that records what the system did by itself (a Sentinel failover) as
+	// an instantaneous nemesis window, as the simulator does.
+	observe func(record func(f string, targets []string, detail string))
 }
 
 // deployers are the systems with a live form.

@@ -197,6 +197,11 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 			skipped++
 			continue
 		}
+		if why := live.Unavailable(v.ReproTest()); why != "" && f.all {
+			fmt.Fprintf(out, "%s/%s (live): SKIPPED: %s\n", s.Name, v.Name, why)
+			skipped++
+			continue
+		}
 		start := time.Now()
 		dir := filepath.Join(f.out, "live", s.Name, v.Name)
 		if err := reports.CheckOutDir(dir); err != nil {

@@ -223,34 +223,30 @@ func (c *Client) attempt(key, owner string) (backends.Lease, error) {
 	var ok bool
 	var token int64
 	var acked int64 = -1
-	timeout := o.RequestTimeout
-	if o.Wait > 0 {
-		timeout += o.WaitTimeout
-	}
-	granter, err := c.do(timeout, func(ctx context.Context, cl *goredis.Client) error {
-		cmds, err := cl.Pipelined(ctx, func(p goredis.Pipeliner) error {
-			if o.Fencing {
-				acquireFenced.Eval(ctx, p, []string{key, fenceKey(key)}, owner, ttl)
-			} else {
-				p.Do(ctx, "SET", key, owner, "NX", "PX", ttl)
-			}
-			if o.Wait > 0 {
-				p.Do(ctx, "WAIT", o.Wait, o.WaitTimeout.Milliseconds())
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, goredis.Nil) {
-			return err
-		}
+	granter, err := c.do(o.RequestTimeout, func(ctx context.Context, cl *goredis.Client) error {
+		// SET and WAIT go over one connection: WAIT counts the replicas
+		// that acknowledged this connection's last write.
+		conn := cl.Conn()
+		defer conn.Close()
+		var err error
 		if o.Fencing {
-			token, err = cmds[0].(*goredis.Cmd).Int64()
+			token, err = acquireFenced.Run(ctx, conn, []string{key, fenceKey(key)}, owner, ttl).Int64()
 			ok = err == nil && token > 0
 		} else {
-			_, err = cmds[0].(*goredis.Cmd).Result()
+			err = conn.Do(ctx, "SET", key, owner, "NX", "PX", ttl).Err()
 			ok = err == nil
 		}
-		if o.Wait > 0 {
-			acked, _ = cmds[1].(*goredis.Cmd).Int64()
+		if errors.Is(err, goredis.Nil) {
+			return nil
+		}
+		if err != nil || !ok || o.Wait == 0 {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(context.Background(), o.RequestTimeout+o.WaitTimeout)
+		defer cancel()
+		acked, err = conn.Do(wctx, "WAIT", o.Wait, o.WaitTimeout.Milliseconds()).Int64()
+		if err != nil {
+			acked = -1 // the WAIT's answer did not come: the grant is not known to be replicated
 		}
 		return nil
 	})
