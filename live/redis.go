@@ -462,7 +462,7 @@ func deployRedlockLive(d Deployment) (sys *system, err error) {
 	return sys, nil
 }
 
-func deployRedisLive(d Deployment) (sys *system, err error) {
+func deployRedisLive(d Deployment) (*system, error) {
 	o, err := redisOptions(d.Test)
 	if err != nil {
 		return nil, err
@@ -475,9 +475,15 @@ func deployRedisLive(d Deployment) (sys *system, err error) {
 		sys, _, err := deploySentinel(d, o, bin)
 		return sys, err
 	}
-	c, err := newRedisCluster(d)
+	sys, _, err := deploySingle(d, o, bin)
+	return sys, err
+}
+
+// deploySingle starts one redis-server, "redis".
+func deploySingle(d Deployment, o simredis.Options, bin string) (sys *system, c *redisCluster, err error) {
+	c, err = newRedisCluster(d)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -486,14 +492,14 @@ func deployRedisLive(d Deployment) (sys *system, err error) {
 	}()
 	c.restartDelay = o.RestartDelay
 	if _, err := c.add(d.Dir, "redis", bin, wantsClock(d.Test), persistenceArgs(o.Persistence)...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := c.startAll("redis"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	addrs, err := c.clientProxies(d.Test.ClientNames(), []string{"redis"})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	desc, _ := describeRedis(d.Test)
 	sys = c.system(desc)
@@ -507,5 +513,5 @@ func deployRedisLive(d Deployment) (sys *system, err error) {
 	}
 	sys.tokens = o.Fencing
 	sys.versions = c.versions("redis")
-	return sys, nil
+	return sys, c, nil
 }
