@@ -22,5 +22,7 @@
 // with the same proportions.
 //
 // Systems with a live form: raftkv (hashicorp/raft, in-process; see
-// backends/live/raftkv). Nothing simulated imports this package.
+// backends/live/raftkv); redis (redis-server, with replicas=N a primary,
+// replicas and redis-sentinel; go-redis) and redlock (independent
+// redis-server instances; redsync), see redis.go and backends/live/redis. Nothing simulated imports this package.
 package live

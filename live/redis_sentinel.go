@@ -60,7 +60,7 @@ func deploySentinel(d Deployment, o simredis.Options, bin string) (sys *system, 
 			return nil, nil, err
 		}
 	}
-	sen, err := c.add(d.Dir, "sentinel", sbin, false)
+	sen, err := c.add(d.Dir, "sentinel", sbin, clock) // a jump of its clock sends it into TILT mode, as a real one
 	if err != nil {
 		return nil, nil, err
 	}
