@@ -78,7 +78,30 @@ func NewClient(env backends.Env, watchEnv func() backends.Env, t Topology, o sim
 		c.sentinel = goredis.NewSentinelClient(&goredis.Options{Addr: t.Sentinel, Protocol: 2, MaxRetries: -1,
 			ContextTimeoutEnabled: true, DisableIndentity: true, DialTimeout: o.RequestTimeout})
 	}
+	c.warm()
 	return c
+}
+
+// warm opens a connection to every instance (and the Sentinel) before the
+// workload starts, as a long-running application's pool has them: the
+// first acquire then costs what the others do, not a dial through a proxy.
+// An instance that does not answer is dialled again when it is needed.
+func (c *Client) warm() {
+	for _, name := range sortedKeys(c.topo.Addrs) {
+		if name == "sentinel" {
+			continue
+		}
+		cl := newConn(c.topo.Addrs[name], c.opts.RequestTimeout)
+		c.conns[name] = cl
+		ctx, cancel := context.WithTimeout(context.Background(), 5*c.opts.RequestTimeout)
+		_ = cl.Ping(ctx).Err()
+		cancel()
+	}
+	if c.sentinel != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*c.opts.RequestTimeout)
+		_ = c.sentinel.Ping(ctx).Err()
+		cancel()
+	}
 }
 
 // Close closes the client's connections.

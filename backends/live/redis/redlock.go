@@ -71,6 +71,10 @@ func NewRedlock(env backends.Env, t RedlockTopology, o redlock.Options) *Redlock
 		cl := newConn(t.Addrs[name], o.RequestTimeout)
 		r.conns = append(r.conns, cl)
 		pools = append(pools, recordingPool{inner: rsgoredis.NewPool(cl), node: i, rec: r.rec})
+		// A warm connection, as a long-running application's pool has (see Client.warm).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*o.RequestTimeout)
+		_ = cl.Ping(ctx).Err()
+		cancel()
 	}
 	r.rs = redsync.New(pools...)
 	if t.Fence != "" {
