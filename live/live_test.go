@@ -119,7 +119,7 @@ func TestUnsupportedFaultsAreRefusedBeforeTheRun(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
-	_, err := Prepare(harness.Test{System: "redis"}, Config{})
+	_, err := Prepare(harness.Test{System: "chubby"}, Config{})
 	require.ErrorContains(t, err, "has no live form yet")
 	_, err = Prepare(harness.Test{System: "raftkv", Nemesis: "clock-drift"}, Config{})
 	require.ErrorContains(t, err, "clock-drift cannot run live")

@@ -288,3 +288,54 @@ func TestMeasureEtcdZooKeeperWallTime(t *testing.T) {
 			simWall.Round(time.Millisecond), liveWall.Seconds()/simWall.Seconds(), match(so), match(lo))
 	}
 }
+
+// TestMeasureRedisAcquireLatency runs fenced-counter without faults for
+// 10 s with 1 and with 5 clients on real redis-server (one instance; a
+// primary with two replicas and WAIT 1; Redlock over five instances), live
+// and simulated, and reports the acquire latency.
+func TestMeasureRedisAcquireLatency(t *testing.T) {
+	measuring(t)
+	needRedis(t)
+	noLeakRedis(t)
+	for _, sys := range []struct {
+		name, system string
+		options      map[string]string
+	}{
+		{"redis", "redis", nil},
+		{"redis replicas=2 wait=1 (Sentinel)", "redis", map[string]string{"replicas": "2", "wait": "1"}},
+		{"redlock (5 instances, redsync)", "redlock", nil},
+	} {
+		for _, clients := range []int{1, 5} {
+			test := harness.Test{System: sys.system, SystemOptions: sys.options, Clients: clients, Seed: 1, Time: 10 * time.Second}
+			lr, err := Run(context.Background(), test, Config{})
+			require.NoError(t, err)
+			sr, err := harness.Run(test)
+			require.NoError(t, err)
+			ls, ss := acquireLatencies(lr.Events), acquireLatencies(sr.Events)
+			t.Logf("| %s | %d | %d | %v | %v | %d | %v | %v |", sys.name, clients, len(ls), quantile(ls, 0.5).Round(time.Microsecond),
+				quantile(ls, 0.99).Round(time.Microsecond), len(ss), quantile(ss, 0.5).Round(time.Microsecond), quantile(ss, 0.99).Round(time.Microsecond))
+		}
+	}
+}
+
+// TestMeasureRedisWallTime runs each Redis and Redlock cross-validated
+// variant live at full time and simulated, and reports both wall times.
+func TestMeasureRedisWallTime(t *testing.T) {
+	measuring(t)
+	needRedis(t)
+	noLeakRedis(t)
+	for _, tc := range redisCrossValidated {
+		s, _ := harness.FindScenario(tc.scenario)
+		v, _ := s.FindVariant(tc.variant)
+		start := time.Now()
+		so, err := harness.Repro(v)
+		require.NoError(t, err)
+		simWall := time.Since(start)
+		start = time.Now()
+		lo, err := Repro(context.Background(), v, Config{})
+		require.NoError(t, err)
+		liveWall := time.Since(start)
+		t.Logf("| %s | %s | %v | %v | %.0fx | sim %s, live %s |", tc.scenario, tc.variant, liveWall.Round(time.Millisecond),
+			simWall.Round(time.Millisecond), liveWall.Seconds()/simWall.Seconds(), match(so), match(lo))
+	}
+}

@@ -46,6 +46,7 @@ type tally struct {
 	startAt, triggerAt time.Duration
 	missed             string
 	rules              []*faultnet.Rule
+	carried            bool // a delay on a link the system carries (not counted by faultnet)
 }
 
 // check refuses, before the run, a schedule the live system cannot perform:
@@ -117,6 +118,12 @@ func (r *run) installFaults(s nemesis.Schedule) *faults {
 	for i, f := range s.Faults {
 		if f.After != nil {
 			fs.arm(i)
+			continue
+		}
+		if f.At == 0 {
+			// A fault at 0 is in place before the clients start, as in the
+			// simulator (a timer would race with their first requests).
+			fs.start(i)
 			continue
 		}
 		fs.after(time.Duration(f.At), func() { fs.start(i) })
@@ -440,13 +447,25 @@ func (fs *faults) delay(i int, f nemesis.Fault, d time.Duration) {
 		until = time.Now().Add(d)
 	}
 	var rules []*faultnet.Rule
+	carried := false // a link the system delays itself (a real server's proxy)
 	for _, a := range from {
 		for _, b := range to {
+			if fs.r.sys.delay != nil && f.Match == "" && f.Count == 0 {
+				ok, err := fs.r.sys.delay(a, b, amount, until)
+				if err != nil {
+					fs.r.fail(fmt.Errorf("faults[%d] delay %s -> %s: %w", i, a, b, err))
+				}
+				if ok {
+					carried = true
+					continue
+				}
+			}
 			rules = append(rules, fs.r.net.AddRule(faultnet.Rule{From: a, To: b, Match: f.Match, Delay: amount, Count: f.Count, Until: until}))
 		}
 	}
 	fs.mu.Lock()
 	fs.tallies[i].rules = rules
+	fs.tallies[i].carried = carried
 	fs.mu.Unlock()
 	detail := fmt.Sprintf("delay %v -> %v by %s", from, to, history.FormatDuration(int64(amount)))
 	if f.Match != "" {
@@ -474,7 +493,7 @@ func (fs *faults) outcomes(end time.Duration) []nemesis.Outcome {
 		switch {
 		case tl.started && tl.missed != "":
 			why = tl.missed
-		case tl.started && f.Kind == nemesis.Delay:
+		case tl.started && f.Kind == nemesis.Delay && !tl.carried:
 			matched := 0
 			for _, r := range tl.rules {
 				matched += fs.r.net.Matched(r)

@@ -98,6 +98,10 @@ type system struct {
 	// events (a lock row taken over, a transaction the server aborted) in
 	// the history, as the simulated system records them.
 	events func(record func(kind string, targets []string, detail string))
+	// delay delays what from sends to to by d until until (zero: until the
+	// run ends) on a link the system carries itself, reporting false for a
+	// link it does not carry (faultnet's).
+	delay func(from, to string, d time.Duration, until time.Time) (bool, error)
 }
 
 // deployers are the systems with a live form.

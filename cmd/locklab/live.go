@@ -197,8 +197,12 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 			skipped++
 			continue
 		}
-		if _, err := live.Prepare(v.ReproTest(), live.Config{Scale: lf.scale}); f.all && errors.Is(err, live.ErrNotLive) {
-			fmt.Fprintf(out, "%s/%s (live): SKIPPED: %v\n", s.Name, v.Name, err)
+		why := live.Unavailable(v.ReproTest())
+		if _, err := live.Prepare(v.ReproTest(), live.Config{Scale: lf.scale}); why == "" && errors.Is(err, live.ErrNotLive) {
+			why = err.Error()
+		}
+		if why != "" && f.all {
+			fmt.Fprintf(out, "%s/%s (live): SKIPPED: %s\n", s.Name, v.Name, why)
 			skipped++
 			continue
 		}

@@ -22,7 +22,8 @@ func TestLiveUsageErrors(t *testing.T) {
 	}{
 		{[]string{"run", "--scale", "0.5"}, "--scale needs --live"},
 		{[]string{"run", "--live", "--scale", "0"}, "--scale 0: want a factor"},
-		{[]string{"run", "--live", "--system", "redis"}, `system "redis" has no live form yet`},
+		{[]string{"run", "--live", "--system", "chubby"}, `system "chubby" has no live form yet`},
+		{[]string{"run", "--live", "--system", "redlock", "-o", "token=incr"}, "redlock option token=incr has no live form"},
 		{[]string{"run", "--live", "--system", "raftkv", "-o", "tick=10ms"}, "raftkv option tick is not available live"},
 		{[]string{"run", "--live", "--system", "raftkv", "--nemesis", "clock-drift"}, "clock-drift cannot run live"},
 	} {

@@ -1,0 +1,56 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locklab/locklab/backends"
+	simredis "github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/backends/redlock"
+)
+
+// replyError is an error reply of the server, as go-redis returns one.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+func (replyError) RedisError()     {}
+
+func TestOutcomesOfFailedRequests(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		err     error
+		unknown bool
+	}{
+		{"a refused connection: the command never left", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, false},
+		{"an error reply: the server did not run it", replyError("READONLY You can't write against a read only replica."), false},
+		{"a timeout: the command may have run", context.DeadlineExceeded, true},
+		{"a broken connection after the command went out", &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := classify("redis", tc.err)
+			assert.Equal(t, tc.unknown, backends.Unknown(err), "%v", err)
+			assert.Equal(t, !tc.unknown, refused(err))
+			assert.Contains(t, err.Error(), "redis redis")
+		})
+	}
+	assert.NoError(t, classify("redis", nil))
+	var _ goredis.Error = replyError("")
+}
+
+func TestOptionsTheLiveClientsCannotHonourAreRefused(t *testing.T) {
+	o := simredis.DefaultOptions()
+	assert.NoError(t, CheckOptions(o))
+	o.Reentrancy = simredis.ReentrancyClient
+	assert.ErrorContains(t, CheckOptions(o), "reentrancy=client has no live form")
+	r := redlock.DefaultOptions()
+	assert.NoError(t, CheckRedlockOptions(r))
+	r.Token = redlock.TokenExternal
+	assert.NoError(t, CheckRedlockOptions(r), "token=external: INCR on a separate instance")
+	r.Token = redlock.TokenIncr
+	assert.ErrorContains(t, CheckRedlockOptions(r), "token=incr has no live form")
+}

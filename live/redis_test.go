@@ -1,0 +1,281 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	simredis "github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/live/proc"
+	"github.com/locklab/locklab/nemesis"
+)
+
+// needRedis skips a test when redis-server or redis-sentinel is not
+// installed (the message names the Debian package).
+func needRedis(t *testing.T) {
+	t.Helper()
+	if _, err := redisBinary(); err != nil {
+		t.Skip(err)
+	}
+	if _, err := proc.Binary("redis-sentinel", "redis-sentinel", "/usr/bin/redis-sentinel"); err != nil {
+		t.Skip(err)
+	}
+}
+
+// noLeakRedis is noLeak, allowing live/proc's process starter (a goroutine
+// that lives as long as the harness, started by the first server).
+func noLeakRedis(t *testing.T) {
+	t.Helper()
+	opts := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/locklab/locklab/live/proc.startLocked.func1.1")}
+	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
+}
+
+// redisCrossValidated are the Redis and Redlock rows of the README's
+// cross-validation table: the simulated and the live verdicts must agree.
+// The failover rows need the Sentinel's own latency (up to about 1.2 s
+// beyond down-after: a promotion is confirmed by an INFO every second) to
+// fit inside the holder's section, so they run at half time with
+// down-after=100ms; the two longer ones run only with LOCKLAB_LIVE_MEASURE=1.
+var redisCrossValidated = []struct {
+	scenario, variant string
+	scale             float64
+	options           map[string]string
+	long              bool
+}{
+	{"kleppmann-gc-pause", "redis-unsafe", 0.2, nil, false},
+	{"kleppmann-gc-pause", "redis-fixed", 0.2, nil, false},
+	{"kleppmann-gc-pause", "redlock-unsafe", 0.2, nil, false},
+	{"kleppmann-gc-pause", "redlock-fixed", 0.2, nil, false},
+	{"redis-del-unlock", "unsafe", 0.2, nil, false},
+	{"redis-del-unlock", "fixed", 0.2, nil, false},
+	{"redlock-restart", "unsafe", 0.2, nil, false},
+	{"redlock-restart", "fixed-delay", 0.2, nil, false},
+	{"redlock-restart", "fixed-fsync", 0.2, nil, false},
+	{"redlock-clock-jump", "unsafe", 0.2, nil, false},
+	{"redis-failover", "unsafe", 0.5, fastSentinel, false},
+	{"redis-failover", "fixed-wait", 0.5, fastSentinel, true},
+	{"redis-failover", "unsafe-wait", 0.5, fastSentinel, true},
+}
+
+var fastSentinel = map[string]string{"down-after": "100ms"}
+
+// TestRedisAndRedlockSimulatedAndLiveAgree runs each variant in the
+// simulator and live on real redis-server processes (and redis-sentinel),
+// and compares the verdicts of every check the variant names.
+func TestRedisAndRedlockSimulatedAndLiveAgree(t *testing.T) {
+	needRedis(t)
+	for _, tc := range redisCrossValidated {
+		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
+			if tc.long && os.Getenv("LOCKLAB_LIVE_MEASURE") == "" {
+				t.Skip("set LOCKLAB_LIVE_MEASURE=1 for the longer failover rows")
+			}
+			noLeakRedis(t)
+			s, err := harness.FindScenario(tc.scenario)
+			require.NoError(t, err)
+			v, err := s.FindVariant(tc.variant)
+			require.NoError(t, err)
+			simulated, err := harness.Repro(v)
+			require.NoError(t, err)
+			real, err := Repro(context.Background(), v, Config{Scale: tc.scale, Options: tc.options})
+			require.NoError(t, err)
+			for check, want := range v.Expect {
+				sim, lv := verdict(simulated.Result, check), verdict(real.Result, check)
+				assert.Equal(t, string(want), sim, "%s simulated", check)
+				assert.Equal(t, sim, lv, "%s: simulated %s, live %s (%s)", check, sim, lv, reason(real.Result, check))
+				t.Logf("| %s | %s | %s | %s | %s |", tc.scenario, tc.variant, check, sim, lv)
+			}
+			for _, o := range real.Result.FaultOutcomes {
+				assert.True(t, o.Fired, "live faults[%d] (%s) did not fire: %s", o.Fault, o.Kind, o.DidNotFire)
+			}
+			if tc.scenario == "redis-failover" {
+				assert.Positive(t, real.Result.Summary.Faults["failover"], "the Sentinel promoted a replica")
+			}
+		})
+	}
+}
+
+// TestOptionsWithoutALiveFormAreNamed: what real Redis or redsync cannot
+// do is refused before anything starts, naming the option and why, and
+// `repro --live --all` skips such a variant with that reason.
+func TestOptionsWithoutALiveFormAreNamed(t *testing.T) {
+	for _, tc := range []struct {
+		system, option, want string
+	}{
+		{"redlock", "expiry-clock=mono", "redis-server expires keys on its wall clock"},
+		{"redlock", "token=incr", "redsync sends a plain SET NX PX"},
+		{"redlock", "fanout=sequential", "redsync asks every instance at once"},
+		{"redlock", "elapsed-clock=wall", "redsync measures elapsed with time.Now"},
+		{"redis", "reentrancy=server", "the live client takes each lock once"},
+		{"redis", "expiry-clock=mono", "redis-server expires keys on its wall clock"},
+	} {
+		t.Run(tc.system+" "+tc.option, func(t *testing.T) {
+			k, v, _ := strings.Cut(tc.option, "=")
+			test := harness.Test{System: tc.system, SystemOptions: map[string]string{k: v}}
+			assert.Contains(t, Unavailable(test), tc.want)
+			_, err := Prepare(test, Config{})
+			require.ErrorIs(t, err, ErrNotLive)
+			assert.ErrorContains(t, err, tc.option)
+		})
+	}
+	assert.Contains(t, Unavailable(harness.Test{System: "chubby"}), "system chubby has no live form")
+	assert.Empty(t, Unavailable(harness.Test{System: "redis", SystemOptions: map[string]string{"replicas": "2", "wait": "1"}}))
+}
+
+// TestAReplicationLinkCutLosesAnAcknowledgedWrite: with two replicas
+// lagging 5 ms behind a third, WAIT 1 is satisfied by the prompt one; a cut
+// of a lagging replica's link right after the acknowledgement keeps the
+// write from it (the held bytes never arrive while the link is cut).
+func TestAReplicationLinkCutLosesAnAcknowledgedWrite(t *testing.T) {
+	needRedis(t)
+	noLeakRedis(t)
+	bin, err := redisBinary()
+	require.NoError(t, err)
+	o := simredis.DefaultOptions()
+	o.Replicas = 3
+	sys, c, err := deploySentinel(Deployment{Ctx: context.Background(), Test: harness.Test{System: "redis", Clients: 1,
+		SystemOptions: map[string]string{"replicas": "3"}}.WithDefaults(), Setup: 10 * time.Second, Dir: t.TempDir()}, o, bin)
+	require.NoError(t, err)
+	defer sys.close()
+	for _, r := range []string{"replica2", "replica3"} {
+		ok, err := sys.delay("redis", r, 5*time.Millisecond, time.Time{})
+		require.NoError(t, err)
+		require.True(t, ok, "the replication link to %s is carried by locklab", r)
+	}
+	ctx := context.Background()
+	primary := goredis.NewClient(&goredis.Options{Addr: c.proxies[[2]string{"c1", "redis"}].Addr(), Protocol: 2})
+	defer primary.Close()
+	lagging := goredis.NewClient(&goredis.Options{Addr: c.servers["replica3"].addr(), Protocol: 2})
+	defer lagging.Close()
+	conn := primary.Conn()
+	defer conn.Close()
+	require.NoError(t, conn.Do(ctx, "SET", "k", "v", "NX", "PX", 10000).Err())
+	acked, err := conn.Do(ctx, "WAIT", 1, 1000).Int64()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), acked, "only the prompt replica acknowledged")
+	mine, err := sys.cut("replica3", "redis")
+	require.NoError(t, err)
+	require.True(t, mine)
+	time.Sleep(100 * time.Millisecond)
+	_, err = lagging.Get(ctx, "k").Result()
+	assert.ErrorIs(t, err, goredis.Nil, "the lagging replica never got the acknowledged write")
+	require.NoError(t, sys.heal("replica3", "redis"))
+	assert.Eventually(t, func() bool { return lagging.Get(ctx, "k").Err() == nil }, 5*time.Second, 10*time.Millisecond,
+		"after the heal the held bytes arrive")
+}
+
+// TestAClockJumpExpiresAKeyEarly: redis-server under libfaketime (the
+// malloc-debug preload) expires a key when its wall clock jumps past the
+// TTL, and libfaketime's shared-memory files go with the process.
+func TestAClockJumpExpiresAKeyEarly(t *testing.T) {
+	needRedis(t)
+	noLeakRedis(t)
+	jump := nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.ClockJump, Targets: []string{"redis"}, Amount: nemesis.Duration(time.Minute)}}}
+	bin, err := redisBinary()
+	require.NoError(t, err)
+	sys, c, err := deploySingle(Deployment{Ctx: context.Background(), Test: harness.Test{System: "redis", Clients: 1, Schedule: &jump}.WithDefaults(),
+		Setup: 10 * time.Second, Dir: t.TempDir()}, simredis.DefaultOptions(), bin)
+	require.NoError(t, err)
+	var pids []int
+	defer func() {
+		sys.close()
+		for _, pid := range pids {
+			assert.NoFileExists(t, fmt.Sprintf("/dev/shm/faketime_shm_%d", pid))
+		}
+	}()
+	pids = append(pids, c.servers["redis"].process().Pid())
+	ctx := context.Background()
+	r := goredis.NewClient(&goredis.Options{Addr: c.servers["redis"].addr(), Protocol: 2})
+	defer r.Close()
+	require.NoError(t, r.Set(ctx, "k", "v", 30*time.Second).Err())
+	require.NoError(t, sys.jumpClock("redis", 29*time.Second))
+	assert.NoError(t, r.Get(ctx, "k").Err(), "29 s of a 30 s TTL: still there")
+	require.NoError(t, sys.jumpClock("redis", 2*time.Second))
+	assert.ErrorIs(t, r.Get(ctx, "k").Err(), goredis.Nil, "31 s: expired by the jump")
+	now, err := r.Time(ctx).Result()
+	require.NoError(t, err)
+	assert.InDelta(t, 31, now.Sub(time.Now()).Seconds(), 2, "the server's TIME moved with its clock")
+}
+
+// TestARedisRunStopsOnCancelAndLeavesNothingBehind interrupts a live run
+// of a primary, two replicas and a Sentinel under libfaketime: every
+// redis-server and redis-sentinel it started is gone, none of their ports
+// listens, and libfaketime left no shared-memory file.
+func TestARedisRunStopsOnCancelAndLeavesNothingBehind(t *testing.T) {
+	needRedis(t)
+	noLeakRedis(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var pids, ports []int
+	time.AfterFunc(1500*time.Millisecond, func() {
+		pids, ports = serversUnder(dir)
+		cancel()
+	})
+	_, err := Run(ctx, harness.Test{System: "redis", Seed: 3, Time: time.Minute, Nemesis: "pause,clock-jump",
+		SystemOptions: map[string]string{"replicas": "2"}}, Config{Dir: dir})
+	require.ErrorIs(t, err, ErrInterrupted)
+	require.Len(t, pids, 4, "redis, replica1, replica2 and sentinel were running")
+	for i, pid := range pids {
+		assert.True(t, processGone(pid), "process %d is gone", pid)
+		assert.False(t, portListening(ports[i]), "port %d is closed", ports[i])
+		assert.NoFileExists(t, fmt.Sprintf("/dev/shm/faketime_shm_%d", pid))
+	}
+}
+
+// serversUnder lists the redis processes whose working directory (their
+// data directory) is under dir, with the port each listens on (redis
+// rewrites its command line to "redis-server 127.0.0.1:PORT").
+func serversUnder(dir string) (pids, ports []int) {
+	abs, _ := filepath.Abs(dir)
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err != nil || !strings.HasPrefix(cwd, abs) {
+			continue
+		}
+		raw, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		for _, f := range strings.Fields(strings.ReplaceAll(string(raw), "\x00", " ")) {
+			if a, p, ok := strings.Cut(f, "127.0.0.1:"); ok && a == "" {
+				if port, err := strconv.Atoi(p); err == nil {
+					pids, ports = append(pids, pid), append(ports, port)
+				}
+			}
+		}
+	}
+	return pids, ports
+}
+
+// processGone reports whether pid no longer runs (a zombie counts as gone).
+func processGone(pid int) bool {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	line := string(raw)
+	i := strings.LastIndexByte(line, ')')
+	return i > 0 && len(line) > i+2 && line[i+2] == 'Z'
+}
+
+func portListening(port int) bool {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
