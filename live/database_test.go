@@ -64,8 +64,7 @@ func TestPostgreSQLSimulatedAndLiveAgree(t *testing.T) {
 			require.Equal(t, "database", v.Test.System)
 			simulated, err := harness.Repro(v)
 			require.NoError(t, err)
-			real, err := Repro(context.Background(), v, Config{Scale: scale, Options: tc.options})
-			require.NoError(t, err)
+			real := reproLive(t, v, Config{Scale: scale, Options: tc.options})
 			for check, want := range v.Expect {
 				sim, lv := verdict(simulated.Result, check), verdict(real.Result, check)
 				assert.Equal(t, string(want), sim, "%s simulated", check)

@@ -44,8 +44,8 @@ var etcdZKCrossValidated = []struct {
 	scenario, variant string
 	extended          bool
 	// race: the variant's story needs one outcome of a real-time race
-	// (which client wins the first grant); the live run is tried up to
-	// three times, each miss logged.
+	// (which client wins the first grant). Every row is tried up to three
+	// times (reproLive), each miss logged; these rows need it most.
 	race bool
 }{
 	{"kleppmann-gc-pause", "etcd-unsafe", false, false},
@@ -103,15 +103,7 @@ func TestEtcdAndZooKeeperSimulatedAndLiveAgree(t *testing.T) {
 			noLeak(t)
 			simulated, err := harness.Repro(v)
 			require.NoError(t, err)
-			var real harness.Outcome
-			for try := 1; ; try++ {
-				real, err = Repro(context.Background(), v, Config{Scale: etcdZKScale(v.Test.System)})
-				require.NoError(t, err)
-				if real.Match() || !tc.race || try == 3 {
-					break
-				}
-				t.Logf("live try %d lost the race the story needs: %v", try, real.Mismatches)
-			}
+			real := reproLive(t, v, Config{Scale: etcdZKScale(v.Test.System)})
 			checks := sortedChecks(v.Expect)
 			if _, named := v.Expect["lease"]; !named && verdict(simulated.Result, "lease") != "not run" {
 				// The lease check (was a grant made while another client's

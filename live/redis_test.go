@@ -88,8 +88,7 @@ func TestRedisAndRedlockSimulatedAndLiveAgree(t *testing.T) {
 			require.NoError(t, err)
 			simulated, err := harness.Repro(v)
 			require.NoError(t, err)
-			real, err := Repro(context.Background(), v, Config{Scale: tc.scale, Options: tc.options})
-			require.NoError(t, err)
+			real := reproLive(t, v, Config{Scale: tc.scale, Options: tc.options})
 			for check, want := range v.Expect {
 				sim, lv := verdict(simulated.Result, check), verdict(real.Result, check)
 				assert.Equal(t, string(want), sim, "%s simulated", check)
