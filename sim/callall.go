@@ -42,13 +42,12 @@ func (p *Proc) CallAll(reqs []Request, timeout time.Duration) []Response {
 	if len(reqs) > 0 {
 		tok := p.newWait()
 		p.multi = mc
-		var t *Timer
 		if timeout > 0 {
-			t = n.SetTimer(timeout, func() { p.wake(tok) })
+			p.startTimer(timeout, tok)
 		}
 		p.block()
 		p.multi = nil
-		t.Stop()
+		p.timer.Stop()
 	}
 	out := make([]Response, len(reqs))
 	for i, m := range mc.replies {

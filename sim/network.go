@@ -193,15 +193,19 @@ func (net *Network) deliverAfter(k linkKey, l Link, m Message, extra time.Durati
 	if !reordered {
 		net.lastAt[k] = at
 	}
-	to := net.w.nodes[m.To]
-	net.w.schedule(at, to, func() {
-		if net.blocked[k] {
-			net.stats.Dropped++
-			return
-		}
-		net.stats.Delivered++
-		to.deliver(m)
-	})
+	e := net.w.newEvent(at, kindDeliver, net.w.nodes[m.To])
+	e.msg = m
+}
+
+// arrive is the delivery of m to the node to when it comes due: dropped if its
+// link has been cut meanwhile.
+func (net *Network) arrive(to *Node, m *Message) {
+	if net.blocked[linkKey{m.From, m.To}] {
+		net.stats.Dropped++
+		return
+	}
+	net.stats.Delivered++
+	to.deliver(*m)
 }
 
 // Send sends body from n to the node to. It returns the message's ID.
