@@ -195,7 +195,7 @@ func (p *Proc) Call(to NodeID, req any, timeout time.Duration) (any, error) {
 		p.reply, p.gotReply = Message{}, false
 		return body, nil
 	}
-	return nil, fmt.Errorf("call to %s: %w after %v", n.w.nodes[to].name, ErrTimeout, timeout)
+	return nil, &timeoutError{to: n.w.nodes[to].name, after: timeout}
 }
 
 // Recv waits for a message that is not a reply (a notification), at most
