@@ -63,3 +63,26 @@ type Reply struct {
 	Value string
 	Err   string
 }
+
+// The replies that recur, boxed once: a message body is an interface value,
+// and boxing a Reply allocates. Bodies are never mutated, so sharing is safe.
+var (
+	bodyNo         any = Reply{}
+	bodyYes        any = Reply{OK: true}
+	bodyOne        any = Reply{OK: true, Int: 1}
+	bodyReadOnly   any = Reply{Err: ErrReadOnly}
+	bodyRestarting any = Reply{Err: ErrRestarting}
+)
+
+// body is r as a message body, shared when it is one of the recurring replies.
+func (r Reply) body() any {
+	switch r {
+	case Reply{}:
+		return bodyNo
+	case Reply{OK: true}:
+		return bodyYes
+	case Reply{OK: true, Int: 1}:
+		return bodyOne
+	}
+	return r
+}

@@ -133,9 +133,9 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	s.Commands++
 	switch {
 	case n.Mono() < s.refuseUntil:
-		n.Reply(m, Reply{Err: ErrRestarting})
+		n.Reply(m, bodyRestarting)
 	case s.role == RoleReplica:
-		n.Reply(m, Reply{Err: ErrReadOnly})
+		n.Reply(m, bodyReadOnly)
 	default:
 		if w, ok := m.Body.(Wait); ok {
 			s.wait(n, m, w)
@@ -149,7 +149,7 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			s.propagate(n, m.From, m.Body, at)
 		}
 		s.noteGrant(n, m, r, before)
-		n.Reply(m, r)
+		n.Reply(m, r.body())
 	}
 }
 
