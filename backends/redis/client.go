@@ -21,6 +21,10 @@ type Client struct {
 	seq     int
 	held    map[string]*holds.Hold // client-side reentrancy and watchdogs
 	onRenew func(l backends.Lease, done bool, err error)
+
+	// the last acquire command, boxed: the retries of one acquire send it again
+	cmdKey, cmdOwner string
+	cmd              any
 }
 
 // Topology is where a client finds Redis: one instance, or a primary with
@@ -97,8 +101,16 @@ func (c *Client) do(cmd any) (Reply, error) { return c.call(c.p, cmd, c.opts.Req
 
 func fenceKey(key string) string { return key + ":fence" }
 
-// acquireCmd builds the command of one acquire attempt for owner.
+// acquireCmd is the command of one acquire attempt for owner (the same value
+// for every retry of one acquire).
 func (c *Client) acquireCmd(key, owner string) any {
+	if c.cmd == nil || c.cmdKey != key || c.cmdOwner != owner {
+		c.cmdKey, c.cmdOwner, c.cmd = key, owner, c.newAcquireCmd(key, owner)
+	}
+	return c.cmd
+}
+
+func (c *Client) newAcquireCmd(key, owner string) any {
 	switch {
 	case c.opts.Reentrancy == ReentrancyServer:
 		fk := ""

@@ -74,15 +74,15 @@ var (
 	bodyRestarting any = Reply{Err: ErrRestarting}
 )
 
-// body is r as a message body, shared when it is one of the recurring replies.
-func (r Reply) body() any {
+// recurring returns r boxed once if it is one of the recurring replies.
+func (r Reply) recurring() (any, bool) {
 	switch r {
 	case Reply{}:
-		return bodyNo
+		return bodyNo, true
 	case Reply{OK: true}:
-		return bodyYes
+		return bodyYes, true
 	case Reply{OK: true, Int: 1}:
-		return bodyOne
+		return bodyOne, true
 	}
-	return r
+	return nil, false
 }

@@ -66,6 +66,11 @@ type Server struct {
 	acking      bool // a replica's ack timer is running
 
 	grants *backends.GrantLog // the ground truth, when recorded (see RecordGrants)
+
+	// the last reply boxed that is not a recurring one: a contended key gets
+	// the same "held by VALUE" reply many times in a row
+	lastReply Reply
+	lastBody  any
 	scope  string
 }
 
@@ -149,8 +154,19 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			s.propagate(n, m.From, m.Body, at)
 		}
 		s.noteGrant(n, m, r, before)
-		n.Reply(m, r.body())
+		n.Reply(m, s.body(r))
 	}
+}
+
+// body is r as a message body, boxed once per run of equal replies.
+func (s *Server) body(r Reply) any {
+	if b, ok := r.recurring(); ok {
+		return b
+	}
+	if s.lastBody == nil || s.lastReply != r {
+		s.lastReply, s.lastBody = r, r
+	}
+	return s.lastBody
 }
 
 // persist records a change according to the persistence mode.
