@@ -7,9 +7,9 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/backends/raftnode"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -310,7 +310,7 @@ func (s *Server) send(m *pb.Message) {
 		s.heard() // granted a vote: give the candidate time to win
 	}
 	to := s.cluster.nodes[m.GetTo()-1]
-	s.node.Send(to.ID(), RaftMessage{M: proto.Clone(m).(*pb.Message)})
+	s.node.Send(to.ID(), RaftMessage{M: raftnode.CloneMessage(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {

@@ -71,7 +71,7 @@ type Server struct {
 	// the same "held by VALUE" reply many times in a row
 	lastReply Reply
 	lastBody  any
-	scope  string
+	scope     string
 }
 
 // NewServer returns a primary instance with an empty keyspace, the given
