@@ -67,23 +67,122 @@ func lt(a, b entry) uint64 {
 	return borrow
 }
 
-// eventQueue is a 4-ary min-heap of entries ordered by (at, seq) over a slab of
-// event slots reused through a free list. A 4-ary heap is half as deep as a
-// binary one and its four children share a cache line (16-byte entries), so a
-// pop costs fewer cache misses; the order it yields is exactly the binary
-// heap's, since (at, seq) is a total order.
-type eventQueue struct {
-	heap  []entry
-	slots []event
-	free  []uint32
+// heap4 is a 4-ary min-heap of entries ordered by (at, seq). A 4-ary heap is
+// half as deep as a binary one and its four children share a cache line
+// (16-byte entries); the order it yields is exactly a binary heap's, since
+// (at, seq) is a total order.
+type heap4 []entry
+
+func (h *heap4) push(x entry) {
+	s := append(*h, x)
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) >> 2
+		if !x.before(s[p]) {
+			break
+		}
+		s[i] = s[p]
+		i = p
+	}
+	s[i] = x
+	*h = s
 }
 
-func (q *eventQueue) len() int { return len(q.heap) }
+// pop removes the least entry; the heap must not be empty.
+func (h *heap4) pop() entry {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	last := s[n]
+	s = s[:n]
+	// Move the hole at the root down to a leaf along the smallest children,
+	// then sift the last entry up from there: the last entry usually belongs
+	// near the bottom, so this saves comparing it at every level.
+	i := 0
+	for {
+		c := 4*i + 1
+		var m int
+		if c+3 < n {
+			m1 := c + int(lt(s[c+1], s[c]))
+			m2 := c + 2 + int(lt(s[c+3], s[c+2]))
+			m = m1
+			if lt(s[m2], s[m1]) != 0 {
+				m = m2
+			}
+		} else if c < n {
+			m = c
+			for j := c + 1; j < n; j++ {
+				if s[j].before(s[m]) {
+					m = j
+				}
+			}
+		} else {
+			break
+		}
+		s[i] = s[m]
+		i = m
+	}
+	if n > 0 {
+		for i > 0 {
+			p := (i - 1) >> 2
+			if !last.before(s[p]) {
+				break
+			}
+			s[i] = s[p]
+			i = p
+		}
+		s[i] = last
+	}
+	*h = s
+	return top
+}
+
+// The timing wheel: wheelSize buckets of 2^wheelShift ns each (4.1 µs; the
+// wheel spans 4.2 ms, a few network latencies).
+const (
+	wheelShift = 12
+	wheelSize  = 1 << 10
+	wheelWords = wheelSize / 64
+)
+
+// bucket holds the wheel's entries of one 4.1 µs span, sorted by (at, seq),
+// consumed from head.
+type bucket struct {
+	items []entry
+	head  int
+}
+
+// eventQueue is the kernel's queue: a timing wheel for the near future with a
+// 4-ary heap for the rest, over a slab of event slots reused through a free
+// list. It yields entries in exactly (at, seq) order, like the binary heap it
+// replaced (TestQueueOrderIsTheBinaryHeaps).
+//
+// The wheel holds the entries whose span number (at >> wheelShift) lies in
+// [cur, cur+wheelSize), where cur is the span of the last entry popped: as
+// nothing is ever scheduled before the last event run, every span of the
+// window maps to one bucket. Most events (message deliveries, short timers)
+// land there: a push appends to a bucket (entries arrive in seq order, so the
+// bucket stays sorted with an insertion from the back only when a later event
+// is due earlier), and a pop takes the head of the first non-empty bucket,
+// found with a bitmap. Entries beyond the window go to the heap; a pop takes
+// whichever of the two heads is smaller, so an entry never moves.
+type eventQueue struct {
+	over    heap4
+	buckets []bucket // wheelSize, allocated on first use
+	used    [wheelWords]uint64
+	cur     int64 // the span of the last entry popped
+	n       int
+	slots   []event
+	free    []uint32
+}
+
+func (q *eventQueue) len() int { return q.n }
 
 // push queues an event due at at with sequence number seq and returns the
 // slot the caller fills in at once (before anything else is pushed). Slots
 // are reused: only the fields of the event's kind (and node, inc) are
-// meaningful, the others may hold what an earlier event left.
+// meaningful, the others may hold what an earlier event left. at must not be
+// earlier than the last entry popped.
 func (q *eventQueue) push(at time.Duration, seq uint64) *event {
 	if seq > maxSeq {
 		panic(fmt.Sprintf("sim: more than %d events scheduled in one world", uint64(maxSeq)))
@@ -100,79 +199,84 @@ func (q *eventQueue) push(at time.Duration, seq uint64) *event {
 		q.slots = append(q.slots, event{})
 	}
 	x := entry{at: at, key: seq<<slotBits | uint64(slot)}
-	h := append(q.heap, x)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) >> 2
-		if !x.before(h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
+	q.n++
+	if span := int64(at) >> wheelShift; span < q.cur+wheelSize {
+		q.toWheel(x, int(span&(wheelSize-1)))
+	} else {
+		q.over.push(x)
 	}
-	h[i] = x
-	q.heap = h
 	return &q.slots[slot]
 }
 
+// toWheel inserts x into bucket i, keeping it sorted by (at, seq): x has the
+// greatest seq so far, so it goes after every entry due no later.
+func (q *eventQueue) toWheel(x entry, i int) {
+	if q.buckets == nil {
+		q.buckets = make([]bucket, wheelSize)
+	}
+	b := &q.buckets[i]
+	items := append(b.items, x)
+	j := len(items) - 1
+	for j > b.head && items[j-1].at > x.at {
+		items[j] = items[j-1]
+		j--
+	}
+	items[j] = x
+	b.items = items
+	q.used[i>>6] |= 1 << (i & 63)
+}
+
+// first is the index of the wheel's first non-empty bucket in window order
+// (from cur's bucket on, wrapping), or -1 when the wheel is empty.
+func (q *eventQueue) first() int {
+	start := int(q.cur & (wheelSize - 1))
+	w := start >> 6
+	if m := q.used[w] &^ (1<<(start&63) - 1); m != 0 {
+		return w<<6 | bits.TrailingZeros64(m)
+	}
+	for k := 1; k <= wheelWords; k++ {
+		ww := (w + k) % wheelWords
+		if m := q.used[ww]; m != 0 {
+			return ww<<6 | bits.TrailingZeros64(m)
+		}
+	}
+	return -1
+}
+
 // peekAt is the due time of the next event; the queue must not be empty.
-func (q *eventQueue) peekAt() time.Duration { return q.heap[0].at }
+func (q *eventQueue) peekAt() time.Duration {
+	if i := q.first(); i >= 0 {
+		b := &q.buckets[i]
+		if x := b.items[b.head]; len(q.over) == 0 || x.before(q.over[0]) {
+			return x.at
+		}
+	}
+	return q.over[0].at
+}
 
 // pop removes the next entry and returns its due time and the slot of its
 // event. The slot stays taken until release, so the event can be read in place
 // while it runs (a push that grows the slab leaves the old copy intact).
 func (q *eventQueue) pop() (time.Duration, uint32) {
-	h := q.heap
-	top := h[0]
-	n := len(h) - 1
-	last := h[n]
-	h = h[:n]
-	// Move the hole at the root down to a leaf along the smallest children,
-	// then sift the last entry up from there: the last entry usually belongs
-	// near the bottom, so this saves comparing it at every level.
-	i := 0
-	for {
-		c := 4*i + 1
-		var m int
-		if c+3 < n {
-			m1 := c + int(lt(h[c+1], h[c]))
-			m2 := c + 2 + int(lt(h[c+3], h[c+2]))
-			m = m1
-			if lt(h[m2], h[m1]) != 0 {
-				m = m2
-			}
-		} else if c < n {
-			m = c
-			for j := c + 1; j < n; j++ {
-				if h[j].before(h[m]) {
-					m = j
-				}
-			}
-		} else {
-			break
+	var x entry
+	if i := q.first(); i >= 0 && (len(q.over) == 0 || q.buckets[i].items[q.buckets[i].head].before(q.over[0])) {
+		b := &q.buckets[i]
+		x = b.items[b.head]
+		b.head++
+		if b.head == len(b.items) {
+			b.items, b.head = b.items[:0], 0
+			q.used[i>>6] &^= 1 << (i & 63)
 		}
-		h[i] = h[m]
-		i = m
+	} else {
+		x = q.over.pop()
 	}
-	if n > 0 {
-		for i > 0 {
-			p := (i - 1) >> 2
-			if !last.before(h[p]) {
-				break
-			}
-			h[i] = h[p]
-			i = p
-		}
-		h[i] = last
-	}
-	q.heap = h
-	return top.at, uint32(top.key & (maxSlots - 1))
+	q.n--
+	q.cur = int64(x.at) >> wheelShift
+	return x.at, uint32(x.key & (maxSlots - 1))
 }
 
 // release frees the slot of an event that has run.
 func (q *eventQueue) release(slot uint32) { q.free = append(q.free, slot) }
 
 // reset drops every pending event.
-func (q *eventQueue) reset() {
-	q.heap, q.slots, q.free = nil, nil, nil
-}
+func (q *eventQueue) reset() { *q = eventQueue{} }

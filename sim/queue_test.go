@@ -51,7 +51,9 @@ func (q *refQueue) pop() entry {
 // pops with many equal due times, the queue yields events in exactly the
 // order of the reference binary heap: by due time, ties by sequence number.
 func TestQueueOrderIsTheBinaryHeaps(t *testing.T) {
-	for _, spread := range []int64{1, 3, 50, 1 << 30} {
+	// spread 0 mixes them: near events for the wheel, far ones for the heap,
+	// and far ones that come into the wheel's window while still in the heap.
+	for _, spread := range []int64{0, 1, 3, 50, 5000, 1 << 20, 1 << 23, 1 << 30} {
 		r := rand.New(rand.NewPCG(uint64(spread), 7))
 		var q eventQueue
 		var ref refQueue
@@ -60,7 +62,11 @@ func TestQueueOrderIsTheBinaryHeaps(t *testing.T) {
 		for range 20000 {
 			if q.len() == 0 || r.IntN(3) > 0 {
 				seq++
-				at := now + time.Duration(r.Int64N(spread))
+				sp := spread
+				if sp == 0 {
+					sp = []int64{1, 4096, 1 << 22, 1 << 24}[r.IntN(4)]
+				}
+				at := now + time.Duration(r.Int64N(sp))
 				q.push(at, seq).tok = seq
 				ref.push(entry{at: at, key: seq})
 				continue
@@ -81,7 +87,7 @@ func TestQueueOrderIsTheBinaryHeaps(t *testing.T) {
 // pending.
 func BenchmarkQueue(b *testing.B) {
 	const pending = 1000
-	b.Run("4-ary", func(b *testing.B) {
+	b.Run("wheel+4-ary", func(b *testing.B) {
 		var q eventQueue
 		for i := range pending {
 			q.push(time.Duration(i), uint64(i+1))
@@ -93,6 +99,19 @@ func BenchmarkQueue(b *testing.B) {
 			q.release(slot)
 			seq++
 			q.push(at+time.Millisecond+time.Duration(seq%7), seq)
+		}
+	})
+	b.Run("4-ary", func(b *testing.B) {
+		var q heap4
+		for i := range pending {
+			q.push(entry{at: time.Duration(i), key: uint64(i + 1)})
+		}
+		seq := uint64(pending)
+		b.ResetTimer()
+		for range b.N {
+			e := q.pop()
+			seq++
+			q.push(entry{at: e.at + time.Millisecond + time.Duration(seq%7), key: seq})
 		}
 	})
 	b.Run("binary", func(b *testing.B) {
