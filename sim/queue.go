@@ -143,6 +143,7 @@ const (
 	wheelShift = 12
 	wheelSize  = 1 << 10
 	wheelWords = wheelSize / 64
+	bucketRoom = 4 // entries per bucket before it grows on its own
 )
 
 // bucket holds the wheel's entries of one 4.1 µs span, sorted by (at, seq),
@@ -213,6 +214,12 @@ func (q *eventQueue) push(at time.Duration, seq uint64) *event {
 func (q *eventQueue) toWheel(x entry, i int) {
 	if q.buckets == nil {
 		q.buckets = make([]bucket, wheelSize)
+		// Every bucket starts with room for bucketRoom entries carved from one
+		// array: one allocation instead of one per bucket.
+		room := make([]entry, wheelSize*bucketRoom)
+		for i := range q.buckets {
+			q.buckets[i].items = room[i*bucketRoom : i*bucketRoom : (i+1)*bucketRoom]
+		}
 	}
 	b := &q.buckets[i]
 	items := append(b.items, x)
