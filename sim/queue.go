@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"time"
 )
@@ -250,36 +251,41 @@ func (q *eventQueue) first() int {
 	return -1
 }
 
-// peekAt is the due time of the next event; the queue must not be empty.
-func (q *eventQueue) peekAt() time.Duration {
-	if i := q.first(); i >= 0 {
-		b := &q.buckets[i]
-		if x := b.items[b.head]; len(q.over) == 0 || x.before(q.over[0]) {
-			return x.at
-		}
-	}
-	return q.over[0].at
+// pop removes the next entry and returns its due time and the slot of its
+// event; the queue must not be empty. The slot stays taken until release, so
+// the event can be read in place while it runs (a push that grows the slab
+// leaves the old copy intact).
+func (q *eventQueue) pop() (time.Duration, uint32) {
+	at, slot, _ := q.popBy(math.MaxInt64)
+	return at, slot
 }
 
-// pop removes the next entry and returns its due time and the slot of its
-// event. The slot stays taken until release, so the event can be read in place
-// while it runs (a push that grows the slab leaves the old copy intact).
-func (q *eventQueue) pop() (time.Duration, uint32) {
+// popBy is pop if the next entry is due by limit; ok is false (and nothing
+// popped) if it is due later. RunUntil uses it to find the next entry once per
+// event instead of twice (peek, then pop).
+func (q *eventQueue) popBy(limit time.Duration) (at time.Duration, slot uint32, ok bool) {
 	var x entry
-	if i := q.first(); i >= 0 && (len(q.over) == 0 || q.buckets[i].items[q.buckets[i].head].before(q.over[0])) {
+	i := q.first()
+	if i >= 0 && (len(q.over) == 0 || q.buckets[i].items[q.buckets[i].head].before(q.over[0])) {
 		b := &q.buckets[i]
 		x = b.items[b.head]
+		if x.at > limit {
+			return 0, 0, false
+		}
 		b.head++
 		if b.head == len(b.items) {
 			b.items, b.head = b.items[:0], 0
 			q.used[i>>6] &^= 1 << (i & 63)
 		}
 	} else {
+		if q.over[0].at > limit {
+			return 0, 0, false
+		}
 		x = q.over.pop()
 	}
 	q.n--
 	q.cur = int64(x.at) >> wheelShift
-	return x.at, uint32(x.key & (maxSlots - 1))
+	return x.at, uint32(x.key & (maxSlots - 1)), true
 }
 
 // release frees the slot of an event that has run.

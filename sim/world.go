@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -132,11 +133,18 @@ func (w *World) requeue(t time.Duration, e *event) {
 }
 
 // Step executes the next event and reports whether there was one.
-func (w *World) Step() bool {
+func (w *World) Step() bool { return w.stepBy(math.MaxInt64) }
+
+// stepBy executes the next event if it is due by limit, and reports whether it
+// did.
+func (w *World) stepBy(limit time.Duration) bool {
 	if w.queue.len() == 0 || w.closed {
 		return false
 	}
-	at, slot := w.queue.pop()
+	at, slot, ok := w.queue.popBy(limit)
+	if !ok {
+		return false
+	}
 	if at < w.now {
 		panic(fmt.Sprintf("sim: event at %v is earlier than now %v", at, w.now))
 	}
@@ -182,8 +190,7 @@ func (e *event) run() {
 // event executed.
 func (w *World) RunUntil(t time.Duration) {
 	w.stopped = false
-	for w.queue.len() > 0 && !w.closed && !w.stopped && w.queue.peekAt() <= t {
-		w.Step()
+	for !w.stopped && w.stepBy(t) {
 		w.observe()
 	}
 	if t > w.now && !w.stopped {
