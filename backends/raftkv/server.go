@@ -55,6 +55,7 @@ type Server struct {
 	campaigns int           // campaigns since the node last heard from a leader
 	firstCamp time.Duration // true time of the first of them
 	ticks     int
+	strs      lockfsm.Strings // the strings of decoded commands, interned (a cache)
 }
 
 var (
@@ -335,7 +336,10 @@ func (s *Server) apply(e *pb.Entry) {
 	}
 	now := s.node.World().Now()
 	s.cluster.audit.appliedAt(s.id, e.GetIndex(), e.GetTerm(), e.GetData(), now)
-	cmd, err := lockfsm.Decode(e.GetData())
+	if s.strs == nil {
+		s.strs = lockfsm.Strings{}
+	}
+	cmd, err := lockfsm.DecodeInterned(e.GetData(), s.strs)
 	if err != nil {
 		panic(fmt.Sprintf("raftkv: %s: entry %d: %v", s.node.Name(), e.GetIndex(), err))
 	}
