@@ -19,10 +19,12 @@ type Response struct {
 	Err  error
 }
 
-// multiCall is the state of a CallAll in progress.
+// multiCall is the state of a CallAll in progress. Each process keeps one and
+// reuses its slices, so a CallAll allocates only its result.
 type multiCall struct {
 	ids     []uint64
-	replies []*Message
+	replies []Message
+	got     []bool
 	left    int
 }
 
@@ -32,9 +34,22 @@ type multiCall struct {
 // makes with one goroutine per server: a pause of the node after the sends and
 // before the replies are read delays the reading, not the sending.
 func (p *Proc) CallAll(reqs []Request, timeout time.Duration) []Response {
+	return p.CallAllInto(reqs, timeout, make([]Response, len(reqs)))
+}
+
+// CallAllInto is CallAll writing the responses into out (len(out) must be
+// len(reqs)) and returning it: a caller that fans out often reuses one slice.
+func (p *Proc) CallAllInto(reqs []Request, timeout time.Duration, out []Response) []Response {
+	if len(out) != len(reqs) {
+		panic(fmt.Sprintf("sim: CallAllInto: %d responses for %d requests", len(out), len(reqs)))
+	}
 	p.settle()
 	n := p.node
-	mc := &multiCall{ids: make([]uint64, len(reqs)), replies: make([]*Message, len(reqs)), left: len(reqs)}
+	mc := &p.mc
+	mc.ids = append(mc.ids[:0], make([]uint64, len(reqs))...)
+	mc.replies = append(mc.replies[:0], make([]Message, len(reqs))...)
+	mc.got = append(mc.got[:0], make([]bool, len(reqs))...)
+	mc.left = len(reqs)
 	for i, r := range reqs {
 		mc.ids[i] = n.w.nextMsgID()
 		n.w.net.send(Message{ID: mc.ids[i], From: n.id, To: r.To, Body: r.Body})
@@ -42,28 +57,40 @@ func (p *Proc) CallAll(reqs []Request, timeout time.Duration) []Response {
 	if len(reqs) > 0 {
 		tok := p.newWait()
 		p.multi = mc
-		var t *Timer
 		if timeout > 0 {
-			t = n.SetTimer(timeout, func() { p.wake(tok) })
+			p.startTimer(timeout, tok)
 		}
 		p.block()
 		p.multi = nil
-		t.Stop()
+		p.timer.Stop()
 	}
-	out := make([]Response, len(reqs))
-	for i, m := range mc.replies {
-		if m != nil {
-			out[i].Body = m.Body
+	for i := range reqs {
+		if mc.got[i] {
+			out[i] = Response{Body: mc.replies[i].Body}
 			continue
 		}
-		out[i].Err = fmt.Errorf("call to %s: %w after %v", n.w.nodes[reqs[i].To].name, ErrTimeout, timeout)
+		out[i] = Response{Err: &timeoutError{to: n.w.nodes[reqs[i].To].name, after: timeout}}
 	}
+	clear(mc.replies) // drop the bodies
 	return out
 }
 
+// timeoutError is ErrTimeout for a call to a node: "call to NODE: sim:
+// request timed out after TIMEOUT", formatted only when read.
+type timeoutError struct {
+	to    string
+	after time.Duration
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("call to %s: %v after %v", e.to, ErrTimeout, e.after)
+}
+
+func (e *timeoutError) Unwrap() error { return ErrTimeout }
+
 // takeMultiReply hands m to the process's CallAll in progress if it awaits it,
 // waking the process when the last reply is in.
-func (p *Proc) takeMultiReply(m Message) bool {
+func (p *Proc) takeMultiReply(m *Message) bool {
 	mc := p.multi
 	if mc == nil || p.finished {
 		return false
@@ -72,8 +99,8 @@ func (p *Proc) takeMultiReply(m Message) bool {
 		if id != m.ReplyTo {
 			continue
 		}
-		if mc.replies[i] == nil {
-			mc.replies[i] = &m
+		if !mc.got[i] {
+			mc.replies[i], mc.got[i] = *m, true
 			mc.left--
 			if mc.left == 0 {
 				p.wake(p.waitTok)

@@ -56,18 +56,21 @@ type Rule struct {
 // Remove disables the rule.
 func (r *Rule) Remove() { r.removed = true }
 
-type linkKey struct{ from, to NodeID }
+// linkState is what the network knows of one directed link.
+type linkState struct {
+	lastAt   time.Duration // the latest arrival planned in FIFO order
+	override *Link         // SetLink's behaviour; nil: the default
+	blocked  bool
+}
 
 // Network carries messages between nodes.
 type Network struct {
-	w       *World
-	def     Link
-	links   map[linkKey]Link
-	blocked map[linkKey]bool
-	lastAt  map[linkKey]time.Duration
-	rules   []*Rule
-	rand    *rand.Rand
-	stats   NetStats
+	w     *World
+	def   Link
+	table [][]linkState // [from][to], grown as nodes are used
+	rules []*Rule
+	rand  *rand.Rand
+	stats NetStats
 }
 
 // NetStats counts messages.
@@ -77,12 +80,9 @@ type NetStats struct {
 
 func newNetwork(w *World, def Link) *Network {
 	return &Network{
-		w:       w,
-		def:     def,
-		links:   map[linkKey]Link{},
-		blocked: map[linkKey]bool{},
-		lastAt:  map[linkKey]time.Duration{},
-		rand:    w.Rand("network"),
+		w:    w,
+		def:  def,
+		rand: w.Rand("network"),
 	}
 }
 
@@ -90,20 +90,37 @@ func newNetwork(w *World, def Link) *Network {
 func (net *Network) Stats() NetStats { return net.stats }
 
 // SetLink overrides the behaviour of the directed link from -> to.
-func (net *Network) SetLink(from, to *Node, l Link) { net.links[linkKey{from.id, to.id}] = l }
+func (net *Network) SetLink(from, to *Node, l Link) { net.state(from.id, to.id).override = &l }
+
+// state is the directed link from -> to.
+func (net *Network) state(from, to NodeID) *linkState {
+	if int(from) >= len(net.table) {
+		net.table = append(net.table, make([][]linkState, int(from)+1-len(net.table))...)
+	}
+	row := net.table[from]
+	if int(to) >= len(row) {
+		row = append(row, make([]linkState, int(to)+1-len(row))...)
+		net.table[from] = row
+	}
+	return &row[to]
+}
 
 // SetDefaultLink changes the behaviour of every link without an override.
 func (net *Network) SetDefaultLink(l Link) { net.def = l }
 
 // Block cuts the directed link from -> to: messages sent on it, or in flight
 // on it, are dropped until Unblock.
-func (net *Network) Block(from, to *Node) { net.blocked[linkKey{from.id, to.id}] = true }
+func (net *Network) Block(from, to *Node) { net.state(from.id, to.id).blocked = true }
 
 // Unblock restores the directed link from -> to.
-func (net *Network) Unblock(from, to *Node) { delete(net.blocked, linkKey{from.id, to.id}) }
+func (net *Network) Unblock(from, to *Node) { net.state(from.id, to.id).blocked = false }
 
 // Blocked reports whether the directed link from -> to is cut.
-func (net *Network) Blocked(from, to *Node) bool { return net.blocked[linkKey{from.id, to.id}] }
+func (net *Network) Blocked(from, to *Node) bool { return net.isBlocked(from.id, to.id) }
+
+func (net *Network) isBlocked(from, to NodeID) bool {
+	return int(from) < len(net.table) && int(to) < len(net.table[from]) && net.table[from][to].blocked
+}
 
 // Partition cuts every link between nodes of different groups, in both
 // directions. Nodes not named in any group keep their links.
@@ -123,7 +140,13 @@ func (net *Network) Partition(groups ...[]*Node) {
 }
 
 // Heal restores every link.
-func (net *Network) Heal() { clear(net.blocked) }
+func (net *Network) Heal() {
+	for _, row := range net.table {
+		for i := range row {
+			row[i].blocked = false
+		}
+	}
+}
 
 // AddRule installs a delay or drop rule and returns it (so it can be removed).
 func (net *Network) AddRule(r Rule) *Rule {
@@ -132,23 +155,26 @@ func (net *Network) AddRule(r Rule) *Rule {
 	return &rr
 }
 
-func (net *Network) link(k linkKey) Link {
-	if l, ok := net.links[k]; ok {
-		return l
+func (net *Network) link(st *linkState) *Link {
+	if st.override != nil {
+		return st.override
 	}
-	return net.def
+	return &net.def
 }
 
 // send puts m on the wire from its sender.
 func (net *Network) send(m Message) {
 	net.stats.Sent++
 	from, to := net.w.nodes[m.From], net.w.nodes[m.To]
-	k := linkKey{m.From, m.To}
-	if net.blocked[k] {
+	st := net.state(m.From, m.To)
+	if st.blocked {
 		net.stats.Dropped++
 		return
 	}
 	var extra time.Duration
+	if len(net.rules) > 0 {
+		net.pruneRules()
+	}
 	for _, r := range net.rules {
 		if !net.applies(r, from, to, m) {
 			continue
@@ -160,16 +186,29 @@ func (net *Network) send(m Message) {
 		}
 		extra += r.Delay
 	}
-	l := net.link(k)
+	l := net.link(st)
 	if l.Loss > 0 && net.rand.Float64() < l.Loss {
 		net.stats.Dropped++
 		return
 	}
-	net.deliverAfter(k, l, m, extra)
+	net.deliverAfter(st, l, m, extra)
 	if l.Duplicate > 0 && net.rand.Float64() < l.Duplicate {
 		net.stats.Duplicated++
-		net.deliverAfter(k, l, m, extra)
+		net.deliverAfter(st, l, m, extra)
 	}
+}
+
+// pruneRules drops the rules that can never apply again (removed, used up,
+// expired), keeping the others in order.
+func (net *Network) pruneRules() {
+	live := net.rules[:0]
+	for _, r := range net.rules {
+		if !r.removed && (r.Count == 0 || r.used < r.Count) && (r.Until == 0 || net.w.now < r.Until) {
+			live = append(live, r)
+		}
+	}
+	clear(net.rules[len(live):])
+	net.rules = live
 }
 
 func (net *Network) applies(r *Rule, from, to *Node, m Message) bool {
@@ -182,26 +221,30 @@ func (net *Network) applies(r *Rule, from, to *Node, m Message) bool {
 	return r.Match == nil || r.Match(m)
 }
 
-func (net *Network) deliverAfter(k linkKey, l Link, m Message, extra time.Duration) {
+func (net *Network) deliverAfter(st *linkState, l *Link, m Message, extra time.Duration) {
 	at := net.w.now + time.Duration(Uniform(net.rand, int64(l.LatencyMin), int64(l.LatencyMax))) + extra
 	reordered := l.Reorder > 0 && net.rand.Float64() < l.Reorder
 	if reordered {
 		at += time.Duration(Uniform(net.rand, 0, int64(l.ReorderDelay)))
-	} else if last := net.lastAt[k]; at < last {
+	} else if last := st.lastAt; at < last {
 		at = last // FIFO: never overtake an earlier message on the same link
 	}
 	if !reordered {
-		net.lastAt[k] = at
+		st.lastAt = at
 	}
-	to := net.w.nodes[m.To]
-	net.w.schedule(at, to, func() {
-		if net.blocked[k] {
-			net.stats.Dropped++
-			return
-		}
-		net.stats.Delivered++
-		to.deliver(m)
-	})
+	e := net.w.newEvent(at, kindDeliver, net.w.nodes[m.To])
+	e.msg = m
+}
+
+// arrive is the delivery of m to the node to when it comes due: dropped if its
+// link has been cut meanwhile.
+func (net *Network) arrive(to *Node, m *Message) {
+	if net.isBlocked(m.From, m.To) {
+		net.stats.Dropped++
+		return
+	}
+	net.stats.Delivered++
+	to.deliver(*m)
 }
 
 // Send sends body from n to the node to. It returns the message's ID.
@@ -228,7 +271,7 @@ func (n *Node) deliver(m Message) {
 				p.wake(p.waitTok)
 				return
 			}
-			if p.takeMultiReply(m) {
+			if p.takeMultiReply(&m) {
 				return
 			}
 		}

@@ -47,8 +47,8 @@ type Node struct {
 	paused      bool
 	down        bool
 	incarnation uint32
-	deferred    []func()
-	timers      []*Timer
+	deferred    []event
+	timers      []timerRef
 	procs       []*Proc
 	inbox       []Message
 	pauseCount  int
@@ -112,8 +112,12 @@ func (n *Node) Down() bool { return n.down }
 // Incarnation counts the node's restarts.
 func (n *Node) Incarnation() uint32 { return n.incarnation }
 
-// schedule runs fn after true delay d, gated by the node's state.
-func (n *Node) schedule(d time.Duration, fn func()) { n.w.schedule(n.w.now+d, n, fn) }
+// wakeNow schedules the resumption of p for wait tok at the current time,
+// gated by the node's state.
+func (n *Node) wakeNow(p *Proc, tok uint64) {
+	e := n.w.newEvent(n.w.now, kindWake, n)
+	e.proc, e.tok = p, tok
+}
 
 // --- timers ---
 
@@ -122,44 +126,73 @@ type Timer struct {
 	node     *Node
 	deadline time.Duration // on the node's monotonic clock
 	fn       func()
-	gen      uint32
+	proc     *Proc  // a process's own timer wakes proc (for tok) instead of calling fn
+	tok      uint64 // the wait proc's timer ends
+	gen      uint32 // counts plans; an event of an older plan is stale
+	arm      uint32 // counts armings of a reused (process) timer
 	done     bool
 }
+
+// timerRef is an entry of a node's timer list: the timer as armed for the
+// arm-th time. A process's timer is reused for each of its waits, and only
+// its latest arming is live, at the position it was armed in.
+type timerRef struct {
+	t   *Timer
+	arm uint32
+}
+
+func (r timerRef) live() bool { return !r.t.done && r.t.arm == r.arm }
 
 // SetTimer runs fn once the node's monotonic clock has advanced by d. Drift
 // changes re-plan the timer; a pause makes it fire late (on resume); a crash
 // cancels it.
 func (n *Node) SetTimer(d time.Duration, fn func()) *Timer {
+	t := &Timer{node: n, fn: fn}
+	n.arm(t, d)
+	return t
+}
+
+// arm (re)starts t to fire after d on the node's monotonic clock and appends
+// it to the node's timer list.
+func (n *Node) arm(t *Timer, d time.Duration) {
 	if d < 0 {
 		d = 0
 	}
-	t := &Timer{node: n, deadline: n.Mono() + d, fn: fn}
+	t.deadline = n.Mono() + d
+	t.done = false
+	t.arm++
 	n.plan(t)
 	if len(n.timers) >= 64 && len(n.timers)%64 == 0 {
 		n.compactTimers()
 	}
-	n.timers = append(n.timers, t)
-	return t
+	n.timers = append(n.timers, timerRef{t, t.arm})
 }
 
 func (n *Node) plan(t *Timer) {
 	t.gen++
-	gen := t.gen
 	at := n.clock.trueAt(n.w.now, t.deadline)
-	n.w.schedule(at, n, func() {
-		if t.done || t.gen != gen {
-			return
-		}
-		t.done = true
-		t.fn()
-	})
+	e := n.w.newEvent(at, kindTimer, n)
+	e.timer, e.gen = t, t.gen
+}
+
+// fire runs the timer if the event of plan gen is its current one.
+func (t *Timer) fire(gen uint32) {
+	if t.done || t.gen != gen {
+		return
+	}
+	t.done = true
+	if t.proc != nil {
+		t.proc.wake(t.tok)
+		return
+	}
+	t.fn()
 }
 
 func (n *Node) compactTimers() {
 	live := n.timers[:0]
-	for _, t := range n.timers {
-		if !t.done {
-			live = append(live, t)
+	for _, r := range n.timers {
+		if r.live() {
+			live = append(live, r)
 		}
 	}
 	clear(n.timers[len(live):])
@@ -185,8 +218,8 @@ func (n *Node) SetDrift(drift float64) {
 	}
 	n.clock.rebase(n.w.now, 1+drift)
 	n.compactTimers()
-	for _, t := range n.timers {
-		n.plan(t)
+	for _, r := range n.timers {
+		n.plan(r.t)
 	}
 }
 
@@ -215,10 +248,11 @@ func (n *Node) Resume() {
 	}
 	n.paused = false
 	deferred := n.deferred
-	n.deferred = nil
-	for _, fn := range deferred {
-		n.w.schedule(n.w.now, n, fn)
+	for i := range deferred {
+		n.w.requeue(n.w.now, &deferred[i])
 	}
+	clear(deferred)
+	n.deferred = deferred[:0]
 }
 
 // Crash takes the node down: its processes are killed, its timers cancelled,
@@ -232,8 +266,8 @@ func (n *Node) Crash() {
 	n.paused = false
 	n.deferred = nil
 	n.crashCount++
-	for _, t := range n.timers {
-		t.done = true
+	for _, r := range n.timers {
+		r.t.done = true
 	}
 	n.timers = nil
 	n.inbox = nil

@@ -33,6 +33,8 @@ type Proc struct {
 	gotReply    bool
 	waitingRecv bool
 	multi       *multiCall // a CallAll in progress
+	mc          multiCall  // the state of CallAll, reused
+	timer       Timer      // the timer of the process's current wait, reused
 	dead        bool       // killed: every further kernel call unwinds the process
 	finished    bool
 	panicked    any
@@ -43,6 +45,7 @@ type Proc struct {
 // re-raised by the kernel with the process name and the stack.
 func (n *Node) Spawn(name string, body func(p *Proc)) *Proc {
 	p := &Proc{node: n, name: name}
+	p.timer = Timer{node: n, proc: p}
 	seq := func(yield func(struct{}) bool) {
 		p.yield = yield
 		defer func() {
@@ -67,8 +70,7 @@ func (n *Node) Spawn(name string, body func(p *Proc)) *Proc {
 	}
 	clear(n.procs[len(live):])
 	n.procs = append(live, p)
-	tok := p.newWait()
-	n.schedule(0, func() { p.wake(tok) })
+	n.wakeNow(p, p.newWait())
 	return p
 }
 
@@ -141,17 +143,24 @@ func (p *Proc) settle() {
 		panic(killed{})
 	}
 	if p.node.paused {
-		tok := p.newWait()
-		p.node.schedule(0, func() { p.wake(tok) })
+		p.node.wakeNow(p, p.newWait())
 		p.block()
 	}
+}
+
+// startTimer arms the process's own timer to end wait tok after d on the
+// node's monotonic clock. A process waits for one thing at a time, so one
+// timer, re-armed for each wait, serves all its waits; re-arming it makes
+// any earlier arming stale, which could only have woken a wait already over.
+func (p *Proc) startTimer(d time.Duration, tok uint64) {
+	p.timer.tok = tok
+	p.node.arm(&p.timer, d)
 }
 
 // Sleep blocks for d on the node's monotonic clock.
 func (p *Proc) Sleep(d time.Duration) {
 	p.settle()
-	tok := p.newWait()
-	p.node.SetTimer(d, func() { p.wake(tok) })
+	p.startTimer(d, p.newWait())
 	p.block()
 }
 
@@ -175,19 +184,18 @@ func (p *Proc) Call(to NodeID, req any, timeout time.Duration) (any, error) {
 	tok := p.newWait()
 	p.waitCall, p.gotReply = id, false
 	n.w.net.send(Message{ID: id, From: n.id, To: to, Body: req})
-	var t *Timer
 	if timeout > 0 {
-		t = n.SetTimer(timeout, func() { p.wake(tok) })
+		p.startTimer(timeout, tok)
 	}
 	p.block()
 	p.waitCall = 0
 	if p.gotReply {
-		t.Stop()
+		p.timer.Stop()
 		body := p.reply.Body
 		p.reply, p.gotReply = Message{}, false
 		return body, nil
 	}
-	return nil, fmt.Errorf("call to %s: %w after %v", n.w.nodes[to].name, ErrTimeout, timeout)
+	return nil, &timeoutError{to: n.w.nodes[to].name, after: timeout}
 }
 
 // Recv waits for a message that is not a reply (a notification), at most
@@ -199,7 +207,7 @@ func (p *Proc) Recv(timeout time.Duration) (m Message, ok bool) {
 		tok := p.newWait()
 		p.waitingRecv = true
 		if timeout > 0 {
-			n.SetTimer(timeout, func() { p.wake(tok) })
+			p.startTimer(timeout, tok)
 		}
 		p.block()
 		p.waitingRecv = false

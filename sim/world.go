@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -96,43 +97,91 @@ func (w *World) At(t time.Duration, fn func()) {
 func (w *World) After(d time.Duration, fn func()) { w.At(w.now+d, fn) }
 
 func (w *World) schedule(t time.Duration, n *Node, fn func()) {
+	e := w.newEvent(t, kindFunc, n)
+	e.fn = fn
+}
+
+// newEvent queues an event of kind at true time t with the next sequence
+// number and returns it for the caller to fill in the kind's fields at once.
+// An event of a node is stamped with the node's incarnation. In a closed world
+// nothing is queued (the event returned is scratch).
+func (w *World) newEvent(t time.Duration, kind eventKind, n *Node) *event {
+	if w.closed {
+		return &event{}
+	}
+	w.seq++
+	e := w.queue.push(t, w.seq)
+	e.kind, e.node = kind, n
+	if n != nil {
+		e.inc = n.incarnation
+	}
+	return e
+}
+
+// requeue queues a copy of e (an event deferred by a pause) at true time t,
+// stamped with its node's current incarnation.
+func (w *World) requeue(t time.Duration, e *event) {
 	if w.closed {
 		return
 	}
 	w.seq++
-	e := event{at: t, seq: w.seq, node: n, fn: fn}
-	if n != nil {
-		e.inc = n.incarnation
+	slot := w.queue.push(t, w.seq)
+	*slot = *e
+	if e.node != nil {
+		slot.inc = e.node.incarnation
 	}
-	w.queue.push(e)
 }
 
 // Step executes the next event and reports whether there was one.
-func (w *World) Step() bool {
+func (w *World) Step() bool { return w.stepBy(math.MaxInt64) }
+
+// stepBy executes the next event if it is due by limit, and reports whether it
+// did.
+func (w *World) stepBy(limit time.Duration) bool {
 	if w.queue.len() == 0 || w.closed {
 		return false
 	}
-	e := w.queue.pop()
-	if e.at < w.now {
-		panic(fmt.Sprintf("sim: event at %v is earlier than now %v", e.at, w.now))
+	at, slot, ok := w.queue.popBy(limit)
+	if !ok {
+		return false
 	}
-	w.now = e.at
+	if at < w.now {
+		panic(fmt.Sprintf("sim: event at %v is earlier than now %v", at, w.now))
+	}
+	w.now = at
 	w.processed++
-	w.dispatch(e)
+	w.dispatch(&w.queue.slots[slot])
+	if !w.closed {
+		w.queue.release(slot)
+	}
 	return true
 }
 
-func (w *World) dispatch(e event) {
+func (w *World) dispatch(e *event) {
 	if n := e.node; n != nil {
 		if n.down || n.incarnation != e.inc {
 			return
 		}
 		if n.paused {
-			n.deferred = append(n.deferred, e.fn)
+			n.deferred = append(n.deferred, *e)
 			return
 		}
 	}
-	e.fn()
+	e.run()
+}
+
+// run executes an event that passed its node's gate.
+func (e *event) run() {
+	switch e.kind {
+	case kindFunc:
+		e.fn()
+	case kindDeliver:
+		e.node.w.net.arrive(e.node, &e.msg)
+	case kindTimer:
+		e.timer.fire(e.gen)
+	case kindWake:
+		e.proc.wake(e.tok)
+	}
 }
 
 // RunUntil executes events in order until true time t is reached or the queue
@@ -141,8 +190,7 @@ func (w *World) dispatch(e event) {
 // event executed.
 func (w *World) RunUntil(t time.Duration) {
 	w.stopped = false
-	for w.queue.len() > 0 && !w.closed && !w.stopped && w.queue.peek().at <= t {
-		w.Step()
+	for !w.stopped && w.stepBy(t) {
 		w.observe()
 	}
 	if t > w.now && !w.stopped {
@@ -163,7 +211,7 @@ func (w *World) Close() {
 		n.killProcs()
 	}
 	w.closed = true
-	w.queue.items = nil
+	w.queue.reset()
 }
 
 func (w *World) nextMsgID() uint64 {

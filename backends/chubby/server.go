@@ -8,7 +8,6 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/locklab/locklab/sim"
 )
@@ -270,7 +269,7 @@ func (s *Server) send(m *pb.Message) {
 	if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
 		s.heard()
 	}
-	s.node.Send(s.cell.nodes[m.GetTo()-1].ID(), RaftMessage{M: proto.Clone(m).(*pb.Message)})
+	s.node.Send(s.cell.nodes[m.GetTo()-1].ID(), RaftMessage{M: raftnode.CloneMessage(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {

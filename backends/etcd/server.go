@@ -10,8 +10,8 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
-	"google.golang.org/protobuf/proto"
 
+	"github.com/locklab/locklab/backends/raftnode"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -326,7 +326,7 @@ func (s *Server) process() {
 				s.heard()
 			}
 			to := s.cluster.nodes[m.GetTo()-1]
-			s.node.Send(to.ID(), RaftMessage{M: proto.Clone(m).(*pb.Message)})
+			s.node.Send(to.ID(), RaftMessage{M: raftnode.CloneMessage(m)})
 		}
 		if rd.SoftState != nil {
 			s.changeRole(rd.SoftState)

@@ -106,6 +106,11 @@ func (c *Client) request(p *sim.Proc, session string, cmd lockfsm.Command) (lock
 	}
 }
 
+// refusal is a try-lock refused by the state machine: its text is the owner.
+type refusal struct{ r lockfsm.Result }
+
+func (e refusal) Error() string { return describeOwner(e.r) }
+
 // describeOwner renders a refusal's owner for error messages.
 func describeOwner(r lockfsm.Result) string {
 	if r.Owner.Acquirer == "" {
@@ -128,7 +133,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		case err == nil && r.Success:
 			return c.granted(key, r, sent), nil
 		case err == nil:
-			last = fmt.Errorf("%s", describeOwner(r))
+			last = refusal{r} // formatted only if it is the last
 		case backends.Unknown(err):
 			uncertain = err
 		default:

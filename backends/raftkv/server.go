@@ -7,9 +7,9 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/backends/raftnode"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -55,6 +55,7 @@ type Server struct {
 	campaigns int           // campaigns since the node last heard from a leader
 	firstCamp time.Duration // true time of the first of them
 	ticks     int
+	strs      lockfsm.Strings // the strings of decoded commands, interned (a cache)
 }
 
 var (
@@ -310,7 +311,7 @@ func (s *Server) send(m *pb.Message) {
 		s.heard() // granted a vote: give the candidate time to win
 	}
 	to := s.cluster.nodes[m.GetTo()-1]
-	s.node.Send(to.ID(), RaftMessage{M: proto.Clone(m).(*pb.Message)})
+	s.node.Send(to.ID(), RaftMessage{M: raftnode.CloneMessage(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {
@@ -335,7 +336,10 @@ func (s *Server) apply(e *pb.Entry) {
 	}
 	now := s.node.World().Now()
 	s.cluster.audit.appliedAt(s.id, e.GetIndex(), e.GetTerm(), e.GetData(), now)
-	cmd, err := lockfsm.Decode(e.GetData())
+	if s.strs == nil {
+		s.strs = lockfsm.Strings{}
+	}
+	cmd, err := lockfsm.DecodeInterned(e.GetData(), s.strs)
 	if err != nil {
 		panic(fmt.Sprintf("raftkv: %s: entry %d: %v", s.node.Name(), e.GetIndex(), err))
 	}

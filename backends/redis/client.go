@@ -3,6 +3,7 @@ package redis
 import (
 	"fmt"
 	"github.com/locklab/locklab/backends/holds"
+	"strconv"
 	"time"
 
 	"github.com/locklab/locklab/backends"
@@ -21,6 +22,10 @@ type Client struct {
 	seq     int
 	held    map[string]*holds.Hold // client-side reentrancy and watchdogs
 	onRenew func(l backends.Lease, done bool, err error)
+
+	// the last acquire command, boxed: the retries of one acquire send it again
+	cmdKey, cmdOwner string
+	cmd              any
 }
 
 // Topology is where a client finds Redis: one instance, or a primary with
@@ -83,7 +88,7 @@ func (c *Client) call(p *sim.Proc, cmd any, timeout time.Duration) (Reply, error
 	r, err := p.Call(to, cmd, timeout)
 	if err != nil {
 		c.stale = true
-		return Reply{}, fmt.Errorf("redis %s: %w: %w", c.nodeName(to), backends.ErrUnknown, err)
+		return Reply{}, &unknownError{node: c.nodeName(to), err: err}
 	}
 	rep := r.(Reply)
 	if rep.Err != "" {
@@ -93,12 +98,48 @@ func (c *Client) call(p *sim.Proc, cmd any, timeout time.Duration) (Reply, error
 	return rep, nil
 }
 
+// unknownError is a command whose outcome is unknown (it timed out): "redis
+// NODE: <ErrUnknown>: <cause>", formatted only when read (most are retried).
+type unknownError struct {
+	node string
+	err  error
+}
+
+func (e *unknownError) Error() string {
+	return "redis " + e.node + ": " + backends.ErrUnknown.Error() + ": " + e.err.Error()
+}
+
+func (e *unknownError) Unwrap() []error { return []error{backends.ErrUnknown, e.err} }
+
+// ownerID is fmt.Sprintf("%s-%d-%08x", name, seq, r) without fmt.
+func ownerID(name string, seq int, r uint32) string {
+	b := make([]byte, 0, len(name)+30)
+	b = append(b, name...)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(seq), 10)
+	b = append(b, '-')
+	var hex [8]byte
+	h := strconv.AppendUint(hex[:0], uint64(r), 16)
+	for range 8 - len(h) {
+		b = append(b, '0')
+	}
+	return string(append(b, h...))
+}
+
 func (c *Client) do(cmd any) (Reply, error) { return c.call(c.p, cmd, c.opts.RequestTimeout) }
 
 func fenceKey(key string) string { return key + ":fence" }
 
-// acquireCmd builds the command of one acquire attempt for owner.
+// acquireCmd is the command of one acquire attempt for owner (the same value
+// for every retry of one acquire).
 func (c *Client) acquireCmd(key, owner string) any {
+	if c.cmd == nil || c.cmdKey != key || c.cmdOwner != owner {
+		c.cmdKey, c.cmdOwner, c.cmd = key, owner, c.newAcquireCmd(key, owner)
+	}
+	return c.cmd
+}
+
+func (c *Client) newAcquireCmd(key, owner string) any {
 	switch {
 	case c.opts.Reentrancy == ReentrancyServer:
 		fk := ""
@@ -122,7 +163,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 	owner := c.id
 	if c.opts.Reentrancy == ReentrancyNone {
 		c.seq++
-		owner = fmt.Sprintf("%s-%d-%08x", c.p.Name(), c.seq, c.p.Rand().Uint32())
+		owner = ownerID(c.p.Name(), c.seq, c.p.Rand().Uint32())
 	}
 	start := c.budgetClock()
 	var unknown, refused error

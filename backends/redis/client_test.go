@@ -303,3 +303,22 @@ func TestOptionsSet(t *testing.T) {
 	assert.ErrorContains(t, o.Set("release", "unlink"), "want one of")
 	assert.ErrorContains(t, o.Set("colour", "red"), `no option "colour"`)
 }
+
+// TestOwnerIDIsTheSprintfText: the owner id built without fmt reads exactly
+// as fmt.Sprintf("%s-%d-%08x") does, and the unknown-outcome error reads and
+// unwraps as the fmt.Errorf it replaces.
+func TestOwnerIDIsTheSprintfText(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		seq  int
+		r    uint32
+	}{{"c1", 1, 0}, {"c12", 42, 0xabc}, {"client-7", 123456, 0xffffffff}, {"", 0, 0x1}} {
+		assert.Equal(t, fmt.Sprintf("%s-%d-%08x", tc.name, tc.seq, tc.r), ownerID(tc.name, tc.seq, tc.r))
+	}
+	cause := fmt.Errorf("call to redis: %w after 1s", sim.ErrTimeout)
+	want := fmt.Errorf("redis %s: %w: %w", "redis", backends.ErrUnknown, cause)
+	got := &unknownError{node: "redis", err: cause}
+	assert.Equal(t, want.Error(), got.Error())
+	assert.ErrorIs(t, got, backends.ErrUnknown)
+	assert.ErrorIs(t, got, sim.ErrTimeout)
+}

@@ -63,3 +63,26 @@ type Reply struct {
 	Value string
 	Err   string
 }
+
+// The replies that recur, boxed once: a message body is an interface value,
+// and boxing a Reply allocates. Bodies are never mutated, so sharing is safe.
+var (
+	bodyNo         any = Reply{}
+	bodyYes        any = Reply{OK: true}
+	bodyOne        any = Reply{OK: true, Int: 1}
+	bodyReadOnly   any = Reply{Err: ErrReadOnly}
+	bodyRestarting any = Reply{Err: ErrRestarting}
+)
+
+// recurring returns r boxed once if it is one of the recurring replies.
+func (r Reply) recurring() (any, bool) {
+	switch r {
+	case Reply{}:
+		return bodyNo, true
+	case Reply{OK: true}:
+		return bodyYes, true
+	case Reply{OK: true, Int: 1}:
+		return bodyOne, true
+	}
+	return nil, false
+}

@@ -66,7 +66,12 @@ type Server struct {
 	acking      bool // a replica's ack timer is running
 
 	grants *backends.GrantLog // the ground truth, when recorded (see RecordGrants)
-	scope  string
+
+	// the last reply boxed that is not a recurring one: a contended key gets
+	// the same "held by VALUE" reply many times in a row
+	lastReply Reply
+	lastBody  any
+	scope     string
 }
 
 // NewServer returns a primary instance with an empty keyspace, the given
@@ -133,9 +138,9 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	s.Commands++
 	switch {
 	case n.Mono() < s.refuseUntil:
-		n.Reply(m, Reply{Err: ErrRestarting})
+		n.Reply(m, bodyRestarting)
 	case s.role == RoleReplica:
-		n.Reply(m, Reply{Err: ErrReadOnly})
+		n.Reply(m, bodyReadOnly)
 	default:
 		if w, ok := m.Body.(Wait); ok {
 			s.wait(n, m, w)
@@ -149,8 +154,19 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			s.propagate(n, m.From, m.Body, at)
 		}
 		s.noteGrant(n, m, r, before)
-		n.Reply(m, r)
+		n.Reply(m, s.body(r))
 	}
+}
+
+// body is r as a message body, boxed once per run of equal replies.
+func (s *Server) body(r Reply) any {
+	if b, ok := r.recurring(); ok {
+		return b
+	}
+	if s.lastBody == nil || s.lastReply != r {
+		s.lastReply, s.lastBody = r, r
+	}
+	return s.lastBody
 }
 
 // persist records a change according to the persistence mode.

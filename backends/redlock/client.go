@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,10 @@ type Client struct {
 	p    *sim.Proc
 	topo Topology
 	opts Options
+
+	reqs []sim.Request  // the fan-out's requests, reused
+	resp []sim.Response // the fan-out's responses, reused
+	outs []outcome      // the last round's outcomes, reused
 }
 
 var _ backends.Lock = (*Client)(nil)
@@ -43,48 +48,127 @@ func (c *Client) clock() time.Duration {
 	return c.p.Mono()
 }
 
-// fanout sends cmd(i) to every instance, in parallel or one after the other,
-// each with the per-instance timeout.
-func (c *Client) fanout(cmd func(i int) any) []sim.Response {
+// fanout sends body to every instance, in parallel or one after the other,
+// each with the per-instance timeout. The responses are the client's reused
+// buffer: valid until the next fan-out.
+func (c *Client) fanout(body any) []sim.Response {
 	n := len(c.topo.Instances)
+	if cap(c.resp) < n {
+		c.resp = make([]sim.Response, n)
+		c.reqs = make([]sim.Request, n)
+	}
+	out := c.resp[:n]
 	if c.opts.Fanout == FanoutSequential {
-		out := make([]sim.Response, n)
 		for i, id := range c.topo.Instances {
-			out[i].Body, out[i].Err = c.p.Call(id, cmd(i), c.opts.RequestTimeout)
+			out[i].Body, out[i].Err = c.p.Call(id, body, c.opts.RequestTimeout)
 		}
 		return out
 	}
-	reqs := make([]sim.Request, n)
+	reqs := c.reqs[:n]
 	for i, id := range c.topo.Instances {
-		reqs[i] = sim.Request{To: id, Body: cmd(i)}
+		reqs[i] = sim.Request{To: id, Body: body}
 	}
-	return c.p.CallAll(reqs, c.opts.RequestTimeout)
+	out = c.p.CallAllInto(reqs, c.opts.RequestTimeout, out)
+	clear(reqs)
+	return out
 }
 
-// tally is what the instances answered to one round.
+// outcome is what one instance answered to one round.
+type outcome uint8
+
+const (
+	timedOut outcome = iota
+	refused
+	granted
+	held
+)
+
+var outcomeWords = [...]string{timedOut: " timed out", refused: " refused", granted: "", held: " held"}
+
+// tally is what the instances answered to one round: each instance's outcome
+// (in the client's reused buffer) and what the granters said.
 type tally struct {
-	granted []string
+	outs    []outcome
+	granted int
 	maxIncr int64
-	others  []string // "redis-d timed out", "redis-e held", ...
 }
 
 func (c *Client) count(rs []sim.Response) tally {
-	var t tally
-	for i, r := range rs {
-		name := c.name(c.topo.Instances[i])
+	c.outs = c.outs[:0]
+	t := tally{}
+	for _, r := range rs {
+		var o outcome
 		switch {
 		case r.Err != nil:
-			t.others = append(t.others, name+" timed out")
+			o = timedOut
 		case r.Body.(redis.Reply).Err != "":
-			t.others = append(t.others, name+" refused")
+			o = refused
 		case r.Body.(redis.Reply).OK:
-			t.granted = append(t.granted, name)
+			o = granted
+			t.granted++
 			t.maxIncr = max(t.maxIncr, r.Body.(redis.Reply).Int)
 		default:
-			t.others = append(t.others, name+" held")
+			o = held
 		}
+		c.outs = append(c.outs, o)
 	}
+	t.outs = c.outs
 	return t
+}
+
+// votes is "redis-a,redis-b (2/5)": the granters (or none) and the count.
+func (c *Client) votes(outs []outcome) string {
+	var b strings.Builder
+	n := 0
+	for i, o := range outs {
+		if o != granted {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(c.name(c.topo.Instances[i]))
+		n++
+	}
+	if n == 0 {
+		b.WriteString("none")
+	}
+	fmt.Fprintf(&b, " (%d/%d)", n, len(c.topo.Instances))
+	return b.String()
+}
+
+// others is "redis-d timed out, redis-e held": the instances that did not grant.
+func (c *Client) others(outs []outcome) string {
+	var b strings.Builder
+	for i, o := range outs {
+		if o == granted {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.name(c.topo.Instances[i]))
+		b.WriteString(outcomeWords[o])
+	}
+	return b.String()
+}
+
+// roundFailure is a round without a lock: short of a quorum, or granted with
+// no validity left. Its text is built only when read (a failed round that is
+// retried is never read).
+type roundFailure struct {
+	c          *Client
+	outs       []outcome
+	noValidity bool
+	elapsed    time.Duration
+}
+
+func (f *roundFailure) Error() string {
+	if f.noValidity {
+		return fmt.Sprintf("granted by %s but no validity left: elapsed %v on the %s clock",
+			f.c.votes(f.outs), f.elapsed, f.c.opts.ElapsedClock)
+	}
+	return fmt.Sprintf("granted by %s, quorum %d; %s", f.c.votes(f.outs), f.c.opts.Quorum(), f.c.others(f.outs))
 }
 
 // Acquire runs Redlock: set the key on every instance with a per-instance
@@ -112,30 +196,26 @@ func (c *Client) attempt(key string) (backends.Lease, error) {
 	v := c.p.Rand().Uint64()
 	value := strconv.FormatUint(v, 10) // the token (token=value) is the same number, printed alike
 	start := c.clock()
-	t := c.count(c.fanout(func(int) any {
-		if c.opts.Token == TokenIncr {
-			return redis.SetNXFence{Key: key, Value: value, FenceKey: key + ":fence", TTL: c.opts.TTL}
-		}
-		return redis.SetNX{Key: key, Value: value, TTL: c.opts.TTL}
-	}))
+	var body any
+	if c.opts.Token == TokenIncr {
+		body = redis.SetNXFence{Key: key, Value: value, FenceKey: key + ":fence", TTL: c.opts.TTL}
+	} else {
+		body = redis.SetNX{Key: key, Value: value, TTL: c.opts.TTL}
+	}
+	t := c.count(c.fanout(body))
 	lease := backends.Lease{Key: key, Owner: value, Token: v, HasToken: true}
 	var failure error
-	if len(t.granted) >= c.opts.Quorum() && c.opts.Token == TokenExternal {
+	if t.granted >= c.opts.Quorum() && c.opts.Token == TokenExternal {
 		failure = c.externalToken(&lease)
 	}
 	elapsed := c.clock() - start
 	validity := c.opts.TTL - elapsed - c.opts.Drift()
-	granters := strings.Join(t.granted, ",")
-	if granters == "" {
-		granters = "none"
-	}
-	votes := fmt.Sprintf("%s (%d/%d)", granters, len(t.granted), len(c.topo.Instances))
 	switch {
 	case failure != nil:
-	case len(t.granted) < c.opts.Quorum():
-		failure = fmt.Errorf("granted by %s, quorum %d; %s", votes, c.opts.Quorum(), strings.Join(t.others, ", "))
+	case t.granted < c.opts.Quorum():
+		failure = &roundFailure{c: c, outs: slices.Clone(t.outs)}
 	case validity <= 0:
-		failure = fmt.Errorf("granted by %s but no validity left: elapsed %v on the %s clock", votes, elapsed, c.opts.ElapsedClock)
+		failure = &roundFailure{c: c, outs: slices.Clone(t.outs), noValidity: true, elapsed: elapsed}
 	}
 	if failure != nil {
 		c.releaseAll(key, value)
@@ -145,9 +225,9 @@ func (c *Client) attempt(key string) (backends.Lease, error) {
 		lease.Token = uint64(t.maxIncr)
 	}
 	lease.Deadline = c.p.Mono() + validity
-	lease.Detail = fmt.Sprintf("granted by %s, validity %v", votes, validity.Round(time.Millisecond))
-	if len(t.others) > 0 {
-		lease.Detail += "; " + strings.Join(t.others, ", ")
+	lease.Detail = fmt.Sprintf("granted by %s, validity %v", c.votes(t.outs), validity.Round(time.Millisecond))
+	if t.granted < len(t.outs) {
+		lease.Detail += "; " + c.others(t.outs)
 	}
 	return lease, nil
 }
@@ -163,7 +243,7 @@ func (c *Client) externalToken(l *backends.Lease) error {
 }
 
 func (c *Client) releaseAll(key, value string) []sim.Response {
-	return c.fanout(func(int) any { return redis.DelIfValue{Key: key, Value: value} })
+	return c.fanout(redis.DelIfValue{Key: key, Value: value})
 }
 
 // Release deletes the key on every instance where it still has our value,

@@ -88,6 +88,18 @@ type Reply struct {
 type cell struct {
 	value   int64
 	highest uint64
+	// body is Reply{Value: bodyOf} boxed, reused while the value stays (a
+	// message body is an interface value, and boxing allocates)
+	body   any
+	bodyOf int64
+}
+
+// valueBody is the reply carrying the cell's value as a message body.
+func (c *cell) valueBody() any {
+	if c.body == nil || c.bodyOf != c.value {
+		c.body, c.bodyOf = Reply{Value: c.value}, c.value
+	}
+	return c.body
 }
 
 // Server is the storage node's model.
@@ -141,7 +153,7 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			n.Reply(m, Reply{Rejected: true, Highest: c.highest})
 			return
 		}
-		n.Reply(m, Reply{Value: c.value})
+		n.Reply(m, c.valueBody())
 	case WriteReq:
 		if s.Options.Mode == Check {
 			n.Spawn(fmt.Sprintf("storage/check-%d", m.ID), func(p *sim.Proc) { s.checkedWrite(n, p, m, req) })
@@ -153,7 +165,7 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			return
 		}
 		c.value = req.Value
-		n.Reply(m, Reply{Value: c.value})
+		n.Reply(m, c.valueBody())
 	default:
 		panic(fmt.Sprintf("storage: unexpected message %T", m.Body))
 	}
@@ -172,7 +184,7 @@ func (s *Server) checkedWrite(n *sim.Node, p *sim.Proc, m sim.Message, req Write
 	}
 	c := s.cell(req.Key)
 	c.value = req.Value
-	n.Reply(m, Reply{Value: c.value})
+	n.Reply(m, c.valueBody())
 }
 
 // Value returns the current value of key (for tests and reports).

@@ -10,7 +10,6 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/locklab/locklab/sim"
 )
@@ -324,7 +323,7 @@ func (s *Server) send(m *pb.Message) {
 	if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
 		s.heard()
 	}
-	s.node.Send(s.ens.nodes[m.GetTo()-1].ID(), RaftMessage{M: proto.Clone(m).(*pb.Message)})
+	s.node.Send(s.ens.nodes[m.GetTo()-1].ID(), RaftMessage{M: raftnode.CloneMessage(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {

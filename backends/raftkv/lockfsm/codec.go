@@ -42,8 +42,16 @@ func appendString(b []byte, s string) []byte {
 }
 
 // Decode reads a command from the bytes of a log entry.
-func Decode(data []byte) (Command, error) {
-	r := reader{b: data}
+func Decode(data []byte) (Command, error) { return DecodeInterned(data, nil) }
+
+// Strings interns the strings DecodeInterned reads: a replica decodes every
+// entry, and keys, acquirers and sessions recur, so each is allocated once.
+type Strings map[string]string
+
+// DecodeInterned is Decode taking its strings from strs (adding the new ones);
+// nil strs interns nothing.
+func DecodeInterned(data []byte, strs Strings) (Command, error) {
+	r := reader{b: data, strs: strs}
 	if v := r.byte(); v != codecVersion {
 		return Command{}, fmt.Errorf("decode lock command: version %d, want %d", v, codecVersion)
 	}
@@ -72,8 +80,9 @@ func Decode(data []byte) (Command, error) {
 
 // reader consumes an encoded command; the first error sticks.
 type reader struct {
-	b   []byte
-	err error
+	b    []byte
+	err  error
+	strs Strings
 }
 
 func (r *reader) fail(what string) {
@@ -119,8 +128,16 @@ func (r *reader) string() string {
 		r.fail("string")
 		return ""
 	}
-	s := string(r.b[:n])
+	b := r.b[:n]
 	r.b = r.b[n:]
+	if r.strs == nil || n == 0 {
+		return string(b)
+	}
+	if s, ok := r.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	r.strs[s] = s
 	return s
 }
 

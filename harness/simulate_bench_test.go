@@ -1,0 +1,53 @@
+package harness
+
+import (
+	"testing"
+	"time"
+)
+
+// BenchmarkSimulate measures the simulation share of a run alone: Prepare and
+// the 60 s of simulated time, without the checks (BenchmarkHuntSeed and
+// BenchmarkRaftKV60s include them), so that the simulator's and the checks'
+// costs can be told apart.
+func BenchmarkSimulate(b *testing.B) {
+	cases := []struct {
+		name string
+		test func(seed uint64) Test
+	}{
+		{"hunt=kleppmann-gc-pause/redis-unsafe", huntTest(b, "kleppmann-gc-pause/redis-unsafe")},
+		{"hunt=redlock-clock-jump/unsafe", huntTest(b, "redlock-clock-jump/unsafe")},
+		{"raftkv-random", func(seed uint64) Test { return Test{System: "raftkv", Seed: seed, Nemesis: "random"} }},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var simulated time.Duration
+			for i := range b.N {
+				p, err := Prepare(c.test(uint64(i)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := p.simulate(Watch{}); err != nil {
+					b.Fatal(err)
+				}
+				p.World.Close()
+				simulated += p.Test.Time
+			}
+			b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-x")
+		})
+	}
+}
+
+func huntTest(b *testing.B, name string) func(seed uint64) Test {
+	h, err := FindHunt(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return func(seed uint64) Test {
+		t, err := h.Test(seed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return t
+	}
+}
