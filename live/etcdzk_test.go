@@ -208,10 +208,17 @@ func TestEtcdAndZooKeeperLeaveNothingBehind(t *testing.T) {
 			dir := t.TempDir()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			time.AfterFunc(4*time.Second, cancel)
+			time.AfterFunc(5*time.Second, cancel)
 			res, err := Run(ctx, harness.Test{System: system, Clients: 2, Seed: 1, Time: time.Minute}, Config{Scale: etcdZKScale(system), Dir: dir})
-			require.ErrorIs(t, err, ErrInterrupted)
-			assert.NotEmpty(t, res.Events, "the run was under way when it was interrupted")
+			if errors.Is(err, ErrInterrupted) {
+				assert.NotEmpty(t, res.Events, "the run was under way when it was interrupted")
+			} else {
+				// A loaded machine can take longer to start three JVMs: the
+				// interruption came while the servers started, which must
+				// leave nothing behind either.
+				require.ErrorIs(t, err, context.Canceled)
+				t.Logf("interrupted while the servers started: %v", err)
+			}
 			assert.Empty(t, processesUnder(t, dir), "server processes left behind")
 			ports := portsIn(t, dir)
 			require.NotEmpty(t, ports, "the servers' logs and configs name their ports")
