@@ -31,14 +31,36 @@ func init() {
 		Note:     "redis-server, redis-sentinel; go-redis " + goRedisVersion,
 		Options:  simredis.Table,
 		Describe: describeRedis,
-		Deploy:   deployRedisLive,
+		Deploy:   retryDeploy(deployRedisLive),
 	})
 	register("redlock", Deployer{
 		Note:     "redis-server ×N; redsync " + liveredis.RedsyncVersion,
 		Options:  redlock.Table,
 		Describe: describeRedlock,
-		Deploy:   deployRedlockLive,
+		Deploy:   retryDeploy(deployRedlockLive),
 	})
+}
+
+// retryDeploy tries a deployment up to three times when a server exits
+// before it is ready: ports are reserved by binding and releasing them
+// (proc.FreePorts), and a proxy's own listener, or another process, may
+// take one before its server binds it. Each try has its own directory.
+func retryDeploy(deploy func(Deployment) (*system, error)) func(Deployment) (*system, error) {
+	return func(d Deployment) (*system, error) {
+		var err error
+		for try := 1; try <= 3; try++ {
+			dt := d
+			if try > 1 {
+				dt.Dir = filepath.Join(d.Dir, fmt.Sprintf("retry%d", try))
+			}
+			var sys *system
+			sys, err = deploy(dt)
+			if err == nil || !strings.Contains(err.Error(), "before it was ready") || (d.Ctx != nil && d.Ctx.Err() != nil) {
+				return sys, err
+			}
+		}
+		return nil, err
+	}
 }
 
 const goRedisVersion = "v9.23.0"
@@ -415,9 +437,10 @@ func deployRedlockLive(d Deployment) (sys *system, err error) {
 	if err != nil {
 		return nil, err
 	}
+	cluster := c // c, a named result, is nil in an error return
 	defer func() {
 		if err != nil {
-			c.close()
+			cluster.close()
 		}
 	}()
 	c.restartDelay = o.RestartDelay
@@ -485,9 +508,10 @@ func deploySingle(d Deployment, o simredis.Options, bin string) (sys *system, c 
 	if err != nil {
 		return nil, nil, err
 	}
+	cluster := c // c, a named result, is nil in an error return
 	defer func() {
 		if err != nil {
-			c.close()
+			cluster.close()
 		}
 	}()
 	c.restartDelay = o.RestartDelay

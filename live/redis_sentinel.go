@@ -41,9 +41,10 @@ func deploySentinel(d Deployment, o simredis.Options, bin string) (sys *system, 
 		return nil, nil, err
 	}
 	var lags []*lagLink
+	cluster := c // c, a named result, is nil in an error return
 	defer func() {
 		if err != nil {
-			c.close()
+			cluster.close()
 		}
 	}()
 	c.closers = append(c.closers, func() {
