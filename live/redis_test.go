@@ -110,17 +110,6 @@ func TestRedisAndRedlockSimulatedAndLiveAgree(t *testing.T) {
 	}
 }
 
-// agree reports whether every check the variant names has the same verdict
-// in both results.
-func agree(sim, real harness.Result, v harness.Variant) bool {
-	for check := range v.Expect {
-		if verdict(sim, check) != verdict(real, check) {
-			return false
-		}
-	}
-	return true
-}
-
 // TestOptionsWithoutALiveFormAreNamed: what real Redis or redsync cannot
 // do is refused before anything starts, naming the option and why, and
 // `repro --live --all` skips such a variant with that reason.
