@@ -670,7 +670,6 @@ func grantedSince(lops []linOp, own []int, owner string, from, until int64) bool
 	return false
 }
 
-
 func (w *breachWitness) explain(key string) (*Counterexample, string) {
 	holder, grantee := w.holder.who(), w.grant.who()
 	if w.concurrent {
