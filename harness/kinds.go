@@ -90,7 +90,11 @@ type window struct {
 func faultWindowsOf(events []history.Event) []window {
 	var out []window
 	open := map[string]int{} // kind+detail+targets -> index in out
-	for _, e := range events {
+	for i := range events {
+		e := &events[i]
+		if e.Type != history.Start && e.Type != history.Stop {
+			continue // no key to build for the operations (most of the history)
+		}
 		key := e.F + "\x00" + e.Detail + "\x00" + strings.Join(e.Targets, ",")
 		switch e.Type {
 		case history.Start:

@@ -222,7 +222,11 @@ func (p *Prepared) RunWatched(w Watch) (res Result, err error) {
 		return Result{}, err
 	}
 	p.World.Close()
-	events := p.Log.Events()
+	return p.judge(p.Log.Events())
+}
+
+// judge checks the history of a run that has finished and gathers its result.
+func (p *Prepared) judge(events []history.Event) (Result, error) {
 	sel, err := p.Test.selectChecks()
 	if err != nil {
 		return Result{}, err
