@@ -16,9 +16,10 @@ func hunt(t *testing.T, name string) harness.Hunt {
 }
 
 // TestSearchIsDeterministic: the same seed gives the same corpus and the
-// same finding; another seed another search.
+// same finding; another seed another search (the same fresh draws, other
+// mutations). The fresh draws are the hunt's seeds from Start, in order.
 func TestSearchIsDeterministic(t *testing.T) {
-	cfg := Config{Hunt: hunt(t, "kleppmann-gc-pause/redis-unsafe"), Seed: 7, MaxRuns: 15}
+	cfg := Config{Hunt: hunt(t, "kleppmann-gc-pause/redis-unsafe"), Seed: 7, Start: 400, MaxRuns: 15, Fresh: 3}
 	a, err := Search(cfg, nil)
 	require.NoError(t, err)
 	b, err := Search(cfg, nil)
@@ -28,12 +29,14 @@ func TestSearchIsDeterministic(t *testing.T) {
 	assert.Equal(t, a.Test, b.Test)
 	assert.Equal(t, a.Corpus, b.Corpus)
 	assert.Equal(t, a.Features, b.Features)
-	assert.NotEmpty(t, a.Corpus)
+	require.NotEmpty(t, a.Corpus)
+	assert.Equal(t, uint64(400), a.Corpus[0].Test.Seed, "the first run is the hunt's test of seed Start")
 
 	cfg.Seed = 8
 	c, err := Search(cfg, nil)
 	require.NoError(t, err)
 	assert.NotEqual(t, a.Corpus, c.Corpus)
+	assert.Equal(t, a.Corpus[0], c.Corpus[0], "the same first fresh draw")
 }
 
 // TestSearchFindsAndReplays: a guided search finds the gc-pause of the redis

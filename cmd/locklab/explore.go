@@ -161,7 +161,7 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		var sw harness.Sweep
 		var err error
 		if guided {
-			sw, err = guidedSweep(h, f.first+uint64(i), f.maxSeed, progress)
+			sw, err = guidedSweep(h, f.first+uint64(i), f.first+uint64(i*f.maxSeed), f.maxSeed, progress)
 		} else {
 			sw, err = h.Sweep(f.first+uint64(i*f.maxSeed), f.maxSeed, progress)
 		}

@@ -14,9 +14,10 @@ import (
 
 // guidedSweep is a guided search of hunt h from seed, as a sweep: its runs
 // count as seeds, and its finding is the mutated test that showed the
-// violation.
-func guidedSweep(h harness.Hunt, seed uint64, maxRuns int, progress func()) (harness.Sweep, error) {
-	o, err := guide.Search(guide.Config{Hunt: h, Seed: seed, MaxRuns: maxRuns}, progress)
+// violation. Its fresh draws are the seeds from start, those of the swarm
+// sweep it is compared with.
+func guidedSweep(h harness.Hunt, seed, start uint64, maxRuns int, progress func()) (harness.Sweep, error) {
+	o, err := guide.Search(guide.Config{Hunt: h, Seed: seed, Start: start, MaxRuns: maxRuns}, progress)
 	if err != nil {
 		return harness.Sweep{}, err
 	}
