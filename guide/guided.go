@@ -130,7 +130,7 @@ func Search(cfg Config, progress func()) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	m := mutator{rng: rng, targets: targets, time: base.WithDefaults().Time}
+	m := mutator{rng: rng, targets: targets, time: base.WithDefaults().Time, directed: Directed[cfg.Hunt.Kind]}
 	hits := map[string]int{} // feature -> runs that covered it
 	var out Outcome
 	refused := 0
@@ -236,6 +236,9 @@ type mutator struct {
 	rng     *rand.Rand
 	targets nemesis.Targets
 	time    time.Duration
+	// directed are the attacks that can cause the hunt's kind of violation
+	// (Directed); nil: none known.
+	directed []string
 }
 
 // mutations, by name, in the order mutate draws them from; a placement is
@@ -385,6 +388,26 @@ var attacks = []string{
 	"random",               // a random fault
 }
 
+// Directed are, for each kind of violation (harness.ViolationKinds), the
+// attacks whose fault, in the phase the attack places it, is what the kind's
+// rule names as the cause: a gc-pause is a holder paused across its lease
+// deadline, a restart-regrant a granter that restarted empty and granted
+// again, and so on. Three placements in four of a search for a kind are drawn
+// from its attacks (directed greybox fuzzing: the target steers the search),
+// the others from all of them. A new system's hunts use them through the kind
+// they declare.
+var Directed = map[string][]string{
+	harness.KindGCPause:          {"pause-holder"},
+	harness.KindClockJump:        {"clock-granter"},
+	harness.KindFailover:         {"isolate-granter", "pause-granter"},
+	harness.KindRestartRegrant:   {"crash-granter"},
+	harness.KindNonOwnerRelease:  {"pause-holder", "isolate-holder"},
+	harness.KindLeaderClockAhead: {"clock-server", "clock-granter"},
+	harness.KindHolderClock:      {"clock-holder"},
+	harness.KindSessionExpiry:    {"pause-holder", "isolate-holder"},
+	harness.KindDelayedWrite:     {"delay-holder-storage"},
+}
+
 // place is a targeted placement: one of the attacks, started right after (a
 // random time into) one of the parent's holdings — a client's acquire
 // returned ok — by a trigger on that acquire. A grant that rests on a bare
@@ -451,7 +474,11 @@ func (m mutator) place(holds []hold) (nemesis.Fault, bool) {
 		}
 	}
 	f := nemesis.Fault{Duration: long()}
-	switch attack := attacks[m.rng.IntN(len(attacks))]; {
+	attack := attacks[m.rng.IntN(len(attacks))]
+	if len(m.directed) > 0 && m.rng.IntN(4) > 0 {
+		attack = m.directed[m.rng.IntN(len(m.directed))]
+	}
+	switch {
 	case attack == "pause-holder":
 		f.Kind, f.Targets = nemesis.Pause, []string{h.node}
 	case attack == "isolate-holder":
