@@ -34,7 +34,10 @@
 // durations, jumps and delays around what was left of the lease (half to
 // four times it). A grant that rests on a bare quorum is the anchor half
 // the time. The parent's run is the same up to the anchor, so the fault
-// lands where it aims.
+// lands where it aims. Three placements in four are directed (Directed): the
+// attacks whose fault, in that phase, the hunt's kind of violation names as
+// its cause (a pause of the holder for gc-pause, a crash of a granter for
+// restart-regrant, ...).
 //
 // Fresh draws never stop: the share of runs that are fresh draws falls as
 // Fresh/runs, to one in FreshEvery. The k-th fresh draw is the hunt's test of
