@@ -33,7 +33,7 @@ type Config struct {
 	MaxRuns int
 	// Fresh is the number of plain swarm-random runs the search starts with
 	// (the seed corpus). After them, the share of fresh draws falls as the
-	// corpus grows: Fresh/runs, down to 1/FreshEvery. Default 20.
+	// corpus grows: Fresh/runs, down to 1/FreshEvery. Default 8.
 	Fresh int
 	// FreshEvery: at length, one run in FreshEvery is a fresh random draw
 	// rather than a mutation. Default 8.
@@ -45,7 +45,7 @@ func (c Config) withDefaults() Config {
 		c.MaxRuns = 1000
 	}
 	if c.Fresh <= 0 {
-		c.Fresh = 20
+		c.Fresh = 8
 	}
 	if c.FreshEvery <= 0 {
 		c.FreshEvery = 8
