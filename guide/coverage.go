@@ -32,8 +32,13 @@ import (
 // grant-after-failover (a grant by a promoted replica), grant-by-skewed-clock
 // (a grant by a server whose clock was jumped or drifting), stale-rejected
 // (the fenced storage refused a write), write-unknown, acquire-unknown,
-// release-failed, release-unknown, and "overlap:<kind>" for each kind of
-// violation the run shows (harness.ViolationKinds).
+// release-failed, release-unknown, grant-bare-quorum (a grant that rests on
+// the smallest majority of several servers: Redlock's 3 of 5),
+// granter-restarted-while-held and granter-clock-moved-while-held (a server
+// a holder's grant rests on restarted empty, or had its clock moved, while
+// that holder still held the lock: the step before a second grant), and
+// "overlap:<kind>" for each kind of violation the run shows
+// (harness.ViolationKinds).
 //
 // Fault features say where faults landed in the protocol; lock features say
 // what they did to it. A schedule that reaches a feature no earlier run
@@ -131,10 +136,8 @@ func (t *tracker) roleAndPhase(node string) (role, phase string) {
 	if node == "storage" {
 		return "storage", phase
 	}
-	for c, g := range t.granter {
-		if isHeld(t.phase[c]) && grantorsInclude(g, node) {
-			return "granter", phase
-		}
+	if t.grantsCurrentHold(node) {
+		return "granter", phase
 	}
 	return "server", phase
 }
@@ -193,8 +196,28 @@ func (t *tracker) step(e history.Event) {
 // lockFeatures are the lock-level features of one event.
 func (t *tracker) lockFeatures(e history.Event) []string {
 	var out []string
+	if e.Process == history.NemesisProcess {
+		// A server a holder's grant rests on restarted (state lost) or had
+		// its clock moved while that holder still held the lock: the step
+		// before a second grant of the same key.
+		for _, n := range e.Targets {
+			if !t.grantsCurrentHold(n) {
+				continue
+			}
+			switch {
+			case e.F == "crash" && e.Type == history.Stop:
+				out = append(out, "granter-restarted-while-held")
+			case (e.F == "clock-jump" || e.F == "clock-drift") && e.Type == history.Start:
+				out = append(out, "granter-clock-moved-while-held")
+			}
+		}
+		return out
+	}
 	switch {
 	case e.F == history.FAcquire && e.Type == history.OK:
+		if bareQuorum(e.Detail) {
+			out = append(out, "grant-bare-quorum")
+		}
 		_, list, _ := strings.Cut(e.Detail, "granted by ")
 		list, _, _ = strings.Cut(list, " ")
 		for _, n := range strings.Split(strings.TrimSuffix(list, ","), ",") {
@@ -219,4 +242,31 @@ func (t *tracker) lockFeatures(e history.Event) []string {
 		out = append(out, "release-unknown")
 	}
 	return out
+}
+
+// grantsCurrentHold reports whether node is among the servers that granted a
+// lock some client still holds.
+func (t *tracker) grantsCurrentHold(node string) bool {
+	for c, g := range t.granter {
+		if isHeld(t.phase[c]) && grantorsInclude(g, node) {
+			return true
+		}
+	}
+	return false
+}
+
+// bareQuorum reports whether a grant's detail says it rests on the smallest
+// majority of several servers ("granted by a,b,c (3/5)"): one server fewer
+// and there would have been no grant, so losing one of them (a restart, a
+// clock jump) can let another client gather a majority too.
+func bareQuorum(detail string) bool {
+	_, rest, ok := strings.Cut(detail, " (")
+	if !ok {
+		return false
+	}
+	var k, n int
+	if _, err := fmt.Sscanf(rest, "%d/%d)", &k, &n); err != nil {
+		return false
+	}
+	return n >= 3 && k == n/2+1
 }

@@ -2,8 +2,10 @@ package guide
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/harness"
@@ -17,16 +19,24 @@ type Config struct {
 	// Hunt is the target: its variant's system and workload, and the kind of
 	// violation that ends the search.
 	Hunt harness.Hunt
-	// Seed drives every choice of the search (the fresh draws, the parents,
-	// the mutations).
+	// Seed drives every choice of the search (the parents, the mutations,
+	// when to draw afresh).
 	Seed uint64
+	// Start is the seed of the first fresh draw; the k-th fresh draw is the
+	// hunt's test of seed Start+k, as a swarm sweep from Start would run
+	// them. So the fresh draws of a guided search are a swarm sweep's runs,
+	// in order, with mutations interleaved: run side by side with that sweep
+	// (explore --compare), both meet the same luck, and the difference is
+	// what the mutations add.
+	Start uint64
 	// MaxRuns bounds the runs. Default 1000.
 	MaxRuns int
 	// Fresh is the number of plain swarm-random runs the search starts with
-	// (the seed corpus). Default 10.
+	// (the seed corpus). After them, the share of fresh draws falls as the
+	// corpus grows: Fresh/runs, down to 1/FreshEvery. Default 8.
 	Fresh int
-	// FreshEvery: after the start, one run in FreshEvery is a fresh random
-	// draw rather than a mutation. Default 8.
+	// FreshEvery: at length, one run in FreshEvery is a fresh random draw
+	// rather than a mutation. Default 8.
 	FreshEvery int
 }
 
@@ -35,7 +45,7 @@ func (c Config) withDefaults() Config {
 		c.MaxRuns = 1000
 	}
 	if c.Fresh <= 0 {
-		c.Fresh = 10
+		c.Fresh = 8
 	}
 	if c.FreshEvery <= 0 {
 		c.FreshEvery = 8
@@ -48,6 +58,42 @@ type Entry struct {
 	Test harness.Test
 	// New are the features no earlier run had reached.
 	New []string
+	// Cov is every feature the run covered.
+	Cov []string
+	// holds are the run's holdings, where placement mutations anchor faults.
+	holds []hold
+}
+
+// hold is one time a client held the lock in a corpus entry's run: from its
+// acquire's ok to the end of the holding, and the servers that granted it.
+type hold struct {
+	node       string
+	start, end int64
+	granters   []string
+	bare       bool
+	// lease is the time from the grant to the lease's deadline (0: no lease).
+	lease time.Duration
+}
+
+// holdsOf are the holdings of a history, as placement anchors.
+func holdsOf(ev []history.Event) []hold {
+	var out []hold
+	for _, h := range models.Holdings(ev) {
+		if h.Acquired.F != history.FAcquire || h.Acquired.Type != history.OK {
+			continue
+		}
+		var granters []string
+		if _, list, ok := strings.Cut(h.Acquired.Detail, "granted by "); ok {
+			list, _, _ = strings.Cut(list, " ")
+			granters = strings.Split(strings.TrimSuffix(list, ","), ",")
+		}
+		x := hold{node: h.Node, start: h.Start, end: h.End, granters: granters, bare: bareQuorum(h.Acquired.Detail)}
+		if h.Deadline != nil && *h.Deadline > h.Start {
+			x.lease = time.Duration(*h.Deadline - h.Start)
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // Outcome is what a guided search found.
@@ -84,20 +130,23 @@ func Search(cfg Config, progress func()) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	m := mutator{rng: rng, targets: targets, time: base.WithDefaults().Time}
-	covered := map[string]bool{}
+	m := mutator{rng: rng, targets: targets, time: base.WithDefaults().Time, directed: Directed[cfg.Hunt.Kind]}
+	hits := map[string]int{} // feature -> runs that covered it
 	var out Outcome
-	var weights []int
 	refused := 0
+	fresh := uint64(0) // fresh draws so far
 	for out.Runs < cfg.MaxRuns && refused < 10*cfg.MaxRuns {
 		var cand harness.Test
-		if out.Runs < cfg.Fresh || len(out.Corpus) == 0 || rng.IntN(cfg.FreshEvery) == 0 {
-			if cand, err = cfg.Hunt.Test(rng.Uint64() >> 1); err != nil {
+		// Fresh draws: every run of the start, then a share that falls as
+		// the corpus grows (Fresh/runs), to one in FreshEvery.
+		if out.Runs < cfg.Fresh || len(out.Corpus) == 0 || rng.Float64() < max(1/float64(cfg.FreshEvery), float64(cfg.Fresh)/float64(out.Runs+1)) {
+			if cand, err = cfg.Hunt.Test(cfg.Start + fresh); err != nil {
 				return out, err
 			}
+			fresh++
 		} else {
-			parent := out.Corpus[pickWeighted(rng, weights)].Test
-			cand = m.mutate(parent, 1+rng.IntN(3))
+			parent := out.Corpus[pickByRarity(rng, out.Corpus, hits)]
+			cand = m.mutate(parent, out.Corpus, hits, 1+rng.IntN(3))
 		}
 		r, err := harness.Run(cand)
 		if err != nil {
@@ -117,19 +166,19 @@ func Search(cfg Config, progress func()) (Outcome, error) {
 			out.Found, out.Test = true, explicit(cand, r)
 			break
 		}
-		var fresh []string
-		for _, f := range Coverage(r) {
-			if !covered[f] {
-				covered[f] = true
-				fresh = append(fresh, f)
+		cov := Coverage(r)
+		var novel []string
+		for _, f := range cov {
+			if hits[f] == 0 {
+				novel = append(novel, f)
 			}
+			hits[f]++
 		}
-		if len(fresh) > 0 {
-			out.Corpus = append(out.Corpus, Entry{Test: explicit(cand, r), New: fresh})
-			weights = append(weights, 1+len(fresh))
+		if len(novel) > 0 {
+			out.Corpus = append(out.Corpus, Entry{Test: explicit(cand, r), New: novel, Cov: cov, holds: holdsOf(r.Events)})
 		}
 	}
-	out.Features = len(covered)
+	out.Features = len(hits)
 	out.Wall = time.Since(began)
 	return out, nil
 }
@@ -155,20 +204,29 @@ func targetsOf(t harness.Test) (nemesis.Targets, error) {
 	return tg, nil
 }
 
-// pickWeighted draws an index with probability proportional to its weight.
-func pickWeighted(r *rand.Rand, weights []int) int {
-	total := 0
-	for _, w := range weights {
-		total += w
+// pickByRarity draws a corpus entry with a probability proportional to its
+// energy: the sum, over the features its run covered, of 1/(runs that covered
+// the feature). An entry that reached what few runs reach is mutated more
+// often than one whose features every run shows (a rarity power schedule, as
+// in AFL's successors), so the search spends its runs near the edge of what
+// it has seen.
+func pickByRarity(r *rand.Rand, corpus []Entry, hits map[string]int) int {
+	weights := make([]float64, len(corpus))
+	total := 0.0
+	for i, e := range corpus {
+		for _, f := range e.Cov {
+			weights[i] += 1 / float64(max(hits[f], 1))
+		}
+		total += weights[i]
 	}
-	x := r.IntN(total)
+	x := r.Float64() * total
 	for i, w := range weights {
 		if x < w {
 			return i
 		}
 		x -= w
 	}
-	return len(weights) - 1
+	return len(corpus) - 1
 }
 
 // mutator changes schedules: it adds, drops, moves, retargets, lengthens
@@ -178,16 +236,32 @@ type mutator struct {
 	rng     *rand.Rand
 	targets nemesis.Targets
 	time    time.Duration
+	// directed are the attacks that can cause the hunt's kind of violation
+	// (Directed); nil: none known.
+	directed []string
 }
 
-// mutations, by name, in the order mutate draws them from.
-var mutations = []string{"add", "drop", "move", "retarget", "scale", "trigger", "reseed"}
+// mutations, by name, in the order mutate draws them from; a placement is
+// drawn three times as often as any other.
+var mutations = []string{"add", "drop", "move", "retarget", "scale", "trigger", "reseed", "splice", "place", "place", "place"}
 
-func (m mutator) mutate(t harness.Test, n int) harness.Test {
+// mutate applies n mutations to parent's schedule; splice takes a fault of
+// another corpus entry (drawn like a parent).
+func (m mutator) mutate(parent Entry, corpus []Entry, hits map[string]int, n int) harness.Test {
+	t := parent.Test
 	faults := slices.Clone(t.Schedule.Faults)
+	// Half the mutations are one placement alone: the parent's run is then
+	// the same up to the placed fault's anchor.
+	single := m.rng.IntN(2) == 0
+	if single {
+		n = 1
+	}
 	for range n {
 		op := mutations[m.rng.IntN(len(mutations))]
-		if len(faults) == 0 {
+		if single {
+			op = "place"
+		}
+		if len(faults) == 0 && op != "place" && op != "splice" {
 			op = "add"
 		}
 		switch op {
@@ -196,6 +270,9 @@ func (m mutator) mutate(t harness.Test, n int) harness.Test {
 				faults = append(faults, f)
 			}
 		case "drop":
+			if len(faults) == 0 {
+				continue
+			}
 			i := m.rng.IntN(len(faults))
 			faults = slices.Delete(faults, i, i+1)
 		case "move":
@@ -213,6 +290,14 @@ func (m mutator) mutate(t harness.Test, n int) harness.Test {
 			faults[i] = m.trigger(faults[i])
 		case "reseed":
 			t.Seed = m.rng.Uint64() >> 1
+		case "splice":
+			if other := corpus[pickByRarity(m.rng, corpus, hits)].Test.Schedule.Faults; len(other) > 0 {
+				faults = append(faults, other[m.rng.IntN(len(other))])
+			}
+		case "place":
+			if f, ok := m.place(parent.holds); ok {
+				faults = append(faults, f)
+			}
 		}
 	}
 	t.Schedule = &nemesis.Schedule{Faults: faults}
@@ -286,4 +371,155 @@ func (m mutator) trigger(f nemesis.Fault) nemesis.Fault {
 	f.After = tr
 	f.At = nemesis.Duration(time.Duration(m.rng.Int64N(int64(m.time / 2))).Round(time.Millisecond))
 	return f
+}
+
+// attacks are the targeted placements, in the lock's own terms: what to do
+// to whom while a client holds the lock.
+var attacks = []string{
+	"pause-holder",         // a long pause (GC, stop-the-world) of the holder
+	"isolate-holder",       // the holder cut off from every node
+	"delay-holder-storage", // the holder's messages to the storage delayed
+	"clock-holder",         // the holder's own clock jumped or drifting
+	"crash-granter",        // a server that granted the hold crashes, restarts empty
+	"clock-granter",        // a granter's clock jumps forward or runs fast
+	"isolate-granter",      // a granter cut off (a primary: failover)
+	"pause-granter",        // a granter paused
+	"clock-server",         // another server's clock set ahead (a future leader)
+	"random",               // a random fault
+}
+
+// Directed are, for each kind of violation (harness.ViolationKinds), the
+// attacks whose fault, in the phase the attack places it, is what the kind's
+// rule names as the cause: a gc-pause is a holder paused across its lease
+// deadline, a restart-regrant a granter that restarted empty and granted
+// again, and so on. Three placements in four of a search for a kind are drawn
+// from its attacks (directed greybox fuzzing: the target steers the search),
+// the others from all of them. A new system's hunts use them through the kind
+// they declare.
+var Directed = map[string][]string{
+	harness.KindGCPause:          {"pause-holder"},
+	harness.KindClockJump:        {"clock-granter"},
+	harness.KindFailover:         {"isolate-granter", "pause-granter"},
+	harness.KindRestartRegrant:   {"crash-granter"},
+	harness.KindNonOwnerRelease:  {"pause-holder", "isolate-holder"},
+	harness.KindLeaderClockAhead: {"clock-server", "clock-granter"},
+	harness.KindHolderClock:      {"clock-holder"},
+	harness.KindSessionExpiry:    {"pause-holder", "isolate-holder"},
+	harness.KindDelayedWrite:     {"delay-holder-storage"},
+}
+
+// place is a targeted placement: one of the attacks, started right after (a
+// random time into) one of the parent's holdings — a client's acquire
+// returned ok — by a trigger on that acquire. A grant that rests on a bare
+// quorum is the anchor half the time when the parent has one. Durations,
+// jumps and delays are drawn on a log scale (1 ms to 30 s); a crash restarts
+// within the holding half the time (the restarted server has forgotten the
+// holder's key while the lease is still held). The parent's run is the same
+// up to the anchor, so the fault lands in the phase it aims at; in another
+// run (a reseeded one) it lands after the same client's next grant.
+func (m mutator) place(holds []hold) (nemesis.Fault, bool) {
+	if len(holds) == 0 {
+		return nemesis.Fault{}, false
+	}
+	h := holds[m.rng.IntN(len(holds))]
+	var bare []hold
+	for _, x := range holds {
+		if x.bare {
+			bare = append(bare, x)
+		}
+	}
+	if len(bare) > 0 && m.rng.IntN(2) == 0 {
+		h = bare[m.rng.IntN(len(bare))]
+	}
+	var granters, others []string
+	for _, s := range m.targets.Servers {
+		if slices.Contains(h.granters, s) {
+			granters = append(granters, s)
+		} else {
+			others = append(others, s)
+		}
+	}
+	if len(granters) == 0 {
+		granters = slices.Concat(m.targets.Servers, m.targets.Roles)
+	}
+	held := time.Duration(max(h.end-h.start, int64(time.Millisecond)))
+	var delay time.Duration
+	if m.rng.IntN(4) > 0 {
+		delay = m.logUniform(time.Millisecond, held)
+	}
+	// long is a duration, jump or delay on a log scale: around what is left
+	// of the holder's lease at the fault (half to four times it: across the
+	// deadline, mostly) when the grant had one, else 100 ms to 30 s.
+	long := func() nemesis.Duration {
+		if left := h.lease - delay; left > time.Millisecond {
+			return nemesis.Duration(m.logUniform(left/2, 4*left))
+		}
+		return nemesis.Duration(m.logUniform(100*time.Millisecond, 30*time.Second))
+	}
+	pick := func(ns []string) []string { return []string{ns[m.rng.IntN(len(ns))]} }
+	clock := func(f *nemesis.Fault, forward bool) {
+		if m.rng.IntN(2) == 0 {
+			f.Kind, f.Amount = nemesis.ClockJump, long()
+			if !forward && m.rng.IntN(2) == 0 {
+				f.Amount = -f.Amount
+			}
+			if m.rng.IntN(2) == 0 {
+				f.Duration = 0 // a step that stays
+			}
+			return
+		}
+		f.Kind, f.Drift = nemesis.ClockDrift, float64(1+m.rng.IntN(500))/1000
+		if !forward && m.rng.IntN(2) == 0 {
+			f.Drift = -f.Drift
+		}
+	}
+	f := nemesis.Fault{Duration: long()}
+	attack := attacks[m.rng.IntN(len(attacks))]
+	if len(m.directed) > 0 && m.rng.IntN(4) > 0 {
+		attack = m.directed[m.rng.IntN(len(m.directed))]
+	}
+	switch {
+	case attack == "pause-holder":
+		f.Kind, f.Targets = nemesis.Pause, []string{h.node}
+	case attack == "isolate-holder":
+		f.Kind, f.Targets = nemesis.Partition, []string{h.node}
+	case attack == "delay-holder-storage" && m.targets.Storage != "":
+		f.Kind, f.From, f.To, f.Amount = nemesis.Delay, []string{h.node}, []string{m.targets.Storage}, long()
+	case attack == "clock-holder":
+		f.Targets = []string{h.node}
+		clock(&f, false)
+	case attack == "crash-granter" && len(granters) > 0:
+		f.Kind, f.Targets = nemesis.Crash, pick(granters)
+		if m.rng.IntN(2) == 0 && held-delay > time.Millisecond {
+			f.Duration = nemesis.Duration(m.logUniform(time.Millisecond, held-delay))
+		}
+	case attack == "clock-granter" && len(granters) > 0:
+		f.Targets = pick(granters)
+		clock(&f, true)
+	case attack == "isolate-granter" && len(granters) > 0:
+		f.Kind, f.Targets = nemesis.Partition, pick(granters)
+	case attack == "pause-granter" && len(granters) > 0:
+		f.Kind, f.Targets = nemesis.Pause, pick(granters)
+	case attack == "clock-server" && len(others) > 0:
+		f.Targets = pick(others)
+		clock(&f, true)
+	default:
+		var ok bool
+		if f, ok = m.draw(); !ok {
+			return f, false
+		}
+	}
+	f.At = nemesis.Duration(h.start)
+	f.After = &nemesis.Trigger{Node: h.node, F: history.FAcquire, Delay: nemesis.Duration(delay)}
+	return f, true
+}
+
+// logUniform is a duration between lo and hi, uniform on a log scale, to
+// the millisecond.
+func (m mutator) logUniform(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	x := math.Exp(math.Log(float64(lo)) + m.rng.Float64()*(math.Log(float64(hi))-math.Log(float64(lo))))
+	return max(time.Duration(x).Round(time.Millisecond), time.Millisecond)
 }

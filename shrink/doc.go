@@ -13,7 +13,16 @@
 //
 //  1. Delta debugging (Zeller's ddmin) over the fault list: first the empty
 //     schedule, then halves, quarters, ... and their complements, keeping
-//     any subset that still fails.
+//     any subset that still fails. When more than one fault is left, each
+//     fault is then anchored to the protocol step it landed on (a trigger:
+//     right after the acquire of the client that held the lock when it
+//     began, else right after the latest client event before it, plus the
+//     time between them; the same run) and ddmin runs again. A failure that
+//     needs a fault in a given phase (a clock jump while c2 holds) then no
+//     longer needs the faults that merely moved the clients there at the
+//     right moment: removing them shifts the clients, and the anchored
+//     fault follows (a Redlock clock-jump finding shrank from 16 faults to
+//     5 without anchors, to 3 with them).
 //  2. Each fault acting on several nodes made to act on fewer (a target, a
 //     member of a partition's group, an end of a cut: each dropped in turn
 //     while the run still fails).
@@ -24,7 +33,8 @@
 //     tried with a finite one.
 //  4. Each fault moved as late as possible: its start (for a fault with a
 //     trigger, the time its trigger is armed) is binary-searched up, the
-//     latest fault first.
+//     latest fault first; an anchor's delay is read to the millisecond
+//     when that fails too.
 //  5. Fewer clients (the fewest that fail; a candidate whose schedule names
 //     a client it no longer has is not run) and a shorter run (binary search
 //     on the simulated time, to 100 ms).

@@ -234,6 +234,11 @@ func (s *shrinker) runnable(t harness.Test) bool {
 // round is one pass of every step.
 func (s *shrinker) round(cur harness.Test) harness.Test {
 	cur = s.ddmin(cur)
+	if len(cur.Schedule.Faults) > 1 {
+		if a := s.anchor(cur); s.key(a) != s.key(cur) {
+			cur = s.ddmin(a)
+		}
+	}
 	cur = s.fewerNodes(cur)
 	cur = s.smaller(cur)
 	cur = s.later(cur)
@@ -435,6 +440,16 @@ func (s *shrinker) later(cur harness.Test) harness.Test {
 			f.At = nemesis.Duration(r)
 		}
 		f.At = nemesis.Duration(largest(time.Duration(f.At), cur.Time, try))
+		// An anchor's delay read to the millisecond, when it fails as well.
+		if f.After != nil {
+			if r := time.Duration(f.After.Delay).Round(time.Millisecond); r != time.Duration(f.After.Delay) {
+				g := f
+				g.After = &nemesis.Trigger{Node: f.After.Node, F: f.After.F, Type: f.After.Type, Nth: f.After.Nth, Delay: nemesis.Duration(r)}
+				if s.fails(withFault(cur, i, g)) {
+					f = g
+				}
+			}
+		}
 		cur = withFault(cur, i, f)
 	}
 	return cur

@@ -71,8 +71,12 @@ findings so far.
 
 --guided replaces the swarm draws by a coverage-guided search (a corpus of schedules that
 reached new coverage, mutated; deterministic from --first), and writes each finding, a mutated
-schedule, as a run directory under --runs-dir. --compare runs both searches from the same
-starts and prints runs to the first violation side by side. --shrink shrinks each first finding.
+schedule, as a run directory under --runs-dir; its fresh draws are the seeds a swarm sweep
+from the same start runs, in order, with mutations (directed at the hunt's kind) interleaved.
+--compare runs both searches from the same starts and prints runs to the first violation side
+by side, marks the hard hunts (swarm's median above 20 runs) and ends with a line against the
+goals (guided at least 2x fewer runs on the hard hunts, worse on none). --shrink shrinks each
+first finding.
 
 Hunts (--hunt takes a hunt, or a scenario with one hunt; --all, the default, runs every one):
   ` + strings.Join(names, "\n  ") + `
@@ -161,7 +165,7 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		var sw harness.Sweep
 		var err error
 		if guided {
-			sw, err = guidedSweep(h, f.first+uint64(i), f.maxSeed, progress)
+			sw, err = guidedSweep(h, f.first+uint64(i), f.first+uint64(i*f.maxSeed), f.maxSeed, progress)
 		} else {
 			sw, err = h.Sweep(f.first+uint64(i*f.maxSeed), f.maxSeed, progress)
 		}

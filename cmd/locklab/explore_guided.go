@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -14,9 +15,10 @@ import (
 
 // guidedSweep is a guided search of hunt h from seed, as a sweep: its runs
 // count as seeds, and its finding is the mutated test that showed the
-// violation.
-func guidedSweep(h harness.Hunt, seed uint64, maxRuns int, progress func()) (harness.Sweep, error) {
-	o, err := guide.Search(guide.Config{Hunt: h, Seed: seed, MaxRuns: maxRuns}, progress)
+// violation. Its fresh draws are the seeds from start, those of the swarm
+// sweep it is compared with.
+func guidedSweep(h harness.Hunt, seed, start uint64, maxRuns int, progress func()) (harness.Sweep, error) {
+	o, err := guide.Search(guide.Config{Hunt: h, Seed: seed, Start: start, MaxRuns: maxRuns}, progress)
 	if err != nil {
 		return harness.Sweep{}, err
 	}
@@ -50,27 +52,83 @@ func writeFinding(out io.Writer, h harness.Hunt, sw harness.Sweep, dir string) e
 	return nil
 }
 
+// hardRuns is what makes a hunt hard: swarm random's median runs to the
+// first violation above it (or swarm finding it in fewer than half its
+// starts).
+const hardRuns = 20
+
+// hard reports whether a hunt is hard for swarm random: its median is above
+// hardRuns, or it is unknown because fewer than half the sweeps found one.
+func hard(s harness.Exploration) bool {
+	return 2*s.Found() <= len(s.Sweeps) || s.MedianSeeds() > hardRuns
+}
+
 // printComparison prints, for each hunt, runs to the first violation by swarm
 // random and by guided search, their medians over the starts and the
-// speedup (swarm median / guided median).
+// speedup (swarm median / guided median), whether the hunt is hard, and a
+// summary against the goals: guided at least 2x fewer runs on the hard
+// hunts, and worse on none.
 func printComparison(out io.Writer, swarm, guided []harness.Exploration) error {
 	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "HUNT\tKIND\tSWARM RUNS\tMEDIAN\tFOUND\tGUIDED RUNS\tMEDIAN\tFOUND\tSPEEDUP\tWALL/RUN SWARM\tGUIDED")
+	fmt.Fprintln(tw, "HUNT\tKIND\tHARD\tSWARM RUNS\tMEDIAN\tFOUND\tGUIDED RUNS\tMEDIAN\tFOUND\tSPEEDUP\tWALL/RUN SWARM\tGUIDED")
 	complete := true
+	var hardN, hardWon, worse []string
 	for i, s := range swarm {
 		g := guided[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%d/%d\t%s\t%.1fms\t%.1fms\n", s.Hunt.Name, s.Hunt.Kind,
+		mark := "-"
+		if hard(s) {
+			mark = "hard"
+			hardN = append(hardN, s.Hunt.Name)
+			if x, ok := ratio(s, g); ok && x >= 2 {
+				hardWon = append(hardWon, s.Hunt.Name)
+			}
+		}
+		if x, ok := ratio(s, g); (ok && x < 1) || (!ok && 2*g.Found() <= len(g.Sweeps) && 2*s.Found() > len(s.Sweeps)) {
+			worse = append(worse, s.Hunt.Name)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%d/%d\t%s\t%.1fms\t%.1fms\n", s.Hunt.Name, s.Hunt.Kind, mark,
 			runsText(s), medianText(s), s.Found(), len(s.Sweeps), runsText(g), medianText(g), g.Found(), len(g.Sweeps),
 			speedup(s, g), ms(s), ms(g))
 		complete = complete && s.Found() == len(s.Sweeps) && g.Found() == len(g.Sweeps)
 	}
 	tw.Flush()
 	fmt.Fprintln(out, "\nRuns are full simulated runs of the same length; >N: a search that found nothing in N runs. "+
-		"SPEEDUP is the swarm median over the guided median (a lower bound \">\" when the swarm median is one).")
+		"SPEEDUP is the swarm median over the guided median (a lower bound \">\" when the swarm median is one). "+
+		fmt.Sprintf("A hunt is hard when swarm random's median is above %d runs (or fewer than half its sweeps found one). ", hardRuns)+
+		"The guided search's fresh draws are the swarm sweep's seeds, in order, so both meet the same luck.")
+	fmt.Fprintf(out, "hard hunts: %d; guided at least 2x fewer runs on %d of them", len(hardN), len(hardWon))
+	if miss := without(hardN, hardWon); len(miss) > 0 {
+		fmt.Fprintf(out, " (not on %s)", strings.Join(miss, ", "))
+	}
+	fmt.Fprintf(out, "; guided worse (a higher median) on %d hunts", len(worse))
+	if len(worse) > 0 {
+		fmt.Fprintf(out, ": %s", strings.Join(worse, ", "))
+	}
+	fmt.Fprintln(out)
 	if !complete {
 		return exitError{harness.ExitUnknown}
 	}
 	return nil
+}
+
+// ratio is swarm's median over guided's, when guided's median is known (it
+// is a lower bound when swarm's is not).
+func ratio(s, g harness.Exploration) (float64, bool) {
+	if 2*g.Found() <= len(g.Sweeps) || g.MedianSeeds() == 0 {
+		return 0, false
+	}
+	return s.MedianSeeds() / g.MedianSeeds(), true
+}
+
+// without is a without the names in b.
+func without(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func runsText(e harness.Exploration) string {

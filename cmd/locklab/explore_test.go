@@ -123,8 +123,37 @@ func TestExploreComparesSwarmAndGuided(t *testing.T) {
 	code, stdout, stderr := capture(t, "explore", "--hunt", "redis-failover/unsafe", "--compare", "--starts", "1", "--max-seeds", "200",
 		"--progress=false", "--runs-dir", t.TempDir())
 	assert.Equal(t, harness.ExitValid, code, stderr)
-	assert.Regexp(t, `redis-failover/unsafe\s+failover\s+\d+\s+\d+\.\d\s+1/1\s+\d+\s+\d+\.\d\s+1/1\s+\d+\.\dx`, stdout)
+	assert.Regexp(t, `redis-failover/unsafe\s+failover\s+(hard|-)\s+\d+\s+\d+\.\d\s+1/1\s+\d+\s+\d+\.\d\s+1/1\s+\d+\.\dx`, stdout)
+	assert.Regexp(t, `(?m)^hard hunts: [01]; guided at least 2x fewer runs on [01] of them`, stdout)
 	code, _, stderr = capture(t, "explore", "--all", "--hunt", "redis-failover")
 	assert.Equal(t, harness.ExitUsage, code)
 	assert.Contains(t, stderr, "--all and --hunt exclude each other")
+}
+
+// TestComparisonSaysWhichHuntsAreHardAndWhereGuidedLost: a hunt is hard when
+// swarm's median is above 20 runs or swarm found it in fewer than half its
+// starts; the summary counts the hard hunts guided won by 2x and names the
+// hunts where guided's median was higher.
+func TestComparisonSaysWhichHuntsAreHardAndWhereGuidedLost(t *testing.T) {
+	exp := func(name string, runs ...int) harness.Exploration {
+		e := harness.Exploration{Hunt: harness.Hunt{Name: name, Kind: "k"}}
+		for _, n := range runs {
+			found := n > 0
+			if n < 0 {
+				n = -n
+			}
+			e.Sweeps = append(e.Sweeps, harness.Sweep{Seeds: n, Found: found})
+		}
+		return e
+	}
+	swarm := []harness.Exploration{exp("easy", 3, 5, 7), exp("hard-won", 40, 50, 60), exp("hard-lost", 30, 30, 30), exp("unfound", -100, -100, 90)}
+	guided := []harness.Exploration{exp("easy", 3, 6, 7), exp("hard-won", 10, 20, 30), exp("hard-lost", 20, 20, 20), exp("unfound", 10, 20, 30)}
+	var b strings.Builder
+	err := printComparison(&b, swarm, guided)
+	assert.Error(t, err, "a sweep found nothing")
+	out := b.String()
+	assert.Regexp(t, `(?m)^easy\s+k\s+-\s`, out)
+	assert.Regexp(t, `(?m)^hard-won\s+k\s+hard\s`, out)
+	assert.Regexp(t, `(?m)^unfound\s+k\s+hard\s.*>5\.0x`, out)
+	assert.Contains(t, out, "hard hunts: 3; guided at least 2x fewer runs on 2 of them (not on hard-lost); guided worse (a higher median) on 1 hunts: easy")
 }

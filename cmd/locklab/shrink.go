@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 type shrinkFlags struct {
 	out     string
 	maxRuns int
+	kind    string
 }
 
 func newShrinkCmd() *cobra.Command {
@@ -53,11 +55,29 @@ Exit codes: 0 shrunk; 2 usage error (not a run directory, or a run that fails no
 			if out == "" {
 				out = strings.TrimSuffix(filepath.Clean(args[0]), string(filepath.Separator)) + "-shrunk"
 			}
-			return shrinkInto(cmd.OutOrStdout(), t, out, args[0], shrink.Options{MaxRuns: f.maxRuns})
+			opts := shrink.Options{MaxRuns: f.maxRuns}
+			if f.kind != "" {
+				if !slices.Contains(harness.Kinds, f.kind) {
+					return usage("--kind %q: want one of %s", f.kind, strings.Join(harness.Kinds, ", "))
+				}
+				r, err := harness.Run(t)
+				if err != nil {
+					return err
+				}
+				g, ok := shrink.TargetOf(r)
+				if !ok {
+					return usageError{fmt.Errorf("%s: %w", args[0], shrink.ErrNotFailing)}
+				}
+				g.Kind = f.kind
+				opts.Target = &g
+			}
+			return shrinkInto(cmd.OutOrStdout(), t, out, args[0], opts)
 		},
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "run directory of the minimal run (default RUN_DIR-shrunk)")
 	cmd.Flags().IntVar(&f.maxRuns, "max-runs", 1000, "candidate runs at most")
+	cmd.Flags().StringVar(&f.kind, "kind", "", "the kind of violation to keep when the run shows several (default: the first its overlaps show); "+
+		"one of "+strings.Join(harness.Kinds, ", "))
 	return cmd
 }
 

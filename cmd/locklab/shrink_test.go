@@ -87,6 +87,8 @@ func TestShrinkRefusesWhatItCannotShrink(t *testing.T) {
 		{[]string{"shrink", filepath.Join(dir, "nowhere")}, "read run directory"},
 		{[]string{"shrink"}, "accepts 1 arg"},
 		{[]string{"shrink", passing, "--max-runs", "0"}, "--max-runs 0"},
+		{[]string{"shrink", passing, "--kind", "nope"}, `--kind "nope": want one of gc-pause, clock-jump`},
+		{[]string{"shrink", passing, "--kind", "gc-pause"}, "the run fails no check: nothing to shrink"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
