@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -247,6 +248,15 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	net := faultnet.New()
 	defer net.Close()
 	dir := p.cfg.Dir
+	if dir != "" {
+		// Servers run in directories of their own: their paths must not
+		// depend on the harness's working directory.
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return harness.Result{}, fmt.Errorf("live servers' directory: %w", err)
+		}
+		dir = abs
+	}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "locklab-live-")
 		if err != nil {

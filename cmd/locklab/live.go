@@ -94,9 +94,9 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(servers) // moved into the run directory once it is written
 	p, err := live.Prepare(t, live.Config{Scale: lf.scale, Dir: servers})
 	if err != nil {
+		os.RemoveAll(servers)
 		return usageError{err}
 	}
 	command := liveCommand(given, f.nemesisFile, dir, lf.scale)
@@ -108,12 +108,26 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 	res, err := p.Run(ctx)
 	interrupted := errors.Is(err, live.ErrInterrupted)
 	if err != nil && !interrupted {
+		err = keepServers(servers, err)
 		if errors.Is(err, harness.ErrCrash) {
 			return err
 		}
 		return usageError{err}
 	}
-	return writeLive(out, first, command, dir, servers, res, interrupted, err)
+	err = writeLive(out, first, command, dir, servers, res, interrupted, err)
+	os.RemoveAll(servers) // gone already when it was moved into the run directory
+	return err
+}
+
+// keepServers keeps the servers' data and logs of a run that failed (a
+// server that did not start: its log says why) and says where they are;
+// an empty directory is removed.
+func keepServers(servers string, err error) error {
+	if entries, rerr := os.ReadDir(servers); rerr != nil || len(entries) == 0 {
+		os.RemoveAll(servers)
+		return err
+	}
+	return fmt.Errorf("%w (the servers' data and logs are kept in %s)", err, servers)
 }
 
 // serversScratch makes the directory where a live run's real servers keep
@@ -217,7 +231,7 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 		}
 		o, err := live.Repro(ctx, v, live.Config{Scale: lf.scale, Dir: servers})
 		if err != nil {
-			os.RemoveAll(servers)
+			err = keepServers(servers, err)
 			if errors.Is(err, harness.ErrCrash) || errors.Is(err, live.ErrInterrupted) {
 				return err
 			}

@@ -104,3 +104,23 @@ func TestALiveRunLeavesNoServerBehind(t *testing.T) {
 		})
 	}
 }
+
+// TestALiveRunWithARelativeOutDirectory: the servers' directories are made
+// absolute before the servers start, so a relative --out works for a server
+// that runs in a directory of its own (ZooKeeper's JVM refused its config
+// when the paths in it were relative to the harness's directory).
+func TestALiveRunWithARelativeOutDirectory(t *testing.T) {
+	if _, err := os.Stat("/usr/share/java/zookeeper.jar"); err != nil {
+		t.Skip("ZooKeeper is not installed: install the Debian package zookeeper")
+	}
+	self, err := os.Executable()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	cmd := exec.Command(self, "run", "--live", "--system", "zookeeper", "--time", "3s", "--seed", "1", "--out", "run")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LOCKLAB_AS_CLI=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.FileExists(t, filepath.Join(dir, "run", "results.json"))
+	assert.DirExists(t, filepath.Join(dir, "run", "servers"))
+}
