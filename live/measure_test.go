@@ -124,25 +124,45 @@ func firstElectionAfter(t *testing.T, els any, cut time.Duration) time.Duration 
 	return 0
 }
 
+// logLatency runs test live and simulated and logs a table row of each
+// acquire latency: the acquires that succeeded, p50 and p99.
+func logLatency(t *testing.T, name string, test harness.Test) {
+	t.Helper()
+	lr, err := Run(context.Background(), test, Config{})
+	require.NoError(t, err)
+	sr, err := harness.Run(test)
+	require.NoError(t, err)
+	ls, ss := acquireLatencies(lr.Events), acquireLatencies(sr.Events)
+	t.Logf("| %s | %d | live: %d, %v, %v | simulated: %d, %v, %v |", name, test.Clients,
+		len(ls), quantile(ls, 0.5).Round(10*time.Microsecond), quantile(ls, 0.99).Round(10*time.Microsecond),
+		len(ss), quantile(ss, 0.5).Round(10*time.Microsecond), quantile(ss, 0.99).Round(10*time.Microsecond))
+}
+
+// logWallTime reproduces a catalog variant simulated and live at full time
+// and logs a table row of both wall times and whether each matched.
+func logWallTime(t *testing.T, scenario, variant string) {
+	t.Helper()
+	s, _ := harness.FindScenario(scenario)
+	v, _ := s.FindVariant(variant)
+	start := time.Now()
+	so, err := harness.Repro(v)
+	require.NoError(t, err)
+	simWall := time.Since(start)
+	start = time.Now()
+	lo, err := Repro(context.Background(), v, Config{})
+	require.NoError(t, err)
+	liveWall := time.Since(start)
+	t.Logf("| %s | %s | %v | %v | %.0fx | sim %s, live %s |", scenario, variant, liveWall.Round(time.Millisecond),
+		simWall.Round(time.Millisecond), liveWall.Seconds()/simWall.Seconds(), match(so), match(lo))
+}
+
 // TestMeasureAcquireLatency runs fenced-counter without faults for 20 s with
 // 1 and with 5 clients, live and simulated, and reports the acquire latency.
 func TestMeasureAcquireLatency(t *testing.T) {
 	measuring(t)
 	noLeak(t)
 	for _, clients := range []int{1, 5} {
-		test := harness.Test{System: "raftkv", Clients: clients, Seed: 1, Time: 20 * time.Second}
-		lr, err := Run(context.Background(), test, Config{})
-		require.NoError(t, err)
-		sr, err := harness.Run(test)
-		require.NoError(t, err)
-		for _, x := range []struct {
-			name string
-			r    harness.Result
-		}{{"live hashicorp/raft", lr}, {"simulated etcd raft", sr}} {
-			ds := acquireLatencies(x.r.Events)
-			t.Logf("%s, %d client(s): %d acquires, p50 %v, p99 %v", x.name, clients, len(ds),
-				quantile(ds, 0.5), quantile(ds, 0.99))
-		}
+		logLatency(t, "raftkv (live hashicorp/raft, simulated etcd raft)", harness.Test{System: "raftkv", Clients: clients, Seed: 1, Time: 20 * time.Second})
 	}
 }
 
@@ -169,18 +189,7 @@ func TestMeasureWallTime(t *testing.T) {
 	measuring(t)
 	noLeak(t)
 	for _, tc := range crossValidated {
-		s, _ := harness.FindScenario(tc.scenario)
-		v, _ := s.FindVariant(tc.variant)
-		start := time.Now()
-		so, err := harness.Repro(v)
-		require.NoError(t, err)
-		simWall := time.Since(start)
-		start = time.Now()
-		lo, err := Repro(context.Background(), v, Config{})
-		require.NoError(t, err)
-		liveWall := time.Since(start)
-		t.Logf("| %s | %s | %v | %v | %.0fx | sim %s, live %s |", tc.scenario, tc.variant, liveWall.Round(time.Millisecond),
-			simWall.Round(time.Millisecond), liveWall.Seconds()/simWall.Seconds(), match(so), match(lo))
+		logWallTime(t, tc.scenario, tc.variant)
 	}
 }
 
@@ -198,18 +207,7 @@ func TestMeasurePostgreSQLWallTime(t *testing.T) {
 	needPostgres(t)
 	noLeak(t)
 	for _, tc := range dbCrossValidated {
-		s, _ := harness.FindScenario(tc.scenario)
-		v, _ := s.FindVariant(tc.variant)
-		start := time.Now()
-		so, err := harness.Repro(v)
-		require.NoError(t, err)
-		simWall := time.Since(start)
-		start = time.Now()
-		lo, err := Repro(context.Background(), v, Config{})
-		require.NoError(t, err)
-		liveWall := time.Since(start)
-		t.Logf("| %s | %s | %v | %v | %.0fx | sim %s, live %s |", tc.scenario, tc.variant, liveWall.Round(time.Millisecond),
-			simWall.Round(time.Millisecond), liveWall.Seconds()/simWall.Seconds(), match(so), match(lo))
+		logWallTime(t, tc.scenario, tc.variant)
 	}
 }
 
@@ -222,20 +220,8 @@ func TestMeasurePostgreSQLAcquireLatency(t *testing.T) {
 	noLeak(t)
 	for _, mode := range []string{"for-update", "advisory", "unique-row"} {
 		for _, clients := range []int{1, 5} {
-			test := harness.Test{System: "database", Clients: clients, Seed: 1, Time: 20 * time.Second,
-				SystemOptions: map[string]string{"mode": mode}}
-			lr, err := Run(context.Background(), test, Config{})
-			require.NoError(t, err)
-			sr, err := harness.Run(test)
-			require.NoError(t, err)
-			for _, x := range []struct {
-				name string
-				r    harness.Result
-			}{{"live PostgreSQL", lr}, {"simulated database", sr}} {
-				ds := acquireLatencies(x.r.Events)
-				t.Logf("%s %s, %d client(s): %d acquires, p50 %v, p99 %v", x.name, mode, clients, len(ds),
-					quantile(ds, 0.5), quantile(ds, 0.99))
-			}
+			logLatency(t, "database mode="+mode, harness.Test{System: "database", Clients: clients, Seed: 1, Time: 20 * time.Second,
+				SystemOptions: map[string]string{"mode": mode}})
 		}
 	}
 }
@@ -249,19 +235,7 @@ func TestMeasureEtcdZooKeeperAcquireLatency(t *testing.T) {
 		requireServer(t, system)
 		for _, clients := range []int{1, 5} {
 			noLeak(t)
-			test := harness.Test{System: system, Clients: clients, Seed: 1, Time: 20 * time.Second}
-			lr, err := Run(context.Background(), test, Config{})
-			require.NoError(t, err)
-			sr, err := harness.Run(test)
-			require.NoError(t, err)
-			for _, x := range []struct {
-				name string
-				r    harness.Result
-			}{{"live " + system, lr}, {"simulated " + system, sr}} {
-				ds := acquireLatencies(x.r.Events)
-				t.Logf("| %s | %d | %d | %v | %v |", x.name, clients, len(ds),
-					quantile(ds, 0.5).Round(10*time.Microsecond), quantile(ds, 0.99).Round(10*time.Microsecond))
-			}
+			logLatency(t, system, harness.Test{System: system, Clients: clients, Seed: 1, Time: 20 * time.Second})
 		}
 	}
 }
@@ -276,16 +250,7 @@ func TestMeasureEtcdZooKeeperWallTime(t *testing.T) {
 		v, _ := s.FindVariant(tc.variant)
 		requireServer(t, v.Test.System)
 		noLeak(t)
-		start := time.Now()
-		so, err := harness.Repro(v)
-		require.NoError(t, err)
-		simWall := time.Since(start)
-		start = time.Now()
-		lo, err := Repro(context.Background(), v, Config{})
-		require.NoError(t, err)
-		liveWall := time.Since(start)
-		t.Logf("| %s | %s | %v | %v | %.0fx | sim %s, live %s |", tc.scenario, tc.variant, liveWall.Round(time.Millisecond),
-			simWall.Round(time.Millisecond), liveWall.Seconds()/simWall.Seconds(), match(so), match(lo))
+		logWallTime(t, tc.scenario, tc.variant)
 	}
 }
 
@@ -306,14 +271,7 @@ func TestMeasureRedisAcquireLatency(t *testing.T) {
 		{"redlock (5 instances, redsync)", "redlock", nil},
 	} {
 		for _, clients := range []int{1, 5} {
-			test := harness.Test{System: sys.system, SystemOptions: sys.options, Clients: clients, Seed: 1, Time: 10 * time.Second}
-			lr, err := Run(context.Background(), test, Config{})
-			require.NoError(t, err)
-			sr, err := harness.Run(test)
-			require.NoError(t, err)
-			ls, ss := acquireLatencies(lr.Events), acquireLatencies(sr.Events)
-			t.Logf("| %s | %d | %d | %v | %v | %d | %v | %v |", sys.name, clients, len(ls), quantile(ls, 0.5).Round(time.Microsecond),
-				quantile(ls, 0.99).Round(time.Microsecond), len(ss), quantile(ss, 0.5).Round(time.Microsecond), quantile(ss, 0.99).Round(time.Microsecond))
+			logLatency(t, sys.name, harness.Test{System: sys.system, SystemOptions: sys.options, Clients: clients, Seed: 1, Time: 10 * time.Second})
 		}
 	}
 }
@@ -325,17 +283,6 @@ func TestMeasureRedisWallTime(t *testing.T) {
 	needRedis(t)
 	noLeakRedis(t)
 	for _, tc := range redisCrossValidated {
-		s, _ := harness.FindScenario(tc.scenario)
-		v, _ := s.FindVariant(tc.variant)
-		start := time.Now()
-		so, err := harness.Repro(v)
-		require.NoError(t, err)
-		simWall := time.Since(start)
-		start = time.Now()
-		lo, err := Repro(context.Background(), v, Config{})
-		require.NoError(t, err)
-		liveWall := time.Since(start)
-		t.Logf("| %s | %s | %v | %v | %.0fx | sim %s, live %s |", tc.scenario, tc.variant, liveWall.Round(time.Millisecond),
-			simWall.Round(time.Millisecond), liveWall.Seconds()/simWall.Seconds(), match(so), match(lo))
+		logWallTime(t, tc.scenario, tc.variant)
 	}
 }
