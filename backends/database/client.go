@@ -105,7 +105,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		if !errors.Is(err, backends.ErrNotAcquired) || c.p.Mono() >= until {
 			return backends.Lease{}, fmt.Errorf("database: acquire %s (%s, %d attempts): %w", key, c.opts.Mode, attempt, err)
 		}
-		c.p.Sleep(min(time.Duration(sim.Uniform(c.p.Rand(), 0, int64(c.opts.BackoffMax))), until-c.p.Mono()))
+		backends.SleepBackoff(c.p, c.opts.BackoffMax, until-c.p.Mono())
 	}
 }
 

@@ -76,7 +76,7 @@ func (c *KVClient) redirect(p *sim.Proc, target int, leader uint64) {
 		return
 	}
 	c.leader = (target + 1) % len(c.members)
-	p.Sleep(time.Duration(sim.Uniform(p.Rand(), 0, int64(c.opts.BackoffMax))))
+	p.Sleep(backends.Backoff(p.Rand(), c.opts.BackoffMax))
 }
 
 func describe(cmd Command) string {

@@ -87,7 +87,7 @@ func (c *Client) request(p *sim.Proc, session string, cmd lockfsm.Command) (lock
 				break
 			}
 			c.leader = (target + 1) % len(c.servers)
-			p.Sleep(time.Duration(sim.Uniform(p.Rand(), 0, int64(c.opts.BackoffMax))))
+			p.Sleep(backends.Backoff(p.Rand(), c.opts.BackoffMax))
 		case body.(Response).Invalid != "":
 			return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s refused: %s", cmd.Op, cmd.Key, body.(Response).Invalid)
 		case body.(Response).Result.Code == lockfsm.Stale:
@@ -147,8 +147,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			return backends.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts in %v, last: %v: %w", key, attempt, elapsed,
 				last, backends.ErrNotAcquired)
 		}
-		backoff := time.Duration(sim.Uniform(c.p.Rand(), 0, int64(c.opts.BackoffMax)))
-		c.p.Sleep(min(backoff, wait-elapsed))
+		backends.SleepBackoff(c.p, c.opts.BackoffMax, wait-elapsed)
 	}
 }
 

@@ -189,8 +189,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			return backends.Lease{}, fmt.Errorf("redis: acquire %s: held by another client after %d attempts in %v: %w",
 				key, attempt, elapsed, backends.ErrNotAcquired)
 		}
-		backoff := time.Duration(sim.Uniform(c.p.Rand(), 0, int64(c.opts.BackoffMax)))
-		c.p.Sleep(min(backoff, wait-elapsed))
+		backends.SleepBackoff(c.p, c.opts.BackoffMax, wait-elapsed)
 	}
 }
 

@@ -187,7 +187,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			return backends.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v: %w",
 				key, attempt, elapsed, err, backends.ErrNotAcquired)
 		}
-		c.p.Sleep(min(time.Duration(sim.Uniform(c.p.Rand(), 0, int64(c.opts.BackoffMax))), wait-elapsed))
+		backends.SleepBackoff(c.p, c.opts.BackoffMax, wait-elapsed)
 	}
 }
 

@@ -244,7 +244,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		if !errors.Is(err, backends.ErrNotAcquired) || c.env.Mono() >= until {
 			return backends.Lease{}, fmt.Errorf("database: acquire %s (%s, %d attempts): %w", key, c.opts.Mode, attempt, err)
 		}
-		c.env.Sleep(min(time.Duration(c.env.Rand().Int64N(int64(c.opts.BackoffMax)+1)), until-c.env.Mono()))
+		backends.SleepBackoff(c.env, c.opts.BackoffMax, until-c.env.Mono())
 	}
 }
 

@@ -3,7 +3,6 @@ package raftkv
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -63,13 +62,6 @@ func (cl *Client) Acquirer(key string) string { return cl.id + ":" + key }
 func (cl *Client) mainSession() string               { return cl.id }
 func (cl *Client) watchdogSession(key string) string { return cl.id + "/watchdog:" + key }
 
-func uniform(r *rand.Rand, hi time.Duration) time.Duration {
-	if hi <= 0 {
-		return 0
-	}
-	return time.Duration(r.Int64N(int64(hi) + 1))
-}
-
 // request sends cmd under session from env's node until a leader answers,
 // the retry budget is spent, or the state machine refuses it.
 func (cl *Client) request(env backends.Env, session string, cmd lockfsm.Command) (lockfsm.Result, error) {
@@ -106,7 +98,7 @@ func (cl *Client) request(env backends.Env, session string, cmd lockfsm.Command)
 				break
 			}
 			cl.setLeader(next)
-			env.Sleep(uniform(env.Rand(), o.BackoffMax))
+			env.Sleep(backends.Backoff(env.Rand(), o.BackoffMax))
 		case r.Invalid != "":
 			return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s refused: %s", cmd.Op, cmd.Key, r.Invalid)
 		case r.Result.Code == lockfsm.Stale:
@@ -167,7 +159,7 @@ func (cl *Client) Acquire(key string, wait time.Duration) (backends.Lease, error
 			return backends.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts in %v, last: %v: %w", key, attempt, elapsed,
 				last, backends.ErrNotAcquired)
 		}
-		env.Sleep(min(uniform(env.Rand(), o.BackoffMax), wait-elapsed))
+		backends.SleepBackoff(env, o.BackoffMax, wait-elapsed)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
@@ -191,13 +190,6 @@ var (
 	renewLua      = goredis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end`)
 )
 
-func uniform(r *rand.Rand, hi time.Duration) time.Duration {
-	if hi <= 0 {
-		return 0
-	}
-	return time.Duration(r.Int64N(int64(hi) + 1))
-}
-
 func (c *Client) budgetClock() time.Duration {
 	if c.opts.BudgetClock == simredis.ClockWall {
 		return c.env.Wall()
@@ -234,7 +226,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			return backends.Lease{}, fmt.Errorf("redis: acquire %s: held by another client after %d attempts in %v: %w",
 				key, attempt, elapsed, backends.ErrNotAcquired)
 		}
-		c.env.Sleep(min(uniform(c.env.Rand(), c.opts.BackoffMax), wait-elapsed))
+		backends.SleepBackoff(c.env, c.opts.BackoffMax, wait-elapsed)
 	}
 }
 

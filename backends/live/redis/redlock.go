@@ -171,7 +171,7 @@ func (r *Redlock) Acquire(key string, wait time.Duration) (backends.Lease, error
 			return backends.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v: %w",
 				key, attempt, elapsed, err, backends.ErrNotAcquired)
 		}
-		r.env.Sleep(min(uniform(r.env.Rand(), r.opts.BackoffMax), wait-elapsed))
+		backends.SleepBackoff(r.env, r.opts.BackoffMax, wait-elapsed)
 	}
 }
 
