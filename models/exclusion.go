@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -54,7 +55,11 @@ type holdingBuilder struct {
 	lastOp *history.Event
 }
 
-func holdKey(node, key string) string { return node + "\x00" + key }
+// holdKey identifies a client's holding of a key (or its lease as an owner).
+type holdKey struct{ node, key string }
+
+// sortKey is the order of the holdings still active at the end of a history.
+func (k holdKey) sortKey() string { return k.node + "\x00" + k.key }
 
 // isStorageOp reports whether f touches the protected resource.
 func isStorageOp(f string) bool {
@@ -65,7 +70,7 @@ func isStorageOp(f string) bool {
 func Holdings(events []history.Event) []Holding {
 	events = completed(events)
 	var done []Holding
-	active := map[string]*holdingBuilder{} // node+key -> current holding
+	active := map[holdKey]*holdingBuilder{} // node+key -> current holding
 	var end int64
 	if len(events) > 0 {
 		end = events[len(events)-1].Time
@@ -84,7 +89,7 @@ func Holdings(events []history.Event) []Holding {
 		}
 		done = append(done, h)
 	}
-	byOwner := map[string]*holdingBuilder{} // node+owner -> current holding, for storage operations
+	byOwner := map[holdKey]*holdingBuilder{} // node+owner -> current holding, for storage operations
 	for i := range events {
 		e := &events[i]
 		if e.Type == history.Start || e.Type == history.Stop {
@@ -96,16 +101,16 @@ func Holdings(events []history.Event) []Holding {
 			}
 			// A storage operation carries the owner of the lease it runs under
 			// (its key is the resource's, which need not be the lock's).
-			b := byOwner[holdKey(e.Node, e.Owner)]
+			b := byOwner[holdKey{e.Node, e.Owner}]
 			if b == nil || e.Owner == "" {
-				b = active[holdKey(e.Node, e.Key)]
+				b = active[holdKey{e.Node, e.Key}]
 			}
 			if b != nil {
 				b.lastOp = e
 			}
 			continue
 		}
-		k := holdKey(e.Node, e.Key)
+		k := holdKey{e.Node, e.Key}
 		b := active[k]
 		switch {
 		case e.F == history.FAcquire && e.Type == history.OK:
@@ -122,7 +127,7 @@ func Holdings(events []history.Event) []Holding {
 			active[k] = &holdingBuilder{count: 1, h: Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
 				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline}}
 			if e.Owner != "" {
-				byOwner[holdKey(e.Node, e.Owner)] = active[k]
+				byOwner[holdKey{e.Node, e.Owner}] = active[k]
 			}
 		case b == nil:
 		case e.F == history.FRenew && e.Type == history.OK && e.Owner == b.h.Owner:
@@ -135,15 +140,15 @@ func Holdings(events []history.Event) []Holding {
 				b.h.Released = true
 				finish(b, e.Time, e)
 				delete(active, k)
-				delete(byOwner, holdKey(e.Node, b.h.Owner))
+				delete(byOwner, holdKey{e.Node, b.h.Owner})
 			}
 		}
 	}
-	keys := make([]string, 0, len(active))
+	keys := make([]holdKey, 0, len(active))
 	for k := range active {
 		keys = append(keys, k)
 	}
-	slices.Sort(keys)
+	slices.SortFunc(keys, func(a, b holdKey) int { return strings.Compare(a.sortKey(), b.sortKey()) })
 	for _, k := range keys {
 		finish(active[k], end, nil)
 	}

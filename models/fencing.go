@@ -92,7 +92,13 @@ func tokenModel(what string) porcupine.Model {
 			ok := !s.seen || in.token > s.last || (!in.strict && in.token == s.last)
 			return ok, tokenState{seen: true, last: in.token}
 		},
-		Hash: hashPrinted,
+		Hash: func(state any) uint64 {
+			s := state.(tokenState)
+			if !s.seen {
+				return 0
+			}
+			return mix(1, s.last)
+		},
 		DescribeOperation: func(input, _ any) string {
 			if s, ok := input.(startOp); ok {
 				return "before: " + describeToken(what, s.state.(tokenState))
@@ -131,13 +137,17 @@ func tokenSpec(what string) searchSpec {
 
 // grantsByKey are the distinct grants with a token, per lock key.
 func grantsByKey(ops []op) map[string][]tokenOp {
+	type grantID struct {
+		key, holder string
+		token       uint64
+	}
 	out := map[string][]tokenOp{}
-	seen := map[string]bool{}
+	seen := map[grantID]bool{}
 	for _, o := range ops {
 		if o.Invoke.F != history.FAcquire || o.Outcome() != history.OK || o.Completion.Token == nil {
 			continue
 		}
-		id := fmt.Sprintf("%s\x00%s\x00%d", o.Invoke.Key, holderOf(*o.Completion), *o.Completion.Token)
+		id := grantID{o.Invoke.Key, holderOf(*o.Completion), *o.Completion.Token}
 		if seen[id] {
 			continue // a reentrant acquire returning the holder's own token
 		}

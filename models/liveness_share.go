@@ -119,16 +119,16 @@ func calmTest(faults []faultWindow) func(from, to int64) bool {
 
 // ownHoldings returns a test of whether client held key at time t.
 func ownHoldings(hs []Holding) func(client, key string, t int64) bool {
-	by := map[string][]Holding{}
+	by := map[holdKey][]Holding{}
 	for _, h := range hs {
-		k := holdKey(h.Node, h.Key)
+		k := holdKey{h.Node, h.Key}
 		by[k] = append(by[k], h)
 	}
 	for _, l := range by {
 		slices.SortFunc(l, func(a, b Holding) int { return cmp.Compare(a.Start, b.Start) })
 	}
 	return func(client, key string, t int64) bool {
-		l := by[holdKey(client, key)]
+		l := by[holdKey{client, key}]
 		i, _ := slices.BinarySearchFunc(l, t, func(h Holding, t int64) int {
 			if h.Start <= t {
 				return -1

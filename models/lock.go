@@ -86,6 +86,16 @@ type lockState struct {
 	leased   bool
 }
 
+// hash is consistent with ==.
+func (s lockState) hash() uint64 {
+	h := mix(hashString(fnvOffset, s.holder), uint64(s.count))
+	h = mix(h, uint64(s.deadline))
+	if s.leased {
+		h = mix(h, 1)
+	}
+	return h
+}
+
 func (s lockState) String() string {
 	if s.holder == "" {
 		return "free"
@@ -225,7 +235,7 @@ func (c LockService) model() porcupine.Model {
 			}
 			return c.step(state.(lockState), input.(lockStep))
 		},
-		Hash: hashPrinted,
+		Hash: func(state any) uint64 { return state.(lockState).hash() },
 		DescribeOperation: func(input, _ any) string {
 			if s, ok := input.(startOp); ok {
 				return "before: " + describeLockStates(s.state.([]any))

@@ -3,7 +3,6 @@ package models
 import (
 	"cmp"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -362,9 +361,14 @@ func unknownWhy(out keyOutcome, b Budget) string {
 	return out.reason
 }
 
-// hashPrinted hashes a state by its printed form (for small comparable states).
-func hashPrinted(state any) uint64 {
-	h := fnv.New64a()
-	fmt.Fprint(h, state)
-	return h.Sum64()
+// hashString mixes the bytes of s into h (FNV-1a).
+func hashString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
+
+// fnvOffset is the FNV-1a offset basis.
+const fnvOffset uint64 = 14695981039346656037
