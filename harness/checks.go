@@ -159,6 +159,13 @@ type Checked struct {
 // when empty) on events, configured by cfg. A system's audit (raft-audit)
 // cannot judge a history: naming one is an error that says where it runs.
 func CheckHistory(cfg models.Config, names []string, events []history.Event) (Checked, error) {
+	h, err := history.Pair(events)
+	return checkPaired(cfg, names, events, h, err)
+}
+
+// checkPaired is CheckHistory of events already paired by history.Pair
+// (pairErr is its error).
+func checkPaired(cfg models.Config, names []string, events []history.Event, h *history.Paired, pairErr error) (Checked, error) {
 	for _, n := range names {
 		name := strings.TrimPrefix(n, "+")
 		if slices.Contains(AuditNames(), name) && !slices.Contains(CheckNames, name) {
@@ -170,7 +177,7 @@ func CheckHistory(cfg models.Config, names []string, events []history.Event) (Ch
 	if err != nil {
 		return Checked{}, err
 	}
-	return Checked{Verdicts: models.RunAll(checks, events), Skipped: skipped}, nil
+	return Checked{Verdicts: models.RunPaired(checks, h, pairErr), Skipped: skipped}, nil
 }
 
 // ChecksRecord is what results.json says about the checks: which ran, which

@@ -231,9 +231,14 @@ func (p *Prepared) judge(events []history.Event) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// The history is paired once, for every check and the summary.
+	h, pairErr := history.Pair(events)
+	if pairErr != nil {
+		h = history.PairRecorded(events)
+	}
 	var checked Checked
 	if !sel.noHistory {
-		if checked, err = CheckHistory(CheckConfig(p.Test, p.Initial), sel.history, events); err != nil {
+		if checked, err = checkPaired(CheckConfig(p.Test, p.Initial), sel.history, events, h, pairErr); err != nil {
 			return Result{}, err
 		}
 	}
@@ -254,7 +259,7 @@ func (p *Prepared) judge(events []history.Event) (Result, error) {
 		Verdicts:      verdicts,
 		Skipped:       checked.Skipped,
 		Overall:       models.Overall(verdicts),
-		Summary:       models.Summarize(events),
+		Summary:       models.SummarizePaired(h),
 		Network:       p.World.Network().Stats(),
 		KernelEvents:  p.World.Processed(),
 	}, nil

@@ -67,14 +67,15 @@ func isStorageOp(f string) bool {
 }
 
 // Holdings reconstructs every holding interval from a history, ordered by start.
-func Holdings(events []history.Event) []Holding {
-	events = completed(events)
+func Holdings(events []history.Event) []Holding { return holdings(completed(events)) }
+
+// HoldingsPaired is Holdings of a history paired by history.Pair.
+func HoldingsPaired(h *history.Paired) []Holding { return holdings(h) }
+
+func holdings(ph *history.Paired) []Holding {
 	var done []Holding
 	active := map[holdKey]*holdingBuilder{} // node+key -> current holding
-	var end int64
-	if len(events) > 0 {
-		end = events[len(events)-1].Time
-	}
+	end := ph.End()
 	finish := func(b *holdingBuilder, releaseAt int64, ended *history.Event) {
 		h := b.h
 		h.End, h.Ended = releaseAt, ended
@@ -90,8 +91,8 @@ func Holdings(events []history.Event) []Holding {
 		done = append(done, h)
 	}
 	byOwner := map[holdKey]*holdingBuilder{} // node+owner -> current holding, for storage operations
-	for i := range events {
-		e := &events[i]
+	for i := range ph.Len() {
+		e := ph.At(i)
 		if e.Type == history.Start || e.Type == history.Stop {
 			continue
 		}
@@ -206,7 +207,11 @@ func (MutualExclusion) Applies(events []history.Event) (bool, string) {
 
 // Check reports every overlap.
 func (c MutualExclusion) Check(events []history.Event) Verdict {
-	hs := Holdings(events)
+	return c.checkPaired(completed(events))
+}
+
+func (c MutualExclusion) checkPaired(h *history.Paired) Verdict {
+	hs := holdings(h)
 	if len(hs) == 0 {
 		return Verdict{Result: Unknown, Reason: "no successful acquire in the history: nothing to check"}
 	}
@@ -235,7 +240,7 @@ func (c MutualExclusion) Check(events []history.Event) Verdict {
 		cx.Explanation = append(cx.Explanation, describeOverlap(o))
 		if i == 0 {
 			cx.Events = overlapEvents(o)
-			cx.Faults = faultsDuring(events, o.A.Start, o.End, o.A.Node, o.B.Node)
+			cx.Faults = faultsDuring(h.Events(), o.A.Start, o.End, o.A.Node, o.B.Node)
 			for _, f := range cx.Faults {
 				cx.Explanation = append(cx.Explanation, "  during fault: "+f.String())
 			}

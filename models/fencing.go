@@ -147,7 +147,7 @@ func grantsByKey(ops []op) map[string][]tokenOp {
 		if o.Invoke.F != history.FAcquire || o.Outcome() != history.OK || o.Completion.Token == nil {
 			continue
 		}
-		id := grantID{o.Invoke.Key, holderOf(*o.Completion), *o.Completion.Token}
+		id := grantID{o.Invoke.Key, holderOf(o.Completion), *o.Completion.Token}
 		if seen[id] {
 			continue // a reentrant acquire returning the holder's own token
 		}
@@ -181,7 +181,11 @@ func tokenLinOps(tops []tokenOp) []linOp {
 
 // Check judges the grants and, when the storage fences, the accepted tokens.
 func (c FencingTokens) Check(events []history.Event) Verdict {
-	ops := pairOps(events)
+	return c.checkPaired(completed(events))
+}
+
+func (c FencingTokens) checkPaired(h *history.Paired) Verdict {
+	ops := h.Ops()
 	grants := grantsByKey(ops)
 	if len(grants) == 0 {
 		return Verdict{Result: Unknown, Reason: "no acquire was granted a fencing token: nothing to check"}
@@ -208,7 +212,7 @@ func (c FencingTokens) Check(events []history.Event) Verdict {
 			stats["search-steps"] += float64(out.steps)
 			switch out.result {
 			case Invalid:
-				return c.invalid(events, k, tops, spec, out, stats)
+				return c.invalid(h.Events(), k, tops, spec, out, stats)
 			case Unknown:
 				unknown.add(fmt.Sprintf("%s on %q", part.name, k), out, c.Budget)
 			}
@@ -296,7 +300,7 @@ func tokenInversion(tops []tokenOp) (*tokenOp, *tokenOp) {
 
 // opEvents are the events of an operation: its invoke and its completion.
 func opEvents(o op) []history.Event {
-	out := []history.Event{o.Invoke}
+	out := []history.Event{*o.Invoke}
 	if o.Completion != nil {
 		out = append(out, *o.Completion)
 	}
@@ -305,7 +309,7 @@ func opEvents(o op) []history.Event {
 
 // holderOf identifies the acquirer of an acquire or release event: its owner,
 // or its node when the recorder gave no owner.
-func holderOf(e history.Event) string {
+func holderOf(e *history.Event) string {
 	if e.Owner != "" {
 		return e.Owner
 	}

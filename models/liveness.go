@@ -104,9 +104,9 @@ type Stall struct {
 // Length is the stall's duration.
 func (s Stall) Length() time.Duration { return time.Duration(s.End - s.Start) }
 
-func (c Availability) withDefaults(events []history.Event) Availability {
+func (c Availability) withDefaults(h *history.Paired) Availability {
 	if c.StallMax == 0 {
-		c.StallMax = max(DefaultStallMax, longestLease(events)*3/2)
+		c.StallMax = max(DefaultStallMax, longestLease(h)*3/2)
 	}
 	if c.RecoveryMax == 0 {
 		c.RecoveryMax = DefaultRecoveryMax
@@ -122,15 +122,19 @@ func (c Availability) withDefaults(events []history.Event) Availability {
 
 // Check measures and judges.
 func (c Availability) Check(events []history.Event) Verdict {
-	c = c.withDefaults(events)
+	return c.checkPaired(completed(events))
+}
+
+func (c Availability) checkPaired(h *history.Paired) Verdict {
+	c = c.withDefaults(h)
 	c.StallMax, c.RecoveryMax = c.StallMax.Round(time.Millisecond), c.RecoveryMax.Round(time.Millisecond)
-	ops := pairOps(events)
+	ops := h.Ops()
 	if !slices.ContainsFunc(ops, func(o op) bool { return o.Invoke.F == history.FAcquire }) {
 		return Verdict{Result: Unknown, Reason: "no acquire attempts in the history: nothing to judge"}
 	}
-	end := events[len(events)-1].Time
-	faults := excusingFaults(events, end)
-	holdings := crashAware(Holdings(events), faults)
+	end := h.End()
+	faults := excusingFaults(h, end)
+	holdings := crashAware(holdings(h), faults)
 	share := measureShare(ops, holdings, faults, end)
 	stalls, fill := findStalls(ops, holdings, faults, end)
 	recoveries := findRecoveries(ops, faults, end)
@@ -188,7 +192,7 @@ func (c Availability) Check(events []history.Event) Verdict {
 	if len(problems) > 0 {
 		v.Result, v.Reason, v.Counterexample = Invalid, strings.Join(problems, "; "), cx
 		if cx != nil {
-			v.Counterexample = withFaults(cx, events)
+			v.Counterexample = withFaults(cx, h.Events())
 		}
 		return v
 	}
@@ -201,9 +205,9 @@ func (c Availability) Check(events []history.Event) Verdict {
 
 // longestLease is the longest lease granted: from an acquire's return to its
 // deadline.
-func longestLease(events []history.Event) time.Duration {
+func longestLease(h *history.Paired) time.Duration {
 	var out time.Duration
-	for _, e := range events {
+	for _, e := range h.Recorded() {
 		if e.F == history.FAcquire && e.Type == history.OK && e.Deadline != nil {
 			out = max(out, time.Duration(*e.Deadline-e.Time))
 		}
@@ -219,9 +223,9 @@ func msOf(s *Stall) string {
 }
 
 // excusingFaults are the fault windows that excuse unavailability, by start.
-func excusingFaults(events []history.Event, end int64) []faultWindow {
+func excusingFaults(h *history.Paired, end int64) []faultWindow {
 	var out []faultWindow
-	for _, w := range faultWindows(events) {
+	for _, w := range h.Faults() {
 		if w.Start.F == "clock-drift" {
 			continue
 		}

@@ -188,7 +188,7 @@ func TestParseMinSuccess(t *testing.T) {
 // TestLivenessDefaultsAreDocumented keeps the zero Availability and the
 // defaults in step.
 func TestLivenessDefaultsAreDocumented(t *testing.T) {
-	c := Availability{}.withDefaults([]history.Event{})
+	c := Availability{}.withDefaults(history.PairRecorded(nil))
 	assert.Equal(t, DefaultMinSuccess, *c.MinSuccess)
 	assert.Equal(t, DefaultMinAttempts, c.MinAttempts)
 	assert.Equal(t, DefaultStallMax, c.StallMax)

@@ -330,7 +330,7 @@ func (c LockService) lockOps(ops []op) []linOp {
 		}
 		owner := holderOf(o.Invoke)
 		if o.Invoke.F == history.FAcquire && o.Completion != nil {
-			owner = holderOf(*o.Completion)
+			owner = holderOf(o.Completion)
 		}
 		if _, ok := first[owner]; !ok {
 			first[owner] = int64(o.Invoke.Index)
@@ -351,7 +351,7 @@ func (c LockService) lockOps(ops []op) []linOp {
 		}
 		switch {
 		case o.Invoke.F == history.FAcquire && o.Outcome() == history.OK:
-			in.kind, in.owner = lockGrant, holderOf(*o.Completion)
+			in.kind, in.owner = lockGrant, holderOf(o.Completion)
 			if o.Completion.Deadline != nil {
 				in.deadline, in.leased = *o.Completion.Deadline, true
 			}
@@ -415,9 +415,9 @@ func (c LockService) proof(later []op, owner, key string) *op {
 }
 
 // opsByKey are the operations the model looks at, per key.
-func (c LockService) opsByKey(events []history.Event) map[string][]op {
+func (c LockService) opsByKey(ops []op) map[string][]op {
 	byKey := map[string][]op{}
-	for _, o := range pairOps(events) {
+	for _, o := range ops {
 		if c.relevant(o) {
 			byKey[o.Invoke.Key] = append(byKey[o.Invoke.Key], o)
 		}
@@ -427,7 +427,11 @@ func (c LockService) opsByKey(events []history.Event) map[string][]op {
 
 // Check runs the model per key (keys sorted).
 func (c LockService) Check(events []history.Event) Verdict {
-	byKey := c.opsByKey(events)
+	return c.checkPaired(completed(events))
+}
+
+func (c LockService) checkPaired(h *history.Paired) Verdict {
+	byKey := c.opsByKey(h.Ops())
 	stats := map[string]float64{}
 	var unknown undecided
 	for _, k := range sortedKeys(byKey) {
@@ -446,7 +450,7 @@ func (c LockService) Check(events []history.Event) Verdict {
 		stats["search-steps"] += float64(out.steps)
 		switch out.result {
 		case Invalid:
-			return c.invalid(events, k, spec, out, stats, lops)
+			return c.invalid(h.Events(), k, spec, out, stats, lops)
 		case Unknown:
 			unknown.add(fmt.Sprintf("%q", k), out, c.Budget)
 		}

@@ -70,6 +70,10 @@ func (r *rowState) maybeOff() bool {
 
 // Check implements Check.
 func (c OnCall) Check(events []history.Event) Verdict {
+	return c.checkPaired(completed(events))
+}
+
+func (c OnCall) checkPaired(h *history.Paired) Verdict {
 	v := Verdict{Check: c.Name()}
 	rows := map[string]*rowState{}
 	row := func(key string) *rowState {
@@ -85,8 +89,8 @@ func (c OnCall) Check(events []history.Event) Verdict {
 		}
 		return r
 	}
-	for _, e := range events {
-		if isOnCallOp(e) {
+	for i := range h.Len() {
+		if e := h.At(i); isOnCallOp(*e) {
 			row(e.Key)
 		}
 	}
@@ -103,7 +107,8 @@ func (c OnCall) Check(events []history.Event) Verdict {
 	// invocation on, so that it makes nothing uncertain while in flight.
 	failed := map[int]bool{} // invocation index -> the write failed
 	open := map[int]int{}    // process -> index of its pending write invocation
-	for _, e := range events {
+	for i := range h.Len() {
+		e := h.At(i)
 		if e.F != history.FWrite || !strings.HasPrefix(e.Key, OnCallPrefix) {
 			continue
 		}
@@ -116,10 +121,11 @@ func (c OnCall) Check(events []history.Event) Verdict {
 	}
 	writes := 0
 	maybe := ""
-	for _, e := range events {
-		if e.F != history.FWrite || !strings.HasPrefix(e.Key, OnCallPrefix) {
+	for i := range h.Len() {
+		if e := h.At(i); e.F != history.FWrite || !strings.HasPrefix(e.Key, OnCallPrefix) {
 			continue
 		}
+		e := *h.At(i)
 		r := rows[e.Key]
 		switch e.Type {
 		case history.Invoke:

@@ -7,20 +7,23 @@ import (
 )
 
 // op is an operation of the history: an invoke and its completion.
-type op = history.Operation
+type op = history.PairedOp
 
-// completed is history.Complete for the models' exported entry points other
-// than Run: a history whose operations contradict themselves is left as it
-// is (Run says such a history is malformed).
-func completed(events []history.Event) []history.Event {
-	if done, err := history.Complete(events); err == nil {
-		return done
+// completed is history.Pair for the models' exported entry points other
+// than Run: a history whose operations contradict themselves is paired as it
+// was recorded (Run says such a history is malformed).
+func completed(events []history.Event) *history.Paired {
+	if p, err := history.Pair(events); err == nil {
+		return p
 	}
-	return events
+	return history.PairRecorded(events)
 }
 
-// pairOps matches every invoke with its completion, in invoke order.
-func pairOps(events []history.Event) []op { return history.Operations(events) }
+// pairedCheck is a check that reads the paired form of a history: RunAll
+// pairs a history once and hands every such check the same one.
+type pairedCheck interface {
+	checkPaired(h *history.Paired) Verdict
+}
 
 // faultWindow is a nemesis fault from its start to its stop (or the end).
 type faultWindow = history.FaultWindow

@@ -91,7 +91,7 @@ func partitionOf(input any) string {
 
 // Porcupine is the register model of each key's critical sections.
 func (c CriticalSections) Porcupine(events []history.Event) (porcupine.Model, []porcupine.Operation) {
-	secs, _ := extractSections(completed(events), newInterner())
+	secs, _ := extractSections(completed(events).Ops(), newInterner())
 	byKey := map[string][]*section{}
 	for i := range secs {
 		secs[i].noun = c.noun(secs[i].list)
@@ -113,7 +113,7 @@ func (c CriticalSections) Porcupine(events []history.Event) (porcupine.Model, []
 // Porcupine is the token model of each key's grants (and, when the storage
 // fences, of each key's accepted tokens).
 func (c FencingTokens) Porcupine(events []history.Event) (porcupine.Model, []porcupine.Operation) {
-	ops := pairOps(completed(events))
+	ops := completed(events).Ops()
 	parts := tokenParts("grants", grantsByKey(ops))
 	if c.StorageFenced {
 		parts = append(parts, tokenParts("storage", c.acceptedByKey(ops))...)
@@ -131,7 +131,7 @@ func tokenParts(part string, byKey map[string][]tokenOp) []partitioned {
 
 // Porcupine is the lock model of each key's grants and releases.
 func (c LockService) Porcupine(events []history.Event) (porcupine.Model, []porcupine.Operation) {
-	byKey := c.opsByKey(completed(events))
+	byKey := c.opsByKey(completed(events).Ops())
 	var parts []partitioned
 	for _, k := range sortedKeys(byKey) {
 		parts = append(parts, partitioned{key: k, start: []any{lockState{}}, ops: c.lockOps(byKey[k])})

@@ -122,7 +122,7 @@ func TestBatchedSearchAgreesWithOneSearch(t *testing.T) {
 	for i := range 3000 {
 		events := counterHistory(r, 1+r.IntN(4), 10+r.IntN(60))
 		require.NoError(t, history.Validate(events))
-		secs, _ := extractSections(events, newInterner())
+		secs, _ := extractSections(history.PairRecorded(events).Ops(), newInterner())
 		var ops []linOp
 		for j := range secs {
 			ops = append(ops, secs[j].linOps()...)
@@ -244,7 +244,7 @@ func TestBatchedLockSearchAgreesWithOneSearch(t *testing.T) {
 		require.NoError(t, history.Validate(events))
 		c := LockService{Leases: leases}
 		byKey := map[string][]op{}
-		for _, o := range pairOps(events) {
+		for _, o := range history.PairRecorded(events).Ops() {
 			if c.relevant(o) {
 				byKey[o.Invoke.Key] = append(byKey[o.Invoke.Key], o)
 			}
@@ -280,7 +280,7 @@ func TestFencingSweepAgreesWithPorcupine(t *testing.T) {
 			tok := uint64(j*2 + r.IntN(6))
 			inv := history.Event{Index: call*2 + j%2, Node: fmt.Sprintf("c%d", j), Owner: fmt.Sprintf("o%d", j)}
 			comp := history.Event{Index: ret*2 + j%2, Owner: inv.Owner}
-			tops = append(tops, tokenOp{token: tok, strict: strict, o: op{Invoke: inv, Completion: &comp}})
+			tops = append(tops, tokenOp{token: tok, strict: strict, o: op{Invoke: &inv, Completion: &comp}})
 		}
 		// Indexes must be distinct: spread them.
 		for j := range tops {

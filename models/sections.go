@@ -116,7 +116,7 @@ func (s section) who() string {
 	return fmt.Sprintf("p%d", first.Process)
 }
 
-func (s section) first() history.Event {
+func (s section) first() *history.Event {
 	if s.read != nil {
 		return s.read.Invoke
 	}
@@ -127,7 +127,7 @@ func (s section) events() []history.Event {
 	var out []history.Event
 	for _, o := range []*op{s.read, s.write} {
 		if o != nil {
-			out = append(out, o.Invoke)
+			out = append(out, *o.Invoke)
 			if o.Completion != nil {
 				out = append(out, *o.Completion)
 			}
@@ -173,12 +173,17 @@ func readValue(comp *history.Event, in *interner) (value, bool) {
 	return value{}, false
 }
 
-// extractSections finds the critical sections of a history, in invoke order,
-// and counts the storage operations it cannot use (reads and writes without
-// a value).
-func extractSections(events []history.Event, in *interner) (secs []section, unusable int) {
+// extractSections finds the critical sections of a history (its operations),
+// in invoke order, and counts the storage operations it cannot use (reads and
+// writes without a value).
+func extractSections(ops []op, in *interner) (secs []section, unusable int) {
 	pending := map[int]int{} // process -> index in secs of its section awaiting a write
-	for _, o := range pairOps(events) {
+	for i := range ops {
+		o := &ops[i]
+		if f := o.Invoke.F; f != history.FRead && f != history.FWrite && f != history.FAppend {
+			delete(pending, o.Invoke.Process)
+			continue
+		}
 		p := o.Invoke.Process
 		j, has := pending[p]
 		delete(pending, p)
@@ -192,7 +197,7 @@ func extractSections(events []history.Event, in *interner) (secs []section, unus
 				unusable++
 				continue
 			}
-			secs = append(secs, section{key: o.Invoke.Key, list: v.list, read: &o, from: v})
+			secs = append(secs, section{key: o.Invoke.Key, list: v.list, read: o, from: v})
 			pending[p] = len(secs) - 1
 		case history.FWrite, history.FAppend:
 			if o.Invoke.Value == nil {
@@ -210,8 +215,8 @@ func extractSections(events []history.Event, in *interner) (secs []section, unus
 	return secs, unusable
 }
 
-func attachWrite(s *section, w op, in *interner) {
-	s.write, s.x = &w, *w.Invoke.Value
+func attachWrite(s *section, w *op, in *interner) {
+	s.write, s.x = w, *w.Invoke.Value
 	switch {
 	case s.read != nil && s.list:
 		s.to = in.appended(s.from, s.x)
@@ -303,8 +308,15 @@ func (c CriticalSections) initial(key string, list bool) regState {
 
 // Check runs the search per key (keys sorted) and merges the results.
 func (c CriticalSections) Check(events []history.Event) Verdict {
+	return c.checkPaired(completed(events))
+}
+
+// sectionKindStats are the stats' names of the section kinds.
+var sectionKindStats = [...]string{"no-write", "write-applied", "write-rejected", "write-outcome-unknown"}
+
+func (c CriticalSections) checkPaired(h *history.Paired) Verdict {
 	in := newInterner()
-	secs, unusable := extractSections(events, in)
+	secs, unusable := extractSections(h.Ops(), in)
 	if len(secs) == 0 {
 		return Verdict{Result: Unknown, Reason: "no critical sections (no successful read under a lock, and no write) in the history"}
 	}
@@ -316,7 +328,7 @@ func (c CriticalSections) Check(events []history.Event) Verdict {
 	keys := sortedKeys(byKey)
 	stats := map[string]float64{"sections": float64(len(secs)), "keys": float64(len(keys))}
 	for _, s := range secs {
-		stats[strings.ReplaceAll(s.kind.String(), " ", "-")]++
+		stats[sectionKindStats[s.kind]]++
 	}
 	if unusable > 0 {
 		stats["unusable-operations"] = float64(unusable)
@@ -334,7 +346,7 @@ func (c CriticalSections) Check(events []history.Event) Verdict {
 		stats["search-batches"] += float64(out.batches)
 		switch out.result {
 		case Invalid:
-			return c.invalid(events, k, spec, out, stats)
+			return c.invalid(h.Events(), k, spec, out, stats)
 		case Unknown:
 			unknown.add(fmt.Sprintf("%q", k), out, c.Budget)
 		}

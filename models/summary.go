@@ -32,12 +32,14 @@ type Summary struct {
 }
 
 // Summarize counts operations and faults.
-func Summarize(events []history.Event) Summary {
+func Summarize(events []history.Event) Summary { return SummarizePaired(history.PairRecorded(events)) }
+
+// SummarizePaired is Summarize of a paired history.
+func SummarizePaired(h *history.Paired) Summary {
+	events := h.Recorded()
 	s := Summary{Ops: map[string]Counts{}, Faults: map[string]int{}, Events: len(events), AcquireSuccess: -1}
-	if len(events) > 0 {
-		s.Duration = events[len(events)-1].Time
-	}
-	for _, o := range pairOps(events) {
+	s.Duration = h.End()
+	for _, o := range h.Ops() {
 		c := s.Ops[o.Invoke.F]
 		switch {
 		case o.Completion == nil:
@@ -51,8 +53,8 @@ func Summarize(events []history.Event) Summary {
 		}
 		s.Ops[o.Invoke.F] = c
 	}
-	for _, e := range events {
-		if e.Type == history.Start {
+	for i := range events {
+		if e := &events[i]; e.Type == history.Start {
 			s.Faults[e.F]++
 		}
 	}

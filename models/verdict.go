@@ -105,17 +105,24 @@ func Run(c Check, events []history.Event) Verdict {
 }
 
 // RunAll runs every check in order on the completed events; a history whose
-// operations contradict themselves is unknown to every check.
+// operations contradict themselves is unknown to every check. The history is
+// paired once (history.Pair) and every check reads the same paired form.
 func RunAll(checks []Check, events []history.Event) []Verdict {
+	h, err := history.Pair(events)
+	return RunPaired(checks, h, err)
+}
+
+// RunPaired is RunAll on a history already paired by history.Pair (err is
+// Pair's error: a malformed history is unknown to every check).
+func RunPaired(checks []Check, h *history.Paired, err error) []Verdict {
 	out := make([]Verdict, 0, len(checks))
-	events, err := history.Complete(events)
 	for _, c := range checks {
 		if err != nil {
 			out = append(out, Verdict{Check: c.Name(), Result: Unknown, Liveness: isLivenessCheck(c),
 				Reason: fmt.Sprintf("the history is malformed: %v", err)})
 			continue
 		}
-		out = append(out, run(c, events))
+		out = append(out, run(c, h))
 	}
 	return out
 }
@@ -125,8 +132,8 @@ func isLivenessCheck(c Check) bool {
 	return ok && lc.Liveness()
 }
 
-// run runs c on completed events.
-func run(c Check, events []history.Event) (v Verdict) {
+// run runs c on a completed history.
+func run(c Check, h *history.Paired) (v Verdict) {
 	isLiveness := isLivenessCheck(c)
 	defer func() {
 		if r := recover(); r != nil {
@@ -134,7 +141,11 @@ func run(c Check, events []history.Event) (v Verdict) {
 				Reason: fmt.Sprintf("the check crashed: %v (at %s)", r, panicSite())}
 		}
 	}()
-	v = c.Check(events)
+	if pc, ok := c.(pairedCheck); ok {
+		v = pc.checkPaired(h)
+	} else {
+		v = c.Check(h.Events())
+	}
 	v.Check, v.Liveness = c.Name(), isLiveness
 	return v
 }

@@ -1,0 +1,99 @@
+package history
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// randomHistory draws a history of n events that is not always well formed:
+// processes invoke twice, complete without an invoke, fill in node, key and
+// owner on either event or both (sometimes differently), and the nemesis
+// interleaves faults.
+func randomHistory(r *rand.Rand, n int) []Event {
+	pick := func(vals ...string) string { return vals[r.IntN(len(vals))] }
+	var out []Event
+	for i := range n {
+		e := Event{Index: i, Time: int64(i), Process: r.IntN(6) - 1}
+		if e.Process == NemesisProcess {
+			e.Type, e.F, e.Targets = Type(pick("start", "stop")), pick("pause", "partition"), []string{pick("a", "b")}
+		} else {
+			e.Type = Type(pick("invoke", "invoke", "ok", "fail", "info"))
+			e.F = pick(FAcquire, FRelease, FRead, FWrite)
+			e.Node, e.Key, e.Owner = pick("", "c1", "c2"), pick("", "", "k", "j"), pick("", "", "o1", "o2")
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestPairIsCompleteAndOperations: Pair pairs like Operations and completes
+// like Complete (the same events, the same first mismatch), and
+// PairRecorded pairs the events as recorded.
+func TestPairIsCompleteAndOperations(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	fills, errs := 0, 0
+	for i := range 3000 {
+		events := randomHistory(r, r.IntN(40))
+		name := fmt.Sprintf("history %d", i)
+		recorded := PairRecorded(events)
+		assertPairs(t, Operations(events), recorded, name+" recorded")
+		assert.Equal(t, events, recorded.Events(), name)
+
+		want, wantErr := Complete(events)
+		p, err := Pair(events)
+		if wantErr != nil {
+			errs++
+			require.Error(t, err, name)
+			assert.Equal(t, wantErr.Error(), err.Error(), name)
+			continue
+		}
+		require.NoError(t, err, name)
+		if len(events) > 0 && &want[0] != &events[0] {
+			fills++
+		}
+		assert.Equal(t, want, p.Events(), name)
+		for j := range want {
+			assert.Equal(t, want[j], *p.At(j), "%s event %d", name, j)
+		}
+		assertPairs(t, Operations(want), p, name)
+		assert.Equal(t, FaultWindows(want), p.Faults(), name)
+	}
+	assert.Greater(t, fills, 100, "histories with fields filled in")
+	assert.Greater(t, errs, 100, "histories with mismatches")
+}
+
+func assertPairs(t *testing.T, want []Operation, p *Paired, name string) {
+	t.Helper()
+	require.Len(t, p.Ops(), len(want), name)
+	for k, o := range p.Ops() {
+		assert.Equal(t, want[k], o.Operation(), "%s op %d", name, k)
+		assert.Equal(t, want[k].Outcome(), o.Outcome(), "%s op %d", name, k)
+		assert.Equal(t, want[k].ReturnIndex(), o.ReturnIndex(), "%s op %d", name, k)
+	}
+}
+
+// TestPairSharesTheRecordedEvents: a history with nothing to fill in is not
+// copied, and the recorded events are never written.
+func TestPairSharesTheRecordedEvents(t *testing.T) {
+	events := []Event{
+		{Index: 0, Process: 0, Node: "c1", Type: Invoke, F: FAcquire, Key: "k", Owner: "o"},
+		{Index: 1, Process: 0, Node: "c1", Type: OK, F: FAcquire, Key: "k", Owner: "o"},
+		{Index: 2, Process: 0, Node: "c1", Type: Invoke, F: FRelease, Key: "k"},
+		{Index: 3, Process: 0, Node: "c1", Type: OK, F: FRelease, Key: "k", Owner: "o"},
+	}
+	p, err := Pair(events[:2])
+	require.NoError(t, err)
+	assert.Same(t, &events[0], &p.Events()[0], "nothing filled in: the recorded events")
+	assert.Same(t, &events[1], p.Ops()[0].Completion)
+
+	p, err = Pair(events)
+	require.NoError(t, err)
+	assert.Equal(t, "o", p.At(2).Owner, "the release's invoke gets its completion's owner")
+	assert.Empty(t, events[2].Owner, "the recorded event is left as it is")
+	assert.Same(t, &events[0], p.At(0), "events that gain nothing are shared")
+	assert.Equal(t, int64(0), p.End())
+}
