@@ -24,7 +24,9 @@ func (o PairedOp) Outcome() Type {
 }
 
 // Operation is the operation as history.Operations gives it.
-func (o PairedOp) Operation() Operation { return Operation{Invoke: *o.Invoke, Completion: o.Completion} }
+func (o PairedOp) Operation() Operation {
+	return Operation{Invoke: *o.Invoke, Completion: o.Completion}
+}
 
 // Paired is a history read once for its checks: every event, every operation
 // paired (invoke with completion, as Operations pairs them), and, for a
