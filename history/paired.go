@@ -122,6 +122,7 @@ func pair(events []Event, complete bool) (*Paired, error) {
 	pairs := make([]pairIdx, 0, n)
 	open := newOpens(events)
 	p := &Paired{recorded: events}
+	gaining := 0 // events that gain a field
 	for i := range events {
 		e := &events[i]
 		if e.Type == Invoke {
@@ -139,8 +140,22 @@ func pair(events []Event, complete bool) (*Paired, error) {
 		open.set(e.Process, -1)
 		pairs[k].comp = int32(i)
 		if complete {
-			if err := p.complete(int(pairs[k].inv), i); err != nil {
+			inv := &events[pairs[k].inv]
+			if err := mismatch(inv, e); err != nil {
 				return nil, err
+			}
+			gaining += gains(inv, e) + gains(e, inv)
+		}
+	}
+	if gaining > 0 {
+		p.fixed = make([]Event, 0, gaining)
+		p.at = make([]int32, len(events))
+		for x := range p.at {
+			p.at[x] = -1
+		}
+		for _, x := range pairs {
+			if x.comp >= 0 {
+				p.complete(int(x.inv), int(x.comp))
 			}
 		}
 	}
@@ -154,39 +169,35 @@ func pair(events []Event, complete bool) (*Paired, error) {
 	return p, nil
 }
 
-// complete gives the invocation j and its completion i the identity fields
-// either of them recorded.
-func (p *Paired) complete(j, i int) error {
-	inv, comp := &p.recorded[j], &p.recorded[i]
-	if err := mismatch(inv, comp); err != nil {
-		return err
+// gains is 1 when e lacks an identity field that other has.
+func gains(e, other *Event) int {
+	if (e.Node == "" && other.Node != "") || (e.Key == "" && other.Key != "") || (e.Owner == "" && other.Owner != "") {
+		return 1
 	}
-	if inv.Node == comp.Node && inv.Key == comp.Key && inv.Owner == comp.Owner {
-		return nil
-	}
-	if p.at == nil {
-		p.at = make([]int32, len(p.recorded))
-		for x := range p.at {
-			p.at[x] = -1
-		}
-	}
-	p.fix(j)
-	p.fix(i) // may move the copy of j
-	a, b := &p.fixed[p.at[j]], &p.fixed[p.at[i]]
-	for _, f := range identityFields {
-		x, y := f.get(a), f.get(b)
-		if *x != *y {
-			*x, *y = *x+*y, *x+*y // one of them is empty
-		}
-	}
-	return nil
+	return 0
 }
 
-// fix makes the completed copy of event i, if it has none.
-func (p *Paired) fix(i int) {
-	if p.at[i] < 0 {
-		p.at[i] = int32(len(p.fixed))
-		p.fixed = append(p.fixed, p.recorded[i])
+// complete gives the invocation j and its completion i the identity fields
+// either of them recorded (they do not contradict each other): each of the
+// two that gains a field is copied into fixed.
+func (p *Paired) complete(j, i int) {
+	for _, x := range [2][2]int{{j, i}, {i, j}} {
+		e, other := &p.recorded[x[0]], &p.recorded[x[1]]
+		if gains(e, other) == 0 {
+			continue
+		}
+		p.at[x[0]] = int32(len(p.fixed))
+		p.fixed = append(p.fixed, *e)
+		c := &p.fixed[len(p.fixed)-1]
+		if c.Node == "" {
+			c.Node = other.Node
+		}
+		if c.Key == "" {
+			c.Key = other.Key
+		}
+		if c.Owner == "" {
+			c.Owner = other.Owner
+		}
 	}
 }
 
