@@ -111,6 +111,11 @@ func holdings(ph *history.Paired) []Holding {
 			}
 			continue
 		}
+		grant, renewal, release := e.F == history.FAcquire && e.Type == history.OK, e.F == history.FRenew && e.Type == history.OK,
+			e.F == history.FRelease && e.Type == history.Invoke
+		if !grant && !renewal && !release {
+			continue // nothing below looks at it
+		}
 		k := holdKey{e.Node, e.Key}
 		b := active[k]
 		switch {

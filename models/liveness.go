@@ -3,6 +3,7 @@ package models
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -241,9 +242,9 @@ func excusingFaults(h *history.Paired, end int64) []faultWindow {
 // times when clients wanted the lock, nobody held it and no fault was active;
 // fill adds to a stall the attempts that waited and the holding before it.
 func findStalls(ops []op, hs []Holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
-	holdings := map[string][]Holding{}
-	for _, h := range hs {
-		holdings[h.Key] = append(holdings[h.Key], h)
+	holdings := map[string][]*Holding{}
+	for i := range hs {
+		holdings[hs[i].Key] = append(holdings[hs[i].Key], &hs[i])
 	}
 	wants := map[string][]want{}
 	for _, w := range findWants(ops, end) {
@@ -270,7 +271,7 @@ type want struct {
 }
 
 func findWants(ops []op, end int64) []want {
-	open := map[string]*want{} // client+key -> its current want
+	open := map[holdKey]*want{} // client+key -> its current want
 	var out []want
 	for _, o := range ops {
 		if o.Invoke.F != history.FAcquire {
@@ -280,7 +281,7 @@ func findWants(ops []op, end int64) []want {
 		if client == "" {
 			client = fmt.Sprintf("p%d", o.Invoke.Process)
 		}
-		id := client + "\x00" + o.Invoke.Key
+		id := holdKey{client, o.Invoke.Key}
 		w := open[id]
 		if w == nil {
 			w = &want{key: o.Invoke.Key, start: o.Invoke.Time}
@@ -293,7 +294,9 @@ func findWants(ops []op, end int64) []want {
 			delete(open, id)
 		}
 	}
-	for _, id := range sortedKeys(open) {
+	ids := slices.Collect(maps.Keys(open))
+	slices.SortFunc(ids, func(a, b holdKey) int { return strings.Compare(a.sortKey(), b.sortKey()) })
+	for _, id := range ids {
 		out = append(out, *open[id])
 	}
 	return out
@@ -314,12 +317,12 @@ func crashAware(hs []Holding, faults []faultWindow) []Holding {
 
 // keyStalls sweeps the times where the number of waiting acquires, holdings
 // or active faults changes.
-func keyStalls(key string, wants []want, hs []Holding, faults []faultWindow, end int64) []Stall {
+func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, end int64) []Stall {
 	type change struct {
 		t                   int64
 		wait, hold, faulted int
 	}
-	var cs []change
+	cs := make([]change, 0, 2*(len(wants)+len(hs)+len(faults)))
 	for _, w := range wants {
 		cs = append(cs, change{t: w.start, wait: 1}, change{t: w.end, wait: -1})
 	}
@@ -374,11 +377,11 @@ func waitersAt(wants []want, from, to int64) []op {
 	return out
 }
 
-func lastBefore(hs []Holding, t int64) *Holding {
+func lastBefore(hs []*Holding, t int64) *Holding {
 	var best *Holding
-	for i := range hs {
-		if hs[i].End <= t && (best == nil || hs[i].End > best.End) {
-			best = &hs[i]
+	for _, h := range hs {
+		if h.End <= t && (best == nil || h.End > best.End) {
+			best = h
 		}
 	}
 	return best

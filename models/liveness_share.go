@@ -119,23 +119,24 @@ func calmTest(faults []faultWindow) func(from, to int64) bool {
 
 // ownHoldings returns a test of whether client held key at time t.
 func ownHoldings(hs []Holding) func(client, key string, t int64) bool {
-	by := map[holdKey][]Holding{}
-	for _, h := range hs {
-		k := holdKey{h.Node, h.Key}
-		by[k] = append(by[k], h)
+	by := map[holdKey][]int32{} // indexes in hs
+	for i := range hs {
+		k := holdKey{hs[i].Node, hs[i].Key}
+		by[k] = append(by[k], int32(i))
 	}
+	byStart := func(a, b int32) int { return cmp.Compare(hs[a].Start, hs[b].Start) }
 	for _, l := range by {
-		slices.SortFunc(l, func(a, b Holding) int { return cmp.Compare(a.Start, b.Start) })
+		slices.SortFunc(l, byStart)
 	}
 	return func(client, key string, t int64) bool {
 		l := by[holdKey{client, key}]
-		i, _ := slices.BinarySearchFunc(l, t, func(h Holding, t int64) int {
-			if h.Start <= t {
+		i, _ := slices.BinarySearchFunc(l, t, func(j int32, t int64) int {
+			if hs[j].Start <= t {
 				return -1
 			}
 			return 1
 		})
-		return i > 0 && l[i-1].End > t
+		return i > 0 && hs[l[i-1]].End > t
 	}
 }
 
@@ -145,17 +146,19 @@ func busyShare(hs []Holding, keys map[string]bool, from, end int64) float64 {
 	if from < 0 || end <= from || len(keys) == 0 {
 		return 0
 	}
-	by := map[string][]Holding{}
-	for _, h := range hs {
-		if keys[h.Key] {
-			by[h.Key] = append(by[h.Key], h)
+	by := map[string][]int32{} // indexes in hs
+	for i := range hs {
+		if keys[hs[i].Key] {
+			by[hs[i].Key] = append(by[hs[i].Key], int32(i))
 		}
 	}
+	byStart := func(a, b int32) int { return cmp.Compare(hs[a].Start, hs[b].Start) }
 	var held int64
 	for _, l := range by {
-		slices.SortFunc(l, func(a, b Holding) int { return cmp.Compare(a.Start, b.Start) })
+		slices.SortFunc(l, byStart)
 		cur := from
-		for _, h := range l {
+		for _, j := range l {
+			h := &hs[j]
 			start, stop := max(h.Start, cur), min(h.End, end)
 			if stop > start {
 				held += stop - start
