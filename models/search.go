@@ -288,15 +288,13 @@ func search(spec searchSpec, start any, ops []linOp, b Budget) keyOutcome {
 	}
 	state := start
 	out := keyOutcome{result: Valid}
+	var w wgl
 	for _, bt := range cutBatches(ops, spec.order) {
 		out.batches++
-		var timeout time.Duration
-		if !deadline.IsZero() {
-			if timeout = time.Until(deadline); timeout <= 0 {
-				return exhaustedOutcome(out, counter, "time")
-			}
+		if !deadline.IsZero() && time.Until(deadline) <= 0 {
+			return exhaustedOutcome(out, counter, "time")
 		}
-		res := porcupine.CheckOperationsTimeout(model, porcupineOps(state, bt.ops), timeout)
+		res := w.check(model, counter, state, bt.ops, deadline)
 		out.steps = counter.n.Load()
 		if msg, crashed := counter.crash.Load().(string); crashed {
 			out.result, out.reason = Unknown, "the model crashed: "+msg
@@ -305,9 +303,9 @@ func search(spec searchSpec, start any, ops []linOp, b Budget) keyOutcome {
 		switch {
 		case counter.exhausted.Load():
 			return exhaustedOutcome(out, counter, "steps")
-		case res == porcupine.Unknown:
+		case res == wglTimedOut:
 			return exhaustedOutcome(out, counter, "time")
-		case res == porcupine.Illegal:
+		case res == wglIllegal:
 			out.result, out.start, out.batch = Invalid, state, bt.ops
 			return out
 		}

@@ -1,0 +1,250 @@
+package models
+
+import (
+	"sort"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// wgl is Porcupine's linearizability search (the Wing-Gong-Lowe algorithm
+// with Lowe's memo, porcupine.CheckOperations on one partition) without its
+// per-call costs: no goroutine, channel, context or timer per batch, and the
+// entries, list nodes, memo and bitsets of one batch are reused by the next.
+// It takes the same steps in the same order as Porcupine v1.3.1's
+// checkSingle (the entries are sorted by sort.Sort with Porcupine's order,
+// the list, memo and backtracking are the same), so the step counts, the
+// budget and the results are Porcupine's; TestWGLIsPorcupine compares the
+// two on thousands of histories. The verbose search for explanations and
+// visualizations (analyze) still runs Porcupine itself.
+type wgl struct {
+	entries wglEntries
+	nodes   []wglNode
+	match   []int32
+	cache   map[uint64][]wglCached
+	calls   []wglCall
+	slab    []uint64
+}
+
+type wglEntry struct {
+	value  any
+	id     int
+	time   int64
+	isCall bool
+}
+
+// wglEntries sorts like Porcupine's byTime: by time, calls before returns
+// at the same time; sort.Sort (not stable) makes the same moves on it.
+type wglEntries []wglEntry
+
+func (a wglEntries) Len() int      { return len(a) }
+func (a wglEntries) Swap(i, j int) { a[i], a[j] = a[j], a[i] }
+func (a wglEntries) Less(i, j int) bool {
+	if a[i].time != a[j].time {
+		return a[i].time < a[j].time
+	}
+	return a[i].isCall && !a[j].isCall
+}
+
+type wglNode struct {
+	value      any
+	match      *wglNode // the return of a call; nil for a return
+	id         int
+	next, prev *wglNode
+}
+
+type wglCached struct {
+	linearized []uint64
+	state      any
+}
+
+type wglCall struct {
+	entry *wglNode
+	state any
+}
+
+// wglResult is the outcome of one search.
+type wglResult int
+
+const (
+	wglOK wglResult = iota
+	wglIllegal
+	wglTimedOut
+)
+
+// batchOps lays out a batch as Porcupine sees it (porcupineOps): operation 0
+// puts the model into start, then the batch's operations, open ones
+// returning at the end of the batch.
+func (w *wgl) layout(start any, ops []linOp) {
+	end := int64(0)
+	for _, o := range ops {
+		end = max(end, o.call+1)
+		if !o.open {
+			end = max(end, o.ret+1)
+		}
+	}
+	w.entries = w.entries[:0]
+	w.entries = append(w.entries, wglEntry{value: startOp{state: start}, id: 0, time: -2, isCall: true},
+		wglEntry{id: 0, time: -1})
+	for k, o := range ops {
+		ret := o.ret
+		if o.open {
+			ret = end
+		}
+		w.entries = append(w.entries, wglEntry{value: o.input, id: k + 1, time: o.call, isCall: true},
+			wglEntry{id: k + 1, time: ret})
+	}
+	sort.Sort(w.entries)
+}
+
+// check searches the batch (start, ops) with model, whose Step counter
+// counts and bounds the steps; deadline (if not zero) bounds the time.
+func (w *wgl) check(model porcupine.Model, counter *stepCounter, start any, ops []linOp, deadline time.Time) wglResult {
+	w.layout(start, ops)
+	n := len(ops) + 1
+	equal := model.Equal
+	if equal == nil {
+		equal = func(a, b any) bool { return a == b }
+	}
+	// The doubly linked list of entries, in sorted order, after a head.
+	if cap(w.nodes) < len(w.entries)+1 {
+		w.nodes = make([]wglNode, len(w.entries)+1)
+	}
+	nodes := w.nodes[:len(w.entries)+1]
+	clear(nodes)
+	if cap(w.match) < n {
+		w.match = make([]int32, n)
+	}
+	match := w.match[:n]
+	for i, e := range w.entries {
+		nd := &nodes[i+1]
+		nd.value, nd.id = e.value, e.id
+		if !e.isCall {
+			match[e.id] = int32(i + 1)
+		}
+	}
+	for i, e := range w.entries {
+		if e.isCall {
+			nodes[i+1].match = &nodes[match[e.id]]
+		}
+	}
+	for i := range len(nodes) - 1 {
+		nodes[i].next, nodes[i+1].prev = &nodes[i+1], &nodes[i]
+	}
+	head := &nodes[0]
+	head.id = -1
+
+	words := (n + 63) / 64
+	linearized := make([]uint64, words)
+	if w.cache == nil {
+		w.cache = map[uint64][]wglCached{}
+	}
+	clear(w.cache)
+	w.slab = w.slab[:0]
+	calls := w.calls[:0]
+	defer func() { w.calls = calls[:0] }()
+
+	state := model.Init()
+	entry := head.next
+	for iter := 0; head.next != nil; iter++ {
+		if !deadline.IsZero() && iter&255 == 0 && !time.Now().Before(deadline) {
+			return wglTimedOut
+		}
+		if entry.match != nil {
+			ok, next := model.Step(state, entry.value, nil)
+			if !ok {
+				if counter.exhausted.Load() {
+					return wglIllegal // every later step fails too: the search is over
+				}
+				entry = entry.next
+				continue
+			}
+			linearized[entry.id/64] |= 1 << (entry.id % 64)
+			key := bitsHash(linearized)
+			if model.Hash != nil {
+				key ^= model.Hash(next)
+			}
+			bucket := w.cache[key]
+			if cached(bucket, linearized, next, equal) {
+				linearized[entry.id/64] &^= 1 << (entry.id % 64)
+				entry = entry.next
+				continue
+			}
+			w.cache[key] = append(bucket, wglCached{linearized: w.clone(linearized), state: next})
+			calls = append(calls, wglCall{entry: entry, state: state})
+			state = next
+			lift(entry)
+			entry = head.next
+			continue
+		}
+		if len(calls) == 0 {
+			return wglIllegal
+		}
+		top := calls[len(calls)-1]
+		entry, state = top.entry, top.state
+		linearized[entry.id/64] &^= 1 << (entry.id % 64)
+		calls = calls[:len(calls)-1]
+		unlift(entry)
+		entry = entry.next
+	}
+	return wglOK
+}
+
+func cached(bucket []wglCached, linearized []uint64, state any, equal func(a, b any) bool) bool {
+	for _, c := range bucket {
+		if bitsEqual(linearized, c.linearized) && equal(state, c.state) {
+			return true
+		}
+	}
+	return false
+}
+
+// clone copies a bitset into the slab.
+func (w *wgl) clone(b []uint64) []uint64 {
+	if cap(w.slab)-len(w.slab) < len(b) {
+		w.slab = make([]uint64, 0, max(1024, 64*len(b)))
+	}
+	at := len(w.slab)
+	w.slab = append(w.slab, b...)
+	return w.slab[at:len(w.slab):len(w.slab)]
+}
+
+// bitsHash is Porcupine's bitset hash.
+func bitsHash(b []uint64) uint64 {
+	const prime uint64 = 0xff51afd7ed558ccd
+	var h uint64
+	for _, v := range b {
+		h ^= v
+		h *= prime
+	}
+	return h
+}
+
+func bitsEqual(a, b []uint64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lift(e *wglNode) {
+	e.prev.next = e.next
+	e.next.prev = e.prev
+	m := e.match
+	m.prev.next = m.next
+	if m.next != nil {
+		m.next.prev = m.prev
+	}
+}
+
+func unlift(e *wglNode) {
+	m := e.match
+	m.prev.next = m
+	if m.next != nil {
+		m.next.prev = m
+	}
+	e.prev.next = e
+	e.next.prev = e
+}
