@@ -47,6 +47,14 @@ type Paired struct {
 	events     []Event
 	faultsOnce sync.Once
 	faults     []FaultWindow
+
+	memoMu sync.Mutex
+	memo   []memoEntry
+}
+
+type memoEntry struct {
+	key   any
+	value any
 }
 
 // Pair pairs the operations of events and completes them (see Complete):
@@ -255,4 +263,20 @@ func (o PairedOp) ReturnIndex() int64 {
 		return math.MaxInt64
 	}
 	return int64(o.Completion.Index)
+}
+
+// Memo returns what build returns for key, calling build only the first
+// time: the checks reading one history share what they derive from it (the
+// holdings, say). The value is shared: treat it as read-only.
+func (p *Paired) Memo(key any, build func() any) any {
+	p.memoMu.Lock()
+	defer p.memoMu.Unlock()
+	for _, m := range p.memo {
+		if m.key == key {
+			return m.value
+		}
+	}
+	v := build()
+	p.memo = append(p.memo, memoEntry{key: key, value: v})
+	return v
 }

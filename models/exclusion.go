@@ -69,11 +69,23 @@ func isStorageOp(f string) bool {
 // Holdings reconstructs every holding interval from a history, ordered by start.
 func Holdings(events []history.Event) []Holding { return holdings(completed(events)) }
 
-// HoldingsPaired is Holdings of a history paired by history.Pair.
-func HoldingsPaired(h *history.Paired) []Holding { return holdings(h) }
+// holdingsKey is the key of the holdings in a paired history's memo.
+type holdingsKey struct{}
 
+// holdings are the holdings of a paired history, derived once per history:
+// read-only (copy before changing one).
 func holdings(ph *history.Paired) []Holding {
-	var done []Holding
+	return ph.Memo(holdingsKey{}, func() any { return findHoldings(ph) }).([]Holding)
+}
+
+func findHoldings(ph *history.Paired) []Holding {
+	grants := 0
+	for _, o := range ph.Ops() {
+		if o.Invoke.F == history.FAcquire && o.Outcome() == history.OK {
+			grants++
+		}
+	}
+	done := make([]Holding, 0, grants)
 	active := map[holdKey]*holdingBuilder{} // node+key -> current holding
 	end := ph.End()
 	finish := func(b *holdingBuilder, releaseAt int64, ended *history.Event) {
@@ -245,7 +257,7 @@ func (c MutualExclusion) checkPaired(h *history.Paired) Verdict {
 		cx.Explanation = append(cx.Explanation, describeOverlap(o))
 		if i == 0 {
 			cx.Events = overlapEvents(o)
-			cx.Faults = faultsDuring(h.Events(), o.A.Start, o.End, o.A.Node, o.B.Node)
+			cx.Faults = faultsDuring(h.Recorded(), o.A.Start, o.End, o.A.Node, o.B.Node)
 			for _, f := range cx.Faults {
 				cx.Explanation = append(cx.Explanation, "  during fault: "+f.String())
 			}

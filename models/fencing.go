@@ -212,7 +212,7 @@ func (c FencingTokens) checkPaired(h *history.Paired) Verdict {
 			stats["search-steps"] += float64(out.steps)
 			switch out.result {
 			case Invalid:
-				return c.invalid(h.Events(), k, tops, spec, out, stats)
+				return c.invalid(h.Recorded(), k, tops, spec, out, stats)
 			case Unknown:
 				unknown.add(fmt.Sprintf("%s on %q", part.name, k), out, c.Budget)
 			}

@@ -193,7 +193,7 @@ func (c Availability) checkPaired(h *history.Paired) Verdict {
 	if len(problems) > 0 {
 		v.Result, v.Reason, v.Counterexample = Invalid, strings.Join(problems, "; "), cx
 		if cx != nil {
-			v.Counterexample = withFaults(cx, h.Events())
+			v.Counterexample = withFaults(cx, h.Recorded())
 		}
 		return v
 	}
@@ -302,12 +302,25 @@ func findWants(ops []op, end int64) []want {
 	return out
 }
 
-// crashAware ends a holding when a crash of its node starts.
+// crashAware ends a holding when a crash of its node starts. hs is not
+// changed: a copy is made when a holding ends earlier.
 func crashAware(hs []Holding, faults []faultWindow) []Holding {
+	var crashes []faultWindow
+	for _, w := range faults {
+		if w.Start.F == "crash" {
+			crashes = append(crashes, w)
+		}
+	}
+	if len(crashes) == 0 {
+		return hs
+	}
+	copied := false
 	for i := range hs {
-		for _, w := range faults {
-			if w.Start.F == "crash" && slices.Contains(w.Start.Targets, hs[i].Node) &&
-				w.Start.Time >= hs[i].Start && w.Start.Time < hs[i].End {
+		for _, w := range crashes {
+			if slices.Contains(w.Start.Targets, hs[i].Node) && w.Start.Time >= hs[i].Start && w.Start.Time < hs[i].End {
+				if !copied {
+					hs, copied = slices.Clone(hs), true
+				}
 				hs[i].End = w.Start.Time
 			}
 		}

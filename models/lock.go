@@ -450,7 +450,7 @@ func (c LockService) checkPaired(h *history.Paired) Verdict {
 		stats["search-steps"] += float64(out.steps)
 		switch out.result {
 		case Invalid:
-			return c.invalid(h.Events(), k, spec, out, stats, lops)
+			return c.invalid(h.Recorded(), k, spec, out, stats, lops)
 		case Unknown:
 			unknown.add(fmt.Sprintf("%q", k), out, c.Budget)
 		}

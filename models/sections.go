@@ -346,7 +346,7 @@ func (c CriticalSections) checkPaired(h *history.Paired) Verdict {
 		stats["search-batches"] += float64(out.batches)
 		switch out.result {
 		case Invalid:
-			return c.invalid(h.Events(), k, spec, out, stats)
+			return c.invalid(h, k, spec, out, stats)
 		case Unknown:
 			unknown.add(fmt.Sprintf("%q", k), out, c.Budget)
 		}
@@ -471,9 +471,10 @@ func (f *futureUse) prune(rules *ruleNode, vals values, pos int64) *ruleNode {
 }
 
 // invalid builds the verdict of a key whose sections are not linearizable.
-func (c CriticalSections) invalid(events []history.Event, key string, spec searchSpec, out keyOutcome, stats map[string]float64) Verdict {
+func (c CriticalSections) invalid(h *history.Paired, key string, spec searchSpec, out keyOutcome, stats map[string]float64) Verdict {
+	events := h.Recorded() // for the fault windows around the counterexample
 	an := analyze(spec, out.start, out.batch, c.Budget)
-	cx, short := c.lostUpdate(events, key, out.batch)
+	cx, short := c.lostUpdate(h, key, out.batch)
 	if cx == nil {
 		cx, short = c.explainStuck(key, spec, an)
 	}
@@ -485,7 +486,7 @@ func (c CriticalSections) invalid(events []history.Event, key string, spec searc
 // lostUpdate looks in a batch for two applied sections that read the same
 // value: the classic lost update (an oversold stock, a lost append). Behind a
 // fenced storage it also says why the fence let both writes through.
-func (c CriticalSections) lostUpdate(events []history.Event, key string, batch []linOp) (*Counterexample, string) {
+func (c CriticalSections) lostUpdate(h *history.Paired, key string, batch []linOp) (*Counterexample, string) {
 	var done []*section
 	for _, o := range batch {
 		in := o.input.(secStep)
@@ -495,7 +496,7 @@ func (c CriticalSections) lostUpdate(events []history.Event, key string, batch [
 		for _, prev := range done {
 			if prev.from.eq(in.from) {
 				cx, short := describeLostUpdate(key, prev, in.sec)
-				if lines, why := c.throughTheFence(events, prev, in.sec); lines != nil {
+				if lines, why := c.throughTheFence(h, prev, in.sec); lines != nil {
 					cx.Explanation = append(cx.Explanation, lines...)
 					short += "; " + why
 				}
@@ -512,7 +513,7 @@ func (c CriticalSections) lostUpdate(events []history.Event, key string, batch [
 // newer one, which had only been read with (reads are not fenced); the newer
 // token then wrote too. Nil when the storage did not fence, fenced reads too,
 // or the writes carry no distinct tokens.
-func (c CriticalSections) throughTheFence(events []history.Event, a, b *section) ([]string, string) {
+func (c CriticalSections) throughTheFence(h *history.Paired, a, b *section) ([]string, string) {
 	if !c.StorageFenced || c.ReadsFenced || a.write.Invoke.Token == nil || b.write.Invoke.Token == nil ||
 		*a.write.Invoke.Token == *b.write.Invoke.Token {
 		return nil, ""
@@ -522,7 +523,7 @@ func (c CriticalSections) throughTheFence(events []history.Event, a, b *section)
 	}
 	ta, tb := *a.write.Invoke.Token, *b.write.Invoke.Token
 	seen := func(w *op) string {
-		if t, ok := highestAccepted(events, w.Invoke.Key, w.Invoke.Index); ok {
+		if t, ok := highestAccepted(h, w.Invoke.Key, w.Invoke.Index); ok {
 			return fmt.Sprintf("token %d", t)
 		}
 		return "no token"
@@ -543,10 +544,11 @@ func (c CriticalSections) throughTheFence(events []history.Event, a, b *section)
 
 // highestAccepted is the highest token of the accepted writes (appends) of
 // key that completed before the event index before.
-func highestAccepted(events []history.Event, key string, before int) (uint64, bool) {
+func highestAccepted(h *history.Paired, key string, before int) (uint64, bool) {
 	var best uint64
 	found := false
-	for _, e := range events {
+	for i := range h.Len() {
+		e := h.At(i)
 		if e.Index >= before {
 			break
 		}
