@@ -55,17 +55,17 @@ func (c LockService) breachPairwise(lops []linOp) *breachWitness {
 	var best *breachWitness
 	var bestRet int64
 	for i, a := range lops {
-		ain := a.input.(lockStep)
+		ain := a.input.(*lockStep)
 		if ain.kind != lockGrant || ain.phantom || (c.Leases && !ain.leased) {
 			continue
 		}
 		for j, b := range lops {
-			bin := b.input.(lockStep)
+			bin := b.input.(*lockStep)
 			if j == i || bin.kind != lockGrant || bin.phantom || bin.owner == ain.owner || (c.Leases && !bin.leased) ||
 				c.outlived(ain, bin) || (best != nil && b.ret >= bestRet) || released(lops, ain.owner, a.ret, b.ret) {
 				continue
 			}
-			w := &breachWitness{holder: ain, grant: bin, leases: c.Leases}
+			w := &breachWitness{holder: *ain, grant: *bin, leases: c.Leases}
 			if b.call <= a.ret {
 				// Concurrent: a breach whichever came first, if a also returned
 				// before b's lease could have run out. Each pair once, a first.
@@ -75,9 +75,9 @@ func (c LockService) breachPairwise(lops []linOp) *breachWitness {
 				w.concurrent = true
 			}
 			for _, r := range lops {
-				if rin := r.input.(lockStep); rin.kind == lockRelease && rin.owner != ain.owner && rin.owner != bin.owner &&
+				if rin := r.input.(*lockStep); rin.kind == lockRelease && rin.owner != ain.owner && rin.owner != bin.owner &&
 					r.call > a.ret && r.call < b.ret && !grantedSincePairwise(lops, rin.owner, a.call, r.call) {
-					w.foreign = &rin
+					w.foreign = rin
 					break
 				}
 			}
@@ -88,7 +88,7 @@ func (c LockService) breachPairwise(lops []linOp) *breachWitness {
 }
 func grantedSincePairwise(lops []linOp, owner string, from, until int64) bool {
 	for _, g := range lops {
-		if in := g.input.(lockStep); in.kind == lockGrant && in.owner == owner && g.ret > from && g.ret < until {
+		if in := g.input.(*lockStep); in.kind == lockGrant && in.owner == owner && g.ret > from && g.ret < until {
 			return true
 		}
 	}
@@ -101,7 +101,7 @@ func grantedSincePairwise(lops []linOp, owner string, from, until int64) bool {
 // from.
 func released(lops []linOp, owner string, from, until int64) bool {
 	for _, r := range lops {
-		in := r.input.(lockStep)
+		in := r.input.(*lockStep)
 		if in.owner != owner || r.call >= until {
 			continue
 		}

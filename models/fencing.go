@@ -88,7 +88,7 @@ func tokenModel(what string) porcupine.Model {
 			if s, ok := input.(startOp); ok {
 				return true, s.state
 			}
-			s, in := state.(tokenState), input.(tokenOp)
+			s, in := state.(tokenState), input.(*tokenOp)
 			ok := !s.seen || in.token > s.last || (!in.strict && in.token == s.last)
 			return ok, tokenState{seen: true, last: in.token}
 		},
@@ -103,7 +103,7 @@ func tokenModel(what string) porcupine.Model {
 			if s, ok := input.(startOp); ok {
 				return "before: " + describeToken(what, s.state.(tokenState))
 			}
-			return input.(tokenOp).String()
+			return input.(*tokenOp).String()
 		},
 		DescribeState: func(state any) string { return describeToken(what, state.(tokenState)) },
 	}
@@ -124,10 +124,10 @@ func tokenSpec(what string) searchSpec {
 	return searchSpec{
 		model: tokenModel(what),
 		settle: func(_ any, _ []linOp, last linOp) any {
-			return tokenState{seen: true, last: last.input.(tokenOp).token}
+			return tokenState{seen: true, last: last.input.(*tokenOp).token}
 		},
 		order: func(x, y linOp) int {
-			if y.input.(tokenOp).token > x.input.(tokenOp).token {
+			if y.input.(*tokenOp).token > x.input.(*tokenOp).token {
 				return 1
 			}
 			return -1
@@ -173,7 +173,8 @@ func (c FencingTokens) acceptedByKey(ops []op) map[string][]tokenOp {
 // tokenLinOps are the search operations of token operations.
 func tokenLinOps(tops []tokenOp) []linOp {
 	lops := make([]linOp, len(tops))
-	for i, t := range tops {
+	for i := range tops {
+		t := &tops[i]
 		lops[i] = linOp{call: int64(t.o.Invoke.Index), ret: int64(t.o.Completion.Index), forcing: true, client: t.o.Invoke.Process, input: t}
 	}
 	return lops

@@ -179,7 +179,7 @@ func pastTense(f string) string {
 }
 
 // step is the nondeterministic step of the lock models.
-func (c LockService) step(s lockState, in lockStep) []any {
+func (c LockService) step(s lockState, in *lockStep) []any {
 	switch in.kind {
 	case lockGrant:
 		fresh := lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}
@@ -233,14 +233,14 @@ func (c LockService) model() porcupine.Model {
 			if s, ok := input.(startOp); ok {
 				return s.state.([]any)
 			}
-			return c.step(state.(lockState), input.(lockStep))
+			return c.step(state.(lockState), input.(*lockStep))
 		},
 		Hash: func(state any) uint64 { return state.(lockState).hash() },
 		DescribeOperation: func(input, _ any) string {
 			if s, ok := input.(startOp); ok {
 				return "before: " + describeLockStates(s.state.([]any))
 			}
-			return input.(lockStep).String()
+			return input.(*lockStep).String()
 		},
 		DescribeState: func(state any) string { return state.(lockState).String() },
 	}
@@ -261,7 +261,7 @@ func describeLockStates(states []any) string {
 // spec is the search spec of one key's operations.
 func (c LockService) spec(ops []linOp) searchSpec {
 	return searchSpec{model: c.model(), settle: func(_ any, _ []linOp, last linOp) any {
-		in := last.input.(lockStep)
+		in := last.input.(*lockStep)
 		return []any{lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}}
 	}, order: c.orderFor(ops)}
 }
@@ -274,7 +274,7 @@ func (c LockService) spec(ops []linOp) searchSpec {
 func (c LockService) orderFor(ops []linOp) func(x, y linOp) int {
 	grantsOrdered := true
 	for _, o := range ops {
-		in := o.input.(lockStep)
+		in := o.input.(*lockStep)
 		if in.kind == lockGrant && c.Leases && (in.phantom || !in.leased || in.deadline <= in.latest) {
 			grantsOrdered = false
 		}
@@ -297,7 +297,7 @@ func (c LockService) orderFor(ops []linOp) func(x, y linOp) int {
 // grant returning after the deadline it overrides, so later than the
 // operation it would make room for (see orderFor).
 func (c LockService) order(x, y linOp, grantsOrdered bool) int {
-	xi, yi := x.input.(lockStep), y.input.(lockStep)
+	xi, yi := x.input.(*lockStep), y.input.(*lockStep)
 	if yi.owner == xi.owner {
 		return 0
 	}
@@ -339,7 +339,8 @@ func (c LockService) lockOps(ops []op) []linOp {
 			lastOfOwner[owner] = int64(o.Invoke.Index)
 		}
 	}
-	var out []linOp
+	out := make([]linOp, 0, len(ops))
+	steps := make([]lockStep, 0, len(ops)) // the inputs of out, one each
 	for i, o := range ops {
 		in := lockStep{o: o, latest: math.MaxInt64}
 		if o.Completion != nil {
@@ -376,12 +377,12 @@ func (c LockService) lockOps(ops []op) []linOp {
 		default:
 			continue
 		}
-		l.input = in
+		steps = append(steps, in)
 		out = append(out, l)
 	}
 	nextOf := map[string]int64{}
 	for i := len(out) - 1; i >= 0; i-- {
-		in := out[i].input.(lockStep)
+		in := &steps[i]
 		next, seen := nextOf[in.owner]
 		if !seen {
 			next = math.MaxInt64
@@ -437,7 +438,7 @@ func (c LockService) checkPaired(h *history.Paired) Verdict {
 	for _, k := range sortedKeys(byKey) {
 		lops := c.lockOps(byKey[k])
 		for _, l := range lops {
-			if in := l.input.(lockStep); in.kind == lockGrant {
+			if in := l.input.(*lockStep); in.kind == lockGrant {
 				stats["grants"]++
 			}
 		}
@@ -483,8 +484,8 @@ func (c LockService) invalid(events []history.Event, key string, spec searchSpec
 // other than holder.
 func foreignRelease(ops []porcupine.Operation, holder string) *lockStep {
 	for _, o := range ops {
-		if in, ok := o.Input.(lockStep); ok && in.kind == lockRelease && in.owner != holder {
-			return &in
+		if in, ok := o.Input.(*lockStep); ok && in.kind == lockRelease && in.owner != holder {
+			return in
 		}
 	}
 	return nil
@@ -497,15 +498,15 @@ func (c LockService) explain(key string, an analysis) (*Counterexample, string) 
 		return &Counterexample{Explanation: []string{fmt.Sprintf("No order of the grants and releases of %q fits the %s model.", key, c.Name())}},
 			"no order of the grants and releases fits the model"
 	}
-	stuck := an.stuck.Input.(lockStep)
+	stuck := an.stuck.Input.(*lockStep)
 	states := an.state.([]any)
 	lines := []string{fmt.Sprintf("On %q, after the longest consistent order of these operations the lock is %s.", key, describeLockStates(states))}
 	evs := opEvents(stuck.o)
 	var holderGrant *lockStep
 	holder := states[0].(lockState).holder
 	for _, p := range an.placed {
-		if in, ok := p.Input.(lockStep); ok && in.kind == lockGrant && in.owner == holder {
-			holderGrant = &in
+		if in, ok := p.Input.(*lockStep); ok && in.kind == lockGrant && in.owner == holder {
+			holderGrant = in
 		}
 	}
 	holderName := cmpOr(holder, "nobody")
@@ -537,7 +538,7 @@ func (c LockService) explain(key string, an analysis) (*Counterexample, string) 
 		short = fmt.Sprintf("%s's lease was renewed while %s held the lock", stuck.who(), holderName)
 	}
 	for _, o := range an.concurrent {
-		if in, ok := o.Input.(lockStep); ok && (rel == nil || in.o.Invoke.Index != rel.o.Invoke.Index) {
+		if in, ok := o.Input.(*lockStep); ok && (rel == nil || in.o.Invoke.Index != rel.o.Invoke.Index) {
 			lines = append(lines, "Concurrent: "+in.String()+".")
 		}
 	}
@@ -578,12 +579,12 @@ type breachWitness struct {
 // cubic: hours for 100,000 operations).
 func (c LockService) breach(lops []linOp) *breachWitness {
 	grant := func(l linOp) bool {
-		in := l.input.(lockStep)
+		in := l.input.(*lockStep)
 		return in.kind == lockGrant && !in.phantom && (!c.Leases || in.leased)
 	}
 	byOwner := map[string][]int{} // owner -> indexes in lops of its operations
 	for i, l := range lops {
-		o := l.input.(lockStep).owner
+		o := l.input.(*lockStep).owner
 		byOwner[o] = append(byOwner[o], i)
 	}
 	var grants []int // indexes in lops of the grants, by return
@@ -591,7 +592,7 @@ func (c LockService) breach(lops []linOp) *breachWitness {
 	for i, l := range lops {
 		if grant(l) {
 			grants = append(grants, i)
-			end[i] = releasedFrom(lops, byOwner[l.input.(lockStep).owner], l.ret)
+			end[i] = releasedFrom(lops, byOwner[l.input.(*lockStep).owner], l.ret)
 		}
 	}
 	slices.SortStableFunc(grants, func(x, y int) int { return cmp.Compare(lops[x].ret, lops[y].ret) })
@@ -628,7 +629,7 @@ func releasedFrom(lops []linOp, own []int, from int64) int64 {
 	out := int64(math.MaxInt64)
 	for _, k := range own {
 		r := lops[k]
-		in := r.input.(lockStep)
+		in := r.input.(*lockStep)
 		if (in.kind == lockRelease && r.call > from) || (in.kind == lockMaybeRelease && (r.call > from || r.until > from)) {
 			out = min(out, r.call)
 		}
@@ -640,11 +641,11 @@ func releasedFrom(lops []linOp, own []int, from int64) int64 {
 // the pair shows none; endI is releasedFrom of the holder's return.
 func (c LockService) witness(lops []linOp, byOwner map[string][]int, i, j int, endI int64) *breachWitness {
 	a, b := lops[i], lops[j]
-	ain, bin := a.input.(lockStep), b.input.(lockStep)
+	ain, bin := a.input.(*lockStep), b.input.(*lockStep)
 	if j == i || bin.owner == ain.owner || c.outlived(ain, bin) || endI < b.ret {
 		return nil
 	}
-	w := &breachWitness{holder: ain, grant: bin, leases: c.Leases}
+	w := &breachWitness{holder: *ain, grant: *bin, leases: c.Leases}
 	if b.call <= a.ret {
 		// Concurrent: a breach whichever came first, if a also returned
 		// before b's lease could have run out. Each pair once, a first.
@@ -654,9 +655,9 @@ func (c LockService) witness(lops []linOp, byOwner map[string][]int, i, j int, e
 		w.concurrent = true
 	}
 	for _, r := range lops {
-		if rin := r.input.(lockStep); rin.kind == lockRelease && rin.owner != ain.owner && rin.owner != bin.owner &&
+		if rin := r.input.(*lockStep); rin.kind == lockRelease && rin.owner != ain.owner && rin.owner != bin.owner &&
 			r.call > a.ret && r.call < b.ret && !grantedSince(lops, byOwner[rin.owner], rin.owner, a.call, r.call) {
-			w.foreign = &rin
+			w.foreign = rin
 			break
 		}
 	}
@@ -666,7 +667,7 @@ func (c LockService) witness(lops []linOp, byOwner map[string][]int, i, j int, e
 // outlived reports whether holder's holding can have ended before grant
 // returned: with leases, the grant returned at or after the holder's lease
 // deadline. Without leases only a release ends a holding.
-func (c LockService) outlived(holder, grant lockStep) bool {
+func (c LockService) outlived(holder, grant *lockStep) bool {
 	return c.Leases && grant.latest >= holder.deadline
 }
 
@@ -677,7 +678,7 @@ func (c LockService) outlived(holder, grant lockStep) bool {
 func grantedSince(lops []linOp, own []int, owner string, from, until int64) bool {
 	for _, k := range own {
 		g := lops[k]
-		if in := g.input.(lockStep); in.kind == lockGrant && in.owner == owner && g.ret > from && g.ret < until {
+		if in := g.input.(*lockStep); in.kind == lockGrant && in.owner == owner && g.ret > from && g.ret < until {
 			return true
 		}
 	}

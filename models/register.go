@@ -132,7 +132,7 @@ func registerStep(state, input, _ any) (bool, any) {
 	if s, ok := input.(startOp); ok {
 		return true, s.state
 	}
-	st, in := state.(regState), input.(secStep)
+	st, in := state.(regState), input.(*secStep)
 	switch in.kind {
 	case stepObserve:
 		return st.holds(in.from), st.become(values{in.from})
@@ -191,7 +191,7 @@ func registerModel(noun string) porcupine.Model {
 			switch in := input.(type) {
 			case startOp:
 				return "before: " + describeRegister(noun, in.state.(regState))
-			case secStep:
+			case *secStep:
 				return in.describe()
 			}
 			return fmt.Sprint(input)

@@ -288,7 +288,8 @@ func TestFencingSweepAgreesWithPorcupine(t *testing.T) {
 			tops[j].o.Completion.Index = tops[j].o.Completion.Index*100 + j
 		}
 		lops := make([]linOp, len(tops))
-		for j, t := range tops {
+		for j := range tops {
+			t := &tops[j]
 			lops[j] = linOp{call: int64(t.o.Invoke.Index), ret: int64(t.o.Completion.Index), forcing: true, input: t}
 		}
 		out := search(tokenSpec("granted"), tokenState{}, lops, Budget{Steps: -1})
@@ -323,7 +324,7 @@ func TestTimeBudgetSaysItDependsOnTheMachine(t *testing.T) {
 func TestAPanickingModelIsUnknown(t *testing.T) {
 	spec := searchSpec{model: registerModel("counter")}
 	spec.model.Step = func(state, input, output any) (bool, any) { panic("model bug") }
-	out := search(spec, regState{any: true}, []linOp{{call: 0, ret: 1, forcing: true, input: secStep{}}}, Budget{})
+	out := search(spec, regState{any: true}, []linOp{{call: 0, ret: 1, forcing: true, input: &secStep{}}}, Budget{})
 	assert.Equal(t, Unknown, out.result)
 	assert.Contains(t, out.reason, "model bug")
 }

@@ -106,6 +106,8 @@ type section struct {
 	to    value // the value after the write (applied or unsure, after a read)
 	x     int64 // the number written or appended
 	noun  string
+	// steps are the inputs of the section's search operations (linOps).
+	steps [2]secStep
 }
 
 func (s section) who() string {
@@ -234,40 +236,48 @@ func attachWrite(s *section, w *op, in *interner) {
 }
 
 // linOps are the search operations of a section.
-func (s *section) linOps() []linOp {
+func (s *section) linOps() []linOp { return s.appendLinOps(nil) }
+
+// appendLinOps appends the search operations of s to dst. Their inputs
+// point into s (s.steps).
+func (s *section) appendLinOps(dst []linOp) []linOp {
 	client := s.first().Process
 	if s.read == nil {
-		return s.blindOps(client)
+		return s.blindOps(dst, client)
 	}
 	r := s.read
-	observe := linOp{call: int64(r.Invoke.Index), ret: int64(r.Completion.Index), forcing: true, client: client,
-		input: secStep{kind: stepObserve, from: s.from, sec: s}}
+	s.steps[0] = secStep{kind: stepObserve, from: s.from, sec: s}
+	observe := linOp{call: int64(r.Invoke.Index), ret: int64(r.Completion.Index), forcing: true, client: client, input: &s.steps[0]}
 	switch s.kind {
 	case applied:
-		return []linOp{{call: int64(r.Invoke.Index), ret: int64(s.write.Completion.Index), forcing: true, client: client,
-			input: secStep{kind: stepUpdate, from: s.from, to: s.to, sec: s}}}
+		s.steps[0] = secStep{kind: stepUpdate, from: s.from, to: s.to, sec: s}
+		return append(dst, linOp{call: int64(r.Invoke.Index), ret: int64(s.write.Completion.Index), forcing: true, client: client,
+			input: &s.steps[0]})
 	case unsure:
-		return []linOp{observe, maybe(s.write, client, secStep{kind: stepMaybe, from: s.from, to: s.to, sec: s})}
+		s.steps[1] = secStep{kind: stepMaybe, from: s.from, to: s.to, sec: s}
+		return append(dst, observe, maybe(s.write, client, &s.steps[1]))
 	}
-	return []linOp{observe}
+	return append(dst, observe)
 }
 
-func (s *section) blindOps(client int) []linOp {
+func (s *section) blindOps(dst []linOp, client int) []linOp {
 	w := s.write
 	switch {
 	case s.kind == rejected:
-		return nil
+		return dst
 	case s.kind == applied && s.list:
-		return []linOp{{call: int64(w.Invoke.Index), ret: int64(w.Completion.Index), client: client,
-			input: secStep{kind: stepBlindAppend, x: s.x, sec: s}}}
+		s.steps[0] = secStep{kind: stepBlindAppend, x: s.x, sec: s}
+		return append(dst, linOp{call: int64(w.Invoke.Index), ret: int64(w.Completion.Index), client: client, input: &s.steps[0]})
 	case s.kind == applied:
-		return []linOp{{call: int64(w.Invoke.Index), ret: int64(w.Completion.Index), forcing: true, client: client,
-			input: secStep{kind: stepOverwrite, to: s.to, sec: s}}}
+		s.steps[0] = secStep{kind: stepOverwrite, to: s.to, sec: s}
+		return append(dst, linOp{call: int64(w.Invoke.Index), ret: int64(w.Completion.Index), forcing: true, client: client,
+			input: &s.steps[0]})
 	case s.list:
-		return []linOp{{call: int64(w.Invoke.Index), open: true, until: math.MaxInt64, client: client,
-			input: secStep{kind: stepMaybeAppend, x: s.x, sec: s}}}
+		s.steps[0] = secStep{kind: stepMaybeAppend, x: s.x, sec: s}
+		return append(dst, linOp{call: int64(w.Invoke.Index), open: true, until: math.MaxInt64, client: client, input: &s.steps[0]})
 	}
-	return []linOp{maybe(w, client, secStep{kind: stepMaybe, anyFrom: true, to: s.to, sec: s})}
+	s.steps[0] = secStep{kind: stepMaybe, anyFrom: true, to: s.to, sec: s}
+	return append(dst, maybe(w, client, &s.steps[0]))
 }
 
 // maybe is the operation of a write of unknown outcome: a rule that may fire
@@ -276,7 +286,7 @@ func (s *section) blindOps(client int) []linOp {
 // later point), so adding it at the invocation itself loses nothing: the
 // operation is the point [call, call], which spares the search from trying
 // every later placement.
-func maybe(w *op, client int, in secStep) linOp {
+func maybe(w *op, client int, in *secStep) linOp {
 	return linOp{call: int64(w.Invoke.Index), ret: int64(w.Invoke.Index), client: client, input: in}
 }
 
@@ -338,7 +348,7 @@ func (c CriticalSections) checkPaired(h *history.Paired) Verdict {
 		list := slices.ContainsFunc(byKey[k], func(s *section) bool { return s.list })
 		var ops []linOp
 		for _, s := range byKey[k] {
-			ops = append(ops, s.linOps()...)
+			ops = s.appendLinOps(ops)
 		}
 		spec := sectionSpec(c.noun(list), ops)
 		out := search(spec, c.initial(k, list), ops, c.Budget)
@@ -382,11 +392,11 @@ func sectionSpec(noun string, ops []linOp) searchSpec {
 		settle: func(start any, batch []linOp, last linOp) any {
 			rules := start.(regState).rules
 			for _, o := range batch {
-				if in := o.input.(secStep); in.kind == stepMaybe {
+				if in := o.input.(*secStep); in.kind == stepMaybe {
 					rules = rules.push(rule{anyFrom: in.anyFrom, from: in.from, to: in.to})
 				}
 			}
-			in := last.input.(secStep)
+			in := last.input.(*secStep)
 			v := in.to
 			if in.kind == stepObserve {
 				v = in.from
@@ -397,7 +407,7 @@ func sectionSpec(noun string, ops []linOp) searchSpec {
 		// A write of unknown outcome only adds a rule: before or after the
 		// batch's last section, the state after the batch is the same.
 		order: func(_, y linOp) int {
-			if y.input.(secStep).kind == stepMaybe {
+			if y.input.(*secStep).kind == stepMaybe {
 				return -1
 			}
 			return 0
@@ -416,7 +426,7 @@ type futureUse struct {
 func newFutureUse(ops []linOp) *futureUse {
 	f := &futureUse{read: map[valueKey]int64{}, produced: map[valueKey]int64{}}
 	for _, o := range ops {
-		in := o.input.(secStep)
+		in := o.input.(*secStep)
 		switch in.kind {
 		case stepObserve, stepUpdate:
 			f.read[in.from.key()] = max(f.read[in.from.key()], o.call)
@@ -489,7 +499,7 @@ func (c CriticalSections) invalid(h *history.Paired, key string, spec searchSpec
 func (c CriticalSections) lostUpdate(h *history.Paired, key string, batch []linOp) (*Counterexample, string) {
 	var done []*section
 	for _, o := range batch {
-		in := o.input.(secStep)
+		in := o.input.(*secStep)
 		if in.kind != stepUpdate {
 			continue
 		}
@@ -598,19 +608,19 @@ func (c CriticalSections) explainStuck(key string, spec searchSpec, an analysis)
 		return &Counterexample{Explanation: []string{fmt.Sprintf("No order of the critical sections on %q as if each ran alone explains what the clients read.", key)}},
 			"no order of them as if each ran alone explains what the clients read"
 	}
-	stuck := an.stuck.Input.(secStep)
+	stuck := an.stuck.Input.(*secStep)
 	state := spec.model.DescribeState(an.state)
 	lines := []string{fmt.Sprintf("On %q, the longest consistent order of these %d operations places %d and leaves the %s.",
 		key, an.total, len(an.placed), state)}
 	if n := len(an.placed); n > 0 {
-		if last, ok := an.placed[n-1].Input.(secStep); ok {
+		if last, ok := an.placed[n-1].Input.(*secStep); ok {
 			lines = append(lines, "Last placed: "+last.describe()+".")
 		}
 	}
 	lines = append(lines, "Cannot follow: "+stuck.describe()+".")
 	evs := stuck.sec.events()
 	for _, o := range an.concurrent {
-		if in, ok := o.Input.(secStep); ok && in.sec != stuck.sec {
+		if in, ok := o.Input.(*secStep); ok && in.sec != stuck.sec {
 			lines = append(lines, "Concurrent: "+in.describe()+".")
 			evs = append(evs, in.sec.events()...)
 		}
