@@ -136,6 +136,8 @@ type lockStep struct {
 	// nextOwn is the invocation of the owner's next operation on the key
 	// after this one (MaxInt64 if none).
 	nextOwn int64
+	// fresh is the state after a grant of a free lock (boxed; see freshState).
+	fresh any
 }
 
 func (in lockStep) who() string {
@@ -178,73 +180,158 @@ func pastTense(f string) string {
 	return f + "ed"
 }
 
-// step is the nondeterministic step of the lock models.
-func (c LockService) step(s lockState, in *lockStep) []any {
+// freeLock is the free lock, boxed once.
+var freeLock any = lockState{}
+
+// step appends to out the states the lock may be in after in from the state
+// s (boxed: sv), unless out holds them already: the nondeterministic step of
+// the lock models. States that are s itself, the free lock or in's fresh
+// grant are not boxed again.
+func (c LockService) step(out []any, s lockState, sv any, in *lockStep) []any {
 	switch in.kind {
 	case lockGrant:
-		fresh := lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}
 		expired := c.Leases && (!s.leased || in.latest >= s.deadline)
 		switch {
 		case s.holder == "":
-			return []any{fresh}
+			return appendState(out, in.freshState())
 		case s.holder == in.owner:
 			again := s
 			again.count++
 			if in.leased {
 				again.deadline, again.leased = in.deadline, true
 			}
+			out = appendState(out, again)
 			if expired {
-				return []any{again, fresh}
+				out = appendState(out, in.freshState())
 			}
-			return []any{again}
+			return out
 		case expired:
-			return []any{fresh}
+			return appendState(out, in.freshState())
 		}
-		return nil
+		return out
 	case lockRelease, lockMaybeRelease:
-		var out []any
 		if in.kind == lockMaybeRelease || s.holder == "" {
-			out = append(out, s) // a release of a free lock releases nobody's
+			out = appendState(out, sv) // a release of a free lock releases nobody's
 		}
-		switch {
-		case s.holder == in.owner:
-			r := s
-			if r.count--; r.count <= 0 {
-				r = lockState{}
+		if s.holder == in.owner {
+			if s.count <= 1 {
+				return appendState(out, freeLock)
 			}
-			out = append(out, r)
+			r := s
+			r.count--
+			out = appendState(out, r)
 		}
 		return out
 	case lockRenew:
 		if s.holder != in.owner {
-			return nil
+			return out
 		}
 		r := s
 		r.deadline, r.leased = in.deadline, true
-		return []any{r}
+		return appendState(out, r)
 	}
 	panic(fmt.Sprintf("unknown lock step %d", in.kind))
 }
 
-func (c LockService) model() porcupine.Model {
-	nm := porcupine.NondeterministicModel{
-		Init: func() []any { return []any{lockState{}} },
-		Step: func(state, input, _ any) []any {
+// appendState adds x to the set out (states compare with ==), keeping the
+// order in which they were first found.
+func appendState(out []any, x any) []any {
+	for _, y := range out {
+		if y == x {
+			return out
+		}
+	}
+	return append(out, x)
+}
+
+// freshState is the state after a grant to in's owner when nobody held the
+// lock (boxed once per step).
+func (in *lockStep) freshState() any {
+	if in.fresh == nil {
+		in.fresh = lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}
+	}
+	return in.fresh
+}
+
+// model is the lock model: Porcupine's power-set construction
+// (NondeterministicModel.ToModel) of the nondeterministic step, written out
+// so that a step allocates only the set it returns: its state is the set of
+// lock states ([]any of lockState) the lock may be in. A buffered model
+// carves the sets from blocks and reuses its scratch space: one search at a
+// time may use it (Porcupine's parallel partitions need an unbuffered one).
+func (c LockService) model(buffered bool) porcupine.Model {
+	var scratch []any
+	var slab []any // the sets returned, carved from blocks
+	keep := func(states []any) []any {
+		if !buffered {
+			return slices.Clone(states)
+		}
+		if cap(slab)-len(slab) < len(states) {
+			slab = make([]any, 0, max(256, len(states)))
+		}
+		at := len(slab)
+		slab = append(slab, states...)
+		return slab[at:len(slab):len(slab)]
+	}
+	describeState := func(state any) string { return state.(lockState).String() }
+	return porcupine.Model{
+		Init: func() any { return []any{freeLock} },
+		Step: func(state, input, _ any) (bool, any) {
+			states := state.([]any)
+			next := scratch[:0]
 			if s, ok := input.(startOp); ok {
-				return s.state.([]any)
+				if len(states) > 0 {
+					for _, x := range s.state.([]any) {
+						next = appendState(next, x)
+					}
+				}
+			} else {
+				in := input.(*lockStep)
+				for _, sv := range states {
+					next = c.step(next, sv.(lockState), sv, in)
+				}
 			}
-			return c.step(state.(lockState), input.(*lockStep))
+			if buffered {
+				scratch = next[:0]
+			}
+			if len(next) == 0 {
+				return false, []any(nil)
+			}
+			return true, keep(next)
 		},
-		Hash: func(state any) uint64 { return state.(lockState).hash() },
+		Equal: func(a, b any) bool {
+			x, y := a.([]any), b.([]any)
+			if len(x) != len(y) {
+				return false
+			}
+			for _, s := range x {
+				if !slices.Contains(y, s) {
+					return false
+				}
+			}
+			return true
+		},
+		Hash: func(state any) uint64 {
+			var h uint64
+			for _, s := range state.([]any) {
+				h ^= s.(lockState).hash()
+			}
+			return h
+		},
 		DescribeOperation: func(input, _ any) string {
 			if s, ok := input.(startOp); ok {
 				return "before: " + describeLockStates(s.state.([]any))
 			}
 			return input.(*lockStep).String()
 		},
-		DescribeState: func(state any) string { return state.(lockState).String() },
+		DescribeState: func(state any) string {
+			var descriptions []string
+			for _, s := range state.([]any) {
+				descriptions = append(descriptions, describeState(s))
+			}
+			return fmt.Sprintf("{%s}", strings.Join(descriptions, ", "))
+		},
 	}
-	return nm.ToModel()
 }
 
 func describeLockStates(states []any) string {
@@ -260,7 +347,7 @@ func describeLockStates(states []any) string {
 
 // spec is the search spec of one key's operations.
 func (c LockService) spec(ops []linOp) searchSpec {
-	return searchSpec{model: c.model(), settle: func(_ any, _ []linOp, last linOp) any {
+	return searchSpec{model: c.model(true), settle: func(_ any, _ []linOp, last linOp) any {
 		in := last.input.(*lockStep)
 		return []any{lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}}
 	}, order: c.orderFor(ops)}

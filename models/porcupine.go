@@ -136,5 +136,5 @@ func (c LockService) Porcupine(events []history.Event) (porcupine.Model, []porcu
 	for _, k := range sortedKeys(byKey) {
 		parts = append(parts, partitioned{key: k, start: []any{lockState{}}, ops: c.lockOps(byKey[k])})
 	}
-	return wholeHistory(c.model(), parts)
+	return wholeHistory(c.model(false), parts)
 }
