@@ -347,7 +347,8 @@ func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, en
 	}
 	slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.t, b.t) })
 	var out []Stall
-	var cur *Stall
+	var cur Stall
+	open := false
 	wait, hold, faulted := 0, 0, 0
 	for i := 0; i < len(cs); {
 		t := cs[i].t
@@ -356,17 +357,17 @@ func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, en
 		}
 		stalled := wait > 0 && hold == 0 && faulted == 0
 		switch {
-		case stalled && cur == nil:
-			cur = &Stall{Key: key, Start: t}
-		case !stalled && cur != nil:
+		case stalled && !open:
+			cur, open = Stall{Key: key, Start: t}, true
+		case !stalled && open:
 			cur.End = t
-			out = append(out, *cur)
-			cur = nil
+			out = append(out, cur)
+			open = false
 		}
 	}
-	if cur != nil {
+	if open {
 		cur.End = end
-		out = append(out, *cur)
+		out = append(out, cur)
 	}
 	return out
 }

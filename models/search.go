@@ -288,7 +288,8 @@ func search(spec searchSpec, start any, ops []linOp, b Budget) keyOutcome {
 	}
 	state := start
 	out := keyOutcome{result: Valid}
-	var w wgl
+	w := wgls.Get().(*wgl)
+	defer w.release()
 	for _, bt := range cutBatches(ops, spec.order) {
 		out.batches++
 		if !deadline.IsZero() && time.Until(deadline) <= 0 {

@@ -2,6 +2,7 @@ package models
 
 import (
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -21,9 +22,11 @@ type wgl struct {
 	entries wglEntries
 	nodes   []wglNode
 	match   []int32
-	cache   map[uint64][]wglCached
-	calls   []wglCall
-	slab    []uint64
+	// cache is the memo: its buckets are chains in cached, by hash.
+	cache  map[uint64]int32
+	cached []wglCached
+	calls  []wglCall
+	slab   []uint64
 }
 
 type wglEntry struct {
@@ -56,6 +59,7 @@ type wglNode struct {
 type wglCached struct {
 	linearized []uint64
 	state      any
+	next       int32 // the next entry of the bucket, -1 at its end
 }
 
 type wglCall struct {
@@ -137,9 +141,11 @@ func (w *wgl) check(model porcupine.Model, counter *stepCounter, start any, ops 
 	words := (n + 63) / 64
 	linearized := make([]uint64, words)
 	if w.cache == nil {
-		w.cache = map[uint64][]wglCached{}
+		w.cache = map[uint64]int32{}
 	}
 	clear(w.cache)
+	clear(w.cached) // let go of the states
+	w.cached = w.cached[:0]
 	w.slab = w.slab[:0]
 	calls := w.calls[:0]
 	defer func() { w.calls = calls[:0] }()
@@ -164,13 +170,17 @@ func (w *wgl) check(model porcupine.Model, counter *stepCounter, start any, ops 
 			if model.Hash != nil {
 				key ^= model.Hash(next)
 			}
-			bucket := w.cache[key]
-			if cached(bucket, linearized, next, equal) {
+			bucket, found := w.cache[key]
+			if !found {
+				bucket = -1
+			}
+			if w.seen(bucket, linearized, next, equal) {
 				linearized[entry.id/64] &^= 1 << (entry.id % 64)
 				entry = entry.next
 				continue
 			}
-			w.cache[key] = append(bucket, wglCached{linearized: w.clone(linearized), state: next})
+			w.cache[key] = int32(len(w.cached))
+			w.cached = append(w.cached, wglCached{linearized: w.clone(linearized), state: next, next: bucket})
 			calls = append(calls, wglCall{entry: entry, state: state})
 			state = next
 			lift(entry)
@@ -190,8 +200,12 @@ func (w *wgl) check(model porcupine.Model, counter *stepCounter, start any, ops 
 	return wglOK
 }
 
-func cached(bucket []wglCached, linearized []uint64, state any, equal func(a, b any) bool) bool {
-	for _, c := range bucket {
+// seen reports whether the bucket starting at entry i holds linearized
+// with a state equal to state. Porcupine's buckets are visited oldest first;
+// the answer is the same.
+func (w *wgl) seen(i int32, linearized []uint64, state any, equal func(a, b any) bool) bool {
+	for ; i >= 0; i = w.cached[i].next {
+		c := &w.cached[i]
 		if bitsEqual(linearized, c.linearized) && equal(state, c.state) {
 			return true
 		}
@@ -202,7 +216,7 @@ func cached(bucket []wglCached, linearized []uint64, state any, equal func(a, b 
 // clone copies a bitset into the slab.
 func (w *wgl) clone(b []uint64) []uint64 {
 	if cap(w.slab)-len(w.slab) < len(b) {
-		w.slab = make([]uint64, 0, max(1024, 64*len(b)))
+		w.slab = make([]uint64, 0, max(2*cap(w.slab), 64, 16*len(b)))
 	}
 	at := len(w.slab)
 	w.slab = append(w.slab, b...)
@@ -247,4 +261,17 @@ func unlift(e *wglNode) {
 	}
 	e.prev.next = e
 	e.next.prev = e
+}
+
+// wgls keeps searchers for reuse: their buffers outlive a search.
+var wgls = sync.Pool{New: func() any { return new(wgl) }}
+
+// release clears what the searcher holds of the last search and pools it.
+func (w *wgl) release() {
+	clear(w.entries)
+	clear(w.nodes)
+	clear(w.cached)
+	w.cached = w.cached[:0]
+	clear(w.calls[:cap(w.calls)])
+	wgls.Put(w)
 }
