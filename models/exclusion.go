@@ -79,13 +79,14 @@ func holdings(ph *history.Paired) []Holding {
 }
 
 func findHoldings(ph *history.Paired) []Holding {
-	grants := 0
-	for _, o := range ph.Ops() {
-		if o.Invoke.F == history.FAcquire && o.Outcome() == history.OK {
+	grants := 0 // acquire completions that returned ok
+	for _, e := range ph.Recorded() {
+		if e.Type == history.OK && e.F == history.FAcquire {
 			grants++
 		}
 	}
 	done := make([]Holding, 0, grants)
+	builders := make([]holdingBuilder, 0, grants) // at most one per grant: never moves
 	active := map[holdKey]*holdingBuilder{} // node+key -> current holding
 	end := ph.End()
 	finish := func(b *holdingBuilder, releaseAt int64, ended *history.Event) {
@@ -142,8 +143,9 @@ func findHoldings(ph *history.Paired) []Holding {
 			if b != nil { // a new grant while the old one was never released
 				finish(b, e.Time, e)
 			}
-			active[k] = &holdingBuilder{count: 1, h: Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
-				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline}}
+			builders = append(builders, holdingBuilder{count: 1, h: Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
+				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline}})
+			active[k] = &builders[len(builders)-1]
 			if e.Owner != "" {
 				byOwner[holdKey{e.Node, e.Owner}] = active[k]
 			}

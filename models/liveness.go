@@ -246,17 +246,21 @@ func findStalls(ops []op, hs []Holding, faults []faultWindow, end int64) (stalls
 	for i := range hs {
 		holdings[hs[i].Key] = append(holdings[hs[i].Key], &hs[i])
 	}
-	wants := map[string][]want{}
-	for _, w := range findWants(ops, end) {
-		wants[w.key] = append(wants[w.key], w)
+	wantsOf := func(attempts bool) map[string][]want {
+		wants := map[string][]want{}
+		for _, w := range findWants(ops, end, attempts) {
+			wants[w.key] = append(wants[w.key], w)
+		}
+		return wants
 	}
+	wants := wantsOf(false)
 	var out []Stall
 	for _, k := range sortedKeys(wants) {
 		out = append(out, keyStalls(k, wants[k], holdings[k], faults, end)...)
 	}
 	slices.SortStableFunc(out, func(a, b Stall) int { return cmp.Compare(a.Start, b.Start) })
 	return out, func(s *Stall) {
-		s.Waiting = waitersAt(wants[s.Key], s.Start, s.End)
+		s.Waiting = waitersAt(wantsOf(true)[s.Key], s.Start, s.End)
 		s.Before = lastBefore(holdings[s.Key], s.Start)
 	}
 }
@@ -267,11 +271,13 @@ func findStalls(ops []op, hs []Holding, faults []faultWindow, end int64) (stalls
 type want struct {
 	key        string
 	start, end int64
-	attempts   []op
+	// attempts are the acquires, when asked for (findWants).
+	attempts []op
 }
 
-func findWants(ops []op, end int64) []want {
-	open := map[holdKey]*want{} // client+key -> its current want
+// findWants finds the wants of ops, with their attempts if attempts is set.
+func findWants(ops []op, end int64, attempts bool) []want {
+	open := map[holdKey]want{} // client+key -> its current want
 	var out []want
 	for _, o := range ops {
 		if o.Invoke.F != history.FAcquire {
@@ -282,22 +288,25 @@ func findWants(ops []op, end int64) []want {
 			client = fmt.Sprintf("p%d", o.Invoke.Process)
 		}
 		id := holdKey{client, o.Invoke.Key}
-		w := open[id]
-		if w == nil {
-			w = &want{key: o.Invoke.Key, start: o.Invoke.Time}
-			open[id] = w
+		w, ok := open[id]
+		if !ok {
+			w = want{key: o.Invoke.Key, start: o.Invoke.Time}
 		}
-		w.attempts = append(w.attempts, o)
+		if attempts {
+			w.attempts = append(w.attempts, o)
+		}
 		w.end = completionTime(o, end)
 		if o.Outcome() == history.OK {
-			out = append(out, *w)
+			out = append(out, w)
 			delete(open, id)
+			continue
 		}
+		open[id] = w
 	}
 	ids := slices.Collect(maps.Keys(open))
 	slices.SortFunc(ids, func(a, b holdKey) int { return strings.Compare(a.sortKey(), b.sortKey()) })
 	for _, id := range ids {
-		out = append(out, *open[id])
+		out = append(out, open[id])
 	}
 	return out
 }
