@@ -201,7 +201,8 @@ func sessionCauses(o models.Overlap, windows []window) []string {
 // releasedByAnother reports whether a client other than the two holders
 // released the key successfully between A's grant and B's.
 func releasedByAnother(o models.Overlap, events []history.Event) bool {
-	for _, e := range events {
+	for i := range events {
+		e := &events[i]
 		if e.Time > o.B.Start {
 			break
 		}
@@ -257,7 +258,8 @@ func invocationTime(before []history.Event, e history.Event) int64 {
 // clientsOf is the set of client nodes of a history.
 func clientsOf(events []history.Event) map[string]bool {
 	out := map[string]bool{}
-	for _, e := range events {
+	for i := range events {
+		e := &events[i]
 		if e.Process != history.NemesisProcess {
 			out[e.Node] = true
 		}

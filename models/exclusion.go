@@ -80,14 +80,15 @@ func holdings(ph *history.Paired) []Holding {
 
 func findHoldings(ph *history.Paired) []Holding {
 	grants := 0 // acquire completions that returned ok
-	for _, e := range ph.Recorded() {
+	for i := range ph.Recorded() {
+		e := &ph.Recorded()[i]
 		if e.Type == history.OK && e.F == history.FAcquire {
 			grants++
 		}
 	}
 	done := make([]Holding, 0, grants)
 	builders := make([]holdingBuilder, 0, grants) // at most one per grant: never moves
-	active := map[holdKey]*holdingBuilder{} // node+key -> current holding
+	active := map[holdKey]*holdingBuilder{}       // node+key -> current holding
 	end := ph.End()
 	finish := func(b *holdingBuilder, releaseAt int64, ended *history.Event) {
 		h := b.h
@@ -216,7 +217,8 @@ func Overlaps(hs []Holding) []Overlap {
 
 // Applies reports whether some acquire succeeded.
 func (MutualExclusion) Applies(events []history.Event) (bool, string) {
-	for _, e := range events {
+	for i := range events {
+		e := &events[i]
 		if e.F == history.FAcquire && e.Type == history.OK {
 			return true, ""
 		}

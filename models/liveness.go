@@ -208,7 +208,8 @@ func (c Availability) checkPaired(h *history.Paired) Verdict {
 // deadline.
 func longestLease(h *history.Paired) time.Duration {
 	var out time.Duration
-	for _, e := range h.Recorded() {
+	for i := range h.Recorded() {
+		e := &h.Recorded()[i]
 		if e.F == history.FAcquire && e.Type == history.OK && e.Deadline != nil {
 			out = max(out, time.Duration(*e.Deadline-e.Time))
 		}

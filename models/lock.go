@@ -59,7 +59,8 @@ func (c LockService) Name() string {
 // none do (for "mutex").
 func (c LockService) Applies(events []history.Event) (bool, string) {
 	grants, leased := 0, 0
-	for _, e := range events {
+	for i := range events {
+		e := &events[i]
 		if e.F == history.FAcquire && e.Type == history.OK {
 			grants++
 			if e.Deadline != nil {

@@ -37,7 +37,8 @@ func faultWindows(events []history.Event) []faultWindow { return history.FaultWi
 // nodes are the nodes that recorded operations.
 func faultsDuring(events []history.Event, from, to int64, involved ...string) []history.Event {
 	clients := map[string]bool{}
-	for _, e := range events {
+	for i := range events {
+		e := &events[i]
 		if e.Process != history.NemesisProcess && e.Node != "" {
 			clients[e.Node] = true
 		}

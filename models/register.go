@@ -125,6 +125,17 @@ type secStep struct {
 	from, to value
 	x        int64
 	sec      *section
+	// fromSet and toSet are {from} and {to}, made once (see sets).
+	fromSet, toSet values
+}
+
+// sets returns {from} and {to}, making them on the first call: a step
+// shares them with the states it makes (sets are never changed in place).
+func (in *secStep) sets() (from, to values) {
+	if in.fromSet == nil {
+		in.fromSet, in.toSet = values{in.from}, values{in.to}
+	}
+	return in.fromSet, in.toSet
 }
 
 // registerStep is the model's step.
@@ -135,11 +146,14 @@ func registerStep(state, input, _ any) (bool, any) {
 	st, in := state.(regState), input.(*secStep)
 	switch in.kind {
 	case stepObserve:
-		return st.holds(in.from), st.become(values{in.from})
+		from, _ := in.sets()
+		return st.holds(in.from), st.become(from)
 	case stepUpdate:
-		return st.holds(in.from), st.become(values{in.to})
+		_, to := in.sets()
+		return st.holds(in.from), st.become(to)
 	case stepOverwrite:
-		return true, st.become(values{in.to})
+		_, to := in.sets()
+		return true, st.become(to)
 	case stepBlindAppend:
 		if st.any {
 			return true, st

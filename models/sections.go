@@ -72,7 +72,8 @@ func (CriticalSections) Name() string { return "critical-sections" }
 
 // Applies reports whether the history has reads of the protected resource.
 func (CriticalSections) Applies(events []history.Event) (bool, string) {
-	for _, e := range events {
+	for i := range events {
+		e := &events[i]
 		if e.F == history.FRead && e.Type == history.OK {
 			return true, ""
 		}
