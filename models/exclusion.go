@@ -50,7 +50,7 @@ type Holding struct {
 }
 
 type holdingBuilder struct {
-	h      Holding
+	idx    int // the holding's index in the holdings being built
 	count  int
 	lastOp *history.Event
 }
@@ -86,12 +86,14 @@ func findHoldings(ph *history.Paired) []Holding {
 			grants++
 		}
 	}
+	// done holds every holding from its grant on (finished in place), in the
+	// order of the grants; builders track the ones still open.
 	done := make([]Holding, 0, grants)
 	builders := make([]holdingBuilder, 0, grants) // at most one per grant: never moves
 	active := map[holdKey]*holdingBuilder{}       // node+key -> current holding
 	end := ph.End()
 	finish := func(b *holdingBuilder, releaseAt int64, ended *history.Event) {
-		h := b.h
+		h := &done[b.idx]
 		h.End, h.Ended = releaseAt, ended
 		if h.Deadline != nil && *h.Deadline < releaseAt {
 			h.End, h.Ended = *h.Deadline, nil
@@ -102,7 +104,6 @@ func findHoldings(ph *history.Paired) []Holding {
 		if h.End < h.Start {
 			h.End = h.Start
 		}
-		done = append(done, h)
 	}
 	byOwner := map[holdKey]*holdingBuilder{} // node+owner -> current holding, for storage operations
 	for i := range ph.Len() {
@@ -132,36 +133,41 @@ func findHoldings(ph *history.Paired) []Holding {
 		}
 		k := holdKey{e.Node, e.Key}
 		b := active[k]
+		var h *Holding
+		if b != nil {
+			h = &done[b.idx]
+		}
 		switch {
-		case e.F == history.FAcquire && e.Type == history.OK:
-			if b != nil && b.h.Owner == e.Owner {
+		case grant:
+			if b != nil && h.Owner == e.Owner {
 				b.count++
 				if e.Deadline != nil {
-					b.h.Deadline = e.Deadline
+					h.Deadline = e.Deadline
 				}
 				continue
 			}
 			if b != nil { // a new grant while the old one was never released
 				finish(b, e.Time, e)
 			}
-			builders = append(builders, holdingBuilder{count: 1, h: Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
-				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline}})
+			done = append(done, Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
+				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline})
+			builders = append(builders, holdingBuilder{count: 1, idx: len(done) - 1})
 			active[k] = &builders[len(builders)-1]
 			if e.Owner != "" {
 				byOwner[holdKey{e.Node, e.Owner}] = active[k]
 			}
 		case b == nil:
-		case e.F == history.FRenew && e.Type == history.OK && e.Owner == b.h.Owner:
+		case renewal && e.Owner == h.Owner:
 			if e.Deadline != nil {
-				b.h.Deadline = e.Deadline
+				h.Deadline = e.Deadline
 			}
-		case e.F == history.FRelease && e.Type == history.Invoke && (e.Owner == "" || e.Owner == b.h.Owner):
+		case release && (e.Owner == "" || e.Owner == h.Owner):
 			b.count--
 			if b.count <= 0 {
-				b.h.Released = true
+				h.Released = true
 				finish(b, e.Time, e)
 				delete(active, k)
-				delete(byOwner, holdKey{e.Node, b.h.Owner})
+				delete(byOwner, holdKey{e.Node, h.Owner})
 			}
 		}
 	}

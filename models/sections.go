@@ -180,7 +180,14 @@ func readValue(comp *history.Event, in *interner) (value, bool) {
 // in invoke order, and counts the storage operations it cannot use (reads and
 // writes without a value).
 func extractSections(ops []op, in *interner) (secs []section, unusable int) {
-	pending := map[int]int{} // process -> index in secs of its section awaiting a write
+	n := 0
+	for i := range ops {
+		if f := ops[i].Invoke.F; f == history.FRead || f == history.FWrite || f == history.FAppend {
+			n++
+		}
+	}
+	secs = make([]section, 0, n) // at most one per storage operation
+	pending := map[int]int{}     // process -> index in secs of its section awaiting a write
 	for i := range ops {
 		o := &ops[i]
 		if f := o.Invoke.F; f != history.FRead && f != history.FWrite && f != history.FAppend {
