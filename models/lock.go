@@ -410,25 +410,35 @@ func (c LockService) order(x, y linOp, grantsOrdered bool) int {
 // forcing when it is its owner's first operation on the key: whatever the
 // state before it, the lock is then held once, by that owner.
 func (c LockService) lockOps(ops []op) []linOp {
-	lastOfOwner := map[string]int64{} // owner -> invoke index of its last proving or releasing operation
-	first := map[string]int64{}
-	for _, o := range ops {
+	// Every owner's first operation and last proving or releasing operation
+	// (invoke indexes), found in one pass; owner[i] is ops[i]'s (-1: not relevant).
+	type ownerOps struct{ first, last, next int64 }
+	index := make(map[string]int32, len(ops)/2)
+	var owners []ownerOps
+	owner := make([]int32, len(ops))
+	for i, o := range ops {
+		owner[i] = -1
 		if !c.relevant(o) {
 			continue
 		}
-		owner := holderOf(o.Invoke)
+		name := holderOf(o.Invoke)
 		if o.Invoke.F == history.FAcquire && o.Completion != nil {
-			owner = holderOf(o.Completion)
+			name = holderOf(o.Completion)
 		}
-		if _, ok := first[owner]; !ok {
-			first[owner] = int64(o.Invoke.Index)
+		k, ok := index[name]
+		if !ok {
+			k = int32(len(owners))
+			index[name] = k
+			owners = append(owners, ownerOps{first: int64(o.Invoke.Index), next: -1})
 		}
+		owner[i] = k
 		if o.Invoke.F != history.FAcquire {
-			lastOfOwner[owner] = int64(o.Invoke.Index)
+			owners[k].last = int64(o.Invoke.Index)
 		}
 	}
 	out := make([]linOp, 0, len(ops))
 	steps := make([]lockStep, 0, len(ops)) // the inputs of out, one each
+	stepOwner := make([]int32, 0, len(ops))
 	for i, o := range ops {
 		in := lockStep{o: o, latest: math.MaxInt64}
 		if o.Completion != nil {
@@ -438,13 +448,14 @@ func (c LockService) lockOps(ops []op) []linOp {
 		if o.Completion != nil {
 			l.ret = int64(o.Completion.Index)
 		}
+		k := owner[i]
 		switch {
 		case o.Invoke.F == history.FAcquire && o.Outcome() == history.OK:
 			in.kind, in.owner = lockGrant, holderOf(o.Completion)
 			if o.Completion.Deadline != nil {
 				in.deadline, in.leased = *o.Completion.Deadline, true
 			}
-			l.forcing = first[in.owner] == l.call
+			l.forcing = owners[k].first == l.call
 		case o.Invoke.F == history.FAcquire && o.Outcome() == history.Info && o.Invoke.Owner != "":
 			proof := c.proof(ops[i+1:], o.Invoke.Owner, o.Invoke.Key)
 			if proof == nil {
@@ -452,11 +463,18 @@ func (c LockService) lockOps(ops []op) []linOp {
 			}
 			in.kind, in.owner, in.phantom, in.proof = lockGrant, o.Invoke.Owner, true, proof
 			l.ret, in.latest = int64(proof.Invoke.Index), proof.Invoke.Time
+			kk, ok := index[in.owner] // the owner of the invoke, not of the (info) completion
+			if !ok {
+				kk = int32(len(owners))
+				index[in.owner] = kk
+				owners = append(owners, ownerOps{next: -1})
+			}
+			k = kk
 		case o.Invoke.F == history.FRelease && o.Outcome() == history.OK:
 			in.kind, in.owner = lockRelease, holderOf(o.Invoke)
 		case o.Invoke.F == history.FRelease && o.Outcome() == history.Info:
 			in.kind, in.owner = lockMaybeRelease, holderOf(o.Invoke)
-			l.open, l.until = true, max(l.call, lastOfOwner[in.owner])
+			l.open, l.until = true, max(l.call, owners[k].last)
 		case o.Invoke.F == history.FRenew && o.Outcome() == history.OK && c.Leases:
 			in.kind, in.owner = lockRenew, holderOf(o.Invoke)
 			if o.Completion.Deadline != nil {
@@ -466,16 +484,18 @@ func (c LockService) lockOps(ops []op) []linOp {
 			continue
 		}
 		steps = append(steps, in)
+		stepOwner = append(stepOwner, k)
 		out = append(out, l)
 	}
-	nextOf := map[string]int64{}
 	for i := len(out) - 1; i >= 0; i-- {
 		in := &steps[i]
-		next, seen := nextOf[in.owner]
-		if !seen {
-			next = math.MaxInt64
+		next := &owners[stepOwner[i]].next
+		if *next < 0 {
+			in.nextOwn = math.MaxInt64
+		} else {
+			in.nextOwn = *next
 		}
-		in.nextOwn, nextOf[in.owner] = next, out[i].call
+		*next = out[i].call
 		out[i].input = in
 	}
 	return out
