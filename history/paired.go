@@ -73,30 +73,19 @@ func PairRecorded(events []Event) *Paired {
 // opens tracks the open invocation of every process (an index in the pairs
 // being built), in a slice for the usual small process numbers.
 type opens struct {
-	dense  []int32
+	dense  []int32 // process -> its open pair + 1 (0: none)
 	sparse map[int]int32
 }
 
-func newOpens(events []Event) opens {
-	hi := -1
-	for i := range events {
-		if p := events[i].Process; p > hi {
-			hi = p
-		}
-	}
-	if hi < 1<<20 {
-		o := opens{dense: make([]int32, hi+2)}
-		for i := range o.dense {
-			o.dense[i] = -1
-		}
-		return o
-	}
-	return opens{sparse: map[int]int32{}}
-}
+// denseMax bounds the process numbers kept in the slice.
+const denseMax = 1 << 20
 
 func (o *opens) get(p int) int32 {
-	if o.dense != nil && p >= 0 {
-		return o.dense[p]
+	if p >= 0 && p < denseMax {
+		if p < len(o.dense) {
+			return o.dense[p] - 1
+		}
+		return -1
 	}
 	if j, ok := o.sparse[p]; ok {
 		return j
@@ -105,8 +94,11 @@ func (o *opens) get(p int) int32 {
 }
 
 func (o *opens) set(p int, j int32) {
-	if o.dense != nil && p >= 0 {
-		o.dense[p] = j
+	if p >= 0 && p < denseMax {
+		if p >= len(o.dense) {
+			o.dense = append(o.dense, make([]int32, p+1-len(o.dense)+16)...)
+		}
+		o.dense[p] = j + 1
 		return
 	}
 	if o.sparse == nil {
@@ -119,16 +111,22 @@ func (o *opens) set(p int, j int32) {
 	o.sparse[p] = j
 }
 
+// conflicting reports whether inv and comp name different values of an
+// identity field (see mismatch, which says which).
+func conflicting(inv, comp *Event) bool {
+	return (inv.Node != comp.Node && inv.Node != "" && comp.Node != "") ||
+		(inv.Key != comp.Key && inv.Key != "" && comp.Key != "") ||
+		(inv.Owner != comp.Owner && inv.Owner != "" && comp.Owner != "")
+}
+
 func pair(events []Event, complete bool) (*Paired, error) {
-	type pairIdx struct{ inv, comp int32 }
-	n := 0
-	for i := range events {
-		if events[i].Type == Invoke {
-			n++
-		}
+	// fix: bit 0, the invocation gains a field; bit 1, the completion does.
+	type pairIdx struct {
+		inv, comp int32
+		fix       uint8
 	}
-	pairs := make([]pairIdx, 0, n)
-	open := newOpens(events)
+	pairs := make([]pairIdx, 0, len(events)/2+1)
+	var open opens
 	p := &Paired{recorded: events}
 	gaining := 0 // events that gain a field
 	for i := range events {
@@ -146,13 +144,25 @@ func pair(events []Event, complete bool) (*Paired, error) {
 			continue
 		}
 		open.set(e.Process, -1)
-		pairs[k].comp = int32(i)
-		if complete {
-			inv := &events[pairs[k].inv]
-			if err := mismatch(inv, e); err != nil {
-				return nil, err
-			}
-			gaining += gains(inv, e) + gains(e, inv)
+		x := &pairs[k]
+		x.comp = int32(i)
+		if !complete {
+			continue
+		}
+		inv := &events[x.inv]
+		if inv.Node == e.Node && inv.Key == e.Key && inv.Owner == e.Owner {
+			continue
+		}
+		if conflicting(inv, e) {
+			return nil, mismatch(inv, e)
+		}
+		if gains(inv, e) {
+			x.fix |= 1
+			gaining++
+		}
+		if gains(e, inv) {
+			x.fix |= 2
+			gaining++
 		}
 	}
 	if gaining > 0 {
@@ -162,8 +172,11 @@ func pair(events []Event, complete bool) (*Paired, error) {
 			p.at[x] = -1
 		}
 		for _, x := range pairs {
-			if x.comp >= 0 {
-				p.complete(int(x.inv), int(x.comp))
+			if x.fix&1 != 0 {
+				p.fill(int(x.inv), int(x.comp))
+			}
+			if x.fix&2 != 0 {
+				p.fill(int(x.comp), int(x.inv))
 			}
 		}
 	}
@@ -177,35 +190,25 @@ func pair(events []Event, complete bool) (*Paired, error) {
 	return p, nil
 }
 
-// gains is 1 when e lacks an identity field that other has.
-func gains(e, other *Event) int {
-	if (e.Node == "" && other.Node != "") || (e.Key == "" && other.Key != "") || (e.Owner == "" && other.Owner != "") {
-		return 1
-	}
-	return 0
+// gains reports whether e lacks an identity field that other has.
+func gains(e, other *Event) bool {
+	return (e.Node == "" && other.Node != "") || (e.Key == "" && other.Key != "") || (e.Owner == "" && other.Owner != "")
 }
 
-// complete gives the invocation j and its completion i the identity fields
-// either of them recorded (they do not contradict each other): each of the
-// two that gains a field is copied into fixed.
-func (p *Paired) complete(j, i int) {
-	for _, x := range [2][2]int{{j, i}, {i, j}} {
-		e, other := &p.recorded[x[0]], &p.recorded[x[1]]
-		if gains(e, other) == 0 {
-			continue
-		}
-		p.at[x[0]] = int32(len(p.fixed))
-		p.fixed = append(p.fixed, *e)
-		c := &p.fixed[len(p.fixed)-1]
-		if c.Node == "" {
-			c.Node = other.Node
-		}
-		if c.Key == "" {
-			c.Key = other.Key
-		}
-		if c.Owner == "" {
-			c.Owner = other.Owner
-		}
+// fill copies event i into fixed with the identity fields it lacks taken
+// from event j, its partner.
+func (p *Paired) fill(i, j int) {
+	p.at[i] = int32(len(p.fixed))
+	p.fixed = append(p.fixed, p.recorded[i])
+	c, other := &p.fixed[len(p.fixed)-1], &p.recorded[j]
+	if c.Node == "" {
+		c.Node = other.Node
+	}
+	if c.Key == "" {
+		c.Key = other.Key
+	}
+	if c.Owner == "" {
+		c.Owner = other.Owner
 	}
 }
 
