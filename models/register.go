@@ -125,17 +125,20 @@ type secStep struct {
 	from, to value
 	x        int64
 	sec      *section
-	// fromSet and toSet are {from} and {to}, made once (see sets).
-	fromSet, toSet values
 }
 
-// sets returns {from} and {to}, making them on the first call: a step
-// shares them with the states it makes (sets are never changed in place).
+// sets returns {from} and {to}, which are the section's {from} and {to}:
+// made once per section, they are shared by its steps and the states they
+// make (sets are never changed in place).
 func (in *secStep) sets() (from, to values) {
-	if in.fromSet == nil {
-		in.fromSet, in.toSet = values{in.from}, values{in.to}
+	s := in.sec
+	if s == nil {
+		return values{in.from}, values{in.to}
 	}
-	return in.fromSet, in.toSet
+	if s.fromSet == nil {
+		s.fromSet, s.toSet = values{s.from}, values{s.to}
+	}
+	return s.fromSet, s.toSet
 }
 
 // registerStep is the model's step.

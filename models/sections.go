@@ -109,6 +109,8 @@ type section struct {
 	noun  string
 	// steps are the inputs of the section's search operations (linOps).
 	steps [2]secStep
+	// fromSet and toSet are {from} and {to} (see secStep.sets).
+	fromSet, toSet values
 }
 
 func (s section) who() string {
@@ -354,7 +356,7 @@ func (c CriticalSections) checkPaired(h *history.Paired) Verdict {
 	var unknown undecided
 	for _, k := range keys {
 		list := slices.ContainsFunc(byKey[k], func(s *section) bool { return s.list })
-		var ops []linOp
+		ops := make([]linOp, 0, 2*len(byKey[k]))
 		for _, s := range byKey[k] {
 			ops = s.appendLinOps(ops)
 		}
@@ -394,7 +396,7 @@ func cmpOr(a, b string) string {
 // section (closed under the rules that may still land); rules that can no
 // longer matter after the cut are dropped.
 func sectionSpec(noun string, ops []linOp) searchSpec {
-	future := newFutureUse(ops)
+	var future *futureUse // made when a rule first needs pruning
 	return searchSpec{
 		model: registerModel(noun),
 		settle: func(start any, batch []linOp, last linOp) any {
@@ -409,7 +411,12 @@ func sectionSpec(noun string, ops []linOp) searchSpec {
 			if in.kind == stepObserve {
 				v = in.from
 			}
-			rules = future.prune(rules, values{v}, last.ret)
+			if rules != nil {
+				if future == nil {
+					future = newFutureUse(ops)
+				}
+				rules = future.prune(rules, values{v}, last.ret)
+			}
 			return regState{vals: closure(values{v}, rules), rules: rules}
 		},
 		// A write of unknown outcome only adds a rule: before or after the
