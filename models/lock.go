@@ -525,7 +525,16 @@ func (c LockService) proof(later []op, owner, key string) *op {
 
 // opsByKey are the operations the model looks at, per key.
 func (c LockService) opsByKey(ops []op) map[string][]op {
-	byKey := map[string][]op{}
+	counts := map[string]int{}
+	for _, o := range ops {
+		if c.relevant(o) {
+			counts[o.Invoke.Key]++
+		}
+	}
+	byKey := make(map[string][]op, len(counts))
+	for k, n := range counts {
+		byKey[k] = make([]op, 0, n)
+	}
 	for _, o := range ops {
 		if c.relevant(o) {
 			byKey[o.Invoke.Key] = append(byKey[o.Invoke.Key], o)

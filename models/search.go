@@ -131,8 +131,9 @@ type batch struct {
 // current grant).
 func cutBatches(ops []linOp, order func(x, y linOp) int) []batch {
 	var out []batch
-	var pending []linOp
-	var live []int // indexes in pending of the operations that may still overlap later ones
+	pending := make([]linOp, 0, min(2*batchTarget, len(ops))) // reused from batch to batch
+	var next []linOp                                          // scratch for the operations a cut moves on
+	var live []int                                            // indexes in pending of the operations that may still overlap later ones
 	for i := 0; i < len(ops); i++ {
 		x := ops[i]
 		kept := live[:0]
@@ -149,10 +150,11 @@ func cutBatches(ops []linOp, order func(x, y linOp) int) []batch {
 			}
 			during := ops[i+1 : end]
 			if fits(x, pending, live, during, order) {
-				cur, next := split(x, pending, during, order)
+				var cur []linOp
+				cur, next = split(x, pending, during, order, next[:0])
 				last := x
 				out = append(out, batch{ops: cur, last: &last})
-				pending, live = next, live[:0]
+				pending, live = append(pending[:0], next...), live[:0]
 				for j := range next {
 					live = append(live, j)
 				}
@@ -198,8 +200,9 @@ func fits(x linOp, pending []linOp, live []int, during []linOp, order func(x, y 
 }
 
 // split sorts the operations around a cut at x: the batch ending in x, and
-// the operations left for the next batches.
-func split(x linOp, before, during []linOp, order func(x, y linOp) int) (cur, next []linOp) {
+// the operations left for the next batches (appended to next).
+func split(x linOp, before, during []linOp, order func(x, y linOp) int, next []linOp) (cur, _ []linOp) {
+	cur = make([]linOp, 0, len(before)+1+len(during))
 	for _, y := range before {
 		if side(x, y, order) < 0 {
 			cur = append(cur, y)
