@@ -181,8 +181,12 @@ func pastTense(f string) string {
 	return f + "ed"
 }
 
-// freeLock is the free lock, boxed once.
-var freeLock any = lockState{}
+// freeLock is the free lock, boxed once; noStates is the empty set, boxed
+// once.
+var (
+	freeLock any = lockState{}
+	noStates any = []any(nil)
+)
 
 // step appends to out the states the lock may be in after in from the state
 // s (boxed: sv), unless out holds them already: the nondeterministic step of
@@ -296,7 +300,7 @@ func (c LockService) model(buffered bool) porcupine.Model {
 				scratch = next[:0]
 			}
 			if len(next) == 0 {
-				return false, []any(nil)
+				return false, noStates
 			}
 			return true, keep(next)
 		},

@@ -136,7 +136,8 @@ func (in *secStep) sets() (from, to values) {
 		return values{in.from}, values{in.to}
 	}
 	if s.fromSet == nil {
-		s.fromSet, s.toSet = values{s.from}, values{s.to}
+		both := values{s.from, s.to}
+		s.fromSet, s.toSet = both[0:1:1], both[1:2:2]
 	}
 	return s.fromSet, s.toSet
 }
