@@ -232,7 +232,6 @@ func (c FencingTokens) checkPaired(h *history.Paired) Verdict {
 }
 
 func (c FencingTokens) invalid(events []history.Event, key string, tops []tokenOp, spec searchSpec, out keyOutcome, stats map[string]float64) Verdict {
-	an := analyze(spec, out.start, out.batch, c.Budget)
 	a, b := tokenInversion(tops)
 	var cx *Counterexample
 	var short string
@@ -262,7 +261,7 @@ func (c FencingTokens) invalid(events []history.Event, key string, tops []tokenO
 	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
 		Reason:        fmt.Sprintf("fencing tokens on %q: %s", key, short),
-		Visualization: an.visualization(spec, events)}
+		Visualization: visualize(spec, out.start, out.batch, c.Budget, events, nil)}
 }
 
 // tokenInversion finds the earliest pair of operations that no order can

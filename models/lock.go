@@ -592,13 +592,19 @@ func (c LockService) checkPaired(h *history.Paired) Verdict {
 }
 
 func (c LockService) invalid(events []history.Event, key string, spec searchSpec, out keyOutcome, stats map[string]float64, lops []linOp) Verdict {
-	an := analyze(spec, out.start, out.batch, c.Budget)
-	cx, short := c.explain(key, an)
+	var an *analysis // only when the explanation needs it
+	var cx *Counterexample
+	var short string
 	if w := c.breach(lops); w != nil {
 		cx, short = w.explain(key)
+	} else {
+		a := analyze(spec, out.start, out.batch, c.Budget)
+		an = &a
+		cx, short = c.explain(key, a)
 	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
-		Reason: fmt.Sprintf("the lock service broke the %s model on %q: %s", c.Name(), key, short), Visualization: an.visualization(spec, events)}
+		Reason:        fmt.Sprintf("the lock service broke the %s model on %q: %s", c.Name(), key, short),
+		Visualization: visualize(spec, out.start, out.batch, c.Budget, events, an)}
 }
 
 // foreignRelease is the first successful release, among ops, by someone

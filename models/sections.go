@@ -498,14 +498,16 @@ func (f *futureUse) prune(rules *ruleNode, vals values, pos int64) *ruleNode {
 // invalid builds the verdict of a key whose sections are not linearizable.
 func (c CriticalSections) invalid(h *history.Paired, key string, spec searchSpec, out keyOutcome, stats map[string]float64) Verdict {
 	events := h.Recorded() // for the fault windows around the counterexample
-	an := analyze(spec, out.start, out.batch, c.Budget)
+	var an *analysis // only when the explanation needs it
 	cx, short := c.lostUpdate(h, key, out.batch)
 	if cx == nil {
-		cx, short = c.explainStuck(key, spec, an)
+		a := analyze(spec, out.start, out.batch, c.Budget)
+		an = &a
+		cx, short = c.explainStuck(key, spec, a)
 	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
 		Reason:        fmt.Sprintf("the critical sections on %q are not atomic: %s", key, short),
-		Visualization: an.visualization(spec, events)}
+		Visualization: visualize(spec, out.start, out.batch, c.Budget, events, an)}
 }
 
 // lostUpdate looks in a batch for two applied sections that read the same

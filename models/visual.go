@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/anishathalye/porcupine"
 
@@ -17,10 +18,17 @@ import (
 type Visualization struct {
 	model porcupine.Model
 	info  porcupine.LinearizationInfo
+	// build, when set, makes info on first use: a visualization is only
+	// rendered when a report is written, and most runs are never written.
+	build func() porcupine.LinearizationInfo
+	once  sync.Once
 }
 
 // WriteHTML writes the visualization as a self-contained HTML page.
 func (v *Visualization) WriteHTML(w io.Writer) error {
+	if v.build != nil {
+		v.once.Do(func() { v.info = v.build() })
+	}
 	if err := porcupine.Visualize(v.model, v.info, w); err != nil {
 		return fmt.Errorf("porcupine visualization: %w", err)
 	}
@@ -36,6 +44,28 @@ func (an analysis) visualization(spec searchSpec, events []history.Event) *Visua
 	info := an.info
 	info.AddAnnotations(nemesisAnnotations(events, an.ops))
 	return &Visualization{model: spec.model, info: info}
+}
+
+// visualize is the visualization of the illegal batch (start, batch) of a
+// search with budget b: made from an when the explanation needed the
+// analysis (an not nil), otherwise on first use. The analysis takes the
+// steps the search took on the batch (the same algorithm), within the same
+// step budget, so only a time budget can make it fail: with one, it is made
+// now, and a failed analysis has no visualization, as before.
+func visualize(spec searchSpec, start any, batch []linOp, b Budget, events []history.Event, an *analysis) *Visualization {
+	if an == nil && b.Time > 0 {
+		a := analyze(spec, start, batch, b)
+		an = &a
+	}
+	if an != nil {
+		return an.visualization(spec, events)
+	}
+	return &Visualization{model: spec.model, build: func() porcupine.LinearizationInfo {
+		a := analyze(spec, start, batch, b)
+		info := a.info
+		info.AddAnnotations(nemesisAnnotations(events, a.ops))
+		return info
+	}}
 }
 
 // nemesisAnnotations are the fault windows that overlap the operations, on
