@@ -498,7 +498,7 @@ func (f *futureUse) prune(rules *ruleNode, vals values, pos int64) *ruleNode {
 // invalid builds the verdict of a key whose sections are not linearizable.
 func (c CriticalSections) invalid(h *history.Paired, key string, spec searchSpec, out keyOutcome, stats map[string]float64) Verdict {
 	events := h.Recorded() // for the fault windows around the counterexample
-	var an *analysis // only when the explanation needs it
+	var an *analysis       // only when the explanation needs it
 	cx, short := c.lostUpdate(h, key, out.batch)
 	if cx == nil {
 		a := analyze(spec, out.start, out.batch, c.Budget)
