@@ -185,8 +185,22 @@ func pastTense(f string) string {
 // once.
 var (
 	freeLock any = lockState{}
-	noStates any = []any(nil)
+	noStates any = &lockSet{}
 )
+
+// lockSet is a state of the lock model: the lock states ([]any of
+// lockState) the lock may be in. A pointer to it is a state without an
+// allocation of its own.
+type lockSet struct{ states []any }
+
+// lockStates are the lock states of a model state: a *lockSet, or the
+// []any a start operation carries (which analyze starts from).
+func lockStates(state any) []any {
+	if s, ok := state.(*lockSet); ok {
+		return s.states
+	}
+	return state.([]any)
+}
 
 // step appends to out the states the lock may be in after in from the state
 // s (boxed: sv), unless out holds them already: the nondeterministic step of
@@ -266,23 +280,28 @@ func (in *lockStep) freshState() any {
 // time may use it (Porcupine's parallel partitions need an unbuffered one).
 func (c LockService) model(buffered bool) porcupine.Model {
 	var scratch []any
-	var slab []any // the sets returned, carved from blocks
-	keep := func(states []any) []any {
+	var slab []any     // the sets returned, carved from blocks
+	var sets []lockSet // and their headers
+	keep := func(states []any) *lockSet {
 		if !buffered {
-			return slices.Clone(states)
+			return &lockSet{states: slices.Clone(states)}
 		}
 		if cap(slab)-len(slab) < len(states) {
 			slab = make([]any, 0, max(256, len(states)))
 		}
 		at := len(slab)
 		slab = append(slab, states...)
-		return slab[at:len(slab):len(slab)]
+		if len(sets) == cap(sets) {
+			sets = make([]lockSet, 0, 128)
+		}
+		sets = append(sets, lockSet{states: slab[at:len(slab):len(slab)]})
+		return &sets[len(sets)-1]
 	}
 	describeState := func(state any) string { return state.(lockState).String() }
 	return porcupine.Model{
-		Init: func() any { return []any{freeLock} },
+		Init: func() any { return &lockSet{states: []any{freeLock}} },
 		Step: func(state, input, _ any) (bool, any) {
-			states := state.([]any)
+			states := lockStates(state)
 			next := scratch[:0]
 			if s, ok := input.(startOp); ok {
 				if len(states) > 0 {
@@ -305,7 +324,7 @@ func (c LockService) model(buffered bool) porcupine.Model {
 			return true, keep(next)
 		},
 		Equal: func(a, b any) bool {
-			x, y := a.([]any), b.([]any)
+			x, y := lockStates(a), lockStates(b)
 			if len(x) != len(y) {
 				return false
 			}
@@ -318,7 +337,7 @@ func (c LockService) model(buffered bool) porcupine.Model {
 		},
 		Hash: func(state any) uint64 {
 			var h uint64
-			for _, s := range state.([]any) {
+			for _, s := range lockStates(state) {
 				h ^= s.(lockState).hash()
 			}
 			return h
@@ -331,7 +350,7 @@ func (c LockService) model(buffered bool) porcupine.Model {
 		},
 		DescribeState: func(state any) string {
 			var descriptions []string
-			for _, s := range state.([]any) {
+			for _, s := range lockStates(state) {
 				descriptions = append(descriptions, describeState(s))
 			}
 			return fmt.Sprintf("{%s}", strings.Join(descriptions, ", "))
@@ -626,7 +645,7 @@ func (c LockService) explain(key string, an analysis) (*Counterexample, string) 
 			"no order of the grants and releases fits the model"
 	}
 	stuck := an.stuck.Input.(*lockStep)
-	states := an.state.([]any)
+	states := lockStates(an.state)
 	lines := []string{fmt.Sprintf("On %q, after the longest consistent order of these operations the lock is %s.", key, describeLockStates(states))}
 	evs := opEvents(stuck.o)
 	var holderGrant *lockStep
