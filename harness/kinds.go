@@ -89,13 +89,23 @@ type window struct {
 
 func faultWindowsOf(events []history.Event) []window {
 	var out []window
-	open := map[string]int{} // kind+detail+targets -> index in out
+	// kind, detail, targets -> index in out (targets joined only when there
+	// are several)
+	type windowKey struct{ f, detail, targets string }
+	open := map[windowKey]int{}
 	for i := range events {
 		e := &events[i]
 		if e.Type != history.Start && e.Type != history.Stop {
 			continue // no key to build for the operations (most of the history)
 		}
-		key := e.F + "\x00" + e.Detail + "\x00" + strings.Join(e.Targets, ",")
+		key := windowKey{f: e.F, detail: e.Detail}
+		switch len(e.Targets) {
+		case 0:
+		case 1:
+			key.targets = e.Targets[0]
+		default:
+			key.targets = strings.Join(e.Targets, ",")
+		}
 		switch e.Type {
 		case history.Start:
 			open[key] = len(out)

@@ -89,13 +89,23 @@ func (f FaultWindow) End() int64 {
 // targets and detail, first in first out, in start order.
 func FaultWindows(events []Event) []FaultWindow {
 	var out []FaultWindow
-	open := map[string][]int{} // f+targets+detail -> indexes in out
+	// f, targets, detail -> indexes in out (targets joined only when there
+	// are several, so that most keys cost nothing to build)
+	type faultKey struct{ f, targets, detail string }
+	open := map[faultKey][]int{}
 	for i := range events {
 		e := &events[i]
 		if e.Type != Start && e.Type != Stop {
 			continue
 		}
-		k := e.F + "\x00" + strings.Join(e.Targets, "\x00") + "\x00" + e.Detail
+		k := faultKey{f: e.F, detail: e.Detail}
+		switch len(e.Targets) {
+		case 0:
+		case 1:
+			k.targets = e.Targets[0]
+		default:
+			k.targets = strings.Join(e.Targets, "\x00")
+		}
 		if e.Type == Start {
 			open[k] = append(open[k], len(out))
 			out = append(out, FaultWindow{Start: *e})
