@@ -137,8 +137,6 @@ type lockStep struct {
 	// nextOwn is the invocation of the owner's next operation on the key
 	// after this one (MaxInt64 if none).
 	nextOwn int64
-	// fresh is the state after a grant of a free lock (boxed; see freshState).
-	fresh any
 }
 
 func (in lockStep) who() string {
@@ -181,38 +179,38 @@ func pastTense(f string) string {
 	return f + "ed"
 }
 
-// freeLock is the free lock, boxed once; noStates is the empty set, boxed
-// once.
-var (
-	freeLock any = lockState{}
-	noStates any = &lockSet{}
-)
+// noStates is the empty set of lock states, boxed once.
+var noStates any = &lockSet{}
 
-// lockSet is a state of the lock model: the lock states ([]any of
-// lockState) the lock may be in. A pointer to it is a state without an
-// allocation of its own.
-type lockSet struct{ states []any }
+// lockSet is a state of the lock model: the lock states the lock may be in.
+// A pointer to it is a state without an allocation of its own, and the lock
+// states are values (no boxing).
+type lockSet struct{ states []lockState }
 
 // lockStates are the lock states of a model state: a *lockSet, or the
-// []any a start operation carries (which analyze starts from).
-func lockStates(state any) []any {
+// []any of lockState a start operation carries (which analyze starts from).
+func lockStates(state any) []lockState {
 	if s, ok := state.(*lockSet); ok {
 		return s.states
 	}
-	return state.([]any)
+	var out []lockState
+	for _, x := range state.([]any) {
+		out = append(out, x.(lockState))
+	}
+	return out
 }
 
 // step appends to out the states the lock may be in after in from the state
-// s (boxed: sv), unless out holds them already: the nondeterministic step of
-// the lock models. States that are s itself, the free lock or in's fresh
-// grant are not boxed again.
-func (c LockService) step(out []any, s lockState, sv any, in *lockStep) []any {
+// s, unless out holds them already: the nondeterministic step of the lock
+// models.
+func (c LockService) step(out []lockState, s lockState, in *lockStep) []lockState {
 	switch in.kind {
 	case lockGrant:
+		fresh := lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}
 		expired := c.Leases && (!s.leased || in.latest >= s.deadline)
 		switch {
 		case s.holder == "":
-			return appendState(out, in.freshState())
+			return appendState(out, fresh)
 		case s.holder == in.owner:
 			again := s
 			again.count++
@@ -221,23 +219,22 @@ func (c LockService) step(out []any, s lockState, sv any, in *lockStep) []any {
 			}
 			out = appendState(out, again)
 			if expired {
-				out = appendState(out, in.freshState())
+				out = appendState(out, fresh)
 			}
 			return out
 		case expired:
-			return appendState(out, in.freshState())
+			return appendState(out, fresh)
 		}
 		return out
 	case lockRelease, lockMaybeRelease:
 		if in.kind == lockMaybeRelease || s.holder == "" {
-			out = appendState(out, sv) // a release of a free lock releases nobody's
+			out = appendState(out, s) // a release of a free lock releases nobody's
 		}
 		if s.holder == in.owner {
-			if s.count <= 1 {
-				return appendState(out, freeLock)
-			}
 			r := s
-			r.count--
+			if r.count--; r.count <= 0 {
+				r = lockState{}
+			}
 			out = appendState(out, r)
 		}
 		return out
@@ -252,42 +249,32 @@ func (c LockService) step(out []any, s lockState, sv any, in *lockStep) []any {
 	panic(fmt.Sprintf("unknown lock step %d", in.kind))
 }
 
-// appendState adds x to the set out (states compare with ==), keeping the
-// order in which they were first found.
-func appendState(out []any, x any) []any {
-	for _, y := range out {
-		if y == x {
-			return out
-		}
+// appendState adds x to the set out, keeping the order in which the states
+// were first found.
+func appendState(out []lockState, x lockState) []lockState {
+	if slices.Contains(out, x) {
+		return out
 	}
 	return append(out, x)
 }
 
-// freshState is the state after a grant to in's owner when nobody held the
-// lock (boxed once per step).
-func (in *lockStep) freshState() any {
-	if in.fresh == nil {
-		in.fresh = lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}
-	}
-	return in.fresh
-}
-
 // model is the lock model: Porcupine's power-set construction
 // (NondeterministicModel.ToModel) of the nondeterministic step, written out
-// so that a step allocates only the set it returns: its state is the set of
-// lock states ([]any of lockState) the lock may be in. A buffered model
-// carves the sets from blocks and reuses its scratch space: one search at a
-// time may use it (Porcupine's parallel partitions need an unbuffered one).
+// (the same sets in the same order, the same equality): its state is the
+// set of lock states the lock may be in. A buffered model carves the sets
+// from blocks and reuses its scratch space, so that a step allocates
+// nothing of its own: one search at a time may use it (Porcupine's parallel
+// partitions need an unbuffered one).
 func (c LockService) model(buffered bool) porcupine.Model {
-	var scratch []any
-	var slab []any     // the sets returned, carved from blocks
-	var sets []lockSet // and their headers
-	keep := func(states []any) *lockSet {
+	var scratch []lockState
+	var slab []lockState // the sets returned, carved from blocks
+	var sets []lockSet   // and their headers
+	keep := func(states []lockState) *lockSet {
 		if !buffered {
 			return &lockSet{states: slices.Clone(states)}
 		}
 		if cap(slab)-len(slab) < len(states) {
-			slab = make([]any, 0, max(256, len(states)))
+			slab = make([]lockState, 0, max(256, len(states)))
 		}
 		at := len(slab)
 		slab = append(slab, states...)
@@ -297,22 +284,21 @@ func (c LockService) model(buffered bool) porcupine.Model {
 		sets = append(sets, lockSet{states: slab[at:len(slab):len(slab)]})
 		return &sets[len(sets)-1]
 	}
-	describeState := func(state any) string { return state.(lockState).String() }
 	return porcupine.Model{
-		Init: func() any { return &lockSet{states: []any{freeLock}} },
+		Init: func() any { return &lockSet{states: []lockState{{}}} },
 		Step: func(state, input, _ any) (bool, any) {
 			states := lockStates(state)
 			next := scratch[:0]
 			if s, ok := input.(startOp); ok {
 				if len(states) > 0 {
 					for _, x := range s.state.([]any) {
-						next = appendState(next, x)
+						next = appendState(next, x.(lockState))
 					}
 				}
 			} else {
 				in := input.(*lockStep)
-				for _, sv := range states {
-					next = c.step(next, sv.(lockState), sv, in)
+				for _, st := range states {
+					next = c.step(next, st, in)
 				}
 			}
 			if buffered {
@@ -338,30 +324,30 @@ func (c LockService) model(buffered bool) porcupine.Model {
 		Hash: func(state any) uint64 {
 			var h uint64
 			for _, s := range lockStates(state) {
-				h ^= s.(lockState).hash()
+				h ^= s.hash()
 			}
 			return h
 		},
 		DescribeOperation: func(input, _ any) string {
 			if s, ok := input.(startOp); ok {
-				return "before: " + describeLockStates(s.state.([]any))
+				return "before: " + describeLockStates(lockStates(s.state))
 			}
 			return input.(*lockStep).String()
 		},
 		DescribeState: func(state any) string {
 			var descriptions []string
 			for _, s := range lockStates(state) {
-				descriptions = append(descriptions, describeState(s))
+				descriptions = append(descriptions, s.String())
 			}
 			return fmt.Sprintf("{%s}", strings.Join(descriptions, ", "))
 		},
 	}
 }
 
-func describeLockStates(states []any) string {
+func describeLockStates(states []lockState) string {
 	parts := make([]string, len(states))
 	for i, s := range states {
-		parts[i] = s.(lockState).String()
+		parts[i] = s.String()
 	}
 	if len(parts) == 1 {
 		return parts[0]
@@ -649,7 +635,7 @@ func (c LockService) explain(key string, an analysis) (*Counterexample, string) 
 	lines := []string{fmt.Sprintf("On %q, after the longest consistent order of these operations the lock is %s.", key, describeLockStates(states))}
 	evs := opEvents(stuck.o)
 	var holderGrant *lockStep
-	holder := states[0].(lockState).holder
+	holder := states[0].holder
 	for _, p := range an.placed {
 		if in, ok := p.Input.(*lockStep); ok && in.kind == lockGrant && in.owner == holder {
 			holderGrant = in
