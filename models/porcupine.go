@@ -107,7 +107,7 @@ func (c CriticalSections) Porcupine(events []history.Event) (porcupine.Model, []
 		}
 		parts = append(parts, partitioned{key: k, start: c.initial(k, list), ops: ops})
 	}
-	return wholeHistory(registerModel(c.noun(false)), parts)
+	return wholeHistory(registerModel(c.noun(false), false), parts)
 }
 
 // Porcupine is the token model of each key's grants (and, when the storage

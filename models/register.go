@@ -142,12 +142,25 @@ func (in *secStep) sets() (from, to values) {
 	return s.fromSet, s.toSet
 }
 
+// regOf is the register state of a model state: a *regState (what the
+// model's steps make) or a regState (what Init and a start operation carry).
+func regOf(state any) regState {
+	if p, ok := state.(*regState); ok {
+		return *p
+	}
+	return state.(regState)
+}
+
 // registerStep is the model's step.
 func registerStep(state, input, _ any) (bool, any) {
 	if s, ok := input.(startOp); ok {
 		return true, s.state
 	}
-	st, in := state.(regState), input.(*secStep)
+	return stepRegister(regOf(state), input.(*secStep))
+}
+
+// stepRegister is the step of the register model from st by in.
+func stepRegister(st regState, in *secStep) (bool, regState) {
 	switch in.kind {
 	case stepObserve:
 		from, _ := in.sets()
@@ -187,19 +200,38 @@ func registerStep(state, input, _ any) (bool, any) {
 }
 
 // registerModel is the Porcupine model of a resource called noun ("counter",
-// "stock", "list").
-func registerModel(noun string) porcupine.Model {
+// "stock", "list"). Its steps make *regState; a buffered model carves them
+// from blocks, so that a step allocates nothing of its own: one search at a
+// time may use it (Porcupine's parallel partitions need an unbuffered one).
+func registerModel(noun string, buffered bool) porcupine.Model {
+	var slab []regState
+	keep := func(s regState) *regState {
+		if !buffered {
+			return &s
+		}
+		if len(slab) == cap(slab) {
+			slab = make([]regState, 0, 256)
+		}
+		slab = append(slab, s)
+		return &slab[len(slab)-1]
+	}
 	return porcupine.Model{
 		Init: func() any { return regState{any: true} },
-		Step: registerStep,
+		Step: func(state, input, _ any) (bool, any) {
+			if s, ok := input.(startOp); ok {
+				return true, s.state
+			}
+			ok, next := stepRegister(regOf(state), input.(*secStep))
+			return ok, keep(next)
+		},
 		// States with the same operations linearized have the same rules, so
 		// comparing the values is enough within a search.
 		Equal: func(a, b any) bool {
-			x, y := a.(regState), b.(regState)
+			x, y := regOf(a), regOf(b)
 			return x.any == y.any && x.vals.equal(y.vals)
 		},
 		Hash: func(state any) uint64 {
-			s := state.(regState)
+			s := regOf(state)
 			if s.any {
 				return 1
 			}
@@ -214,7 +246,7 @@ func registerModel(noun string) porcupine.Model {
 			}
 			return fmt.Sprint(input)
 		},
-		DescribeState: func(state any) string { return describeRegister(noun, state.(regState)) },
+		DescribeState: func(state any) string { return describeRegister(noun, regOf(state)) },
 	}
 }
 

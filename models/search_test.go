@@ -322,7 +322,7 @@ func TestTimeBudgetSaysItDependsOnTheMachine(t *testing.T) {
 }
 
 func TestAPanickingModelIsUnknown(t *testing.T) {
-	spec := searchSpec{model: registerModel("counter")}
+	spec := searchSpec{model: registerModel("counter", true)}
 	spec.model.Step = func(state, input, output any) (bool, any) { panic("model bug") }
 	out := search(spec, regState{any: true}, []linOp{{call: 0, ret: 1, forcing: true, input: &secStep{}}}, Budget{})
 	assert.Equal(t, Unknown, out.result)

@@ -398,9 +398,9 @@ func cmpOr(a, b string) string {
 func sectionSpec(noun string, ops []linOp) searchSpec {
 	var future *futureUse // made when a rule first needs pruning
 	return searchSpec{
-		model: registerModel(noun),
+		model: registerModel(noun, true),
 		settle: func(start any, batch []linOp, last linOp) any {
-			rules := start.(regState).rules
+			rules := regOf(start).rules
 			for _, o := range batch {
 				if in := o.input.(*secStep); in.kind == stepMaybe {
 					rules = rules.push(rule{anyFrom: in.anyFrom, from: in.from, to: in.to})
