@@ -414,7 +414,13 @@ func lastBefore(hs []*Holding, t int64) *Holding {
 // findRecoveries measures, after each fault window, the time until an
 // acquire next returned ok.
 func findRecoveries(ops []op, faults []faultWindow, end int64) []Recovery {
-	var oks, tries []int64
+	n := 0
+	for _, o := range ops {
+		if o.Invoke.F == history.FAcquire {
+			n++
+		}
+	}
+	oks, tries := make([]int64, 0, n), make([]int64, 0, n)
 	for _, o := range ops {
 		if o.Invoke.F != history.FAcquire {
 			continue
@@ -425,7 +431,7 @@ func findRecoveries(ops []op, faults []faultWindow, end int64) []Recovery {
 		}
 	}
 	slices.Sort(oks)
-	var out []Recovery
+	out := make([]Recovery, 0, len(faults))
 	for _, w := range faults {
 		if w.Stop.Index < 0 {
 			continue // still active at the end

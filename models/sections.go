@@ -341,9 +341,13 @@ func (c CriticalSections) checkPaired(h *history.Paired) Verdict {
 		return Verdict{Result: Unknown, Reason: "no critical sections (no successful read under a lock, and no write) in the history"}
 	}
 	byKey := map[string][]*section{}
+	sets := make(values, 2*len(secs)) // every section's {from} and {to}, in one block
 	for i := range secs {
-		secs[i].noun = c.noun(secs[i].list)
-		byKey[secs[i].key] = append(byKey[secs[i].key], &secs[i])
+		s := &secs[i]
+		s.noun = c.noun(s.list)
+		sets[2*i], sets[2*i+1] = s.from, s.to
+		s.fromSet, s.toSet = sets[2*i:2*i+1:2*i+1], sets[2*i+1:2*i+2:2*i+2]
+		byKey[s.key] = append(byKey[s.key], s)
 	}
 	keys := sortedKeys(byKey)
 	stats := map[string]float64{"sections": float64(len(secs)), "keys": float64(len(keys))}
