@@ -274,12 +274,12 @@ func (c LockService) model(buffered bool) porcupine.Model {
 			return &lockSet{states: slices.Clone(states)}
 		}
 		if cap(slab)-len(slab) < len(states) {
-			slab = make([]lockState, 0, max(256, len(states)))
+			slab = make([]lockState, 0, max(min(2*cap(slab)+8, 256), len(states)))
 		}
 		at := len(slab)
 		slab = append(slab, states...)
 		if len(sets) == cap(sets) {
-			sets = make([]lockSet, 0, 128)
+			sets = make([]lockSet, 0, min(2*cap(sets)+8, 256))
 		}
 		sets = append(sets, lockSet{states: slab[at:len(slab):len(slab)]})
 		return &sets[len(sets)-1]

@@ -210,7 +210,7 @@ func registerModel(noun string, buffered bool) porcupine.Model {
 			return &s
 		}
 		if len(slab) == cap(slab) {
-			slab = make([]regState, 0, 256)
+			slab = make([]regState, 0, min(2*cap(slab)+8, 256))
 		}
 		slab = append(slab, s)
 		return &slab[len(slab)-1]
