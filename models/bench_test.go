@@ -217,3 +217,23 @@ func TestWriteSyntheticHistories(t *testing.T) {
 		require.NoError(t, f.Close())
 	}
 }
+
+// BenchmarkSuite100kValid runs every check that applies to a valid
+// 100,000-operation history at once, as a run does (RunAll: the history is
+// paired once and every check reads the paired form).
+func BenchmarkSuite100kValid(b *testing.B) {
+	events := bench100kValid.events()
+	cfg := Config{InitialKnown: true, StorageFenced: true}
+	checks, _, err := cfg.Select(nil, events)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, v := range RunAll(checks, events) {
+			if v.Result != Valid {
+				b.Fatalf("%s: %s: %s", v.Check, v.Result, v.Reason)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(events)/2), "ops")
+}
