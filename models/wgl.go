@@ -1,6 +1,8 @@
 package models
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -22,6 +24,7 @@ type wgl struct {
 	entries wglEntries
 	nodes   []wglNode
 	match   []int32
+	rets    []int32
 	// cache is the memo: its buckets are chains in cached, by hash.
 	cache  map[uint64]int32
 	cached []wglCached
@@ -87,6 +90,9 @@ func (w *wgl) layout(start any, ops []linOp) {
 			end = max(end, o.ret+1)
 		}
 	}
+	if w.layoutMerged(start, ops, end) {
+		return
+	}
 	w.entries = w.entries[:0]
 	w.entries = append(w.entries, wglEntry{value: startOp{state: start}, id: 0, time: -2, isCall: true},
 		wglEntry{id: 0, time: -1})
@@ -99,6 +105,62 @@ func (w *wgl) layout(start any, ops []linOp) {
 			wglEntry{id: k + 1, time: ret})
 	}
 	sort.Sort(w.entries)
+}
+
+// layoutMerged lays the batch out without sort.Sort when that gives the
+// same order: when no two entries tie (the same time and both calls or both
+// returns), the sorted order is unique, so any sort finds Porcupine's. The
+// calls are in order already (a batch is sorted by call); the returns are
+// sorted by time and merged in. It reports false, having laid out nothing,
+// when the calls are out of order or two entries tie.
+func (w *wgl) layoutMerged(start any, ops []linOp, end int64) bool {
+	retTime := func(k int32) int64 {
+		if k == 0 {
+			return -1
+		}
+		if o := &ops[k-1]; !o.open {
+			return o.ret
+		}
+		return end
+	}
+	prev := int64(-2)
+	for i := range ops {
+		if ops[i].call <= prev {
+			return false // out of order, or a tie
+		}
+		prev = ops[i].call
+	}
+	w.rets = w.rets[:0]
+	for k := range len(ops) + 1 {
+		w.rets = append(w.rets, int32(k))
+	}
+	slices.SortFunc(w.rets, func(a, b int32) int { return cmp.Compare(retTime(a), retTime(b)) })
+	for j := 1; j < len(w.rets); j++ {
+		if retTime(w.rets[j]) == retTime(w.rets[j-1]) {
+			return false
+		}
+	}
+	w.entries = w.entries[:0]
+	i, j := 0, 0 // next call (0: the start operation), next return
+	for i <= len(ops) || j < len(w.rets) {
+		callTime := int64(-2)
+		if i > 0 && i <= len(ops) {
+			callTime = ops[i-1].call
+		}
+		if i <= len(ops) && (j == len(w.rets) || callTime <= retTime(w.rets[j])) {
+			if i == 0 {
+				w.entries = append(w.entries, wglEntry{value: startOp{state: start}, id: 0, time: -2, isCall: true})
+			} else {
+				w.entries = append(w.entries, wglEntry{value: ops[i-1].input, id: i, time: callTime, isCall: true})
+			}
+			i++
+			continue
+		}
+		k := w.rets[j]
+		w.entries = append(w.entries, wglEntry{id: int(k), time: retTime(k)})
+		j++
+	}
+	return true
 }
 
 // check searches the batch (start, ops) with model, whose Step counter
