@@ -58,6 +58,19 @@
 // state after X is carried to the next batch. A property test checks on
 // thousands of random histories that batched and whole-history searches agree.
 //
+// Each batch is searched with Porcupine's algorithm run in-house (wgl.go): the
+// same entries, order, memo and backtracking as Porcupine's checker, so the
+// same steps and results (TestWGLIsPorcupine compares them step for step),
+// without a goroutine, context or timer per batch and with buffers reused
+// from batch to batch. The verbose search behind explanations and
+// visualizations is Porcupine itself.
+//
+// RunAll pairs a history once (history.Pair) and every check reads the same
+// paired form; what several checks derive from it (the holdings) is derived
+// once (history.Paired.Memo). Work that cannot change a verdict waits until it
+// is needed: the Porcupine visualization of an invalid verdict is analysed
+// when it is written.
+//
 // Each key's search is bounded by a Budget: a number of model steps
 // (deterministic: the default, so verdicts are reproducible) and optionally
 // wall-clock time (a safety net; a result that hits it depends on the
