@@ -58,6 +58,8 @@ type tokenOp struct {
 	token  uint64
 	o      op
 	strict bool // grants must increase strictly; accepted tokens may repeat
+	// after is the model's state after the operation (see tokenModel).
+	after tokenState
 }
 
 func (t tokenOp) who() string {
@@ -88,12 +90,16 @@ func tokenModel(what string) porcupine.Model {
 			if s, ok := input.(startOp); ok {
 				return true, s.state
 			}
-			s, in := state.(tokenState), input.(*tokenOp)
+			s, in := tokenOf(state), input.(*tokenOp)
 			ok := !s.seen || in.token > s.last || (!in.strict && in.token == s.last)
-			return ok, tokenState{seen: true, last: in.token}
+			in.after = tokenState{seen: true, last: in.token}
+			return ok, &in.after
 		},
+		// The state after an operation lives in the operation (a pointer to
+		// it allocates nothing): states compare by value.
+		Equal: func(a, b any) bool { return tokenOf(a) == tokenOf(b) },
 		Hash: func(state any) uint64 {
-			s := state.(tokenState)
+			s := tokenOf(state)
 			if !s.seen {
 				return 0
 			}
@@ -105,8 +111,17 @@ func tokenModel(what string) porcupine.Model {
 			}
 			return input.(*tokenOp).String()
 		},
-		DescribeState: func(state any) string { return describeToken(what, state.(tokenState)) },
+		DescribeState: func(state any) string { return describeToken(what, tokenOf(state)) },
 	}
+}
+
+// tokenOf is the token state of a model state: a *tokenState (what steps
+// make) or a tokenState (what Init and a start operation carry).
+func tokenOf(state any) tokenState {
+	if p, ok := state.(*tokenState); ok {
+		return *p
+	}
+	return state.(tokenState)
 }
 
 func describeToken(what string, s tokenState) string {
