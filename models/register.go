@@ -204,17 +204,32 @@ func stepRegister(st regState, in *secStep) (bool, regState) {
 // from blocks, so that a step allocates nothing of its own: one search at a
 // time may use it (Porcupine's parallel partitions need an unbuffered one).
 func registerModel(noun string, buffered bool) porcupine.Model {
-	var slab []regState
-	keep := func(s regState) *regState {
-		if !buffered {
-			return &s
-		}
-		if len(slab) == cap(slab) {
-			slab = make([]regState, 0, min(2*cap(slab)+8, 256))
-		}
-		slab = append(slab, s)
-		return &slab[len(slab)-1]
+	if buffered {
+		return registerModelIn(noun, new(regStates))
 	}
+	return registerModelIn(noun, nil)
+}
+
+// regStates is a block the register states of searches are carved from;
+// the searches of one check (one per key, one at a time) share one.
+type regStates []regState
+
+// keep returns s in the block (a new heap copy when the block is nil).
+func (b *regStates) keep(s regState) *regState {
+	if b == nil {
+		return &s
+	}
+	if len(*b) == cap(*b) {
+		*b = make([]regState, 0, min(2*cap(*b)+8, 256))
+	}
+	*b = append(*b, s)
+	return &(*b)[len(*b)-1]
+}
+
+// registerModelIn is registerModel with its states carved from states (nil:
+// unbuffered).
+func registerModelIn(noun string, states *regStates) porcupine.Model {
+	keep := states.keep
 	return porcupine.Model{
 		Init: func() any { return regState{any: true} },
 		Step: func(state, input, _ any) (bool, any) {

@@ -358,13 +358,14 @@ func (c CriticalSections) checkPaired(h *history.Paired) Verdict {
 		stats["unusable-operations"] = float64(unusable)
 	}
 	var unknown undecided
+	states := new(regStates) // shared by the keys' searches, one at a time
 	for _, k := range keys {
 		list := slices.ContainsFunc(byKey[k], func(s *section) bool { return s.list })
 		ops := make([]linOp, 0, 2*len(byKey[k]))
 		for _, s := range byKey[k] {
 			ops = s.appendLinOps(ops)
 		}
-		spec := sectionSpec(c.noun(list), ops)
+		spec := sectionSpecIn(c.noun(list), ops, states)
 		out := search(spec, c.initial(k, list), ops, c.Budget)
 		stats["search-steps"] += float64(out.steps)
 		stats["search-batches"] += float64(out.batches)
@@ -400,9 +401,14 @@ func cmpOr(a, b string) string {
 // section (closed under the rules that may still land); rules that can no
 // longer matter after the cut are dropped.
 func sectionSpec(noun string, ops []linOp) searchSpec {
+	return sectionSpecIn(noun, ops, new(regStates))
+}
+
+// sectionSpecIn is sectionSpec with the model's states carved from states.
+func sectionSpecIn(noun string, ops []linOp, states *regStates) searchSpec {
 	var future *futureUse // made when a rule first needs pruning
 	return searchSpec{
-		model: registerModel(noun, true),
+		model: registerModelIn(noun, states),
 		settle: func(start any, batch []linOp, last linOp) any {
 			rules := regOf(start).rules
 			for _, o := range batch {
