@@ -311,7 +311,7 @@ func (s *Server) send(m *pb.Message) {
 		s.heard() // granted a vote: give the candidate time to win
 	}
 	to := s.cluster.nodes[m.GetTo()-1]
-	s.node.Send(to.ID(), RaftMessage{M: raftnode.CloneMessage(m)})
+	s.node.Send(to.ID(), RaftMessage{M: raftnode.Outbound(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {
