@@ -42,7 +42,7 @@ type Server struct {
 
 	// volatile state, rebuilt by Start
 	node      *sim.Node
-	st        *raft.MemoryStorage
+	st        diskStorage
 	rn        *raft.RawNode
 	fsm       *lockfsm.Machine
 	lead      uint64
@@ -124,7 +124,7 @@ func (s *Server) start() {
 // Crash loses the volatile state and whatever the disk had not synced.
 func (s *Server) Crash(n *sim.Node) {
 	s.disk.crash()
-	s.rn, s.st, s.fsm, s.pending = nil, nil, nil, nil
+	s.rn, s.st, s.fsm, s.pending = nil, diskStorage{}, nil, nil
 	s.lead, s.state = 0, raft.StateFollower
 }
 
@@ -289,21 +289,13 @@ func (s *Server) ready() {
 	}
 }
 
-// persist writes the Ready's hard state and entries to the disk and to the
-// raft storage the RawNode reads.
+// persist writes the Ready's hard state and entries to the disk, which is
+// also the raft storage the RawNode reads.
 func (s *Server) persist(rd raft.Ready) {
 	if raft.IsEmptyHardState(rd.HardState) && len(rd.Entries) == 0 {
 		return
 	}
 	s.disk.write(rd.HardState, rd.Entries)
-	if !raft.IsEmptyHardState(rd.HardState) {
-		if err := s.st.SetHardState(rd.HardState); err != nil {
-			panic(fmt.Sprintf("raftkv: %s: set hard state: %v", s.node.Name(), err))
-		}
-	}
-	if err := s.st.Append(rd.Entries); err != nil {
-		panic(fmt.Sprintf("raftkv: %s: append: %v", s.node.Name(), err))
-	}
 }
 
 func (s *Server) send(m *pb.Message) {
