@@ -55,7 +55,6 @@ type Server struct {
 	campaigns int           // campaigns since the node last heard from a leader
 	firstCamp time.Duration // true time of the first of them
 	ticks     int
-	strs      lockfsm.Strings // the strings of decoded commands, interned (a cache)
 }
 
 var (
@@ -328,10 +327,7 @@ func (s *Server) apply(e *pb.Entry) {
 	}
 	now := s.node.World().Now()
 	s.cluster.audit.appliedAt(s.id, e.GetIndex(), e.GetTerm(), e.GetData(), now)
-	if s.strs == nil {
-		s.strs = lockfsm.Strings{}
-	}
-	cmd, err := lockfsm.DecodeInterned(e.GetData(), s.strs)
+	cmd, err := s.cluster.decoder.decode(e)
 	if err != nil {
 		panic(fmt.Sprintf("raftkv: %s: entry %d: %v", s.node.Name(), e.GetIndex(), err))
 	}
