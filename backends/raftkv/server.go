@@ -55,6 +55,10 @@ type Server struct {
 	campaigns int           // campaigns since the node last heard from a leader
 	firstCamp time.Duration // true time of the first of them
 	ticks     int
+
+	// the timer callbacks, built once (a method value allocates each time
+	// it is made, and the tick timer is re-armed every tick)
+	tickFn, fsyncFn, checkFn func()
 }
 
 var (
@@ -79,6 +83,9 @@ func (s *Server) Machine() *lockfsm.Machine { return s.fsm }
 // replay into, the tick timer and the campaign timer.
 func (s *Server) Start(n *sim.Node) {
 	s.node = n
+	if s.tickFn == nil {
+		s.tickFn, s.fsyncFn, s.checkFn = s.tick, s.fsync, s.checkElection
+	}
 	s.guard(s.start)
 }
 
@@ -108,15 +115,15 @@ func (s *Server) start() {
 	s.pending = map[pendingKey]pendingReq{}
 	s.ticks, s.campaigns = 0, 0
 	s.heard()
-	n.SetTimer(o.Tick, s.tick)
+	n.SetTimer(o.Tick, s.tickFn)
 	if o.Fsync == FsyncInterval {
-		n.SetTimer(o.FsyncInterval, s.fsync)
+		n.SetTimer(o.FsyncInterval, s.fsyncFn)
 	}
 	first := n.Incarnation() == 0 && NodeName(s.id) == o.InitialLeader
 	if first {
 		n.SetTimer(0, func() { s.guard(s.campaign) })
 	} else {
-		n.SetTimer(s.timeout, s.checkElection)
+		n.SetTimer(s.timeout, s.checkFn)
 	}
 }
 
@@ -166,12 +173,12 @@ func (s *Server) tickNow() {
 		s.purgePending()
 	}
 	s.ready()
-	s.node.SetTimer(s.cluster.opts.Tick, s.tick)
+	s.node.SetTimer(s.cluster.opts.Tick, s.tickFn)
 }
 
 func (s *Server) fsync() {
 	s.disk.Sync()
-	s.node.SetTimer(s.cluster.opts.FsyncInterval, s.fsync)
+	s.node.SetTimer(s.cluster.opts.FsyncInterval, s.fsyncFn)
 }
 
 // checkElection runs when the campaign timer may have expired: it campaigns
@@ -185,7 +192,7 @@ func (s *Server) checkElectionNow() {
 		s.campaign()
 		return
 	}
-	s.node.SetTimer(s.lastHeard+s.timeout-s.node.Mono(), s.checkElection)
+	s.node.SetTimer(s.lastHeard+s.timeout-s.node.Mono(), s.checkFn)
 }
 
 func (s *Server) campaign() {
@@ -199,7 +206,7 @@ func (s *Server) campaign() {
 		panic(fmt.Sprintf("raftkv: %s: campaign: %v", s.node.Name(), err))
 	}
 	s.ready()
-	s.node.SetTimer(s.timeout, s.checkElection)
+	s.node.SetTimer(s.timeout, s.checkFn)
 }
 
 // Receive handles raft messages from peers and requests from clients.
