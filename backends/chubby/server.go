@@ -269,7 +269,7 @@ func (s *Server) send(m *pb.Message) {
 	if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
 		s.heard()
 	}
-	s.node.Send(s.cell.nodes[m.GetTo()-1].ID(), RaftMessage{M: raftnode.CloneMessage(m)})
+	s.node.Send(s.cell.nodes[m.GetTo()-1].ID(), RaftMessage{M: raftnode.Outbound(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {

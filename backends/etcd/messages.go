@@ -65,7 +65,8 @@ type WatchEvents struct {
 	Events []Event
 }
 
-// RaftMessage carries one raft message between members, deep-copied.
+// RaftMessage carries one raft message between members, shared with the
+// sender: nothing writes to it once sent (raftnode.Outbound).
 type RaftMessage struct {
 	M *pb.Message
 }

@@ -326,7 +326,7 @@ func (s *Server) process() {
 				s.heard()
 			}
 			to := s.cluster.nodes[m.GetTo()-1]
-			s.node.Send(to.ID(), RaftMessage{M: raftnode.CloneMessage(m)})
+			s.node.Send(to.ID(), RaftMessage{M: raftnode.Outbound(m)})
 		}
 		if rd.SoftState != nil {
 			s.changeRole(rd.SoftState)

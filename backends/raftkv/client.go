@@ -22,6 +22,8 @@ type Client struct {
 	id      string // this client's identity: acquirer ids and sessions derive from it
 	leader  int    // index in servers of the node believed to lead
 	seqs    map[string]uint64
+	owners  map[string]string // key -> Acquirer(key), built once per key
+	context []byte            // the context of this client's try-locks (its node's name); read-only
 	held    map[string]*holds.Hold
 	onRenew func(l backends.Lease, done bool, err error)
 	truth   *truth // the cluster's ground truth, told of client stamps
@@ -46,6 +48,8 @@ func NewClient(p *sim.Proc, servers []sim.NodeID, o Options) *Client {
 		id:      fmt.Sprintf("%s-%08x", p.Name(), p.Rand().Uint32()),
 		leader:  p.Rand().IntN(len(servers)),
 		seqs:    map[string]uint64{},
+		owners:  map[string]string{},
+		context: []byte(p.Node().Name()),
 		held:    map[string]*holds.Hold{},
 	}
 }
@@ -55,7 +59,14 @@ func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) { c.on
 
 // Acquirer is the acquirer id this client uses for key: the same for every
 // acquire of key by this client, which is what makes its acquires reentrant.
-func (c *Client) Acquirer(key string) string { return c.id + ":" + key }
+func (c *Client) Acquirer(key string) string {
+	a, ok := c.owners[key]
+	if !ok {
+		a = c.id + ":" + key
+		c.owners[key] = a
+	}
+	return a
+}
 
 func (c *Client) mainSession() string               { return c.id }
 func (c *Client) watchdogSession(key string) string { return c.id + "/watchdog:" + key }
@@ -128,7 +139,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 	for attempt := 1; ; attempt++ {
 		sent := c.p.Mono()
 		r, err := c.request(c.p, c.mainSession(), lockfsm.Command{Op: lockfsm.OpTryLock, Key: key,
-			Acquirer: c.Acquirer(key), Lease: c.opts.Lease, Context: []byte(c.p.Node().Name())})
+			Acquirer: c.Acquirer(key), Lease: c.opts.Lease, Context: c.context})
 		switch {
 		case err == nil && r.Success:
 			return c.granted(key, r, sent), nil

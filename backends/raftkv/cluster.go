@@ -17,6 +17,7 @@ type Cluster struct {
 	nodes   []*sim.Node
 	audit   *Audit
 	truth   *truth // the ground truth, when recorded (see RecordGrants)
+	decoder decoder
 }
 
 // NewCluster adds the nodes n1..nN of a raft group to w.

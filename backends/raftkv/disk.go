@@ -53,9 +53,15 @@ func (d *Disk) write(hard *pb.HardState, entries []*pb.Entry) {
 		if keep > uint64(len(d.cache.entries)) {
 			panic(fmt.Sprintf("raftkv: disk: entry %d leaves a gap after %d", entries[0].GetIndex(), first+uint64(len(d.cache.entries))-1))
 		}
-		// In place: the durable image is either this very image (fsync
-		// always, reassigned below) or a separate copy (fsync interval).
-		d.cache.entries = append(d.cache.entries[:keep], entries...)
+		if keep < uint64(len(d.cache.entries)) {
+			// A suffix is replaced: copy (full slice expression), since raft
+			// may still hold slices of the old log that diskStorage handed
+			// out, and the durable image may share the array.
+			d.cache.entries = append(d.cache.entries[:keep:keep], entries...)
+		} else {
+			// Past the end of every slice handed out (they are capped).
+			d.cache.entries = append(d.cache.entries, entries...)
+		}
 	}
 	d.writes++
 	if d.synced {
@@ -73,20 +79,9 @@ func (d *Disk) Sync() {
 // crash throws away what was not synced.
 func (d *Disk) crash() { d.cache = d.durable.clone() }
 
-// storage builds the raft storage a restarting node reads.
-func (d *Disk) storage() *raft.MemoryStorage {
-	st := raft.NewMemoryStorage()
-	if err := st.ApplySnapshot(d.snap); err != nil {
-		panic(fmt.Sprintf("raftkv: disk: apply snapshot: %v", err))
-	}
-	if err := st.SetHardState(d.cache.hard); err != nil {
-		panic(fmt.Sprintf("raftkv: disk: set hard state: %v", err))
-	}
-	if err := st.Append(d.cache.entries); err != nil {
-		panic(fmt.Sprintf("raftkv: disk: append: %v", err))
-	}
-	return st
-}
+// storage is the raft storage a (re)starting node reads: a view of the
+// disk's cache.
+func (d *Disk) storage() diskStorage { return diskStorage{d} }
 
 // SnapshotIndex is the index of the bootstrap snapshot.
 func (d *Disk) SnapshotIndex() uint64 { return d.snap.GetMetadata().GetIndex() }

@@ -32,8 +32,8 @@ type Response struct {
 	Index uint64
 }
 
-// RaftMessage carries one raft message between nodes. The sender deep-copies
-// it, so no memory is shared between nodes.
+// RaftMessage carries one raft message between nodes, shared with the
+// sender: nothing writes to it once sent (raftnode.Outbound).
 type RaftMessage struct {
 	M *pb.Message
 }

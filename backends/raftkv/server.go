@@ -42,7 +42,7 @@ type Server struct {
 
 	// volatile state, rebuilt by Start
 	node      *sim.Node
-	st        *raft.MemoryStorage
+	st        diskStorage
 	rn        *raft.RawNode
 	fsm       *lockfsm.Machine
 	lead      uint64
@@ -55,7 +55,10 @@ type Server struct {
 	campaigns int           // campaigns since the node last heard from a leader
 	firstCamp time.Duration // true time of the first of them
 	ticks     int
-	strs      lockfsm.Strings // the strings of decoded commands, interned (a cache)
+
+	// the timer callbacks, built once (a method value allocates each time
+	// it is made, and the tick timer is re-armed every tick)
+	tickFn, fsyncFn, checkFn func()
 }
 
 var (
@@ -80,6 +83,9 @@ func (s *Server) Machine() *lockfsm.Machine { return s.fsm }
 // replay into, the tick timer and the campaign timer.
 func (s *Server) Start(n *sim.Node) {
 	s.node = n
+	if s.tickFn == nil {
+		s.tickFn, s.fsyncFn, s.checkFn = s.tick, s.fsync, s.checkElection
+	}
 	s.guard(s.start)
 }
 
@@ -109,22 +115,22 @@ func (s *Server) start() {
 	s.pending = map[pendingKey]pendingReq{}
 	s.ticks, s.campaigns = 0, 0
 	s.heard()
-	n.SetTimer(o.Tick, s.tick)
+	n.SetTimer(o.Tick, s.tickFn)
 	if o.Fsync == FsyncInterval {
-		n.SetTimer(o.FsyncInterval, s.fsync)
+		n.SetTimer(o.FsyncInterval, s.fsyncFn)
 	}
 	first := n.Incarnation() == 0 && NodeName(s.id) == o.InitialLeader
 	if first {
 		n.SetTimer(0, func() { s.guard(s.campaign) })
 	} else {
-		n.SetTimer(s.timeout, s.checkElection)
+		n.SetTimer(s.timeout, s.checkFn)
 	}
 }
 
 // Crash loses the volatile state and whatever the disk had not synced.
 func (s *Server) Crash(n *sim.Node) {
 	s.disk.crash()
-	s.rn, s.st, s.fsm, s.pending = nil, nil, nil, nil
+	s.rn, s.st, s.fsm, s.pending = nil, diskStorage{}, nil, nil
 	s.lead, s.state = 0, raft.StateFollower
 }
 
@@ -167,12 +173,12 @@ func (s *Server) tickNow() {
 		s.purgePending()
 	}
 	s.ready()
-	s.node.SetTimer(s.cluster.opts.Tick, s.tick)
+	s.node.SetTimer(s.cluster.opts.Tick, s.tickFn)
 }
 
 func (s *Server) fsync() {
 	s.disk.Sync()
-	s.node.SetTimer(s.cluster.opts.FsyncInterval, s.fsync)
+	s.node.SetTimer(s.cluster.opts.FsyncInterval, s.fsyncFn)
 }
 
 // checkElection runs when the campaign timer may have expired: it campaigns
@@ -186,7 +192,7 @@ func (s *Server) checkElectionNow() {
 		s.campaign()
 		return
 	}
-	s.node.SetTimer(s.lastHeard+s.timeout-s.node.Mono(), s.checkElection)
+	s.node.SetTimer(s.lastHeard+s.timeout-s.node.Mono(), s.checkFn)
 }
 
 func (s *Server) campaign() {
@@ -200,7 +206,7 @@ func (s *Server) campaign() {
 		panic(fmt.Sprintf("raftkv: %s: campaign: %v", s.node.Name(), err))
 	}
 	s.ready()
-	s.node.SetTimer(s.timeout, s.checkElection)
+	s.node.SetTimer(s.timeout, s.checkFn)
 }
 
 // Receive handles raft messages from peers and requests from clients.
@@ -289,21 +295,13 @@ func (s *Server) ready() {
 	}
 }
 
-// persist writes the Ready's hard state and entries to the disk and to the
-// raft storage the RawNode reads.
+// persist writes the Ready's hard state and entries to the disk, which is
+// also the raft storage the RawNode reads.
 func (s *Server) persist(rd raft.Ready) {
 	if raft.IsEmptyHardState(rd.HardState) && len(rd.Entries) == 0 {
 		return
 	}
 	s.disk.write(rd.HardState, rd.Entries)
-	if !raft.IsEmptyHardState(rd.HardState) {
-		if err := s.st.SetHardState(rd.HardState); err != nil {
-			panic(fmt.Sprintf("raftkv: %s: set hard state: %v", s.node.Name(), err))
-		}
-	}
-	if err := s.st.Append(rd.Entries); err != nil {
-		panic(fmt.Sprintf("raftkv: %s: append: %v", s.node.Name(), err))
-	}
 }
 
 func (s *Server) send(m *pb.Message) {
@@ -311,7 +309,7 @@ func (s *Server) send(m *pb.Message) {
 		s.heard() // granted a vote: give the candidate time to win
 	}
 	to := s.cluster.nodes[m.GetTo()-1]
-	s.node.Send(to.ID(), RaftMessage{M: raftnode.CloneMessage(m)})
+	s.node.Send(to.ID(), RaftMessage{M: raftnode.Outbound(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {
@@ -336,10 +334,7 @@ func (s *Server) apply(e *pb.Entry) {
 	}
 	now := s.node.World().Now()
 	s.cluster.audit.appliedAt(s.id, e.GetIndex(), e.GetTerm(), e.GetData(), now)
-	if s.strs == nil {
-		s.strs = lockfsm.Strings{}
-	}
-	cmd, err := lockfsm.DecodeInterned(e.GetData(), s.strs)
+	cmd, err := s.cluster.decoder.decode(e)
 	if err != nil {
 		panic(fmt.Sprintf("raftkv: %s: entry %d: %v", s.node.Name(), e.GetIndex(), err))
 	}

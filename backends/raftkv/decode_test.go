@@ -1,0 +1,45 @@
+package raftkv
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+)
+
+// TestDecoderIsDecode: the cluster's decode cache gives what decoding gives,
+// for the same entry applied again and for another entry at the same index
+// (a replaced log suffix) or in the same slot.
+func TestDecoderIsDecode(t *testing.T) {
+	entry := func(index uint64, cmd lockfsm.Command) *pb.Entry {
+		return &pb.Entry{Index: new(index), Term: new(uint64(2)), Data: lockfsm.Encode(cmd)}
+	}
+	a := lockfsm.Command{Op: lockfsm.OpTryLock, Key: "k", Acquirer: "c1:k", Context: []byte("n1"), Session: "c1", Seq: 1}
+	b := lockfsm.Command{Op: lockfsm.OpUnlock, Key: "k", Acquirer: "c2:k", Session: "c2", Seq: 7}
+	ea, eb := entry(5, a), entry(5, b)
+	tests := []struct {
+		name string
+		e    *pb.Entry
+		want lockfsm.Command
+	}{
+		{"first node applies", ea, a},
+		{"second node applies the same entry", ea, a},
+		{"another entry at the same index", eb, b},
+		{"another entry in the same slot", entry(5+decodeSlots, a), a},
+		{"the first entry again", ea, a},
+		{"bad data", &pb.Entry{Index: new(uint64(9)), Data: []byte{9}}, lockfsm.Command{}},
+	}
+	var d decoder
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := d.decode(tc.e)
+			want, wantErr := lockfsm.Decode(tc.e.GetData())
+			require.Equal(t, wantErr, err)
+			assert.Equal(t, want, got)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

@@ -1,0 +1,202 @@
+package harness
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/locklab/locklab/backends/chubby"
+	"github.com/locklab/locklab/backends/etcd"
+	"github.com/locklab/locklab/backends/raftkv"
+	"github.com/locklab/locklab/backends/zookeeper"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/sim"
+)
+
+// raftTracesFile holds the SHA-256 of the message trace of each case of
+// TestRaftTracesAreUnchanged, recorded before the raft hot path was optimised.
+const raftTracesFile = "testdata/raft_trace_hashes.txt"
+
+// raftTraceCases are runs of the systems built on etcd raft (raftkv, etcd,
+// ZooKeeper, Chubby) under random faults and single fault families.
+func raftTraceCases() []guardCase {
+	var out []guardCase
+	add := func(name string, t Test) { out = append(out, guardCase{name, t}) }
+	for seed := range uint64(3) {
+		add(fmt.Sprintf("raftkv/random/seed=%d", seed+11), Test{System: "raftkv", Nemesis: "random", Seed: seed + 11, Time: 40 * time.Second})
+	}
+	add("raftkv/5nodes/partition,crash/seed=3", Test{System: "raftkv", Nemesis: "partition,crash", Seed: 3, Time: 40 * time.Second,
+		SystemOptions: map[string]string{"nodes": "5"}})
+	add("raftkv/fsync=interval/crash/seed=4", Test{System: "raftkv", Nemesis: "crash", Seed: 4, Time: 40 * time.Second,
+		SystemOptions: map[string]string{"fsync": "interval"}})
+	add("raftkv/client-stamp/reentrant/pause,clock/seed=5", Test{System: "raftkv", Workload: "reentrant", Nemesis: "pause,clock",
+		Seed: 5, Time: 30 * time.Second, SystemOptions: map[string]string{"stamp": "client", "prevote": "false"}})
+	add("raftkv/delay/seed=6", Test{System: "raftkv", Nemesis: "delay", Seed: 6, Time: 30 * time.Second})
+	for _, s := range []string{"etcd", "zookeeper", "chubby"} {
+		for seed := range uint64(2) {
+			add(fmt.Sprintf("%s/random/seed=%d", s, seed+11), Test{System: s, Nemesis: "random", Seed: seed + 11, Time: 20 * time.Second})
+		}
+	}
+	return out
+}
+
+// raftTrace runs the simulation of tc and returns every message the network
+// was given (send time, sender, receiver, and the body: raft messages in
+// protobuf's deterministic encoding, other bodies as %+v), then the history.
+func raftTrace(t testing.TB, tc Test) []byte {
+	t.Helper()
+	p, err := Prepare(tc)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	world := p.World
+	world.Network().AddRule(sim.Rule{Match: func(m sim.Message) bool {
+		fmt.Fprintf(&b, "%d %d %d>%d %d ", world.Now(), m.ID, m.From, m.To, m.ReplyTo)
+		rm := raftMessageOf(m.Body)
+		if rm == nil {
+			fmt.Fprintf(&b, "%T %+v\n", m.Body, m.Body)
+			return false
+		}
+		enc, err := proto.MarshalOptions{Deterministic: true}.Marshal(rm)
+		require.NoError(t, err)
+		b.WriteString(rm.GetType().String())
+		b.WriteByte(' ')
+		b.Write(binary.AppendUvarint(nil, uint64(len(enc))))
+		b.Write(enc)
+		b.WriteByte('\n')
+		return false // observe only: the rule never applies
+	}})
+	require.NoError(t, p.simulate(Watch{}))
+	p.World.Close()
+	require.NoError(t, history.Write(&b, p.Log.Events()))
+	return b.Bytes()
+}
+
+// TestRaftTracesAreUnchanged guards the optimisations of the raft hot path
+// (backends/raftnode, backends/raftkv) more tightly than the history hashes:
+// every message the raft-based systems send, with its time and content, is
+// what it was before (testdata/raft_trace_hashes.txt). Rewrite the file with
+// -update-hashes only after a deliberate behaviour change.
+func TestRaftTracesAreUnchanged(t *testing.T) {
+	cases := raftTraceCases()
+	got := map[string]string{}
+	var names []string
+	for _, c := range cases {
+		tr := raftTrace(t, c.test)
+		require.Greater(t, bytes.Count(tr, []byte("\n")), 1000, c.name)
+		sum := sha256.Sum256(tr)
+		got[c.name] = hex.EncodeToString(sum[:])
+		names = append(names, c.name)
+	}
+	if *updateHashes {
+		var b strings.Builder
+		b.WriteString("# SHA-256 of the message trace and history of each case of TestRaftTracesAreUnchanged.\n")
+		b.WriteString("# Rewrite with: go test ./harness -run TestRaftTracesAreUnchanged -update-hashes\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "%s %s\n", n, got[n])
+		}
+		tmp := raftTracesFile + ".tmp"
+		require.NoError(t, os.WriteFile(tmp, []byte(b.String()), 0o644))
+		require.NoError(t, os.Rename(tmp, raftTracesFile))
+		return
+	}
+	want := readTraceHashes(t)
+	require.Len(t, want, len(names), "the recorded cases are the cases")
+	for _, n := range names {
+		assert.Equal(t, want[n], got[n], "%s: the messages or the history changed", n)
+	}
+}
+
+func readTraceHashes(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(raftTracesFile)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, sum, ok := strings.Cut(line, " ")
+		require.True(t, ok, "%s:%d: bad line %q", raftTracesFile, i+1, line)
+		out[name] = sum
+	}
+	return out
+}
+
+// TestRaftTraceIsDeterministic: the trace's premise — the same run gives the
+// same trace — holds for every system it covers.
+func TestRaftTraceIsDeterministic(t *testing.T) {
+	for _, s := range []string{"raftkv", "etcd", "zookeeper", "chubby"} {
+		tc := Test{System: s, Nemesis: "random", Seed: 1, Time: 10 * time.Second}
+		assert.Equal(t, raftTrace(t, tc), raftTrace(t, tc), s)
+	}
+}
+
+// TestOutboundMessagesAreNeverWritten proves what raftnode.Outbound relies on
+// to share raft messages between nodes instead of copying them: over whole
+// runs of every raft-based system under random faults, on a network that
+// duplicates and reorders messages, each message sent still encodes to the
+// bytes it encoded to when it was sent, entries included.
+func TestOutboundMessagesAreNeverWritten(t *testing.T) {
+	for _, s := range []string{"raftkv", "etcd", "zookeeper", "chubby"} {
+		t.Run(s, func(t *testing.T) {
+			p, err := Prepare(Test{System: s, Nemesis: "random", Seed: 3, Time: 30 * time.Second})
+			require.NoError(t, err)
+			link := sim.DefaultLink
+			link.Duplicate, link.Reorder, link.ReorderDelay = 0.05, 0.05, 5*time.Millisecond
+			p.World.Network().SetDefaultLink(link)
+			type sent struct {
+				m   *pb.Message
+				enc []byte
+			}
+			var all []sent
+			encode := func(m *pb.Message) []byte {
+				enc, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+				require.NoError(t, err)
+				return enc
+			}
+			p.World.Network().AddRule(sim.Rule{Match: func(m sim.Message) bool {
+				if rm := raftMessageOf(m.Body); rm != nil {
+					all = append(all, sent{rm, encode(rm)})
+				}
+				return false
+			}})
+			require.NoError(t, p.simulate(Watch{}))
+			p.World.Close()
+			require.Greater(t, len(all), 1000)
+			entries := 0
+			for i, x := range all {
+				entries += len(x.m.GetEntries())
+				require.Equal(t, x.enc, encode(x.m), "message %d (%v) was written to after it was sent", i, x.m.GetType())
+			}
+			assert.Positive(t, entries, "the messages carried entries")
+			assert.Positive(t, p.World.Network().Stats().Duplicated, "some messages were delivered twice")
+		})
+	}
+}
+
+// raftMessageOf is the raft message a body carries, or nil.
+func raftMessageOf(body any) *pb.Message {
+	switch body := body.(type) {
+	case raftkv.RaftMessage:
+		return body.M
+	case etcd.RaftMessage:
+		return body.M
+	case zookeeper.RaftMessage:
+		return body.M
+	case chubby.RaftMessage:
+		return body.M
+	}
+	return nil
+}
