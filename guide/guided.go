@@ -469,11 +469,15 @@ func (m mutator) trigger(f nemesis.Fault) nemesis.Fault {
 	return f
 }
 
+// storageWrite is the message type of a write to the storage node, which
+// every system's tests share.
+const storageWrite = "storage.WriteReq"
+
 // attacks are the targeted placements, in the lock's own terms: what to do
 // to whom while a client holds the lock.
 var attacks = []string{
 	"pause-holder",         // a long pause (GC, stop-the-world) of the holder
-	"isolate-holder",       // the holder cut off from every node
+	"isolate-holder",       // the holder cut off from the lock's servers (or every node)
 	"delay-holder-storage", // the holder's messages to the storage delayed
 	"clock-holder",         // the holder's own clock jumped or drifting
 	"crash-granter",        // a server that granted the hold crashes, restarts empty
@@ -639,10 +643,21 @@ func (m mutator) place(holds []hold) ([]nemesis.Fault, time.Duration, bool) {
 	case attack == "pause-holder":
 		f.Kind, f.Targets, f.Duration = nemesis.Pause, []string{h.node}, outlast()
 	case attack == "isolate-holder":
-		f.Kind, f.Targets, f.Duration = nemesis.Partition, []string{h.node}, outlast()
+		// Cut off from the lock's servers (it keeps the storage: its late
+		// write can still land), or, a time in four, from everything.
+		f.Kind, f.Duration = nemesis.Partition, outlast()
+		if len(m.targets.Servers) > 0 && m.rng.IntN(4) > 0 {
+			f.Groups = [][]string{{h.node}, slices.Clone(m.targets.Servers)}
+		} else {
+			f.Targets = []string{h.node}
+		}
 	case attack == "delay-holder-storage" && m.targets.Storage != "":
 		f.Kind, f.From, f.To, f.Amount = nemesis.Delay, []string{h.node}, []string{m.targets.Storage}, outlast()
 		f.Duration = max(f.Duration, f.Amount)
+		if m.rng.IntN(4) > 0 {
+			// Only its next write (its reads go through: it does write).
+			f.Match, f.Count = storageWrite, 1
+		}
 	case attack == "clock-holder":
 		f.Targets = []string{h.node}
 		clock(&f, false)
