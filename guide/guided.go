@@ -111,6 +111,23 @@ func (h hold) beforeLastOp() []step {
 	return h.steps
 }
 
+// quickest is one of the holdings whose acquire took at most 10 ms more
+// than the quickest one's, at random: an acquire that was a single attempt,
+// its invocation right before its grant.
+func (m mutator) quickest(holds []hold) hold {
+	least := holds[0].start - holds[0].invoke
+	for _, x := range holds[1:] {
+		least = min(least, x.start-x.invoke)
+	}
+	var quick []hold
+	for _, x := range holds {
+		if x.start-x.invoke <= least+int64(10*time.Millisecond) {
+			quick = append(quick, x)
+		}
+	}
+	return quick[m.rng.IntN(len(quick))]
+}
+
 // holdsOf are the holdings of a history, as placement anchors.
 func holdsOf(ev []history.Event) []hold {
 	var out []hold
@@ -494,8 +511,11 @@ var attacks = []string{
 // deadline, a restart-regrant a granter that restarted empty and granted
 // again, and so on. Three placements in four of a search for a kind are drawn
 // from its attacks (directed greybox fuzzing: the target steers the search),
-// the others from all of them. A new system's hunts use them through the kind
-// they declare.
+// the others from all of them; an attack listed twice is drawn twice as
+// often (the cut-off of a failover, which drops the replication in flight;
+// the pause of a session's holder, which also stops its client from
+// noticing the expiry). A new system's hunts use them through the kind they
+// declare.
 var Directed = map[string][]string{
 	harness.KindGCPause:          {"pause-holder"},
 	harness.KindClockJump:        {"clock-granter"},
@@ -504,7 +524,7 @@ var Directed = map[string][]string{
 	harness.KindNonOwnerRelease:  {"pause-holder", "isolate-holder"},
 	harness.KindLeaderClockAhead: {"clock-server", "clock-granter"},
 	harness.KindHolderClock:      {"clock-holder"},
-	harness.KindSessionExpiry:    {"pause-holder", "isolate-holder"},
+	harness.KindSessionExpiry:    {"pause-holder", "pause-holder", "isolate-holder"},
 	harness.KindDelayedWrite:     {"delay-holder-storage"},
 }
 
@@ -520,9 +540,10 @@ var Directed = map[string][]string{
 //
 // Durations, jumps and delays are drawn relative to the system's timing:
 // around what is left of the holder's lease at the fault when the grant had
-// a lease (an attack on the holder outlasts it three times in four: a
-// pause or a delay that ends before the deadline shows nothing), else around
-// the system's timeouts (the sum of its duration options, defaults included:
+// a lease (an attack on the holder outlasts it three times in four, half the
+// time by up to twice the longer of that and the system's timeouts: a pause
+// or a delay that ends before the deadline shows nothing), else around the
+// system's timeouts (the sum of its duration options, defaults included:
 // session timeout, lock-delay, failover timing), or on a log scale from
 // 100 ms to 30 s. A crash restarts within the holding half the time (the
 // restarted server has forgotten the holder's key while the lease is still
@@ -606,19 +627,22 @@ func (m mutator) place(holds []hold) ([]nemesis.Fault, time.Duration, bool) {
 		return nemesis.Duration(m.logUniform(100*time.Millisecond, 30*time.Second))
 	}
 	// outlast is a duration that outlasts the holder's lease, when the grant
-	// had one: half the time by an eighth of the lease left to twice it (at
-	// least 2 s: long enough for another client's next attempt to come
-	// after the deadline), a quarter of the time anywhere up to twice the
-	// system's timeouts (a service that expires a session later than its
-	// client's deadline, then waits a lock-delay); else long.
+	// had one: a quarter of the time by an eighth of the lease left to twice
+	// it (at least 2 s) on a log scale (just long enough for another
+	// client's next attempt to come after the deadline, and short enough
+	// to wake while that client still holds), half the time uniformly up
+	// to twice the longer of the lease left and the system's timeouts (a
+	// service that expires a session later than its client's deadline,
+	// then waits a lock-delay); else long.
 	outlast := func() nemesis.Duration {
 		switch x := m.rng.IntN(4); {
 		case left <= time.Millisecond || x == 0:
 			return long()
 		case x == 1:
-			return nemesis.Duration(m.logUniform(left, max(2*m.timeout, 2*left)))
+			return nemesis.Duration(left + m.logUniform(left/8, max(2*left, 2*time.Second)))
 		}
-		return nemesis.Duration(left + m.logUniform(left/8, max(2*left, 2*time.Second)))
+		hi := 2 * max(left, m.timeout)
+		return nemesis.Duration(left + time.Duration(m.rng.Int64N(int64(hi-left)+1)).Round(time.Millisecond))
 	}
 	pick := func(ns []string) []string { return []string{ns[m.rng.IntN(len(ns))]} }
 	clock := func(f *nemesis.Fault, forward bool) {
@@ -638,7 +662,9 @@ func (m mutator) place(holds []hold) ([]nemesis.Fault, time.Duration, bool) {
 		}
 	}
 	f := nemesis.Fault{Duration: long()}
-	var lag *nemesis.Fault // a lag of the granter's messages before the attack
+	var lag *nemesis.Fault       // a lag of the granter's messages before the attack
+	var pause *nemesis.Fault     // a pause of the holder before its clock steps back
+	at := time.Duration(h.start) // when the trigger is armed
 	switch {
 	case attack == "pause-holder":
 		f.Kind, f.Targets, f.Duration = nemesis.Pause, []string{h.node}, outlast()
@@ -661,6 +687,29 @@ func (m mutator) place(holds []hold) ([]nemesis.Fault, time.Duration, bool) {
 	case attack == "clock-holder":
 		f.Targets = []string{h.node}
 		clock(&f, false)
+		if m.rng.IntN(2) == 0 {
+			quick := m.quickest(holds)
+			h, left = quick, quick.lease
+			f.Targets = []string{h.node}
+			// Around its grant: while its acquire is under way, when the
+			// client measures the time its acquire took (a validity on the
+			// wall clock) or writes an expiry from its clock. Half of these
+			// pause it right after the acquire is sent and step its clock
+			// back by as long as the pause as it ends: the acquire took
+			// longer than its clock says.
+			at = time.Duration(h.invoke)
+			trigger = &nemesis.Trigger{Node: h.node, F: history.FAcquire, Type: string(history.Invoke),
+				Delay: nemesis.Duration(time.Duration(m.rng.Int64N(int64(h.start-h.invoke) + 1)).Round(time.Microsecond))}
+			offset = time.Duration(trigger.Delay)
+			if m.rng.IntN(2) == 0 {
+				d := time.Duration(m.rng.IntN(1000)) * time.Microsecond
+				p := time.Duration(outlast())
+				pause = &nemesis.Fault{Kind: nemesis.Pause, Targets: []string{h.node}, Duration: nemesis.Duration(p), At: nemesis.Duration(at),
+					After: &nemesis.Trigger{Node: h.node, F: history.FAcquire, Type: string(history.Invoke), Delay: nemesis.Duration(d)}}
+				f = nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{h.node}, Amount: nemesis.Duration(-p)}
+				trigger.Delay, offset = nemesis.Duration(d+p), d
+			}
+		}
 	case attack == "crash-granter" && len(granters) > 0:
 		f.Kind, f.Targets = nemesis.Crash, pick(granters)
 		if m.rng.IntN(2) == 0 && held-offset > time.Millisecond {
@@ -707,11 +756,14 @@ func (m mutator) place(holds []hold) ([]nemesis.Fault, time.Duration, bool) {
 			return nil, 0, false
 		}
 	}
-	f.At = nemesis.Duration(h.start)
+	f.At = nemesis.Duration(at)
 	f.After = trigger
-	anchor := time.Duration(h.start) + offset
-	if lag != nil {
+	anchor := at + offset
+	switch {
+	case lag != nil:
 		return []nemesis.Fault{*lag, f}, anchor, true
+	case pause != nil:
+		return []nemesis.Fault{*pause, f}, anchor, true
 	}
 	return []nemesis.Fault{f}, anchor, true
 }

@@ -177,12 +177,13 @@ func TestHoldsRecordTheHoldersSteps(t *testing.T) {
 }
 
 // TestPlacementsAnchorOnTheParentsHoldings: every placement is triggered by
-// a step of a holder of the parent's run, at or after that holding's grant;
-// a directed gc-pause placement pauses that holder, and a directed failover
-// placement cuts off (or pauses) a server that granted the holding, after
-// lagging its messages to other servers when it does.
+// a step of a holder of the parent's run, from that holding's acquire on;
+// a two-fault placement is either a lag of a granter's messages to other
+// servers before it is cut off or paused (a failover), or a pause of the
+// holder while its acquire is under way followed by its clock stepping back
+// by as long (a validity measured on the wall clock).
 func TestPlacementsAnchorOnTheParentsHoldings(t *testing.T) {
-	for _, name := range []string{"kleppmann-gc-pause/redis-unsafe", "redis-failover/unsafe-wait"} {
+	for _, name := range []string{"kleppmann-gc-pause/redis-unsafe", "redis-failover/unsafe-wait", "redlock-gc-pause/unsafe-wall-clock"} {
 		t.Run(name, func(t *testing.T) {
 			h := hunt(t, name)
 			test, err := h.Test(3)
@@ -195,19 +196,30 @@ func TestPlacementsAnchorOnTheParentsHoldings(t *testing.T) {
 			require.NoError(t, err)
 			m := mutator{rng: rand.New(rand.NewPCG(1, 2)), targets: tg, time: test.WithDefaults().Time,
 				directed: Directed[h.Kind], timeout: timeoutOf(test.WithDefaults())}
-			for range 50 {
+			for range 100 {
 				fs, anchor, ok := m.place(holds)
 				require.True(t, ok)
 				f := fs[len(fs)-1]
 				require.NotNil(t, f.After)
 				assert.GreaterOrEqual(t, anchor, time.Duration(f.At))
-				holder := slices.ContainsFunc(holds, func(x hold) bool { return x.node == f.After.Node && x.start == int64(f.At) })
+				holder := slices.ContainsFunc(holds, func(x hold) bool {
+					return x.node == f.After.Node && (x.start == int64(f.At) || x.invoke == int64(f.At))
+				})
 				assert.True(t, holder, "anchored on a holding of the parent")
-				if len(fs) == 2 {
-					lag := fs[0]
-					assert.Equal(t, nemesis.Delay, lag.Kind)
-					assert.Equal(t, f.Targets[:1], lag.From, "the granter's messages lag")
-					assert.NotContains(t, lag.To, f.Targets[0])
+				if len(fs) < 2 {
+					continue
+				}
+				switch first := fs[0]; first.Kind {
+				case nemesis.Delay:
+					assert.Equal(t, f.Targets[:1], first.From, "the granter's messages lag")
+					assert.NotContains(t, first.To, f.Targets[0])
+				case nemesis.Pause:
+					assert.Equal(t, nemesis.ClockJump, f.Kind)
+					assert.Equal(t, first.Targets, f.Targets)
+					assert.Equal(t, -first.Duration, f.Amount, "the clock steps back by the pause")
+					assert.Equal(t, string(history.Invoke), f.After.Type, "while the acquire is under way")
+				default:
+					t.Errorf("unexpected first fault %+v", first)
 				}
 			}
 		})
