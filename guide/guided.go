@@ -511,15 +511,15 @@ var attacks = []string{
 // deadline, a restart-regrant a granter that restarted empty and granted
 // again, and so on. Three placements in four of a search for a kind are drawn
 // from its attacks (directed greybox fuzzing: the target steers the search),
-// the others from all of them; an attack listed twice is drawn twice as
-// often (the cut-off of a failover, which drops the replication in flight;
+// the others from all of them; an attack listed several times is drawn
+// more often (the cut-off of a failover, which drops the replication in flight;
 // the pause of a session's holder, which also stops its client from
 // noticing the expiry). A new system's hunts use them through the kind they
 // declare.
 var Directed = map[string][]string{
 	harness.KindGCPause:          {"pause-holder"},
 	harness.KindClockJump:        {"clock-granter"},
-	harness.KindFailover:         {"isolate-granter", "isolate-granter", "pause-granter"},
+	harness.KindFailover:         {"isolate-granter", "isolate-granter", "isolate-granter", "pause-granter"},
 	harness.KindRestartRegrant:   {"crash-granter"},
 	harness.KindNonOwnerRelease:  {"pause-holder", "isolate-holder"},
 	harness.KindLeaderClockAhead: {"clock-server", "clock-granter"},
@@ -599,17 +599,18 @@ func (m mutator) place(holds []hold) ([]nemesis.Fault, time.Duration, bool) {
 	if strings.HasSuffix(attack, "-holder") || strings.HasPrefix(attack, "delay-holder") {
 		steps = h.beforeLastOp()
 	}
-	if strings.HasSuffix(attack, "-granter") && m.rng.IntN(4) > 0 {
-		steps = steps[:min(1, len(steps))] // right after the grant
-	}
-	if len(steps) > 0 && m.rng.IntN(4) > 0 {
+	switch {
+	case strings.HasSuffix(attack, "-granter") && m.rng.IntN(4) > 0:
+		// Right after the grant: what the granter has not passed on yet
+		// (replication in flight) is lost with it.
+	case len(steps) > 0 && m.rng.IntN(4) > 0:
 		st := steps[m.rng.IntN(len(steps))]
 		trigger.F, trigger.Nth = st.f, st.nth
 		if st.typ == history.Invoke {
 			trigger.Type = string(history.Invoke)
 		}
 		offset = time.Duration(st.at - h.start)
-	} else if m.rng.IntN(4) > 0 {
+	case m.rng.IntN(4) > 0:
 		trigger.Delay = nemesis.Duration(m.logUniform(time.Millisecond, held))
 		offset = time.Duration(trigger.Delay)
 	}
