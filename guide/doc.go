@@ -34,11 +34,16 @@
 // the holder, delay its writes, move its clock; crash (restarting within
 // the hold, half the time), isolate, pause or move the clock of a server
 // that granted the hold; set another server's clock ahead — anchored by a
-// trigger on one of the parent's holdings: right after the grant, a random
-// time into the holding, or (three times in four) right after one of the
-// holder's own protocol steps in it (its read, its write sent, its release:
-// the phase the attack aims at; for an attack on the holder, a step before
-// its last storage operation, which the attack is to make late). A grant
+// trigger on one of the parent's holdings: right after the grant (three
+// times in four for an attack on a granter), a random time into the
+// holding, or (three times in four) right after one of the holder's own
+// protocol steps in it (its read, its write sent, its release: the phase the
+// attack aims at; for an attack on the holder, a step before its last
+// storage operation, which the attack is to make late). Half the attacks on
+// the holder's clock land while its acquire is under way instead (a
+// validity measured on the wall clock, an expiry written from it), half of
+// those as a pause right after the acquire is sent and a step back of its
+// clock by as long when the pause ends. A grant
 // that rests on a bare quorum is the anchor half the time; a holding in the
 // last quarter of the run is not one. The parent's run is the same up to
 // the anchor, so the fault lands where it aims. Durations, jumps and delays
