@@ -20,27 +20,50 @@
 // mostly mutates corpus entries. A parent is drawn by its energy: the sum,
 // over the features its run covered, of 1/(runs that covered the feature),
 // so entries that reached what few runs reach are mutated most (a rarity
-// power schedule). Half the mutations are one targeted placement alone;
-// the others are one to three of: add a random fault, drop one, move one by
-// up to ±10 s, retarget one, scale its duration and amount (×1/8 to ×4),
-// place it right after a client's protocol step (a trigger), splice in a
-// fault of another corpus entry, change the seed of the rest of the world,
-// or a targeted placement (three times as likely as each other). A targeted
-// placement is an attack in the lock's terms — pause or isolate the holder,
-// delay its writes, move its clock; crash (restarting within the hold, half
-// the time), isolate, pause or move the clock of a server that granted the
-// hold; set another server's clock ahead — started right after (a random
-// time into) one of the parent's holdings by a trigger on that acquire, with
-// durations, jumps and delays around what was left of the lease (half to
-// four times it). A grant that rests on a bare quorum is the anchor half
-// the time. The parent's run is the same up to the anchor, so the fault
-// lands where it aims. Three placements in four are directed (Directed): the
-// attacks whose fault, in that phase, the hunt's kind of violation names as
-// its cause (a pause of the holder for gc-pause, a crash of a granter for
-// restart-regrant, ...).
+// power schedule). Half the mutations (three in four when the hunt's kind
+// has directed attacks) are one targeted placement alone, and three in four
+// of those also drop the parent's faults that would start after the
+// placement's anchor, so that what the placed fault sets off plays out
+// undisturbed; the others are one to three of: add a random fault, drop one,
+// move one by up to ±10 s, retarget one, scale its duration and amount (×1/8
+// to ×4), place it right after a client's protocol step (a trigger), splice
+// in a fault of another corpus entry, change the seed of the rest of the
+// world, or a targeted placement (three times as likely as each other).
 //
-// Fresh draws never stop: the share of runs that are fresh draws falls as
-// Fresh/runs, to one in FreshEvery. The k-th fresh draw is the hunt's test of
+// A targeted placement is an attack in the lock's terms — pause or isolate
+// the holder, delay its writes, move its clock; crash (restarting within
+// the hold, half the time), isolate, pause or move the clock of a server
+// that granted the hold; set another server's clock ahead — anchored by a
+// trigger on one of the parent's holdings: right after the grant (three
+// times in four for an attack on a granter), a random time into the
+// holding, or (three times in four) right after one of the holder's own
+// protocol steps in it (its read, its write sent, its release: the phase the
+// attack aims at; for an attack on the holder, a step before its last
+// storage operation, which the attack is to make late). Half the attacks on
+// the holder's clock land while its acquire is under way instead (a
+// validity measured on the wall clock, an expiry written from it), half of
+// those as a pause right after the acquire is sent and a step back of its
+// clock by as long when the pause ends. A grant
+// that rests on a bare quorum is the anchor half the time; a holding in the
+// last quarter of the run is not one. The parent's run is the same up to
+// the anchor, so the fault lands where it aims. Durations, jumps and delays
+// are drawn relative to the system's timing: around what is left of the
+// holder's lease, and for an attack on the holder mostly beyond it (a
+// pause that ends before the deadline shows nothing), or around the
+// system's timeouts (the sum of its duration options, defaults included:
+// session timeout, lock-delay, failover timing). An attack that cuts off or
+// pauses a granter first, half the time, delays the granter's messages to
+// the other servers from the acquire's invocation on (replication that
+// lags), with one of them cut off with the granter half the time (it
+// acknowledged the grant: WAIT), so that the replica the monitor promotes
+// has not seen the grant. Three placements in four are directed
+// (Directed): the attacks whose fault, in that phase, the hunt's kind of
+// violation names as its cause (a pause of the holder for gc-pause, a crash
+// of a granter for restart-regrant, ...).
+//
+// Fresh draws never stop: after the first Fresh runs (default 4), the
+// share of runs that are fresh draws falls as Fresh/runs, to one in
+// FreshEvery. The k-th fresh draw is the hunt's test of
 // seed Start+k: the runs a swarm sweep from Start makes, in order. So a
 // guided search is that swarm sweep with mutations interleaved: it finds
 // what the sweep finds in its first Fresh runs at the same run, and the

@@ -1,7 +1,9 @@
 package guide
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -33,7 +35,9 @@ type Config struct {
 	MaxRuns int
 	// Fresh is the number of plain swarm-random runs the search starts with
 	// (the seed corpus). After them, the share of fresh draws falls as the
-	// corpus grows: Fresh/runs, down to 1/FreshEvery. Default 8.
+	// corpus grows: Fresh/runs, down to 1/FreshEvery. Default 4: a hunt
+	// swarm random finds within 4 runs is found by both at the same run,
+	// and a harder one gets mutations early.
 	Fresh int
 	// FreshEvery: at length, one run in FreshEvery is a fresh random draw
 	// rather than a mutation. Default 8.
@@ -45,7 +49,7 @@ func (c Config) withDefaults() Config {
 		c.MaxRuns = 1000
 	}
 	if c.Fresh <= 0 {
-		c.Fresh = 8
+		c.Fresh = 4
 	}
 	if c.FreshEvery <= 0 {
 		c.FreshEvery = 8
@@ -69,15 +73,70 @@ type Entry struct {
 type hold struct {
 	node       string
 	start, end int64
-	granters   []string
-	bare       bool
+	// invoke is when the acquire that granted the hold was invoked.
+	invoke   int64
+	granters []string
+	bare     bool
 	// lease is the time from the grant to the lease's deadline (0: no lease).
 	lease time.Duration
+	// steps are the holder's protocol steps during the hold, in order: the
+	// acquire's ok first, then each invocation and ok of its reads, writes,
+	// renewals and its release. Placements anchor on them.
+	steps []step
+}
+
+// step is one event of a holder's protocol: its function, its type, when it
+// happened, and which of the holder's events of that function and type
+// since the acquire's ok it is (1: the first), for a trigger.
+type step struct {
+	f   string
+	typ history.Type
+	at  int64
+	nth int
+}
+
+// beforeLastOp are the hold's steps before the invocation of its last
+// storage operation (read, write, append): where an attack on the holder
+// still has an operation to make late. All of them when it has none.
+func (h hold) beforeLastOp() []step {
+	for i := len(h.steps) - 1; i >= 0; i-- {
+		st := h.steps[i]
+		if st.typ == history.Invoke && (st.f == history.FRead || st.f == history.FWrite || st.f == history.FAppend) {
+			if i == 0 {
+				break
+			}
+			return h.steps[:i]
+		}
+	}
+	return h.steps
+}
+
+// quickest is one of the holdings whose acquire took at most 10 ms more
+// than the quickest one's, at random: an acquire that was a single attempt,
+// its invocation right before its grant.
+func (m mutator) quickest(holds []hold) hold {
+	least := holds[0].start - holds[0].invoke
+	for _, x := range holds[1:] {
+		least = min(least, x.start-x.invoke)
+	}
+	var quick []hold
+	for _, x := range holds {
+		if x.start-x.invoke <= least+int64(10*time.Millisecond) {
+			quick = append(quick, x)
+		}
+	}
+	return quick[m.rng.IntN(len(quick))]
 }
 
 // holdsOf are the holdings of a history, as placement anchors.
 func holdsOf(ev []history.Event) []hold {
 	var out []hold
+	byNode := map[string][]history.Event{}
+	for _, e := range ev {
+		if e.Process != history.NemesisProcess {
+			byNode[e.Node] = append(byNode[e.Node], e)
+		}
+	}
 	for _, h := range models.Holdings(ev) {
 		if h.Acquired.F != history.FAcquire || h.Acquired.Type != history.OK {
 			continue
@@ -87,9 +146,29 @@ func holdsOf(ev []history.Event) []hold {
 			list, _, _ = strings.Cut(list, " ")
 			granters = strings.Split(strings.TrimSuffix(list, ","), ",")
 		}
-		x := hold{node: h.Node, start: h.Start, end: h.End, granters: granters, bare: bareQuorum(h.Acquired.Detail)}
+		x := hold{node: h.Node, start: h.Start, end: h.End, invoke: h.Start, granters: granters, bare: bareQuorum(h.Acquired.Detail)}
 		if h.Deadline != nil && *h.Deadline > h.Start {
 			x.lease = time.Duration(*h.Deadline - h.Start)
+		}
+		nev := byNode[h.Node]
+		i, _ := slices.BinarySearchFunc(nev, h.Start, func(e history.Event, t int64) int { return cmp.Compare(e.Time, t) })
+		for j := i - 1; j >= 0; j-- {
+			if nev[j].F == history.FAcquire && nev[j].Type == history.Invoke {
+				x.invoke = nev[j].Time
+				break
+			}
+		}
+		seen := map[string]int{}
+		for _, e := range nev[i:] {
+			if e.Time > max(h.End, h.Start) {
+				break
+			}
+			if e.Type != history.OK && e.Type != history.Invoke {
+				continue
+			}
+			k := e.F + "/" + string(e.Type)
+			seen[k]++
+			x.steps = append(x.steps, step{f: e.F, typ: e.Type, at: e.Time, nth: seen[k]})
 		}
 		out = append(out, x)
 	}
@@ -130,7 +209,7 @@ func Search(cfg Config, progress func()) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	m := mutator{rng: rng, targets: targets, time: base.WithDefaults().Time, directed: Directed[cfg.Hunt.Kind]}
+	m := mutator{rng: rng, targets: targets, time: base.WithDefaults().Time, directed: Directed[cfg.Hunt.Kind], timeout: timeoutOf(base.WithDefaults())}
 	hits := map[string]int{} // feature -> runs that covered it
 	var out Outcome
 	refused := 0
@@ -204,6 +283,29 @@ func targetsOf(t harness.Test) (nemesis.Targets, error) {
 	return tg, nil
 }
 
+// timeoutOf is a test's time scale (mutator.timeout): the sum of its
+// system's duration options, defaults included, and of its workload's
+// duration options, that are 500 ms or more and at most half the run.
+func timeoutOf(t harness.Test) time.Duration {
+	var sum time.Duration
+	add := func(v string) {
+		if d, err := time.ParseDuration(v); err == nil && d >= 500*time.Millisecond && d <= t.Time/2 {
+			sum += d
+		}
+	}
+	if sys, err := harness.FindSystem(t.System); err == nil && sys.Options != nil {
+		if settings, err := sys.Options.Effective(t.SystemOptions); err == nil {
+			for _, s := range settings {
+				add(s.Value)
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.WorkloadOptions)) {
+		add(t.WorkloadOptions[k])
+	}
+	return sum
+}
+
 // pickByRarity draws a corpus entry with a probability proportional to its
 // energy: the sum, over the features its run covered, of 1/(runs that covered
 // the feature). An entry that reached what few runs reach is mutated more
@@ -239,6 +341,10 @@ type mutator struct {
 	// directed are the attacks that can cause the hunt's kind of violation
 	// (Directed); nil: none known.
 	directed []string
+	// timeout is the system's time scale: the sum of its duration options
+	// (defaults included) of 500 ms or more, each at most half the run
+	// (session timeout, lock-delay, failover timing); 0: none.
+	timeout time.Duration
 }
 
 // mutations, by name, in the order mutate draws them from; a placement is
@@ -250,17 +356,24 @@ var mutations = []string{"add", "drop", "move", "retarget", "scale", "trigger", 
 func (m mutator) mutate(parent Entry, corpus []Entry, hits map[string]int, n int) harness.Test {
 	t := parent.Test
 	faults := slices.Clone(t.Schedule.Faults)
-	// Half the mutations are one placement alone: the parent's run is then
-	// the same up to the placed fault's anchor.
-	single := m.rng.IntN(2) == 0
+	// Half the mutations (three in four when the hunt's kind has directed
+	// attacks) are one placement alone: the parent's run is then the same up
+	// to the placed fault's anchor. Three in four of those also drop the parent's
+	// faults that would start after the anchor, so that what the placed
+	// fault sets off plays out undisturbed (the run is still the parent's up
+	// to the anchor).
+	single := m.rng.IntN(2) == 0 || (len(m.directed) > 0 && m.rng.IntN(2) == 0)
 	if single {
-		n = 1
+		if fs, anchor, ok := m.place(parent.holds); ok {
+			if m.rng.IntN(4) > 0 {
+				faults = slices.DeleteFunc(faults, func(f nemesis.Fault) bool { return time.Duration(f.At) > anchor })
+			}
+			t.Schedule = &nemesis.Schedule{Faults: append(faults, fs...)}
+			return t
+		}
 	}
 	for range n {
 		op := mutations[m.rng.IntN(len(mutations))]
-		if single {
-			op = "place"
-		}
 		if len(faults) == 0 && op != "place" && op != "splice" {
 			op = "add"
 		}
@@ -295,8 +408,8 @@ func (m mutator) mutate(parent Entry, corpus []Entry, hits map[string]int, n int
 				faults = append(faults, other[m.rng.IntN(len(other))])
 			}
 		case "place":
-			if f, ok := m.place(parent.holds); ok {
-				faults = append(faults, f)
+			if fs, _, ok := m.place(parent.holds); ok {
+				faults = append(faults, fs...)
 			}
 		}
 	}
@@ -373,11 +486,15 @@ func (m mutator) trigger(f nemesis.Fault) nemesis.Fault {
 	return f
 }
 
+// storageWrite is the message type of a write to the storage node, which
+// every system's tests share.
+const storageWrite = "storage.WriteReq"
+
 // attacks are the targeted placements, in the lock's own terms: what to do
 // to whom while a client holds the lock.
 var attacks = []string{
 	"pause-holder",         // a long pause (GC, stop-the-world) of the holder
-	"isolate-holder",       // the holder cut off from every node
+	"isolate-holder",       // the holder cut off from the lock's servers (or every node)
 	"delay-holder-storage", // the holder's messages to the storage delayed
 	"clock-holder",         // the holder's own clock jumped or drifting
 	"crash-granter",        // a server that granted the hold crashes, restarts empty
@@ -394,32 +511,56 @@ var attacks = []string{
 // deadline, a restart-regrant a granter that restarted empty and granted
 // again, and so on. Three placements in four of a search for a kind are drawn
 // from its attacks (directed greybox fuzzing: the target steers the search),
-// the others from all of them. A new system's hunts use them through the kind
-// they declare.
+// the others from all of them; an attack listed several times is drawn
+// more often (the cut-off of a failover, which drops the replication in flight;
+// the pause of a session's holder, which also stops its client from
+// noticing the expiry). A new system's hunts use them through the kind they
+// declare.
 var Directed = map[string][]string{
 	harness.KindGCPause:          {"pause-holder"},
 	harness.KindClockJump:        {"clock-granter"},
-	harness.KindFailover:         {"isolate-granter", "pause-granter"},
+	harness.KindFailover:         {"isolate-granter", "isolate-granter", "isolate-granter", "pause-granter"},
 	harness.KindRestartRegrant:   {"crash-granter"},
 	harness.KindNonOwnerRelease:  {"pause-holder", "isolate-holder"},
 	harness.KindLeaderClockAhead: {"clock-server", "clock-granter"},
 	harness.KindHolderClock:      {"clock-holder"},
-	harness.KindSessionExpiry:    {"pause-holder", "isolate-holder"},
+	harness.KindSessionExpiry:    {"pause-holder", "pause-holder", "isolate-holder"},
 	harness.KindDelayedWrite:     {"delay-holder-storage"},
 }
 
-// place is a targeted placement: one of the attacks, started right after (a
-// random time into) one of the parent's holdings — a client's acquire
-// returned ok — by a trigger on that acquire. A grant that rests on a bare
-// quorum is the anchor half the time when the parent has one. Durations,
-// jumps and delays are drawn on a log scale (1 ms to 30 s); a crash restarts
-// within the holding half the time (the restarted server has forgotten the
-// holder's key while the lease is still held). The parent's run is the same
+// place is a targeted placement: one of the attacks, started right after
+// one of the parent's holdings began — a client's acquire returned ok — or
+// right after one of the holder's protocol steps within it (its read, its
+// write sent, its renewal, its release: the phase the attack aims at),
+// by a trigger on that event. A grant that rests on a bare quorum is the
+// anchor half the time when the parent has one. The parent's run is the same
 // up to the anchor, so the fault lands in the phase it aims at; in another
-// run (a reseeded one) it lands after the same client's next grant.
-func (m mutator) place(holds []hold) (nemesis.Fault, bool) {
+// run (a reseeded one) it lands after the same step of the same client's
+// next grant.
+//
+// Durations, jumps and delays are drawn relative to the system's timing:
+// around what is left of the holder's lease at the fault when the grant had
+// a lease (an attack on the holder outlasts it three times in four, half the
+// time by up to twice the longer of that and the system's timeouts: a pause
+// or a delay that ends before the deadline shows nothing), else around the
+// system's timeouts (the sum of its duration options, defaults included:
+// session timeout, lock-delay, failover timing), or on a log scale from
+// 100 ms to 30 s. A crash restarts within the holding half the time (the
+// restarted server has forgotten the holder's key while the lease is still
+// held). An attack that cuts off or pauses a granter first delays, half the
+// time, the granter's messages to some of the other servers from the
+// acquire's invocation on (replication that lags: the grant reaches no
+// replica, or only those cut off with the granter), so that a promoted
+// replica has not seen it.
+func (m mutator) place(holds []hold) ([]nemesis.Fault, time.Duration, bool) {
 	if len(holds) == 0 {
-		return nemesis.Fault{}, false
+		return nil, 0, false
+	}
+	// A holding in the last quarter of the run leaves little time for
+	// what the attack sets off (a failover, an expiry, a second grant).
+	early := slices.DeleteFunc(slices.Clone(holds), func(x hold) bool { return time.Duration(x.start) > m.time*3/4 })
+	if len(early) > 0 {
+		holds = early
 	}
 	h := holds[m.rng.IntN(len(holds))]
 	var bare []hold
@@ -443,18 +584,66 @@ func (m mutator) place(holds []hold) (nemesis.Fault, bool) {
 		granters = slices.Concat(m.targets.Servers, m.targets.Roles)
 	}
 	held := time.Duration(max(h.end-h.start, int64(time.Millisecond)))
-	var delay time.Duration
-	if m.rng.IntN(4) > 0 {
-		delay = m.logUniform(time.Millisecond, held)
+	attack := attacks[m.rng.IntN(len(attacks))]
+	if len(m.directed) > 0 && m.rng.IntN(4) > 0 {
+		attack = m.directed[m.rng.IntN(len(m.directed))]
 	}
-	// long is a duration, jump or delay on a log scale: around what is left
-	// of the holder's lease at the fault (half to four times it: across the
-	// deadline, mostly) when the grant had one, else 100 ms to 30 s.
+	// The anchor: the acquire's ok plus a random delay into the holding, or
+	// (three times in four, when the parent recorded them) right after one
+	// of the holder's steps; for an attack on the holder, a step before its
+	// last storage operation of the holding (a pause, a cut or a delay after
+	// it has nothing left to make late).
+	trigger := &nemesis.Trigger{Node: h.node, F: history.FAcquire}
+	var offset time.Duration // from the grant to the fault
+	steps := h.steps
+	if strings.HasSuffix(attack, "-holder") || strings.HasPrefix(attack, "delay-holder") {
+		steps = h.beforeLastOp()
+	}
+	switch {
+	case strings.HasSuffix(attack, "-granter") && m.rng.IntN(4) > 0:
+		// Right after the grant: what the granter has not passed on yet
+		// (replication in flight) is lost with it.
+	case len(steps) > 0 && m.rng.IntN(4) > 0:
+		st := steps[m.rng.IntN(len(steps))]
+		trigger.F, trigger.Nth = st.f, st.nth
+		if st.typ == history.Invoke {
+			trigger.Type = string(history.Invoke)
+		}
+		offset = time.Duration(st.at - h.start)
+	case m.rng.IntN(4) > 0:
+		trigger.Delay = nemesis.Duration(m.logUniform(time.Millisecond, held))
+		offset = time.Duration(trigger.Delay)
+	}
+	left := h.lease - offset // what is left of the lease at the fault
+	// long is a duration, jump or delay on a log scale around what is left
+	// of the holder's lease (half to four times it) when the grant had one,
+	// else around the system's timeouts, or 100 ms to 30 s.
 	long := func() nemesis.Duration {
-		if left := h.lease - delay; left > time.Millisecond {
+		switch {
+		case left > time.Millisecond:
 			return nemesis.Duration(m.logUniform(left/2, 4*left))
+		case m.timeout > 0 && m.rng.IntN(2) == 0:
+			return nemesis.Duration(m.logUniform(m.timeout/2, 2*m.timeout))
 		}
 		return nemesis.Duration(m.logUniform(100*time.Millisecond, 30*time.Second))
+	}
+	// outlast is a duration that outlasts the holder's lease, when the grant
+	// had one: a quarter of the time by an eighth of the lease left to twice
+	// it (at least 2 s) on a log scale (just long enough for another
+	// client's next attempt to come after the deadline, and short enough
+	// to wake while that client still holds), half the time uniformly up
+	// to twice the longer of the lease left and the system's timeouts (a
+	// service that expires a session later than its client's deadline,
+	// then waits a lock-delay); else long.
+	outlast := func() nemesis.Duration {
+		switch x := m.rng.IntN(4); {
+		case left <= time.Millisecond || x == 0:
+			return long()
+		case x == 1:
+			return nemesis.Duration(left + m.logUniform(left/8, max(2*left, 2*time.Second)))
+		}
+		hi := 2 * max(left, m.timeout)
+		return nemesis.Duration(left + time.Duration(m.rng.Int64N(int64(hi-left)+1)).Round(time.Millisecond))
 	}
 	pick := func(ns []string) []string { return []string{ns[m.rng.IntN(len(ns))]} }
 	clock := func(f *nemesis.Fault, forward bool) {
@@ -474,44 +663,110 @@ func (m mutator) place(holds []hold) (nemesis.Fault, bool) {
 		}
 	}
 	f := nemesis.Fault{Duration: long()}
-	attack := attacks[m.rng.IntN(len(attacks))]
-	if len(m.directed) > 0 && m.rng.IntN(4) > 0 {
-		attack = m.directed[m.rng.IntN(len(m.directed))]
-	}
+	var lag *nemesis.Fault       // a lag of the granter's messages before the attack
+	var pause *nemesis.Fault     // a pause of the holder before its clock steps back
+	at := time.Duration(h.start) // when the trigger is armed
 	switch {
 	case attack == "pause-holder":
-		f.Kind, f.Targets = nemesis.Pause, []string{h.node}
+		f.Kind, f.Targets, f.Duration = nemesis.Pause, []string{h.node}, outlast()
 	case attack == "isolate-holder":
-		f.Kind, f.Targets = nemesis.Partition, []string{h.node}
+		// Cut off from the lock's servers (it keeps the storage: its late
+		// write can still land), or, a time in four, from everything.
+		f.Kind, f.Duration = nemesis.Partition, outlast()
+		if len(m.targets.Servers) > 0 && m.rng.IntN(4) > 0 {
+			f.Groups = [][]string{{h.node}, slices.Clone(m.targets.Servers)}
+		} else {
+			f.Targets = []string{h.node}
+		}
 	case attack == "delay-holder-storage" && m.targets.Storage != "":
-		f.Kind, f.From, f.To, f.Amount = nemesis.Delay, []string{h.node}, []string{m.targets.Storage}, long()
+		f.Kind, f.From, f.To, f.Amount = nemesis.Delay, []string{h.node}, []string{m.targets.Storage}, outlast()
+		f.Duration = max(f.Duration, f.Amount)
+		if m.rng.IntN(4) > 0 {
+			// Only its next write (its reads go through: it does write).
+			f.Match, f.Count = storageWrite, 1
+		}
 	case attack == "clock-holder":
 		f.Targets = []string{h.node}
 		clock(&f, false)
+		if m.rng.IntN(2) == 0 {
+			quick := m.quickest(holds)
+			h, left = quick, quick.lease
+			f.Targets = []string{h.node}
+			// Around its grant: while its acquire is under way, when the
+			// client measures the time its acquire took (a validity on the
+			// wall clock) or writes an expiry from its clock. Half of these
+			// pause it right after the acquire is sent and step its clock
+			// back by as long as the pause as it ends: the acquire took
+			// longer than its clock says.
+			at = time.Duration(h.invoke)
+			trigger = &nemesis.Trigger{Node: h.node, F: history.FAcquire, Type: string(history.Invoke),
+				Delay: nemesis.Duration(time.Duration(m.rng.Int64N(int64(h.start-h.invoke) + 1)).Round(time.Microsecond))}
+			offset = time.Duration(trigger.Delay)
+			if m.rng.IntN(2) == 0 {
+				d := time.Duration(m.rng.IntN(1000)) * time.Microsecond
+				p := time.Duration(outlast())
+				pause = &nemesis.Fault{Kind: nemesis.Pause, Targets: []string{h.node}, Duration: nemesis.Duration(p), At: nemesis.Duration(at),
+					After: &nemesis.Trigger{Node: h.node, F: history.FAcquire, Type: string(history.Invoke), Delay: nemesis.Duration(d)}}
+				f = nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{h.node}, Amount: nemesis.Duration(-p)}
+				trigger.Delay, offset = nemesis.Duration(d+p), d
+			}
+		}
 	case attack == "crash-granter" && len(granters) > 0:
 		f.Kind, f.Targets = nemesis.Crash, pick(granters)
-		if m.rng.IntN(2) == 0 && held-delay > time.Millisecond {
-			f.Duration = nemesis.Duration(m.logUniform(time.Millisecond, held-delay))
+		if m.rng.IntN(2) == 0 && held-offset > time.Millisecond {
+			f.Duration = nemesis.Duration(m.logUniform(time.Millisecond, held-offset))
 		}
 	case attack == "clock-granter" && len(granters) > 0:
 		f.Targets = pick(granters)
 		clock(&f, true)
-	case attack == "isolate-granter" && len(granters) > 0:
+	case (attack == "isolate-granter" || attack == "pause-granter") && len(granters) > 0:
 		f.Kind, f.Targets = nemesis.Partition, pick(granters)
-	case attack == "pause-granter" && len(granters) > 0:
-		f.Kind, f.Targets = nemesis.Pause, pick(granters)
+		if attack == "pause-granter" {
+			f.Kind = nemesis.Pause
+		}
+		var rest []string
+		for _, s := range others {
+			if s != f.Targets[0] {
+				rest = append(rest, s)
+			}
+		}
+		if len(rest) > 0 && m.rng.IntN(2) == 0 {
+			// Replication lags to the other servers from before the grant
+			// until after the attack began; half the time one of them is
+			// cut off with the granter instead (it acknowledged the grant:
+			// WAIT), and the monitor promotes a lagging one.
+			lagged := slices.Clone(rest)
+			if m.rng.IntN(2) == 0 && f.Kind == nemesis.Partition {
+				i := m.rng.IntN(len(lagged))
+				f.Targets = append(f.Targets, lagged[i])
+				lagged = slices.Delete(lagged, i, i+1)
+			}
+			if len(lagged) > 0 {
+				lag = &nemesis.Fault{Kind: nemesis.Delay, From: f.Targets[:1], To: lagged,
+					Amount: nemesis.Duration(offset + m.logUniform(2*time.Millisecond, time.Second)),
+					At:     nemesis.Duration(h.invoke), After: &nemesis.Trigger{Node: h.node, F: history.FAcquire, Type: string(history.Invoke)}}
+				lag.Duration = nemesis.Duration(time.Duration(h.start-h.invoke)+offset) + f.Duration
+			}
+		}
 	case attack == "clock-server" && len(others) > 0:
 		f.Targets = pick(others)
 		clock(&f, true)
 	default:
 		var ok bool
 		if f, ok = m.draw(); !ok {
-			return f, false
+			return nil, 0, false
 		}
 	}
-	f.At = nemesis.Duration(h.start)
-	f.After = &nemesis.Trigger{Node: h.node, F: history.FAcquire, Delay: nemesis.Duration(delay)}
-	return f, true
+	f.At = nemesis.Duration(at)
+	f.After = trigger
+	anchor := at + offset
+	switch {
+	case lag != nil:
+		return []nemesis.Fault{*lag, f}, anchor, true
+	case pause != nil:
+		return []nemesis.Fault{*pause, f}, anchor, true
+	}
+	return []nemesis.Fault{f}, anchor, true
 }
 
 // logUniform is a duration between lo and hi, uniform on a log scale, to

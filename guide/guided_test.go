@@ -1,12 +1,17 @@
 package guide
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/nemesis"
 )
 
 func hunt(t *testing.T, name string) harness.Hunt {
@@ -116,5 +121,107 @@ func TestBareQuorum(t *testing.T) {
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, bareQuorum(tc.detail), tc.detail)
+	}
+}
+
+// TestTimeoutIsTheSystemsTiming: a system without a lease deadline at the
+// client is attacked on the time scale of its own options, defaults
+// included: Chubby's session lease (6 s here), lock-delay (2 s),
+// election and request timeouts (1 s each); a tick, a back-off and a grace
+// longer than half the run are not timeouts of a hold.
+func TestTimeoutIsTheSystemsTiming(t *testing.T) {
+	tests := []struct {
+		hunt string
+		want time.Duration
+	}{
+		{"chubby-lock-delay/unsafe", 10 * time.Second},
+		// ttl 10 s, down-after 2 s, wait-timeout 1 s, the workload's hold 4 s
+		{"redis-failover/unsafe", 17 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.hunt, func(t *testing.T) {
+			base, err := hunt(t, tc.hunt).Test(0)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, timeoutOf(base.WithDefaults()))
+		})
+	}
+}
+
+// TestHoldsRecordTheHoldersSteps: a holding records the holder's protocol
+// steps from its grant on, where placements anchor; an attack on the holder
+// takes a step before its last storage operation.
+func TestHoldsRecordTheHoldersSteps(t *testing.T) {
+	s, err := harness.FindScenario("kleppmann-gc-pause")
+	require.NoError(t, err)
+	v, err := s.FindVariant("redis-unsafe")
+	require.NoError(t, err)
+	r, err := harness.Run(v.Test)
+	require.NoError(t, err)
+	holds := holdsOf(r.Events)
+	require.NotEmpty(t, holds)
+	h := holds[0]
+	require.NotEmpty(t, h.steps)
+	assert.Equal(t, step{f: history.FAcquire, typ: history.OK, at: h.start, nth: 1}, h.steps[0], "the grant first")
+	assert.LessOrEqual(t, h.invoke, h.start)
+	assert.Positive(t, h.lease)
+	var fs []string
+	for _, st := range h.steps {
+		fs = append(fs, st.f+"/"+string(st.typ))
+	}
+	assert.Subset(t, fs, []string{"read/invoke", "read/ok", "write/invoke"})
+	before := h.beforeLastOp()
+	require.NotEmpty(t, before)
+	last := h.steps[len(before)]
+	assert.Contains(t, []string{history.FRead, history.FWrite, history.FAppend}, last.f)
+	assert.Equal(t, history.Invoke, last.typ)
+}
+
+// TestPlacementsAnchorOnTheParentsHoldings: every placement is triggered by
+// a step of a holder of the parent's run, from that holding's acquire on;
+// a two-fault placement is either a lag of a granter's messages to other
+// servers before it is cut off or paused (a failover), or a pause of the
+// holder while its acquire is under way followed by its clock stepping back
+// by as long (a validity measured on the wall clock).
+func TestPlacementsAnchorOnTheParentsHoldings(t *testing.T) {
+	for _, name := range []string{"kleppmann-gc-pause/redis-unsafe", "redis-failover/unsafe-wait", "redlock-gc-pause/unsafe-wall-clock"} {
+		t.Run(name, func(t *testing.T) {
+			h := hunt(t, name)
+			test, err := h.Test(3)
+			require.NoError(t, err)
+			r, err := harness.Run(test)
+			require.NoError(t, err)
+			holds := holdsOf(r.Events)
+			require.NotEmpty(t, holds)
+			tg, err := targetsOf(test)
+			require.NoError(t, err)
+			m := mutator{rng: rand.New(rand.NewPCG(1, 2)), targets: tg, time: test.WithDefaults().Time,
+				directed: Directed[h.Kind], timeout: timeoutOf(test.WithDefaults())}
+			for range 100 {
+				fs, anchor, ok := m.place(holds)
+				require.True(t, ok)
+				f := fs[len(fs)-1]
+				require.NotNil(t, f.After)
+				assert.GreaterOrEqual(t, anchor, time.Duration(f.At))
+				holder := slices.ContainsFunc(holds, func(x hold) bool {
+					return x.node == f.After.Node && (x.start == int64(f.At) || x.invoke == int64(f.At))
+				})
+				assert.True(t, holder, "anchored on a holding of the parent")
+				if len(fs) < 2 {
+					continue
+				}
+				switch first := fs[0]; first.Kind {
+				case nemesis.Delay:
+					assert.Equal(t, f.Targets[:1], first.From, "the granter's messages lag")
+					assert.NotContains(t, first.To, f.Targets[0])
+				case nemesis.Pause:
+					assert.Equal(t, nemesis.ClockJump, f.Kind)
+					assert.Equal(t, first.Targets, f.Targets)
+					assert.Equal(t, -first.Duration, f.Amount, "the clock steps back by the pause")
+					assert.Equal(t, string(history.Invoke), f.After.Type, "while the acquire is under way")
+				default:
+					t.Errorf("unexpected first fault %+v", first)
+				}
+			}
+		})
 	}
 }
