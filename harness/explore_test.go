@@ -144,3 +144,33 @@ func BenchmarkHuntSeed(b *testing.B) {
 		})
 	}
 }
+
+// TestHuntTestIsTheCatalogsVariant holds Hunt.Test's memo to the catalog:
+// for every hunt and a few seeds, the test equals the one derived from a
+// freshly built catalog, and changing a returned test's maps and slices
+// changes no later one.
+func TestHuntTestIsTheCatalogsVariant(t *testing.T) {
+	for _, h := range Hunts() {
+		s, err := FindScenario(h.Scenario)
+		require.NoError(t, err)
+		v, err := s.FindVariant(h.Variant)
+		require.NoError(t, err)
+		for _, seed := range []uint64{0, 7} {
+			want := v.Test
+			want.Schedule, want.Nemesis, want.Seed, want.Time = nil, "random", seed, time.Minute
+			got, err := h.Test(seed)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "%s seed %d", h.Name, seed)
+			if got.SystemOptions == nil {
+				got.SystemOptions = map[string]string{}
+			}
+			got.SystemOptions["scribble"] = "x"
+			got.Checks = append(got.Checks[:0:0], "scribble")
+			again, err := h.Test(seed)
+			require.NoError(t, err)
+			assert.Equal(t, want, again, "%s: a caller's change leaked into the memo", h.Name)
+		}
+	}
+	_, err := Hunt{Name: "x/y", Scenario: "x", Variant: "y"}.Test(1)
+	assert.ErrorContains(t, err, `unknown scenario "x"`)
+}
