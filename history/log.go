@@ -20,10 +20,11 @@ import (
 // asked.
 type Log struct {
 	mu        sync.Mutex
-	recs      []record
-	extras    []extra // the slices of the events that have them
+	chunks    [][]record // the records, chunkSize to a chunk: growing never copies
+	n         int        // how many records
+	extras    []extra    // the slices of the events that have them
 	strs      interner
-	mat       []Event // Events' materialisation of recs[:len(mat)]
+	mat       []Event // Events' materialisation of the first len(mat) records
 	observers []func(Event)
 	processes int
 	clocks    []int64 // where the Clock of the events Complete returns points
@@ -63,7 +64,7 @@ func NewLog() *Log { return &Log{} }
 func (l *Log) Events() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.mat) < len(l.recs) {
+	if len(l.mat) < l.n {
 		l.materialise()
 	}
 	return l.mat
@@ -73,20 +74,19 @@ func (l *Log) Events() []Event {
 // optional fields of all of them point into two arrays allocated at once.
 func (l *Log) materialise() {
 	from := len(l.mat)
-	recs := l.recs[from:]
 	ints, uints := 0, 0
-	for i := range recs {
-		h := recs[i].has
+	for i := from; i < l.n; i++ {
+		h := l.rec(i).has
 		ints += int(h&1 + h>>1&1 + h>>2&1)
 		uints += int(h >> 3 & 1)
 	}
 	i64 := make([]int64, ints)
 	u64 := make([]uint64, uints)
-	l.mat = slices.Grow(l.mat, len(recs))[:len(l.recs)]
-	for i := range recs {
-		r := &recs[i]
-		e := &l.mat[from+i]
-		*e = l.event(from+i, r)
+	l.mat = slices.Grow(l.mat, l.n-from)[:l.n]
+	for i := from; i < l.n; i++ {
+		r := l.rec(i)
+		e := &l.mat[i]
+		*e = l.event(i, r)
 		if r.has&hasClock != 0 {
 			i64[0] = r.clock
 			e.Clock, i64 = &i64[0], i64[1:]
@@ -120,7 +120,7 @@ func (l *Log) event(i int, r *record) Event {
 
 // eventAt is the event at index i with freshly allocated optional fields.
 func (l *Log) eventAt(i int) Event {
-	r := &l.recs[i]
+	r := l.rec(i)
 	e := l.event(i, r)
 	if r.has&hasClock != 0 {
 		e.Clock = Ptr(r.clock)
@@ -141,7 +141,7 @@ func (l *Log) eventAt(i int) Event {
 func (l *Log) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.recs)
+	return l.n
 }
 
 // Observe calls fn with every event appended from now on, after it is stored.
@@ -194,9 +194,19 @@ func (l *Log) store(e *Event) int {
 		l.extras = append(l.extras, extra{values: slices.Clone(e.Values), targets: slices.Clone(e.Targets)})
 		r.extra = int32(len(l.extras))
 	}
-	l.recs = append(l.recs, r)
-	return len(l.recs) - 1
+	if l.n%chunkSize == 0 {
+		l.chunks = append(l.chunks, make([]record, chunkSize))
+	}
+	*l.rec(l.n) = r
+	l.n++
+	return l.n - 1
 }
+
+// chunkSize is the number of records in a chunk (40 KiB).
+const chunkSize = 512
+
+// rec is the record at index i.
+func (l *Log) rec(i int) *record { return &l.chunks[i/chunkSize][i%chunkSize] }
 
 // NewProcess allocates the next unused process number.
 func (l *Log) NewProcess() int {
@@ -333,7 +343,7 @@ func (r *Recorder) record(e *Event) int {
 	e.Node = r.node
 	e.Clock = nil
 	i := l.store(e)
-	rec := &l.recs[i]
+	rec := l.rec(i)
 	rec.clock, rec.has = int64(r.clock.Local()), rec.has|hasClock
 	observers := l.observers
 	l.mu.Unlock()
@@ -372,7 +382,7 @@ func (op Op) Complete(t Type, e Event) Event {
 	}
 	l := r.log
 	l.mu.Lock()
-	inv := &l.recs[op.index]
+	inv := l.rec(op.index)
 	e.Type, e.F, e.Key = t, l.strs.str(inv.f), l.strs.str(inv.key)
 	if e.Owner == "" {
 		e.Owner = l.strs.str(inv.owner)
@@ -384,7 +394,7 @@ func (op Op) Complete(t Type, e Event) Event {
 	if t == Info {
 		r.process = l.newProcess()
 	}
-	e.Clock = l.clockPtr(l.recs[e.Index].clock)
+	e.Clock = l.clockPtr(l.rec(e.Index).clock)
 	l.mu.Unlock()
 	return e
 }
