@@ -60,7 +60,7 @@ func (g Grant) end() time.Duration {
 type GrantLog struct {
 	quorum int
 	grants []*Grant
-	slab   []Grant // where the next grants are carved from
+	slab   []Grant             // where the next grants are carved from
 	open   map[ownedKey]*Grant // each owner's latest grant of a key in a scope, until released
 }
 
