@@ -69,7 +69,7 @@ func (p *Proc) CallAllInto(reqs []Request, timeout time.Duration, out []Response
 			out[i] = Response{Body: mc.replies[i].Body}
 			continue
 		}
-		out[i] = Response{Err: &timeoutError{to: n.w.nodes[reqs[i].To].name, after: timeout}}
+		out[i] = Response{Err: n.w.timeoutErr(reqs[i].To, timeout)}
 	}
 	clear(mc.replies) // drop the bodies
 	return out
@@ -87,6 +87,22 @@ func (e *timeoutError) Error() string {
 }
 
 func (e *timeoutError) Unwrap() error { return ErrTimeout }
+
+// timeoutErr is the error of a call to node to that timed out after d. The
+// errors are immutable, so the world keeps the last one made for each node
+// and hands it out again while the timeout is the same: a timeout costs no
+// allocation.
+func (w *World) timeoutErr(to NodeID, d time.Duration) error {
+	if int(to) >= len(w.timeouts) {
+		w.timeouts = append(w.timeouts, make([]*timeoutError, int(to)+1-len(w.timeouts))...)
+	}
+	e := w.timeouts[to]
+	if e == nil || e.after != d {
+		e = &timeoutError{to: w.nodes[to].name, after: d}
+		w.timeouts[to] = e
+	}
+	return e
+}
 
 // takeMultiReply hands m to the process's CallAll in progress if it awaits it,
 // waking the process when the last reply is in.
