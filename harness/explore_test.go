@@ -3,12 +3,15 @@ package harness
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/backends/storage"
 )
 
 var explore = flag.Bool("explore", false, "run the random-exploration sweeps (seeds to first violation per hunt; minutes)")
@@ -173,4 +176,20 @@ func TestHuntTestIsTheCatalogsVariant(t *testing.T) {
 	}
 	_, err := Hunt{Name: "x/y", Scenario: "x", Variant: "y"}.Test(1)
 	assert.ErrorContains(t, err, `unknown scenario "x"`)
+}
+
+// TestMessageNamesAreWhatPercentTPrints: the names a delay may match are the
+// %T of every system's message types and the storage's, sorted, once each.
+func TestMessageNamesAreWhatPercentTPrints(t *testing.T) {
+	for _, name := range SystemNames() {
+		p, err := Prepare(Test{System: name, Seed: 1, Time: time.Second})
+		require.NoError(t, err, name)
+		var want []string
+		for _, m := range append(slices.Clone(p.Deployment.Messages), storage.MessageTypes()...) {
+			want = append(want, fmt.Sprintf("%T", m))
+		}
+		slices.Sort(want)
+		assert.Equal(t, slices.Compact(want), messageNames(p.Deployment.Messages), name)
+		p.World.Close()
+	}
 }
