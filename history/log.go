@@ -203,8 +203,9 @@ func (l *Log) store(e *Event) int {
 	return l.n - 1
 }
 
-// chunkSize is the number of records in a chunk (40 KiB).
-const chunkSize = 512
+// chunkSize is the number of records in a chunk (20 KiB: a small object
+// for the allocator, which takes larger ones from the heap one by one).
+const chunkSize = 256
 
 // rec is the record at index i.
 func (l *Log) rec(i int) *record { return &l.chunks[i/chunkSize][i%chunkSize] }
