@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -46,8 +47,8 @@ func (p *Proc) CallAllInto(reqs []Request, timeout time.Duration, out []Response
 	p.settle()
 	n := p.node
 	mc := &p.mc
-	mc.ids = append(mc.ids[:0], make([]uint64, len(reqs))...)
-	mc.replies = append(mc.replies[:0], make([]Message, len(reqs))...)
+	mc.ids = slices.Grow(mc.ids[:0], len(reqs))[:len(reqs)]
+	mc.replies = slices.Grow(mc.replies[:0], len(reqs))[:len(reqs)] // zero: cleared after the last CallAll
 	mc.got = append(mc.got[:0], make([]bool, len(reqs))...)
 	mc.left = len(reqs)
 	for i, r := range reqs {

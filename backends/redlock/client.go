@@ -70,9 +70,7 @@ func (c *Client) fanout(body any) []sim.Response {
 	for i, id := range c.topo.Instances {
 		reqs[i] = sim.Request{To: id, Body: body}
 	}
-	out = c.p.CallAllInto(reqs, c.opts.RequestTimeout, out)
-	clear(reqs)
-	return out
+	return c.p.CallAllInto(reqs, c.opts.RequestTimeout, out) // reqs keep the body until the next fan-out
 }
 
 // outcome is what one instance answered to one round.
