@@ -252,56 +252,25 @@ type interner struct {
 var presets = []string{"", string(Invoke), string(OK), string(Fail), string(Info), string(Start), string(Stop),
 	FAcquire, FRelease, FRenew, FRead, FWrite, FAppend}
 
-// presetID is the number of s among presets, 0 if it is none of them.
-func presetID(s string) uint32 {
-	switch s {
-	case string(Invoke):
-		return 1
-	case string(OK):
-		return 2
-	case string(Fail):
-		return 3
-	case string(Info):
-		return 4
-	case string(Start):
-		return 5
-	case string(Stop):
-		return 6
-	case FAcquire:
-		return 7
-	case FRelease:
-		return 8
-	case FRenew:
-		return 9
-	case FRead:
-		return 10
-	case FWrite:
-		return 11
-	case FAppend:
-		return 12
-	}
-	return 0
-}
-
 // id is s's number, given to it now if s is new.
 func (in *interner) id(s string) uint32 {
 	n := len(s)
 	if n == 0 {
 		return 0
 	}
-	if id := presetID(s); id != 0 {
-		return id
-	}
 	c := &in.cache[(uint(n)*31+uint(s[0])*7+uint(s[n-1])*3+uint(s[n/2]))&255]
 	if len(c.s) == n && (unsafe.StringData(c.s) == unsafe.StringData(s) || c.s == s) {
 		return c.id
 	}
+	if in.ids == nil {
+		in.ids = make(map[string]uint32, 64)
+		in.strs = append(in.strs[:0], presets...)
+		for i, p := range presets[1:] {
+			in.ids[p] = uint32(i + 1)
+		}
+	}
 	id, ok := in.ids[s]
 	if !ok {
-		if in.ids == nil {
-			in.ids = make(map[string]uint32, 64)
-			in.strs = append(in.strs[:0], presets...)
-		}
 		own := strings.Clone(s)
 		id = uint32(len(in.strs))
 		in.strs = append(in.strs, own)
