@@ -35,8 +35,9 @@ type Grant struct {
 	RemovedBy string
 	Removed   time.Duration
 	// promises are the lease ends promised, with when: the grant's and each
-	// renewal's.
+	// renewal's. The grant's own is held in first (no allocation per grant).
 	promises []promise
+	first    [1]promise
 }
 
 type promise struct{ made, until time.Duration }
@@ -59,6 +60,7 @@ func (g Grant) end() time.Duration {
 type GrantLog struct {
 	quorum int
 	grants []*Grant
+	slab   []Grant             // where the next grants are carved from
 	open   map[ownedKey]*Grant // each owner's latest grant of a key in a scope, until released
 }
 
@@ -78,8 +80,14 @@ func (l *GrantLog) Granted(scope, server, key, owner, client string, at, until t
 	if l == nil {
 		return
 	}
-	g := &Grant{Scope: scope, Server: server, Key: key, Owner: owner, Client: client, At: at, Until: until,
-		promises: []promise{{at, until}}}
+	if len(l.slab) == 0 {
+		l.slab = make([]Grant, 64)
+	}
+	g := &l.slab[0]
+	l.slab = l.slab[1:]
+	*g = Grant{Scope: scope, Server: server, Key: key, Owner: owner, Client: client, At: at, Until: until,
+		first: [1]promise{{at, until}}}
+	g.promises = g.first[:]
 	l.grants = append(l.grants, g)
 	l.open[ownedKey{scope, key, owner}] = g
 }

@@ -2,8 +2,10 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/models"
@@ -72,22 +74,68 @@ func FindHunt(name string) (Hunt, error) {
 
 // Test is the hunt's run for one seed: the variant's system, options,
 // workload and storage, with random faults drawn from the seed.
+//
+// The variant's test is looked up in the catalog once per (scenario,
+// variant) and remembered (building the catalog is a tenth of a redis hunt
+// run); each call returns a copy whose maps and slices are its own, so a
+// caller may change it. TestHuntTestIsTheCatalogsVariant holds the memo to
+// the catalog.
 func (h Hunt) Test(seed uint64) (Test, error) {
-	s, err := FindScenario(h.Scenario)
+	v, err := variantTest(h.Scenario, h.Variant)
 	if err != nil {
 		return Test{}, err
 	}
-	v, err := s.FindVariant(h.Variant)
-	if err != nil {
-		return Test{}, err
-	}
-	t := v.Test
+	t := v.clone()
 	t.Schedule, t.Nemesis, t.Seed = nil, "random", seed
 	t.Time = h.Time
 	if t.Time == 0 {
 		t.Time = 60 * time.Second
 	}
 	return t, nil
+}
+
+// variantTests remembers the tests of the catalog variants hunts ran, by
+// scenario and variant name. The catalog is fixed when the program starts
+// (scenarioFamilies), so a remembered test never goes stale.
+var variantTests struct {
+	sync.Mutex
+	m map[[2]string]Test
+}
+
+// variantTest is the test of the catalog's variant of scenario, remembered
+// without its schedule. Do not change it: clone it.
+func variantTest(scenario, variant string) (Test, error) {
+	variantTests.Lock()
+	defer variantTests.Unlock()
+	key := [2]string{scenario, variant}
+	if t, ok := variantTests.m[key]; ok {
+		return t, nil
+	}
+	s, err := FindScenario(scenario)
+	if err != nil {
+		return Test{}, err
+	}
+	v, err := s.FindVariant(variant)
+	if err != nil {
+		return Test{}, err
+	}
+	if variantTests.m == nil {
+		variantTests.m = map[[2]string]Test{}
+	}
+	t := v.Test.clone()
+	t.Schedule = nil
+	variantTests.m[key] = t
+	return t, nil
+}
+
+// clone is t with its own copies of its maps and slices (not of its
+// schedule: hunts run without one).
+func (t Test) clone() Test {
+	t.SystemOptions = maps.Clone(t.SystemOptions)
+	t.WorkloadOptions = maps.Clone(t.WorkloadOptions)
+	t.Checks = slices.Clone(t.Checks)
+	t.Random.Kinds = slices.Clone(t.Random.Kinds)
+	return t
 }
 
 // Sweep is one sequential search from a starting seed.

@@ -3,12 +3,15 @@ package harness
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/backends/storage"
 )
 
 var explore = flag.Bool("explore", false, "run the random-exploration sweeps (seeds to first violation per hunt; minutes)")
@@ -142,5 +145,51 @@ func BenchmarkHuntSeed(b *testing.B) {
 			}
 			b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-x")
 		})
+	}
+}
+
+// TestHuntTestIsTheCatalogsVariant holds Hunt.Test's memo to the catalog:
+// for every hunt and a few seeds, the test equals the one derived from a
+// freshly built catalog, and changing a returned test's maps and slices
+// changes no later one.
+func TestHuntTestIsTheCatalogsVariant(t *testing.T) {
+	for _, h := range Hunts() {
+		s, err := FindScenario(h.Scenario)
+		require.NoError(t, err)
+		v, err := s.FindVariant(h.Variant)
+		require.NoError(t, err)
+		for _, seed := range []uint64{0, 7} {
+			want := v.Test
+			want.Schedule, want.Nemesis, want.Seed, want.Time = nil, "random", seed, time.Minute
+			got, err := h.Test(seed)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "%s seed %d", h.Name, seed)
+			if got.SystemOptions == nil {
+				got.SystemOptions = map[string]string{}
+			}
+			got.SystemOptions["scribble"] = "x"
+			got.Checks = append(got.Checks[:0:0], "scribble")
+			again, err := h.Test(seed)
+			require.NoError(t, err)
+			assert.Equal(t, want, again, "%s: a caller's change leaked into the memo", h.Name)
+		}
+	}
+	_, err := Hunt{Name: "x/y", Scenario: "x", Variant: "y"}.Test(1)
+	assert.ErrorContains(t, err, `unknown scenario "x"`)
+}
+
+// TestMessageNamesAreWhatPercentTPrints: the names a delay may match are the
+// %T of every system's message types and the storage's, sorted, once each.
+func TestMessageNamesAreWhatPercentTPrints(t *testing.T) {
+	for _, name := range SystemNames() {
+		p, err := Prepare(Test{System: name, Seed: 1, Time: time.Second})
+		require.NoError(t, err, name)
+		var want []string
+		for _, m := range append(slices.Clone(p.Deployment.Messages), storage.MessageTypes()...) {
+			want = append(want, fmt.Sprintf("%T", m))
+		}
+		slices.Sort(want)
+		assert.Equal(t, slices.Compact(want), messageNames(p.Deployment.Messages), name)
+		p.World.Close()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -285,4 +286,94 @@ func TestCompleteFillsIdentityFieldsFromEitherEvent(t *testing.T) {
 	require.ErrorAs(t, err, &me)
 	assert.Equal(t, "key", me.Field)
 	assert.Equal(t, 1, me.Completion)
+}
+
+// TestLogKeepsEveryFieldOfEveryEvent: the compact form gives back exactly
+// what was appended (optional fields, nil and empty slices kept apart,
+// strings), also when Events is asked again after more appends.
+func TestLogKeepsEveryFieldOfEveryEvent(t *testing.T) {
+	in := []Event{
+		{Time: 1, Process: 0, Node: "c1", Type: Invoke, F: FWrite, Key: "k", Owner: "o", Token: Ptr(uint64(7)),
+			Value: Ptr(int64(-3)), Clock: Ptr(int64(11)), Deadline: Ptr(int64(99)), Detail: "d"},
+		{Time: 2, Process: 0, Node: "c1", Type: OK, F: FWrite, Key: "k", Values: []int64{}},
+		{Time: 3, Process: 1, Node: "c2", Type: Invoke, F: FRead, Key: "k", Values: []int64{1, 2}},
+		{Time: 4, Process: NemesisProcess, Type: Start, F: "pause", Targets: []string{"c1"}, Detail: "for 1s"},
+		{Time: 5, Process: NemesisProcess, Type: Stop, F: "pause", Targets: []string{}},
+	}
+	log := NewLog()
+	for i, e := range in[:3] {
+		got := log.Append(e)
+		assert.Equal(t, i, got.Index)
+	}
+	first := log.Events()
+	require.Len(t, first, 3)
+	for _, e := range in[3:] {
+		log.Append(e)
+	}
+	got := log.Events()
+	require.Len(t, got, len(in))
+	for i := range in {
+		want := in[i]
+		want.Index = i
+		assert.Equal(t, want, got[i], "event %d", i)
+	}
+	assert.NotNil(t, got[1].Values, "an empty slice stays empty, not nil")
+	assert.Nil(t, got[0].Values)
+	assert.Equal(t, got[:3], first, "asking again returns the same events")
+}
+
+// TestRecorderOperationsAreValues: an Op completed twice, or after its
+// recorder invoked another, panics; Invocation is the recorded invoke.
+func TestRecorderOperationsAreValues(t *testing.T) {
+	rec := NewLog().NewRecorder("c1", &fakeClock{now: 5, local: 9})
+	op := rec.Invoke(Event{F: FRead, Key: "k", Owner: "o"})
+	inv := op.Invocation()
+	assert.Equal(t, Event{Index: 0, Time: 5, Process: 0, Node: "c1", Type: Invoke, F: FRead, Key: "k", Owner: "o", Clock: Ptr(int64(9))}, inv)
+	done := op.Complete(OK, Event{Value: Ptr(int64(4))})
+	assert.Equal(t, Event{Index: 1, Time: 5, Process: 0, Node: "c1", Type: OK, F: FRead, Key: "k", Owner: "o",
+		Value: Ptr(int64(4)), Clock: Ptr(int64(9))}, done)
+	assert.Panics(t, func() { op.Complete(OK, Event{}) }, "completed twice")
+	rec.Invoke(Event{F: FWrite})
+	assert.Panics(t, func() { op.Complete(OK, Event{}) }, "another operation is open")
+}
+
+// liveClock is a clock shared by goroutines, advancing at every reading (as
+// a live recorder's does).
+type liveClock struct {
+	mu  sync.Mutex
+	now time.Duration
+}
+
+func (c *liveClock) Now() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now++
+	return c.now
+}
+func (c *liveClock) Local() time.Duration                     { return c.Now() }
+func (c *liveClock) TrueAt(local time.Duration) time.Duration { return local }
+
+// TestLogRecordsConcurrentClientsInTimeOrder: recorders of several
+// goroutines (live mode) append at once; the log keeps every operation, in
+// time order, and stays valid.
+func TestLogRecordsConcurrentClientsInTimeOrder(t *testing.T) {
+	log := NewLog()
+	clk := &liveClock{}
+	var wg sync.WaitGroup
+	for c := range 4 {
+		rec := log.NewRecorder(fmt.Sprintf("c%d", c), clk)
+		wg.Go(func() {
+			for i := range 300 {
+				op := rec.Invoke(Event{F: FWrite, Key: "k", Owner: fmt.Sprintf("o%d", i%7), Value: Ptr(int64(i))})
+				op.Complete(OK, Event{Detail: fmt.Sprint(i % 3)})
+			}
+		})
+	}
+	wg.Wait()
+	events := log.Events()
+	require.Len(t, events, 4*300*2)
+	require.NoError(t, Validate(events))
+	for i := 1; i < len(events); i++ {
+		require.Less(t, events[i-1].Time, events[i].Time)
+	}
 }

@@ -1,8 +1,11 @@
 package history
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // Log is a history being recorded. It is safe for concurrent use: in the
@@ -10,29 +13,136 @@ import (
 // live, client goroutines record at once, and stamping an event with its
 // time and appending it happen under one lock, so the log stays in time
 // order. Observers run after the lock is released (they may append).
+//
+// The log keeps its events in a compact form (fixed-size records without
+// pointers, strings interned, optional fields as flags), so recording an
+// operation allocates nothing in the steady state and the garbage collector
+// never scans the record; Events materialises them as []Event once, when
+// asked.
 type Log struct {
 	mu        sync.Mutex
-	events    []Event
+	chunks    [][]record // the records, chunkSize to a chunk: growing never copies
+	n         int        // how many records
+	extras    []extra    // the slices of the events that have them
+	strs      interner
+	mat       []Event // Events' materialisation of the first len(mat) records
 	observers []func(Event)
 	processes int
+	clocks    []int64 // where the Clock of the events Complete returns points
+}
+
+// record is one event in the log's compact form; its index is its position.
+type record struct {
+	time, clock, value, deadline int64
+	token                        uint64
+	process                      int32
+	extra                        int32 // 1 + the index of its extra in Log.extras; 0: none
+	typ, node, f, key, owner     uint32
+	detail                       uint32
+	has                          uint8
+}
+
+// The optional fields a record has.
+const (
+	hasClock uint8 = 1 << iota
+	hasValue
+	hasDeadline
+	hasToken
+)
+
+// extra holds copies of an event's slices (nil and empty kept apart).
+type extra struct {
+	values  []int64
+	targets []string
 }
 
 // NewLog returns an empty log.
 func NewLog() *Log { return &Log{} }
 
 // Events returns the recorded events (not a copy: read it once recording
-// has stopped).
+// has stopped). The first call materialises the log; later calls add what
+// was recorded since.
 func (l *Log) Events() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.events
+	if len(l.mat) < l.n {
+		l.materialise()
+	}
+	return l.mat
+}
+
+// materialise turns the records not yet materialised into Events. The
+// optional fields of all of them point into two arrays allocated at once.
+func (l *Log) materialise() {
+	from := len(l.mat)
+	ints, uints := 0, 0
+	for i := from; i < l.n; i++ {
+		h := l.rec(i).has
+		ints += int(h&1 + h>>1&1 + h>>2&1)
+		uints += int(h >> 3 & 1)
+	}
+	i64 := make([]int64, ints)
+	u64 := make([]uint64, uints)
+	l.mat = slices.Grow(l.mat, l.n-from)[:l.n]
+	for i := from; i < l.n; i++ {
+		r := l.rec(i)
+		e := &l.mat[i]
+		*e = l.event(i, r)
+		if r.has&hasClock != 0 {
+			i64[0] = r.clock
+			e.Clock, i64 = &i64[0], i64[1:]
+		}
+		if r.has&hasValue != 0 {
+			i64[0] = r.value
+			e.Value, i64 = &i64[0], i64[1:]
+		}
+		if r.has&hasDeadline != 0 {
+			i64[0] = r.deadline
+			e.Deadline, i64 = &i64[0], i64[1:]
+		}
+		if r.has&hasToken != 0 {
+			u64[0] = r.token
+			e.Token, u64 = &u64[0], u64[1:]
+		}
+	}
+}
+
+// event is record r (at index i) as an Event without its optional pointer
+// fields.
+func (l *Log) event(i int, r *record) Event {
+	e := Event{Index: i, Time: r.time, Process: int(r.process), Node: l.strs.str(r.node), Type: Type(l.strs.str(r.typ)),
+		F: l.strs.str(r.f), Key: l.strs.str(r.key), Owner: l.strs.str(r.owner), Detail: l.strs.str(r.detail)}
+	if r.extra > 0 {
+		x := &l.extras[r.extra-1]
+		e.Values, e.Targets = x.values, x.targets
+	}
+	return e
+}
+
+// eventAt is the event at index i with freshly allocated optional fields.
+func (l *Log) eventAt(i int) Event {
+	r := l.rec(i)
+	e := l.event(i, r)
+	if r.has&hasClock != 0 {
+		e.Clock = Ptr(r.clock)
+	}
+	if r.has&hasValue != 0 {
+		e.Value = Ptr(r.value)
+	}
+	if r.has&hasDeadline != 0 {
+		e.Deadline = Ptr(r.deadline)
+	}
+	if r.has&hasToken != 0 {
+		e.Token = Ptr(r.token)
+	}
+	return e
 }
 
 // Len is the number of recorded events.
 func (l *Log) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.events)
+	return l.n
 }
 
 // Observe calls fn with every event appended from now on, after it is stored.
@@ -55,8 +165,7 @@ func (l *Log) AppendStamped(e Event, stamp func(*Event)) Event {
 	if stamp != nil {
 		stamp(&e)
 	}
-	e.Index = len(l.events)
-	l.events = append(l.events, e)
+	e.Index = l.store(&e)
 	observers := l.observers
 	l.mu.Unlock()
 	for _, fn := range observers {
@@ -65,13 +174,118 @@ func (l *Log) AppendStamped(e Event, stamp func(*Event)) Event {
 	return e
 }
 
+// store appends e in compact form (its Index is ignored) and returns its
+// index. The caller holds the lock.
+func (l *Log) store(e *Event) int {
+	r := record{time: e.Time, process: int32(e.Process), typ: l.strs.id(string(e.Type)), node: l.strs.id(e.Node),
+		f: l.strs.id(e.F), key: l.strs.id(e.Key), owner: l.strs.id(e.Owner), detail: l.strs.id(e.Detail)}
+	if e.Clock != nil {
+		r.clock, r.has = *e.Clock, r.has|hasClock
+	}
+	if e.Value != nil {
+		r.value, r.has = *e.Value, r.has|hasValue
+	}
+	if e.Deadline != nil {
+		r.deadline, r.has = *e.Deadline, r.has|hasDeadline
+	}
+	if e.Token != nil {
+		r.token, r.has = *e.Token, r.has|hasToken
+	}
+	if e.Values != nil || e.Targets != nil {
+		l.extras = append(l.extras, extra{values: slices.Clone(e.Values), targets: slices.Clone(e.Targets)})
+		r.extra = int32(len(l.extras))
+	}
+	if l.n%chunkSize == 0 {
+		l.chunks = append(l.chunks, make([]record, chunkSize))
+	}
+	*l.rec(l.n) = r
+	l.n++
+	return l.n - 1
+}
+
+// chunkSize is the number of records in a chunk (20 KiB: a small object
+// for the allocator, which takes larger ones from the heap one by one).
+const chunkSize = 256
+
+// rec is the record at index i.
+func (l *Log) rec(i int) *record { return &l.chunks[i/chunkSize][i%chunkSize] }
+
 // NewProcess allocates the next unused process number.
 func (l *Log) NewProcess() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.newProcess()
+}
+
+func (l *Log) newProcess() int {
 	p := l.processes
 	l.processes++
 	return p
+}
+
+// clockPtr returns a pointer to a copy of v, carved from a block shared by
+// many events (one allocation per 512 calls).
+func (l *Log) clockPtr(v int64) *int64 {
+	if len(l.clocks) == cap(l.clocks) {
+		l.clocks = make([]int64, 0, 512)
+	}
+	l.clocks = append(l.clocks, v)
+	return &l.clocks[len(l.clocks)-1]
+}
+
+// interner numbers the strings of a log: id 0 is "". It keeps its own copy
+// of each string (so the strings it is given do not escape: an event built on
+// the caller's stack stays there), and a small cache keyed by length and a
+// few bytes spares the map lookup for the strings recorded again and again
+// (node names, functions, keys, the owner of the lease in hand).
+type interner struct {
+	ids   map[string]uint32
+	strs  []string
+	cache [256]struct {
+		s  string
+		id uint32
+	}
+}
+
+// presets are the strings every log has, with fixed numbers: the event types
+// and the operation functions.
+var presets = []string{"", string(Invoke), string(OK), string(Fail), string(Info), string(Start), string(Stop),
+	FAcquire, FRelease, FRenew, FRead, FWrite, FAppend}
+
+// id is s's number, given to it now if s is new.
+func (in *interner) id(s string) uint32 {
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	c := &in.cache[(uint(n)*31+uint(s[0])*7+uint(s[n-1])*3+uint(s[n/2]))&255]
+	if len(c.s) == n && (unsafe.StringData(c.s) == unsafe.StringData(s) || c.s == s) {
+		return c.id
+	}
+	if in.ids == nil {
+		in.ids = make(map[string]uint32, 64)
+		in.strs = append(in.strs[:0], presets...)
+		for i, p := range presets[1:] {
+			in.ids[p] = uint32(i + 1)
+		}
+	}
+	id, ok := in.ids[s]
+	if !ok {
+		own := strings.Clone(s)
+		id = uint32(len(in.strs))
+		in.strs = append(in.strs, own)
+		in.ids[own] = id
+	}
+	c.s, c.id = in.strs[id], id
+	return id
+}
+
+// str is the string numbered id.
+func (in *interner) str(id uint32) string {
+	if int(id) < len(presets) {
+		return presets[id]
+	}
+	return in.strs[id]
 }
 
 // Clock is what a recorder needs to know about time where a client runs.
@@ -92,12 +306,13 @@ type Recorder struct {
 	node    string
 	process int
 	clock   Clock
-	open    *Event
+	// The operation open now: the index of its invoke (-1: none).
+	open int
 }
 
 // NewRecorder returns a recorder for a client called node, with a fresh process.
 func (l *Log) NewRecorder(node string, clock Clock) *Recorder {
-	return &Recorder{log: l, node: node, process: l.NewProcess(), clock: clock}
+	return &Recorder{log: l, node: node, process: l.NewProcess(), clock: clock, open: -1}
 }
 
 // Process is the recorder's current process number.
@@ -109,55 +324,106 @@ func (r *Recorder) Node() string { return r.node }
 // Clock is the recorder's clock.
 func (r *Recorder) Clock() Clock { return r.clock }
 
-// Op is an operation that was invoked and awaits its completion.
+// Op is an operation that was invoked and awaits its completion. It is a
+// small value: recording an operation allocates nothing.
 type Op struct {
-	r   *Recorder
-	inv Event
+	r     *Recorder
+	index int
 }
 
 // Invoke records the invocation described by e (F, Key, Owner, Token, Value).
 // The recorder fills in time, process, node, type and clock.
-func (r *Recorder) Invoke(e Event) *Op {
-	if r.open != nil {
-		panic("history: process " + r.node + " invoked " + e.F + " while " + r.open.F + " is still open")
+func (r *Recorder) Invoke(e Event) Op {
+	if r.open >= 0 {
+		panic("history: process " + r.node + " invoked " + e.F + " while " + r.log.at(r.open).F + " is still open")
 	}
 	e.Type = Invoke
-	e = r.log.AppendStamped(e, r.stamp)
-	r.open = &e
-	return &Op{r: r, inv: e}
+	r.open = r.record(&e)
+	return Op{r: r, index: r.open}
 }
 
-func (r *Recorder) stamp(e *Event) {
+// record stamps e (time, process, node, clock) and stores it under the log's
+// lock, then tells the observers, and returns its index. e's pointers are
+// read, never kept.
+func (r *Recorder) record(e *Event) int {
+	l := r.log
+	l.mu.Lock()
 	e.Time = int64(r.clock.Now())
 	e.Process = r.process
 	e.Node = r.node
-	e.Clock = Ptr(int64(r.clock.Local()))
+	e.Clock = nil
+	i := l.store(e)
+	rec := l.rec(i)
+	rec.clock, rec.has = int64(r.clock.Local()), rec.has|hasClock
+	observers := l.observers
+	l.mu.Unlock()
+	if len(observers) > 0 {
+		l.mu.Lock()
+		o := l.eventAt(i)
+		l.mu.Unlock()
+		for _, fn := range observers {
+			fn(o)
+		}
+	}
+	return i
 }
 
 // Invocation is the recorded invoke event.
-func (op *Op) Invocation() Event { return op.inv }
+func (op Op) Invocation() Event { return op.r.log.at(op.index) }
+
+// at is the event at index i, with its own optional fields.
+func (l *Log) at(i int) Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.eventAt(i)
+}
 
 // Complete records the completion of the operation with type t (OK, Fail or
 // Info); fields of e that are set (Token, Value, Owner, Deadline, Detail) are
-// copied into the completion; F and Key come from the invocation.
-func (op *Op) Complete(t Type, e Event) Event {
+// copied into the completion; F and Key come from the invocation. It returns
+// the completion as recorded.
+func (op Op) Complete(t Type, e Event) Event {
 	r := op.r
-	if r.open == nil || r.open.Index != op.inv.Index {
-		panic("history: completing an operation that is not open: " + op.inv.String())
+	if r == nil || r.open != op.index {
+		panic("history: completing an operation that is not open (invoke #" + itoa(op.index) + ")")
 	}
 	if !t.IsCompletion() {
 		panic("history: completion type " + string(t))
 	}
-	e.Type, e.F, e.Key = t, op.inv.F, op.inv.Key
+	l := r.log
+	l.mu.Lock()
+	inv := l.rec(op.index)
+	e.Type, e.F, e.Key = t, l.strs.str(inv.f), l.strs.str(inv.key)
 	if e.Owner == "" {
-		e.Owner = op.inv.Owner
+		e.Owner = l.strs.str(inv.owner)
 	}
-	e = r.log.AppendStamped(e, r.stamp)
-	r.open = nil
+	l.mu.Unlock()
+	e.Index = r.record(&e)
+	r.open = -1
+	l.mu.Lock()
 	if t == Info {
-		r.process = r.log.NewProcess()
+		r.process = l.newProcess()
 	}
+	e.Clock = l.clockPtr(l.rec(e.Index).clock)
+	l.mu.Unlock()
 	return e
+}
+
+// itoa formats a small non-negative number without fmt.
+func itoa(i int) string {
+	if i < 0 {
+		return "-" + itoa(-i)
+	}
+	var b [20]byte
+	n := len(b)
+	for {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+		if i == 0 {
+			return string(b[n:])
+		}
+	}
 }
 
 // Deadline converts a lease deadline measured on the client's monotonic clock
@@ -169,5 +435,5 @@ func (r *Recorder) Deadline(local time.Duration) *int64 {
 // Sibling returns a recorder for another process of the same client (same
 // node and clock), such as a lock's watchdog.
 func (r *Recorder) Sibling() *Recorder {
-	return &Recorder{log: r.log, node: r.node, process: r.log.NewProcess(), clock: r.clock}
+	return &Recorder{log: r.log, node: r.node, process: r.log.NewProcess(), clock: r.clock, open: -1}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -46,8 +47,8 @@ func (p *Proc) CallAllInto(reqs []Request, timeout time.Duration, out []Response
 	p.settle()
 	n := p.node
 	mc := &p.mc
-	mc.ids = append(mc.ids[:0], make([]uint64, len(reqs))...)
-	mc.replies = append(mc.replies[:0], make([]Message, len(reqs))...)
+	mc.ids = slices.Grow(mc.ids[:0], len(reqs))[:len(reqs)]
+	mc.replies = slices.Grow(mc.replies[:0], len(reqs))[:len(reqs)] // zero: cleared after the last CallAll
 	mc.got = append(mc.got[:0], make([]bool, len(reqs))...)
 	mc.left = len(reqs)
 	for i, r := range reqs {
@@ -69,7 +70,7 @@ func (p *Proc) CallAllInto(reqs []Request, timeout time.Duration, out []Response
 			out[i] = Response{Body: mc.replies[i].Body}
 			continue
 		}
-		out[i] = Response{Err: &timeoutError{to: n.w.nodes[reqs[i].To].name, after: timeout}}
+		out[i] = Response{Err: n.w.timeoutErr(reqs[i].To, timeout)}
 	}
 	clear(mc.replies) // drop the bodies
 	return out
@@ -87,6 +88,22 @@ func (e *timeoutError) Error() string {
 }
 
 func (e *timeoutError) Unwrap() error { return ErrTimeout }
+
+// timeoutErr is the error of a call to node to that timed out after d. The
+// errors are immutable, so the world keeps the last one made for each node
+// and hands it out again while the timeout is the same: a timeout costs no
+// allocation.
+func (w *World) timeoutErr(to NodeID, d time.Duration) error {
+	if int(to) >= len(w.timeouts) {
+		w.timeouts = append(w.timeouts, make([]*timeoutError, int(to)+1-len(w.timeouts))...)
+	}
+	e := w.timeouts[to]
+	if e == nil || e.after != d {
+		e = &timeoutError{to: w.nodes[to].name, after: d}
+		w.timeouts[to] = e
+	}
+	return e
+}
 
 // takeMultiReply hands m to the process's CallAll in progress if it awaits it,
 // waking the process when the last reply is in.

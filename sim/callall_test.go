@@ -50,3 +50,33 @@ func TestCallAllPausedAfterSendingReadsLate(t *testing.T) {
 	assert.Equal(t, 5*time.Second, readAt)
 	assert.Equal(t, uint64(2), w.Network().Stats().Delivered, "the request left before the pause")
 }
+
+// TestTimeoutErrorsNameTheNodeAndTheWait: a timed-out Call or CallAll says
+// which node and how long, whatever timed out before it (the world reuses
+// the error of a node while the timeout is the same).
+func TestTimeoutErrorsNameTheNodeAndTheWait(t *testing.T) {
+	w := NewWorld(Config{Seed: 1})
+	a := w.AddNode("a", NodeOptions{Handler: &echo{}})
+	b := w.AddNode("b", NodeOptions{Handler: &echo{}})
+	c := w.AddNode("c", NodeOptions{})
+	w.Network().Block(c, a)
+	w.Network().Block(c, b)
+	var got []string
+	c.Spawn("c", func(p *Proc) {
+		for _, d := range []time.Duration{time.Second, time.Second, 2 * time.Second} {
+			_, err := p.Call(a.ID(), 1, d)
+			got = append(got, fmt.Sprintf("%v is-timeout=%v", err, errors.Is(err, ErrTimeout)))
+		}
+		for _, r := range p.CallAll([]Request{{a.ID(), 1}, {b.ID(), 2}}, time.Second) {
+			got = append(got, r.Err.Error())
+		}
+	})
+	w.Run(time.Minute)
+	assert.Equal(t, []string{
+		"call to a: sim: request timed out after 1s is-timeout=true",
+		"call to a: sim: request timed out after 1s is-timeout=true",
+		"call to a: sim: request timed out after 2s is-timeout=true",
+		"call to a: sim: request timed out after 1s",
+		"call to b: sim: request timed out after 1s",
+	}, got)
+}

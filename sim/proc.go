@@ -195,7 +195,7 @@ func (p *Proc) Call(to NodeID, req any, timeout time.Duration) (any, error) {
 		p.reply, p.gotReply = Message{}, false
 		return body, nil
 	}
-	return nil, &timeoutError{to: n.w.nodes[to].name, after: timeout}
+	return nil, n.w.timeoutErr(to, timeout)
 }
 
 // Recv waits for a message that is not a reply (a notification), at most

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
 	"time"
 )
 
@@ -214,13 +215,7 @@ func (q *eventQueue) push(at time.Duration, seq uint64) *event {
 // greatest seq so far, so it goes after every entry due no later.
 func (q *eventQueue) toWheel(x entry, i int) {
 	if q.buckets == nil {
-		q.buckets = make([]bucket, wheelSize)
-		// Every bucket starts with room for bucketRoom entries carved from one
-		// array: one allocation instead of one per bucket.
-		room := make([]entry, wheelSize*bucketRoom)
-		for i := range q.buckets {
-			q.buckets[i].items = room[i*bucketRoom : i*bucketRoom : (i+1)*bucketRoom]
-		}
+		q.buckets = newBuckets()
 	}
 	b := &q.buckets[i]
 	items := append(b.items, x)
@@ -291,5 +286,34 @@ func (q *eventQueue) popBy(limit time.Duration) (at time.Duration, slot uint32, 
 // release frees the slot of an event that has run.
 func (q *eventQueue) release(slot uint32) { q.free = append(q.free, slot) }
 
-// reset drops every pending event.
-func (q *eventQueue) reset() { *q = eventQueue{} }
+// reset drops every pending event. The wheel's buckets, emptied, go back to
+// a pool for the next world's queue (a wheel is 96 KiB: a sweep makes one
+// per run).
+func (q *eventQueue) reset() {
+	if q.buckets != nil {
+		for i := range q.buckets {
+			q.buckets[i].items, q.buckets[i].head = q.buckets[i].items[:0], 0
+		}
+		b := q.buckets
+		bucketPool.Put(&b)
+	}
+	*q = eventQueue{}
+}
+
+// bucketPool holds the empty wheels of closed worlds.
+var bucketPool sync.Pool
+
+// newBuckets returns an empty wheel: a closed world's, or a new one whose
+// buckets start with room for bucketRoom entries carved from one array (one
+// allocation instead of one per bucket).
+func newBuckets() []bucket {
+	if b, ok := bucketPool.Get().(*[]bucket); ok {
+		return *b
+	}
+	buckets := make([]bucket, wheelSize)
+	room := make([]entry, wheelSize*bucketRoom)
+	for i := range buckets {
+		buckets[i].items = room[i*bucketRoom : i*bucketRoom : (i+1)*bucketRoom]
+	}
+	return buckets
+}

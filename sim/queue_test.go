@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -127,4 +128,18 @@ func BenchmarkQueue(b *testing.B) {
 			q.push(entry{at: e.at + time.Millisecond + time.Duration(seq%7), key: seq})
 		}
 	})
+}
+
+// TestClosedWorldsWheelsServeLaterWorlds: a world's wheel goes back to a
+// pool when it closes and serves a later world; the later runs are exactly
+// the first (also while another world is open).
+func TestClosedWorldsWheelsServeLaterWorlds(t *testing.T) {
+	want := trace(7)
+	open := NewWorld(Config{Seed: 1})
+	open.At(time.Millisecond, func() {})
+	for range 3 {
+		assert.Equal(t, want, trace(7))
+	}
+	assert.True(t, open.Step())
+	open.Close()
 }

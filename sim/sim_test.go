@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"testing"
 	"time"
@@ -325,4 +326,14 @@ func TestDeterminism(t *testing.T) {
 	require.Greater(t, strings.Count(a, "\n"), 50)
 	assert.Equal(t, a, b, "same seed must replay exactly")
 	assert.NotEqual(t, a, c, "another seed must differ")
+}
+
+// TestStreamKeysAreFNV64a: a stream's key is the FNV-64a of its name, as
+// hash/fnv computes it (the streams of recorded histories depend on it).
+func TestStreamKeysAreFNV64a(t *testing.T) {
+	for _, name := range []string{"", "network", "node/redis", "nemesis", "node/c1/ü"} {
+		h := fnv.New64a()
+		h.Write([]byte(name))
+		assert.Equal(t, h.Sum64(), fnv64a(name), name)
+	}
 }

@@ -40,6 +40,7 @@ type World struct {
 	closed    bool
 	obs       *observer
 	stopped   bool
+	timeouts  []*timeoutError // the last ErrTimeout made for calls to each node (timeoutErr)
 }
 
 // NewWorld creates an empty world at true time zero.

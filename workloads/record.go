@@ -49,14 +49,19 @@ func detail(err error) string {
 	return err.Error()
 }
 
-// leaseEvent describes a lease in a completion event.
-func leaseEvent(rec *history.Recorder, l backends.Lease) history.Event {
+// leaseEvent describes a lease in a completion event. The token and the
+// deadline are written to *token and *deadline, which the event points to:
+// the caller's variables, so recording a grant allocates nothing (the log
+// copies the values).
+func leaseEvent(rec *history.Recorder, l backends.Lease, token *uint64, deadline *int64) history.Event {
 	e := history.Event{Owner: l.Owner, Detail: l.Detail}
 	if l.HasToken {
-		e.Token = history.Ptr(l.Token)
+		*token = l.Token
+		e.Token = token
 	}
 	if l.Deadline != 0 {
-		e.Deadline = rec.Deadline(l.Deadline)
+		*deadline = int64(rec.Clock().TrueAt(l.Deadline))
+		e.Deadline = deadline
 	}
 	return e
 }
@@ -73,8 +78,10 @@ func Acquire(c Client, key string, wait time.Duration) (backends.Lease, error) {
 	op := c.Rec.Invoke(history.Event{F: history.FAcquire, Key: key})
 	l, err := c.Lock.Acquire(key, wait)
 	e := history.Event{Detail: detail(err)}
+	var token uint64
+	var deadline int64
 	if err == nil {
-		e = leaseEvent(c.Rec, l)
+		e = leaseEvent(c.Rec, l, &token, &deadline)
 	}
 	op.Complete(Outcome(err), e)
 	return l, err
@@ -120,7 +127,7 @@ func RecordRenewals(c Client) {
 	var idle []*history.Recorder
 	open := map[string]struct {
 		rec *history.Recorder
-		op  *history.Op
+		op  history.Op
 	}{}
 	ro.OnRenew(func(l backends.Lease, done bool, err error) {
 		if !done {
@@ -133,7 +140,7 @@ func RecordRenewals(c Client) {
 			op := rec.Invoke(history.Event{F: history.FRenew, Key: l.Key, Owner: l.Owner, Token: tokenOf(l)})
 			open[l.Owner] = struct {
 				rec *history.Recorder
-				op  *history.Op
+				op  history.Op
 			}{rec, op}
 			return
 		}
@@ -143,8 +150,10 @@ func RecordRenewals(c Client) {
 		}
 		delete(open, l.Owner)
 		e := history.Event{Detail: detail(err)}
+		var token uint64
+		var deadline int64
 		if err == nil {
-			e = leaseEvent(o.rec, l)
+			e = leaseEvent(o.rec, l, &token, &deadline)
 		}
 		o.op.Complete(Outcome(err), e)
 		idle = append(idle, o.rec)

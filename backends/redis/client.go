@@ -26,6 +26,9 @@ type Client struct {
 	// the last acquire command, boxed: the retries of one acquire send it again
 	cmdKey, cmdOwner string
 	cmd              any
+	// the Detail of the last lease granted, and by whom
+	grantedByID   sim.NodeID
+	grantedByText string
 }
 
 // Topology is where a client finds Redis: one instance, or a primary with
@@ -74,6 +77,15 @@ func (c *Client) budgetClock() time.Duration {
 
 func (c *Client) nodeName(id sim.NodeID) string { return c.p.World().Nodes()[id].Name() }
 
+// grantedBy is a lease's Detail when instance id granted it: "granted by
+// NAME", built once per instance.
+func (c *Client) grantedBy(id sim.NodeID) string {
+	if c.grantedByID != id || c.grantedByText == "" {
+		c.grantedByID, c.grantedByText = id, "granted by "+c.nodeName(id)
+	}
+	return c.grantedByText
+}
+
 // call sends cmd to the primary from process p and waits at most timeout. A
 // timeout is ErrUnknown; an instance that refused the command (a replica, an
 // instance within its restart delay) gives a plain error: it certainly did not
@@ -88,7 +100,7 @@ func (c *Client) call(p *sim.Proc, cmd any, timeout time.Duration) (Reply, error
 	r, err := p.Call(to, cmd, timeout)
 	if err != nil {
 		c.stale = true
-		return Reply{}, &unknownError{node: c.nodeName(to), err: err}
+		return Reply{}, &unknownError{node: c.nodeName(to), errs: [2]error{backends.ErrUnknown, err}}
 	}
 	rep := r.(Reply)
 	if rep.Err != "" {
@@ -102,14 +114,14 @@ func (c *Client) call(p *sim.Proc, cmd any, timeout time.Duration) (Reply, error
 // NODE: <ErrUnknown>: <cause>", formatted only when read (most are retried).
 type unknownError struct {
 	node string
-	err  error
+	errs [2]error // ErrUnknown and the cause, what Unwrap returns (without allocating)
 }
 
 func (e *unknownError) Error() string {
-	return "redis " + e.node + ": " + backends.ErrUnknown.Error() + ": " + e.err.Error()
+	return "redis " + e.node + ": " + backends.ErrUnknown.Error() + ": " + e.errs[1].Error()
 }
 
-func (e *unknownError) Unwrap() []error { return []error{backends.ErrUnknown, e.err} }
+func (e *unknownError) Unwrap() []error { return e.errs[:] }
 
 // ownerID is fmt.Sprintf("%s-%d-%08x", name, seq, r) without fmt.
 func ownerID(name string, seq int, r uint32) string {
@@ -206,7 +218,7 @@ func (c *Client) attempt(key, owner string) (backends.Lease, error) {
 		return backends.Lease{}, backends.ErrNotAcquired
 	}
 	granter := c.primary
-	lease := backends.Lease{Key: key, Owner: owner, Deadline: sent + c.opts.TTL, Detail: "granted by " + c.nodeName(granter)}
+	lease := backends.Lease{Key: key, Owner: owner, Deadline: sent + c.opts.TTL, Detail: c.grantedBy(granter)}
 	if c.opts.Fencing {
 		lease.Token, lease.HasToken = uint64(r.Int), true
 	}

@@ -317,7 +317,7 @@ func TestOwnerIDIsTheSprintfText(t *testing.T) {
 	}
 	cause := fmt.Errorf("call to redis: %w after 1s", sim.ErrTimeout)
 	want := fmt.Errorf("redis %s: %w: %w", "redis", backends.ErrUnknown, cause)
-	got := &unknownError{node: "redis", err: cause}
+	got := &unknownError{node: "redis", errs: [2]error{backends.ErrUnknown, cause}}
 	assert.Equal(t, want.Error(), got.Error())
 	assert.ErrorIs(t, got, backends.ErrUnknown)
 	assert.ErrorIs(t, got, sim.ErrTimeout)

@@ -218,6 +218,16 @@ func (s *Server) propagate(n *sim.Node, from sim.NodeID, cmd any, at time.Durati
 	st := &s.repl
 	st.offset++
 	e := Entry{Offset: st.offset, Cmd: cmd, At: at}
+	if len(st.replicas) == 0 {
+		// No replica has synchronised with this stream, so none can ask for
+		// a partial resynchronisation (a replica learns the stream's ID only
+		// from this primary's snapshot, sent after it became one of
+		// st.replicas): keep no backlog. The first replica gets a snapshot
+		// of this offset and entries from here on.
+		st.logBase = st.offset
+		st.clientOffset[from] = st.offset
+		return
+	}
 	st.log = append(st.log, e)
 	if len(st.log) > backlogMax {
 		drop := len(st.log) - backlogMax

@@ -254,3 +254,30 @@ func TestOptionsValidate(t *testing.T) {
 	assert.ErrorContains(t, o.Set("replicas", "x"), "not an integer")
 	assert.ErrorContains(t, o.Set("expiry-clock", "sundial"), "want one of wall, mono")
 }
+
+// TestPrimaryKeepsNoBacklogUntilAReplicaSyncs: a primary no replica has
+// synchronised with keeps no backlog (none could ask for it); replicas that
+// join later get a snapshot, then every command from there on.
+func TestPrimaryKeepsNoBacklogUntilAReplicaSyncs(t *testing.T) {
+	c := newCluster(ServerConfig{})
+	for _, r := range c.nodes[1:] {
+		c.w.Network().Block(r, c.nodes[0])
+	}
+	c.client("c1", Options{TTL: time.Hour, RequestTimeout: time.Second}, func(p *sim.Proc, cl *Client) {
+		for i := range 20 {
+			if i == 10 {
+				assert.Empty(t, c.servers[0].repl.log, "no replica yet: no backlog")
+				c.w.Network().Heal()
+				p.Sleep(3 * time.Second)
+			}
+			_, err := cl.Acquire(fmt.Sprintf("k%d", i), 0)
+			require.NoError(t, err)
+		}
+	})
+	c.w.Run(10 * time.Second)
+	assert.Equal(t, 20, c.servers[0].Keyspace().Len())
+	for _, r := range c.servers[1:] {
+		assert.Equal(t, 20, r.Keyspace().Len(), "a replica that joined late caught up")
+	}
+	assert.NotEmpty(t, c.servers[0].repl.log, "commands after the replicas joined are kept")
+}

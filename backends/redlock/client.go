@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +29,9 @@ type Client struct {
 	reqs []sim.Request  // the fan-out's requests, reused
 	resp []sim.Response // the fan-out's responses, reused
 	outs []outcome      // the last round's outcomes, reused
+	// fail is the error of the last failed round, reused: Acquire reads it
+	// (formats it into its own error, or drops it) before the next round.
+	fail roundFailure
 }
 
 var _ backends.Lock = (*Client)(nil)
@@ -68,9 +70,7 @@ func (c *Client) fanout(body any) []sim.Response {
 	for i, id := range c.topo.Instances {
 		reqs[i] = sim.Request{To: id, Body: body}
 	}
-	out = c.p.CallAllInto(reqs, c.opts.RequestTimeout, out)
-	clear(reqs)
-	return out
+	return c.p.CallAllInto(reqs, c.opts.RequestTimeout, out) // reqs keep the body until the next fan-out
 }
 
 // outcome is what one instance answered to one round.
@@ -155,12 +155,21 @@ func (c *Client) others(outs []outcome) string {
 
 // roundFailure is a round without a lock: short of a quorum, or granted with
 // no validity left. Its text is built only when read (a failed round that is
-// retried is never read).
+// retried is never read). Each client reuses one (Client.failed): it does not
+// outlive the attempt that returned it.
 type roundFailure struct {
 	c          *Client
 	outs       []outcome
 	noValidity bool
 	elapsed    time.Duration
+}
+
+// failed is the client's reused roundFailure, set to outs (copied), noValidity
+// and elapsed.
+func (c *Client) failed(outs []outcome, noValidity bool, elapsed time.Duration) *roundFailure {
+	f := &c.fail
+	f.c, f.outs, f.noValidity, f.elapsed = c, append(f.outs[:0], outs...), noValidity, elapsed
+	return f
 }
 
 func (f *roundFailure) Error() string {
@@ -213,9 +222,9 @@ func (c *Client) attempt(key string) (backends.Lease, error) {
 	switch {
 	case failure != nil:
 	case t.granted < c.opts.Quorum():
-		failure = &roundFailure{c: c, outs: slices.Clone(t.outs)}
+		failure = c.failed(t.outs, false, 0)
 	case validity <= 0:
-		failure = &roundFailure{c: c, outs: slices.Clone(t.outs), noValidity: true, elapsed: elapsed}
+		failure = c.failed(t.outs, true, elapsed)
 	}
 	if failure != nil {
 		c.releaseAll(key, value)
