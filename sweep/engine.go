@@ -208,7 +208,7 @@ func Sweep(g Grid, o Options) (int, error) {
 		return 0, err
 	}
 	defer j.f.Close()
-	defer tuneGC()()
+	defer TuneGC()()
 	var pending []int
 	total, done := 0, 0
 	cellLeft := make([]int, len(g.Rows)*len(g.Columns))
@@ -276,9 +276,11 @@ const sweepGCPercent = 800
 // collector works harder rather than the heap growing.
 const sweepMemoryLimit = 1 << 30
 
-// tuneGC sets the collector for a sweep unless the user set GOGC or
-// GOMEMLIMIT, and returns the function that restores the settings.
-func tuneGC() (restore func()) {
+// TuneGC sets the collector for a sweep — or any command that runs many
+// simulated worlds one after another, such as explore and shrink — unless the
+// user set GOGC or GOMEMLIMIT, and returns the function that restores the
+// settings.
+func TuneGC() (restore func()) {
 	var undo []func()
 	if os.Getenv("GOGC") == "" {
 		old := debug.SetGCPercent(sweepGCPercent)

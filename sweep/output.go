@@ -81,7 +81,7 @@ func keepFailures(dir string, g Grid, mx Matrix, keep Keep, jobs int) error {
 	if keep == KeepNone {
 		return nil
 	}
-	defer tuneGC()()
+	defer TuneGC()()
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}

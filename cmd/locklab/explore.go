@@ -15,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/shrink"
+	"github.com/locklab/locklab/sweep"
 )
 
 type exploreFlags struct {
@@ -127,6 +128,8 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 	if f.starts < 1 || f.maxSeed < 1 || f.simTime <= 0 {
 		return usage("--starts, --max-seeds and --time must be positive")
 	}
+	// Seed after seed of short-lived worlds: the sweep's collector setting.
+	defer sweep.TuneGC()()
 	var hunts []harness.Hunt
 	for _, name := range f.hunts {
 		h, err := harness.FindHunt(name)

@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/shrink"
+	"github.com/locklab/locklab/sweep"
 )
 
 type shrinkFlags struct {
@@ -56,6 +57,8 @@ Exit codes: 0 shrunk; 2 usage error (not a run directory, or a run that fails no
 				out = strings.TrimSuffix(filepath.Clean(args[0]), string(filepath.Separator)) + "-shrunk"
 			}
 			opts := shrink.Options{MaxRuns: f.maxRuns}
+			// Every candidate is a short-lived world: the sweep's collector setting.
+			defer sweep.TuneGC()()
 			if f.kind != "" {
 				if !slices.Contains(harness.Kinds, f.kind) {
 					return usage("--kind %q: want one of %s", f.kind, strings.Join(harness.Kinds, ", "))
