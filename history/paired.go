@@ -125,7 +125,13 @@ func pair(events []Event, complete bool) (*Paired, error) {
 		inv, comp int32
 		fix       uint8
 	}
-	pairs := make([]pairIdx, 0, len(events)/2+1)
+	invokes := 0
+	for i := range events {
+		if events[i].Type == Invoke {
+			invokes++
+		}
+	}
+	pairs := make([]pairIdx, 0, invokes)
 	var open opens
 	p := &Paired{recorded: events}
 	gaining := 0 // events that gain a field
