@@ -243,13 +243,14 @@ func excusingFaults(h *history.Paired, end int64) []faultWindow {
 // times when clients wanted the lock, nobody held it and no fault was active;
 // fill adds to a stall the attempts that waited and the holding before it.
 func findStalls(ops []op, hs []Holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
-	holdings := map[string][]*Holding{}
-	for i := range hs {
-		holdings[hs[i].Key] = append(holdings[hs[i].Key], &hs[i])
-	}
+	holdings := groupByKey(hs, func(h *Holding) string { return h.Key })
 	wantsOf := func(attempts bool) map[string][]want {
+		ws := findWants(ops, end, attempts)
+		if len(ws) > 0 && !slices.ContainsFunc(ws, func(w want) bool { return w.key != ws[0].key }) {
+			return map[string][]want{ws[0].key: ws} // one key: the wants as they are
+		}
 		wants := map[string][]want{}
-		for _, w := range findWants(ops, end, attempts) {
+		for _, w := range ws {
 			wants[w.key] = append(wants[w.key], w)
 		}
 		return wants
@@ -279,7 +280,13 @@ type want struct {
 // findWants finds the wants of ops, with their attempts if attempts is set.
 func findWants(ops []op, end int64, attempts bool) []want {
 	open := map[holdKey]want{} // client+key -> its current want
-	var out []want
+	n := 0                     // at most one want per acquire
+	for i := range ops {
+		if ops[i].Invoke.F == history.FAcquire {
+			n++
+		}
+	}
+	out := make([]want, 0, n)
 	for _, o := range ops {
 		if o.Invoke.F != history.FAcquire {
 			continue
@@ -343,7 +350,7 @@ func crashAware(hs []Holding, faults []faultWindow) []Holding {
 func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, end int64) []Stall {
 	type change struct {
 		t                   int64
-		wait, hold, faulted int
+		wait, hold, faulted int32
 	}
 	cs := make([]change, 0, 2*(len(wants)+len(hs)+len(faults)))
 	for _, w := range wants {
@@ -355,11 +362,13 @@ func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, en
 	for _, w := range faults {
 		cs = append(cs, change{t: w.Start.Time, faulted: 1}, change{t: w.Stop.Time, faulted: -1})
 	}
-	slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.t, b.t) })
+	// The changes at one time are summed before anything is judged: their
+	// order among themselves does not matter, so an unstable sort will do.
+	slices.SortFunc(cs, func(a, b change) int { return cmp.Compare(a.t, b.t) })
 	var out []Stall
 	var cur Stall
 	open := false
-	wait, hold, faulted := 0, 0, 0
+	wait, hold, faulted := int32(0), int32(0), int32(0)
 	for i := 0; i < len(cs); {
 		t := cs[i].t
 		for ; i < len(cs) && cs[i].t == t; i++ {
@@ -483,4 +492,26 @@ func describeStall(s Stall) *Counterexample {
 	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
 	evs = slices.CompactFunc(evs, func(x, y history.Event) bool { return x.Index == y.Index })
 	return &Counterexample{Explanation: lines, Events: evs}
+}
+
+// groupByKey groups pointers to the elements of xs by key, in order, each
+// group allocated at its size.
+func groupByKey[T any](xs []T, key func(*T) string) map[string][]*T {
+	counts := map[string]int{}
+	for i := range xs {
+		counts[key(&xs[i])]++
+	}
+	all := make([]*T, len(xs))
+	out := make(map[string][]*T, len(counts))
+	at := 0
+	for i := range xs {
+		k := key(&xs[i])
+		g, ok := out[k]
+		if !ok {
+			g = all[at : at : at+counts[k]]
+			at += counts[k]
+		}
+		out[k] = append(g, &xs[i])
+	}
+	return out
 }
