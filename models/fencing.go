@@ -156,10 +156,19 @@ func grantsByKey(ops []op) map[string][]tokenOp {
 		key, holder string
 		token       uint64
 	}
-	out := map[string][]tokenOp{}
-	seen := map[grantID]bool{}
+	granted := func(o *op) bool {
+		return o.Invoke.F == history.FAcquire && o.Outcome() == history.OK && o.Completion.Token != nil
+	}
+	n := 0
+	for i := range ops {
+		if granted(&ops[i]) {
+			n++
+		}
+	}
+	all := make([]tokenOp, 0, n)
+	seen := make(map[grantID]bool, n)
 	for _, o := range ops {
-		if o.Invoke.F != history.FAcquire || o.Outcome() != history.OK || o.Completion.Token == nil {
+		if !granted(&o) {
 			continue
 		}
 		id := grantID{o.Invoke.Key, holderOf(o.Completion), *o.Completion.Token}
@@ -167,22 +176,56 @@ func grantsByKey(ops []op) map[string][]tokenOp {
 			continue // a reentrant acquire returning the holder's own token
 		}
 		seen[id] = true
-		out[o.Invoke.Key] = append(out[o.Invoke.Key], tokenOp{token: *o.Completion.Token, o: o, strict: true})
+		all = append(all, tokenOp{token: *o.Completion.Token, o: o, strict: true})
+	}
+	return tokenOpsByKey(all)
+}
+
+// tokenOpsByKey groups token operations by key, in order, each group
+// allocated at its size (one key: all of them as they are).
+func tokenOpsByKey(all []tokenOp) map[string][]tokenOp {
+	if len(all) == 0 {
+		return map[string][]tokenOp{}
+	}
+	key0 := all[0].o.Invoke.Key
+	if !slices.ContainsFunc(all, func(t tokenOp) bool { return t.o.Invoke.Key != key0 }) {
+		return map[string][]tokenOp{key0: all}
+	}
+	counts := map[string]int{}
+	for i := range all {
+		counts[all[i].o.Invoke.Key]++
+	}
+	out := make(map[string][]tokenOp, len(counts))
+	for i := range all {
+		k := all[i].o.Invoke.Key
+		g, ok := out[k]
+		if !ok {
+			g = make([]tokenOp, 0, counts[k])
+		}
+		out[k] = append(g, all[i])
 	}
 	return out
 }
 
 // acceptedByKey are the storage operations accepted with a token, per key.
 func (c FencingTokens) acceptedByKey(ops []op) map[string][]tokenOp {
-	out := map[string][]tokenOp{}
-	for _, o := range ops {
+	accepted := func(o *op) bool {
 		fenced := o.Invoke.F == history.FWrite || o.Invoke.F == history.FAppend || (c.ReadsFenced && o.Invoke.F == history.FRead)
-		if !fenced || o.Outcome() != history.OK || o.Invoke.Token == nil {
-			continue
-		}
-		out[o.Invoke.Key] = append(out[o.Invoke.Key], tokenOp{token: *o.Invoke.Token, o: o})
+		return fenced && o.Outcome() == history.OK && o.Invoke.Token != nil
 	}
-	return out
+	n := 0
+	for i := range ops {
+		if accepted(&ops[i]) {
+			n++
+		}
+	}
+	all := make([]tokenOp, 0, n)
+	for _, o := range ops {
+		if accepted(&o) {
+			all = append(all, tokenOp{token: *o.Invoke.Token, o: o})
+		}
+	}
+	return tokenOpsByKey(all)
 }
 
 // tokenLinOps are the search operations of token operations.
