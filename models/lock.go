@@ -111,7 +111,7 @@ func (s lockState) String() string {
 	return out
 }
 
-type lockKind int
+type lockKind uint8
 
 const (
 	lockGrant lockKind = iota
@@ -122,16 +122,16 @@ const (
 
 // lockStep is the input of a lock operation.
 type lockStep struct {
-	kind     lockKind
-	owner    string
-	deadline int64
-	leased   bool
-	// latest is the latest true time the operation can have taken effect.
-	latest int64
+	kind   lockKind
+	leased bool
 	// phantom: an acquire of unknown outcome, proven by a later operation of
 	// its owner.
-	phantom bool
-	o       op
+	phantom  bool
+	owner    string
+	deadline int64
+	// latest is the latest true time the operation can have taken effect.
+	latest int64
+	o      op
 	// proof is the operation that proves a phantom grant.
 	proof *op
 	// nextOwn is the invocation of the owner's next operation on the key
@@ -423,7 +423,7 @@ func (c LockService) lockOps(ops []op) []linOp {
 	// (invoke indexes), found in one pass; owner[i] is ops[i]'s (-1: not relevant).
 	type ownerOps struct{ first, last, next int64 }
 	index := make(map[string]int32, len(ops)/2)
-	var owners []ownerOps
+	owners := make([]ownerOps, 0, len(ops)/2)
 	owner := make([]int32, len(ops))
 	for i, o := range ops {
 		owner[i] = -1

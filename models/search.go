@@ -61,14 +61,14 @@ func (b Budget) String() string {
 // history index until, after which it can no longer matter.
 type linOp struct {
 	call, ret int64
-	open      bool
 	until     int64
+	client    int
+	input     any
+	open      bool
 	// forcing: once this operation is legal and last, the state after it
 	// depends only on the operation and on which operations precede it, not on
 	// their order (see cutBatches).
 	forcing bool
-	client  int
-	input   any
 }
 
 // startOp is the first operation of every batch: it puts the model into the
