@@ -714,10 +714,22 @@ func (c LockService) breach(lops []linOp) *breachWitness {
 		in := l.input.(*lockStep)
 		return in.kind == lockGrant && !in.phantom && (!c.Leases || in.leased)
 	}
-	byOwner := map[string][]int{} // owner -> indexes in lops of its operations
+	// byOwner: owner -> indexes in lops of its operations, every list carved
+	// at its size from one block.
+	counts := make(map[string]int, len(lops)/2)
+	for _, l := range lops {
+		counts[l.input.(*lockStep).owner]++
+	}
+	block := make([]int, len(lops))
+	byOwner := make(map[string][]int, len(counts))
 	for i, l := range lops {
 		o := l.input.(*lockStep).owner
-		byOwner[o] = append(byOwner[o], i)
+		g, ok := byOwner[o]
+		if !ok {
+			n := counts[o]
+			g, block = block[:0:n], block[n:]
+		}
+		byOwner[o] = append(g, i)
 	}
 	var grants []int // indexes in lops of the grants, by return
 	end := make([]int64, len(lops))
