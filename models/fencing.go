@@ -151,24 +151,16 @@ func tokenSpec(what string) searchSpec {
 }
 
 // grantsByKey are the distinct grants with a token, per lock key.
-func grantsByKey(ops []op) map[string][]tokenOp {
+func grantsByKey(h *history.Paired) map[string][]tokenOp {
 	type grantID struct {
 		key, holder string
 		token       uint64
 	}
-	granted := func(o *op) bool {
-		return o.Invoke.F == history.FAcquire && o.Outcome() == history.OK && o.Completion.Token != nil
-	}
-	n := 0
-	for i := range ops {
-		if granted(&ops[i]) {
-			n++
-		}
-	}
+	n := h.OpsOf(history.FAcquire) // at most one grant each
 	all := make([]tokenOp, 0, n)
 	seen := make(map[grantID]bool, n)
-	for _, o := range ops {
-		if !granted(&o) {
+	for _, o := range h.Ops() {
+		if o.Invoke.F != history.FAcquire || o.Outcome() != history.OK || o.Completion.Token == nil {
 			continue
 		}
 		id := grantID{o.Invoke.Key, holderOf(o.Completion), *o.Completion.Token}
@@ -208,20 +200,15 @@ func tokenOpsByKey(all []tokenOp) map[string][]tokenOp {
 }
 
 // acceptedByKey are the storage operations accepted with a token, per key.
-func (c FencingTokens) acceptedByKey(ops []op) map[string][]tokenOp {
-	accepted := func(o *op) bool {
-		fenced := o.Invoke.F == history.FWrite || o.Invoke.F == history.FAppend || (c.ReadsFenced && o.Invoke.F == history.FRead)
-		return fenced && o.Outcome() == history.OK && o.Invoke.Token != nil
-	}
-	n := 0
-	for i := range ops {
-		if accepted(&ops[i]) {
-			n++
-		}
+func (c FencingTokens) acceptedByKey(h *history.Paired) map[string][]tokenOp {
+	n := h.OpsOf(history.FWrite) + h.OpsOf(history.FAppend) // at most one each
+	if c.ReadsFenced {
+		n += h.OpsOf(history.FRead)
 	}
 	all := make([]tokenOp, 0, n)
-	for _, o := range ops {
-		if accepted(&o) {
+	for _, o := range h.Ops() {
+		fenced := o.Invoke.F == history.FWrite || o.Invoke.F == history.FAppend || (c.ReadsFenced && o.Invoke.F == history.FRead)
+		if fenced && o.Outcome() == history.OK && o.Invoke.Token != nil {
 			all = append(all, tokenOp{token: *o.Invoke.Token, o: o})
 		}
 	}
@@ -244,8 +231,7 @@ func (c FencingTokens) Check(events []history.Event) Verdict {
 }
 
 func (c FencingTokens) checkPaired(h *history.Paired) Verdict {
-	ops := h.Ops()
-	grants := grantsByKey(ops)
+	grants := grantsByKey(h)
 	if len(grants) == 0 {
 		return Verdict{Result: Unknown, Reason: "no acquire was granted a fencing token: nothing to check"}
 	}
@@ -257,7 +243,7 @@ func (c FencingTokens) checkPaired(h *history.Paired) Verdict {
 		parts = append(parts, struct {
 			name, what string
 			byKey      map[string][]tokenOp
-		}{"storage", "accepted", c.acceptedByKey(ops)})
+		}{"storage", "accepted", c.acceptedByKey(h)})
 	}
 	stats := map[string]float64{}
 	var unknown undecided

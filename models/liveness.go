@@ -137,7 +137,7 @@ func (c Availability) checkPaired(h *history.Paired) Verdict {
 	faults := excusingFaults(h, end)
 	holdings := crashAware(holdings(h), faults)
 	share := measureShare(ops, holdings, faults, end)
-	stalls, fill := findStalls(ops, holdings, faults, end)
+	stalls, fill := findStalls(ops, h.OpsOf(history.FAcquire), holdings, faults, end)
 	recoveries := findRecoveries(ops, faults, end)
 	v := Verdict{Result: Valid, Stats: share.stats(), Recoveries: recoveries}
 	var longest *Stall
@@ -242,10 +242,11 @@ func excusingFaults(h *history.Paired, end int64) []faultWindow {
 // findStalls sweeps each key's wants, holdings hs and the fault windows for
 // times when clients wanted the lock, nobody held it and no fault was active;
 // fill adds to a stall the attempts that waited and the holding before it.
-func findStalls(ops []op, hs []Holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
+// acquires is the number of acquire operations in ops.
+func findStalls(ops []op, acquires int, hs []Holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
 	holdings := groupByKey(hs, func(h *Holding) string { return h.Key })
 	wantsOf := func(attempts bool) map[string][]want {
-		ws := findWants(ops, end, attempts)
+		ws := findWants(ops, acquires, end, attempts)
 		if len(ws) > 0 && !slices.ContainsFunc(ws, func(w want) bool { return w.key != ws[0].key }) {
 			return map[string][]want{ws[0].key: ws} // one key: the wants as they are
 		}
@@ -277,16 +278,11 @@ type want struct {
 	attempts []op
 }
 
-// findWants finds the wants of ops, with their attempts if attempts is set.
-func findWants(ops []op, end int64, attempts bool) []want {
-	open := map[holdKey]want{} // client+key -> its current want
-	n := 0                     // at most one want per acquire
-	for i := range ops {
-		if ops[i].Invoke.F == history.FAcquire {
-			n++
-		}
-	}
-	out := make([]want, 0, n)
+// findWants finds the wants of ops, with their attempts if attempts is set
+// (acquires, the number of acquire operations, sizes them).
+func findWants(ops []op, acquires int, end int64, attempts bool) []want {
+	open := map[holdKey]want{}       // client+key -> its current want
+	out := make([]want, 0, acquires) // at most one want per acquire
 	for _, o := range ops {
 		if o.Invoke.F != history.FAcquire {
 			continue

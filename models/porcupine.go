@@ -113,10 +113,10 @@ func (c CriticalSections) Porcupine(events []history.Event) (porcupine.Model, []
 // Porcupine is the token model of each key's grants (and, when the storage
 // fences, of each key's accepted tokens).
 func (c FencingTokens) Porcupine(events []history.Event) (porcupine.Model, []porcupine.Operation) {
-	ops := completed(events).Ops()
-	parts := tokenParts("grants", grantsByKey(ops))
+	h := completed(events)
+	parts := tokenParts("grants", grantsByKey(h))
 	if c.StorageFenced {
-		parts = append(parts, tokenParts("storage", c.acceptedByKey(ops))...)
+		parts = append(parts, tokenParts("storage", c.acceptedByKey(h))...)
 	}
 	return wholeHistory(tokenModel("granted or accepted"), parts)
 }
