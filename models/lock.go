@@ -533,21 +533,37 @@ func (c LockService) proof(later []op, owner, key string) *op {
 }
 
 // opsByKey are the operations the model looks at, per key.
-func (c LockService) opsByKey(ops []op) map[string][]op {
-	counts := map[string]int{}
-	for _, o := range ops {
+func (c LockService) opsByKey(h *history.Paired) map[string][]op {
+	// One pass collects them all; when they share one key (the usual case)
+	// that is the answer.
+	n := h.OpsOf(history.FAcquire) + h.OpsOf(history.FRelease)
+	if c.Leases {
+		n += h.OpsOf(history.FRenew)
+	}
+	all := make([]op, 0, n)
+	oneKey := true
+	for _, o := range h.Ops() {
 		if c.relevant(o) {
-			counts[o.Invoke.Key]++
+			oneKey = oneKey && (len(all) == 0 || o.Invoke.Key == all[0].Invoke.Key)
+			all = append(all, o)
 		}
+	}
+	if len(all) == 0 {
+		return map[string][]op{}
+	}
+	if oneKey {
+		return map[string][]op{all[0].Invoke.Key: all}
+	}
+	counts := map[string]int{}
+	for _, o := range all {
+		counts[o.Invoke.Key]++
 	}
 	byKey := make(map[string][]op, len(counts))
 	for k, n := range counts {
 		byKey[k] = make([]op, 0, n)
 	}
-	for _, o := range ops {
-		if c.relevant(o) {
-			byKey[o.Invoke.Key] = append(byKey[o.Invoke.Key], o)
-		}
+	for _, o := range all {
+		byKey[o.Invoke.Key] = append(byKey[o.Invoke.Key], o)
 	}
 	return byKey
 }
@@ -558,7 +574,7 @@ func (c LockService) Check(events []history.Event) Verdict {
 }
 
 func (c LockService) checkPaired(h *history.Paired) Verdict {
-	byKey := c.opsByKey(h.Ops())
+	byKey := c.opsByKey(h)
 	stats := map[string]float64{}
 	var unknown undecided
 	for _, k := range sortedKeys(byKey) {

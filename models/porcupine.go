@@ -131,7 +131,7 @@ func tokenParts(part string, byKey map[string][]tokenOp) []partitioned {
 
 // Porcupine is the lock model of each key's grants and releases.
 func (c LockService) Porcupine(events []history.Event) (porcupine.Model, []porcupine.Operation) {
-	byKey := c.opsByKey(completed(events).Ops())
+	byKey := c.opsByKey(completed(events))
 	var parts []partitioned
 	for _, k := range sortedKeys(byKey) {
 		parts = append(parts, partitioned{key: k, start: []any{lockState{}}, ops: c.lockOps(byKey[k])})
