@@ -258,10 +258,19 @@ func findStalls(ops []op, acquires int, hs []Holding, faults []faultWindow, end 
 	}
 	wants := wantsOf(false)
 	var out []Stall
-	for _, k := range sortedKeys(wants) {
-		out = append(out, keyStalls(k, wants[k], holdings[k], faults, end)...)
+	keys := sortedKeys(wants)
+	for _, k := range keys {
+		ks := keyStalls(k, wants[k], holdings[k], faults, end)
+		if len(keys) == 1 {
+			out = ks // one key: its stalls, already by start
+			break
+		}
+		out = append(out, ks...)
 	}
-	slices.SortStableFunc(out, func(a, b Stall) int { return cmp.Compare(a.Start, b.Start) })
+	byStart := func(a, b Stall) int { return cmp.Compare(a.Start, b.Start) }
+	if !slices.IsSortedFunc(out, byStart) { // a stable sort leaves sorted stalls as they are
+		slices.SortStableFunc(out, byStart)
+	}
 	return out, func(s *Stall) {
 		s.Waiting = waitersAt(wantsOf(true)[s.Key], s.Start, s.End)
 		s.Before = lastBefore(holdings[s.Key], s.Start)
@@ -361,28 +370,44 @@ func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, en
 	// The changes at one time are summed before anything is judged: their
 	// order among themselves does not matter, so an unstable sort will do.
 	slices.SortFunc(cs, func(a, b change) int { return cmp.Compare(a.t, b.t) })
+	// Two sweeps: the first counts the stalls, the second records them.
 	var out []Stall
-	var cur Stall
-	open := false
-	wait, hold, faulted := int32(0), int32(0), int32(0)
-	for i := 0; i < len(cs); {
-		t := cs[i].t
-		for ; i < len(cs) && cs[i].t == t; i++ {
-			wait, hold, faulted = wait+cs[i].wait, hold+cs[i].hold, faulted+cs[i].faulted
+	for pass := range 2 {
+		n := 0
+		var cur Stall
+		open := false
+		wait, hold, faulted := int32(0), int32(0), int32(0)
+		for i := 0; i < len(cs); {
+			t := cs[i].t
+			for ; i < len(cs) && cs[i].t == t; i++ {
+				wait, hold, faulted = wait+cs[i].wait, hold+cs[i].hold, faulted+cs[i].faulted
+			}
+			stalled := wait > 0 && hold == 0 && faulted == 0
+			switch {
+			case stalled && !open:
+				cur, open = Stall{Key: key, Start: t}, true
+			case !stalled && open:
+				cur.End = t
+				if pass == 1 {
+					out = append(out, cur)
+				}
+				n++
+				open = false
+			}
 		}
-		stalled := wait > 0 && hold == 0 && faulted == 0
-		switch {
-		case stalled && !open:
-			cur, open = Stall{Key: key, Start: t}, true
-		case !stalled && open:
-			cur.End = t
-			out = append(out, cur)
-			open = false
+		if open {
+			cur.End = end
+			if pass == 1 {
+				out = append(out, cur)
+			}
+			n++
 		}
-	}
-	if open {
-		cur.End = end
-		out = append(out, cur)
+		if pass == 0 {
+			if n == 0 {
+				return nil
+			}
+			out = make([]Stall, 0, n)
+		}
 	}
 	return out
 }
