@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -353,23 +354,37 @@ func crashAware(hs []Holding, faults []faultWindow) []Holding {
 // keyStalls sweeps the times where the number of waiting acquires, holdings
 // or active faults changes.
 func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, end int64) []Stall {
-	type change struct {
-		t                   int64
-		wait, hold, faulted int32
+	// The changes, each a time and a kind (see change). The changes at one
+	// time are summed before anything is judged: their order among
+	// themselves does not matter, so they are sorted by time alone.
+	n := 2 * (len(wants) + len(hs) + len(faults))
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	each := func(f func(t int64, k change)) {
+		for _, w := range wants {
+			f(w.start, waitUp)
+			f(w.end, waitDown)
+		}
+		for _, h := range hs {
+			f(h.Start, holdUp)
+			f(h.End, holdDown)
+		}
+		for _, w := range faults {
+			f(w.Start.Time, faultUp)
+			f(w.Stop.Time, faultDown)
+		}
 	}
-	cs := make([]change, 0, 2*(len(wants)+len(hs)+len(faults)))
-	for _, w := range wants {
-		cs = append(cs, change{t: w.start, wait: 1}, change{t: w.end, wait: -1})
+	each(func(t int64, _ change) { lo, hi = min(lo, t), max(hi, t) })
+	var cs changes
+	if n > 0 && uint64(hi-lo) < 1<<60 && hi >= lo && !(lo < 0 && hi > math.MaxInt64+lo) {
+		// Packed: (time - lo) << 3 | kind, sorted as integers.
+		cs.packed, cs.lo = make([]int64, 0, n), lo
+		each(func(t int64, k change) { cs.packed = append(cs.packed, (t-lo)<<3|int64(k)) })
+		slices.Sort(cs.packed)
+	} else {
+		cs.loose = make([]timedChange, 0, n)
+		each(func(t int64, k change) { cs.loose = append(cs.loose, timedChange{t, k}) })
+		slices.SortFunc(cs.loose, func(a, b timedChange) int { return cmp.Compare(a.t, b.t) })
 	}
-	for _, h := range hs {
-		cs = append(cs, change{t: h.Start, hold: 1}, change{t: h.End, hold: -1})
-	}
-	for _, w := range faults {
-		cs = append(cs, change{t: w.Start.Time, faulted: 1}, change{t: w.Stop.Time, faulted: -1})
-	}
-	// The changes at one time are summed before anything is judged: their
-	// order among themselves does not matter, so an unstable sort will do.
-	slices.SortFunc(cs, func(a, b change) int { return cmp.Compare(a.t, b.t) })
 	// Two sweeps: the first counts the stalls, the second records them.
 	var out []Stall
 	for pass := range 2 {
@@ -377,10 +392,23 @@ func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, en
 		var cur Stall
 		open := false
 		wait, hold, faulted := int32(0), int32(0), int32(0)
-		for i := 0; i < len(cs); {
-			t := cs[i].t
-			for ; i < len(cs) && cs[i].t == t; i++ {
-				wait, hold, faulted = wait+cs[i].wait, hold+cs[i].hold, faulted+cs[i].faulted
+		for i := 0; i < cs.len(); {
+			t := cs.time(i)
+			for ; i < cs.len() && cs.time(i) == t; i++ {
+				switch cs.kind(i) {
+				case waitUp:
+					wait++
+				case waitDown:
+					wait--
+				case holdUp:
+					hold++
+				case holdDown:
+					hold--
+				case faultUp:
+					faulted++
+				case faultDown:
+					faulted--
+				}
 			}
 			stalled := wait > 0 && hold == 0 && faulted == 0
 			switch {
@@ -535,4 +563,50 @@ func groupByKey[T any](xs []T, key func(*T) string) map[string][]*T {
 		out[k] = append(g, &xs[i])
 	}
 	return out
+}
+
+// change is what happens at a time in the stall sweep (keyStalls).
+type change uint8
+
+const (
+	waitUp change = iota
+	waitDown
+	holdUp
+	holdDown
+	faultUp
+	faultDown
+)
+
+type timedChange struct {
+	t    int64
+	kind change
+}
+
+// changes are the sweep's changes sorted by time: packed into integers when
+// the times span less than 2^60 ns, loose otherwise.
+type changes struct {
+	packed []int64
+	lo     int64
+	loose  []timedChange
+}
+
+func (c *changes) len() int {
+	if c.packed != nil {
+		return len(c.packed)
+	}
+	return len(c.loose)
+}
+
+func (c *changes) time(i int) int64 {
+	if c.packed != nil {
+		return c.packed[i]>>3 + c.lo
+	}
+	return c.loose[i].t
+}
+
+func (c *changes) kind(i int) change {
+	if c.packed != nil {
+		return change(c.packed[i] & 7)
+	}
+	return c.loose[i].kind
 }
