@@ -117,8 +117,11 @@ func findHoldings(ph *history.Paired) []Holding {
 			}
 			// A storage operation carries the owner of the lease it runs under
 			// (its key is the resource's, which need not be the lock's).
-			b := byOwner[holdKey{e.Node, e.Owner}]
-			if b == nil || e.Owner == "" {
+			var b *holdingBuilder
+			if e.Owner != "" {
+				b = byOwner[holdKey{e.Node, e.Owner}]
+			}
+			if b == nil {
 				b = active[holdKey{e.Node, e.Key}]
 			}
 			if b != nil {
@@ -179,9 +182,12 @@ func findHoldings(ph *history.Paired) []Holding {
 	for _, k := range keys {
 		finish(active[k], end, nil)
 	}
-	slices.SortStableFunc(done, func(a, b Holding) int {
+	byStart := func(a, b Holding) int {
 		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Acquired.Index, b.Acquired.Index))
-	})
+	}
+	if !slices.IsSortedFunc(done, byStart) { // usual: grants come in time order
+		slices.SortStableFunc(done, byStart)
+	}
 	return done
 }
 
