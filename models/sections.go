@@ -531,17 +531,35 @@ type futureUse struct {
 }
 
 func newFutureUse(ops []linOp) *futureUse {
-	f := &futureUse{read: map[valueKey]int64{}, produced: map[valueKey]int64{}}
+	reads, produces := 0, 0 // the maps' sizes at most
+	for _, o := range ops {
+		switch o.input.(*secStep).kind {
+		case stepObserve:
+			reads++
+		case stepUpdate:
+			reads++
+			produces++
+		case stepOverwrite, stepMaybe:
+			produces++
+		}
+	}
+	f := &futureUse{read: make(map[valueKey]int64, reads), produced: make(map[valueKey]int64, produces)}
 	for _, o := range ops {
 		in := o.input.(*secStep)
 		switch in.kind {
 		case stepObserve, stepUpdate:
-			f.read[in.from.key()] = max(f.read[in.from.key()], o.call)
+			k := in.from.key()
+			if v, ok := f.read[k]; !ok || o.call > v {
+				f.read[k] = max(v, o.call)
+			}
 		case stepBlindAppend, stepMaybeAppend:
 			f.blind = true
 		}
 		if in.kind == stepUpdate || in.kind == stepOverwrite || in.kind == stepMaybe {
-			f.produced[in.to.key()] = max(f.produced[in.to.key()], o.call)
+			k := in.to.key()
+			if v, ok := f.produced[k]; !ok || o.call > v {
+				f.produced[k] = max(v, o.call)
+			}
 		}
 	}
 	return f
