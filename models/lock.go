@@ -126,7 +126,9 @@ type lockStep struct {
 	leased bool
 	// phantom: an acquire of unknown outcome, proven by a later operation of
 	// its owner.
-	phantom  bool
+	phantom bool
+	// ownerID numbers owner among the owners of the key's steps (lockOps).
+	ownerID  int32
 	owner    string
 	deadline int64
 	// latest is the latest true time the operation can have taken effect.
@@ -492,6 +494,7 @@ func (c LockService) lockOps(ops []op) []linOp {
 		default:
 			continue
 		}
+		in.ownerID = k
 		steps = append(steps, in)
 		stepOwner = append(stepOwner, k)
 		out = append(out, l)
@@ -730,29 +733,31 @@ func (c LockService) breach(lops []linOp) *breachWitness {
 		in := l.input.(*lockStep)
 		return in.kind == lockGrant && !in.phantom && (!c.Leases || in.leased)
 	}
-	// byOwner: owner -> indexes in lops of its operations, every list carved
-	// at its size from one block.
-	counts := make(map[string]int, len(lops)/2)
+	// byOwner: owner (its ownerID) -> indexes in lops of its operations,
+	// every list carved at its size from one block.
+	owners := 0
 	for _, l := range lops {
-		counts[l.input.(*lockStep).owner]++
+		owners = max(owners, int(l.input.(*lockStep).ownerID)+1)
+	}
+	counts := make([]int, owners)
+	for _, l := range lops {
+		counts[l.input.(*lockStep).ownerID]++
 	}
 	block := make([]int, len(lops))
-	byOwner := make(map[string][]int, len(counts))
+	byOwner := make([][]int, owners)
+	for o, n := range counts {
+		byOwner[o], block = block[:0:n], block[n:]
+	}
 	for i, l := range lops {
-		o := l.input.(*lockStep).owner
-		g, ok := byOwner[o]
-		if !ok {
-			n := counts[o]
-			g, block = block[:0:n], block[n:]
-		}
-		byOwner[o] = append(g, i)
+		o := l.input.(*lockStep).ownerID
+		byOwner[o] = append(byOwner[o], i)
 	}
 	var grants []int // indexes in lops of the grants, by return
 	end := make([]int64, len(lops))
 	for i, l := range lops {
 		if grant(l) {
 			grants = append(grants, i)
-			end[i] = releasedFrom(lops, byOwner[l.input.(*lockStep).owner], l.ret)
+			end[i] = releasedFrom(lops, byOwner[l.input.(*lockStep).ownerID], l.ret)
 		}
 	}
 	slices.SortStableFunc(grants, func(x, y int) int { return cmp.Compare(lops[x].ret, lops[y].ret) })
@@ -799,7 +804,7 @@ func releasedFrom(lops []linOp, own []int, from int64) int64 {
 
 // witness is the breach of holder lops[i] by the grant lops[j], or nil when
 // the pair shows none; endI is releasedFrom of the holder's return.
-func (c LockService) witness(lops []linOp, byOwner map[string][]int, i, j int, endI int64) *breachWitness {
+func (c LockService) witness(lops []linOp, byOwner [][]int, i, j int, endI int64) *breachWitness {
 	a, b := lops[i], lops[j]
 	ain, bin := a.input.(*lockStep), b.input.(*lockStep)
 	if j == i || bin.owner == ain.owner || c.outlived(ain, bin) || endI < b.ret {
@@ -816,7 +821,7 @@ func (c LockService) witness(lops []linOp, byOwner map[string][]int, i, j int, e
 	}
 	for _, r := range lops {
 		if rin := r.input.(*lockStep); rin.kind == lockRelease && rin.owner != ain.owner && rin.owner != bin.owner &&
-			r.call > a.ret && r.call < b.ret && !grantedSince(lops, byOwner[rin.owner], rin.owner, a.call, r.call) {
+			r.call > a.ret && r.call < b.ret && !grantedSince(lops, byOwner[rin.ownerID], rin.owner, a.call, r.call) {
 			w.foreign = rin
 			break
 		}
