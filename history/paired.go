@@ -48,8 +48,37 @@ type Paired struct {
 	faultsOnce sync.Once
 	faults     []FaultWindow
 
+	// invokes counts the operations per function, in order of appearance.
+	invokes []fnCount
+
 	memoMu sync.Mutex
 	memo   []memoEntry
+}
+
+type fnCount struct {
+	f string
+	n int
+}
+
+func (p *Paired) countInvoke(f string) {
+	for i := range p.invokes {
+		if p.invokes[i].f == f {
+			p.invokes[i].n++
+			return
+		}
+	}
+	p.invokes = append(p.invokes, fnCount{f, 1})
+}
+
+// OpsOf is the number of operations whose invoke has function f (to size
+// what a check collects from Ops without a pass of its own).
+func (p *Paired) OpsOf(f string) int {
+	for _, c := range p.invokes {
+		if c.f == f {
+			return c.n
+		}
+	}
+	return 0
 }
 
 type memoEntry struct {
@@ -125,7 +154,9 @@ func pair(events []Event, complete bool) (*Paired, error) {
 		inv, comp int32
 		fix       uint8
 	}
-	pairs := make([]pairIdx, 0, len(events)/2+1)
+	// About half the events are invokes; a few more when operations are
+	// still open at the end.
+	pairs := make([]pairIdx, 0, len(events)/2+64)
 	var open opens
 	p := &Paired{recorded: events}
 	gaining := 0 // events that gain a field
@@ -133,6 +164,7 @@ func pair(events []Event, complete bool) (*Paired, error) {
 		e := &events[i]
 		if e.Type == Invoke {
 			open.set(e.Process, int32(len(pairs)))
+			p.countInvoke(e.F)
 			pairs = append(pairs, pairIdx{inv: int32(i), comp: -1})
 			continue
 		}

@@ -74,6 +74,13 @@ func assertPairs(t *testing.T, want []Operation, p *Paired, name string) {
 		assert.Equal(t, want[k].Outcome(), o.Outcome(), "%s op %d", name, k)
 		assert.Equal(t, want[k].ReturnIndex(), o.ReturnIndex(), "%s op %d", name, k)
 	}
+	counts := map[string]int{}
+	for _, o := range want {
+		counts[o.Invoke.F]++
+	}
+	for _, f := range []string{FAcquire, FRelease, FRenew, FRead, FWrite, FAppend, "unheard-of"} {
+		assert.Equal(t, counts[f], p.OpsOf(f), "%s: operations of %s", name, f)
+	}
 }
 
 // TestPairSharesTheRecordedEvents: a history with nothing to fill in is not

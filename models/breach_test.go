@@ -35,7 +35,7 @@ func TestBreachIsThePairwiseSearch(t *testing.T) {
 	for name, events := range histories {
 		for _, c := range []LockService{{Leases: true}, {}} {
 			t.Run(name+"/"+c.Name(), func(t *testing.T) {
-				for k, ops := range c.opsByKey(completed(events).Ops()) {
+				for k, ops := range c.opsByKey(completed(events)) {
 					lops := c.lockOps(ops)
 					want := c.breachPairwise(lops)
 					assert.Equal(t, want, c.breach(lops), "key %s", k)

@@ -79,18 +79,20 @@ func holdings(ph *history.Paired) []Holding {
 }
 
 func findHoldings(ph *history.Paired) []Holding {
-	grants := 0 // acquire completions that returned ok
-	for i := range ph.Recorded() {
-		e := &ph.Recorded()[i]
-		if e.Type == history.OK && e.F == history.FAcquire {
-			grants++
-		}
-	}
+	grants := ph.OpsOf(history.FAcquire) // about one holding per acquire at most
 	// done holds every holding from its grant on (finished in place), in the
-	// order of the grants; builders track the ones still open.
+	// order of the grants; builders track the ones still open. Builders are
+	// carved from blocks that never move (the maps point into them).
 	done := make([]Holding, 0, grants)
-	builders := make([]holdingBuilder, 0, grants) // at most one per grant: never moves
-	active := map[holdKey]*holdingBuilder{}       // node+key -> current holding
+	builders := make([]holdingBuilder, 0, max(grants, 16))
+	newBuilder := func(b holdingBuilder) *holdingBuilder {
+		if len(builders) == cap(builders) {
+			builders = make([]holdingBuilder, 0, cap(builders))
+		}
+		builders = append(builders, b)
+		return &builders[len(builders)-1]
+	}
+	active := map[holdKey]*holdingBuilder{} // node+key -> current holding
 	end := ph.End()
 	finish := func(b *holdingBuilder, releaseAt int64, ended *history.Event) {
 		h := &done[b.idx]
@@ -117,8 +119,11 @@ func findHoldings(ph *history.Paired) []Holding {
 			}
 			// A storage operation carries the owner of the lease it runs under
 			// (its key is the resource's, which need not be the lock's).
-			b := byOwner[holdKey{e.Node, e.Owner}]
-			if b == nil || e.Owner == "" {
+			var b *holdingBuilder
+			if e.Owner != "" {
+				b = byOwner[holdKey{e.Node, e.Owner}]
+			}
+			if b == nil {
 				b = active[holdKey{e.Node, e.Key}]
 			}
 			if b != nil {
@@ -151,8 +156,7 @@ func findHoldings(ph *history.Paired) []Holding {
 			}
 			done = append(done, Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
 				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline})
-			builders = append(builders, holdingBuilder{count: 1, idx: len(done) - 1})
-			active[k] = &builders[len(builders)-1]
+			active[k] = newBuilder(holdingBuilder{count: 1, idx: len(done) - 1})
 			if e.Owner != "" {
 				byOwner[holdKey{e.Node, e.Owner}] = active[k]
 			}
@@ -179,9 +183,16 @@ func findHoldings(ph *history.Paired) []Holding {
 	for _, k := range keys {
 		finish(active[k], end, nil)
 	}
-	slices.SortStableFunc(done, func(a, b Holding) int {
-		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Acquired.Index, b.Acquired.Index))
-	})
+	sorted := true // usual: grants come in time order
+	for i := 1; i < len(done) && sorted; i++ {
+		a, b := &done[i-1], &done[i]
+		sorted = a.Start < b.Start || (a.Start == b.Start && a.Acquired.Index <= b.Acquired.Index)
+	}
+	if !sorted { // a stable sort leaves sorted holdings unchanged
+		slices.SortStableFunc(done, func(a, b Holding) int {
+			return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Acquired.Index, b.Acquired.Index))
+		})
+	}
 	return done
 }
 

@@ -151,14 +151,15 @@ func tokenSpec(what string) searchSpec {
 }
 
 // grantsByKey are the distinct grants with a token, per lock key.
-func grantsByKey(ops []op) map[string][]tokenOp {
+func grantsByKey(h *history.Paired) map[string][]tokenOp {
 	type grantID struct {
 		key, holder string
 		token       uint64
 	}
-	out := map[string][]tokenOp{}
-	seen := map[grantID]bool{}
-	for _, o := range ops {
+	n := h.OpsOf(history.FAcquire) // at most one grant each
+	all := make([]tokenOp, 0, n)
+	seen := make(map[grantID]bool, n)
+	for _, o := range h.Ops() {
 		if o.Invoke.F != history.FAcquire || o.Outcome() != history.OK || o.Completion.Token == nil {
 			continue
 		}
@@ -167,22 +168,51 @@ func grantsByKey(ops []op) map[string][]tokenOp {
 			continue // a reentrant acquire returning the holder's own token
 		}
 		seen[id] = true
-		out[o.Invoke.Key] = append(out[o.Invoke.Key], tokenOp{token: *o.Completion.Token, o: o, strict: true})
+		all = append(all, tokenOp{token: *o.Completion.Token, o: o, strict: true})
+	}
+	return tokenOpsByKey(all)
+}
+
+// tokenOpsByKey groups token operations by key, in order, each group
+// allocated at its size (one key: all of them as they are).
+func tokenOpsByKey(all []tokenOp) map[string][]tokenOp {
+	if len(all) == 0 {
+		return map[string][]tokenOp{}
+	}
+	key0 := all[0].o.Invoke.Key
+	if !slices.ContainsFunc(all, func(t tokenOp) bool { return t.o.Invoke.Key != key0 }) {
+		return map[string][]tokenOp{key0: all}
+	}
+	counts := map[string]int{}
+	for i := range all {
+		counts[all[i].o.Invoke.Key]++
+	}
+	out := make(map[string][]tokenOp, len(counts))
+	for i := range all {
+		k := all[i].o.Invoke.Key
+		g, ok := out[k]
+		if !ok {
+			g = make([]tokenOp, 0, counts[k])
+		}
+		out[k] = append(g, all[i])
 	}
 	return out
 }
 
 // acceptedByKey are the storage operations accepted with a token, per key.
-func (c FencingTokens) acceptedByKey(ops []op) map[string][]tokenOp {
-	out := map[string][]tokenOp{}
-	for _, o := range ops {
-		fenced := o.Invoke.F == history.FWrite || o.Invoke.F == history.FAppend || (c.ReadsFenced && o.Invoke.F == history.FRead)
-		if !fenced || o.Outcome() != history.OK || o.Invoke.Token == nil {
-			continue
-		}
-		out[o.Invoke.Key] = append(out[o.Invoke.Key], tokenOp{token: *o.Invoke.Token, o: o})
+func (c FencingTokens) acceptedByKey(h *history.Paired) map[string][]tokenOp {
+	n := h.OpsOf(history.FWrite) + h.OpsOf(history.FAppend) // at most one each
+	if c.ReadsFenced {
+		n += h.OpsOf(history.FRead)
 	}
-	return out
+	all := make([]tokenOp, 0, n)
+	for _, o := range h.Ops() {
+		fenced := o.Invoke.F == history.FWrite || o.Invoke.F == history.FAppend || (c.ReadsFenced && o.Invoke.F == history.FRead)
+		if fenced && o.Outcome() == history.OK && o.Invoke.Token != nil {
+			all = append(all, tokenOp{token: *o.Invoke.Token, o: o})
+		}
+	}
+	return tokenOpsByKey(all)
 }
 
 // tokenLinOps are the search operations of token operations.
@@ -201,8 +231,7 @@ func (c FencingTokens) Check(events []history.Event) Verdict {
 }
 
 func (c FencingTokens) checkPaired(h *history.Paired) Verdict {
-	ops := h.Ops()
-	grants := grantsByKey(ops)
+	grants := grantsByKey(h)
 	if len(grants) == 0 {
 		return Verdict{Result: Unknown, Reason: "no acquire was granted a fencing token: nothing to check"}
 	}
@@ -214,7 +243,7 @@ func (c FencingTokens) checkPaired(h *history.Paired) Verdict {
 		parts = append(parts, struct {
 			name, what string
 			byKey      map[string][]tokenOp
-		}{"storage", "accepted", c.acceptedByKey(ops)})
+		}{"storage", "accepted", c.acceptedByKey(h)})
 	}
 	stats := map[string]float64{}
 	var unknown undecided

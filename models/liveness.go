@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -137,7 +138,7 @@ func (c Availability) checkPaired(h *history.Paired) Verdict {
 	faults := excusingFaults(h, end)
 	holdings := crashAware(holdings(h), faults)
 	share := measureShare(ops, holdings, faults, end)
-	stalls, fill := findStalls(ops, holdings, faults, end)
+	stalls, fill := findStalls(ops, h.OpsOf(history.FAcquire), holdings, faults, end)
 	recoveries := findRecoveries(ops, faults, end)
 	v := Verdict{Result: Valid, Stats: share.stats(), Recoveries: recoveries}
 	var longest *Stall
@@ -242,24 +243,35 @@ func excusingFaults(h *history.Paired, end int64) []faultWindow {
 // findStalls sweeps each key's wants, holdings hs and the fault windows for
 // times when clients wanted the lock, nobody held it and no fault was active;
 // fill adds to a stall the attempts that waited and the holding before it.
-func findStalls(ops []op, hs []Holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
-	holdings := map[string][]*Holding{}
-	for i := range hs {
-		holdings[hs[i].Key] = append(holdings[hs[i].Key], &hs[i])
-	}
+// acquires is the number of acquire operations in ops.
+func findStalls(ops []op, acquires int, hs []Holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
+	holdings := groupByKey(hs, func(h *Holding) string { return h.Key })
 	wantsOf := func(attempts bool) map[string][]want {
+		ws := findWants(ops, acquires, end, attempts)
+		if len(ws) > 0 && !slices.ContainsFunc(ws, func(w want) bool { return w.key != ws[0].key }) {
+			return map[string][]want{ws[0].key: ws} // one key: the wants as they are
+		}
 		wants := map[string][]want{}
-		for _, w := range findWants(ops, end, attempts) {
+		for _, w := range ws {
 			wants[w.key] = append(wants[w.key], w)
 		}
 		return wants
 	}
 	wants := wantsOf(false)
 	var out []Stall
-	for _, k := range sortedKeys(wants) {
-		out = append(out, keyStalls(k, wants[k], holdings[k], faults, end)...)
+	keys := sortedKeys(wants)
+	for _, k := range keys {
+		ks := keyStalls(k, wants[k], holdings[k], faults, end)
+		if len(keys) == 1 {
+			out = ks // one key: its stalls, already by start
+			break
+		}
+		out = append(out, ks...)
 	}
-	slices.SortStableFunc(out, func(a, b Stall) int { return cmp.Compare(a.Start, b.Start) })
+	byStart := func(a, b Stall) int { return cmp.Compare(a.Start, b.Start) }
+	if !slices.IsSortedFunc(out, byStart) { // a stable sort leaves sorted stalls as they are
+		slices.SortStableFunc(out, byStart)
+	}
 	return out, func(s *Stall) {
 		s.Waiting = waitersAt(wantsOf(true)[s.Key], s.Start, s.End)
 		s.Before = lastBefore(holdings[s.Key], s.Start)
@@ -276,10 +288,11 @@ type want struct {
 	attempts []op
 }
 
-// findWants finds the wants of ops, with their attempts if attempts is set.
-func findWants(ops []op, end int64, attempts bool) []want {
-	open := map[holdKey]want{} // client+key -> its current want
-	var out []want
+// findWants finds the wants of ops, with their attempts if attempts is set
+// (acquires, the number of acquire operations, sizes them).
+func findWants(ops []op, acquires int, end int64, attempts bool) []want {
+	open := map[holdKey]want{}       // client+key -> its current want
+	out := make([]want, 0, acquires) // at most one want per acquire
 	for _, o := range ops {
 		if o.Invoke.F != history.FAcquire {
 			continue
@@ -341,43 +354,88 @@ func crashAware(hs []Holding, faults []faultWindow) []Holding {
 // keyStalls sweeps the times where the number of waiting acquires, holdings
 // or active faults changes.
 func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, end int64) []Stall {
-	type change struct {
-		t                   int64
-		wait, hold, faulted int
+	// The changes, each a time and a kind (see change). The changes at one
+	// time are summed before anything is judged: their order among
+	// themselves does not matter, so they are sorted by time alone.
+	n := 2 * (len(wants) + len(hs) + len(faults))
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	each := func(f func(t int64, k change)) {
+		for _, w := range wants {
+			f(w.start, waitUp)
+			f(w.end, waitDown)
+		}
+		for _, h := range hs {
+			f(h.Start, holdUp)
+			f(h.End, holdDown)
+		}
+		for _, w := range faults {
+			f(w.Start.Time, faultUp)
+			f(w.Stop.Time, faultDown)
+		}
 	}
-	cs := make([]change, 0, 2*(len(wants)+len(hs)+len(faults)))
-	for _, w := range wants {
-		cs = append(cs, change{t: w.start, wait: 1}, change{t: w.end, wait: -1})
+	each(func(t int64, _ change) { lo, hi = min(lo, t), max(hi, t) })
+	var cs changes
+	if n > 0 && uint64(hi-lo) < 1<<60 && hi >= lo && !(lo < 0 && hi > math.MaxInt64+lo) {
+		// Packed: (time - lo) << 3 | kind, sorted as integers.
+		cs.packed, cs.lo = make([]int64, 0, n), lo
+		each(func(t int64, k change) { cs.packed = append(cs.packed, (t-lo)<<3|int64(k)) })
+		slices.Sort(cs.packed)
+	} else {
+		cs.loose = make([]timedChange, 0, n)
+		each(func(t int64, k change) { cs.loose = append(cs.loose, timedChange{t, k}) })
+		slices.SortFunc(cs.loose, func(a, b timedChange) int { return cmp.Compare(a.t, b.t) })
 	}
-	for _, h := range hs {
-		cs = append(cs, change{t: h.Start, hold: 1}, change{t: h.End, hold: -1})
-	}
-	for _, w := range faults {
-		cs = append(cs, change{t: w.Start.Time, faulted: 1}, change{t: w.Stop.Time, faulted: -1})
-	}
-	slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.t, b.t) })
+	// Two sweeps: the first counts the stalls, the second records them.
 	var out []Stall
-	var cur Stall
-	open := false
-	wait, hold, faulted := 0, 0, 0
-	for i := 0; i < len(cs); {
-		t := cs[i].t
-		for ; i < len(cs) && cs[i].t == t; i++ {
-			wait, hold, faulted = wait+cs[i].wait, hold+cs[i].hold, faulted+cs[i].faulted
+	for pass := range 2 {
+		n := 0
+		var cur Stall
+		open := false
+		wait, hold, faulted := int32(0), int32(0), int32(0)
+		for i := 0; i < cs.len(); {
+			t := cs.time(i)
+			for ; i < cs.len() && cs.time(i) == t; i++ {
+				switch cs.kind(i) {
+				case waitUp:
+					wait++
+				case waitDown:
+					wait--
+				case holdUp:
+					hold++
+				case holdDown:
+					hold--
+				case faultUp:
+					faulted++
+				case faultDown:
+					faulted--
+				}
+			}
+			stalled := wait > 0 && hold == 0 && faulted == 0
+			switch {
+			case stalled && !open:
+				cur, open = Stall{Key: key, Start: t}, true
+			case !stalled && open:
+				cur.End = t
+				if pass == 1 {
+					out = append(out, cur)
+				}
+				n++
+				open = false
+			}
 		}
-		stalled := wait > 0 && hold == 0 && faulted == 0
-		switch {
-		case stalled && !open:
-			cur, open = Stall{Key: key, Start: t}, true
-		case !stalled && open:
-			cur.End = t
-			out = append(out, cur)
-			open = false
+		if open {
+			cur.End = end
+			if pass == 1 {
+				out = append(out, cur)
+			}
+			n++
 		}
-	}
-	if open {
-		cur.End = end
-		out = append(out, cur)
+		if pass == 0 {
+			if n == 0 {
+				return nil
+			}
+			out = make([]Stall, 0, n)
+		}
 	}
 	return out
 }
@@ -483,4 +541,72 @@ func describeStall(s Stall) *Counterexample {
 	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
 	evs = slices.CompactFunc(evs, func(x, y history.Event) bool { return x.Index == y.Index })
 	return &Counterexample{Explanation: lines, Events: evs}
+}
+
+// groupByKey groups pointers to the elements of xs by key, in order, each
+// group allocated at its size.
+func groupByKey[T any](xs []T, key func(*T) string) map[string][]*T {
+	counts := map[string]int{}
+	for i := range xs {
+		counts[key(&xs[i])]++
+	}
+	all := make([]*T, len(xs))
+	out := make(map[string][]*T, len(counts))
+	at := 0
+	for i := range xs {
+		k := key(&xs[i])
+		g, ok := out[k]
+		if !ok {
+			g = all[at : at : at+counts[k]]
+			at += counts[k]
+		}
+		out[k] = append(g, &xs[i])
+	}
+	return out
+}
+
+// change is what happens at a time in the stall sweep (keyStalls).
+type change uint8
+
+const (
+	waitUp change = iota
+	waitDown
+	holdUp
+	holdDown
+	faultUp
+	faultDown
+)
+
+type timedChange struct {
+	t    int64
+	kind change
+}
+
+// changes are the sweep's changes sorted by time: packed into integers when
+// the times span less than 2^60 ns, loose otherwise.
+type changes struct {
+	packed []int64
+	lo     int64
+	loose  []timedChange
+}
+
+func (c *changes) len() int {
+	if c.packed != nil {
+		return len(c.packed)
+	}
+	return len(c.loose)
+}
+
+func (c *changes) time(i int) int64 {
+	if c.packed != nil {
+		return c.packed[i]>>3 + c.lo
+	}
+	return c.loose[i].t
+}
+
+func (c *changes) kind(i int) change {
+	if c.packed != nil {
+		return change(c.packed[i] & 7)
+	}
+	return c.loose[i].kind
 }

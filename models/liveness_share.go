@@ -47,19 +47,25 @@ func measureShare(ops []op, hs []Holding, faults []faultWindow, end int64) acqui
 	acquired := map[string]bool{}
 	var order []string
 	first, keys := int64(-1), map[string]bool{}
+	lastKey := ""
 	for _, o := range ops {
 		if o.Invoke.F != history.FAcquire {
 			continue
 		}
 		client, ok := clientOf(o), o.Outcome() == history.OK
-		if _, seen := acquired[client]; !seen {
+		had, seen := acquired[client]
+		if !seen {
 			order = append(order, client)
 		}
-		acquired[client] = acquired[client] || ok
+		if !seen || (ok && !had) {
+			acquired[client] = had || ok
+		}
 		if first < 0 {
 			first = o.Invoke.Time
 		}
-		keys[o.Invoke.Key] = true
+		if len(keys) == 0 || o.Invoke.Key != lastKey { // runs of one key: noted once
+			keys[o.Invoke.Key], lastKey = true, o.Invoke.Key
+		}
 		s.attempts++
 		if ok {
 			s.succeeded++

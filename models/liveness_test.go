@@ -194,3 +194,34 @@ func TestLivenessDefaultsAreDocumented(t *testing.T) {
 	assert.Equal(t, DefaultStallMax, c.StallMax)
 	assert.Equal(t, DefaultRecoveryMax, c.RecoveryMax)
 }
+
+// TestKeyStallsPackedAndLoose: the stall sweep gives the same stalls whether
+// the times fit its packed form or span too much for it.
+func TestKeyStallsPackedAndLoose(t *testing.T) {
+	for _, base := range []int64{0, -5, 1 << 61} {
+		name := fmt.Sprintf("times from %d", base)
+		wants := []want{{key: "k", start: 0, end: 10}, {key: "k", start: 1 << 61, end: 1<<61 + 4}}
+		hs := []*Holding{{Key: "k", Start: 5, End: 7}}
+		if base != 1<<61 { // the second want only when the span is wide
+			wants = wants[:1]
+		}
+		for i := range wants {
+			if base != 1<<61 {
+				wants[i].start, wants[i].end = wants[i].start+base, wants[i].end+base
+			}
+		}
+		if base != 1<<61 {
+			hs[0].Start, hs[0].End = hs[0].Start+base, hs[0].End+base
+		}
+		got := keyStalls("k", wants, hs, nil, 1<<62)
+		want := []Stall{{Key: "k", Start: 0, End: 5}, {Key: "k", Start: 7, End: 10}}
+		if base == 1<<61 {
+			want = append(want, Stall{Key: "k", Start: 1 << 61, End: 1<<61 + 4})
+		} else {
+			for i := range want {
+				want[i].Start, want[i].End = want[i].Start+base, want[i].End+base
+			}
+		}
+		assert.Equal(t, want, got, name)
+	}
+}

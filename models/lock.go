@@ -111,7 +111,7 @@ func (s lockState) String() string {
 	return out
 }
 
-type lockKind int
+type lockKind uint8
 
 const (
 	lockGrant lockKind = iota
@@ -122,16 +122,18 @@ const (
 
 // lockStep is the input of a lock operation.
 type lockStep struct {
-	kind     lockKind
-	owner    string
-	deadline int64
-	leased   bool
-	// latest is the latest true time the operation can have taken effect.
-	latest int64
+	kind   lockKind
+	leased bool
 	// phantom: an acquire of unknown outcome, proven by a later operation of
 	// its owner.
 	phantom bool
-	o       op
+	// ownerID numbers owner among the owners of the key's steps (lockOps).
+	ownerID  int32
+	owner    string
+	deadline int64
+	// latest is the latest true time the operation can have taken effect.
+	latest int64
+	o      op
 	// proof is the operation that proves a phantom grant.
 	proof *op
 	// nextOwn is the invocation of the owner's next operation on the key
@@ -423,7 +425,7 @@ func (c LockService) lockOps(ops []op) []linOp {
 	// (invoke indexes), found in one pass; owner[i] is ops[i]'s (-1: not relevant).
 	type ownerOps struct{ first, last, next int64 }
 	index := make(map[string]int32, len(ops)/2)
-	var owners []ownerOps
+	owners := make([]ownerOps, 0, len(ops)/2)
 	owner := make([]int32, len(ops))
 	for i, o := range ops {
 		owner[i] = -1
@@ -492,6 +494,7 @@ func (c LockService) lockOps(ops []op) []linOp {
 		default:
 			continue
 		}
+		in.ownerID = k
 		steps = append(steps, in)
 		stepOwner = append(stepOwner, k)
 		out = append(out, l)
@@ -533,21 +536,37 @@ func (c LockService) proof(later []op, owner, key string) *op {
 }
 
 // opsByKey are the operations the model looks at, per key.
-func (c LockService) opsByKey(ops []op) map[string][]op {
-	counts := map[string]int{}
-	for _, o := range ops {
+func (c LockService) opsByKey(h *history.Paired) map[string][]op {
+	// One pass collects them all; when they share one key (the usual case)
+	// that is the answer.
+	n := h.OpsOf(history.FAcquire) + h.OpsOf(history.FRelease)
+	if c.Leases {
+		n += h.OpsOf(history.FRenew)
+	}
+	all := make([]op, 0, n)
+	oneKey := true
+	for _, o := range h.Ops() {
 		if c.relevant(o) {
-			counts[o.Invoke.Key]++
+			oneKey = oneKey && (len(all) == 0 || o.Invoke.Key == all[0].Invoke.Key)
+			all = append(all, o)
 		}
+	}
+	if len(all) == 0 {
+		return map[string][]op{}
+	}
+	if oneKey {
+		return map[string][]op{all[0].Invoke.Key: all}
+	}
+	counts := map[string]int{}
+	for _, o := range all {
+		counts[o.Invoke.Key]++
 	}
 	byKey := make(map[string][]op, len(counts))
 	for k, n := range counts {
 		byKey[k] = make([]op, 0, n)
 	}
-	for _, o := range ops {
-		if c.relevant(o) {
-			byKey[o.Invoke.Key] = append(byKey[o.Invoke.Key], o)
-		}
+	for _, o := range all {
+		byKey[o.Invoke.Key] = append(byKey[o.Invoke.Key], o)
 	}
 	return byKey
 }
@@ -558,7 +577,7 @@ func (c LockService) Check(events []history.Event) Verdict {
 }
 
 func (c LockService) checkPaired(h *history.Paired) Verdict {
-	byKey := c.opsByKey(h.Ops())
+	byKey := c.opsByKey(h)
 	stats := map[string]float64{}
 	var unknown undecided
 	for _, k := range sortedKeys(byKey) {
@@ -714,9 +733,23 @@ func (c LockService) breach(lops []linOp) *breachWitness {
 		in := l.input.(*lockStep)
 		return in.kind == lockGrant && !in.phantom && (!c.Leases || in.leased)
 	}
-	byOwner := map[string][]int{} // owner -> indexes in lops of its operations
+	// byOwner: owner (its ownerID) -> indexes in lops of its operations,
+	// every list carved at its size from one block.
+	owners := 0
+	for _, l := range lops {
+		owners = max(owners, int(l.input.(*lockStep).ownerID)+1)
+	}
+	counts := make([]int, owners)
+	for _, l := range lops {
+		counts[l.input.(*lockStep).ownerID]++
+	}
+	block := make([]int, len(lops))
+	byOwner := make([][]int, owners)
+	for o, n := range counts {
+		byOwner[o], block = block[:0:n], block[n:]
+	}
 	for i, l := range lops {
-		o := l.input.(*lockStep).owner
+		o := l.input.(*lockStep).ownerID
 		byOwner[o] = append(byOwner[o], i)
 	}
 	var grants []int // indexes in lops of the grants, by return
@@ -724,7 +757,7 @@ func (c LockService) breach(lops []linOp) *breachWitness {
 	for i, l := range lops {
 		if grant(l) {
 			grants = append(grants, i)
-			end[i] = releasedFrom(lops, byOwner[l.input.(*lockStep).owner], l.ret)
+			end[i] = releasedFrom(lops, byOwner[l.input.(*lockStep).ownerID], l.ret)
 		}
 	}
 	slices.SortStableFunc(grants, func(x, y int) int { return cmp.Compare(lops[x].ret, lops[y].ret) })
@@ -771,7 +804,7 @@ func releasedFrom(lops []linOp, own []int, from int64) int64 {
 
 // witness is the breach of holder lops[i] by the grant lops[j], or nil when
 // the pair shows none; endI is releasedFrom of the holder's return.
-func (c LockService) witness(lops []linOp, byOwner map[string][]int, i, j int, endI int64) *breachWitness {
+func (c LockService) witness(lops []linOp, byOwner [][]int, i, j int, endI int64) *breachWitness {
 	a, b := lops[i], lops[j]
 	ain, bin := a.input.(*lockStep), b.input.(*lockStep)
 	if j == i || bin.owner == ain.owner || c.outlived(ain, bin) || endI < b.ret {
@@ -788,7 +821,7 @@ func (c LockService) witness(lops []linOp, byOwner map[string][]int, i, j int, e
 	}
 	for _, r := range lops {
 		if rin := r.input.(*lockStep); rin.kind == lockRelease && rin.owner != ain.owner && rin.owner != bin.owner &&
-			r.call > a.ret && r.call < b.ret && !grantedSince(lops, byOwner[rin.owner], rin.owner, a.call, r.call) {
+			r.call > a.ret && r.call < b.ret && !grantedSince(lops, byOwner[rin.ownerID], rin.owner, a.call, r.call) {
 			w.foreign = rin
 			break
 		}

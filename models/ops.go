@@ -36,6 +36,10 @@ func faultWindows(events []history.Event) []faultWindow { return history.FaultWi
 // on them, or on nodes that are not clients (servers, storage, links). Client
 // nodes are the nodes that recorded operations.
 func faultsDuring(events []history.Event, from, to int64, involved ...string) []history.Event {
+	windows := faultWindows(events)
+	if !slices.ContainsFunc(windows, func(w faultWindow) bool { return w.Start.Time <= to && w.End() >= from }) {
+		return nil // no fault window in [from, to]: no need to know the clients
+	}
 	clients := map[string]bool{}
 	for i := range events {
 		e := &events[i]
@@ -52,7 +56,7 @@ func faultsDuring(events []history.Event, from, to int64, involved ...string) []
 		return len(targets) == 0
 	}
 	var out []history.Event
-	for _, w := range faultWindows(events) {
+	for _, w := range windows {
 		if w.Start.Time <= to && w.End() >= from && relevant(w.Start.Targets) {
 			out = append(out, w.Start)
 			if w.Stop != nil {

@@ -113,10 +113,10 @@ func (c CriticalSections) Porcupine(events []history.Event) (porcupine.Model, []
 // Porcupine is the token model of each key's grants (and, when the storage
 // fences, of each key's accepted tokens).
 func (c FencingTokens) Porcupine(events []history.Event) (porcupine.Model, []porcupine.Operation) {
-	ops := completed(events).Ops()
-	parts := tokenParts("grants", grantsByKey(ops))
+	h := completed(events)
+	parts := tokenParts("grants", grantsByKey(h))
 	if c.StorageFenced {
-		parts = append(parts, tokenParts("storage", c.acceptedByKey(ops))...)
+		parts = append(parts, tokenParts("storage", c.acceptedByKey(h))...)
 	}
 	return wholeHistory(tokenModel("granted or accepted"), parts)
 }
@@ -131,7 +131,7 @@ func tokenParts(part string, byKey map[string][]tokenOp) []partitioned {
 
 // Porcupine is the lock model of each key's grants and releases.
 func (c LockService) Porcupine(events []history.Event) (porcupine.Model, []porcupine.Operation) {
-	byKey := c.opsByKey(completed(events).Ops())
+	byKey := c.opsByKey(completed(events))
 	var parts []partitioned
 	for _, k := range sortedKeys(byKey) {
 		parts = append(parts, partitioned{key: k, start: []any{lockState{}}, ops: c.lockOps(byKey[k])})

@@ -61,14 +61,14 @@ func (b Budget) String() string {
 // history index until, after which it can no longer matter.
 type linOp struct {
 	call, ret int64
-	open      bool
 	until     int64
+	client    int
+	input     any
+	open      bool
 	// forcing: once this operation is legal and last, the state after it
 	// depends only on the operation and on which operations precede it, not on
 	// their order (see cutBatches).
 	forcing bool
-	client  int
-	input   any
 }
 
 // startOp is the first operation of every batch: it puts the model into the
@@ -282,7 +282,10 @@ func (c *stepCounter) wrap(m porcupine.Model) porcupine.Model {
 // search decides whether ops (the operations of one key) are linearizable
 // from the state start, batch by batch.
 func search(spec searchSpec, start any, ops []linOp, b Budget) keyOutcome {
-	slices.SortStableFunc(ops, func(x, y linOp) int { return cmp.Compare(x.call, y.call) })
+	byCall := func(x, y linOp) int { return cmp.Compare(x.call, y.call) }
+	if !slices.IsSortedFunc(ops, byCall) { // a stable sort leaves sorted operations as they are
+		slices.SortStableFunc(ops, byCall)
+	}
 	counter := &stepCounter{limit: b.stepLimit()}
 	model := counter.wrap(spec.model)
 	var deadline time.Time

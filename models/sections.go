@@ -182,23 +182,19 @@ func readValue(comp *history.Event, in *interner) (value, bool) {
 // in invoke order, and counts the storage operations it cannot use (reads and
 // writes without a value).
 func extractSections(ops []op, in *interner) (secs []section, unusable int) {
-	n := 0
-	for i := range ops {
-		if f := ops[i].Invoke.F; f == history.FRead || f == history.FWrite || f == history.FAppend {
-			n++
-		}
-	}
-	secs = make([]section, 0, n) // at most one per storage operation
-	pending := map[int]int{}     // process -> index in secs of its section awaiting a write
+	var pending procSlots // process -> index in secs of its section awaiting a write
+	secs = make([]section, 0, countSections(ops, &pending))
+	pending.reset()
 	for i := range ops {
 		o := &ops[i]
 		if f := o.Invoke.F; f != history.FRead && f != history.FWrite && f != history.FAppend {
-			delete(pending, o.Invoke.Process)
+			pending.del(o.Invoke.Process)
 			continue
 		}
 		p := o.Invoke.Process
-		j, has := pending[p]
-		delete(pending, p)
+		j := pending.get(p)
+		has := j >= 0
+		pending.del(p)
 		switch o.Invoke.F {
 		case history.FRead:
 			if o.Outcome() != history.OK {
@@ -210,7 +206,7 @@ func extractSections(ops []op, in *interner) (secs []section, unusable int) {
 				continue
 			}
 			secs = append(secs, section{key: o.Invoke.Key, list: v.list, read: o, from: v})
-			pending[p] = len(secs) - 1
+			pending.set(p, int32(len(secs)-1))
 		case history.FWrite, history.FAppend:
 			if o.Invoke.Value == nil {
 				unusable++
@@ -219,12 +215,98 @@ func extractSections(ops []op, in *interner) (secs []section, unusable int) {
 			isList := o.Invoke.F == history.FAppend
 			if !has || secs[j].key != o.Invoke.Key || secs[j].list != isList {
 				secs = append(secs, section{key: o.Invoke.Key, list: isList})
-				j = len(secs) - 1
+				j = int32(len(secs) - 1)
 			}
 			attachWrite(&secs[j], o, in)
 		}
 	}
 	return secs, unusable
+}
+
+// countSections is the number of sections extractSections finds in ops (the
+// same walk, without building them), so that they are allocated once.
+// pending is scratch space.
+func countSections(ops []op, pending *procSlots) int {
+	n := 0
+	for i := range ops {
+		o := &ops[i]
+		if f := o.Invoke.F; f != history.FRead && f != history.FWrite && f != history.FAppend {
+			pending.del(o.Invoke.Process)
+			continue
+		}
+		p := o.Invoke.Process
+		j := pending.get(p)
+		pending.del(p)
+		switch o.Invoke.F {
+		case history.FRead:
+			if o.Outcome() != history.OK || (o.Completion.Values == nil && o.Completion.Value == nil) {
+				continue
+			}
+			n++
+			pending.set(p, int32(i))
+		case history.FWrite, history.FAppend:
+			if o.Invoke.Value == nil {
+				continue
+			}
+			isList := o.Invoke.F == history.FAppend
+			if j < 0 || ops[j].Invoke.Key != o.Invoke.Key || (ops[j].Completion.Values != nil) != isList {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// procSlots maps process numbers to an int32 (-1: none), in a slice for the
+// usual small process numbers.
+type procSlots struct {
+	dense  []int32 // process -> value + 1 (0: none)
+	sparse map[int]int32
+}
+
+// procDenseMax bounds the process numbers kept in the slice.
+const procDenseMax = 1 << 20
+
+func (s *procSlots) get(p int) int32 {
+	if p >= 0 && p < procDenseMax {
+		if p < len(s.dense) {
+			return s.dense[p] - 1
+		}
+		return -1
+	}
+	if j, ok := s.sparse[p]; ok {
+		return j
+	}
+	return -1
+}
+
+func (s *procSlots) set(p int, j int32) {
+	if p >= 0 && p < procDenseMax {
+		if p >= len(s.dense) {
+			s.dense = append(s.dense, make([]int32, p+1-len(s.dense)+16)...)
+		}
+		s.dense[p] = j + 1
+		return
+	}
+	if s.sparse == nil {
+		s.sparse = map[int]int32{}
+	}
+	s.sparse[p] = j
+}
+
+func (s *procSlots) del(p int) {
+	if p >= 0 && p < procDenseMax {
+		if p < len(s.dense) {
+			s.dense[p] = 0
+		}
+		return
+	}
+	delete(s.sparse, p)
+}
+
+func (s *procSlots) reset() {
+	clear(s.dense)
+	clear(s.sparse)
 }
 
 func attachWrite(s *section, w *op, in *interner) {
@@ -449,17 +531,35 @@ type futureUse struct {
 }
 
 func newFutureUse(ops []linOp) *futureUse {
-	f := &futureUse{read: map[valueKey]int64{}, produced: map[valueKey]int64{}}
+	reads, produces := 0, 0 // the maps' sizes at most
+	for _, o := range ops {
+		switch o.input.(*secStep).kind {
+		case stepObserve:
+			reads++
+		case stepUpdate:
+			reads++
+			produces++
+		case stepOverwrite, stepMaybe:
+			produces++
+		}
+	}
+	f := &futureUse{read: make(map[valueKey]int64, reads), produced: make(map[valueKey]int64, produces)}
 	for _, o := range ops {
 		in := o.input.(*secStep)
 		switch in.kind {
 		case stepObserve, stepUpdate:
-			f.read[in.from.key()] = max(f.read[in.from.key()], o.call)
+			k := in.from.key()
+			if v, ok := f.read[k]; !ok || o.call > v {
+				f.read[k] = max(v, o.call)
+			}
 		case stepBlindAppend, stepMaybeAppend:
 			f.blind = true
 		}
 		if in.kind == stepUpdate || in.kind == stepOverwrite || in.kind == stepMaybe {
-			f.produced[in.to.key()] = max(f.produced[in.to.key()], o.call)
+			k := in.to.key()
+			if v, ok := f.produced[k]; !ok || o.call > v {
+				f.produced[k] = max(v, o.call)
+			}
 		}
 	}
 	return f

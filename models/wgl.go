@@ -134,7 +134,13 @@ func (w *wgl) layoutMerged(start any, ops []linOp, end int64) bool {
 	for k := range len(ops) + 1 {
 		w.rets = append(w.rets, int32(k))
 	}
-	slices.SortFunc(w.rets, func(a, b int32) int { return cmp.Compare(retTime(a), retTime(b)) })
+	sorted := true // usual: the operations return in the order they were called
+	for j := 1; j < len(w.rets) && sorted; j++ {
+		sorted = retTime(w.rets[j-1]) < retTime(w.rets[j])
+	}
+	if !sorted { // (already sorted with no ties: sorting changes nothing)
+		slices.SortFunc(w.rets, func(a, b int32) int { return cmp.Compare(retTime(a), retTime(b)) })
+	}
 	for j := 1; j < len(w.rets); j++ {
 		if retTime(w.rets[j]) == retTime(w.rets[j-1]) {
 			return false

@@ -86,7 +86,7 @@ func TestWGLIsPorcupine(t *testing.T) {
 		leases := i%2 == 0
 		events := lockHistory(r, 1+r.IntN(4), 10+r.IntN(60), leases)
 		c := LockService{Leases: leases}
-		ops := c.lockOps(c.opsByKey(history.PairRecorded(events).Ops())["k"])
+		ops := c.lockOps(c.opsByKey(history.PairRecorded(events))["k"])
 		compare(c.Name(), c.spec, []any{lockState{}}, ops, events)
 	}
 	t.Logf("outcomes: %v", counts)
