@@ -183,8 +183,7 @@ func readValue(comp *history.Event, in *interner) (value, bool) {
 // writes without a value).
 func extractSections(ops []op, in *interner) (secs []section, unusable int) {
 	var pending procSlots // process -> index in secs of its section awaiting a write
-	secs = make([]section, 0, countSections(ops, &pending))
-	pending.reset()
+	secs = make([]section, 0, storageOps(ops))
 	for i := range ops {
 		o := &ops[i]
 		if f := o.Invoke.F; f != history.FRead && f != history.FWrite && f != history.FAppend {
@@ -223,35 +222,13 @@ func extractSections(ops []op, in *interner) (secs []section, unusable int) {
 	return secs, unusable
 }
 
-// countSections is the number of sections extractSections finds in ops (the
-// same walk, without building them), so that they are allocated once.
-// pending is scratch space.
-func countSections(ops []op, pending *procSlots) int {
+// storageOps is the number of reads, writes and appends in ops: each opens at
+// most one section, so extractSections allocates its sections once.
+func storageOps(ops []op) int {
 	n := 0
 	for i := range ops {
-		o := &ops[i]
-		if f := o.Invoke.F; f != history.FRead && f != history.FWrite && f != history.FAppend {
-			pending.del(o.Invoke.Process)
-			continue
-		}
-		p := o.Invoke.Process
-		j := pending.get(p)
-		pending.del(p)
-		switch o.Invoke.F {
-		case history.FRead:
-			if o.Outcome() != history.OK || (o.Completion.Values == nil && o.Completion.Value == nil) {
-				continue
-			}
+		if f := ops[i].Invoke.F; f == history.FRead || f == history.FWrite || f == history.FAppend {
 			n++
-			pending.set(p, int32(i))
-		case history.FWrite, history.FAppend:
-			if o.Invoke.Value == nil {
-				continue
-			}
-			isList := o.Invoke.F == history.FAppend
-			if j < 0 || ops[j].Invoke.Key != o.Invoke.Key || (ops[j].Completion.Values != nil) != isList {
-				n++
-			}
 		}
 	}
 	return n
@@ -302,11 +279,6 @@ func (s *procSlots) del(p int) {
 		return
 	}
 	delete(s.sparse, p)
-}
-
-func (s *procSlots) reset() {
-	clear(s.dense)
-	clear(s.sparse)
 }
 
 func attachWrite(s *section, w *op, in *interner) {
