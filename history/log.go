@@ -20,16 +20,32 @@ import (
 // never scans the record; Events materialises them as []Event once, when
 // asked.
 type Log struct {
-	mu        sync.Mutex
-	chunks    [][]record // the records, chunkSize to a chunk: growing never copies
-	n         int        // how many records
-	extras    []extra    // the slices of the events that have them
-	strs      interner
-	mat       []Event // Events' materialisation of the first len(mat) records
+	mu sync.Mutex
+	*logBuffers
+	n         int // how many records
 	observers []func(Event)
 	processes int
-	clocks    []int64 // where the Clock of the events Complete returns points
 }
+
+// logBuffers is the storage of a log, which Release hands to a later NewLog
+// (a worker that runs world after world records each history into the
+// previous one's arrays instead of allocating and collecting them again).
+type logBuffers struct {
+	chunks [][]record // the records, chunkSize to a chunk: growing never copies
+	extras []extra    // the slices of the events that have them
+	strs   interner
+	mat    []Event // Events' materialisation of the first len(mat) records
+	// ints and uints are where the optional fields of the materialised
+	// events point; clocks, where the Clock of the events Complete returns
+	// points. Each is carved from its end and replaced by a larger one when
+	// full (the events already given out keep the old one).
+	ints   []int64
+	uints  []uint64
+	clocks []int64
+}
+
+// released holds the storage of released logs for NewLog.
+var released sync.Pool
 
 // record is one event in the log's compact form; its index is its position.
 type record struct {
@@ -57,7 +73,29 @@ type extra struct {
 }
 
 // NewLog returns an empty log.
-func NewLog() *Log { return &Log{} }
+func NewLog() *Log {
+	b, ok := released.Get().(*logBuffers)
+	if !ok {
+		b = new(logBuffers)
+	}
+	return &Log{logBuffers: b}
+}
+
+// Release hands the log's storage to a later NewLog. Call it only when
+// neither the log nor anything it returned is used any more: the events of
+// Events (and their optional fields), and the Clock of the events Complete
+// returned, are overwritten by the next history recorded there. Strings stay
+// valid (they are never overwritten). Using the log afterwards panics.
+func (l *Log) Release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.logBuffers
+	l.logBuffers, l.n, l.observers, l.processes = nil, 0, nil, 0
+	clear(b.extras) // drop the slices they point to
+	b.extras, b.mat, b.ints, b.uints, b.clocks = b.extras[:0], b.mat[:0], b.ints[:0], b.uints[:0], b.clocks[:0]
+	b.strs.trim()
+	released.Put(b)
+}
 
 // Events returns the recorded events (not a copy: read it once recording
 // has stopped). The first call materialises the log; later calls add what
@@ -65,6 +103,9 @@ func NewLog() *Log { return &Log{} }
 func (l *Log) Events() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.n == 0 {
+		return nil // as a fresh log's (a released log's array is empty, not nil)
+	}
 	if len(l.mat) < l.n {
 		l.materialise()
 	}
@@ -72,7 +113,9 @@ func (l *Log) Events() []Event {
 }
 
 // materialise turns the records not yet materialised into Events. The
-// optional fields of all of them point into two arrays allocated at once.
+// optional fields of all of them point into two arenas (ints, uints), and
+// mat is grown once to the exact length: a released log's arrays are
+// reused when they are large enough.
 func (l *Log) materialise() {
 	from := len(l.mat)
 	ints, uints := 0, 0
@@ -81,8 +124,8 @@ func (l *Log) materialise() {
 		ints += int(h&1 + h>>1&1 + h>>2&1)
 		uints += int(h >> 3 & 1)
 	}
-	i64 := make([]int64, ints)
-	u64 := make([]uint64, uints)
+	i64 := carve(&l.ints, ints)
+	u64 := carve(&l.uints, uints)
 	l.mat = slices.Grow(l.mat, l.n-from)[:l.n]
 	for i := from; i < l.n; i++ {
 		r := l.rec(i)
@@ -105,6 +148,18 @@ func (l *Log) materialise() {
 			e.Token, u64 = &u64[0], u64[1:]
 		}
 	}
+}
+
+// carve returns the next n elements of *arena, replacing it with a larger
+// one first when fewer than n are left (what was carved before stays where
+// it is).
+func carve[T any](arena *[]T, n int) []T {
+	a := *arena
+	if cap(a)-len(a) < n {
+		a = make([]T, 0, max(n, 2*cap(a)))
+	}
+	*arena = a[:len(a)+n]
+	return a[len(a) : len(a)+n : len(a)+n]
 }
 
 // event is record r (at index i) as an Event without its optional pointer
@@ -195,7 +250,7 @@ func (l *Log) store(e *Event) int {
 		l.extras = append(l.extras, extra{values: slices.Clone(e.Values), targets: slices.Clone(e.Targets)})
 		r.extra = int32(len(l.extras))
 	}
-	if l.n%chunkSize == 0 {
+	if l.n == len(l.chunks)*chunkSize { // a released log's chunks are used again
 		l.chunks = append(l.chunks, make([]record, chunkSize))
 	}
 	*l.rec(l.n) = r
@@ -224,10 +279,10 @@ func (l *Log) newProcess() int {
 }
 
 // clockPtr returns a pointer to a copy of v, carved from a block shared by
-// many events (one allocation per 512 calls).
+// many events (each block twice the last, from 512 up to 16,384).
 func (l *Log) clockPtr(v int64) *int64 {
 	if len(l.clocks) == cap(l.clocks) {
-		l.clocks = make([]int64, 0, 512)
+		l.clocks = make([]int64, 0, min(max(512, 2*cap(l.clocks)), 1<<14))
 	}
 	l.clocks = append(l.clocks, v)
 	return &l.clocks[len(l.clocks)-1]
@@ -278,6 +333,26 @@ func (in *interner) id(s string) uint32 {
 	}
 	c.s, c.id = in.strs[id], id
 	return id
+}
+
+// internKept is the most strings a released log's interner keeps for the
+// next log (the names, functions, keys and details of a system's runs repeat
+// from one run to the next; past this many, it starts afresh).
+const internKept = 4096
+
+// trim prepares the interner of a released log for the next one: its strings
+// are kept (a string never changes, and numbers are private to a log) unless
+// there are more than internKept.
+func (in *interner) trim() {
+	if len(in.strs) <= internKept {
+		return
+	}
+	clear(in.ids)
+	clear(in.cache[:])
+	in.strs = append(in.strs[:0], presets...)
+	for i, p := range presets[1:] {
+		in.ids[p] = uint32(i + 1)
+	}
 }
 
 // str is the string numbered id.
