@@ -176,7 +176,9 @@ func (h Hunt) Sweep(start uint64, maxSeeds int, progress func()) (Sweep, error) 
 		if progress != nil {
 			progress()
 		}
-		if r.Overall == models.Invalid && slices.Contains(ViolationKinds(r.Events), h.Kind) {
+		found := r.Overall == models.Invalid && slices.Contains(r.ViolationKinds(), h.Kind)
+		r.Release() // nothing of it is kept but the seed
+		if found {
 			sw.Found, sw.Seed = true, seed
 			sw.Wall = time.Since(began)
 			return sw, nil

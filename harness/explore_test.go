@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/models"
 )
 
 var explore = flag.Bool("explore", false, "run the random-exploration sweeps (seeds to first violation per hunt; minutes)")
@@ -38,6 +39,32 @@ func TestEveryUnsafeVariantDeclaresItsKind(t *testing.T) {
 	}
 	r := run(t, Test{System: "redis", Seed: 1, Time: 10 * time.Second})
 	assert.Empty(t, ViolationKinds(r.Events), "no overlap, no violation")
+}
+
+// TestResultViolationKindsIsViolationKinds: a result's ViolationKinds,
+// which skips the search for overlaps when the mutual-exclusion check was
+// valid, classifies every hunt's runs as ViolationKinds of their events
+// does, valid runs (where that check found no overlap) and invalid ones.
+func TestResultViolationKindsIsViolationKinds(t *testing.T) {
+	shortcuts := 0
+	for _, h := range Hunts() {
+		h.Time = 20 * time.Second
+		for _, seed := range []uint64{0, 1, 2} {
+			tc, err := h.Test(seed)
+			require.NoError(t, err)
+			r := run(t, tc)
+			valid := slices.ContainsFunc(r.Verdicts, func(v models.Verdict) bool {
+				return v.Check == "mutual-exclusion" && v.Result == models.Valid
+			})
+			if valid {
+				shortcuts++
+				assert.Empty(t, models.Overlaps(models.Holdings(r.Events)), "%s seed %d", h.Name, seed)
+			}
+			assert.Equal(t, ViolationKinds(r.Events), r.ViolationKinds(), "%s seed %d", h.Name, seed)
+		}
+	}
+	t.Logf("%d runs of %d hunts took the shortcut", shortcuts, len(Hunts()))
+	assert.Positive(t, shortcuts, "no run took the shortcut")
 }
 
 // TestViolationKindsTellCausesApart: fixed variants whose overlap remains
@@ -140,7 +167,8 @@ func BenchmarkHuntSeed(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				_ = ViolationKinds(r.Events)
+				_ = r.ViolationKinds()
+				r.Release() // as a sweep does
 				simulated += tc.Time
 			}
 			b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-x")

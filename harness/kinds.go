@@ -57,15 +57,36 @@ var Kinds = []string{KindGCPause, KindClockJump, KindFailover, KindRestartRegran
 // what caused it, and every write the network delayed past a new grant
 // (KindDelayedWrite), sorted, each kind once. An overlap no rule explains is
 // KindOther.
-func ViolationKinds(events []history.Event) []string {
+func ViolationKinds(events []history.Event) []string { return violationKinds(events, true) }
+
+// ViolationKinds is ViolationKinds(r.Events), without looking for
+// overlapping holdings again when the run's mutual-exclusion check found
+// none: that check derived the holdings from the same history, paired the
+// same way, and is valid exactly when no two of them overlap.
+func (r *Result) ViolationKinds() []string {
+	overlaps := true
+	for _, v := range r.Verdicts {
+		if v.Check == (models.MutualExclusion{}).Name() && v.Result == models.Valid {
+			overlaps = false
+		}
+	}
+	return violationKinds(r.Events, overlaps)
+}
+
+// violationKinds is ViolationKinds; without overlaps, it classifies only
+// the delayed writes (the caller knows no two holdings overlap).
+func violationKinds(events []history.Event, overlaps bool) []string {
 	windows := faultWindowsOf(events)
 	var kinds []string
-	overlaps := models.Overlaps(models.Holdings(events))
+	var ovs []models.Overlap
+	if overlaps {
+		ovs = models.Overlaps(models.Holdings(events))
+	}
 	var clients map[string]bool
-	if len(overlaps) > 0 {
+	if len(ovs) > 0 {
 		clients = clientsOf(events)
 	}
-	for _, o := range overlaps {
+	for _, o := range ovs {
 		found := causes(o, windows, events, clients)
 		if len(found) == 0 {
 			found = []string{KindOther}

@@ -41,6 +41,22 @@ type Result struct {
 	SystemFigures map[string]any `json:"system_figures,omitempty"`
 	// KernelEvents is the number of events the simulator executed.
 	KernelEvents uint64 `json:"kernel_events"`
+
+	// log recorded Events (nil: Release has nothing to hand back).
+	log *history.Log
+}
+
+// Release hands the storage of the run's history to the next run, for a
+// caller that runs world after world and keeps nothing of a result but what
+// it copied out (a seed, a verdict's result, a count): Events, and whatever
+// points into them, must not be used afterwards (every string stays valid).
+// Release empties r.Events; a result that is kept (an invalid run to report,
+// a run directory to write) is simply not released.
+func (r *Result) Release() {
+	if r.log != nil {
+		r.log.Release()
+	}
+	r.Events, r.log = nil, nil
 }
 
 // ErrCrash marks a failure of the harness itself (a panic inside the
@@ -223,7 +239,9 @@ func (p *Prepared) RunWatched(w Watch) (res Result, err error) {
 		return Result{}, err
 	}
 	p.World.Close()
-	return p.judge(p.Log.Events())
+	res, err = p.judge(p.Log.Events())
+	res.log = p.Log
+	return res, err
 }
 
 // judge checks the history of a run that has finished and gathers its result.

@@ -421,7 +421,9 @@ func runOne(g Grid, o Options, r Run) (Record, error) {
 			return Record{}, fmt.Errorf("run %s: %w", r.ID, err)
 		}
 	}
-	return NewRecord(r.ID, res), nil
+	rec := NewRecord(r.ID, res)
+	res.Release() // the record is all the sweep keeps
+	return rec, nil
 }
 
 // RunDir is the run's directory, relative to the sweep directory.
