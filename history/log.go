@@ -231,9 +231,36 @@ func (l *Log) AppendStamped(e Event, stamp func(*Event)) Event {
 
 // store appends e in compact form (its Index is ignored) and returns its
 // index. The caller holds the lock.
-func (l *Log) store(e *Event) int {
-	r := record{time: e.Time, process: int32(e.Process), typ: l.strs.id(string(e.Type)), node: l.strs.id(e.Node),
-		f: l.strs.id(e.F), key: l.strs.id(e.Key), owner: l.strs.id(e.Owner), detail: l.strs.id(e.Detail)}
+func (l *Log) store(e *Event) int { return l.storeKnown(e, unknownIDs) }
+
+// known are the interned numbers of an event's strings that a recorder
+// already knows (its node's; a completion's function, key and owner, which
+// are its invocation's), so that storing it does not look them up again;
+// noID: not known, intern the event's own string.
+type known struct{ node, f, key, owner uint32 }
+
+// noID marks a number that is not known.
+const noID = ^uint32(0)
+
+var unknownIDs = known{noID, noID, noID, noID}
+
+// storeKnown is store with the numbers of some strings known (they are the
+// numbers of e's strings).
+func (l *Log) storeKnown(e *Event, k known) int {
+	r := record{time: e.Time, process: int32(e.Process), typ: l.strs.id(string(e.Type)), node: k.node,
+		f: k.f, key: k.key, owner: k.owner, detail: l.strs.id(e.Detail)}
+	if r.node == noID {
+		r.node = l.strs.id(e.Node)
+	}
+	if r.f == noID {
+		r.f = l.strs.id(e.F)
+	}
+	if r.key == noID {
+		r.key = l.strs.id(e.Key)
+	}
+	if r.owner == noID {
+		r.owner = l.strs.id(e.Owner)
+	}
 	if e.Clock != nil {
 		r.clock, r.has = *e.Clock, r.has|hasClock
 	}
@@ -379,6 +406,7 @@ type Clock interface {
 type Recorder struct {
 	log     *Log
 	node    string
+	nodeID  uint32 // node's number in the log's interner
 	process int
 	clock   Clock
 	// The operation open now: the index of its invoke (-1: none).
@@ -387,7 +415,9 @@ type Recorder struct {
 
 // NewRecorder returns a recorder for a client called node, with a fresh process.
 func (l *Log) NewRecorder(node string, clock Clock) *Recorder {
-	return &Recorder{log: l, node: node, process: l.NewProcess(), clock: clock, open: -1}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return &Recorder{log: l, node: node, nodeID: l.strs.id(node), process: l.newProcess(), clock: clock, open: -1}
 }
 
 // Process is the recorder's current process number.
@@ -413,21 +443,21 @@ func (r *Recorder) Invoke(e Event) Op {
 		panic("history: process " + r.node + " invoked " + e.F + " while " + r.log.at(r.open).F + " is still open")
 	}
 	e.Type = Invoke
-	r.open = r.record(&e)
+	r.open = r.record(&e, known{r.nodeID, noID, noID, noID})
 	return Op{r: r, index: r.open}
 }
 
 // record stamps e (time, process, node, clock) and stores it under the log's
 // lock, then tells the observers, and returns its index. e's pointers are
-// read, never kept.
-func (r *Recorder) record(e *Event) int {
+// read, never kept; k are the numbers of e's strings that are known.
+func (r *Recorder) record(e *Event, k known) int {
 	l := r.log
 	l.mu.Lock()
 	e.Time = int64(r.clock.Now())
 	e.Process = r.process
 	e.Node = r.node
 	e.Clock = nil
-	i := l.store(e)
+	i := l.storeKnown(e, k)
 	rec := l.rec(i)
 	rec.clock, rec.has = int64(r.clock.Local()), rec.has|hasClock
 	observers := l.observers
@@ -468,12 +498,15 @@ func (op Op) Complete(t Type, e Event) Event {
 	l := r.log
 	l.mu.Lock()
 	inv := l.rec(op.index)
+	k := known{r.nodeID, inv.f, inv.key, inv.owner}
 	e.Type, e.F, e.Key = t, l.strs.str(inv.f), l.strs.str(inv.key)
 	if e.Owner == "" {
 		e.Owner = l.strs.str(inv.owner)
+	} else {
+		k.owner = noID
 	}
 	l.mu.Unlock()
-	e.Index = r.record(&e)
+	e.Index = r.record(&e, k)
 	r.open = -1
 	l.mu.Lock()
 	if t == Info {
@@ -510,5 +543,5 @@ func (r *Recorder) Deadline(local time.Duration) *int64 {
 // Sibling returns a recorder for another process of the same client (same
 // node and clock), such as a lock's watchdog.
 func (r *Recorder) Sibling() *Recorder {
-	return &Recorder{log: r.log, node: r.node, process: r.log.NewProcess(), clock: r.clock, open: -1}
+	return &Recorder{log: r.log, node: r.node, nodeID: r.nodeID, process: r.log.NewProcess(), clock: r.clock, open: -1}
 }
