@@ -254,7 +254,8 @@ func delayedWrite(events []history.Event, windows []window) bool {
 		if w.kind != "delay" || !slices.Contains(w.targets, "storage") {
 			continue
 		}
-		for i, e := range events {
+		for i := range events {
+			e := &events[i]
 			if e.Type != history.Info || e.F != history.FWrite || !slices.Contains(w.targets, e.Node) {
 				continue
 			}
@@ -262,7 +263,8 @@ func delayedWrite(events []history.Event, windows []window) bool {
 			if inv < w.start || inv > w.stop {
 				continue
 			}
-			for _, g := range events[i:] {
+			for j := range events[i:] {
+				g := &events[i+j]
 				if g.Time > w.stop {
 					break
 				}
@@ -277,9 +279,9 @@ func delayedWrite(events []history.Event, windows []window) bool {
 
 // invocationTime is the time of the invocation that e completes (e's time
 // when none is found).
-func invocationTime(before []history.Event, e history.Event) int64 {
+func invocationTime(before []history.Event, e *history.Event) int64 {
 	for i := len(before) - 1; i >= 0; i-- {
-		if b := before[i]; b.Process == e.Process && b.Type == history.Invoke {
+		if b := &before[i]; b.Process == e.Process && b.Type == history.Invoke {
 			return b.Time
 		}
 	}

@@ -130,7 +130,7 @@ func (l *Log) materialise() {
 	for i := from; i < l.n; i++ {
 		r := l.rec(i)
 		e := &l.mat[i]
-		*e = l.event(i, r)
+		l.fill(e, i, r) // field by field: a reused array holds an earlier history
 		if r.has&hasClock != 0 {
 			i64[0] = r.clock
 			e.Clock, i64 = &i64[0], i64[1:]
@@ -165,13 +165,31 @@ func carve[T any](arena *[]T, n int) []T {
 // event is record r (at index i) as an Event without its optional pointer
 // fields.
 func (l *Log) event(i int, r *record) Event {
-	e := Event{Index: i, Time: r.time, Process: int(r.process), Node: l.strs.str(r.node), Type: Type(l.strs.str(r.typ)),
-		F: l.strs.str(r.f), Key: l.strs.str(r.key), Owner: l.strs.str(r.owner), Detail: l.strs.str(r.detail)}
+	var e Event
+	l.fill(&e, i, r)
+	return e
+}
+
+// fill sets every field of *e to record r's (at index i), the optional
+// pointer fields to nil. Assigning field by field, rather than copying a
+// whole Event, spares the collector's bulk barrier over the struct.
+func (l *Log) fill(e *Event, i int, r *record) {
+	strs := l.strs.strs
+	str := func(id uint32) string {
+		if int(id) < len(presets) {
+			return presets[id]
+		}
+		return strs[id]
+	}
+	e.Index, e.Time, e.Process = i, r.time, int(r.process)
+	e.Node, e.Type, e.F, e.Key, e.Owner, e.Detail = str(r.node), Type(str(r.typ)), str(r.f), str(r.key), str(r.owner), str(r.detail)
+	e.Clock, e.Value, e.Deadline, e.Token = nil, nil, nil, nil
 	if r.extra > 0 {
 		x := &l.extras[r.extra-1]
 		e.Values, e.Targets = x.values, x.targets
+	} else {
+		e.Values, e.Targets = nil, nil
 	}
-	return e
 }
 
 // eventAt is the event at index i with freshly allocated optional fields.

@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -101,4 +102,23 @@ func cloneEvents(in []Event) []Event {
 		out[i] = e
 	}
 	return out
+}
+
+// TestFillSetsEveryFieldOfAnEvent: Log.fill writes an event into an array
+// that held an earlier history, field by field; a field it does not know
+// would keep the earlier event's value. A new Event field must be added
+// there (and here).
+func TestFillSetsEveryFieldOfAnEvent(t *testing.T) {
+	var names []string
+	for f := range reflect.TypeFor[Event]().Fields() {
+		names = append(names, f.Name)
+	}
+	assert.Equal(t, []string{"Index", "Time", "Process", "Node", "Type", "F", "Key", "Owner", "Token", "Value", "Values",
+		"Clock", "Deadline", "Targets", "Detail"}, names)
+	log := NewLog()
+	log.Append(Event{Time: 1, Process: 3, Node: "n", Type: Invoke, F: FWrite, Key: "k", Owner: "o", Token: Ptr(uint64(1)),
+		Value: Ptr(int64(2)), Values: []int64{3}, Clock: Ptr(int64(4)), Deadline: Ptr(int64(5)), Targets: []string{"t"}, Detail: "d"})
+	e := log.Events()[0]
+	log.fill(&e, 0, &record{})
+	assert.Equal(t, Event{}, e, "a record with nothing set leaves nothing of the earlier event")
 }
