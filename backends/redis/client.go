@@ -21,6 +21,9 @@ type Client struct {
 	id      string // stable acquirer id for reentrant modes
 	seq     int
 	held    map[string]*holds.Hold // client-side reentrancy and watchdogs
+	// spare is a hold given back (released or forgotten) that nothing points
+	// to any more (no watchdog), for the next hold to reuse.
+	spare   *holds.Hold
 	onRenew func(l backends.Lease, done bool, err error)
 
 	// the last acquire command, boxed: the retries of one acquire send it again
@@ -242,7 +245,12 @@ func (c *Client) attempt(key, owner string) (backends.Lease, error) {
 }
 
 func (c *Client) hold(l backends.Lease) {
-	h := &holds.Hold{Lease: l, Count: 1}
+	h := c.spare
+	if h == nil {
+		h = new(holds.Hold)
+	}
+	c.spare = nil
+	*h = holds.Hold{Lease: l, Count: 1}
 	c.held[l.Key] = h
 	if c.opts.Watchdog {
 		c.p.Spawn(c.p.Name()+"/watchdog", func(w *sim.Proc) { c.watchdog(w, h) })
@@ -273,6 +281,7 @@ func (c *Client) Release(l backends.Lease) error {
 	if h != nil && h.Lease.Owner == l.Owner && c.opts.Reentrancy != ReentrancyServer {
 		h.Released = true
 		delete(c.held, l.Key)
+		c.giveBack(h)
 	}
 	switch {
 	case c.opts.Reentrancy == ReentrancyServer:
@@ -327,5 +336,14 @@ func (c *Client) forget(key string) {
 	if h := c.held[key]; h != nil {
 		h.Released = true
 		delete(c.held, key)
+		c.giveBack(h)
+	}
+}
+
+// giveBack keeps h, just taken out of held, as the spare for the next hold
+// unless a watchdog still reads it (it stops when it sees h released).
+func (c *Client) giveBack(h *holds.Hold) {
+	if !c.opts.Watchdog {
+		c.spare = h
 	}
 }
