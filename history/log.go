@@ -471,6 +471,16 @@ func (r *Recorder) Invoke(e Event) Op {
 func (r *Recorder) record(e *Event, k known) int {
 	l := r.log
 	l.mu.Lock()
+	i := r.storeLocked(e, k)
+	observers := l.observers
+	l.mu.Unlock()
+	l.tell(i, observers)
+	return i
+}
+
+// storeLocked is record's stamping and storing; the caller holds the lock.
+func (r *Recorder) storeLocked(e *Event, k known) int {
+	l := r.log
 	e.Time = int64(r.clock.Now())
 	e.Process = r.process
 	e.Node = r.node
@@ -478,17 +488,21 @@ func (r *Recorder) record(e *Event, k known) int {
 	i := l.storeKnown(e, k)
 	rec := l.rec(i)
 	rec.clock, rec.has = int64(r.clock.Local()), rec.has|hasClock
-	observers := l.observers
-	l.mu.Unlock()
-	if len(observers) > 0 {
-		l.mu.Lock()
-		o := l.eventAt(i)
-		l.mu.Unlock()
-		for _, fn := range observers {
-			fn(o)
-		}
-	}
 	return i
+}
+
+// tell calls the observers with the event at index i (the caller does not
+// hold the lock).
+func (l *Log) tell(i int, observers []func(Event)) {
+	if len(observers) == 0 {
+		return
+	}
+	l.mu.Lock()
+	o := l.eventAt(i)
+	l.mu.Unlock()
+	for _, fn := range observers {
+		fn(o)
+	}
 }
 
 // Invocation is the recorded invoke event.
@@ -523,10 +537,14 @@ func (op Op) Complete(t Type, e Event) Event {
 	} else {
 		k.owner = noID
 	}
-	l.mu.Unlock()
-	e.Index = r.record(&e, k)
+	e.Index = r.storeLocked(&e, k)
+	if observers := l.observers; len(observers) > 0 {
+		// The observers (which may record) see it before anything else moves.
+		l.mu.Unlock()
+		l.tell(e.Index, observers)
+		l.mu.Lock()
+	}
 	r.open = -1
-	l.mu.Lock()
 	if t == Info {
 		r.process = l.newProcess()
 	}
