@@ -383,7 +383,7 @@ func (in *interner) id(s string) uint32 {
 // internKept is the most strings a released log's interner keeps for the
 // next log (the names, functions, keys and details of a system's runs repeat
 // from one run to the next; past this many, it starts afresh).
-const internKept = 4096
+const internKept = 1024
 
 // trim prepares the interner of a released log for the next one: its strings
 // are kept (a string never changes, and numbers are private to a log) unless
