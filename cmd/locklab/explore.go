@@ -5,7 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -28,6 +31,8 @@ type exploreFlags struct {
 	shrink          bool
 	runsDir         string
 	guided, compare bool
+	// jobs is how many searches (sweeps, guided searches) run at once.
+	jobs int
 }
 
 // progressMode is how explore shows its progress on stderr.
@@ -64,7 +69,7 @@ of violation it shows, one of:
   holder-clock        a holder's own clock jumped or drifted around its grant
   session-expiry      a holder without a lease deadline was paused or cut off, its session expired
   delayed-write       a write delayed in the network was overtaken by another client's grant
-It does so from several starting seeds (sweeps of --max-seeds each, one after the other) and
+It does so from several starting seeds (sweeps of --max-seeds each; -j of them at once) and
 reports the seeds each sweep needed, their median (when a sweep found one), and the machine
 time per seed. On a terminal stderr shows a progress bar; otherwise (a log file, a pipe, CI) a
 line per finished sweep and, within a long sweep, every few seconds: seeds done, rate,
@@ -108,6 +113,7 @@ Exit codes: 0 every sweep found its violation; 3 some sweep found none within --
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.hunts, "hunt", names, "hunts to run (a hunt, or a scenario with one hunt)")
 	fl.BoolVar(&all, "all", false, "run every hunt (the default without --hunt)")
+	fl.IntVarP(&f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "searches run at once (each sweep stays sequential: the seeds it needs do not depend on -j)")
 	fl.IntVar(&f.starts, "starts", 5, "number of starting seeds (sweeps) per hunt")
 	fl.Uint64Var(&f.first, "first", 1, "the first starting seed; sweep i starts at first + i*max-seeds")
 	fl.IntVar(&f.maxSeed, "max-seeds", 2000, "seeds per sweep at most")
@@ -127,6 +133,9 @@ Exit codes: 0 every sweep found its violation; 3 some sweep found none within --
 func runExplore(out, errOut io.Writer, f exploreFlags) error {
 	if f.starts < 1 || f.maxSeed < 1 || f.simTime <= 0 {
 		return usage("--starts, --max-seeds and --time must be positive")
+	}
+	if f.jobs < 1 {
+		return usage("-j %d: want at least 1", f.jobs)
 	}
 	// Seed after seed of short-lived worlds: the sweep's collector setting.
 	defer sweep.TuneGC()()
@@ -153,6 +162,12 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		fmt.Fprintf(errOut, "explore: %s x %s of at most %s, %v simulated each\n",
 			count(len(hunts), "hunt"), count(f.starts, "sweep"), count(f.maxSeed, "seed"), f.simTime)
 	}
+	// The searches are independent: -j of them run at once, each sequential
+	// (its seeds one after the other, its Wall its own), their results
+	// placed by hunt and start so the table does not depend on -j. The
+	// progress bar is safe for concurrent use; the line log and the
+	// remaining total are not.
+	var mu sync.Mutex
 	// search runs one sweep (swarm) or one guided search, start i of hunt h.
 	search := func(h harness.Hunt, i int, guided bool) (harness.Sweep, error) {
 		what := "sweep"
@@ -163,7 +178,9 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		bar.Describe(label)
 		progress := func() {
 			_ = bar.Add(1)
+			mu.Lock()
 			log.seed(label)
+			mu.Unlock()
 		}
 		var sw harness.Sweep
 		var err error
@@ -175,32 +192,67 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		if err != nil {
 			return sw, err
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		// A sweep that ended early will not run its remaining seeds.
 		total -= f.maxSeed - sw.Seeds
 		bar.ChangeMax(total)
 		log.sweep(label, sw, f.maxSeed)
 		return sw, nil
 	}
-	var results, guidedResults []harness.Exploration
-	for _, h := range hunts {
-		e, g := harness.Exploration{Hunt: h}, harness.Exploration{Hunt: h}
+	type task struct {
+		hunt, start int
+		guided      bool
+	}
+	var tasks []task
+	results, guidedResults := make([]harness.Exploration, len(hunts)), make([]harness.Exploration, len(hunts))
+	for hi, h := range hunts {
+		results[hi], guidedResults[hi] = harness.Exploration{Hunt: h}, harness.Exploration{Hunt: h}
 		for i := range f.starts {
 			if !f.guided || f.compare {
-				sw, err := search(h, i, false)
-				if err != nil {
-					return err
-				}
-				e.Sweeps = append(e.Sweeps, sw)
+				tasks = append(tasks, task{hi, i, false})
+				results[hi].Sweeps = append(results[hi].Sweeps, harness.Sweep{})
 			}
 			if f.guided || f.compare {
-				sw, err := search(h, i, true)
-				if err != nil {
-					return err
-				}
-				g.Sweeps = append(g.Sweeps, sw)
+				tasks = append(tasks, task{hi, i, true})
+				guidedResults[hi].Sweeps = append(guidedResults[hi].Sweeps, harness.Sweep{})
 			}
 		}
-		results, guidedResults = append(results, e), append(guidedResults, g)
+	}
+	errs := make([]error, len(tasks))
+	next := make(chan int)
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(f.jobs, len(tasks)) {
+		wg.Go(func() {
+			for ti := range next {
+				if failed.Load() {
+					continue // an earlier search failed: the rest are not run
+				}
+				tk := tasks[ti]
+				sw, err := search(hunts[tk.hunt], tk.start, tk.guided)
+				if err != nil {
+					errs[ti] = err
+					failed.Store(true)
+					continue
+				}
+				if tk.guided {
+					guidedResults[tk.hunt].Sweeps[tk.start] = sw
+				} else {
+					results[tk.hunt].Sweeps[tk.start] = sw
+				}
+			}
+		})
+	}
+	for ti := range tasks {
+		next <- ti
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	_ = bar.Finish()
 	switch {

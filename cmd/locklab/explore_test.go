@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,25 @@ func TestExploreReportsSeedsToFirstViolation(t *testing.T) {
 	assert.Empty(t, stderr, "no progress bar when asked not to")
 }
 
+// TestExploreFindsTheSameSeedsAtAnyJobs: searches run -j at once, each
+// sequential, so the seeds each sweep needed (the table but its machine-time
+// column, and the findings after it) do not depend on -j.
+func TestExploreFindsTheSameSeedsAtAnyJobs(t *testing.T) {
+	args := []string{"explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--hunt", "redis-failover/unsafe", "--starts", "3", "--max-seeds", "200", "--progress=false"}
+	tables := map[string]string{}
+	for _, j := range []string{"1", "3"} {
+		code, stdout, stderr := capture(t, append(args, "-j", j)...)
+		require.Equal(t, harness.ExitValid, code, stderr)
+		// The last column is machine time per seed.
+		tables[j] = regexp.MustCompile(`\d+\.\dms\n`).ReplaceAllString(stdout, "\n")
+	}
+	assert.Equal(t, tables["1"], tables["3"])
+	assert.Contains(t, tables["1"], "redis-failover/unsafe first found at seed")
+	code, _, stderr := capture(t, append(args, "-j", "0")...)
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, "-j 0: want at least 1")
+}
+
 func TestExploreWithoutAFindingExitsUnknown(t *testing.T) {
 	code, stdout, _ := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--first", "1", "--starts", "1", "--max-seeds", "1", "--progress=false")
 	assert.Equal(t, harness.ExitUnknown, code, stdout)
@@ -36,7 +56,7 @@ func TestExploreWithoutAFindingExitsUnknown(t *testing.T) {
 // file, CI), explore prints a line per finished sweep instead of staying
 // silent until the end.
 func TestExplorePrintsProgressLinesWithoutATerminal(t *testing.T) {
-	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--first", "1", "--starts", "2", "--max-seeds", "2")
+	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--first", "1", "--starts", "2", "--max-seeds", "2", "-j", "1")
 	assert.Equal(t, harness.ExitUnknown, code, stdout)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	require.Len(t, lines, 3, stderr)
