@@ -182,8 +182,8 @@ func readValue(comp *history.Event, in *interner) (value, bool) {
 // in invoke order, and counts the storage operations it cannot use (reads and
 // writes without a value).
 func extractSections(ops []op, in *interner) (secs []section, unusable int) {
-	var pending procSlots // process -> index in secs of its section awaiting a write
-	secs = make([]section, 0, storageOps(ops))
+	pending := procSlots{dense: make([]int32, 0, 64)} // process -> index in secs of its section awaiting a write
+	secs = make([]section, 0, countSections(ops, &pending))
 	for i := range ops {
 		o := &ops[i]
 		if f := o.Invoke.F; f != history.FRead && f != history.FWrite && f != history.FAppend {
@@ -222,15 +222,41 @@ func extractSections(ops []op, in *interner) (secs []section, unusable int) {
 	return secs, unusable
 }
 
-// storageOps is the number of reads, writes and appends in ops: each opens at
-// most one section, so extractSections allocates its sections once.
-func storageOps(ops []op) int {
+// countSections is the number of sections extractSections finds in ops, by
+// the same walk without building them, so that it allocates them once at
+// their size. pending is its scratch space (left empty).
+func countSections(ops []op, pending *procSlots) int {
 	n := 0
 	for i := range ops {
-		if f := ops[i].Invoke.F; f == history.FRead || f == history.FWrite || f == history.FAppend {
+		o := &ops[i]
+		p := o.Invoke.Process
+		f := o.Invoke.F
+		if f != history.FRead && f != history.FWrite && f != history.FAppend {
+			pending.del(p)
+			continue
+		}
+		j := pending.get(p) // the index in ops of the read of its section
+		pending.del(p)
+		switch f {
+		case history.FRead:
+			if o.Outcome() != history.OK || (o.Completion.Values == nil && o.Completion.Value == nil) {
+				continue
+			}
 			n++
+			pending.set(p, int32(i))
+		default:
+			if o.Invoke.Value == nil {
+				continue
+			}
+			if j < 0 || ops[j].Invoke.Key != o.Invoke.Key || (ops[j].Completion.Values != nil) != (f == history.FAppend) {
+				n++
+			}
 		}
 	}
+	for p := range pending.dense {
+		pending.dense[p] = 0
+	}
+	clear(pending.sparse)
 	return n
 }
 
