@@ -79,7 +79,12 @@ func holdings(ph *history.Paired) []Holding {
 }
 
 func findHoldings(ph *history.Paired) []Holding {
-	grants := ph.OpsOf(history.FAcquire) // about one holding per acquire at most
+	grants := 0 // at most one holding per successful acquire
+	for _, o := range ph.Ops() {
+		if o.Completion != nil && o.Completion.Type == history.OK && o.Invoke.F == history.FAcquire {
+			grants++
+		}
+	}
 	// done holds every holding from its grant on (finished in place), in the
 	// order of the grants; builders track the ones still open. Builders are
 	// carved from blocks that never move (the maps point into them).
@@ -92,7 +97,7 @@ func findHoldings(ph *history.Paired) []Holding {
 		builders = append(builders, b)
 		return &builders[len(builders)-1]
 	}
-	active := map[holdKey]*holdingBuilder{} // node+key -> current holding
+	var active holdTable[*holdingBuilder] // node+key -> current holding
 	end := ph.End()
 	finish := func(b *holdingBuilder, releaseAt int64, ended *history.Event) {
 		h := &done[b.idx]
@@ -107,7 +112,7 @@ func findHoldings(ph *history.Paired) []Holding {
 			h.End = h.Start
 		}
 	}
-	byOwner := map[holdKey]*holdingBuilder{} // node+owner -> current holding, for storage operations
+	var byOwner holdTable[*holdingBuilder] // node+owner -> current holding, for storage operations
 	for i := range ph.Len() {
 		e := ph.At(i)
 		if e.Type == history.Start || e.Type == history.Stop {
@@ -121,10 +126,10 @@ func findHoldings(ph *history.Paired) []Holding {
 			// (its key is the resource's, which need not be the lock's).
 			var b *holdingBuilder
 			if e.Owner != "" {
-				b = byOwner[holdKey{e.Node, e.Owner}]
+				b, _ = byOwner.get(holdKey{e.Node, e.Owner})
 			}
 			if b == nil {
-				b = active[holdKey{e.Node, e.Key}]
+				b, _ = active.get(holdKey{e.Node, e.Key})
 			}
 			if b != nil {
 				b.lastOp = e
@@ -137,7 +142,7 @@ func findHoldings(ph *history.Paired) []Holding {
 			continue // nothing below looks at it
 		}
 		k := holdKey{e.Node, e.Key}
-		b := active[k]
+		b, _ := active.get(k)
 		var h *Holding
 		if b != nil {
 			h = &done[b.idx]
@@ -156,9 +161,10 @@ func findHoldings(ph *history.Paired) []Holding {
 			}
 			done = append(done, Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
 				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline})
-			active[k] = newBuilder(holdingBuilder{count: 1, idx: len(done) - 1})
+			nb := newBuilder(holdingBuilder{count: 1, idx: len(done) - 1})
+			active.set(k, nb)
 			if e.Owner != "" {
-				byOwner[holdKey{e.Node, e.Owner}] = active[k]
+				byOwner.set(holdKey{e.Node, e.Owner}, nb)
 			}
 		case b == nil:
 		case renewal && e.Owner == h.Owner:
@@ -170,18 +176,16 @@ func findHoldings(ph *history.Paired) []Holding {
 			if b.count <= 0 {
 				h.Released = true
 				finish(b, e.Time, e)
-				delete(active, k)
-				delete(byOwner, holdKey{e.Node, h.Owner})
+				active.del(k)
+				byOwner.del(holdKey{e.Node, h.Owner})
 			}
 		}
 	}
-	keys := make([]holdKey, 0, len(active))
-	for k := range active {
-		keys = append(keys, k)
-	}
+	keys := active.keys(make([]holdKey, 0, active.len()))
 	slices.SortFunc(keys, func(a, b holdKey) int { return strings.Compare(a.sortKey(), b.sortKey()) })
 	for _, k := range keys {
-		finish(active[k], end, nil)
+		b, _ := active.get(k)
+		finish(b, end, nil)
 	}
 	sorted := true // usual: grants come in time order
 	for i := 1; i < len(done) && sorted; i++ {

@@ -3,7 +3,6 @@ package models
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -291,7 +290,7 @@ type want struct {
 // findWants finds the wants of ops, with their attempts if attempts is set
 // (acquires, the number of acquire operations, sizes them).
 func findWants(ops []op, acquires int, end int64, attempts bool) []want {
-	open := map[holdKey]want{}       // client+key -> its current want
+	var open holdTable[want]         // client+key -> its current want
 	out := make([]want, 0, acquires) // at most one want per acquire
 	for _, o := range ops {
 		if o.Invoke.F != history.FAcquire {
@@ -302,7 +301,7 @@ func findWants(ops []op, acquires int, end int64, attempts bool) []want {
 			client = fmt.Sprintf("p%d", o.Invoke.Process)
 		}
 		id := holdKey{client, o.Invoke.Key}
-		w, ok := open[id]
+		w, ok := open.get(id)
 		if !ok {
 			w = want{key: o.Invoke.Key, start: o.Invoke.Time}
 		}
@@ -312,15 +311,16 @@ func findWants(ops []op, acquires int, end int64, attempts bool) []want {
 		w.end = completionTime(o, end)
 		if o.Outcome() == history.OK {
 			out = append(out, w)
-			delete(open, id)
+			open.del(id)
 			continue
 		}
-		open[id] = w
+		open.set(id, w)
 	}
-	ids := slices.Collect(maps.Keys(open))
+	ids := open.keys(make([]holdKey, 0, open.len()))
 	slices.SortFunc(ids, func(a, b holdKey) int { return strings.Compare(a.sortKey(), b.sortKey()) })
 	for _, id := range ids {
-		out = append(out, open[id])
+		w, _ := open.get(id)
+		out = append(out, w)
 	}
 	return out
 }
