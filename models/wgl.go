@@ -25,6 +25,7 @@ type wgl struct {
 	nodes   []wglNode
 	match   []int32
 	rets    []int32
+	packed  []uint64 // scratch of sortReturns
 	// cache is the memo: its buckets are chains in cached, by hash.
 	cache  map[uint64]int32
 	cached []wglCached
@@ -130,21 +131,8 @@ func (w *wgl) layoutMerged(start any, ops []linOp, end int64) bool {
 		}
 		prev = ops[i].call
 	}
-	w.rets = w.rets[:0]
-	for k := range len(ops) + 1 {
-		w.rets = append(w.rets, int32(k))
-	}
-	sorted := true // usual: the operations return in the order they were called
-	for j := 1; j < len(w.rets) && sorted; j++ {
-		sorted = retTime(w.rets[j-1]) < retTime(w.rets[j])
-	}
-	if !sorted { // (already sorted with no ties: sorting changes nothing)
-		slices.SortFunc(w.rets, func(a, b int32) int { return cmp.Compare(retTime(a), retTime(b)) })
-	}
-	for j := 1; j < len(w.rets); j++ {
-		if retTime(w.rets[j]) == retTime(w.rets[j-1]) {
-			return false
-		}
+	if !w.sortReturns(len(ops)+1, retTime) {
+		return false
 	}
 	w.entries = w.entries[:0]
 	i, j := 0, 0 // next call (0: the start operation), next return
@@ -165,6 +153,53 @@ func (w *wgl) layoutMerged(start any, ops []linOp, end int64) bool {
 		k := w.rets[j]
 		w.entries = append(w.entries, wglEntry{id: int(k), time: retTime(k)})
 		j++
+	}
+	return true
+}
+
+// sortReturns sets rets to the operations 0..n-1 by return time (retTime),
+// and reports false when two of them return at the same time. The times are
+// packed with the operations into integers and sorted as such when they fit
+// (no two times tie, so the order is the one by time alone).
+func (w *wgl) sortReturns(n int, retTime func(k int32) int64) bool {
+	w.rets = w.rets[:0]
+	w.packed = w.packed[:0]
+	packs := n < 1<<31
+	for k := range int32(n) {
+		w.rets = append(w.rets, k)
+		t := retTime(k) + 1 // -1 for the start operation
+		packs = packs && t >= 0 && t < 1<<31
+		if packs {
+			w.packed = append(w.packed, uint64(t)<<32|uint64(k))
+		}
+	}
+	if packs {
+		sorted := true // usual: the operations return in the order they were called
+		for j := 1; j < len(w.packed) && sorted; j++ {
+			sorted = w.packed[j-1] < w.packed[j]
+		}
+		if !sorted {
+			slices.Sort(w.packed)
+		}
+		for j, p := range w.packed {
+			if j > 0 && p>>32 == w.packed[j-1]>>32 {
+				return false
+			}
+			w.rets[j] = int32(p & (1<<32 - 1))
+		}
+		return true
+	}
+	sorted := true
+	for j := 1; j < len(w.rets) && sorted; j++ {
+		sorted = retTime(w.rets[j-1]) < retTime(w.rets[j])
+	}
+	if !sorted { // (already sorted with no ties: sorting changes nothing)
+		slices.SortFunc(w.rets, func(a, b int32) int { return cmp.Compare(retTime(a), retTime(b)) })
+	}
+	for j := 1; j < len(w.rets); j++ {
+		if retTime(w.rets[j]) == retTime(w.rets[j-1]) {
+			return false
+		}
 	}
 	return true
 }
