@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/anishathalye/porcupine"
 
@@ -268,23 +269,24 @@ func appendState(out []lockState, x lockState) []lockState {
 // nothing of its own: one search at a time may use it (Porcupine's parallel
 // partitions need an unbuffered one).
 func (c LockService) model(buffered bool) porcupine.Model {
+	if buffered {
+		return c.modelIn(new(lockScratch))
+	}
+	return c.modelIn(nil)
+}
+
+// modelIn is the lock model, buffered in sc (nil: unbuffered).
+func (c LockService) modelIn(sc *lockScratch) porcupine.Model {
+	buffered := sc != nil
 	var scratch []lockState
-	var slab []lockState // the sets returned, carved from blocks
-	var sets []lockSet   // and their headers
 	keep := func(states []lockState) *lockSet {
 		if !buffered {
 			return &lockSet{states: slices.Clone(states)}
 		}
-		if cap(slab)-len(slab) < len(states) {
-			slab = make([]lockState, 0, max(min(2*cap(slab)+8, 256), len(states)))
-		}
-		at := len(slab)
-		slab = append(slab, states...)
-		if len(sets) == cap(sets) {
-			sets = make([]lockSet, 0, min(2*cap(sets)+8, 256))
-		}
-		sets = append(sets, lockSet{states: slab[at:len(slab):len(slab)]})
-		return &sets[len(sets)-1]
+		set := sc.sets.carve(1)
+		set[0] = lockSet{states: sc.slabs.carve(len(states))}
+		copy(set[0].states, states)
+		return &set[0]
 	}
 	return porcupine.Model{
 		Init: func() any { return &lockSet{states: []lockState{{}}} },
@@ -358,8 +360,11 @@ func describeLockStates(states []lockState) string {
 }
 
 // spec is the search spec of one key's operations.
-func (c LockService) spec(ops []linOp) searchSpec {
-	return searchSpec{model: c.model(true), settle: func(_ any, _ []linOp, last linOp) any {
+func (c LockService) spec(ops []linOp) searchSpec { return c.specIn(ops, new(lockScratch)) }
+
+// specIn is spec with the model's states carved from sc.
+func (c LockService) specIn(ops []linOp, sc *lockScratch) searchSpec {
+	return searchSpec{model: c.modelIn(sc), settle: func(_ any, _ []linOp, last linOp) any {
 		in := last.input.(*lockStep)
 		return []any{lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}}
 	}, order: c.orderFor(ops)}
@@ -420,13 +425,50 @@ func (c LockService) order(x, y linOp, grantsOrdered bool) int {
 // lockOps turns one key's operations into search operations. A grant is
 // forcing when it is its owner's first operation on the key: whatever the
 // state before it, the lock is then held once, by that owner.
-func (c LockService) lockOps(ops []op) []linOp {
+func (c LockService) lockOps(ops []op) []linOp { return c.lockOpsIn(ops, new(lockScratch)) }
+
+// ownerOps are an owner's first operation and last proving or releasing
+// operation on a key (invoke indexes), and the next one while lockOps walks
+// them backwards.
+type ownerOps struct{ first, last, next int64 }
+
+// lockScratch is the memory of a LockService check: the search operations
+// of a key and the states of its search, reused by the next key, and by the
+// next check once the verdict keeps nothing of them (lockScratches).
+type lockScratch struct {
+	index     map[string]int32
+	owners    []ownerOps
+	owner     []int32
+	out       []linOp
+	steps     []lockStep
+	stepOwner []int32
+	slabs     blocks[lockState]
+	sets      blocks[lockSet]
+}
+
+// lockScratches keeps the scratch of LockService checks whose verdicts
+// point into none of it.
+var lockScratches = sync.Pool{New: func() any { return new(lockScratch) }}
+
+// reset makes the whole of sc free for the next key's operations and search.
+func (sc *lockScratch) reset() {
+	sc.slabs.reset()
+	sc.sets.reset()
+}
+
+// lockOpsIn is lockOps in sc's memory: the operations (and their inputs)
+// are valid until the next call with sc.
+func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 	// Every owner's first operation and last proving or releasing operation
 	// (invoke indexes), found in one pass; owner[i] is ops[i]'s (-1: not relevant).
-	type ownerOps struct{ first, last, next int64 }
-	index := make(map[string]int32, len(ops)/2)
-	owners := make([]ownerOps, 0, len(ops)/2)
-	owner := make([]int32, len(ops))
+	if sc.index == nil {
+		sc.index = make(map[string]int32, len(ops)/2)
+	}
+	index := sc.index
+	clear(index)
+	owners := grown(sc.owners, len(ops)/2)
+	owner := grown(sc.owner, len(ops))[:len(ops)]
+	defer func() { sc.owners, sc.owner = owners, owner }()
 	for i, o := range ops {
 		owner[i] = -1
 		if !c.relevant(o) {
@@ -447,9 +489,10 @@ func (c LockService) lockOps(ops []op) []linOp {
 			owners[k].last = int64(o.Invoke.Index)
 		}
 	}
-	out := make([]linOp, 0, len(ops))
-	steps := make([]lockStep, 0, len(ops)) // the inputs of out, one each
-	stepOwner := make([]int32, 0, len(ops))
+	out := grown(sc.out, len(ops))
+	steps := grown(sc.steps, len(ops)) // the inputs of out, one each
+	stepOwner := grown(sc.stepOwner, len(ops))
+	defer func() { sc.out, sc.steps, sc.stepOwner = out, steps, stepOwner }()
 	for i, o := range ops {
 		in := lockStep{o: o, latest: math.MaxInt64}
 		if o.Completion != nil {
@@ -577,11 +620,22 @@ func (c LockService) Check(events []history.Event) Verdict {
 }
 
 func (c LockService) checkPaired(h *history.Paired) Verdict {
+	sc := lockScratches.Get().(*lockScratch)
+	v := c.checkIn(h, sc)
+	if v.Result != Invalid { // nothing of the searches is kept
+		lockScratches.Put(sc)
+	}
+	return v
+}
+
+// checkIn is checkPaired with its searches in sc's memory.
+func (c LockService) checkIn(h *history.Paired, sc *lockScratch) Verdict {
 	byKey := c.opsByKey(h)
 	stats := map[string]float64{}
 	var unknown undecided
 	for _, k := range sortedKeys(byKey) {
-		lops := c.lockOps(byKey[k])
+		sc.reset()
+		lops := c.lockOpsIn(byKey[k], sc)
 		for _, l := range lops {
 			if in := l.input.(*lockStep); in.kind == lockGrant {
 				stats["grants"]++
@@ -591,7 +645,7 @@ func (c LockService) checkPaired(h *history.Paired) Verdict {
 			continue
 		}
 		stats["keys"]++
-		spec := c.spec(lops)
+		spec := c.specIn(lops, sc)
 		out := search(spec, []any{lockState{}}, lops, c.Budget)
 		stats["search-steps"] += float64(out.steps)
 		switch out.result {
