@@ -367,7 +367,7 @@ func (c LockService) specIn(ops []linOp, sc *lockScratch) searchSpec {
 	return searchSpec{model: c.modelIn(sc), settle: func(_ any, _ []linOp, last linOp) any {
 		in := last.input.(*lockStep)
 		return []any{lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}}
-	}, order: c.orderFor(ops)}
+	}, order: c.orderFor(ops), batches: &sc.batches}
 }
 
 // orderFor returns the order of a key's operations. With leases, a grant can
@@ -444,6 +444,7 @@ type lockScratch struct {
 	stepOwner []int32
 	slabs     blocks[lockState]
 	sets      blocks[lockSet]
+	batches   batchScratch
 }
 
 // lockScratches keeps the scratch of LockService checks whose verdicts

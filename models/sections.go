@@ -195,6 +195,8 @@ type sectionScratch struct {
 	sets    values
 	ptrs    []*section
 	ops     []linOp
+	states  regStates
+	batches batchScratch
 }
 
 // sectionScratches keeps the scratch of critical-sections checks whose
@@ -495,7 +497,8 @@ func (c CriticalSections) checkIn(h *history.Paired, sc *sectionScratch) Verdict
 		stats["unusable-operations"] = float64(unusable)
 	}
 	var unknown undecided
-	states := new(regStates) // shared by the keys' searches, one at a time
+	states := &sc.states // shared by the keys' searches, one at a time
+	states.blocks.reset()
 	for _, k := range keys {
 		list := slices.ContainsFunc(byKey[k], func(s *section) bool { return s.list })
 		ops := grown(sc.ops, 2*len(byKey[k]))
@@ -504,6 +507,7 @@ func (c CriticalSections) checkIn(h *history.Paired, sc *sectionScratch) Verdict
 		}
 		sc.ops = ops
 		spec := sectionSpecIn(c.noun(list), ops, states)
+		spec.batches = &sc.batches
 		out := search(spec, c.initial(k, list), ops, c.Budget)
 		stats["search-steps"] += float64(out.steps)
 		stats["search-batches"] += float64(out.batches)
