@@ -217,21 +217,22 @@ func ms(d time.Duration) string { return history.FormatDuration(int64(d)) }
 // same key, by a sweep over the intervals ordered by start.
 func Overlaps(hs []Holding) []Overlap {
 	var out []Overlap
-	var active []Holding
-	for _, h := range hs {
+	var active []int32 // indexes in hs
+	for i := range hs {
+		h := &hs[i]
 		kept := active[:0]
-		for _, a := range active {
-			if a.End > h.Start {
-				kept = append(kept, a)
+		for _, j := range active {
+			if hs[j].End > h.Start {
+				kept = append(kept, j)
 			}
 		}
 		active = kept
-		for _, a := range active {
-			if a.Key == h.Key && a.Node != h.Node {
-				out = append(out, Overlap{A: a, B: h, Start: h.Start, End: min(a.End, h.End)})
+		for _, j := range active {
+			if a := &hs[j]; a.Key == h.Key && a.Node != h.Node {
+				out = append(out, Overlap{A: *a, B: *h, Start: h.Start, End: min(a.End, h.End)})
 			}
 		}
-		active = append(active, h)
+		active = append(active, int32(i))
 	}
 	return out
 }
