@@ -227,6 +227,9 @@ func msOf(s *Stall) string {
 // excusingFaults are the fault windows that excuse unavailability, by start.
 func excusingFaults(h *history.Paired, end int64) []faultWindow {
 	var out []faultWindow
+	if n := len(h.Faults()); n > 0 {
+		out = make([]faultWindow, 0, n)
+	}
 	for _, w := range h.Faults() {
 		if w.Start.F == "clock-drift" {
 			continue

@@ -436,6 +436,7 @@ type ownerOps struct{ first, last, next int64 }
 // of a key and the states of its search, reused by the next key, and by the
 // next check once the verdict keeps nothing of them (lockScratches).
 type lockScratch struct {
+	all       []op // the operations of every key
 	index     map[string]int32
 	owners    []ownerOps
 	owner     []int32
@@ -581,13 +582,19 @@ func (c LockService) proof(later []op, owner, key string) *op {
 
 // opsByKey are the operations the model looks at, per key.
 func (c LockService) opsByKey(h *history.Paired) map[string][]op {
+	return c.opsByKeyIn(h, new(lockScratch))
+}
+
+// opsByKeyIn is opsByKey in sc's memory (valid until the next call with sc).
+func (c LockService) opsByKeyIn(h *history.Paired, sc *lockScratch) map[string][]op {
 	// One pass collects them all; when they share one key (the usual case)
 	// that is the answer.
 	n := h.OpsOf(history.FAcquire) + h.OpsOf(history.FRelease)
 	if c.Leases {
 		n += h.OpsOf(history.FRenew)
 	}
-	all := make([]op, 0, n)
+	all := grown(sc.all, n)
+	defer func() { sc.all = all }()
 	oneKey := true
 	for _, o := range h.Ops() {
 		if c.relevant(o) {
@@ -631,7 +638,7 @@ func (c LockService) checkPaired(h *history.Paired) Verdict {
 
 // checkIn is checkPaired with its searches in sc's memory.
 func (c LockService) checkIn(h *history.Paired, sc *lockScratch) Verdict {
-	byKey := c.opsByKey(h)
+	byKey := c.opsByKeyIn(h, sc)
 	stats := map[string]float64{}
 	var unknown undecided
 	for _, k := range sortedKeys(byKey) {
