@@ -549,11 +549,19 @@ func describeStall(s Stall) *Counterexample {
 // groupByKey groups pointers to the elements of xs by key, in order, each
 // group allocated at its size.
 func groupByKey[T any](xs []T, key func(*T) string) map[string][]*T {
+	all := make([]*T, len(xs))
+	oneKey := true // the usual case: one group, in order
+	for i := range xs {
+		all[i] = &xs[i]
+		oneKey = oneKey && key(&xs[i]) == key(&xs[0])
+	}
+	if len(xs) > 0 && oneKey {
+		return map[string][]*T{key(&xs[0]): all}
+	}
 	counts := map[string]int{}
 	for i := range xs {
 		counts[key(&xs[i])]++
 	}
-	all := make([]*T, len(xs))
 	out := make(map[string][]*T, len(counts))
 	at := 0
 	for i := range xs {
