@@ -50,6 +50,8 @@ type Paired struct {
 
 	// invokes counts the operations per function, in order of appearance.
 	invokes []fnCount
+	// grants counts the acquires that completed ok.
+	grants int
 
 	memoMu sync.Mutex
 	memo   []memoEntry
@@ -80,6 +82,9 @@ func (p *Paired) OpsOf(f string) int {
 	}
 	return 0
 }
+
+// Grants is the number of acquire operations that completed ok.
+func (p *Paired) Grants() int { return p.grants }
 
 type memoEntry struct {
 	key   any
@@ -187,6 +192,9 @@ func pair(events []Event, complete bool) (*Paired, error) {
 		open.set(e.Process, openOp{})
 		k := x.op - 1
 		ops[k].Completion = e
+		if e.Type == OK && ops[k].Invoke.F == FAcquire {
+			p.grants++
+		}
 		if !complete {
 			continue
 		}

@@ -104,3 +104,25 @@ func TestPairSharesTheRecordedEvents(t *testing.T) {
 	assert.Same(t, &events[0], p.At(0), "events that gain nothing are shared")
 	assert.Equal(t, int64(0), p.End())
 }
+
+// TestGrantsCountsTheAcquiresThatCompletedOK: Grants counts the acquire
+// operations whose completion is ok, whichever event names the function.
+func TestGrantsCountsTheAcquiresThatCompletedOK(t *testing.T) {
+	events := []Event{
+		{Index: 0, Process: 0, Type: Invoke, F: FAcquire},
+		{Index: 1, Process: 1, Type: Invoke, F: FAcquire},
+		{Index: 2, Process: 0, Type: OK, F: FAcquire},
+		{Index: 3, Process: 1, Type: Fail, F: FAcquire},
+		{Index: 4, Process: 2, Type: Invoke, F: FAcquire},
+		{Index: 5, Process: 2, Type: Info, F: FAcquire},
+		{Index: 6, Process: 0, Type: Invoke, F: FRelease},
+		{Index: 7, Process: 0, Type: OK, F: FRelease},
+		{Index: 8, Process: 1, Type: Invoke, F: FAcquire},
+		{Index: 9, Process: 1, Type: OK},
+		{Index: 10, Process: 3, Type: OK, F: FAcquire}, // no invocation: no operation
+	}
+	p, err := Pair(events)
+	require.NoError(t, err)
+	assert.Equal(t, 2, p.Grants())
+	assert.Equal(t, 2, PairRecorded(events).Grants())
+}

@@ -79,12 +79,7 @@ func holdings(ph *history.Paired) []Holding {
 }
 
 func findHoldings(ph *history.Paired) []Holding {
-	grants := 0 // at most one holding per successful acquire
-	for _, o := range ph.Ops() {
-		if o.Completion != nil && o.Completion.Type == history.OK && o.Invoke.F == history.FAcquire {
-			grants++
-		}
-	}
+	grants := ph.Grants() // one holding per successful acquire at most, in a history whose events agree
 	// done holds every holding from its grant on (finished in place), in the
 	// order of the grants; builders track the ones still open. Builders are
 	// carved from blocks that never move (the maps point into them).
