@@ -69,8 +69,10 @@ func (Availability) Liveness() bool { return true }
 
 // Applies reports whether the history has acquire attempts.
 func (Availability) Applies(events []history.Event) (bool, string) {
-	if slices.ContainsFunc(events, func(e history.Event) bool { return e.F == history.FAcquire && e.Type == history.Invoke }) {
-		return true, ""
+	for i := range events {
+		if e := &events[i]; e.F == history.FAcquire && e.Type == history.Invoke {
+			return true, ""
+		}
 	}
 	return false, "no acquire attempts in the history"
 }
