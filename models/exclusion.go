@@ -82,10 +82,19 @@ func findHoldings(ph *history.Paired) []Holding {
 	grants := ph.Grants() // one holding per successful acquire at most, in a history whose events agree
 	// done holds every holding from its grant on (finished in place), in the
 	// order of the grants; builders track the ones still open. Builders are
-	// carved from blocks that never move (the maps point into them).
+	// carved from blocks that never move (the tables point into them), and
+	// a released holding's builder, to which no table points any more, is
+	// used again.
 	done := make([]Holding, 0, grants)
-	builders := make([]holdingBuilder, 0, max(grants, 16))
+	builders := make([]holdingBuilder, 0, 16)
+	var free []*holdingBuilder
 	newBuilder := func(b holdingBuilder) *holdingBuilder {
+		if n := len(free); n > 0 {
+			p := free[n-1]
+			free = free[:n-1]
+			*p = b
+			return p
+		}
 		if len(builders) == cap(builders) {
 			builders = make([]holdingBuilder, 0, cap(builders))
 		}
@@ -172,7 +181,10 @@ func findHoldings(ph *history.Paired) []Holding {
 				h.Released = true
 				finish(b, e.Time, e)
 				active.del(k)
+				// The owner's entry points to b, or to a later grant of the
+				// owner (which it forgets): either way nothing points to b.
 				byOwner.del(holdKey{e.Node, h.Owner})
+				free = append(free, b)
 			}
 		}
 	}
