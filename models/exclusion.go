@@ -49,6 +49,28 @@ type Holding struct {
 	Released bool
 }
 
+// holding is a Holding as the checks keep it: the acquire's completion by
+// reference (it stays in the paired history), not by value.
+type holding struct {
+	Key   string
+	Node  string
+	Owner string
+	Token *uint64
+	// Start and End are true times (ns).
+	Start, End int64
+	// Acquired is the acquire completion, in the paired history.
+	Acquired *history.Event
+	Ended    *history.Event
+	Deadline *int64
+	Released bool
+}
+
+// full is the Holding of h.
+func (h *holding) full() Holding {
+	return Holding{Key: h.Key, Node: h.Node, Owner: h.Owner, Token: h.Token, Start: h.Start, End: h.End,
+		Acquired: *h.Acquired, Ended: h.Ended, Deadline: h.Deadline, Released: h.Released}
+}
+
 type holdingBuilder struct {
 	idx    int // the holding's index in the holdings being built
 	count  int
@@ -67,25 +89,32 @@ func isStorageOp(f string) bool {
 }
 
 // Holdings reconstructs every holding interval from a history, ordered by start.
-func Holdings(events []history.Event) []Holding { return holdings(completed(events)) }
+func Holdings(events []history.Event) []Holding {
+	hs := holdings(completed(events))
+	out := make([]Holding, len(hs))
+	for i := range hs {
+		out[i] = hs[i].full()
+	}
+	return out
+}
 
 // holdingsKey is the key of the holdings in a paired history's memo.
 type holdingsKey struct{}
 
 // holdings are the holdings of a paired history, derived once per history:
 // read-only (copy before changing one).
-func holdings(ph *history.Paired) []Holding {
-	return ph.Memo(holdingsKey{}, func() any { return findHoldings(ph) }).([]Holding)
+func holdings(ph *history.Paired) []holding {
+	return ph.Memo(holdingsKey{}, func() any { return findHoldings(ph) }).([]holding)
 }
 
-func findHoldings(ph *history.Paired) []Holding {
+func findHoldings(ph *history.Paired) []holding {
 	grants := ph.Grants() // one holding per successful acquire at most, in a history whose events agree
 	// done holds every holding from its grant on (finished in place), in the
 	// order of the grants; builders track the ones still open. Builders are
 	// carved from blocks that never move (the tables point into them), and
 	// a released holding's builder, to which no table points any more, is
 	// used again.
-	done := make([]Holding, 0, grants)
+	done := make([]holding, 0, grants)
 	builders := make([]holdingBuilder, 0, 16)
 	var free []*holdingBuilder
 	newBuilder := func(b holdingBuilder) *holdingBuilder {
@@ -147,7 +176,7 @@ func findHoldings(ph *history.Paired) []Holding {
 		}
 		k := holdKey{e.Node, e.Key}
 		b, _ := active.get(k)
-		var h *Holding
+		var h *holding
 		if b != nil {
 			h = &done[b.idx]
 		}
@@ -163,8 +192,8 @@ func findHoldings(ph *history.Paired) []Holding {
 			if b != nil { // a new grant while the old one was never released
 				finish(b, e.Time, e)
 			}
-			done = append(done, Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
-				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline})
+			done = append(done, holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
+				Token: e.Token, Start: e.Time, Acquired: e, Deadline: e.Deadline})
 			nb := newBuilder(holdingBuilder{count: 1, idx: len(done) - 1})
 			active.set(k, nb)
 			if e.Owner != "" {
@@ -200,7 +229,7 @@ func findHoldings(ph *history.Paired) []Holding {
 		sorted = a.Start < b.Start || (a.Start == b.Start && a.Acquired.Index <= b.Acquired.Index)
 	}
 	if !sorted { // a stable sort leaves sorted holdings unchanged
-		slices.SortStableFunc(done, func(a, b Holding) int {
+		slices.SortStableFunc(done, func(a, b holding) int {
 			return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Acquired.Index, b.Acquired.Index))
 		})
 	}
@@ -223,20 +252,33 @@ func ms(d time.Duration) string { return history.FormatDuration(int64(d)) }
 // Overlaps finds every overlap between holdings of different clients on the
 // same key, by a sweep over the intervals ordered by start.
 func Overlaps(hs []Holding) []Overlap {
+	return overlaps(len(hs), func(i int) span { return span{hs[i].Key, hs[i].Node, hs[i].Start, hs[i].End} },
+		func(i int) Holding { return hs[i] })
+}
+
+// span is what Overlaps compares of a holding.
+type span struct {
+	key, node  string
+	start, end int64
+}
+
+// overlaps is Overlaps of n holdings, whose spans at gives and full makes
+// whole.
+func overlaps(n int, at func(i int) span, full func(i int) Holding) []Overlap {
 	var out []Overlap
-	var active []int32 // indexes in hs
-	for i := range hs {
-		h := &hs[i]
+	var active []int32 // indexes of the holdings
+	for i := range n {
+		h := at(i)
 		kept := active[:0]
 		for _, j := range active {
-			if hs[j].End > h.Start {
+			if at(int(j)).end > h.start {
 				kept = append(kept, j)
 			}
 		}
 		active = kept
 		for _, j := range active {
-			if a := &hs[j]; a.Key == h.Key && a.Node != h.Node {
-				out = append(out, Overlap{A: *a, B: *h, Start: h.Start, End: min(a.End, h.End)})
+			if a := at(int(j)); a.key == h.key && a.node != h.node {
+				out = append(out, Overlap{A: full(int(j)), B: full(i), Start: h.start, End: min(a.end, h.end)})
 			}
 		}
 		active = append(active, int32(i))
@@ -265,7 +307,8 @@ func (c MutualExclusion) checkPaired(h *history.Paired) Verdict {
 	if len(hs) == 0 {
 		return Verdict{Result: Unknown, Reason: "no successful acquire in the history: nothing to check"}
 	}
-	ovs := Overlaps(hs)
+	ovs := overlaps(len(hs), func(i int) span { return span{hs[i].Key, hs[i].Node, hs[i].Start, hs[i].End} },
+		func(i int) Holding { return hs[i].full() })
 	stats := map[string]float64{"holdings": float64(len(hs)), "overlaps": float64(len(ovs))}
 	if len(ovs) == 0 {
 		return Verdict{Result: Valid, Stats: stats, Reason: fmt.Sprintf("%d holdings, no two clients believed they held the same lock at once", len(hs))}

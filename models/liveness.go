@@ -248,8 +248,8 @@ func excusingFaults(h *history.Paired, end int64) []faultWindow {
 // times when clients wanted the lock, nobody held it and no fault was active;
 // fill adds to a stall the attempts that waited and the holding before it.
 // acquires is the number of acquire operations in ops.
-func findStalls(ops []op, acquires int, hs []Holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
-	holdings := groupByKey(hs, func(h *Holding) string { return h.Key })
+func findStalls(ops []op, acquires int, hs []holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
+	holdings := groupByKey(hs, func(h *holding) string { return h.Key })
 	wantsOf := func(attempts bool) map[string][]want {
 		ws := findWants(ops, acquires, end, attempts)
 		if len(ws) > 0 && !slices.ContainsFunc(ws, func(w want) bool { return w.key != ws[0].key }) {
@@ -278,7 +278,10 @@ func findStalls(ops []op, acquires int, hs []Holding, faults []faultWindow, end 
 	}
 	return out, func(s *Stall) {
 		s.Waiting = waitersAt(wantsOf(true)[s.Key], s.Start, s.End)
-		s.Before = lastBefore(holdings[s.Key], s.Start)
+		if b := lastBefore(holdings[s.Key], s.Start); b != nil {
+			before := b.full()
+			s.Before = &before
+		}
 	}
 }
 
@@ -332,7 +335,7 @@ func findWants(ops []op, acquires int, end int64, attempts bool) []want {
 
 // crashAware ends a holding when a crash of its node starts. hs is not
 // changed: a copy is made when a holding ends earlier.
-func crashAware(hs []Holding, faults []faultWindow) []Holding {
+func crashAware(hs []holding, faults []faultWindow) []holding {
 	var crashes []faultWindow
 	for _, w := range faults {
 		if w.Start.F == "crash" {
@@ -358,7 +361,7 @@ func crashAware(hs []Holding, faults []faultWindow) []Holding {
 
 // keyStalls sweeps the times where the number of waiting acquires, holdings
 // or active faults changes.
-func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, end int64) []Stall {
+func keyStalls(key string, wants []want, hs []*holding, faults []faultWindow, end int64) []Stall {
 	// The changes, each a time and a kind (see change). The changes at one
 	// time are summed before anything is judged: their order among
 	// themselves does not matter, so they are sorted by time alone.
@@ -464,8 +467,8 @@ func waitersAt(wants []want, from, to int64) []op {
 	return out
 }
 
-func lastBefore(hs []*Holding, t int64) *Holding {
-	var best *Holding
+func lastBefore(hs []*holding, t int64) *holding {
+	var best *holding
 	for _, h := range hs {
 		if h.End <= t && (best == nil || h.End > best.End) {
 			best = h
