@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -90,13 +91,20 @@ func isStorageOp(f string) bool {
 
 // Holdings reconstructs every holding interval from a history, ordered by start.
 func Holdings(events []history.Event) []Holding {
-	hs := holdings(completed(events))
+	buf := holdingBufs.Get().(*[]holding)
+	hs := findHoldingsIn(completed(events), *buf)
 	out := make([]Holding, len(hs))
 	for i := range hs {
 		out[i] = hs[i].full()
 	}
+	clear(hs)
+	*buf = hs[:0]
+	holdingBufs.Put(buf)
 	return out
 }
+
+// holdingBufs keeps the memory of the holdings Holdings makes whole.
+var holdingBufs = sync.Pool{New: func() any { return new([]holding) }}
 
 // holdingsKey is the key of the holdings in a paired history's memo.
 type holdingsKey struct{}
@@ -107,14 +115,20 @@ func holdings(ph *history.Paired) []holding {
 	return ph.Memo(holdingsKey{}, func() any { return findHoldings(ph) }).([]holding)
 }
 
-func findHoldings(ph *history.Paired) []holding {
+func findHoldings(ph *history.Paired) []holding { return findHoldingsIn(ph, nil) }
+
+// findHoldingsIn is findHoldings in buf's memory when it has room.
+func findHoldingsIn(ph *history.Paired, buf []holding) []holding {
 	grants := ph.Grants() // one holding per successful acquire at most, in a history whose events agree
 	// done holds every holding from its grant on (finished in place), in the
 	// order of the grants; builders track the ones still open. Builders are
 	// carved from blocks that never move (the tables point into them), and
 	// a released holding's builder, to which no table points any more, is
 	// used again.
-	done := make([]holding, 0, grants)
+	done := buf[:0]
+	if cap(done) < grants {
+		done = make([]holding, 0, grants)
+	}
 	builders := make([]holdingBuilder, 0, 16)
 	var free []*holdingBuilder
 	newBuilder := func(b holdingBuilder) *holdingBuilder {
