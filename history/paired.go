@@ -95,12 +95,17 @@ type memoEntry struct {
 // the checks' view of a history. An operation whose two events name
 // different values of node, key or owner is an error (*MismatchError), the
 // first in the history.
-func Pair(events []Event) (*Paired, error) { return pair(events, true) }
+func Pair(events []Event) (*Paired, error) { return pair(events, true, true) }
+
+// PairEvents is Pair for a reader of the completed events alone (At,
+// Events, Grants): it finds no operations (Ops is empty, OpsOf 0), which
+// spares their memory.
+func PairEvents(events []Event) (*Paired, error) { return pair(events, true, false) }
 
 // PairRecorded pairs the operations of events as they were recorded, without
 // completing them.
 func PairRecorded(events []Event) *Paired {
-	p, _ := pair(events, false)
+	p, _ := pair(events, false, true)
 	return p
 }
 
@@ -155,13 +160,16 @@ func conflicting(inv, comp *Event) bool {
 		(inv.Owner != comp.Owner && inv.Owner != "" && comp.Owner != "")
 }
 
-func pair(events []Event, complete bool) (*Paired, error) {
+func pair(events []Event, complete, withOps bool) (*Paired, error) {
 	// About half the events are invokes; a few more when operations are
 	// still open at the end. The operations point into events; those with
 	// an event that gains a field are listed in gained and repointed once
 	// the completed copies are made.
 	p := &Paired{recorded: events}
-	ops := make([]PairedOp, 0, len(events)/2+64)
+	var ops []PairedOp
+	if withOps {
+		ops = make([]PairedOp, 0, len(events)/2+64)
+	}
 	// gain: the operation k's invocation (bit 0 of fix) or completion (bit
 	// 1) gains a field; inv and comp are their event indexes.
 	type gain struct {
@@ -178,8 +186,10 @@ func pair(events []Event, complete bool) (*Paired, error) {
 		e := &events[i]
 		if e.Type == Invoke {
 			open.set(e.Process, openOp{op: int32(len(ops)) + 1, at: int32(i)})
-			p.countInvoke(e.F)
-			ops = append(ops, PairedOp{Invoke: e})
+			if withOps {
+				p.countInvoke(e.F)
+				ops = append(ops, PairedOp{Invoke: e})
+			}
 			continue
 		}
 		if !e.Type.IsCompletion() {
@@ -191,8 +201,10 @@ func pair(events []Event, complete bool) (*Paired, error) {
 		}
 		open.set(e.Process, openOp{})
 		k := x.op - 1
-		ops[k].Completion = e
-		if e.Type == OK && ops[k].Invoke.F == FAcquire {
+		if withOps {
+			ops[k].Completion = e
+		}
+		if e.Type == OK && events[x.at].F == FAcquire {
 			p.grants++
 		}
 		if !complete {
@@ -226,10 +238,16 @@ func pair(events []Event, complete bool) (*Paired, error) {
 		}
 		for _, g := range gained {
 			if g.fix&1 != 0 {
-				ops[g.k].Invoke = p.fill(int(g.inv), int(g.comp))
+				c := p.fill(int(g.inv), int(g.comp))
+				if withOps {
+					ops[g.k].Invoke = c
+				}
 			}
 			if g.fix&2 != 0 {
-				ops[g.k].Completion = p.fill(int(g.comp), int(g.inv))
+				c := p.fill(int(g.comp), int(g.inv))
+				if withOps {
+					ops[g.k].Completion = c
+				}
 			}
 		}
 	}

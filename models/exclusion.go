@@ -92,7 +92,11 @@ func isStorageOp(f string) bool {
 // Holdings reconstructs every holding interval from a history, ordered by start.
 func Holdings(events []history.Event) []Holding {
 	buf := holdingBufs.Get().(*[]holding)
-	hs := findHoldingsIn(completed(events), *buf)
+	ph, err := history.PairEvents(events) // the holdings need the completed events alone
+	if err != nil {
+		ph = history.PairRecorded(events) // as completed does
+	}
+	hs := findHoldingsIn(ph, *buf)
 	out := make([]Holding, len(hs))
 	for i := range hs {
 		out[i] = hs[i].full()
