@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -250,8 +251,20 @@ func excusingFaults(h *history.Paired, end int64) []faultWindow {
 // acquires is the number of acquire operations in ops.
 func findStalls(ops []op, acquires int, hs []holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
 	holdings := groupByKey(hs, func(h *holding) string { return h.Key })
+	buf := wantBufs.Get().(*[]want) // the wants without attempts, for the sweep alone
+	defer func() {
+		clear(*buf)
+		*buf = (*buf)[:0]
+		wantBufs.Put(buf)
+	}()
 	wantsOf := func(attempts bool) map[string][]want {
-		ws := findWants(ops, acquires, end, attempts)
+		var ws []want
+		if attempts {
+			ws = findWants(ops, acquires, end, true, nil)
+		} else {
+			ws = findWants(ops, acquires, end, false, *buf)
+			*buf = ws
+		}
 		if len(ws) > 0 && !slices.ContainsFunc(ws, func(w want) bool { return w.key != ws[0].key }) {
 			return map[string][]want{ws[0].key: ws} // one key: the wants as they are
 		}
@@ -297,9 +310,15 @@ type want struct {
 
 // findWants finds the wants of ops, with their attempts if attempts is set
 // (acquires, the number of acquire operations, sizes them).
-func findWants(ops []op, acquires int, end int64, attempts bool) []want {
-	var open holdTable[want]         // client+key -> its current want
-	out := make([]want, 0, acquires) // at most one want per acquire
+// wantBufs keeps the memory of the wants a stall sweep reads (findStalls).
+var wantBufs = sync.Pool{New: func() any { return new([]want) }}
+
+func findWants(ops []op, acquires int, end int64, attempts bool, buf []want) []want {
+	var open holdTable[want] // client+key -> its current want
+	out := buf[:0]           // at most one want per acquire
+	if cap(out) < acquires {
+		out = make([]want, 0, acquires)
+	}
 	for _, o := range ops {
 		if o.Invoke.F != history.FAcquire {
 			continue
@@ -332,6 +351,9 @@ func findWants(ops []op, acquires int, end int64, attempts bool) []want {
 	}
 	return out
 }
+
+// packedBufs keeps the memory of the packed changes of stall sweeps.
+var packedBufs = sync.Pool{New: func() any { return new([]int64) }}
 
 // crashAware ends a holding when a crash of its node starts. hs is not
 // changed: a copy is made when a holding ends earlier.
@@ -385,8 +407,11 @@ func keyStalls(key string, wants []want, hs []*holding, faults []faultWindow, en
 	var cs changes
 	if n > 0 && uint64(hi-lo) < 1<<60 && hi >= lo && !(lo < 0 && hi > math.MaxInt64+lo) {
 		// Packed: (time - lo) << 3 | kind, sorted as integers.
-		cs.packed, cs.lo = make([]int64, 0, n), lo
+		buf := packedBufs.Get().(*[]int64)
+		defer packedBufs.Put(buf)
+		cs.packed, cs.lo = grown(*buf, n), lo
 		each(func(t int64, k change) { cs.packed = append(cs.packed, (t-lo)<<3|int64(k)) })
+		*buf = cs.packed
 		slices.Sort(cs.packed)
 	} else {
 		cs.loose = make([]timedChange, 0, n)
