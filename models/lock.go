@@ -80,9 +80,10 @@ func (c LockService) Applies(events []history.Event) (bool, string) {
 	return true, ""
 }
 
-// lockState is the lock as the model sees it.
+// lockState is the lock as the model sees it. It holds no pointers: the
+// holder is its owner's number (lockStep.ownerID) + 1.
 type lockState struct {
-	holder   string // "" when free
+	holder   int32 // 0 when free
 	count    int
 	deadline int64 // the holder's lease deadline (true time), when leased
 	leased   bool
@@ -90,7 +91,7 @@ type lockState struct {
 
 // hash is consistent with ==.
 func (s lockState) hash() uint64 {
-	h := mix(hashString(fnvOffset, s.holder), uint64(s.count))
+	h := mix(mix(fnvOffset, uint64(s.holder)), uint64(s.count))
 	h = mix(h, uint64(s.deadline))
 	if s.leased {
 		h = mix(h, 1)
@@ -98,11 +99,12 @@ func (s lockState) hash() uint64 {
 	return h
 }
 
-func (s lockState) String() string {
-	if s.holder == "" {
+// describe says what s is; nameOf names its holder.
+func (s lockState) describe(nameOf func(holder int32) string) string {
+	if s.holder == 0 {
 		return "free"
 	}
-	out := "held by " + s.holder
+	out := "held by " + nameOf(s.holder)
 	if s.count > 1 {
 		out += fmt.Sprintf(" (%d acquires)", s.count)
 	}
@@ -141,6 +143,9 @@ type lockStep struct {
 	// after this one (MaxInt64 if none).
 	nextOwn int64
 }
+
+// holder is the lockState.holder of the operation's owner.
+func (in *lockStep) holder() int32 { return in.ownerID + 1 }
 
 func (in lockStep) who() string {
 	if in.o.Invoke.Node != "" {
@@ -209,12 +214,12 @@ func lockStates(state any) []lockState {
 func (c LockService) step(out []lockState, s lockState, in *lockStep) []lockState {
 	switch in.kind {
 	case lockGrant:
-		fresh := lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}
+		fresh := lockState{holder: in.holder(), count: 1, deadline: in.deadline, leased: in.leased}
 		expired := c.Leases && (!s.leased || in.latest >= s.deadline)
 		switch {
-		case s.holder == "":
+		case s.holder == 0:
 			return appendState(out, fresh)
-		case s.holder == in.owner:
+		case s.holder == in.holder():
 			again := s
 			again.count++
 			if in.leased {
@@ -230,10 +235,10 @@ func (c LockService) step(out []lockState, s lockState, in *lockStep) []lockStat
 		}
 		return out
 	case lockRelease, lockMaybeRelease:
-		if in.kind == lockMaybeRelease || s.holder == "" {
+		if in.kind == lockMaybeRelease || s.holder == 0 {
 			out = appendState(out, s) // a release of a free lock releases nobody's
 		}
-		if s.holder == in.owner {
+		if s.holder == in.holder() {
 			r := s
 			if r.count--; r.count <= 0 {
 				r = lockState{}
@@ -242,7 +247,7 @@ func (c LockService) step(out []lockState, s lockState, in *lockStep) []lockStat
 		}
 		return out
 	case lockRenew:
-		if s.holder != in.owner {
+		if s.holder != in.holder() {
 			return out
 		}
 		r := s
@@ -268,15 +273,16 @@ func appendState(out []lockState, x lockState) []lockState {
 // from blocks and reuses its scratch space, so that a step allocates
 // nothing of its own: one search at a time may use it (Porcupine's parallel
 // partitions need an unbuffered one).
-func (c LockService) model(buffered bool) porcupine.Model {
+func (c LockService) model(buffered bool, nameOf func(holder int32) string) porcupine.Model {
 	if buffered {
-		return c.modelIn(new(lockScratch))
+		return c.modelIn(new(lockScratch), nameOf)
 	}
-	return c.modelIn(nil)
+	return c.modelIn(nil, nameOf)
 }
 
-// modelIn is the lock model, buffered in sc (nil: unbuffered).
-func (c LockService) modelIn(sc *lockScratch) porcupine.Model {
+// modelIn is the lock model, buffered in sc (nil: unbuffered); nameOf names
+// the holders in descriptions.
+func (c LockService) modelIn(sc *lockScratch, nameOf func(holder int32) string) porcupine.Model {
 	buffered := sc != nil
 	var scratch []lockState
 	keep := func(states []lockState) *lockSet {
@@ -334,24 +340,24 @@ func (c LockService) modelIn(sc *lockScratch) porcupine.Model {
 		},
 		DescribeOperation: func(input, _ any) string {
 			if s, ok := input.(startOp); ok {
-				return "before: " + describeLockStates(lockStates(s.state))
+				return "before: " + describeLockStates(lockStates(s.state), nameOf)
 			}
 			return input.(*lockStep).String()
 		},
 		DescribeState: func(state any) string {
 			var descriptions []string
 			for _, s := range lockStates(state) {
-				descriptions = append(descriptions, s.String())
+				descriptions = append(descriptions, s.describe(nameOf))
 			}
 			return fmt.Sprintf("{%s}", strings.Join(descriptions, ", "))
 		},
 	}
 }
 
-func describeLockStates(states []lockState) string {
+func describeLockStates(states []lockState, nameOf func(holder int32) string) string {
 	parts := make([]string, len(states))
 	for i, s := range states {
-		parts[i] = s.String()
+		parts[i] = s.describe(nameOf)
 	}
 	if len(parts) == 1 {
 		return parts[0]
@@ -364,10 +370,33 @@ func (c LockService) spec(ops []linOp) searchSpec { return c.specIn(ops, new(loc
 
 // specIn is spec with the model's states carved from sc.
 func (c LockService) specIn(ops []linOp, sc *lockScratch) searchSpec {
-	return searchSpec{model: c.modelIn(sc), settle: func(_ any, _ []linOp, last linOp) any {
+	return searchSpec{model: c.modelIn(sc, holderNames(ops)), settle: func(_ any, _ []linOp, last linOp) any {
 		in := last.input.(*lockStep)
-		return []any{lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}}
+		return []any{lockState{holder: in.holder(), count: 1, deadline: in.deadline, leased: in.leased}}
 	}, order: c.orderFor(ops), batches: &sc.batches}
+}
+
+// holderNames names the holders of the lock states of ops' model (the
+// owners of its steps), made on first use: only descriptions need them.
+func holderNames(ops ...[]linOp) func(holder int32) string {
+	var names []string
+	return func(holder int32) string {
+		if names == nil {
+			for _, part := range ops {
+				for _, o := range part {
+					in := o.input.(*lockStep)
+					if int(in.ownerID) >= len(names) {
+						names = append(names, make([]string, int(in.ownerID)+1-len(names))...)
+					}
+					names[in.ownerID] = in.owner
+				}
+			}
+		}
+		if holder <= 0 || int(holder) > len(names) {
+			return ""
+		}
+		return names[holder-1]
+	}
 }
 
 // orderFor returns the order of a key's operations. With leases, a grant can
@@ -686,7 +715,7 @@ func (c LockService) invalid(events []history.Event, key string, spec searchSpec
 	} else {
 		a := analyze(spec, out.start, out.batch, c.Budget)
 		an = &a
-		cx, short = c.explain(key, a)
+		cx, short = c.explain(key, a, holderNames(lops))
 	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
 		Reason:        fmt.Sprintf("the lock service broke the %s model on %q: %s", c.Name(), key, short),
@@ -695,9 +724,9 @@ func (c LockService) invalid(events []history.Event, key string, spec searchSpec
 
 // foreignRelease is the first successful release, among ops, by someone
 // other than holder.
-func foreignRelease(ops []porcupine.Operation, holder string) *lockStep {
+func foreignRelease(ops []porcupine.Operation, holder int32) *lockStep {
 	for _, o := range ops {
-		if in, ok := o.Input.(*lockStep); ok && in.kind == lockRelease && in.owner != holder {
+		if in, ok := o.Input.(*lockStep); ok && in.kind == lockRelease && in.holder() != holder {
 			return in
 		}
 	}
@@ -706,23 +735,23 @@ func foreignRelease(ops []porcupine.Operation, holder string) *lockStep {
 
 // explain describes the operation the model could not place, and the grant
 // that made the lock busy.
-func (c LockService) explain(key string, an analysis) (*Counterexample, string) {
+func (c LockService) explain(key string, an analysis, nameOf func(holder int32) string) (*Counterexample, string) {
 	if an.stuck == nil {
 		return &Counterexample{Explanation: []string{fmt.Sprintf("No order of the grants and releases of %q fits the %s model.", key, c.Name())}},
 			"no order of the grants and releases fits the model"
 	}
 	stuck := an.stuck.Input.(*lockStep)
 	states := lockStates(an.state)
-	lines := []string{fmt.Sprintf("On %q, after the longest consistent order of these operations the lock is %s.", key, describeLockStates(states))}
+	lines := []string{fmt.Sprintf("On %q, after the longest consistent order of these operations the lock is %s.", key, describeLockStates(states, nameOf))}
 	evs := opEvents(stuck.o)
 	var holderGrant *lockStep
 	holder := states[0].holder
 	for _, p := range an.placed {
-		if in, ok := p.Input.(*lockStep); ok && in.kind == lockGrant && in.owner == holder {
+		if in, ok := p.Input.(*lockStep); ok && in.kind == lockGrant && in.holder() == holder {
 			holderGrant = in
 		}
 	}
-	holderName := cmpOr(holder, "nobody")
+	holderName := cmpOr(nameOf(holder), "nobody")
 	if holderGrant != nil {
 		holderName = holderGrant.who()
 		lines = append(lines, "The holder: "+holderGrant.String()+".")
