@@ -401,14 +401,5 @@ func unknownWhy(out keyOutcome, b Budget) string {
 	return out.reason
 }
 
-// hashString mixes the bytes of s into h (FNV-1a).
-func hashString(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
-}
-
-// fnvOffset is the FNV-1a offset basis.
+// fnvOffset is the FNV-1a offset basis, a seed for hashes.
 const fnvOffset uint64 = 14695981039346656037
