@@ -203,11 +203,11 @@ func (c Checked) Record(b models.Budget) ChecksRecord {
 
 // Attachments are the files the verdicts add to a run directory: Porcupine's
 // visualization of every invalid linearizability check, labelled
-// "porcupine:<check>".
+// "porcupine:<check>" (none when its analysis ran out of the time budget).
 func Attachments(vs []models.Verdict) []reports.Attachment {
 	var out []reports.Attachment
 	for _, v := range vs {
-		if v.Visualization == nil || v.Result != models.Invalid {
+		if v.Result != models.Invalid || !v.Visualization.Available() {
 			continue
 		}
 		vis := v.Visualization

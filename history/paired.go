@@ -50,6 +50,8 @@ type Paired struct {
 
 	// invokes counts the operations per function, in order of appearance.
 	invokes []fnCount
+	// grants counts the acquires that completed ok.
+	grants int
 
 	memoMu sync.Mutex
 	memo   []memoEntry
@@ -81,6 +83,9 @@ func (p *Paired) OpsOf(f string) int {
 	return 0
 }
 
+// Grants is the number of acquire operations that completed ok.
+func (p *Paired) Grants() int { return p.grants }
+
 type memoEntry struct {
 	key   any
 	value any
@@ -90,54 +95,61 @@ type memoEntry struct {
 // the checks' view of a history. An operation whose two events name
 // different values of node, key or owner is an error (*MismatchError), the
 // first in the history.
-func Pair(events []Event) (*Paired, error) { return pair(events, true) }
+func Pair(events []Event) (*Paired, error) { return pair(events, true, true) }
+
+// PairEvents is Pair for a reader of the completed events alone (At,
+// Events, Grants): it finds no operations (Ops is empty, OpsOf 0), which
+// spares their memory.
+func PairEvents(events []Event) (*Paired, error) { return pair(events, true, false) }
 
 // PairRecorded pairs the operations of events as they were recorded, without
 // completing them.
 func PairRecorded(events []Event) *Paired {
-	p, _ := pair(events, false)
+	p, _ := pair(events, false, true)
 	return p
 }
 
-// opens tracks the open invocation of every process (an index in the pairs
-// being built), in a slice for the usual small process numbers.
+// opens tracks the open invocation of every process (its operation's index
+// in the operations being built, and its event's), in a slice for the usual
+// small process numbers.
 type opens struct {
-	dense  []int32 // process -> its open pair + 1 (0: none)
-	sparse map[int]int32
+	dense  []openOp // process -> its open operation (op 0: none)
+	sparse map[int]openOp
 }
+
+// openOp is an open invocation: op is the index of its operation + 1 (0:
+// none), at the index of its event.
+type openOp struct{ op, at int32 }
 
 // denseMax bounds the process numbers kept in the slice.
 const denseMax = 1 << 20
 
-func (o *opens) get(p int) int32 {
+func (o *opens) get(p int) openOp {
 	if p >= 0 && p < denseMax {
 		if p < len(o.dense) {
-			return o.dense[p] - 1
+			return o.dense[p]
 		}
-		return -1
+		return openOp{}
 	}
-	if j, ok := o.sparse[p]; ok {
-		return j
-	}
-	return -1
+	return o.sparse[p]
 }
 
-func (o *opens) set(p int, j int32) {
+func (o *opens) set(p int, x openOp) {
 	if p >= 0 && p < denseMax {
 		if p >= len(o.dense) {
-			o.dense = append(o.dense, make([]int32, p+1-len(o.dense)+16)...)
+			o.dense = append(o.dense, make([]openOp, p+1-len(o.dense)+16)...)
 		}
-		o.dense[p] = j + 1
+		o.dense[p] = x
 		return
 	}
 	if o.sparse == nil {
-		o.sparse = map[int]int32{}
+		o.sparse = map[int]openOp{}
 	}
-	if j < 0 {
+	if x.op == 0 {
 		delete(o.sparse, p)
 		return
 	}
-	o.sparse[p] = j
+	o.sparse[p] = x
 }
 
 // conflicting reports whether inv and comp name different values of an
@@ -148,77 +160,98 @@ func conflicting(inv, comp *Event) bool {
 		(inv.Owner != comp.Owner && inv.Owner != "" && comp.Owner != "")
 }
 
-func pair(events []Event, complete bool) (*Paired, error) {
-	// fix: bit 0, the invocation gains a field; bit 1, the completion does.
-	type pairIdx struct {
-		inv, comp int32
-		fix       uint8
-	}
+func pair(events []Event, complete, withOps bool) (*Paired, error) {
 	// About half the events are invokes; a few more when operations are
-	// still open at the end.
-	pairs := make([]pairIdx, 0, len(events)/2+64)
-	var open opens
+	// still open at the end. The operations point into events; those with
+	// an event that gains a field are listed in gained and repointed once
+	// the completed copies are made.
 	p := &Paired{recorded: events}
+	var ops []PairedOp
+	if withOps {
+		ops = make([]PairedOp, 0, len(events)/2+64)
+	}
+	// gain: the operation k's invocation (bit 0 of fix) or completion (bit
+	// 1) gains a field; inv and comp are their event indexes.
+	type gain struct {
+		k, inv, comp int32
+		fix          uint8
+	}
+	var gained []gain
+	if complete {
+		gained = make([]gain, 0, len(events)/8+8) // usually enough: a recorder that leaves fields out leaves them out of one kind of event
+	}
+	var open opens
 	gaining := 0 // events that gain a field
 	for i := range events {
 		e := &events[i]
 		if e.Type == Invoke {
-			open.set(e.Process, int32(len(pairs)))
-			p.countInvoke(e.F)
-			pairs = append(pairs, pairIdx{inv: int32(i), comp: -1})
+			open.set(e.Process, openOp{op: int32(len(ops)) + 1, at: int32(i)})
+			if withOps {
+				p.countInvoke(e.F)
+				ops = append(ops, PairedOp{Invoke: e})
+			}
 			continue
 		}
 		if !e.Type.IsCompletion() {
 			continue
 		}
-		k := open.get(e.Process)
-		if k < 0 {
+		x := open.get(e.Process)
+		if x.op == 0 {
 			continue
 		}
-		open.set(e.Process, -1)
-		x := &pairs[k]
-		x.comp = int32(i)
+		open.set(e.Process, openOp{})
+		k := x.op - 1
+		if withOps {
+			ops[k].Completion = e
+		}
+		if e.Type == OK && events[x.at].F == FAcquire {
+			p.grants++
+		}
 		if !complete {
 			continue
 		}
-		inv := &events[x.inv]
+		inv := &events[x.at]
 		if inv.Node == e.Node && inv.Key == e.Key && inv.Owner == e.Owner {
 			continue
 		}
 		if conflicting(inv, e) {
 			return nil, mismatch(inv, e)
 		}
+		g := gain{k: k, inv: x.at, comp: int32(i)}
 		if gains(inv, e) {
-			x.fix |= 1
+			g.fix |= 1
 			gaining++
 		}
 		if gains(e, inv) {
-			x.fix |= 2
+			g.fix |= 2
 			gaining++
+		}
+		if g.fix != 0 {
+			gained = append(gained, g)
 		}
 	}
 	if gaining > 0 {
-		p.fixed = make([]Event, 0, gaining)
+		p.fixed = make([]Event, 0, gaining) // never grows: the operations point into it
 		p.at = make([]int32, len(events))
 		for x := range p.at {
 			p.at[x] = -1
 		}
-		for _, x := range pairs {
-			if x.fix&1 != 0 {
-				p.fill(int(x.inv), int(x.comp))
+		for _, g := range gained {
+			if g.fix&1 != 0 {
+				c := p.fill(int(g.inv), int(g.comp))
+				if withOps {
+					ops[g.k].Invoke = c
+				}
 			}
-			if x.fix&2 != 0 {
-				p.fill(int(x.comp), int(x.inv))
+			if g.fix&2 != 0 {
+				c := p.fill(int(g.comp), int(g.inv))
+				if withOps {
+					ops[g.k].Completion = c
+				}
 			}
 		}
 	}
-	p.ops = make([]PairedOp, len(pairs))
-	for k, x := range pairs {
-		p.ops[k].Invoke = p.At(int(x.inv))
-		if x.comp >= 0 {
-			p.ops[k].Completion = p.At(int(x.comp))
-		}
-	}
+	p.ops = ops
 	return p, nil
 }
 
@@ -228,8 +261,8 @@ func gains(e, other *Event) bool {
 }
 
 // fill copies event i into fixed with the identity fields it lacks taken
-// from event j, its partner.
-func (p *Paired) fill(i, j int) {
+// from event j, its partner, and returns the copy.
+func (p *Paired) fill(i, j int) *Event {
 	p.at[i] = int32(len(p.fixed))
 	p.fixed = append(p.fixed, p.recorded[i])
 	c, other := &p.fixed[len(p.fixed)-1], &p.recorded[j]
@@ -242,6 +275,7 @@ func (p *Paired) fill(i, j int) {
 	if c.Owner == "" {
 		c.Owner = other.Owner
 	}
+	return c
 }
 
 // Len is the number of events.

@@ -3,6 +3,7 @@ package history
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -103,4 +104,58 @@ func TestPairSharesTheRecordedEvents(t *testing.T) {
 	assert.Empty(t, events[2].Owner, "the recorded event is left as it is")
 	assert.Same(t, &events[0], p.At(0), "events that gain nothing are shared")
 	assert.Equal(t, int64(0), p.End())
+}
+
+// TestGrantsCountsTheAcquiresThatCompletedOK: Grants counts the acquire
+// operations whose completion is ok, whichever event names the function.
+func TestGrantsCountsTheAcquiresThatCompletedOK(t *testing.T) {
+	events := []Event{
+		{Index: 0, Process: 0, Type: Invoke, F: FAcquire},
+		{Index: 1, Process: 1, Type: Invoke, F: FAcquire},
+		{Index: 2, Process: 0, Type: OK, F: FAcquire},
+		{Index: 3, Process: 1, Type: Fail, F: FAcquire},
+		{Index: 4, Process: 2, Type: Invoke, F: FAcquire},
+		{Index: 5, Process: 2, Type: Info, F: FAcquire},
+		{Index: 6, Process: 0, Type: Invoke, F: FRelease},
+		{Index: 7, Process: 0, Type: OK, F: FRelease},
+		{Index: 8, Process: 1, Type: Invoke, F: FAcquire},
+		{Index: 9, Process: 1, Type: OK},
+		{Index: 10, Process: 3, Type: OK, F: FAcquire}, // no invocation: no operation
+	}
+	p, err := Pair(events)
+	require.NoError(t, err)
+	assert.Equal(t, 2, p.Grants())
+	assert.Equal(t, 2, PairRecorded(events).Grants())
+}
+
+// TestPairEventsCompletesAsPairDoes: PairEvents completes every event as Pair
+// does, counts the same grants and reports the same mismatch, without the
+// operations.
+func TestPairEventsCompletesAsPairDoes(t *testing.T) {
+	events := []Event{
+		{Index: 0, Process: 0, Type: Invoke, F: FAcquire, Key: "k", Owner: "o1"},
+		{Index: 1, Process: 1, Type: Invoke, F: FAcquire, Key: "k", Owner: "o2"},
+		{Index: 2, Process: 0, Type: OK, F: FAcquire, Node: "c1"},
+		{Index: 3, Process: 1, Type: Fail, F: FAcquire},
+		{Index: 4, Process: 0, Type: Invoke, F: FRelease},
+		{Index: 5, Process: 0, Type: OK, F: FRelease, Key: "k", Owner: "o1"},
+	}
+	want, err := Pair(events)
+	require.NoError(t, err)
+	got, err := PairEvents(events)
+	require.NoError(t, err)
+	assert.Equal(t, want.Events(), got.Events())
+	for i := range events {
+		assert.Equal(t, *want.At(i), *got.At(i))
+	}
+	assert.Equal(t, want.Grants(), got.Grants())
+	assert.Empty(t, got.Ops())
+	assert.Len(t, want.Ops(), 3)
+
+	bad := append(slices.Clone(events), Event{Index: 6, Process: 1, Type: Invoke, F: FAcquire, Key: "k"},
+		Event{Index: 7, Process: 1, Type: OK, F: FAcquire, Key: "other"})
+	_, wantErr := Pair(bad)
+	_, gotErr := PairEvents(bad)
+	require.Error(t, wantErr)
+	assert.Equal(t, wantErr, gotErr)
 }

@@ -88,7 +88,16 @@ func (f FaultWindow) End() int64 {
 // FaultWindows pairs nemesis start and stop events with the same function,
 // targets and detail, first in first out, in start order.
 func FaultWindows(events []Event) []FaultWindow {
-	var out []FaultWindow
+	starts := 0
+	for i := range events {
+		if events[i].Type == Start {
+			starts++
+		}
+	}
+	if starts == 0 {
+		return nil
+	}
+	out := make([]FaultWindow, 0, starts)
 	// f, targets, detail -> indexes in out (targets joined only when there
 	// are several, so that most keys cost nothing to build)
 	type faultKey struct{ f, targets, detail string }

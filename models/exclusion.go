@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -49,6 +50,28 @@ type Holding struct {
 	Released bool
 }
 
+// holding is a Holding as the checks keep it: the acquire's completion by
+// reference (it stays in the paired history), not by value.
+type holding struct {
+	Key   string
+	Node  string
+	Owner string
+	Token *uint64
+	// Start and End are true times (ns).
+	Start, End int64
+	// Acquired is the acquire completion, in the paired history.
+	Acquired *history.Event
+	Ended    *history.Event
+	Deadline *int64
+	Released bool
+}
+
+// full is the Holding of h.
+func (h *holding) full() Holding {
+	return Holding{Key: h.Key, Node: h.Node, Owner: h.Owner, Token: h.Token, Start: h.Start, End: h.End,
+		Acquired: *h.Acquired, Ended: h.Ended, Deadline: h.Deadline, Released: h.Released}
+}
+
 type holdingBuilder struct {
 	idx    int // the holding's index in the holdings being built
 	count  int
@@ -67,32 +90,65 @@ func isStorageOp(f string) bool {
 }
 
 // Holdings reconstructs every holding interval from a history, ordered by start.
-func Holdings(events []history.Event) []Holding { return holdings(completed(events)) }
+func Holdings(events []history.Event) []Holding {
+	buf := holdingBufs.Get().(*[]holding)
+	ph, err := history.PairEvents(events) // the holdings need the completed events alone
+	if err != nil {
+		ph = history.PairRecorded(events) // as completed does
+	}
+	hs := findHoldingsIn(ph, *buf)
+	out := make([]Holding, len(hs))
+	for i := range hs {
+		out[i] = hs[i].full()
+	}
+	clear(hs)
+	*buf = hs[:0]
+	holdingBufs.Put(buf)
+	return out
+}
+
+// holdingBufs keeps the memory of the holdings Holdings makes whole.
+var holdingBufs = sync.Pool{New: func() any { return new([]holding) }}
 
 // holdingsKey is the key of the holdings in a paired history's memo.
 type holdingsKey struct{}
 
 // holdings are the holdings of a paired history, derived once per history:
 // read-only (copy before changing one).
-func holdings(ph *history.Paired) []Holding {
-	return ph.Memo(holdingsKey{}, func() any { return findHoldings(ph) }).([]Holding)
+func holdings(ph *history.Paired) []holding {
+	return ph.Memo(holdingsKey{}, func() any { return findHoldings(ph) }).([]holding)
 }
 
-func findHoldings(ph *history.Paired) []Holding {
-	grants := ph.OpsOf(history.FAcquire) // about one holding per acquire at most
+func findHoldings(ph *history.Paired) []holding { return findHoldingsIn(ph, nil) }
+
+// findHoldingsIn is findHoldings in buf's memory when it has room.
+func findHoldingsIn(ph *history.Paired, buf []holding) []holding {
+	grants := ph.Grants() // one holding per successful acquire at most, in a history whose events agree
 	// done holds every holding from its grant on (finished in place), in the
 	// order of the grants; builders track the ones still open. Builders are
-	// carved from blocks that never move (the maps point into them).
-	done := make([]Holding, 0, grants)
-	builders := make([]holdingBuilder, 0, max(grants, 16))
+	// carved from blocks that never move (the tables point into them), and
+	// a released holding's builder, to which no table points any more, is
+	// used again.
+	done := buf[:0]
+	if cap(done) < grants {
+		done = make([]holding, 0, grants)
+	}
+	builders := make([]holdingBuilder, 0, 16)
+	var free []*holdingBuilder
 	newBuilder := func(b holdingBuilder) *holdingBuilder {
+		if n := len(free); n > 0 {
+			p := free[n-1]
+			free = free[:n-1]
+			*p = b
+			return p
+		}
 		if len(builders) == cap(builders) {
 			builders = make([]holdingBuilder, 0, cap(builders))
 		}
 		builders = append(builders, b)
 		return &builders[len(builders)-1]
 	}
-	active := map[holdKey]*holdingBuilder{} // node+key -> current holding
+	var active holdTable[*holdingBuilder] // node+key -> current holding
 	end := ph.End()
 	finish := func(b *holdingBuilder, releaseAt int64, ended *history.Event) {
 		h := &done[b.idx]
@@ -107,7 +163,7 @@ func findHoldings(ph *history.Paired) []Holding {
 			h.End = h.Start
 		}
 	}
-	byOwner := map[holdKey]*holdingBuilder{} // node+owner -> current holding, for storage operations
+	var byOwner holdTable[*holdingBuilder] // node+owner -> current holding, for storage operations
 	for i := range ph.Len() {
 		e := ph.At(i)
 		if e.Type == history.Start || e.Type == history.Stop {
@@ -121,10 +177,10 @@ func findHoldings(ph *history.Paired) []Holding {
 			// (its key is the resource's, which need not be the lock's).
 			var b *holdingBuilder
 			if e.Owner != "" {
-				b = byOwner[holdKey{e.Node, e.Owner}]
+				b, _ = byOwner.get(holdKey{e.Node, e.Owner})
 			}
 			if b == nil {
-				b = active[holdKey{e.Node, e.Key}]
+				b, _ = active.get(holdKey{e.Node, e.Key})
 			}
 			if b != nil {
 				b.lastOp = e
@@ -137,8 +193,8 @@ func findHoldings(ph *history.Paired) []Holding {
 			continue // nothing below looks at it
 		}
 		k := holdKey{e.Node, e.Key}
-		b := active[k]
-		var h *Holding
+		b, _ := active.get(k)
+		var h *holding
 		if b != nil {
 			h = &done[b.idx]
 		}
@@ -154,11 +210,12 @@ func findHoldings(ph *history.Paired) []Holding {
 			if b != nil { // a new grant while the old one was never released
 				finish(b, e.Time, e)
 			}
-			done = append(done, Holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
-				Token: e.Token, Start: e.Time, Acquired: *e, Deadline: e.Deadline})
-			active[k] = newBuilder(holdingBuilder{count: 1, idx: len(done) - 1})
+			done = append(done, holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
+				Token: e.Token, Start: e.Time, Acquired: e, Deadline: e.Deadline})
+			nb := newBuilder(holdingBuilder{count: 1, idx: len(done) - 1})
+			active.set(k, nb)
 			if e.Owner != "" {
-				byOwner[holdKey{e.Node, e.Owner}] = active[k]
+				byOwner.set(holdKey{e.Node, e.Owner}, nb)
 			}
 		case b == nil:
 		case renewal && e.Owner == h.Owner:
@@ -170,18 +227,19 @@ func findHoldings(ph *history.Paired) []Holding {
 			if b.count <= 0 {
 				h.Released = true
 				finish(b, e.Time, e)
-				delete(active, k)
-				delete(byOwner, holdKey{e.Node, h.Owner})
+				active.del(k)
+				// The owner's entry points to b, or to a later grant of the
+				// owner (which it forgets): either way nothing points to b.
+				byOwner.del(holdKey{e.Node, h.Owner})
+				free = append(free, b)
 			}
 		}
 	}
-	keys := make([]holdKey, 0, len(active))
-	for k := range active {
-		keys = append(keys, k)
-	}
+	keys := active.keys(make([]holdKey, 0, active.len()))
 	slices.SortFunc(keys, func(a, b holdKey) int { return strings.Compare(a.sortKey(), b.sortKey()) })
 	for _, k := range keys {
-		finish(active[k], end, nil)
+		b, _ := active.get(k)
+		finish(b, end, nil)
 	}
 	sorted := true // usual: grants come in time order
 	for i := 1; i < len(done) && sorted; i++ {
@@ -189,7 +247,7 @@ func findHoldings(ph *history.Paired) []Holding {
 		sorted = a.Start < b.Start || (a.Start == b.Start && a.Acquired.Index <= b.Acquired.Index)
 	}
 	if !sorted { // a stable sort leaves sorted holdings unchanged
-		slices.SortStableFunc(done, func(a, b Holding) int {
+		slices.SortStableFunc(done, func(a, b holding) int {
 			return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Acquired.Index, b.Acquired.Index))
 		})
 	}
@@ -212,22 +270,36 @@ func ms(d time.Duration) string { return history.FormatDuration(int64(d)) }
 // Overlaps finds every overlap between holdings of different clients on the
 // same key, by a sweep over the intervals ordered by start.
 func Overlaps(hs []Holding) []Overlap {
+	return overlaps(len(hs), func(i int) span { return span{hs[i].Key, hs[i].Node, hs[i].Start, hs[i].End} },
+		func(i int) Holding { return hs[i] })
+}
+
+// span is what Overlaps compares of a holding.
+type span struct {
+	key, node  string
+	start, end int64
+}
+
+// overlaps is Overlaps of n holdings, whose spans at gives and full makes
+// whole.
+func overlaps(n int, at func(i int) span, full func(i int) Holding) []Overlap {
 	var out []Overlap
-	var active []Holding
-	for _, h := range hs {
+	var active []int32 // indexes of the holdings
+	for i := range n {
+		h := at(i)
 		kept := active[:0]
-		for _, a := range active {
-			if a.End > h.Start {
-				kept = append(kept, a)
+		for _, j := range active {
+			if at(int(j)).end > h.start {
+				kept = append(kept, j)
 			}
 		}
 		active = kept
-		for _, a := range active {
-			if a.Key == h.Key && a.Node != h.Node {
-				out = append(out, Overlap{A: a, B: h, Start: h.Start, End: min(a.End, h.End)})
+		for _, j := range active {
+			if a := at(int(j)); a.key == h.key && a.node != h.node {
+				out = append(out, Overlap{A: full(int(j)), B: full(i), Start: h.start, End: min(a.end, h.end)})
 			}
 		}
-		active = append(active, h)
+		active = append(active, int32(i))
 	}
 	return out
 }
@@ -253,7 +325,8 @@ func (c MutualExclusion) checkPaired(h *history.Paired) Verdict {
 	if len(hs) == 0 {
 		return Verdict{Result: Unknown, Reason: "no successful acquire in the history: nothing to check"}
 	}
-	ovs := Overlaps(hs)
+	ovs := overlaps(len(hs), func(i int) span { return span{hs[i].Key, hs[i].Node, hs[i].Start, hs[i].End} },
+		func(i int) Holding { return hs[i].full() })
 	stats := map[string]float64{"holdings": float64(len(hs)), "overlaps": float64(len(ovs))}
 	if len(ovs) == 0 {
 		return Verdict{Result: Valid, Stats: stats, Reason: fmt.Sprintf("%d holdings, no two clients believed they held the same lock at once", len(hs))}

@@ -48,9 +48,12 @@ func (c FencingTokens) Applies(events []history.Event) (bool, string) {
 }
 
 func hasTokens(events []history.Event) bool {
-	return slices.ContainsFunc(events, func(e history.Event) bool {
-		return e.F == history.FAcquire && e.Type == history.OK && e.Token != nil
-	})
+	for i := range events {
+		if e := &events[i]; e.Token != nil && e.F == history.FAcquire && e.Type == history.OK {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenOp is a grant of a token or its acceptance by the storage.

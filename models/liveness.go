@@ -3,10 +3,10 @@ package models
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -70,8 +70,10 @@ func (Availability) Liveness() bool { return true }
 
 // Applies reports whether the history has acquire attempts.
 func (Availability) Applies(events []history.Event) (bool, string) {
-	if slices.ContainsFunc(events, func(e history.Event) bool { return e.F == history.FAcquire && e.Type == history.Invoke }) {
-		return true, ""
+	for i := range events {
+		if e := &events[i]; e.F == history.FAcquire && e.Type == history.Invoke {
+			return true, ""
+		}
 	}
 	return false, "no acquire attempts in the history"
 }
@@ -228,6 +230,9 @@ func msOf(s *Stall) string {
 // excusingFaults are the fault windows that excuse unavailability, by start.
 func excusingFaults(h *history.Paired, end int64) []faultWindow {
 	var out []faultWindow
+	if n := len(h.Faults()); n > 0 {
+		out = make([]faultWindow, 0, n)
+	}
 	for _, w := range h.Faults() {
 		if w.Start.F == "clock-drift" {
 			continue
@@ -244,10 +249,22 @@ func excusingFaults(h *history.Paired, end int64) []faultWindow {
 // times when clients wanted the lock, nobody held it and no fault was active;
 // fill adds to a stall the attempts that waited and the holding before it.
 // acquires is the number of acquire operations in ops.
-func findStalls(ops []op, acquires int, hs []Holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
-	holdings := groupByKey(hs, func(h *Holding) string { return h.Key })
+func findStalls(ops []op, acquires int, hs []holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
+	holdings := groupByKey(hs, func(h *holding) string { return h.Key })
+	buf := wantBufs.Get().(*[]want) // the wants without attempts, for the sweep alone
+	defer func() {
+		clear(*buf)
+		*buf = (*buf)[:0]
+		wantBufs.Put(buf)
+	}()
 	wantsOf := func(attempts bool) map[string][]want {
-		ws := findWants(ops, acquires, end, attempts)
+		var ws []want
+		if attempts {
+			ws = findWants(ops, acquires, end, true, nil)
+		} else {
+			ws = findWants(ops, acquires, end, false, *buf)
+			*buf = ws
+		}
 		if len(ws) > 0 && !slices.ContainsFunc(ws, func(w want) bool { return w.key != ws[0].key }) {
 			return map[string][]want{ws[0].key: ws} // one key: the wants as they are
 		}
@@ -274,7 +291,10 @@ func findStalls(ops []op, acquires int, hs []Holding, faults []faultWindow, end 
 	}
 	return out, func(s *Stall) {
 		s.Waiting = waitersAt(wantsOf(true)[s.Key], s.Start, s.End)
-		s.Before = lastBefore(holdings[s.Key], s.Start)
+		if b := lastBefore(holdings[s.Key], s.Start); b != nil {
+			before := b.full()
+			s.Before = &before
+		}
 	}
 }
 
@@ -290,9 +310,15 @@ type want struct {
 
 // findWants finds the wants of ops, with their attempts if attempts is set
 // (acquires, the number of acquire operations, sizes them).
-func findWants(ops []op, acquires int, end int64, attempts bool) []want {
-	open := map[holdKey]want{}       // client+key -> its current want
-	out := make([]want, 0, acquires) // at most one want per acquire
+// wantBufs keeps the memory of the wants a stall sweep reads (findStalls).
+var wantBufs = sync.Pool{New: func() any { return new([]want) }}
+
+func findWants(ops []op, acquires int, end int64, attempts bool, buf []want) []want {
+	var open holdTable[want] // client+key -> its current want
+	out := buf[:0]           // at most one want per acquire
+	if cap(out) < acquires {
+		out = make([]want, 0, acquires)
+	}
 	for _, o := range ops {
 		if o.Invoke.F != history.FAcquire {
 			continue
@@ -302,7 +328,7 @@ func findWants(ops []op, acquires int, end int64, attempts bool) []want {
 			client = fmt.Sprintf("p%d", o.Invoke.Process)
 		}
 		id := holdKey{client, o.Invoke.Key}
-		w, ok := open[id]
+		w, ok := open.get(id)
 		if !ok {
 			w = want{key: o.Invoke.Key, start: o.Invoke.Time}
 		}
@@ -312,22 +338,26 @@ func findWants(ops []op, acquires int, end int64, attempts bool) []want {
 		w.end = completionTime(o, end)
 		if o.Outcome() == history.OK {
 			out = append(out, w)
-			delete(open, id)
+			open.del(id)
 			continue
 		}
-		open[id] = w
+		open.set(id, w)
 	}
-	ids := slices.Collect(maps.Keys(open))
+	ids := open.keys(make([]holdKey, 0, open.len()))
 	slices.SortFunc(ids, func(a, b holdKey) int { return strings.Compare(a.sortKey(), b.sortKey()) })
 	for _, id := range ids {
-		out = append(out, open[id])
+		w, _ := open.get(id)
+		out = append(out, w)
 	}
 	return out
 }
 
+// packedBufs keeps the memory of the packed changes of stall sweeps.
+var packedBufs = sync.Pool{New: func() any { return new([]int64) }}
+
 // crashAware ends a holding when a crash of its node starts. hs is not
 // changed: a copy is made when a holding ends earlier.
-func crashAware(hs []Holding, faults []faultWindow) []Holding {
+func crashAware(hs []holding, faults []faultWindow) []holding {
 	var crashes []faultWindow
 	for _, w := range faults {
 		if w.Start.F == "crash" {
@@ -353,7 +383,7 @@ func crashAware(hs []Holding, faults []faultWindow) []Holding {
 
 // keyStalls sweeps the times where the number of waiting acquires, holdings
 // or active faults changes.
-func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, end int64) []Stall {
+func keyStalls(key string, wants []want, hs []*holding, faults []faultWindow, end int64) []Stall {
 	// The changes, each a time and a kind (see change). The changes at one
 	// time are summed before anything is judged: their order among
 	// themselves does not matter, so they are sorted by time alone.
@@ -377,8 +407,11 @@ func keyStalls(key string, wants []want, hs []*Holding, faults []faultWindow, en
 	var cs changes
 	if n > 0 && uint64(hi-lo) < 1<<60 && hi >= lo && !(lo < 0 && hi > math.MaxInt64+lo) {
 		// Packed: (time - lo) << 3 | kind, sorted as integers.
-		cs.packed, cs.lo = make([]int64, 0, n), lo
+		buf := packedBufs.Get().(*[]int64)
+		defer packedBufs.Put(buf)
+		cs.packed, cs.lo = grown(*buf, n), lo
 		each(func(t int64, k change) { cs.packed = append(cs.packed, (t-lo)<<3|int64(k)) })
+		*buf = cs.packed
 		slices.Sort(cs.packed)
 	} else {
 		cs.loose = make([]timedChange, 0, n)
@@ -459,8 +492,8 @@ func waitersAt(wants []want, from, to int64) []op {
 	return out
 }
 
-func lastBefore(hs []*Holding, t int64) *Holding {
-	var best *Holding
+func lastBefore(hs []*holding, t int64) *holding {
+	var best *holding
 	for _, h := range hs {
 		if h.End <= t && (best == nil || h.End > best.End) {
 			best = h
@@ -546,11 +579,19 @@ func describeStall(s Stall) *Counterexample {
 // groupByKey groups pointers to the elements of xs by key, in order, each
 // group allocated at its size.
 func groupByKey[T any](xs []T, key func(*T) string) map[string][]*T {
+	all := make([]*T, len(xs))
+	oneKey := true // the usual case: one group, in order
+	for i := range xs {
+		all[i] = &xs[i]
+		oneKey = oneKey && key(&xs[i]) == key(&xs[0])
+	}
+	if len(xs) > 0 && oneKey {
+		return map[string][]*T{key(&xs[0]): all}
+	}
 	counts := map[string]int{}
 	for i := range xs {
 		counts[key(&xs[i])]++
 	}
-	all := make([]*T, len(xs))
 	out := make(map[string][]*T, len(counts))
 	at := 0
 	for i := range xs {

@@ -40,7 +40,7 @@ func clientOf(o op) string {
 
 // measureShare counts the acquire attempts of ops; hs are the holdings and
 // faults the excusing fault windows (by start) of a history ending at end.
-func measureShare(ops []op, hs []Holding, faults []faultWindow, end int64) acquireShare {
+func measureShare(ops []op, hs []holding, faults []faultWindow, end int64) acquireShare {
 	var s acquireShare
 	calm := calmTest(faults)
 	own := ownHoldings(hs)
@@ -124,7 +124,7 @@ func calmTest(faults []faultWindow) func(from, to int64) bool {
 }
 
 // ownHoldings returns a test of whether client held key at time t.
-func ownHoldings(hs []Holding) func(client, key string, t int64) bool {
+func ownHoldings(hs []holding) func(client, key string, t int64) bool {
 	by := map[holdKey][]int32{} // indexes in hs
 	for i := range hs {
 		k := holdKey{hs[i].Node, hs[i].Key}
@@ -148,7 +148,7 @@ func ownHoldings(hs []Holding) func(client, key string, t int64) bool {
 
 // busyShare is the share of [from, end] in which some client held the lock,
 // averaged over keys.
-func busyShare(hs []Holding, keys map[string]bool, from, end int64) float64 {
+func busyShare(hs []holding, keys map[string]bool, from, end int64) float64 {
 	if from < 0 || end <= from || len(keys) == 0 {
 		return 0
 	}

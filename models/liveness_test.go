@@ -201,7 +201,7 @@ func TestKeyStallsPackedAndLoose(t *testing.T) {
 	for _, base := range []int64{0, -5, 1 << 61} {
 		name := fmt.Sprintf("times from %d", base)
 		wants := []want{{key: "k", start: 0, end: 10}, {key: "k", start: 1 << 61, end: 1<<61 + 4}}
-		hs := []*Holding{{Key: "k", Start: 5, End: 7}}
+		hs := []*holding{{Key: "k", Start: 5, End: 7}}
 		if base != 1<<61 { // the second want only when the span is wide
 			wants = wants[:1]
 		}

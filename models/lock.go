@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/anishathalye/porcupine"
 
@@ -79,9 +80,10 @@ func (c LockService) Applies(events []history.Event) (bool, string) {
 	return true, ""
 }
 
-// lockState is the lock as the model sees it.
+// lockState is the lock as the model sees it. It holds no pointers: the
+// holder is its owner's number (lockStep.ownerID) + 1.
 type lockState struct {
-	holder   string // "" when free
+	holder   int32 // 0 when free
 	count    int
 	deadline int64 // the holder's lease deadline (true time), when leased
 	leased   bool
@@ -89,7 +91,7 @@ type lockState struct {
 
 // hash is consistent with ==.
 func (s lockState) hash() uint64 {
-	h := mix(hashString(fnvOffset, s.holder), uint64(s.count))
+	h := mix(mix(fnvOffset, uint64(s.holder)), uint64(s.count))
 	h = mix(h, uint64(s.deadline))
 	if s.leased {
 		h = mix(h, 1)
@@ -97,11 +99,12 @@ func (s lockState) hash() uint64 {
 	return h
 }
 
-func (s lockState) String() string {
-	if s.holder == "" {
+// describe says what s is; nameOf names its holder.
+func (s lockState) describe(nameOf func(holder int32) string) string {
+	if s.holder == 0 {
 		return "free"
 	}
-	out := "held by " + s.holder
+	out := "held by " + nameOf(s.holder)
 	if s.count > 1 {
 		out += fmt.Sprintf(" (%d acquires)", s.count)
 	}
@@ -140,6 +143,9 @@ type lockStep struct {
 	// after this one (MaxInt64 if none).
 	nextOwn int64
 }
+
+// holder is the lockState.holder of the operation's owner.
+func (in *lockStep) holder() int32 { return in.ownerID + 1 }
 
 func (in lockStep) who() string {
 	if in.o.Invoke.Node != "" {
@@ -208,12 +214,12 @@ func lockStates(state any) []lockState {
 func (c LockService) step(out []lockState, s lockState, in *lockStep) []lockState {
 	switch in.kind {
 	case lockGrant:
-		fresh := lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}
+		fresh := lockState{holder: in.holder(), count: 1, deadline: in.deadline, leased: in.leased}
 		expired := c.Leases && (!s.leased || in.latest >= s.deadline)
 		switch {
-		case s.holder == "":
+		case s.holder == 0:
 			return appendState(out, fresh)
-		case s.holder == in.owner:
+		case s.holder == in.holder():
 			again := s
 			again.count++
 			if in.leased {
@@ -229,10 +235,10 @@ func (c LockService) step(out []lockState, s lockState, in *lockStep) []lockStat
 		}
 		return out
 	case lockRelease, lockMaybeRelease:
-		if in.kind == lockMaybeRelease || s.holder == "" {
+		if in.kind == lockMaybeRelease || s.holder == 0 {
 			out = appendState(out, s) // a release of a free lock releases nobody's
 		}
-		if s.holder == in.owner {
+		if s.holder == in.holder() {
 			r := s
 			if r.count--; r.count <= 0 {
 				r = lockState{}
@@ -241,7 +247,7 @@ func (c LockService) step(out []lockState, s lockState, in *lockStep) []lockStat
 		}
 		return out
 	case lockRenew:
-		if s.holder != in.owner {
+		if s.holder != in.holder() {
 			return out
 		}
 		r := s
@@ -267,24 +273,26 @@ func appendState(out []lockState, x lockState) []lockState {
 // from blocks and reuses its scratch space, so that a step allocates
 // nothing of its own: one search at a time may use it (Porcupine's parallel
 // partitions need an unbuffered one).
-func (c LockService) model(buffered bool) porcupine.Model {
+func (c LockService) model(buffered bool, nameOf func(holder int32) string) porcupine.Model {
+	if buffered {
+		return c.modelIn(new(lockScratch), nameOf)
+	}
+	return c.modelIn(nil, nameOf)
+}
+
+// modelIn is the lock model, buffered in sc (nil: unbuffered); nameOf names
+// the holders in descriptions.
+func (c LockService) modelIn(sc *lockScratch, nameOf func(holder int32) string) porcupine.Model {
+	buffered := sc != nil
 	var scratch []lockState
-	var slab []lockState // the sets returned, carved from blocks
-	var sets []lockSet   // and their headers
 	keep := func(states []lockState) *lockSet {
 		if !buffered {
 			return &lockSet{states: slices.Clone(states)}
 		}
-		if cap(slab)-len(slab) < len(states) {
-			slab = make([]lockState, 0, max(min(2*cap(slab)+8, 256), len(states)))
-		}
-		at := len(slab)
-		slab = append(slab, states...)
-		if len(sets) == cap(sets) {
-			sets = make([]lockSet, 0, min(2*cap(sets)+8, 256))
-		}
-		sets = append(sets, lockSet{states: slab[at:len(slab):len(slab)]})
-		return &sets[len(sets)-1]
+		set := sc.sets.carve(1)
+		set[0] = lockSet{states: sc.slabs.carve(len(states))}
+		copy(set[0].states, states)
+		return &set[0]
 	}
 	return porcupine.Model{
 		Init: func() any { return &lockSet{states: []lockState{{}}} },
@@ -332,24 +340,24 @@ func (c LockService) model(buffered bool) porcupine.Model {
 		},
 		DescribeOperation: func(input, _ any) string {
 			if s, ok := input.(startOp); ok {
-				return "before: " + describeLockStates(lockStates(s.state))
+				return "before: " + describeLockStates(lockStates(s.state), nameOf)
 			}
 			return input.(*lockStep).String()
 		},
 		DescribeState: func(state any) string {
 			var descriptions []string
 			for _, s := range lockStates(state) {
-				descriptions = append(descriptions, s.String())
+				descriptions = append(descriptions, s.describe(nameOf))
 			}
 			return fmt.Sprintf("{%s}", strings.Join(descriptions, ", "))
 		},
 	}
 }
 
-func describeLockStates(states []lockState) string {
+func describeLockStates(states []lockState, nameOf func(holder int32) string) string {
 	parts := make([]string, len(states))
 	for i, s := range states {
-		parts[i] = s.String()
+		parts[i] = s.describe(nameOf)
 	}
 	if len(parts) == 1 {
 		return parts[0]
@@ -358,11 +366,37 @@ func describeLockStates(states []lockState) string {
 }
 
 // spec is the search spec of one key's operations.
-func (c LockService) spec(ops []linOp) searchSpec {
-	return searchSpec{model: c.model(true), settle: func(_ any, _ []linOp, last linOp) any {
+func (c LockService) spec(ops []linOp) searchSpec { return c.specIn(ops, new(lockScratch)) }
+
+// specIn is spec with the model's states carved from sc.
+func (c LockService) specIn(ops []linOp, sc *lockScratch) searchSpec {
+	return searchSpec{model: c.modelIn(sc, holderNames(ops)), settle: func(_ any, _ []linOp, last linOp) any {
 		in := last.input.(*lockStep)
-		return []any{lockState{holder: in.owner, count: 1, deadline: in.deadline, leased: in.leased}}
-	}, order: c.orderFor(ops)}
+		return []any{lockState{holder: in.holder(), count: 1, deadline: in.deadline, leased: in.leased}}
+	}, order: c.orderFor(ops), batches: &sc.batches}
+}
+
+// holderNames names the holders of the lock states of ops' model (the
+// owners of its steps), made on first use: only descriptions need them.
+func holderNames(ops ...[]linOp) func(holder int32) string {
+	var names []string
+	return func(holder int32) string {
+		if names == nil {
+			for _, part := range ops {
+				for _, o := range part {
+					in := o.input.(*lockStep)
+					if int(in.ownerID) >= len(names) {
+						names = append(names, make([]string, int(in.ownerID)+1-len(names))...)
+					}
+					names[in.ownerID] = in.owner
+				}
+			}
+		}
+		if holder <= 0 || int(holder) > len(names) {
+			return ""
+		}
+		return names[holder-1]
+	}
 }
 
 // orderFor returns the order of a key's operations. With leases, a grant can
@@ -420,13 +454,52 @@ func (c LockService) order(x, y linOp, grantsOrdered bool) int {
 // lockOps turns one key's operations into search operations. A grant is
 // forcing when it is its owner's first operation on the key: whatever the
 // state before it, the lock is then held once, by that owner.
-func (c LockService) lockOps(ops []op) []linOp {
+func (c LockService) lockOps(ops []op) []linOp { return c.lockOpsIn(ops, new(lockScratch)) }
+
+// ownerOps are an owner's first operation and last proving or releasing
+// operation on a key (invoke indexes), and the next one while lockOps walks
+// them backwards.
+type ownerOps struct{ first, last, next int64 }
+
+// lockScratch is the memory of a LockService check: the search operations
+// of a key and the states of its search, reused by the next key, and by the
+// next check once the verdict keeps nothing of them (lockScratches).
+type lockScratch struct {
+	all       []op // the operations of every key
+	index     map[string]int32
+	owners    []ownerOps
+	owner     []int32
+	out       []linOp
+	steps     []lockStep
+	stepOwner []int32
+	slabs     blocks[lockState]
+	sets      blocks[lockSet]
+	batches   batchScratch
+}
+
+// lockScratches keeps the scratch of LockService checks whose verdicts
+// point into none of it.
+var lockScratches = sync.Pool{New: func() any { return new(lockScratch) }}
+
+// reset makes the whole of sc free for the next key's operations and search.
+func (sc *lockScratch) reset() {
+	sc.slabs.reset()
+	sc.sets.reset()
+}
+
+// lockOpsIn is lockOps in sc's memory: the operations (and their inputs)
+// are valid until the next call with sc.
+func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 	// Every owner's first operation and last proving or releasing operation
 	// (invoke indexes), found in one pass; owner[i] is ops[i]'s (-1: not relevant).
-	type ownerOps struct{ first, last, next int64 }
-	index := make(map[string]int32, len(ops)/2)
-	owners := make([]ownerOps, 0, len(ops)/2)
-	owner := make([]int32, len(ops))
+	if sc.index == nil {
+		sc.index = make(map[string]int32, len(ops)/2)
+	}
+	index := sc.index
+	clear(index)
+	owners := grown(sc.owners, len(ops)/2)
+	owner := grown(sc.owner, len(ops))[:len(ops)]
+	defer func() { sc.owners, sc.owner = owners, owner }()
 	for i, o := range ops {
 		owner[i] = -1
 		if !c.relevant(o) {
@@ -447,9 +520,10 @@ func (c LockService) lockOps(ops []op) []linOp {
 			owners[k].last = int64(o.Invoke.Index)
 		}
 	}
-	out := make([]linOp, 0, len(ops))
-	steps := make([]lockStep, 0, len(ops)) // the inputs of out, one each
-	stepOwner := make([]int32, 0, len(ops))
+	out := grown(sc.out, len(ops))
+	steps := grown(sc.steps, len(ops)) // the inputs of out, one each
+	stepOwner := grown(sc.stepOwner, len(ops))
+	defer func() { sc.out, sc.steps, sc.stepOwner = out, steps, stepOwner }()
 	for i, o := range ops {
 		in := lockStep{o: o, latest: math.MaxInt64}
 		if o.Completion != nil {
@@ -537,13 +611,19 @@ func (c LockService) proof(later []op, owner, key string) *op {
 
 // opsByKey are the operations the model looks at, per key.
 func (c LockService) opsByKey(h *history.Paired) map[string][]op {
+	return c.opsByKeyIn(h, new(lockScratch))
+}
+
+// opsByKeyIn is opsByKey in sc's memory (valid until the next call with sc).
+func (c LockService) opsByKeyIn(h *history.Paired, sc *lockScratch) map[string][]op {
 	// One pass collects them all; when they share one key (the usual case)
 	// that is the answer.
 	n := h.OpsOf(history.FAcquire) + h.OpsOf(history.FRelease)
 	if c.Leases {
 		n += h.OpsOf(history.FRenew)
 	}
-	all := make([]op, 0, n)
+	all := grown(sc.all, n)
+	defer func() { sc.all = all }()
 	oneKey := true
 	for _, o := range h.Ops() {
 		if c.relevant(o) {
@@ -577,11 +657,22 @@ func (c LockService) Check(events []history.Event) Verdict {
 }
 
 func (c LockService) checkPaired(h *history.Paired) Verdict {
-	byKey := c.opsByKey(h)
+	sc := lockScratches.Get().(*lockScratch)
+	v := c.checkIn(h, sc)
+	if v.Result != Invalid { // nothing of the searches is kept
+		lockScratches.Put(sc)
+	}
+	return v
+}
+
+// checkIn is checkPaired with its searches in sc's memory.
+func (c LockService) checkIn(h *history.Paired, sc *lockScratch) Verdict {
+	byKey := c.opsByKeyIn(h, sc)
 	stats := map[string]float64{}
 	var unknown undecided
 	for _, k := range sortedKeys(byKey) {
-		lops := c.lockOps(byKey[k])
+		sc.reset()
+		lops := c.lockOpsIn(byKey[k], sc)
 		for _, l := range lops {
 			if in := l.input.(*lockStep); in.kind == lockGrant {
 				stats["grants"]++
@@ -591,7 +682,7 @@ func (c LockService) checkPaired(h *history.Paired) Verdict {
 			continue
 		}
 		stats["keys"]++
-		spec := c.spec(lops)
+		spec := c.specIn(lops, sc)
 		out := search(spec, []any{lockState{}}, lops, c.Budget)
 		stats["search-steps"] += float64(out.steps)
 		switch out.result {
@@ -624,7 +715,7 @@ func (c LockService) invalid(events []history.Event, key string, spec searchSpec
 	} else {
 		a := analyze(spec, out.start, out.batch, c.Budget)
 		an = &a
-		cx, short = c.explain(key, a)
+		cx, short = c.explain(key, a, holderNames(lops))
 	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
 		Reason:        fmt.Sprintf("the lock service broke the %s model on %q: %s", c.Name(), key, short),
@@ -633,9 +724,9 @@ func (c LockService) invalid(events []history.Event, key string, spec searchSpec
 
 // foreignRelease is the first successful release, among ops, by someone
 // other than holder.
-func foreignRelease(ops []porcupine.Operation, holder string) *lockStep {
+func foreignRelease(ops []porcupine.Operation, holder int32) *lockStep {
 	for _, o := range ops {
-		if in, ok := o.Input.(*lockStep); ok && in.kind == lockRelease && in.owner != holder {
+		if in, ok := o.Input.(*lockStep); ok && in.kind == lockRelease && in.holder() != holder {
 			return in
 		}
 	}
@@ -644,23 +735,23 @@ func foreignRelease(ops []porcupine.Operation, holder string) *lockStep {
 
 // explain describes the operation the model could not place, and the grant
 // that made the lock busy.
-func (c LockService) explain(key string, an analysis) (*Counterexample, string) {
+func (c LockService) explain(key string, an analysis, nameOf func(holder int32) string) (*Counterexample, string) {
 	if an.stuck == nil {
 		return &Counterexample{Explanation: []string{fmt.Sprintf("No order of the grants and releases of %q fits the %s model.", key, c.Name())}},
 			"no order of the grants and releases fits the model"
 	}
 	stuck := an.stuck.Input.(*lockStep)
 	states := lockStates(an.state)
-	lines := []string{fmt.Sprintf("On %q, after the longest consistent order of these operations the lock is %s.", key, describeLockStates(states))}
+	lines := []string{fmt.Sprintf("On %q, after the longest consistent order of these operations the lock is %s.", key, describeLockStates(states, nameOf))}
 	evs := opEvents(stuck.o)
 	var holderGrant *lockStep
 	holder := states[0].holder
 	for _, p := range an.placed {
-		if in, ok := p.Input.(*lockStep); ok && in.kind == lockGrant && in.owner == holder {
+		if in, ok := p.Input.(*lockStep); ok && in.kind == lockGrant && in.holder() == holder {
 			holderGrant = in
 		}
 	}
-	holderName := cmpOr(holder, "nobody")
+	holderName := cmpOr(nameOf(holder), "nobody")
 	if holderGrant != nil {
 		holderName = holderGrant.who()
 		lines = append(lines, "The holder: "+holderGrant.String()+".")

@@ -33,13 +33,15 @@ func (OnCall) Name() string { return "on-call" }
 
 // Applies implements Applicable: the history must touch the on-call rows.
 func (OnCall) Applies(events []history.Event) (bool, string) {
-	if slices.ContainsFunc(events, isOnCallOp) {
-		return true, ""
+	for i := range events {
+		if isOnCallOp(&events[i]) {
+			return true, ""
+		}
 	}
 	return false, "no operations on on-call rows (keys " + OnCallPrefix + "...)"
 }
 
-func isOnCallOp(e history.Event) bool {
+func isOnCallOp(e *history.Event) bool {
 	return (e.F == history.FRead || e.F == history.FWrite) && strings.HasPrefix(e.Key, OnCallPrefix)
 }
 
@@ -90,7 +92,7 @@ func (c OnCall) checkPaired(h *history.Paired) Verdict {
 		return r
 	}
 	for i := range h.Len() {
-		if e := h.At(i); isOnCallOp(*e) {
+		if e := h.At(i); isOnCallOp(e) {
 			row(e.Key)
 		}
 	}

@@ -133,8 +133,19 @@ func tokenParts(part string, byKey map[string][]tokenOp) []partitioned {
 func (c LockService) Porcupine(events []history.Event) (porcupine.Model, []porcupine.Operation) {
 	byKey := c.opsByKey(completed(events))
 	var parts []partitioned
+	var all [][]linOp
+	base := int32(0) // the owners are numbered across the keys: one model names them all
 	for _, k := range sortedKeys(byKey) {
-		parts = append(parts, partitioned{key: k, start: []any{lockState{}}, ops: c.lockOps(byKey[k])})
+		ops := c.lockOps(byKey[k])
+		owners := int32(0)
+		for _, o := range ops {
+			in := o.input.(*lockStep)
+			owners = max(owners, in.ownerID+1)
+			in.ownerID += base
+		}
+		base += owners
+		all = append(all, ops)
+		parts = append(parts, partitioned{key: k, start: []any{lockState{}}, ops: ops})
 	}
-	return wholeHistory(c.model(false), parts)
+	return wholeHistory(c.model(false, holderNames(all...)), parts)
 }

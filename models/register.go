@@ -210,20 +210,18 @@ func registerModel(noun string, buffered bool) porcupine.Model {
 	return registerModelIn(noun, nil)
 }
 
-// regStates is a block the register states of searches are carved from;
-// the searches of one check (one per key, one at a time) share one.
-type regStates []regState
+// regStates are the blocks the register states of searches are carved from;
+// the searches of one check (one per key, one at a time) share them.
+type regStates struct{ blocks blocks[regState] }
 
-// keep returns s in the block (a new heap copy when the block is nil).
+// keep returns s in the blocks (a new heap copy when b is nil).
 func (b *regStates) keep(s regState) *regState {
 	if b == nil {
 		return &s
 	}
-	if len(*b) == cap(*b) {
-		*b = make([]regState, 0, min(2*cap(*b)+8, 256))
-	}
-	*b = append(*b, s)
-	return &(*b)[len(*b)-1]
+	p := &b.blocks.carve(1)[0]
+	*p = s
+	return p
 }
 
 // registerModelIn is registerModel with its states carved from states (nil:

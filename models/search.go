@@ -89,6 +89,9 @@ type searchSpec struct {
 	// x (-1) or follows it (1) in every legal linearization, or cannot tell (0).
 	// -1 may also mean "either, with the same state after the batch".
 	order func(x, y linOp) int
+	// batches, when set, is the memory the batches are cut in (see
+	// cutBatchesIn); nil: memory of their own.
+	batches *batchScratch
 }
 
 // keyOutcome is the result of the search of one key.
@@ -130,10 +133,29 @@ type batch struct {
 // model's order makes the cut (a waiting client's grant must follow the
 // current grant).
 func cutBatches(ops []linOp, order func(x, y linOp) int) []batch {
-	var out []batch
-	pending := make([]linOp, 0, min(2*batchTarget, len(ops))) // reused from batch to batch
-	var next []linOp                                          // scratch for the operations a cut moves on
-	var live []int                                            // indexes in pending of the operations that may still overlap later ones
+	return cutBatchesIn(ops, order, new(batchScratch))
+}
+
+// batchScratch is the memory batches are cut in, reused by the next cut.
+type batchScratch struct {
+	// all holds the operations of every batch: each operation is in exactly
+	// one batch, so the batches are carved one after the other from it.
+	all           []linOp
+	pending, next []linOp
+	live          []int
+	batches       []batch
+	lasts         []linOp
+}
+
+// cutBatchesIn is cutBatches in bs's memory: the batches are valid until
+// the next call with bs.
+func cutBatchesIn(ops []linOp, order func(x, y linOp) int, bs *batchScratch) []batch {
+	out := bs.batches[:0]
+	all := grown(bs.all, len(ops))
+	lasts := bs.lasts[:0]
+	pending := grown(bs.pending, min(2*batchTarget, len(ops))) // reused from batch to batch
+	next := bs.next[:0]                                        // scratch for the operations a cut moves on
+	live := bs.live[:0]                                        // indexes in pending of the operations that may still overlap later ones
 	for i := 0; i < len(ops); i++ {
 		x := ops[i]
 		kept := live[:0]
@@ -150,10 +172,13 @@ func cutBatches(ops []linOp, order func(x, y linOp) int) []batch {
 			}
 			during := ops[i+1 : end]
 			if fits(x, pending, live, during, order) {
+				// pending, x and during are in no batch yet: all has room for them.
+				n := len(all)
 				var cur []linOp
-				cur, next = split(x, pending, during, order, next[:0])
-				last := x
-				out = append(out, batch{ops: cur, last: &last})
+				cur, next = split(x, pending, during, order, all[n:n:n+len(pending)+1+len(during)], next[:0])
+				all = all[:n+len(cur)]
+				lasts = append(lasts, x)
+				out = append(out, batch{ops: cur})
 				pending, live = append(pending[:0], next...), live[:0]
 				for j := range next {
 					live = append(live, j)
@@ -166,8 +191,14 @@ func cutBatches(ops []linOp, order func(x, y linOp) int) []batch {
 		live = append(live, len(pending)-1)
 	}
 	if len(pending) > 0 {
-		out = append(out, batch{ops: pending})
+		n := len(all)
+		all = append(all, pending...)
+		out = append(out, batch{ops: all[n:len(all):len(all)]})
 	}
+	for i := range lasts { // lasts no longer grows: point into it
+		out[i].last = &lasts[i]
+	}
+	bs.all, bs.pending, bs.next, bs.live, bs.batches, bs.lasts = all, pending, next, live, out, lasts
 	return out
 }
 
@@ -199,10 +230,10 @@ func fits(x linOp, pending []linOp, live []int, during []linOp, order func(x, y 
 	return true
 }
 
-// split sorts the operations around a cut at x: the batch ending in x, and
-// the operations left for the next batches (appended to next).
-func split(x linOp, before, during []linOp, order func(x, y linOp) int, next []linOp) (cur, _ []linOp) {
-	cur = make([]linOp, 0, len(before)+1+len(during))
+// split sorts the operations around a cut at x: the batch ending in x
+// (appended to cur), and the operations left for the next batches (appended
+// to next).
+func split(x linOp, before, during []linOp, order func(x, y linOp) int, cur, next []linOp) (_, _ []linOp) {
 	for _, y := range before {
 		if side(x, y, order) < 0 {
 			cur = append(cur, y)
@@ -296,7 +327,11 @@ func search(spec searchSpec, start any, ops []linOp, b Budget) keyOutcome {
 	out := keyOutcome{result: Valid}
 	w := wgls.Get().(*wgl)
 	defer w.release()
-	for _, bt := range cutBatches(ops, spec.order) {
+	bs := spec.batches
+	if bs == nil {
+		bs = new(batchScratch)
+	}
+	for _, bt := range cutBatchesIn(ops, spec.order, bs) {
 		out.batches++
 		if !deadline.IsZero() && time.Until(deadline) <= 0 {
 			return exhaustedOutcome(out, counter, "time")
@@ -366,14 +401,5 @@ func unknownWhy(out keyOutcome, b Budget) string {
 	return out.reason
 }
 
-// hashString mixes the bytes of s into h (FNV-1a).
-func hashString(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
-}
-
-// fnvOffset is the FNV-1a offset basis.
+// fnvOffset is the FNV-1a offset basis, a seed for hashes.
 const fnvOffset uint64 = 14695981039346656037

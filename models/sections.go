@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/locklab/locklab/history"
 )
@@ -182,8 +183,41 @@ func readValue(comp *history.Event, in *interner) (value, bool) {
 // in invoke order, and counts the storage operations it cannot use (reads and
 // writes without a value).
 func extractSections(ops []op, in *interner) (secs []section, unusable int) {
-	var pending procSlots // process -> index in secs of its section awaiting a write
-	secs = make([]section, 0, storageOps(ops))
+	return extractSectionsIn(ops, in, new(sectionScratch))
+}
+
+// sectionScratch is the memory of a critical-sections check: its sections
+// and their search operations, reused by the next check once the verdict
+// keeps nothing of them (sectionScratches).
+type sectionScratch struct {
+	pending procSlots
+	secs    []section
+	sets    values
+	ptrs    []*section
+	ops     []linOp
+	states  regStates
+	batches batchScratch
+}
+
+// sectionScratches keeps the scratch of critical-sections checks whose
+// verdicts point into none of it.
+var sectionScratches = sync.Pool{New: func() any { return new(sectionScratch) }}
+
+// extractSectionsIn is extractSections in sc's memory: the sections are
+// valid until the next call with sc.
+func extractSectionsIn(ops []op, in *interner, sc *sectionScratch) (secs []section, unusable int) {
+	pending := &sc.pending // process -> index in secs of its section awaiting a write
+	if pending.dense == nil {
+		pending.dense = make([]int32, 0, 64)
+	}
+	secs = grown(sc.secs, countSections(ops, pending))
+	defer func() {
+		sc.secs = secs
+		for p := range pending.dense {
+			pending.dense[p] = 0
+		}
+		clear(pending.sparse)
+	}()
 	for i := range ops {
 		o := &ops[i]
 		if f := o.Invoke.F; f != history.FRead && f != history.FWrite && f != history.FAppend {
@@ -222,15 +256,41 @@ func extractSections(ops []op, in *interner) (secs []section, unusable int) {
 	return secs, unusable
 }
 
-// storageOps is the number of reads, writes and appends in ops: each opens at
-// most one section, so extractSections allocates its sections once.
-func storageOps(ops []op) int {
+// countSections is the number of sections extractSections finds in ops, by
+// the same walk without building them, so that it allocates them once at
+// their size. pending is its scratch space (left empty).
+func countSections(ops []op, pending *procSlots) int {
 	n := 0
 	for i := range ops {
-		if f := ops[i].Invoke.F; f == history.FRead || f == history.FWrite || f == history.FAppend {
+		o := &ops[i]
+		p := o.Invoke.Process
+		f := o.Invoke.F
+		if f != history.FRead && f != history.FWrite && f != history.FAppend {
+			pending.del(p)
+			continue
+		}
+		j := pending.get(p) // the index in ops of the read of its section
+		pending.del(p)
+		switch f {
+		case history.FRead:
+			if o.Outcome() != history.OK || (o.Completion.Values == nil && o.Completion.Value == nil) {
+				continue
+			}
 			n++
+			pending.set(p, int32(i))
+		default:
+			if o.Invoke.Value == nil {
+				continue
+			}
+			if j < 0 || ops[j].Invoke.Key != o.Invoke.Key || (ops[j].Completion.Values != nil) != (f == history.FAppend) {
+				n++
+			}
 		}
 	}
+	for p := range pending.dense {
+		pending.dense[p] = 0
+	}
+	clear(pending.sparse)
 	return n
 }
 
@@ -389,19 +449,44 @@ func (c CriticalSections) Check(events []history.Event) Verdict {
 var sectionKindStats = [...]string{"no-write", "write-applied", "write-rejected", "write-outcome-unknown"}
 
 func (c CriticalSections) checkPaired(h *history.Paired) Verdict {
+	sc := sectionScratches.Get().(*sectionScratch)
+	v := c.checkIn(h, sc)
+	if v.Result != Invalid { // nothing of the sections is kept
+		sectionScratches.Put(sc)
+	}
+	return v
+}
+
+// checkIn is checkPaired with the sections and their searches in sc's memory.
+func (c CriticalSections) checkIn(h *history.Paired, sc *sectionScratch) Verdict {
 	in := newInterner()
-	secs, unusable := extractSections(h.Ops(), in)
+	secs, unusable := extractSectionsIn(h.Ops(), in, sc)
 	if len(secs) == 0 {
 		return Verdict{Result: Unknown, Reason: "no critical sections (no successful read under a lock, and no write) in the history"}
 	}
-	byKey := map[string][]*section{}
-	sets := make(values, 2*len(secs)) // every section's {from} and {to}, in one block
+	sets := grown(sc.sets, 2*len(secs))[:2*len(secs)] // every section's {from} and {to}, in one block
+	sc.sets = sets
+	oneKey := true
 	for i := range secs {
 		s := &secs[i]
 		s.noun = c.noun(s.list)
 		sets[2*i], sets[2*i+1] = s.from, s.to
 		s.fromSet, s.toSet = sets[2*i:2*i+1:2*i+1], sets[2*i+1:2*i+2:2*i+2]
-		byKey[s.key] = append(byKey[s.key], s)
+		oneKey = oneKey && s.key == secs[0].key
+	}
+	var byKey map[string][]*section
+	if oneKey { // the usual case: the sections as they are
+		ptrs := grown(sc.ptrs, len(secs))
+		for i := range secs {
+			ptrs = append(ptrs, &secs[i])
+		}
+		sc.ptrs = ptrs
+		byKey = map[string][]*section{secs[0].key: ptrs}
+	} else {
+		byKey = map[string][]*section{}
+		for i := range secs {
+			byKey[secs[i].key] = append(byKey[secs[i].key], &secs[i])
+		}
 	}
 	keys := sortedKeys(byKey)
 	stats := map[string]float64{"sections": float64(len(secs)), "keys": float64(len(keys))}
@@ -412,14 +497,17 @@ func (c CriticalSections) checkPaired(h *history.Paired) Verdict {
 		stats["unusable-operations"] = float64(unusable)
 	}
 	var unknown undecided
-	states := new(regStates) // shared by the keys' searches, one at a time
+	states := &sc.states // shared by the keys' searches, one at a time
+	states.blocks.reset()
 	for _, k := range keys {
 		list := slices.ContainsFunc(byKey[k], func(s *section) bool { return s.list })
-		ops := make([]linOp, 0, 2*len(byKey[k]))
+		ops := grown(sc.ops, 2*len(byKey[k]))
 		for _, s := range byKey[k] {
 			ops = s.appendLinOps(ops)
 		}
+		sc.ops = ops
 		spec := sectionSpecIn(c.noun(list), ops, states)
+		spec.batches = &sc.batches
 		out := search(spec, c.initial(k, list), ops, c.Budget)
 		stats["search-steps"] += float64(out.steps)
 		stats["search-batches"] += float64(out.batches)

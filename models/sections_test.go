@@ -1,10 +1,12 @@
 package models
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/history"
 )
@@ -73,5 +75,28 @@ func TestLostUpdateBehindAFenceIsExplained(t *testing.T) {
 				assert.NotContains(t, text, "fence")
 			}
 		})
+	}
+}
+
+// TestSectionsAreCountedBeforeTheyAreFound: extractSections allocates the
+// sections it finds once, at their number: countSections walks the
+// operations as extractSections does (every fixture, and synthetic histories
+// with writes of unknown outcome and lost updates).
+func TestSectionsAreCountedBeforeTheyAreFound(t *testing.T) {
+	paths, err := filepath.Glob("testdata/histories/*.txtar")
+	require.NoError(t, err)
+	histories := map[string][]history.Event{
+		"synth":         synth{ops: 2000, seed: 1}.events(),
+		"synth-unknown": synth{ops: 2000, seed: 2, unknown: 0.3, lostUpdateAt: 40}.events(),
+	}
+	for _, p := range paths {
+		histories[p] = loadFixture(t, p).events
+	}
+	for name, events := range histories {
+		ops := completed(events).Ops()
+		secs, _ := extractSections(ops, newInterner())
+		var pending procSlots
+		assert.Equal(t, len(secs), countSections(ops, &pending), name)
+		assert.Equal(t, len(secs), cap(secs), name)
 	}
 }

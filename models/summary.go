@@ -39,8 +39,10 @@ func SummarizePaired(h *history.Paired) Summary {
 	events := h.Recorded()
 	s := Summary{Ops: map[string]Counts{}, Faults: map[string]int{}, Events: len(events), AcquireSuccess: -1}
 	s.Duration = h.End()
+	// The functions are few: counted in a slice, then put in the maps.
+	var ops tally
 	for _, o := range h.Ops() {
-		c := s.Ops[o.Invoke.F]
+		c := ops.of(o.Invoke.F)
 		switch {
 		case o.Completion == nil:
 			c.Pending++
@@ -51,17 +53,64 @@ func SummarizePaired(h *history.Paired) Summary {
 		default:
 			c.Info++
 		}
-		s.Ops[o.Invoke.F] = c
 	}
+	for _, x := range ops.all {
+		s.Ops[x.f] = x.c
+	}
+	var faults tally // OK counts the starts
 	for i := range events {
 		if e := &events[i]; e.Type == history.Start {
-			s.Faults[e.F]++
+			faults.of(e.F).OK++
 		}
+	}
+	for _, x := range faults.all {
+		s.Faults[x.f] = x.c.OK
 	}
 	if a := s.Ops[history.FAcquire]; a.Total() > 0 {
 		s.AcquireSuccess = float64(a.OK) / float64(a.Total())
 	}
 	return s
+}
+
+// fnCounts are the counts of one function (SummarizePaired).
+type fnCounts struct {
+	f string
+	c Counts
+}
+
+// tally counts per function: in a slice while the functions are few (the
+// usual case), indexed by a map beyond.
+type tally struct {
+	all   []fnCounts
+	index map[string]int
+}
+
+// tallyMax is the number of functions from which a tally indexes them.
+const tallyMax = 16
+
+// of is the counts of f, added when missing.
+func (t *tally) of(f string) *Counts {
+	if t.index != nil {
+		if i, ok := t.index[f]; ok {
+			return &t.all[i].c
+		}
+	} else {
+		for i := range t.all {
+			if t.all[i].f == f {
+				return &t.all[i].c
+			}
+		}
+	}
+	t.all = append(t.all, fnCounts{f: f})
+	if t.index != nil {
+		t.index[f] = len(t.all) - 1
+	} else if len(t.all) > tallyMax {
+		t.index = make(map[string]int, 2*len(t.all))
+		for i, x := range t.all {
+			t.index[x.f] = i
+		}
+	}
+	return &t.all[len(t.all)-1].c
 }
 
 // Functions lists the functions in the summary, sorted.

@@ -18,16 +18,37 @@ import (
 type Visualization struct {
 	model porcupine.Model
 	info  porcupine.LinearizationInfo
-	// build, when set, makes info on first use: a visualization is only
-	// rendered when a report is written, and most runs are never written.
-	build func() porcupine.LinearizationInfo
+	// build, when set, makes info on first use (false: the analysis ran out
+	// of its time budget): a visualization is only rendered when a report is
+	// written, and most runs are never written.
+	build func() (porcupine.LinearizationInfo, bool)
 	once  sync.Once
+	ok    bool
 }
+
+// made makes the visualization's content on first use and reports whether
+// there is any.
+func (v *Visualization) made() bool {
+	v.once.Do(func() {
+		if v.build == nil {
+			v.ok = true
+			return
+		}
+		v.info, v.ok = v.build()
+	})
+	return v.ok
+}
+
+// Available reports whether the visualization can be rendered: false when
+// the analysis behind it ran out of the check's time budget (a step budget
+// cannot run out: the analysis takes the steps the check's search took). The
+// analysis runs on the first call of Available or WriteHTML.
+func (v *Visualization) Available() bool { return v != nil && v.made() }
 
 // WriteHTML writes the visualization as a self-contained HTML page.
 func (v *Visualization) WriteHTML(w io.Writer) error {
-	if v.build != nil {
-		v.once.Do(func() { v.info = v.build() })
+	if !v.made() {
+		return fmt.Errorf("porcupine visualization: the analysis ran out of its time budget")
 	}
 	if err := porcupine.Visualize(v.model, v.info, w); err != nil {
 		return fmt.Errorf("porcupine visualization: %w", err)
@@ -48,23 +69,22 @@ func (an analysis) visualization(spec searchSpec, events []history.Event) *Visua
 
 // visualize is the visualization of the illegal batch (start, batch) of a
 // search with budget b: made from an when the explanation needed the
-// analysis (an not nil), otherwise on first use. The analysis takes the
-// steps the search took on the batch (the same algorithm), within the same
-// step budget, so only a time budget can make it fail: with one, it is made
-// now, and a failed analysis has no visualization, as before.
+// analysis (an not nil; nil when that analysis failed), otherwise on first
+// use. The analysis takes the steps the search took on the batch (the same
+// algorithm), within the same step budget, so only a time budget can make
+// it fail: the visualization is then not Available.
 func visualize(spec searchSpec, start any, batch []linOp, b Budget, events []history.Event, an *analysis) *Visualization {
-	if an == nil && b.Time > 0 {
-		a := analyze(spec, start, batch, b)
-		an = &a
-	}
 	if an != nil {
 		return an.visualization(spec, events)
 	}
-	return &Visualization{model: spec.model, build: func() porcupine.LinearizationInfo {
+	return &Visualization{model: spec.model, build: func() (porcupine.LinearizationInfo, bool) {
 		a := analyze(spec, start, batch, b)
+		if !a.ok {
+			return porcupine.LinearizationInfo{}, false
+		}
 		info := a.info
 		info.AddAnnotations(nemesisAnnotations(events, a.ops))
-		return info
+		return info, true
 	}}
 }
 

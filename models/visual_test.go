@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,8 +27,9 @@ func sortedPartials(v *Visualization) []string {
 }
 
 // TestVisualizationIsMadeOnFirstUse: an invalid verdict's visualization is
-// analysed only when it is written, and then holds what the analysis made
-// at once holds; with a time budget it is made at once.
+// analysed only when it is written (or asked whether it is available), with
+// or without a time budget, and then holds what the analysis made at once
+// holds.
 func TestVisualizationIsMadeOnFirstUse(t *testing.T) {
 	events := synth{ops: 400, seed: 3, lostUpdateAt: 35, inversionAt: 35}.events()
 	for _, c := range []Check{CriticalSections{Initial: history.Ptr(int64(0))}, LockService{Leases: true}, FencingTokens{StorageFenced: true}} {
@@ -41,22 +43,50 @@ func TestVisualizationIsMadeOnFirstUse(t *testing.T) {
 			require.NoError(t, lazy.WriteHTML(&html))
 			assert.Contains(t, html.String(), "<html")
 
-			var eager *Visualization
+			var timed *Visualization
 			switch c := c.(type) {
 			case CriticalSections:
 				c.Budget.Time = time.Hour
-				eager = Run(c, events).Visualization
+				timed = Run(c, events).Visualization
 			case LockService:
 				c.Budget.Time = time.Hour
-				eager = Run(c, events).Visualization
+				timed = Run(c, events).Visualization
 			case FencingTokens:
 				c.Budget.Time = time.Hour
-				eager = Run(c, events).Visualization
+				timed = Run(c, events).Visualization
 			}
-			require.NotNil(t, eager)
-			assert.Nil(t, eager.build, "a time budget analyses at once")
-			assert.Equal(t, sortedPartials(eager), sortedPartials(lazy))
-			assert.Equal(t, len(eager.info.PartialLinearizations()), len(lazy.info.PartialLinearizations()))
+			require.NotNil(t, timed)
+			require.NotNil(t, timed.build, "a time budget does not analyse at once either")
+			require.True(t, timed.Available())
+			eager := analyzedVisualization(t, c, events)
+			for _, v := range []*Visualization{lazy, timed} {
+				assert.Equal(t, sortedPartials(eager), sortedPartials(v))
+				assert.Equal(t, len(eager.info.PartialLinearizations()), len(v.info.PartialLinearizations()))
+			}
 		})
 	}
+}
+
+// analyzedVisualization is the visualization of c's invalid verdict on events
+// made from an analysis run at once, as an explanation that needs the
+// analysis makes it.
+func analyzedVisualization(t *testing.T, c Check, events []history.Event) *Visualization {
+	t.Helper()
+	v := Run(c, events).Visualization
+	require.NotNil(t, v)
+	require.NotNil(t, v.build)
+	info, ok := v.build()
+	require.True(t, ok)
+	return &Visualization{model: v.model, info: info}
+}
+
+// TestAVisualizationWhoseAnalysisFailedIsNotAvailable: a visualization whose
+// analysis runs out of its time budget is not available, and writing it says
+// why.
+func TestAVisualizationWhoseAnalysisFailedIsNotAvailable(t *testing.T) {
+	v := &Visualization{build: func() (porcupine.LinearizationInfo, bool) { return porcupine.LinearizationInfo{}, false }}
+	assert.False(t, v.Available())
+	require.ErrorContains(t, v.WriteHTML(&bytes.Buffer{}), "time budget")
+	var none *Visualization
+	assert.False(t, none.Available())
 }

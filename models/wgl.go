@@ -25,6 +25,7 @@ type wgl struct {
 	nodes   []wglNode
 	match   []int32
 	rets    []int32
+	packed  []uint64 // scratch of sortReturns
 	// cache is the memo: its buckets are chains in cached, by hash.
 	cache  map[uint64]int32
 	cached []wglCached
@@ -52,11 +53,13 @@ func (a wglEntries) Less(i, j int) bool {
 	return a[i].isCall && !a[j].isCall
 }
 
+// wglNode is an entry in the doubly linked list of a search, by index in
+// the list's nodes (node i+1 is entry i, node 0 the head; -1: none), so that
+// the list holds no pointers.
 type wglNode struct {
-	value      any
-	match      *wglNode // the return of a call; nil for a return
-	id         int
-	next, prev *wglNode
+	match      int32 // the return of a call; -1 for a return
+	id         int32
+	next, prev int32
 }
 
 type wglCached struct {
@@ -66,7 +69,7 @@ type wglCached struct {
 }
 
 type wglCall struct {
-	entry *wglNode
+	entry int32
 	state any
 }
 
@@ -130,21 +133,8 @@ func (w *wgl) layoutMerged(start any, ops []linOp, end int64) bool {
 		}
 		prev = ops[i].call
 	}
-	w.rets = w.rets[:0]
-	for k := range len(ops) + 1 {
-		w.rets = append(w.rets, int32(k))
-	}
-	sorted := true // usual: the operations return in the order they were called
-	for j := 1; j < len(w.rets) && sorted; j++ {
-		sorted = retTime(w.rets[j-1]) < retTime(w.rets[j])
-	}
-	if !sorted { // (already sorted with no ties: sorting changes nothing)
-		slices.SortFunc(w.rets, func(a, b int32) int { return cmp.Compare(retTime(a), retTime(b)) })
-	}
-	for j := 1; j < len(w.rets); j++ {
-		if retTime(w.rets[j]) == retTime(w.rets[j-1]) {
-			return false
-		}
+	if !w.sortReturns(len(ops)+1, retTime) {
+		return false
 	}
 	w.entries = w.entries[:0]
 	i, j := 0, 0 // next call (0: the start operation), next return
@@ -169,6 +159,53 @@ func (w *wgl) layoutMerged(start any, ops []linOp, end int64) bool {
 	return true
 }
 
+// sortReturns sets rets to the operations 0..n-1 by return time (retTime),
+// and reports false when two of them return at the same time. The times are
+// packed with the operations into integers and sorted as such when they fit
+// (no two times tie, so the order is the one by time alone).
+func (w *wgl) sortReturns(n int, retTime func(k int32) int64) bool {
+	w.rets = w.rets[:0]
+	w.packed = w.packed[:0]
+	packs := n < 1<<31
+	for k := range int32(n) {
+		w.rets = append(w.rets, k)
+		t := retTime(k) + 1 // -1 for the start operation
+		packs = packs && t >= 0 && t < 1<<31
+		if packs {
+			w.packed = append(w.packed, uint64(t)<<32|uint64(k))
+		}
+	}
+	if packs {
+		sorted := true // usual: the operations return in the order they were called
+		for j := 1; j < len(w.packed) && sorted; j++ {
+			sorted = w.packed[j-1] < w.packed[j]
+		}
+		if !sorted {
+			slices.Sort(w.packed)
+		}
+		for j, p := range w.packed {
+			if j > 0 && p>>32 == w.packed[j-1]>>32 {
+				return false
+			}
+			w.rets[j] = int32(p & (1<<32 - 1))
+		}
+		return true
+	}
+	sorted := true
+	for j := 1; j < len(w.rets) && sorted; j++ {
+		sorted = retTime(w.rets[j-1]) < retTime(w.rets[j])
+	}
+	if !sorted { // (already sorted with no ties: sorting changes nothing)
+		slices.SortFunc(w.rets, func(a, b int32) int { return cmp.Compare(retTime(a), retTime(b)) })
+	}
+	for j := 1; j < len(w.rets); j++ {
+		if retTime(w.rets[j]) == retTime(w.rets[j-1]) {
+			return false
+		}
+	}
+	return true
+}
+
 // check searches the batch (start, ops) with model, whose Step counter
 // counts and bounds the steps; deadline (if not zero) bounds the time.
 func (w *wgl) check(model porcupine.Model, counter *stepCounter, start any, ops []linOp, deadline time.Time) wglResult {
@@ -183,28 +220,26 @@ func (w *wgl) check(model porcupine.Model, counter *stepCounter, start any, ops 
 		w.nodes = make([]wglNode, len(w.entries)+1)
 	}
 	nodes := w.nodes[:len(w.entries)+1]
-	clear(nodes)
 	if cap(w.match) < n {
 		w.match = make([]int32, n)
 	}
 	match := w.match[:n]
 	for i, e := range w.entries {
-		nd := &nodes[i+1]
-		nd.value, nd.id = e.value, e.id
+		nodes[i+1] = wglNode{match: -1, id: int32(e.id), next: int32(i + 2), prev: int32(i)}
 		if !e.isCall {
 			match[e.id] = int32(i + 1)
 		}
 	}
 	for i, e := range w.entries {
 		if e.isCall {
-			nodes[i+1].match = &nodes[match[e.id]]
+			nodes[i+1].match = match[e.id]
 		}
 	}
-	for i := range len(nodes) - 1 {
-		nodes[i].next, nodes[i+1].prev = &nodes[i+1], &nodes[i]
+	nodes[0] = wglNode{match: -1, id: -1, next: 1, prev: -1}
+	if len(nodes) == 1 {
+		nodes[0].next = -1
 	}
-	head := &nodes[0]
-	head.id = -1
+	nodes[len(nodes)-1].next = -1
 
 	words := (n + 63) / 64
 	linearized := make([]uint64, words)
@@ -219,21 +254,22 @@ func (w *wgl) check(model porcupine.Model, counter *stepCounter, start any, ops 
 	defer func() { w.calls = calls[:0] }()
 
 	state := model.Init()
-	entry := head.next
-	for iter := 0; head.next != nil; iter++ {
+	entry := nodes[0].next
+	for iter := 0; nodes[0].next >= 0; iter++ {
 		if !deadline.IsZero() && iter&255 == 0 && !time.Now().Before(deadline) {
 			return wglTimedOut
 		}
-		if entry.match != nil {
-			ok, next := model.Step(state, entry.value, nil)
+		e := &nodes[entry]
+		if e.match >= 0 {
+			ok, next := model.Step(state, w.entries[entry-1].value, nil)
 			if !ok {
 				if counter.exhausted.Load() {
 					return wglIllegal // every later step fails too: the search is over
 				}
-				entry = entry.next
+				entry = e.next
 				continue
 			}
-			linearized[entry.id/64] |= 1 << (entry.id % 64)
+			linearized[e.id/64] |= 1 << (e.id % 64)
 			key := bitsHash(linearized)
 			if model.Hash != nil {
 				key ^= model.Hash(next)
@@ -243,16 +279,16 @@ func (w *wgl) check(model porcupine.Model, counter *stepCounter, start any, ops 
 				bucket = -1
 			}
 			if w.seen(bucket, linearized, next, equal) {
-				linearized[entry.id/64] &^= 1 << (entry.id % 64)
-				entry = entry.next
+				linearized[e.id/64] &^= 1 << (e.id % 64)
+				entry = e.next
 				continue
 			}
 			w.cache[key] = int32(len(w.cached))
 			w.cached = append(w.cached, wglCached{linearized: w.clone(linearized), state: next, next: bucket})
 			calls = append(calls, wglCall{entry: entry, state: state})
 			state = next
-			lift(entry)
-			entry = head.next
+			lift(nodes, entry)
+			entry = nodes[0].next
 			continue
 		}
 		if len(calls) == 0 {
@@ -260,10 +296,11 @@ func (w *wgl) check(model porcupine.Model, counter *stepCounter, start any, ops 
 		}
 		top := calls[len(calls)-1]
 		entry, state = top.entry, top.state
-		linearized[entry.id/64] &^= 1 << (entry.id % 64)
+		id := nodes[entry].id
+		linearized[id/64] &^= 1 << (id % 64)
 		calls = calls[:len(calls)-1]
-		unlift(entry)
-		entry = entry.next
+		unlift(nodes, entry)
+		entry = nodes[entry].next
 	}
 	return wglOK
 }
@@ -311,24 +348,28 @@ func bitsEqual(a, b []uint64) bool {
 	return true
 }
 
-func lift(e *wglNode) {
-	e.prev.next = e.next
-	e.next.prev = e.prev
-	m := e.match
-	m.prev.next = m.next
-	if m.next != nil {
-		m.next.prev = m.prev
+// lift takes the call at node e and its return out of the list.
+func lift(nodes []wglNode, e int32) {
+	n := &nodes[e]
+	nodes[n.prev].next = n.next
+	nodes[n.next].prev = n.prev
+	m := &nodes[n.match]
+	nodes[m.prev].next = m.next
+	if m.next >= 0 {
+		nodes[m.next].prev = m.prev
 	}
 }
 
-func unlift(e *wglNode) {
-	m := e.match
-	m.prev.next = m
-	if m.next != nil {
-		m.next.prev = m
+// unlift puts the call at node e and its return back into the list.
+func unlift(nodes []wglNode, e int32) {
+	n := &nodes[e]
+	m := &nodes[n.match]
+	nodes[m.prev].next = n.match
+	if m.next >= 0 {
+		nodes[m.next].prev = n.match
 	}
-	e.prev.next = e
-	e.next.prev = e
+	nodes[n.prev].next = e
+	nodes[n.next].prev = e
 }
 
 // wgls keeps searchers for reuse: their buffers outlive a search.
@@ -337,7 +378,6 @@ var wgls = sync.Pool{New: func() any { return new(wgl) }}
 // release clears what the searcher holds of the last search and pools it.
 func (w *wgl) release() {
 	clear(w.entries)
-	clear(w.nodes)
 	clear(w.cached)
 	w.cached = w.cached[:0]
 	clear(w.calls[:cap(w.calls)])
