@@ -47,7 +47,7 @@ type Node struct {
 	paused      bool
 	down        bool
 	incarnation uint32
-	deferred    []event
+	deferred    []uint32 // the queue slots of the events deferred by a pause
 	timers      []timerRef
 	procs       []*Proc
 	inbox       []Message
@@ -247,12 +247,10 @@ func (n *Node) Resume() {
 		return
 	}
 	n.paused = false
-	deferred := n.deferred
-	for i := range deferred {
-		n.w.requeue(n.w.now, &deferred[i])
+	for _, slot := range n.deferred {
+		n.w.requeue(n.w.now, slot)
 	}
-	clear(deferred)
-	n.deferred = deferred[:0]
+	n.deferred = n.deferred[:0]
 }
 
 // Crash takes the node down: its processes are killed, its timers cancelled,
@@ -264,7 +262,12 @@ func (n *Node) Crash() {
 	}
 	n.down = true
 	n.paused = false
-	n.deferred = nil
+	if !n.w.closed {
+		for _, slot := range n.deferred {
+			n.w.queue.release(slot)
+		}
+	}
+	n.deferred = n.deferred[:0]
 	n.crashCount++
 	for _, r := range n.timers {
 		r.t.done = true

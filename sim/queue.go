@@ -187,8 +187,8 @@ func (q *eventQueue) len() int { return q.n }
 // meaningful, the others may hold what an earlier event left. at must not be
 // earlier than the last entry popped.
 func (q *eventQueue) push(at time.Duration, seq uint64) *event {
-	if seq > maxSeq {
-		panic(fmt.Sprintf("sim: more than %d events scheduled in one world", uint64(maxSeq)))
+	if q.slots == nil {
+		q.reuse()
 	}
 	var slot uint32
 	if n := len(q.free); n > 0 {
@@ -200,6 +200,15 @@ func (q *eventQueue) push(at time.Duration, seq uint64) *event {
 		}
 		slot = uint32(len(q.slots))
 		q.slots = append(q.slots, event{})
+	}
+	return q.pushSlot(at, seq, slot)
+}
+
+// pushSlot queues the event in slot (taken, and not queued) due at at with
+// sequence number seq, and returns it.
+func (q *eventQueue) pushSlot(at time.Duration, seq uint64, slot uint32) *event {
+	if seq > maxSeq {
+		panic(fmt.Sprintf("sim: more than %d events scheduled in one world", uint64(maxSeq)))
 	}
 	x := entry{at: at, key: seq<<slotBits | uint64(slot)}
 	q.n++
@@ -286,30 +295,46 @@ func (q *eventQueue) popBy(limit time.Duration) (at time.Duration, slot uint32, 
 // release frees the slot of an event that has run.
 func (q *eventQueue) release(slot uint32) { q.free = append(q.free, slot) }
 
-// reset drops every pending event. The wheel's buckets, emptied, go back to
-// a pool for the next world's queue (a wheel is 96 KiB: a sweep makes one
-// per run).
+// reset drops every pending event. The queue's memory (the wheel's emptied
+// buckets, the slab of slots cleared, the heap and the free list) goes back
+// to a pool for the next world's queue: a sweep makes one per run.
 func (q *eventQueue) reset() {
-	if q.buckets != nil {
+	if q.buckets != nil || q.slots != nil {
 		for i := range q.buckets {
 			q.buckets[i].items, q.buckets[i].head = q.buckets[i].items[:0], 0
 		}
-		b := q.buckets
-		bucketPool.Put(&b)
+		clear(q.slots)
+		queuePool.Put(&queueMem{buckets: q.buckets, slots: q.slots[:0], free: q.free[:0], over: q.over[:0]})
 	}
 	*q = eventQueue{}
 }
 
-// bucketPool holds the empty wheels of closed worlds.
-var bucketPool sync.Pool
+// queueMem is the memory of a closed world's queue.
+type queueMem struct {
+	buckets []bucket
+	slots   []event
+	free    []uint32
+	over    heap4
+}
 
-// newBuckets returns an empty wheel: a closed world's, or a new one whose
-// buckets start with room for bucketRoom entries carved from one array (one
-// allocation instead of one per bucket).
-func newBuckets() []bucket {
-	if b, ok := bucketPool.Get().(*[]bucket); ok {
-		return *b
+// queuePool holds the memory of closed worlds' queues.
+var queuePool sync.Pool
+
+// reuse gives an empty queue the memory of a closed world's, if the pool
+// has one.
+func (q *eventQueue) reuse() {
+	if m, ok := queuePool.Get().(*queueMem); ok {
+		q.buckets, q.slots, q.free, q.over = m.buckets, m.slots, m.free, m.over
 	}
+	if q.slots == nil {
+		q.slots = make([]event, 0, 64)
+	}
+}
+
+// newBuckets returns an empty wheel whose buckets start with room for
+// bucketRoom entries carved from one array (one allocation instead of one
+// per bucket).
+func newBuckets() []bucket {
 	buckets := make([]bucket, wheelSize)
 	room := make([]entry, wheelSize*bucketRoom)
 	for i := range buckets {

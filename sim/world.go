@@ -119,18 +119,15 @@ func (w *World) newEvent(t time.Duration, kind eventKind, n *Node) *event {
 	return e
 }
 
-// requeue queues a copy of e (an event deferred by a pause) at true time t,
-// stamped with its node's current incarnation.
-func (w *World) requeue(t time.Duration, e *event) {
+// requeue queues again, at true time t, the event in slot (deferred by a
+// pause: its slot was kept), stamped with its node's current incarnation.
+func (w *World) requeue(t time.Duration, slot uint32) {
 	if w.closed {
 		return
 	}
 	w.seq++
-	slot := w.queue.push(t, w.seq)
-	*slot = *e
-	if e.node != nil {
-		slot.inc = e.node.incarnation
-	}
+	e := w.queue.pushSlot(t, w.seq, slot)
+	e.inc = e.node.incarnation
 }
 
 // Step executes the next event and reports whether there was one.
@@ -151,24 +148,28 @@ func (w *World) stepBy(limit time.Duration) bool {
 	}
 	w.now = at
 	w.processed++
-	w.dispatch(&w.queue.slots[slot])
-	if !w.closed {
+	if w.dispatch(slot) && !w.closed {
 		w.queue.release(slot)
 	}
 	return true
 }
 
-func (w *World) dispatch(e *event) {
+// dispatch runs the event in slot if its node's state lets it, and reports
+// whether the slot is free again: the event of a paused node keeps its slot
+// until the node resumes (Node.Resume queues it again).
+func (w *World) dispatch(slot uint32) bool {
+	e := &w.queue.slots[slot]
 	if n := e.node; n != nil {
 		if n.down || n.incarnation != e.inc {
-			return
+			return true
 		}
 		if n.paused {
-			n.deferred = append(n.deferred, *e)
-			return
+			n.deferred = append(n.deferred, slot)
+			return false
 		}
 	}
 	e.run()
+	return true
 }
 
 // run executes an event that passed its node's gate.
