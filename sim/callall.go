@@ -53,7 +53,7 @@ func (p *Proc) CallAllInto(reqs []Request, timeout time.Duration, out []Response
 	mc.left = len(reqs)
 	for i, r := range reqs {
 		mc.ids[i] = n.w.nextMsgID()
-		n.w.net.send(Message{ID: mc.ids[i], From: n.id, To: r.To, Body: r.Body})
+		n.w.net.send(&Message{ID: mc.ids[i], From: n.id, To: r.To, Body: r.Body})
 	}
 	if len(reqs) > 0 {
 		tok := p.newWait()

@@ -162,10 +162,10 @@ func (net *Network) link(st *linkState) *Link {
 	return &net.def
 }
 
-// send puts m on the wire from its sender.
-func (net *Network) send(m Message) {
+// send puts m on the wire from its sender. m is copied: the caller's may
+// live on its stack.
+func (net *Network) send(m *Message) {
 	net.stats.Sent++
-	from, to := net.w.nodes[m.From], net.w.nodes[m.To]
 	st := net.state(m.From, m.To)
 	if st.blocked {
 		net.stats.Dropped++
@@ -173,18 +173,11 @@ func (net *Network) send(m Message) {
 	}
 	var extra time.Duration
 	if len(net.rules) > 0 {
-		net.pruneRules()
-	}
-	for _, r := range net.rules {
-		if !net.applies(r, from, to, m) {
-			continue
-		}
-		r.used++
-		if r.Drop {
+		var drop bool
+		if extra, drop = net.applyRules(m); drop {
 			net.stats.Dropped++
 			return
 		}
-		extra += r.Delay
 	}
 	l := net.link(st)
 	if l.Loss > 0 && net.rand.Float64() < l.Loss {
@@ -196,6 +189,24 @@ func (net *Network) send(m Message) {
 		net.stats.Duplicated++
 		net.deliverAfter(st, l, m, extra)
 	}
+}
+
+// applyRules applies the rules to m, in order: the delay they add up to, or
+// drop when one of them drops it.
+func (net *Network) applyRules(m *Message) (extra time.Duration, drop bool) {
+	net.pruneRules()
+	from, to := net.w.nodes[m.From], net.w.nodes[m.To]
+	for _, r := range net.rules {
+		if !net.applies(r, from, to, m) {
+			continue
+		}
+		r.used++
+		if r.Drop {
+			return 0, true
+		}
+		extra += r.Delay
+	}
+	return extra, false
 }
 
 // pruneRules drops the rules that can never apply again (removed, used up,
@@ -211,17 +222,17 @@ func (net *Network) pruneRules() {
 	net.rules = live
 }
 
-func (net *Network) applies(r *Rule, from, to *Node, m Message) bool {
+func (net *Network) applies(r *Rule, from, to *Node, m *Message) bool {
 	if r.removed || (r.Count > 0 && r.used >= r.Count) || (r.Until > 0 && net.w.now >= r.Until) {
 		return false
 	}
 	if (r.From != nil && r.From != from) || (r.To != nil && r.To != to) {
 		return false
 	}
-	return r.Match == nil || r.Match(m)
+	return r.Match == nil || r.Match(*m)
 }
 
-func (net *Network) deliverAfter(st *linkState, l *Link, m Message, extra time.Duration) {
+func (net *Network) deliverAfter(st *linkState, l *Link, m *Message, extra time.Duration) {
 	at := net.w.now + time.Duration(Uniform(net.rand, int64(l.LatencyMin), int64(l.LatencyMax))) + extra
 	reordered := l.Reorder > 0 && net.rand.Float64() < l.Reorder
 	if reordered {
@@ -233,7 +244,7 @@ func (net *Network) deliverAfter(st *linkState, l *Link, m Message, extra time.D
 		st.lastAt = at
 	}
 	e := net.w.newEvent(at, kindDeliver, net.w.nodes[m.To])
-	e.msg = m
+	e.msg = *m
 }
 
 // arrive is the delivery of m to the node to when it comes due: dropped if its
@@ -250,13 +261,13 @@ func (net *Network) arrive(to *Node, m *Message) {
 // Send sends body from n to the node to. It returns the message's ID.
 func (n *Node) Send(to NodeID, body any) uint64 {
 	id := n.w.nextMsgID()
-	n.w.net.send(Message{ID: id, From: n.id, To: to, Body: body})
+	n.w.net.send(&Message{ID: id, From: n.id, To: to, Body: body})
 	return id
 }
 
 // Reply answers the request req with body.
 func (n *Node) Reply(req Message, body any) {
-	n.w.net.send(Message{ID: n.w.nextMsgID(), ReplyTo: req.ID, From: n.id, To: req.From, Body: body})
+	n.w.net.send(&Message{ID: n.w.nextMsgID(), ReplyTo: req.ID, From: n.id, To: req.From, Body: body})
 }
 
 // deliver hands a message that arrived to the process awaiting it, the handler,

@@ -247,7 +247,7 @@ func (q *eventQueue) first() int {
 		return w<<6 | bits.TrailingZeros64(m)
 	}
 	for k := 1; k <= wheelWords; k++ {
-		ww := (w + k) % wheelWords
+		ww := (w + k) & (wheelWords - 1)
 		if m := q.used[ww]; m != 0 {
 			return ww<<6 | bits.TrailingZeros64(m)
 		}
@@ -268,25 +268,28 @@ func (q *eventQueue) pop() (time.Duration, uint32) {
 // popped) if it is due later. RunUntil uses it to find the next entry once per
 // event instead of twice (peek, then pop).
 func (q *eventQueue) popBy(limit time.Duration) (at time.Duration, slot uint32, ok bool) {
-	var x entry
-	i := q.first()
-	if i >= 0 && (len(q.over) == 0 || q.buckets[i].items[q.buckets[i].head].before(q.over[0])) {
+	if i := q.first(); i >= 0 {
 		b := &q.buckets[i]
-		x = b.items[b.head]
-		if x.at > limit {
-			return 0, 0, false
+		if x := b.items[b.head]; len(q.over) == 0 || x.before(q.over[0]) {
+			if x.at > limit {
+				return 0, 0, false
+			}
+			b.head++
+			if b.head == len(b.items) {
+				b.items, b.head = b.items[:0], 0
+				q.used[i>>6] &^= 1 << (i & 63)
+			}
+			return q.popped(x)
 		}
-		b.head++
-		if b.head == len(b.items) {
-			b.items, b.head = b.items[:0], 0
-			q.used[i>>6] &^= 1 << (i & 63)
-		}
-	} else {
-		if q.over[0].at > limit {
-			return 0, 0, false
-		}
-		x = q.over.pop()
 	}
+	if q.over[0].at > limit {
+		return 0, 0, false
+	}
+	return q.popped(q.over.pop())
+}
+
+// popped accounts for x, just removed.
+func (q *eventQueue) popped(x entry) (time.Duration, uint32, bool) {
 	q.n--
 	q.cur = int64(x.at) >> wheelShift
 	return x.at, uint32(x.key & (maxSlots - 1)), true
