@@ -173,7 +173,8 @@ type eventQueue struct {
 	over    heap4
 	buckets []bucket // wheelSize, allocated on first use
 	used    [wheelWords]uint64
-	cur     int64 // the span of the last entry popped
+	words   uint64 // bit w: used[w] is not zero
+	cur     int64  // the span of the last entry popped
 	n       int
 	slots   []event
 	free    []uint32
@@ -236,6 +237,7 @@ func (q *eventQueue) toWheel(x entry, i int) {
 	items[j] = x
 	b.items = items
 	q.used[i>>6] |= 1 << (i & 63)
+	q.words |= 1 << (i >> 6)
 }
 
 // first is the index of the wheel's first non-empty bucket in window order
@@ -246,13 +248,17 @@ func (q *eventQueue) first() int {
 	if m := q.used[w] &^ (1<<(start&63) - 1); m != 0 {
 		return w<<6 | bits.TrailingZeros64(m)
 	}
-	for k := 1; k <= wheelWords; k++ {
-		ww := (w + k) & (wheelWords - 1)
-		if m := q.used[ww]; m != 0 {
-			return ww<<6 | bits.TrailingZeros64(m)
-		}
+	// The words after w, then from the first (w's entries before start
+	// included): the first word with entries in that order.
+	ws := q.words
+	if after := ws &^ (1<<(w+1) - 1); after != 0 {
+		ws = after
 	}
-	return -1
+	if ws == 0 {
+		return -1
+	}
+	ww := bits.TrailingZeros64(ws)
+	return ww<<6 | bits.TrailingZeros64(q.used[ww])
 }
 
 // pop removes the next entry and returns its due time and the slot of its
@@ -277,7 +283,9 @@ func (q *eventQueue) popBy(limit time.Duration) (at time.Duration, slot uint32, 
 			b.head++
 			if b.head == len(b.items) {
 				b.items, b.head = b.items[:0], 0
-				q.used[i>>6] &^= 1 << (i & 63)
+				if q.used[i>>6] &^= 1 << (i & 63); q.used[i>>6] == 0 {
+					q.words &^= 1 << (i >> 6)
+				}
 			}
 			return q.popped(x)
 		}
