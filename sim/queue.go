@@ -202,11 +202,22 @@ func (q *eventQueue) push(at time.Duration, seq uint64) *event {
 		slot = uint32(len(q.slots))
 		q.slots = append(q.slots, event{})
 	}
-	return q.pushSlot(at, seq, slot)
+	if seq > maxSeq {
+		panic(fmt.Sprintf("sim: more than %d events scheduled in one world", uint64(maxSeq)))
+	}
+	x := entry{at: at, key: seq<<slotBits | uint64(slot)}
+	q.n++
+	if span := int64(at) >> wheelShift; span < q.cur+wheelSize {
+		q.toWheel(x, int(span&(wheelSize-1)))
+	} else {
+		q.over.push(x)
+	}
+	return &q.slots[slot]
 }
 
 // pushSlot queues the event in slot (taken, and not queued) due at at with
-// sequence number seq, and returns it.
+// sequence number seq, and returns it: push for a slot already taken (push
+// does the same in line).
 func (q *eventQueue) pushSlot(at time.Duration, seq uint64, slot uint32) *event {
 	if seq > maxSeq {
 		panic(fmt.Sprintf("sim: more than %d events scheduled in one world", uint64(maxSeq)))

@@ -154,7 +154,8 @@ func (w *World) stepBy(limit time.Duration) bool {
 	return true
 }
 
-// dispatch runs the event in slot if its node's state lets it, and reports
+// dispatch runs the event in slot if its node's state lets it (a message
+// delivered, a timer fired, a process woken, a function called), and reports
 // whether the slot is free again: the event of a paused node keeps its slot
 // until the node resumes (Node.Resume queues it again).
 func (w *World) dispatch(slot uint32) bool {
@@ -168,22 +169,17 @@ func (w *World) dispatch(slot uint32) bool {
 			return false
 		}
 	}
-	e.run()
-	return true
-}
-
-// run executes an event that passed its node's gate.
-func (e *event) run() {
 	switch e.kind {
 	case kindFunc:
 		e.fn()
 	case kindDeliver:
-		e.node.w.net.arrive(e.node, &e.msg)
+		w.net.arrive(e.node, &e.msg)
 	case kindTimer:
 		e.timer.fire(e.gen)
 	case kindWake:
 		e.proc.wake(e.tok)
 	}
+	return true
 }
 
 // RunUntil executes events in order until true time t is reached or the queue
@@ -193,7 +189,12 @@ func (e *event) run() {
 func (w *World) RunUntil(t time.Duration) {
 	w.stopped = false
 	for !w.stopped && w.stepBy(t) {
-		w.observe()
+		if o := w.obs; o != nil {
+			if o.left--; o.left == 0 {
+				o.left = o.every
+				o.fn()
+			}
+		}
 	}
 	if t > w.now && !w.stopped {
 		w.now = t
