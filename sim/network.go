@@ -65,12 +65,13 @@ type linkState struct {
 
 // Network carries messages between nodes.
 type Network struct {
-	w     *World
-	def   Link
-	table [][]linkState // [from][to], grown as nodes are used
-	rules []*Rule
-	rand  *rand.Rand
-	stats NetStats
+	w       *World
+	def     Link
+	table   [][]linkState // [from][to], grown as nodes are used
+	blocked int           // how many links are cut
+	rules   []*Rule
+	rand    *rand.Rand
+	stats   NetStats
 }
 
 // NetStats counts messages.
@@ -110,16 +111,26 @@ func (net *Network) SetDefaultLink(l Link) { net.def = l }
 
 // Block cuts the directed link from -> to: messages sent on it, or in flight
 // on it, are dropped until Unblock.
-func (net *Network) Block(from, to *Node) { net.state(from.id, to.id).blocked = true }
+func (net *Network) Block(from, to *Node) {
+	if st := net.state(from.id, to.id); !st.blocked {
+		st.blocked = true
+		net.blocked++
+	}
+}
 
 // Unblock restores the directed link from -> to.
-func (net *Network) Unblock(from, to *Node) { net.state(from.id, to.id).blocked = false }
+func (net *Network) Unblock(from, to *Node) {
+	if st := net.state(from.id, to.id); st.blocked {
+		st.blocked = false
+		net.blocked--
+	}
+}
 
 // Blocked reports whether the directed link from -> to is cut.
 func (net *Network) Blocked(from, to *Node) bool { return net.isBlocked(from.id, to.id) }
 
 func (net *Network) isBlocked(from, to NodeID) bool {
-	return int(from) < len(net.table) && int(to) < len(net.table[from]) && net.table[from][to].blocked
+	return net.blocked > 0 && int(from) < len(net.table) && int(to) < len(net.table[from]) && net.table[from][to].blocked
 }
 
 // Partition cuts every link between nodes of different groups, in both
@@ -146,6 +157,7 @@ func (net *Network) Heal() {
 			row[i].blocked = false
 		}
 	}
+	net.blocked = 0
 }
 
 // AddRule installs a delay or drop rule and returns it (so it can be removed).
