@@ -267,7 +267,7 @@ func (net *Network) arrive(to *Node, m *Message) {
 		return
 	}
 	net.stats.Delivered++
-	to.deliver(*m)
+	to.deliver(m)
 }
 
 // Send sends body from n to the node to. It returns the message's ID.
@@ -283,28 +283,28 @@ func (n *Node) Reply(req Message, body any) {
 }
 
 // deliver hands a message that arrived to the process awaiting it, the handler,
-// or the node's inbox.
-func (n *Node) deliver(m Message) {
+// or the node's inbox. m is the event's, valid while it runs.
+func (n *Node) deliver(m *Message) {
 	if m.ReplyTo != 0 {
 		for _, p := range n.procs {
 			if p.waitCall == m.ReplyTo && !p.finished {
 				p.waitCall = 0
-				p.reply = m
+				p.reply = *m
 				p.gotReply = true
 				p.wake(p.waitTok)
 				return
 			}
-			if p.takeMultiReply(&m) {
+			if p.takeMultiReply(m) {
 				return
 			}
 		}
 		return // a late reply nobody waits for any more
 	}
 	if n.handler != nil {
-		n.handler.Receive(n, m)
+		n.handler.Receive(n, *m)
 		return
 	}
-	n.enqueue(m)
+	n.enqueue(*m)
 }
 
 // enqueue puts a notification in the node's inbox and wakes a process waiting
