@@ -204,21 +204,39 @@ func (net *Network) send(m *Message) {
 }
 
 // applyRules applies the rules to m, in order: the delay they add up to, or
-// drop when one of them drops it.
+// drop when one of them drops it. Rules that can never apply again are
+// pruned once they are seen.
 func (net *Network) applyRules(m *Message) (extra time.Duration, drop bool) {
-	net.pruneRules()
 	from, to := net.w.nodes[m.From], net.w.nodes[m.To]
+	dead := false
 	for _, r := range net.rules {
-		if !net.applies(r, from, to, m) {
+		if !net.live(r) {
+			dead = true
+			continue
+		}
+		if (r.From != nil && r.From != from) || (r.To != nil && r.To != to) || (r.Match != nil && !r.Match(*m)) {
 			continue
 		}
 		r.used++
 		if r.Drop {
-			return 0, true
+			drop = true
+			break
 		}
 		extra += r.Delay
 	}
+	if dead {
+		net.pruneRules()
+	}
+	if drop {
+		return 0, true
+	}
 	return extra, false
+}
+
+// live reports whether r can still apply: not removed, not used up, not
+// expired.
+func (net *Network) live(r *Rule) bool {
+	return !r.removed && (r.Count == 0 || r.used < r.Count) && (r.Until == 0 || net.w.now < r.Until)
 }
 
 // pruneRules drops the rules that can never apply again (removed, used up,
@@ -226,22 +244,12 @@ func (net *Network) applyRules(m *Message) (extra time.Duration, drop bool) {
 func (net *Network) pruneRules() {
 	live := net.rules[:0]
 	for _, r := range net.rules {
-		if !r.removed && (r.Count == 0 || r.used < r.Count) && (r.Until == 0 || net.w.now < r.Until) {
+		if net.live(r) {
 			live = append(live, r)
 		}
 	}
 	clear(net.rules[len(live):])
 	net.rules = live
-}
-
-func (net *Network) applies(r *Rule, from, to *Node, m *Message) bool {
-	if r.removed || (r.Count > 0 && r.used >= r.Count) || (r.Until > 0 && net.w.now >= r.Until) {
-		return false
-	}
-	if (r.From != nil && r.From != from) || (r.To != nil && r.To != to) {
-		return false
-	}
-	return r.Match == nil || r.Match(*m)
 }
 
 func (net *Network) deliverAfter(st *linkState, l *Link, m *Message, extra time.Duration) {
