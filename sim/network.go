@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"math/rand/v2"
-	"time"
-)
+import "time"
 
 // Message is what travels between nodes. Body is any Go value; the receiver
 // must not mutate it if the sender keeps a reference (models send fresh values).
@@ -70,7 +67,7 @@ type Network struct {
 	table   [][]linkState // [from][to], grown as nodes are used
 	blocked int           // how many links are cut
 	rules   []*Rule
-	rand    *rand.Rand
+	rand    pcgRand
 	stats   NetStats
 }
 
@@ -83,7 +80,7 @@ func newNetwork(w *World, def Link) *Network {
 	return &Network{
 		w:    w,
 		def:  def,
-		rand: w.Rand("network"),
+		rand: newPCGRand(w.seed, "network"),
 	}
 }
 
@@ -192,12 +189,12 @@ func (net *Network) send(m *Message) {
 		}
 	}
 	l := net.link(st)
-	if l.Loss > 0 && net.rand.Float64() < l.Loss {
+	if l.Loss > 0 && net.rand.float64() < l.Loss {
 		net.stats.Dropped++
 		return
 	}
 	net.deliverAfter(st, l, m, extra)
-	if l.Duplicate > 0 && net.rand.Float64() < l.Duplicate {
+	if l.Duplicate > 0 && net.rand.float64() < l.Duplicate {
 		net.stats.Duplicated++
 		net.deliverAfter(st, l, m, extra)
 	}
@@ -253,10 +250,10 @@ func (net *Network) pruneRules() {
 }
 
 func (net *Network) deliverAfter(st *linkState, l *Link, m *Message, extra time.Duration) {
-	at := net.w.now + time.Duration(Uniform(net.rand, int64(l.LatencyMin), int64(l.LatencyMax))) + extra
-	reordered := l.Reorder > 0 && net.rand.Float64() < l.Reorder
+	at := net.w.now + time.Duration(net.rand.uniform(int64(l.LatencyMin), int64(l.LatencyMax))) + extra
+	reordered := l.Reorder > 0 && net.rand.float64() < l.Reorder
 	if reordered {
-		at += time.Duration(Uniform(net.rand, 0, int64(l.ReorderDelay)))
+		at += time.Duration(net.rand.uniform(0, int64(l.ReorderDelay)))
 	} else if last := st.lastAt; at < last {
 		at = last // FIFO: never overtake an earlier message on the same link
 	}
