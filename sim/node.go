@@ -162,6 +162,12 @@ func (n *Node) arm(t *Timer, d time.Duration) {
 	t.done = false
 	t.arm++
 	n.plan(t)
+	if k := len(n.timers); k > 0 && n.timers[k-1].t == t {
+		// Its previous arming, last in the list, is dead now: this one takes
+		// its place, which is where it would have been appended.
+		n.timers[k-1].arm = t.arm
+		return
+	}
 	if len(n.timers) >= 64 && len(n.timers)%64 == 0 {
 		n.compactTimers()
 	}
