@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"time"
+	"unsafe"
 )
 
 // Grant is one grant of a lock as the server that made it recorded it, in
@@ -34,17 +35,23 @@ type Grant struct {
 	// the owner's (a plain DEL of someone else's key), and Removed when.
 	RemovedBy string
 	Removed   time.Duration
-	// promises are the lease ends promised, with when: the grant's and each
-	// renewal's. The grant's own is held in first (no allocation per grant).
-	promises []promise
-	first    [1]promise
 }
 
 type promise struct{ made, until time.Duration }
 
+// grant is a Grant as the log keeps it: the names interned (indexes into the
+// log's names), the renewals' promises apart. It holds one pointer (the
+// owner), so a run's grants are cheap to keep.
+type grant struct {
+	owner                                  string
+	at, until, released, removed, promised time.Duration // promised: the grant's own lease end
+	scope, server, key, client, removedBy  uint32        // removedBy is 0 (names "") when none
+	renewals                               int32         // 1 + index in GrantLog.renewals; 0: none
+}
+
 // end is when the grant stopped protecting its owner: its lease ran out or
 // the owner released it (a removal by someone else does not end the promise).
-func (g Grant) end() time.Duration {
+func (g *Grant) end() time.Duration {
 	end := time.Duration(math.MaxInt64)
 	if g.Until > 0 {
 		end = g.Until
@@ -58,19 +65,113 @@ func (g Grant) end() time.Duration {
 // GrantLog collects the grants the servers of one deployment made. A nil
 // *GrantLog records nothing, so servers call it unconditionally.
 type GrantLog struct {
-	quorum int
-	grants []*Grant
-	slab   []Grant             // where the next grants are carved from
-	open   map[ownedKey]*Grant // each owner's latest grant of a key in a scope, until released
+	quorum   int
+	chunks   [][]grant // the grants in order; a chunk never moves
+	n        int
+	names    names
+	renewals [][]promise         // the renewals' promises of the grants that had any
+	open     map[ownedKey]*grant // each owner's latest grant of a key in a scope, until released
 }
 
-type ownedKey struct{ scope, key, owner string }
+type ownedKey struct {
+	scope, key uint32
+	owner      string
+}
+
+// names interns the scope, server, key and client names of a log: a name's
+// id is its index, and id 0 is "". A small cache keyed by the string's
+// address finds the names servers pass again and again (their own, their
+// scope's, their clients') without hashing them; it holds the strings, so an
+// address it holds is never reused for other bytes.
+type names struct {
+	list  []string
+	ids   map[string]uint32
+	cache [16]string
+	cids  [16]uint32
+}
+
+func (ns *names) slot(s string) int {
+	return int((uintptr(unsafe.Pointer(unsafe.StringData(s)))>>3)^uintptr(len(s))) & (len(ns.cache) - 1)
+}
+
+// id interns s.
+func (ns *names) id(s string) uint32 {
+	if s == "" {
+		return 0
+	}
+	i := ns.slot(s)
+	if c := ns.cache[i]; len(c) == len(s) && unsafe.StringData(c) == unsafe.StringData(s) {
+		return ns.cids[i]
+	}
+	id, ok := ns.ids[s]
+	if !ok {
+		if ns.ids == nil {
+			ns.ids = map[string]uint32{}
+			ns.list = append(ns.list, "")
+		}
+		id = uint32(len(ns.list))
+		ns.list = append(ns.list, s)
+		ns.ids[s] = id
+	}
+	ns.cache[i], ns.cids[i] = s, id
+	return id
+}
+
+// lookup is s's id if s was interned.
+func (ns *names) lookup(s string) (uint32, bool) {
+	if s == "" {
+		return 0, true
+	}
+	id, ok := ns.ids[s]
+	return id, ok
+}
+
+// name is the name of id.
+func (ns *names) name(id uint32) string {
+	if id == 0 {
+		return ""
+	}
+	return ns.list[id]
+}
 
 // NewGrantLog returns an empty log. quorum is how many scopes must hold
 // grants to the same owner for it to hold the lock (Redlock's majority); 0 or
 // 1 for a deployment with one lock state.
 func NewGrantLog(quorum int) *GrantLog {
-	return &GrantLog{quorum: max(quorum, 1), open: map[ownedKey]*Grant{}}
+	return &GrantLog{quorum: max(quorum, 1), open: map[ownedKey]*grant{}}
+}
+
+// The grants are kept in chunks of minGrantChunk, doubling up to
+// maxGrantChunk: most runs grant little.
+const (
+	minGrantChunk = 16
+	maxGrantChunk = 256
+)
+
+// add returns a zero grant appended to the log.
+func (l *GrantLog) add() *grant {
+	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == cap(l.chunks[k-1]) {
+		size := minGrantChunk
+		if k > 0 {
+			size = min(2*cap(l.chunks[k-1]), maxGrantChunk)
+		}
+		l.chunks = append(l.chunks, make([]grant, 0, size))
+	}
+	c := &l.chunks[len(l.chunks)-1]
+	*c = (*c)[:len(*c)+1]
+	l.n++
+	return &(*c)[len(*c)-1]
+}
+
+// all yields every grant, in order.
+func (l *GrantLog) all(yield func(g *grant) bool) {
+	for _, c := range l.chunks {
+		for i := range c {
+			if !yield(&c[i]) {
+				return
+			}
+		}
+	}
 }
 
 // Granted records that server granted key to owner (asked by client) in scope
@@ -80,16 +181,25 @@ func (l *GrantLog) Granted(scope, server, key, owner, client string, at, until t
 	if l == nil {
 		return
 	}
-	if len(l.slab) == 0 {
-		l.slab = make([]Grant, 64)
+	g := l.add()
+	*g = grant{owner: owner, at: at, until: until, promised: until,
+		scope: l.names.id(scope), server: l.names.id(server), key: l.names.id(key), client: l.names.id(client)}
+	l.open[ownedKey{g.scope, g.key, owner}] = g
+}
+
+// openGrant is owner's open grant of key in scope (nil if none) and its key
+// in open.
+func (l *GrantLog) openGrant(scope, key, owner string) (*grant, ownedKey) {
+	s, ok := l.names.lookup(scope)
+	if !ok {
+		return nil, ownedKey{}
 	}
-	g := &l.slab[0]
-	l.slab = l.slab[1:]
-	*g = Grant{Scope: scope, Server: server, Key: key, Owner: owner, Client: client, At: at, Until: until,
-		first: [1]promise{{at, until}}}
-	g.promises = g.first[:]
-	l.grants = append(l.grants, g)
-	l.open[ownedKey{scope, key, owner}] = g
+	k, ok := l.names.lookup(key)
+	if !ok {
+		return nil, ownedKey{}
+	}
+	ok2 := ownedKey{s, k, owner}
+	return l.open[ok2], ok2
 }
 
 // Renewed records that scope extended owner's grant of key until until at
@@ -98,10 +208,24 @@ func (l *GrantLog) Renewed(scope, key, owner string, at, until time.Duration) {
 	if l == nil {
 		return
 	}
-	if g := l.open[ownedKey{scope, key, owner}]; g != nil && until > g.Until {
-		g.Until = until
-		g.promises = append(g.promises, promise{at, until})
+	if g, _ := l.openGrant(scope, key, owner); g != nil && until > g.until {
+		g.until = until
+		if g.renewals == 0 {
+			l.renewals = append(l.renewals, nil)
+			g.renewals = int32(len(l.renewals))
+		}
+		l.renewals[g.renewals-1] = append(l.renewals[g.renewals-1], promise{at, until})
 	}
+}
+
+// promises are the lease ends g promised, with when: the grant's own and
+// each renewal's, in order.
+func (l *GrantLog) promises(g *grant) []promise {
+	first := []promise{{g.at, g.promised}}
+	if g.renewals == 0 {
+		return first
+	}
+	return append(first, l.renewals[g.renewals-1]...)
 }
 
 // Promised is until when, as of true time at, the servers had promised
@@ -113,20 +237,24 @@ func (l *GrantLog) Promised(key, owner string, at time.Duration) time.Duration {
 	if l == nil {
 		return 0
 	}
-	byScope := map[string]time.Duration{}
-	var scopes []string
-	for _, g := range l.grants {
-		if g.Key != key || g.Owner != owner {
+	k, ok := l.names.lookup(key)
+	if !ok {
+		return 0
+	}
+	byScope := map[uint32]time.Duration{}
+	var scopes []uint32
+	for g := range l.all {
+		if g.key != k || g.owner != owner {
 			continue
 		}
-		for _, p := range g.promises {
+		for _, p := range l.promises(g) {
 			if p.made > at {
 				break
 			}
-			if _, seen := byScope[g.Scope]; !seen {
-				scopes = append(scopes, g.Scope)
+			if _, seen := byScope[g.scope]; !seen {
+				scopes = append(scopes, g.scope)
 			}
-			byScope[g.Scope] = max(byScope[g.Scope], p.until)
+			byScope[g.scope] = max(byScope[g.scope], p.until)
 		}
 	}
 	ends := make([]time.Duration, 0, len(scopes))
@@ -151,9 +279,8 @@ func (l *GrantLog) Released(scope, key, owner string, at time.Duration) {
 	if l == nil {
 		return
 	}
-	k := ownedKey{scope, key, owner}
-	if g := l.open[k]; g != nil {
-		g.Released = at
+	if g, k := l.openGrant(scope, key, owner); g != nil {
+		g.released = at
 		delete(l.open, k)
 	}
 }
@@ -165,17 +292,24 @@ func (l *GrantLog) Removed(scope, key, owner, by string, at time.Duration) {
 	if l == nil {
 		return
 	}
-	k := ownedKey{scope, key, owner}
-	g := l.open[k]
+	g, k := l.openGrant(scope, key, owner)
 	if g == nil {
 		return
 	}
-	if g.Client == by {
-		g.Released = at
+	if l.names.name(g.client) == by {
+		g.released = at
 	} else {
-		g.RemovedBy, g.Removed = by, at
+		g.removedBy, g.removed = l.names.id(by), at
 	}
 	delete(l.open, k)
+}
+
+// export is g as a Grant.
+func (l *GrantLog) export(g *grant) Grant {
+	ns := &l.names
+	return Grant{Scope: ns.name(g.scope), Server: ns.name(g.server), Key: ns.name(g.key), Owner: g.owner,
+		Client: ns.name(g.client), At: g.at, Until: g.until, Released: g.released,
+		RemovedBy: ns.name(g.removedBy), Removed: g.removed}
 }
 
 // Grants returns a copy of the record, in the order the grants were made.
@@ -183,9 +317,9 @@ func (l *GrantLog) Grants() []Grant {
 	if l == nil {
 		return nil
 	}
-	out := make([]Grant, len(l.grants))
-	for i, g := range l.grants {
-		out[i] = *g
+	out := make([]Grant, 0, l.n)
+	for g := range l.all {
+		out = append(out, l.export(g))
 	}
 	return out
 }
@@ -217,7 +351,9 @@ func (l *GrantLog) Holdings() []Holding {
 	type ko struct{ key, owner string }
 	byOwner := map[ko][]*Grant{}
 	var order []ko
-	for _, g := range l.grants {
+	grants := l.Grants()
+	for i := range grants {
+		g := &grants[i]
 		k := ko{g.Key, g.Owner}
 		if _, seen := byOwner[k]; !seen {
 			order = append(order, k)
@@ -316,7 +452,9 @@ func (l *GrantLog) Breaches() []Breach {
 			}
 		}
 	}
-	for _, g := range l.grants {
+	grants := l.Grants()
+	for i := range grants {
+		g := &grants[i]
 		if l.quorum > 1 || g.RemovedBy == "" || g.Removed >= g.end() {
 			continue
 		}

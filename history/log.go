@@ -308,7 +308,7 @@ func (l *Log) storeKnown(e *Event, k known) int {
 const chunkSize = 256
 
 // rec is the record at index i.
-func (l *Log) rec(i int) *record { return &l.chunks[i/chunkSize][i%chunkSize] }
+func (l *Log) rec(i int) *record { return &l.chunks[uint(i)/chunkSize][uint(i)%chunkSize] }
 
 // NewProcess allocates the next unused process number.
 func (l *Log) NewProcess() int {

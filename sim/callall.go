@@ -23,10 +23,10 @@ type Response struct {
 // multiCall is the state of a CallAll in progress. Each process keeps one and
 // reuses its slices, so a CallAll allocates only its result.
 type multiCall struct {
-	ids     []uint64
-	replies []Message
-	got     []bool
-	left    int
+	ids    []uint64
+	bodies []any // the replies' bodies
+	got    []bool
+	left   int
 }
 
 // CallAll sends every request at once, in order, then waits until each has its
@@ -48,12 +48,12 @@ func (p *Proc) CallAllInto(reqs []Request, timeout time.Duration, out []Response
 	n := p.node
 	mc := &p.mc
 	mc.ids = slices.Grow(mc.ids[:0], len(reqs))[:len(reqs)]
-	mc.replies = slices.Grow(mc.replies[:0], len(reqs))[:len(reqs)] // zero: cleared after the last CallAll
+	mc.bodies = slices.Grow(mc.bodies[:0], len(reqs))[:len(reqs)] // nil: dropped after the last CallAll
 	mc.got = append(mc.got[:0], make([]bool, len(reqs))...)
 	mc.left = len(reqs)
 	for i, r := range reqs {
 		mc.ids[i] = n.w.nextMsgID()
-		n.w.net.send(Message{ID: mc.ids[i], From: n.id, To: r.To, Body: r.Body})
+		n.w.net.send(&Message{ID: mc.ids[i], From: n.id, To: r.To, Body: r.Body})
 	}
 	if len(reqs) > 0 {
 		tok := p.newWait()
@@ -67,12 +67,12 @@ func (p *Proc) CallAllInto(reqs []Request, timeout time.Duration, out []Response
 	}
 	for i := range reqs {
 		if mc.got[i] {
-			out[i] = Response{Body: mc.replies[i].Body}
+			out[i] = Response{Body: mc.bodies[i]}
+			mc.bodies[i] = nil
 			continue
 		}
 		out[i] = Response{Err: n.w.timeoutErr(reqs[i].To, timeout)}
 	}
-	clear(mc.replies) // drop the bodies
 	return out
 }
 
@@ -117,7 +117,7 @@ func (p *Proc) takeMultiReply(m *Message) bool {
 			continue
 		}
 		if !mc.got[i] {
-			mc.replies[i], mc.got[i] = *m, true
+			mc.bodies[i], mc.got[i] = m.Body, true
 			mc.left--
 			if mc.left == 0 {
 				p.wake(p.waitTok)

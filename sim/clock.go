@@ -26,6 +26,9 @@ func (c *clock) mono(now time.Duration) time.Duration {
 // trueAt is the earliest true time (>= now) at which the monotonic clock reads
 // at least m, assuming the rate stays as it is.
 func (c *clock) trueAt(now, m time.Duration) time.Duration {
+	if c.rate == 1 { // exact: mono(t) = baseMono + t - baseTrue
+		return max(c.baseTrue+(m-c.baseMono), now)
+	}
 	if m <= c.mono(now) {
 		return now
 	}

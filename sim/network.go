@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"math/rand/v2"
-	"time"
-)
+import "time"
 
 // Message is what travels between nodes. Body is any Go value; the receiver
 // must not mutate it if the sender keeps a reference (models send fresh values).
@@ -65,12 +62,13 @@ type linkState struct {
 
 // Network carries messages between nodes.
 type Network struct {
-	w     *World
-	def   Link
-	table [][]linkState // [from][to], grown as nodes are used
-	rules []*Rule
-	rand  *rand.Rand
-	stats NetStats
+	w       *World
+	def     Link
+	table   [][]linkState // [from][to], grown as nodes are used
+	blocked int           // how many links are cut
+	rules   []*Rule
+	rand    pcgRand
+	stats   NetStats
 }
 
 // NetStats counts messages.
@@ -82,7 +80,7 @@ func newNetwork(w *World, def Link) *Network {
 	return &Network{
 		w:    w,
 		def:  def,
-		rand: w.Rand("network"),
+		rand: newPCGRand(w.seed, "network"),
 	}
 }
 
@@ -110,16 +108,26 @@ func (net *Network) SetDefaultLink(l Link) { net.def = l }
 
 // Block cuts the directed link from -> to: messages sent on it, or in flight
 // on it, are dropped until Unblock.
-func (net *Network) Block(from, to *Node) { net.state(from.id, to.id).blocked = true }
+func (net *Network) Block(from, to *Node) {
+	if st := net.state(from.id, to.id); !st.blocked {
+		st.blocked = true
+		net.blocked++
+	}
+}
 
 // Unblock restores the directed link from -> to.
-func (net *Network) Unblock(from, to *Node) { net.state(from.id, to.id).blocked = false }
+func (net *Network) Unblock(from, to *Node) {
+	if st := net.state(from.id, to.id); st.blocked {
+		st.blocked = false
+		net.blocked--
+	}
+}
 
 // Blocked reports whether the directed link from -> to is cut.
 func (net *Network) Blocked(from, to *Node) bool { return net.isBlocked(from.id, to.id) }
 
 func (net *Network) isBlocked(from, to NodeID) bool {
-	return int(from) < len(net.table) && int(to) < len(net.table[from]) && net.table[from][to].blocked
+	return net.blocked > 0 && int(from) < len(net.table) && int(to) < len(net.table[from]) && net.table[from][to].blocked
 }
 
 // Partition cuts every link between nodes of different groups, in both
@@ -146,6 +154,7 @@ func (net *Network) Heal() {
 			row[i].blocked = false
 		}
 	}
+	net.blocked = 0
 }
 
 // AddRule installs a delay or drop rule and returns it (so it can be removed).
@@ -162,10 +171,10 @@ func (net *Network) link(st *linkState) *Link {
 	return &net.def
 }
 
-// send puts m on the wire from its sender.
-func (net *Network) send(m Message) {
+// send puts m on the wire from its sender. m is copied: the caller's may
+// live on its stack.
+func (net *Network) send(m *Message) {
 	net.stats.Sent++
-	from, to := net.w.nodes[m.From], net.w.nodes[m.To]
 	st := net.state(m.From, m.To)
 	if st.blocked {
 		net.stats.Dropped++
@@ -173,29 +182,58 @@ func (net *Network) send(m Message) {
 	}
 	var extra time.Duration
 	if len(net.rules) > 0 {
-		net.pruneRules()
-	}
-	for _, r := range net.rules {
-		if !net.applies(r, from, to, m) {
-			continue
-		}
-		r.used++
-		if r.Drop {
+		var drop bool
+		if extra, drop = net.applyRules(m); drop {
 			net.stats.Dropped++
 			return
 		}
-		extra += r.Delay
 	}
 	l := net.link(st)
-	if l.Loss > 0 && net.rand.Float64() < l.Loss {
+	if l.Loss > 0 && net.rand.float64() < l.Loss {
 		net.stats.Dropped++
 		return
 	}
 	net.deliverAfter(st, l, m, extra)
-	if l.Duplicate > 0 && net.rand.Float64() < l.Duplicate {
+	if l.Duplicate > 0 && net.rand.float64() < l.Duplicate {
 		net.stats.Duplicated++
 		net.deliverAfter(st, l, m, extra)
 	}
+}
+
+// applyRules applies the rules to m, in order: the delay they add up to, or
+// drop when one of them drops it. Rules that can never apply again are
+// pruned once they are seen.
+func (net *Network) applyRules(m *Message) (extra time.Duration, drop bool) {
+	from, to := net.w.nodes[m.From], net.w.nodes[m.To]
+	dead := false
+	for _, r := range net.rules {
+		if !net.live(r) {
+			dead = true
+			continue
+		}
+		if (r.From != nil && r.From != from) || (r.To != nil && r.To != to) || (r.Match != nil && !r.Match(*m)) {
+			continue
+		}
+		r.used++
+		if r.Drop {
+			drop = true
+			break
+		}
+		extra += r.Delay
+	}
+	if dead {
+		net.pruneRules()
+	}
+	if drop {
+		return 0, true
+	}
+	return extra, false
+}
+
+// live reports whether r can still apply: not removed, not used up, not
+// expired.
+func (net *Network) live(r *Rule) bool {
+	return !r.removed && (r.Count == 0 || r.used < r.Count) && (r.Until == 0 || net.w.now < r.Until)
 }
 
 // pruneRules drops the rules that can never apply again (removed, used up,
@@ -203,7 +241,7 @@ func (net *Network) send(m Message) {
 func (net *Network) pruneRules() {
 	live := net.rules[:0]
 	for _, r := range net.rules {
-		if !r.removed && (r.Count == 0 || r.used < r.Count) && (r.Until == 0 || net.w.now < r.Until) {
+		if net.live(r) {
 			live = append(live, r)
 		}
 	}
@@ -211,21 +249,11 @@ func (net *Network) pruneRules() {
 	net.rules = live
 }
 
-func (net *Network) applies(r *Rule, from, to *Node, m Message) bool {
-	if r.removed || (r.Count > 0 && r.used >= r.Count) || (r.Until > 0 && net.w.now >= r.Until) {
-		return false
-	}
-	if (r.From != nil && r.From != from) || (r.To != nil && r.To != to) {
-		return false
-	}
-	return r.Match == nil || r.Match(m)
-}
-
-func (net *Network) deliverAfter(st *linkState, l *Link, m Message, extra time.Duration) {
-	at := net.w.now + time.Duration(Uniform(net.rand, int64(l.LatencyMin), int64(l.LatencyMax))) + extra
-	reordered := l.Reorder > 0 && net.rand.Float64() < l.Reorder
+func (net *Network) deliverAfter(st *linkState, l *Link, m *Message, extra time.Duration) {
+	at := net.w.now + time.Duration(net.rand.uniform(int64(l.LatencyMin), int64(l.LatencyMax))) + extra
+	reordered := l.Reorder > 0 && net.rand.float64() < l.Reorder
 	if reordered {
-		at += time.Duration(Uniform(net.rand, 0, int64(l.ReorderDelay)))
+		at += time.Duration(net.rand.uniform(0, int64(l.ReorderDelay)))
 	} else if last := st.lastAt; at < last {
 		at = last // FIFO: never overtake an earlier message on the same link
 	}
@@ -233,7 +261,7 @@ func (net *Network) deliverAfter(st *linkState, l *Link, m Message, extra time.D
 		st.lastAt = at
 	}
 	e := net.w.newEvent(at, kindDeliver, net.w.nodes[m.To])
-	e.msg = m
+	e.msg = *m
 }
 
 // arrive is the delivery of m to the node to when it comes due: dropped if its
@@ -244,44 +272,44 @@ func (net *Network) arrive(to *Node, m *Message) {
 		return
 	}
 	net.stats.Delivered++
-	to.deliver(*m)
+	to.deliver(m)
 }
 
 // Send sends body from n to the node to. It returns the message's ID.
 func (n *Node) Send(to NodeID, body any) uint64 {
 	id := n.w.nextMsgID()
-	n.w.net.send(Message{ID: id, From: n.id, To: to, Body: body})
+	n.w.net.send(&Message{ID: id, From: n.id, To: to, Body: body})
 	return id
 }
 
 // Reply answers the request req with body.
 func (n *Node) Reply(req Message, body any) {
-	n.w.net.send(Message{ID: n.w.nextMsgID(), ReplyTo: req.ID, From: n.id, To: req.From, Body: body})
+	n.w.net.send(&Message{ID: n.w.nextMsgID(), ReplyTo: req.ID, From: n.id, To: req.From, Body: body})
 }
 
 // deliver hands a message that arrived to the process awaiting it, the handler,
-// or the node's inbox.
-func (n *Node) deliver(m Message) {
+// or the node's inbox. m is the event's, valid while it runs.
+func (n *Node) deliver(m *Message) {
 	if m.ReplyTo != 0 {
 		for _, p := range n.procs {
 			if p.waitCall == m.ReplyTo && !p.finished {
 				p.waitCall = 0
-				p.reply = m
+				p.reply = *m
 				p.gotReply = true
 				p.wake(p.waitTok)
 				return
 			}
-			if p.takeMultiReply(&m) {
+			if p.takeMultiReply(m) {
 				return
 			}
 		}
 		return // a late reply nobody waits for any more
 	}
 	if n.handler != nil {
-		n.handler.Receive(n, m)
+		n.handler.Receive(n, *m)
 		return
 	}
-	n.enqueue(m)
+	n.enqueue(*m)
 }
 
 // enqueue puts a notification in the node's inbox and wakes a process waiting

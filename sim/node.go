@@ -47,7 +47,7 @@ type Node struct {
 	paused      bool
 	down        bool
 	incarnation uint32
-	deferred    []event
+	deferred    []uint32 // the queue slots of the events deferred by a pause
 	timers      []timerRef
 	procs       []*Proc
 	inbox       []Message
@@ -162,6 +162,12 @@ func (n *Node) arm(t *Timer, d time.Duration) {
 	t.done = false
 	t.arm++
 	n.plan(t)
+	if k := len(n.timers); k > 0 && n.timers[k-1].t == t {
+		// Its previous arming, last in the list, is dead now: this one takes
+		// its place, which is where it would have been appended.
+		n.timers[k-1].arm = t.arm
+		return
+	}
 	if len(n.timers) >= 64 && len(n.timers)%64 == 0 {
 		n.compactTimers()
 	}
@@ -247,12 +253,10 @@ func (n *Node) Resume() {
 		return
 	}
 	n.paused = false
-	deferred := n.deferred
-	for i := range deferred {
-		n.w.requeue(n.w.now, &deferred[i])
+	for _, slot := range n.deferred {
+		n.w.requeue(n.w.now, slot)
 	}
-	clear(deferred)
-	n.deferred = deferred[:0]
+	n.deferred = n.deferred[:0]
 }
 
 // Crash takes the node down: its processes are killed, its timers cancelled,
@@ -264,7 +268,12 @@ func (n *Node) Crash() {
 	}
 	n.down = true
 	n.paused = false
-	n.deferred = nil
+	if !n.w.closed {
+		for _, slot := range n.deferred {
+			n.w.queue.release(slot)
+		}
+	}
+	n.deferred = n.deferred[:0]
 	n.crashCount++
 	for _, r := range n.timers {
 		r.t.done = true

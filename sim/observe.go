@@ -20,16 +20,6 @@ func (w *World) Observe(every uint64, fn func()) {
 	w.obs = &observer{every: every, left: every, fn: fn}
 }
 
-// observe counts one executed event and calls the observer when it is due.
-func (w *World) observe() {
-	if o := w.obs; o != nil {
-		if o.left--; o.left == 0 {
-			o.left = o.every
-			o.fn()
-		}
-	}
-}
-
 // Stop makes RunUntil return before its next event, leaving the clock at the
 // last event executed. Events stay queued: a later RunUntil carries on. It is
 // how an observer ends a run early.

@@ -183,7 +183,7 @@ func (p *Proc) Call(to NodeID, req any, timeout time.Duration) (any, error) {
 	id := n.w.nextMsgID()
 	tok := p.newWait()
 	p.waitCall, p.gotReply = id, false
-	n.w.net.send(Message{ID: id, From: n.id, To: to, Body: req})
+	n.w.net.send(&Message{ID: id, From: n.id, To: to, Body: req})
 	if timeout > 0 {
 		p.startTimer(timeout, tok)
 	}

@@ -173,7 +173,8 @@ type eventQueue struct {
 	over    heap4
 	buckets []bucket // wheelSize, allocated on first use
 	used    [wheelWords]uint64
-	cur     int64 // the span of the last entry popped
+	words   uint64 // bit w: used[w] is not zero
+	cur     int64  // the span of the last entry popped
 	n       int
 	slots   []event
 	free    []uint32
@@ -187,8 +188,8 @@ func (q *eventQueue) len() int { return q.n }
 // meaningful, the others may hold what an earlier event left. at must not be
 // earlier than the last entry popped.
 func (q *eventQueue) push(at time.Duration, seq uint64) *event {
-	if seq > maxSeq {
-		panic(fmt.Sprintf("sim: more than %d events scheduled in one world", uint64(maxSeq)))
+	if q.slots == nil {
+		q.reuse()
 	}
 	var slot uint32
 	if n := len(q.free); n > 0 {
@@ -200,6 +201,26 @@ func (q *eventQueue) push(at time.Duration, seq uint64) *event {
 		}
 		slot = uint32(len(q.slots))
 		q.slots = append(q.slots, event{})
+	}
+	if seq > maxSeq {
+		panic(fmt.Sprintf("sim: more than %d events scheduled in one world", uint64(maxSeq)))
+	}
+	x := entry{at: at, key: seq<<slotBits | uint64(slot)}
+	q.n++
+	if span := int64(at) >> wheelShift; span < q.cur+wheelSize {
+		q.toWheel(x, int(span&(wheelSize-1)))
+	} else {
+		q.over.push(x)
+	}
+	return &q.slots[slot]
+}
+
+// pushSlot queues the event in slot (taken, and not queued) due at at with
+// sequence number seq, and returns it: push for a slot already taken (push
+// does the same in line).
+func (q *eventQueue) pushSlot(at time.Duration, seq uint64, slot uint32) *event {
+	if seq > maxSeq {
+		panic(fmt.Sprintf("sim: more than %d events scheduled in one world", uint64(maxSeq)))
 	}
 	x := entry{at: at, key: seq<<slotBits | uint64(slot)}
 	q.n++
@@ -227,6 +248,7 @@ func (q *eventQueue) toWheel(x entry, i int) {
 	items[j] = x
 	b.items = items
 	q.used[i>>6] |= 1 << (i & 63)
+	q.words |= 1 << (i >> 6)
 }
 
 // first is the index of the wheel's first non-empty bucket in window order
@@ -237,13 +259,17 @@ func (q *eventQueue) first() int {
 	if m := q.used[w] &^ (1<<(start&63) - 1); m != 0 {
 		return w<<6 | bits.TrailingZeros64(m)
 	}
-	for k := 1; k <= wheelWords; k++ {
-		ww := (w + k) % wheelWords
-		if m := q.used[ww]; m != 0 {
-			return ww<<6 | bits.TrailingZeros64(m)
-		}
+	// The words after w, then from the first (w's entries before start
+	// included): the first word with entries in that order.
+	ws := q.words
+	if after := ws &^ (1<<(w+1) - 1); after != 0 {
+		ws = after
 	}
-	return -1
+	if ws == 0 {
+		return -1
+	}
+	ww := bits.TrailingZeros64(ws)
+	return ww<<6 | bits.TrailingZeros64(q.used[ww])
 }
 
 // pop removes the next entry and returns its due time and the slot of its
@@ -259,25 +285,30 @@ func (q *eventQueue) pop() (time.Duration, uint32) {
 // popped) if it is due later. RunUntil uses it to find the next entry once per
 // event instead of twice (peek, then pop).
 func (q *eventQueue) popBy(limit time.Duration) (at time.Duration, slot uint32, ok bool) {
-	var x entry
-	i := q.first()
-	if i >= 0 && (len(q.over) == 0 || q.buckets[i].items[q.buckets[i].head].before(q.over[0])) {
+	if i := q.first(); i >= 0 {
 		b := &q.buckets[i]
-		x = b.items[b.head]
-		if x.at > limit {
-			return 0, 0, false
+		if x := b.items[b.head]; len(q.over) == 0 || x.before(q.over[0]) {
+			if x.at > limit {
+				return 0, 0, false
+			}
+			b.head++
+			if b.head == len(b.items) {
+				b.items, b.head = b.items[:0], 0
+				if q.used[i>>6] &^= 1 << (i & 63); q.used[i>>6] == 0 {
+					q.words &^= 1 << (i >> 6)
+				}
+			}
+			return q.popped(x)
 		}
-		b.head++
-		if b.head == len(b.items) {
-			b.items, b.head = b.items[:0], 0
-			q.used[i>>6] &^= 1 << (i & 63)
-		}
-	} else {
-		if q.over[0].at > limit {
-			return 0, 0, false
-		}
-		x = q.over.pop()
 	}
+	if q.over[0].at > limit {
+		return 0, 0, false
+	}
+	return q.popped(q.over.pop())
+}
+
+// popped accounts for x, just removed.
+func (q *eventQueue) popped(x entry) (time.Duration, uint32, bool) {
 	q.n--
 	q.cur = int64(x.at) >> wheelShift
 	return x.at, uint32(x.key & (maxSlots - 1)), true
@@ -286,30 +317,46 @@ func (q *eventQueue) popBy(limit time.Duration) (at time.Duration, slot uint32, 
 // release frees the slot of an event that has run.
 func (q *eventQueue) release(slot uint32) { q.free = append(q.free, slot) }
 
-// reset drops every pending event. The wheel's buckets, emptied, go back to
-// a pool for the next world's queue (a wheel is 96 KiB: a sweep makes one
-// per run).
+// reset drops every pending event. The queue's memory (the wheel's emptied
+// buckets, the slab of slots cleared, the heap and the free list) goes back
+// to a pool for the next world's queue: a sweep makes one per run.
 func (q *eventQueue) reset() {
-	if q.buckets != nil {
+	if q.buckets != nil || q.slots != nil {
 		for i := range q.buckets {
 			q.buckets[i].items, q.buckets[i].head = q.buckets[i].items[:0], 0
 		}
-		b := q.buckets
-		bucketPool.Put(&b)
+		clear(q.slots)
+		queuePool.Put(&queueMem{buckets: q.buckets, slots: q.slots[:0], free: q.free[:0], over: q.over[:0]})
 	}
 	*q = eventQueue{}
 }
 
-// bucketPool holds the empty wheels of closed worlds.
-var bucketPool sync.Pool
+// queueMem is the memory of a closed world's queue.
+type queueMem struct {
+	buckets []bucket
+	slots   []event
+	free    []uint32
+	over    heap4
+}
 
-// newBuckets returns an empty wheel: a closed world's, or a new one whose
-// buckets start with room for bucketRoom entries carved from one array (one
-// allocation instead of one per bucket).
-func newBuckets() []bucket {
-	if b, ok := bucketPool.Get().(*[]bucket); ok {
-		return *b
+// queuePool holds the memory of closed worlds' queues.
+var queuePool sync.Pool
+
+// reuse gives an empty queue the memory of a closed world's, if the pool
+// has one.
+func (q *eventQueue) reuse() {
+	if m, ok := queuePool.Get().(*queueMem); ok {
+		q.buckets, q.slots, q.free, q.over = m.buckets, m.slots, m.free, m.over
 	}
+	if q.slots == nil {
+		q.slots = make([]event, 0, 64)
+	}
+}
+
+// newBuckets returns an empty wheel whose buckets start with room for
+// bucketRoom entries carved from one array (one allocation instead of one
+// per bucket).
+func newBuckets() []bucket {
 	buckets := make([]bucket, wheelSize)
 	room := make([]entry, wheelSize*bucketRoom)
 	for i := range buckets {

@@ -179,6 +179,33 @@ func TestPartitionsAreDirectedAndDropInFlight(t *testing.T) {
 	assert.Equal(t, []string{"b->a open@10ms", "healed@2.015s"}, log)
 }
 
+// TestBlockedLinksAreCounted: blocking a link twice and unblocking it once
+// leaves it open, and Heal opens every link, however it was cut.
+func TestBlockedLinksAreCounted(t *testing.T) {
+	w := NewWorld(Config{})
+	a, b, c := w.AddNode("a", NodeOptions{}), w.AddNode("b", NodeOptions{}), w.AddNode("c", NodeOptions{})
+	net := w.Network()
+	steps := []struct {
+		name     string
+		do       func()
+		ab, ba   bool
+		ac, open bool
+	}{
+		{"block a->b twice", func() { net.Block(a, b); net.Block(a, b) }, true, false, false, false},
+		{"unblock a->b once", func() { net.Unblock(a, b) }, false, false, false, true},
+		{"unblock an open link", func() { net.Unblock(b, a) }, false, false, false, true},
+		{"partition", func() { net.Partition([]*Node{a}, []*Node{b, c}) }, true, true, true, false},
+		{"heal", net.Heal, false, false, false, true},
+	}
+	for _, st := range steps {
+		st.do()
+		assert.Equal(t, st.ab, net.Blocked(a, b), st.name)
+		assert.Equal(t, st.ba, net.Blocked(b, a), st.name)
+		assert.Equal(t, st.ac, net.Blocked(a, c), st.name)
+		assert.Equal(t, st.open, net.blocked == 0, st.name)
+	}
+}
+
 func TestRulesDelayAndDropChosenMessages(t *testing.T) {
 	w := NewWorld(Config{Link: Link{LatencyMin: 10 * time.Millisecond, LatencyMax: 10 * time.Millisecond}})
 	var log []string

@@ -119,18 +119,15 @@ func (w *World) newEvent(t time.Duration, kind eventKind, n *Node) *event {
 	return e
 }
 
-// requeue queues a copy of e (an event deferred by a pause) at true time t,
-// stamped with its node's current incarnation.
-func (w *World) requeue(t time.Duration, e *event) {
+// requeue queues again, at true time t, the event in slot (deferred by a
+// pause: its slot was kept), stamped with its node's current incarnation.
+func (w *World) requeue(t time.Duration, slot uint32) {
 	if w.closed {
 		return
 	}
 	w.seq++
-	slot := w.queue.push(t, w.seq)
-	*slot = *e
-	if e.node != nil {
-		slot.inc = e.node.incarnation
-	}
+	e := w.queue.pushSlot(t, w.seq, slot)
+	e.inc = e.node.incarnation
 }
 
 // Step executes the next event and reports whether there was one.
@@ -151,38 +148,38 @@ func (w *World) stepBy(limit time.Duration) bool {
 	}
 	w.now = at
 	w.processed++
-	w.dispatch(&w.queue.slots[slot])
-	if !w.closed {
+	if w.dispatch(slot) && !w.closed {
 		w.queue.release(slot)
 	}
 	return true
 }
 
-func (w *World) dispatch(e *event) {
+// dispatch runs the event in slot if its node's state lets it (a message
+// delivered, a timer fired, a process woken, a function called), and reports
+// whether the slot is free again: the event of a paused node keeps its slot
+// until the node resumes (Node.Resume queues it again).
+func (w *World) dispatch(slot uint32) bool {
+	e := &w.queue.slots[slot]
 	if n := e.node; n != nil {
 		if n.down || n.incarnation != e.inc {
-			return
+			return true
 		}
 		if n.paused {
-			n.deferred = append(n.deferred, *e)
-			return
+			n.deferred = append(n.deferred, slot)
+			return false
 		}
 	}
-	e.run()
-}
-
-// run executes an event that passed its node's gate.
-func (e *event) run() {
 	switch e.kind {
 	case kindFunc:
 		e.fn()
 	case kindDeliver:
-		e.node.w.net.arrive(e.node, &e.msg)
+		w.net.arrive(e.node, &e.msg)
 	case kindTimer:
 		e.timer.fire(e.gen)
 	case kindWake:
 		e.proc.wake(e.tok)
 	}
+	return true
 }
 
 // RunUntil executes events in order until true time t is reached or the queue
@@ -192,7 +189,12 @@ func (e *event) run() {
 func (w *World) RunUntil(t time.Duration) {
 	w.stopped = false
 	for !w.stopped && w.stepBy(t) {
-		w.observe()
+		if o := w.obs; o != nil {
+			if o.left--; o.left == 0 {
+				o.left = o.every
+				o.fn()
+			}
+		}
 	}
 	if t > w.now && !w.stopped {
 		w.now = t

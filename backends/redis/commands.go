@@ -74,14 +74,18 @@ var (
 	bodyRestarting any = Reply{Err: ErrRestarting}
 )
 
-// recurring returns r boxed once if it is one of the recurring replies.
+// recurring returns r boxed once if it is one of the recurring replies. It
+// compares fields, not whole Replies: a Reply's equality compares strings.
 func (r Reply) recurring() (any, bool) {
-	switch r {
-	case Reply{}:
+	if r.Value != "" || r.Err != "" {
+		return nil, false
+	}
+	switch {
+	case !r.OK && r.Int == 0:
 		return bodyNo, true
-	case Reply{OK: true}:
+	case r.OK && r.Int == 0:
 		return bodyYes, true
-	case Reply{OK: true, Int: 1}:
+	case r.OK && r.Int == 1:
 		return bodyOne, true
 	}
 	return nil, false

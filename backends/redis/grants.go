@@ -28,7 +28,7 @@ func (s *Server) holderBefore(cmd any, wall time.Duration) string {
 	default:
 		return ""
 	}
-	e, ok := s.data.data[key]
+	e, ok := s.data.get(key)
 	if !ok || (e.expireAt != 0 && wall >= e.expireAt) {
 		return ""
 	}

@@ -3,6 +3,7 @@ package redis
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -17,27 +18,106 @@ type entry struct {
 
 // Keyspace is the data of one Redis instance, with TTLs on the server's wall
 // clock. It is a pure data structure: the wall-clock reading is an argument.
+// A lock server holds a few keys: up to smallKeys they are kept in a slice
+// searched in order (no hashing), beyond that in a map.
 type Keyspace struct {
-	data map[string]entry
+	small []keyEntry
+	big   map[string]entry // nil until the keyspace outgrows small
 }
 
+type keyEntry struct {
+	key string
+	e   entry
+}
+
+// smallKeys is how many keys a keyspace holds before it moves them to a map.
+const smallKeys = 8
+
 // NewKeyspace returns an empty keyspace.
-func NewKeyspace() *Keyspace { return &Keyspace{data: map[string]entry{}} }
+func NewKeyspace() *Keyspace { return &Keyspace{} }
 
 // Clone copies the keyspace (a snapshot for persistence or replication).
-func (k *Keyspace) Clone() *Keyspace { return &Keyspace{data: maps.Clone(k.data)} }
+func (k *Keyspace) Clone() *Keyspace {
+	if k.big != nil {
+		return &Keyspace{big: maps.Clone(k.big)}
+	}
+	return &Keyspace{small: slices.Clone(k.small)}
+}
 
 // Len counts the keys, including ones that expired but were not touched since.
-func (k *Keyspace) Len() int { return len(k.data) }
+func (k *Keyspace) Len() int {
+	if k.big != nil {
+		return len(k.big)
+	}
+	return len(k.small)
+}
+
+// find is the index of key in small, or -1.
+func (k *Keyspace) find(key string) int {
+	for i := range k.small {
+		if k.small[i].key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// get is key's entry, expired or not.
+func (k *Keyspace) get(key string) (entry, bool) {
+	if k.big != nil {
+		e, ok := k.big[key]
+		return e, ok
+	}
+	if i := k.find(key); i >= 0 {
+		return k.small[i].e, true
+	}
+	return entry{}, false
+}
+
+// set stores e under key.
+func (k *Keyspace) set(key string, e entry) {
+	if k.big != nil {
+		k.big[key] = e
+		return
+	}
+	if i := k.find(key); i >= 0 {
+		k.small[i].e = e
+		return
+	}
+	if len(k.small) < smallKeys {
+		k.small = append(k.small, keyEntry{key, e})
+		return
+	}
+	k.big = make(map[string]entry, 2*smallKeys)
+	for _, ke := range k.small {
+		k.big[ke.key] = ke.e
+	}
+	k.small = nil
+	k.big[key] = e
+}
+
+// del removes key.
+func (k *Keyspace) del(key string) {
+	if k.big != nil {
+		delete(k.big, key)
+		return
+	}
+	if i := k.find(key); i >= 0 {
+		last := len(k.small) - 1
+		k.small[i] = k.small[last]
+		k.small[last] = keyEntry{}
+		k.small = k.small[:last]
+	}
+}
 
 // lookup returns the live entry for key, deleting it if it expired by wall.
 func (k *Keyspace) lookup(key string, wall time.Duration) (entry, bool) {
-	e, ok := k.data[key]
+	e, ok := k.get(key)
 	if !ok {
 		return entry{}, false
 	}
 	if e.expireAt != 0 && wall >= e.expireAt {
-		delete(k.data, key)
+		k.del(key)
 		return entry{}, false
 	}
 	return e, true
@@ -51,13 +131,13 @@ func (k *Keyspace) Apply(cmd any, wall time.Duration) (Reply, bool) {
 		if _, ok := k.lookup(c.Key, wall); ok {
 			return Reply{}, false
 		}
-		k.data[c.Key] = entry{value: c.Value, expireAt: wall + c.TTL}
+		k.set(c.Key, entry{value: c.Value, expireAt: wall + c.TTL})
 		return Reply{OK: true}, true
 	case SetNXFence:
 		if _, ok := k.lookup(c.Key, wall); ok {
 			return Reply{}, false
 		}
-		k.data[c.Key] = entry{value: c.Value, expireAt: wall + c.TTL}
+		k.set(c.Key, entry{value: c.Value, expireAt: wall + c.TTL})
 		return Reply{OK: true, Int: k.incr(c.FenceKey, wall)}, true
 	case Get:
 		e, ok := k.lookup(c.Key, wall)
@@ -66,13 +146,13 @@ func (k *Keyspace) Apply(cmd any, wall time.Duration) (Reply, bool) {
 		if _, ok := k.lookup(c.Key, wall); !ok {
 			return Reply{}, false
 		}
-		delete(k.data, c.Key)
+		k.del(c.Key)
 		return Reply{OK: true, Int: 1}, true
 	case DelIfValue:
 		if e, ok := k.lookup(c.Key, wall); !ok || e.value != c.Value {
 			return Reply{Value: e.value}, false
 		}
-		delete(k.data, c.Key)
+		k.del(c.Key)
 		return Reply{OK: true, Int: 1}, true
 	case ExpireIfValue:
 		e, ok := k.lookup(c.Key, wall)
@@ -80,7 +160,7 @@ func (k *Keyspace) Apply(cmd any, wall time.Duration) (Reply, bool) {
 			return Reply{}, false
 		}
 		e.expireAt = wall + c.TTL
-		k.data[c.Key] = e
+		k.set(c.Key, e)
 		return Reply{OK: true, Int: 1}, true
 	case Incr:
 		return Reply{OK: true, Int: k.incr(c.Key, wall)}, true
@@ -90,7 +170,7 @@ func (k *Keyspace) Apply(cmd any, wall time.Duration) (Reply, bool) {
 			return Reply{}, false
 		}
 		e.value, e.count, e.expireAt = c.Owner, e.count+1, wall+c.TTL
-		k.data[c.Key] = e
+		k.set(c.Key, e)
 		r := Reply{OK: true}
 		if c.FenceKey != "" && e.count == 1 {
 			r.Int = k.incr(c.FenceKey, wall)
@@ -103,11 +183,11 @@ func (k *Keyspace) Apply(cmd any, wall time.Duration) (Reply, bool) {
 		}
 		e.count--
 		if e.count <= 0 {
-			delete(k.data, c.Key)
+			k.del(c.Key)
 			return Reply{OK: true}, true
 		}
 		e.expireAt = wall + c.TTL
-		k.data[c.Key] = e
+		k.set(c.Key, e)
 		return Reply{OK: true, Int: e.count}, true
 	}
 	panic(fmt.Sprintf("redis: unknown command %T", cmd))
@@ -118,6 +198,6 @@ func (k *Keyspace) incr(key string, wall time.Duration) int64 {
 	n, _ := strconv.ParseInt(e.value, 10, 64)
 	n++
 	e.value = strconv.FormatInt(n, 10)
-	k.data[key] = e
+	k.set(key, e)
 	return n
 }

@@ -137,7 +137,7 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	}
 	s.Commands++
 	switch {
-	case n.Mono() < s.refuseUntil:
+	case s.refuseUntil > 0 && n.Mono() < s.refuseUntil:
 		n.Reply(m, bodyRestarting)
 	case s.role == RoleReplica:
 		n.Reply(m, bodyReadOnly)
@@ -163,7 +163,7 @@ func (s *Server) body(r Reply) any {
 	if b, ok := r.recurring(); ok {
 		return b
 	}
-	if s.lastBody == nil || s.lastReply != r {
+	if l := &s.lastReply; s.lastBody == nil || l.OK != r.OK || l.Int != r.Int || l.Value != r.Value || l.Err != r.Err {
 		s.lastReply, s.lastBody = r, r
 	}
 	return s.lastBody
