@@ -138,7 +138,8 @@ func TestOptionsWithoutALiveFormAreNamed(t *testing.T) {
 }
 
 // TestAReplicationLinkCutLosesAnAcknowledgedWrite: with two replicas
-// lagging 5 ms behind a third, WAIT 1 is satisfied by the prompt one; a cut
+// lagging 300 ms behind a third (far longer than the test needs between the
+// acknowledgement and the cut, even on a loaded machine), WAIT 1 is satisfied by the prompt one; a cut
 // of a lagging replica's link right after the acknowledgement keeps the
 // write from it (the held bytes never arrive while the link is cut).
 func TestAReplicationLinkCutLosesAnAcknowledgedWrite(t *testing.T) {
@@ -153,7 +154,7 @@ func TestAReplicationLinkCutLosesAnAcknowledgedWrite(t *testing.T) {
 	require.NoError(t, err)
 	defer sys.close()
 	for _, r := range []string{"replica2", "replica3"} {
-		ok, err := sys.delay("redis", r, 5*time.Millisecond, time.Time{})
+		ok, err := sys.delay("redis", r, 300*time.Millisecond, time.Time{})
 		require.NoError(t, err)
 		require.True(t, ok, "the replication link to %s is carried by locklab", r)
 	}
