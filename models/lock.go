@@ -657,10 +657,17 @@ func (c LockService) Check(events []history.Event) Verdict {
 }
 
 func (c LockService) checkPaired(h *history.Paired) Verdict {
-	sc := lockScratches.Get().(*lockScratch)
-	v := c.checkIn(h, sc)
-	if v.Result != Invalid { // nothing of the searches is kept
-		lockScratches.Put(sc)
+	return withScratch(&lockScratches, func(sc *lockScratch) Verdict { return c.checkIn(h, sc) })
+}
+
+// withScratch runs check with a scratch from pool and hands the scratch back
+// unless the verdict is invalid (an invalid verdict's counterexample and its
+// lazily analysed visualization may point into it).
+func withScratch[S any](pool *sync.Pool, check func(*S) Verdict) Verdict {
+	sc := pool.Get().(*S)
+	v := check(sc)
+	if v.Result != Invalid {
+		pool.Put(sc)
 	}
 	return v
 }

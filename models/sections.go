@@ -449,12 +449,7 @@ func (c CriticalSections) Check(events []history.Event) Verdict {
 var sectionKindStats = [...]string{"no-write", "write-applied", "write-rejected", "write-outcome-unknown"}
 
 func (c CriticalSections) checkPaired(h *history.Paired) Verdict {
-	sc := sectionScratches.Get().(*sectionScratch)
-	v := c.checkIn(h, sc)
-	if v.Result != Invalid { // nothing of the sections is kept
-		sectionScratches.Put(sc)
-	}
-	return v
+	return withScratch(&sectionScratches, func(sc *sectionScratch) Verdict { return c.checkIn(h, sc) })
 }
 
 // checkIn is checkPaired with the sections and their searches in sc's memory.
