@@ -49,12 +49,16 @@ type Result struct {
 // Release hands the storage of the run's history to the next run, for a
 // caller that runs world after world and keeps nothing of a result but what
 // it copied out (a seed, a verdict's result, a count): Events, and whatever
-// points into them, must not be used afterwards (every string stays valid).
-// Release empties r.Events; a result that is kept (an invalid run to report,
+// points into them, must not be used afterwards (every string stays valid);
+// so must the verdicts' visualizations, whose search memory goes to the next
+// run's checks. Release empties r.Events; a result that is kept (an invalid run to report,
 // a run directory to write) is simply not released.
 func (r *Result) Release() {
 	if r.log != nil {
 		r.log.Release()
+	}
+	for i := range r.Verdicts {
+		r.Verdicts[i].Visualization.Release() // an invalid verdict's search memory, for the next run's checks
 	}
 	r.Events, r.log = nil, nil
 }

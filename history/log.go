@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/locklab/locklab/internal/reuse"
 )
 
 // Log is a history being recorded. It is safe for concurrent use: in the
@@ -45,7 +47,7 @@ type logBuffers struct {
 }
 
 // released holds the storage of released logs for NewLog.
-var released sync.Pool
+var released reuse.Pool[logBuffers]
 
 // record is one event in the log's compact form; its index is its position.
 type record struct {
@@ -74,11 +76,7 @@ type extra struct {
 
 // NewLog returns an empty log.
 func NewLog() *Log {
-	b, ok := released.Get().(*logBuffers)
-	if !ok {
-		b = new(logBuffers)
-	}
-	return &Log{logBuffers: b}
+	return &Log{logBuffers: released.Get()}
 }
 
 // Release hands the log's storage to a later NewLog. Call it only when

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/reuse"
 )
 
 // MutualExclusion checks mutual exclusion as the clients experienced it: the
@@ -91,7 +91,7 @@ func isStorageOp(f string) bool {
 
 // Holdings reconstructs every holding interval from a history, ordered by start.
 func Holdings(events []history.Event) []Holding {
-	buf := holdingBufs.Get().(*[]holding)
+	buf := holdingBufs.Get()
 	ph, err := history.PairEvents(events) // the holdings need the completed events alone
 	if err != nil {
 		ph = history.PairRecorded(events) // as completed does
@@ -108,7 +108,7 @@ func Holdings(events []history.Event) []Holding {
 }
 
 // holdingBufs keeps the memory of the holdings Holdings makes whole.
-var holdingBufs = sync.Pool{New: func() any { return new([]holding) }}
+var holdingBufs reuse.Pool[[]holding]
 
 // holdingsKey is the key of the holdings in a paired history's memo.
 type holdingsKey struct{}

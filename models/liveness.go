@@ -6,10 +6,10 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/reuse"
 )
 
 // Availability is the liveness check ("liveness"). It judges availability
@@ -251,7 +251,7 @@ func excusingFaults(h *history.Paired, end int64) []faultWindow {
 // acquires is the number of acquire operations in ops.
 func findStalls(ops []op, acquires int, hs []holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
 	holdings := groupByKey(hs, func(h *holding) string { return h.Key })
-	buf := wantBufs.Get().(*[]want) // the wants without attempts, for the sweep alone
+	buf := wantBufs.Get() // the wants without attempts, for the sweep alone
 	defer func() {
 		clear(*buf)
 		*buf = (*buf)[:0]
@@ -311,7 +311,7 @@ type want struct {
 // findWants finds the wants of ops, with their attempts if attempts is set
 // (acquires, the number of acquire operations, sizes them).
 // wantBufs keeps the memory of the wants a stall sweep reads (findStalls).
-var wantBufs = sync.Pool{New: func() any { return new([]want) }}
+var wantBufs reuse.Pool[[]want]
 
 func findWants(ops []op, acquires int, end int64, attempts bool, buf []want) []want {
 	var open holdTable[want] // client+key -> its current want
@@ -353,7 +353,7 @@ func findWants(ops []op, acquires int, end int64, attempts bool, buf []want) []w
 }
 
 // packedBufs keeps the memory of the packed changes of stall sweeps.
-var packedBufs = sync.Pool{New: func() any { return new([]int64) }}
+var packedBufs reuse.Pool[[]int64]
 
 // crashAware ends a holding when a crash of its node starts. hs is not
 // changed: a copy is made when a holding ends earlier.
@@ -407,7 +407,7 @@ func keyStalls(key string, wants []want, hs []*holding, faults []faultWindow, en
 	var cs changes
 	if n > 0 && uint64(hi-lo) < 1<<60 && hi >= lo && !(lo < 0 && hi > math.MaxInt64+lo) {
 		// Packed: (time - lo) << 3 | kind, sorted as integers.
-		buf := packedBufs.Get().(*[]int64)
+		buf := packedBufs.Get()
 		defer packedBufs.Put(buf)
 		cs.packed, cs.lo = grown(*buf, n), lo
 		each(func(t int64, k change) { cs.packed = append(cs.packed, (t-lo)<<3|int64(k)) })

@@ -6,11 +6,11 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/anishathalye/porcupine"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/reuse"
 )
 
 // LockService checks the lock service's grants and releases against a model
@@ -479,7 +479,7 @@ type lockScratch struct {
 
 // lockScratches keeps the scratch of LockService checks whose verdicts
 // point into none of it.
-var lockScratches = sync.Pool{New: func() any { return new(lockScratch) }}
+var lockScratches reuse.Pool[lockScratch]
 
 // reset makes the whole of sc free for the next key's operations and search.
 func (sc *lockScratch) reset() {
@@ -660,14 +660,17 @@ func (c LockService) checkPaired(h *history.Paired) Verdict {
 	return withScratch(&lockScratches, func(sc *lockScratch) Verdict { return c.checkIn(h, sc) })
 }
 
-// withScratch runs check with a scratch from pool and hands the scratch back
-// unless the verdict is invalid (an invalid verdict's counterexample and its
-// lazily analysed visualization may point into it).
-func withScratch[S any](pool *sync.Pool, check func(*S) Verdict) Verdict {
-	sc := pool.Get().(*S)
+// withScratch runs check with a scratch from pool and hands the scratch back:
+// at once unless the verdict is invalid, otherwise when the invalid verdict's
+// visualization, which points into it, is released (Verdict.Release).
+func withScratch[S any](pool *reuse.Pool[S], check func(*S) Verdict) Verdict {
+	sc := pool.Get()
 	v := check(sc)
-	if v.Result != Invalid {
+	switch {
+	case v.Result != Invalid:
 		pool.Put(sc)
+	case v.Visualization != nil:
+		v.Visualization.release = func() { pool.Put(sc) }
 	}
 	return v
 }

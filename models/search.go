@@ -325,7 +325,7 @@ func search(spec searchSpec, start any, ops []linOp, b Budget) keyOutcome {
 	}
 	state := start
 	out := keyOutcome{result: Valid}
-	w := wgls.Get().(*wgl)
+	w := wgls.Get()
 	defer w.release()
 	bs := spec.batches
 	if bs == nil {

@@ -5,9 +5,9 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/reuse"
 )
 
 // Resource is the shape of the resource a lock protects.
@@ -201,7 +201,7 @@ type sectionScratch struct {
 
 // sectionScratches keeps the scratch of critical-sections checks whose
 // verdicts point into none of it.
-var sectionScratches = sync.Pool{New: func() any { return new(sectionScratch) }}
+var sectionScratches reuse.Pool[sectionScratch]
 
 // extractSectionsIn is extractSections in sc's memory: the sections are
 // valid until the next call with sc.

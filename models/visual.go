@@ -24,6 +24,28 @@ type Visualization struct {
 	build func() (porcupine.LinearizationInfo, bool)
 	once  sync.Once
 	ok    bool
+	// release, when set, hands the check's search memory, which the model
+	// and info point into, back for the next check (Release).
+	release  func()
+	released bool
+}
+
+// Release gives the memory the visualization points into back to the check
+// that made it, for the next check to reuse: a sweep that has classified a
+// run and keeps none of it calls it. The visualization must not be used
+// afterwards (it is then no longer Available). Releasing twice, or a nil
+// visualization, does nothing.
+func (v *Visualization) Release() {
+	if v == nil || v.released {
+		return
+	}
+	v.released = true
+	v.once.Do(func() {}) // never built from now on
+	v.ok, v.model, v.info, v.build = false, porcupine.Model{}, porcupine.LinearizationInfo{}, nil
+	if r := v.release; r != nil {
+		v.release = nil
+		r()
+	}
 }
 
 // made makes the visualization's content on first use and reports whether
@@ -47,6 +69,9 @@ func (v *Visualization) Available() bool { return v != nil && v.made() }
 
 // WriteHTML writes the visualization as a self-contained HTML page.
 func (v *Visualization) WriteHTML(w io.Writer) error {
+	if v.released {
+		return fmt.Errorf("porcupine visualization: released (its search memory went to a later check)")
+	}
 	if !v.made() {
 		return fmt.Errorf("porcupine visualization: the analysis ran out of its time budget")
 	}

@@ -90,3 +90,40 @@ func TestAVisualizationWhoseAnalysisFailedIsNotAvailable(t *testing.T) {
 	var none *Visualization
 	assert.False(t, none.Available())
 }
+
+// TestReleasingAVisualizationHandsItsSearchMemoryBack: an invalid verdict
+// keeps its check's search memory (its visualization points into it) until
+// the visualization is released; then the memory goes to the next check, and
+// the visualization can no longer be written.
+func TestReleasingAVisualizationHandsItsSearchMemoryBack(t *testing.T) {
+	events := synth{ops: 400, seed: 3, lostUpdateAt: 35, inversionAt: 35}.events()
+	for _, tc := range []struct {
+		check Check
+		kept  func() int
+	}{
+		{CriticalSections{Initial: history.Ptr(int64(0))}, sectionScratches.Len},
+		{LockService{Leases: true}, lockScratches.Len},
+	} {
+		t.Run(tc.check.Name(), func(t *testing.T) {
+			before := tc.kept()
+			v := Run(tc.check, events)
+			require.Equal(t, Invalid, v.Result, v.Reason)
+			require.NotNil(t, v.Visualization)
+			assert.Equal(t, max(before-1, 0), tc.kept(), "the invalid verdict keeps its search memory")
+			reason := v.Reason
+			v.Visualization.Release()
+			assert.Equal(t, max(before-1, 0)+1, tc.kept(), "released, the memory is kept for the next check")
+			assert.False(t, v.Visualization.Available())
+			require.ErrorContains(t, v.Visualization.WriteHTML(&bytes.Buffer{}), "released")
+			v.Visualization.Release() // twice: nothing more is handed back
+			assert.Equal(t, max(before-1, 0)+1, tc.kept())
+
+			again := Run(tc.check, events) // in the released memory
+			assert.Equal(t, reason, v.Reason, "the released verdict's words are its own")
+			assert.Equal(t, v.Reason, again.Reason)
+			assert.True(t, again.Visualization.Available())
+		})
+	}
+	var none *Visualization
+	none.Release()
+}

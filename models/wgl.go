@@ -4,10 +4,11 @@ import (
 	"cmp"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/locklab/locklab/internal/reuse"
 )
 
 // wgl is Porcupine's linearizability search (the Wing-Gong-Lowe algorithm
@@ -373,7 +374,7 @@ func unlift(nodes []wglNode, e int32) {
 }
 
 // wgls keeps searchers for reuse: their buffers outlive a search.
-var wgls = sync.Pool{New: func() any { return new(wgl) }}
+var wgls reuse.Pool[wgl]
 
 // release clears what the searcher holds of the last search and pools it.
 func (w *wgl) release() {

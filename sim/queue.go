@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"sync"
 	"time"
+
+	"github.com/locklab/locklab/internal/reuse"
 )
 
 // eventKind says what an event does when it comes due. The hot paths (message
@@ -340,14 +341,13 @@ type queueMem struct {
 }
 
 // queuePool holds the memory of closed worlds' queues.
-var queuePool sync.Pool
+var queuePool reuse.Pool[queueMem]
 
 // reuse gives an empty queue the memory of a closed world's, if the pool
 // has one.
 func (q *eventQueue) reuse() {
-	if m, ok := queuePool.Get().(*queueMem); ok {
-		q.buckets, q.slots, q.free, q.over = m.buckets, m.slots, m.free, m.over
-	}
+	m := queuePool.Get()
+	q.buckets, q.slots, q.free, q.over = m.buckets, m.slots, m.free, m.over
 	if q.slots == nil {
 		q.slots = make([]event, 0, 64)
 	}
