@@ -248,14 +248,16 @@ func (p *Prepared) RunWatched(w Watch) (res Result, err error) {
 	return res, err
 }
 
-// judge checks the history of a run that has finished and gathers its result.
+// judge checks the history of a run that has finished (events, its log's
+// events) and gathers its result.
 func (p *Prepared) judge(events []history.Event) (Result, error) {
 	sel, err := p.Test.selectChecks()
 	if err != nil {
 		return Result{}, err
 	}
-	// The history is paired once, for every check and the summary.
-	h, pairErr := history.Pair(events)
+	// The history is paired once, for every check and the summary, in
+	// memory that goes to the next run with the log's (Result.Release).
+	h, pairErr := p.Log.Pair()
 	if pairErr != nil {
 		h = history.PairRecorded(events)
 	}

@@ -44,6 +44,8 @@ type logBuffers struct {
 	ints   []int64
 	uints  []uint64
 	clocks []int64
+	// pair is the memory of the log's pairing (Pair).
+	pair pairMemory
 }
 
 // released holds the storage of released logs for NewLog.
@@ -108,6 +110,17 @@ func (l *Log) Events() []Event {
 		l.materialise()
 	}
 	return l.mat
+}
+
+// Pair is Pair(l.Events()) in memory that Release hands, with the log's
+// storage, to the next log: the pairing must not be used after Release, nor
+// after a second Pair of the same log, which reuses the first one's memory.
+func (l *Log) Pair() (*Paired, error) {
+	events := l.Events()
+	l.mu.Lock()
+	mem := &l.pair
+	l.mu.Unlock()
+	return pair(events, true, true, mem)
 }
 
 // materialise turns the records not yet materialised into Events. The

@@ -95,17 +95,17 @@ type memoEntry struct {
 // the checks' view of a history. An operation whose two events name
 // different values of node, key or owner is an error (*MismatchError), the
 // first in the history.
-func Pair(events []Event) (*Paired, error) { return pair(events, true, true) }
+func Pair(events []Event) (*Paired, error) { return pair(events, true, true, nil) }
 
 // PairEvents is Pair for a reader of the completed events alone (At,
 // Events, Grants): it finds no operations (Ops is empty, OpsOf 0), which
 // spares their memory.
-func PairEvents(events []Event) (*Paired, error) { return pair(events, true, false) }
+func PairEvents(events []Event) (*Paired, error) { return pair(events, true, false, nil) }
 
 // PairRecorded pairs the operations of events as they were recorded, without
 // completing them.
 func PairRecorded(events []Event) *Paired {
-	p, _ := pair(events, false, true)
+	p, _ := pair(events, false, true, nil)
 	return p
 }
 
@@ -160,25 +160,50 @@ func conflicting(inv, comp *Event) bool {
 		(inv.Owner != comp.Owner && inv.Owner != "" && comp.Owner != "")
 }
 
-func pair(events []Event, complete, withOps bool) (*Paired, error) {
+// gain: the operation k's invocation (bit 0 of fix) or completion (bit 1)
+// gains a field; inv and comp are their event indexes.
+type gain struct {
+	k, inv, comp int32
+	fix          uint8
+}
+
+// pairMemory is the memory of a pairing, reused from run to run with a
+// log's storage (Log.Pair).
+type pairMemory struct {
+	ops    []PairedOp
+	gained []gain
+	fixed  []Event
+	at     []int32
+}
+
+// room is s emptied, with room for n values (s itself when it has it).
+func room[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
+}
+
+// pair pairs events (see Pair, PairEvents and PairRecorded), in mem's memory
+// when mem is not nil.
+func pair(events []Event, complete, withOps bool, mem *pairMemory) (*Paired, error) {
 	// About half the events are invokes; a few more when operations are
 	// still open at the end. The operations point into events; those with
 	// an event that gains a field are listed in gained and repointed once
 	// the completed copies are made.
+	if mem == nil {
+		mem = new(pairMemory)
+	}
 	p := &Paired{recorded: events}
 	var ops []PairedOp
 	if withOps {
-		ops = make([]PairedOp, 0, len(events)/2+64)
-	}
-	// gain: the operation k's invocation (bit 0 of fix) or completion (bit
-	// 1) gains a field; inv and comp are their event indexes.
-	type gain struct {
-		k, inv, comp int32
-		fix          uint8
+		ops = room(mem.ops, len(events)/2+64)
+		defer func() { mem.ops = ops[:0] }()
 	}
 	var gained []gain
 	if complete {
-		gained = make([]gain, 0, len(events)/8+8) // usually enough: a recorder that leaves fields out leaves them out of one kind of event
+		gained = room(mem.gained, len(events)/8+8) // usually enough: a recorder that leaves fields out leaves them out of one kind of event
+		defer func() { mem.gained = gained[:0] }()
 	}
 	var open opens
 	gaining := 0 // events that gain a field
@@ -231,8 +256,9 @@ func pair(events []Event, complete, withOps bool) (*Paired, error) {
 		}
 	}
 	if gaining > 0 {
-		p.fixed = make([]Event, 0, gaining) // never grows: the operations point into it
-		p.at = make([]int32, len(events))
+		p.fixed = room(mem.fixed, gaining) // never grows: the operations point into it
+		p.at = room(mem.at, len(events))[:len(events)]
+		mem.fixed, mem.at = p.fixed[:0], p.at[:0]
 		for x := range p.at {
 			p.at[x] = -1
 		}

@@ -159,3 +159,42 @@ func TestPairEventsCompletesAsPairDoes(t *testing.T) {
 	require.Error(t, wantErr)
 	assert.Equal(t, wantErr, gotErr)
 }
+
+// TestLogPairIsPairInTheLogsMemory: a log's pairing is Pair of its events,
+// in memory that goes, with the log's storage, to the next log: history
+// after history, none of the earlier pairings shows through.
+func TestLogPairIsPairInTheLogsMemory(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	reused := 0
+	for i := range 500 {
+		l := NewLog()
+		mem := l.logBuffers
+		if cap(mem.pair.ops) > 0 {
+			reused++
+		}
+		for _, e := range randomHistory(r, r.IntN(40)) {
+			l.Append(e)
+		}
+		events := l.Events()
+		name := fmt.Sprintf("history %d", i)
+		want, wantErr := Pair(slices.Clone(events))
+		got, err := l.Pair()
+		if wantErr != nil {
+			require.Error(t, err, name)
+			assert.Equal(t, wantErr.Error(), err.Error(), name)
+			l.Release()
+			continue
+		}
+		require.NoError(t, err, name)
+		for j := range events {
+			assert.Equal(t, *want.At(j), *got.At(j), "%s event %d", name, j)
+		}
+		require.Len(t, got.Ops(), len(want.Ops()), name)
+		for k := range want.Ops() {
+			assert.Equal(t, want.Ops()[k].Operation(), got.Ops()[k].Operation(), "%s op %d", name, k)
+		}
+		assert.Equal(t, want.Grants(), got.Grants(), name)
+		l.Release()
+	}
+	assert.Greater(t, reused, 400, "logs that paired in an earlier log's memory")
+}
