@@ -65,6 +65,7 @@ func (g *Grant) end() time.Duration {
 // GrantLog collects the grants the servers of one deployment made. A nil
 // *GrantLog records nothing, so servers call it unconditionally.
 type GrantLog struct {
+	off      bool // Record(false): nothing is recorded
 	quorum   int
 	chunks   [][]grant // the grants in order; a chunk never moves
 	n        int
@@ -141,6 +142,19 @@ func NewGrantLog(quorum int) *GrantLog {
 	return &GrantLog{quorum: max(quorum, 1), open: map[ownedKey]*grant{}}
 }
 
+// Record turns recording on (the default of a new log) or off. A run that
+// nobody audits against its servers' record turns it off: the servers then
+// spare the record's memory and time (Recording).
+func (l *GrantLog) Record(on bool) {
+	if l != nil {
+		l.off = !on
+	}
+}
+
+// Recording reports whether the log records what it is told: a server asks
+// before it gathers what to record.
+func (l *GrantLog) Recording() bool { return l != nil && !l.off }
+
 // The grants are kept in chunks of minGrantChunk, doubling up to
 // maxGrantChunk: most runs grant little.
 const (
@@ -178,7 +192,7 @@ func (l *GrantLog) all(yield func(g *grant) bool) {
 // at true time at, with a lease promised until until (0: no lease). Renewals
 // and releases of owner in scope apply to this grant from now on.
 func (l *GrantLog) Granted(scope, server, key, owner, client string, at, until time.Duration) {
-	if l == nil {
+	if !l.Recording() {
 		return
 	}
 	g := l.add()
@@ -205,7 +219,7 @@ func (l *GrantLog) openGrant(scope, key, owner string) (*grant, ownedKey) {
 // Renewed records that scope extended owner's grant of key until until at
 // true time at (a renewal, a reentrant acquire).
 func (l *GrantLog) Renewed(scope, key, owner string, at, until time.Duration) {
-	if l == nil {
+	if !l.Recording() {
 		return
 	}
 	if g, _ := l.openGrant(scope, key, owner); g != nil && until > g.until {
@@ -276,7 +290,7 @@ func (l *GrantLog) Promised(key, owner string, at time.Duration) time.Duration {
 
 // Released records that owner gave key back in scope at true time at.
 func (l *GrantLog) Released(scope, key, owner string, at time.Duration) {
-	if l == nil {
+	if !l.Recording() {
 		return
 	}
 	if g, k := l.openGrant(scope, key, owner); g != nil {
@@ -289,7 +303,7 @@ func (l *GrantLog) Released(scope, key, owner string, at time.Duration) {
 // naming the owner (a plain DEL): a release when the grant was by's own, a
 // removal of someone else's lock otherwise.
 func (l *GrantLog) Removed(scope, key, owner, by string, at time.Duration) {
-	if l == nil {
+	if !l.Recording() {
 		return
 	}
 	g, k := l.openGrant(scope, key, owner)

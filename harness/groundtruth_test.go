@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,6 +88,7 @@ func runWithTruth(t *testing.T, tc Test) (models.Verdict, []backends.Breach) {
 	tc.Checks = []string{lockCheck(tc)}
 	p, err := Prepare(tc)
 	require.NoError(t, err)
+	p.RecordGrants()
 	r, err := p.Run()
 	require.NoError(t, err)
 	require.NotNil(t, p.Deployment.Grants, "%s keeps no record of its grants", tc.System)
@@ -152,6 +154,7 @@ func TestGrantRecordSeesKnownBreaches(t *testing.T) {
 			require.NoError(t, err)
 			p, err := Prepare(v.ReproTest())
 			require.NoError(t, err)
+			p.RecordGrants()
 			_, err = p.Run()
 			require.NoError(t, err)
 			var overlap, removal bool
@@ -204,6 +207,30 @@ func TestRaftkvLeaseVerdictsOfIssue10(t *testing.T) {
 			} else {
 				assert.Empty(t, breaches)
 			}
+		})
+	}
+}
+
+// TestGrantsAreRecordedOnlyWhenAsked: a run keeps no record of its servers'
+// grants unless a caller asks for it (no verdict reads it), and asking
+// changes nothing of the run.
+func TestGrantsAreRecordedOnlyWhenAsked(t *testing.T) {
+	for _, system := range []string{"redis", "redlock", "raftkv", "control"} {
+		t.Run(system, func(t *testing.T) {
+			tc := Test{System: system, Seed: 3, Time: 5 * time.Second}
+			plain, err := Prepare(tc)
+			require.NoError(t, err)
+			r1, err := plain.Run()
+			require.NoError(t, err)
+			assert.Empty(t, plain.Deployment.Grants.Grants(), "not recorded unless asked")
+
+			recorded, err := Prepare(tc)
+			require.NoError(t, err)
+			recorded.RecordGrants()
+			r2, err := recorded.Run()
+			require.NoError(t, err)
+			assert.NotEmpty(t, recorded.Deployment.Grants.Grants(), "recorded when asked")
+			assert.Equal(t, r1.Events, r2.Events, "the record changes nothing of the run")
 		})
 	}
 }

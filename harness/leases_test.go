@@ -28,6 +28,7 @@ func TestClientLeasesCountFromTheRequest(t *testing.T) {
 				tc.Nemesis, tc.Seed, tc.Checks = "pause,partition,crash,delay", seed, []string{lockCheck(tc)}
 				p, err := Prepare(tc)
 				require.NoError(t, err)
+				p.RecordGrants()
 				r, err := p.Run()
 				require.NoError(t, err)
 				for _, e := range r.Events {

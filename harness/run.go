@@ -103,6 +103,7 @@ func Prepare(t Test) (*Prepared, error) {
 	if dep.Record != nil {
 		dep.Record(log)
 	}
+	dep.Grants.Record(false) // until a caller asks for the ground truth (RecordGrants)
 	if t.Storage == storage.Fenced && !dep.HasTokens {
 		return nil, fmt.Errorf("storage fenced: system %s grants no fencing tokens with these options (redis: -o fencing=true)", t.System)
 	}
@@ -247,6 +248,12 @@ func (p *Prepared) RunWatched(w Watch) (res Result, err error) {
 	res.log = p.Log
 	return res, err
 }
+
+// RecordGrants makes the servers keep their record of the grants they make
+// (Deployment.Grants), the ground truth a test checks verdicts against. Call
+// it before Run. It is off by default: no verdict reads it, and a sweep's
+// runs spare its memory and time.
+func (p *Prepared) RecordGrants() { p.Deployment.Grants.Record(true) }
 
 // judge checks the history of a run that has finished (events, its log's
 // events) and gathers its result.

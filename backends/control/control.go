@@ -34,7 +34,7 @@ func (l *Lock) RecordGrants(log *backends.GrantLog, now func() time.Duration) {
 func (l *Lock) Acquire(key string, wait time.Duration) (backends.Lease, error) {
 	l.seq++
 	owner := fmt.Sprintf("%s-%d", l.name, l.seq)
-	if l.grants != nil {
+	if l.grants.Recording() {
 		l.grants.Granted("control/"+owner, "control", key, owner, l.name, l.now(), 0)
 	}
 	return backends.Lease{Key: key, Owner: owner}, nil
@@ -42,7 +42,7 @@ func (l *Lock) Acquire(key string, wait time.Duration) (backends.Lease, error) {
 
 // Release always succeeds.
 func (l *Lock) Release(ls backends.Lease) error {
-	if l.grants != nil {
+	if l.grants.Recording() {
 		l.grants.Released("control/"+ls.Owner, ls.Key, ls.Owner, l.now())
 	}
 	return nil

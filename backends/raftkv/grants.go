@@ -37,7 +37,7 @@ func (c *Cluster) RecordGrants(log *backends.GrantLog) {
 
 // stamped notes that cmd got its stamp at true time at, for client.
 func (t *truth) stamped(cmd lockfsm.Command, client string, at time.Duration) {
-	if t == nil {
+	if t == nil || !t.log.Recording() {
 		return
 	}
 	k := stampKey{cmd.Session, cmd.Seq, cmd.Stamp}
@@ -50,7 +50,7 @@ func (t *truth) stamped(cmd lockfsm.Command, client string, at time.Duration) {
 // first time any node applies it: prev and held are the key's owner before.
 func (t *truth) entry(node string, index, term uint64, cmd lockfsm.Command, res lockfsm.Result, prev lockfsm.Owner,
 	held bool, now time.Duration) {
-	if t == nil {
+	if t == nil || !t.log.Recording() {
 		return
 	}
 	if was, seen := t.applied[index]; seen && was == term {

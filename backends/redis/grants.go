@@ -16,7 +16,7 @@ func (s *Server) RecordGrants(log *backends.GrantLog, scope string) { s.grants, 
 // holderBefore is, when grants are recorded, the value a lock command's key
 // holds before the command runs at wall ("" if none).
 func (s *Server) holderBefore(cmd any, wall time.Duration) string {
-	if s.grants == nil {
+	if !s.grants.Recording() {
 		return ""
 	}
 	var key string
@@ -40,7 +40,7 @@ func (s *Server) holderBefore(cmd any, wall time.Duration) string {
 // TTLs are counted from the moment of the command: the lease the instance
 // promised, whatever its clock does afterwards.
 func (s *Server) noteGrant(n *sim.Node, m sim.Message, r Reply, before string) {
-	if s.grants == nil || !r.OK {
+	if !r.OK || !s.grants.Recording() {
 		return
 	}
 	now := n.World().Now()
