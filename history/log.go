@@ -363,11 +363,47 @@ type interner struct {
 var presets = []string{"", string(Invoke), string(OK), string(Fail), string(Info), string(Start), string(Stop),
 	FAcquire, FRelease, FRenew, FRead, FWrite, FAppend}
 
+// presetID is the number of s if it is one of the presets (an event type or
+// an operation function: two of every event's strings), found without
+// hashing; ok is false otherwise.
+func presetID(s string) (id uint32, ok bool) {
+	switch s {
+	case string(Invoke):
+		return 1, true
+	case string(OK):
+		return 2, true
+	case string(Fail):
+		return 3, true
+	case string(Info):
+		return 4, true
+	case string(Start):
+		return 5, true
+	case string(Stop):
+		return 6, true
+	case FAcquire:
+		return 7, true
+	case FRelease:
+		return 8, true
+	case FRenew:
+		return 9, true
+	case FRead:
+		return 10, true
+	case FWrite:
+		return 11, true
+	case FAppend:
+		return 12, true
+	}
+	return 0, false
+}
+
 // id is s's number, given to it now if s is new.
 func (in *interner) id(s string) uint32 {
 	n := len(s)
 	if n == 0 {
 		return 0
+	}
+	if id, ok := presetID(s); ok {
+		return id
 	}
 	c := &in.cache[(uint(n)*31+uint(s[0])*7+uint(s[n-1])*3+uint(s[n/2]))&255]
 	if len(c.s) == n && (unsafe.StringData(c.s) == unsafe.StringData(s) || c.s == s) {
