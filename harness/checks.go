@@ -173,7 +173,16 @@ func checkPaired(cfg models.Config, names []string, events []history.Event, h *h
 				name, strings.Join(auditSystems(name), "|"))
 		}
 	}
-	checks, skipped, err := cfg.Select(names, events)
+	var (
+		checks  []models.Check
+		skipped []models.Skipped
+		err     error
+	)
+	if h != nil {
+		checks, skipped, err = cfg.SelectPaired(names, h)
+	} else { // the pairing failed (pairErr)
+		checks, skipped, err = cfg.Select(names, events)
+	}
 	if err != nil {
 		return Checked{}, err
 	}

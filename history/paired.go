@@ -3,6 +3,7 @@ package history
 import (
 	"math"
 	"sync"
+	"time"
 )
 
 // PairedOp is an operation of a Paired history: its invoke and its completion,
@@ -47,6 +48,14 @@ type Paired struct {
 	events     []Event
 	faultsOnce sync.Once
 	faults     []FaultWindow
+
+	// marks are the indexes of the start and stop events, in order.
+	marks []int32
+	// acquired counts the events of acquires that returned ok; leased, those
+	// with a deadline, and longestLease is the longest time from one of them
+	// to its deadline.
+	acquired, leased int
+	longestLease     time.Duration
 
 	// invokes counts the operations per function, in order of appearance.
 	invokes []fnCount
@@ -170,6 +179,7 @@ type gain struct {
 // pairMemory is the memory of a pairing, reused from run to run with a
 // log's storage (Log.Pair).
 type pairMemory struct {
+	marks  []int32
 	ops    []PairedOp
 	gained []gain
 	fixed  []Event
@@ -205,6 +215,11 @@ func pair(events []Event, complete, withOps bool, mem *pairMemory) (*Paired, err
 		gained = room(mem.gained, len(events)/8+8) // usually enough: a recorder that leaves fields out leaves them out of one kind of event
 		defer func() { mem.gained = gained[:0] }()
 	}
+	marks := mem.marks[:0]
+	if marks == nil {
+		marks = []int32{} // not nil: Faults reads the marks instead of the events
+	}
+	defer func() { p.marks, mem.marks = marks, marks[:0] }()
 	var open opens
 	gaining := 0 // events that gain a field
 	for i := range events {
@@ -218,7 +233,17 @@ func pair(events []Event, complete, withOps bool, mem *pairMemory) (*Paired, err
 			continue
 		}
 		if !e.Type.IsCompletion() {
+			if e.Type == Start || e.Type == Stop {
+				marks = append(marks, int32(i))
+			}
 			continue
+		}
+		if e.Type == OK && e.F == FAcquire {
+			p.acquired++
+			if e.Deadline != nil {
+				p.leased++
+				p.longestLease = max(p.longestLease, time.Duration(*e.Deadline-e.Time))
+			}
 		}
 		x := open.get(e.Process)
 		if x.op == 0 {
@@ -339,8 +364,19 @@ func (p *Paired) Ops() []PairedOp { return p.ops }
 
 // Faults are the nemesis fault windows (see FaultWindows), computed once.
 func (p *Paired) Faults() []FaultWindow {
-	p.faultsOnce.Do(func() { p.faults = FaultWindows(p.recorded) })
+	p.faultsOnce.Do(func() { p.faults = faultWindows(p.recorded, p.marks) })
 	return p.faults
+}
+
+// Marks are the indexes of the start and stop events (faults and system
+// events), in order: a reader of those alone need not scan the history.
+func (p *Paired) Marks() []int32 { return p.marks }
+
+// Acquired counts the events of acquires that returned ok, paired or not;
+// leased counts those that carry a lease deadline, and longest is the
+// longest lease among them (from the event's time to its deadline).
+func (p *Paired) Acquired() (ok, leased int, longest time.Duration) {
+	return p.acquired, p.leased, p.longestLease
 }
 
 // End is the last event's time (0 for an empty history).

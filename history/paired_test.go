@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,7 +14,7 @@ import (
 // randomHistory draws a history of n events that is not always well formed:
 // processes invoke twice, complete without an invoke, fill in node, key and
 // owner on either event or both (sometimes differently), and the nemesis
-// interleaves faults.
+// interleaves faults; a third of the operations' events carry a deadline.
 func randomHistory(r *rand.Rand, n int) []Event {
 	pick := func(vals ...string) string { return vals[r.IntN(len(vals))] }
 	var out []Event
@@ -25,6 +26,9 @@ func randomHistory(r *rand.Rand, n int) []Event {
 			e.Type = Type(pick("invoke", "invoke", "ok", "fail", "info"))
 			e.F = pick(FAcquire, FRelease, FRead, FWrite)
 			e.Node, e.Key, e.Owner = pick("", "c1", "c2"), pick("", "", "k", "j"), pick("", "", "o1", "o2")
+			if r.IntN(3) == 0 {
+				e.Deadline = Ptr(int64(i + r.IntN(50)))
+			}
 		}
 		out = append(out, e)
 	}
@@ -62,6 +66,8 @@ func TestPairIsCompleteAndOperations(t *testing.T) {
 		}
 		assertPairs(t, Operations(want), p, name)
 		assert.Equal(t, FaultWindows(want), p.Faults(), name)
+		assertScanned(t, events, p, name)
+		assertScanned(t, events, recorded, name+" recorded")
 	}
 	assert.Greater(t, fills, 100, "histories with fields filled in")
 	assert.Greater(t, errs, 100, "histories with mismatches")
@@ -197,4 +203,30 @@ func TestLogPairIsPairInTheLogsMemory(t *testing.T) {
 		l.Release()
 	}
 	assert.Greater(t, reused, 400, "logs that paired in an earlier log's memory")
+}
+
+// assertScanned holds what pairing notes on the way (the start and stop
+// events, the acquires that returned ok and their leases) to a scan of the
+// events.
+func assertScanned(t *testing.T, events []Event, p *Paired, name string) {
+	t.Helper()
+	marks := []int32{}
+	ok, leased, longest := 0, 0, time.Duration(0)
+	for i, e := range events {
+		if e.Type == Start || e.Type == Stop {
+			marks = append(marks, int32(i))
+		}
+		if e.Type == OK && e.F == FAcquire {
+			ok++
+			if e.Deadline != nil {
+				leased++
+				longest = max(longest, time.Duration(*e.Deadline-e.Time))
+			}
+		}
+	}
+	assert.Equal(t, marks, p.Marks(), name)
+	gotOK, gotLeased, gotLongest := p.Acquired()
+	assert.Equal(t, ok, gotOK, name)
+	assert.Equal(t, leased, gotLeased, name)
+	assert.Equal(t, longest, gotLongest, name)
 }

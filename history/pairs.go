@@ -87,10 +87,24 @@ func (f FaultWindow) End() int64 {
 
 // FaultWindows pairs nemesis start and stop events with the same function,
 // targets and detail, first in first out, in start order.
-func FaultWindows(events []Event) []FaultWindow {
+func FaultWindows(events []Event) []FaultWindow { return faultWindows(events, nil) }
+
+// faultWindows is FaultWindows; marks, when not nil, are the indexes of
+// every start and stop event (Paired.Marks), which spares a scan.
+func faultWindows(events []Event, marks []int32) []FaultWindow {
+	n := len(events)
+	if marks != nil {
+		n = len(marks)
+	}
+	at := func(k int) *Event {
+		if marks != nil {
+			return &events[marks[k]]
+		}
+		return &events[k]
+	}
 	starts := 0
-	for i := range events {
-		if events[i].Type == Start {
+	for k := range n {
+		if at(k).Type == Start {
 			starts++
 		}
 	}
@@ -102,8 +116,8 @@ func FaultWindows(events []Event) []FaultWindow {
 	// are several, so that most keys cost nothing to build)
 	type faultKey struct{ f, targets, detail string }
 	open := map[faultKey][]int{}
-	for i := range events {
-		e := &events[i]
+	for k := range n {
+		e := at(k)
 		if e.Type != Start && e.Type != Stop {
 			continue
 		}

@@ -92,6 +92,14 @@ func TestFixtures(t *testing.T) {
 		t.Run(fx.name, func(t *testing.T) {
 			checks, skipped, err := fx.cfg.Select(nil, fx.events)
 			require.NoError(t, err)
+			paired, pairErr := history.Pair(fx.events)
+			if pairErr != nil {
+				paired = history.PairRecorded(fx.events)
+			}
+			pairedChecks, pairedSkipped, err := fx.cfg.SelectPaired(nil, paired)
+			require.NoError(t, err)
+			assert.Equal(t, checks, pairedChecks, "selected from the paired history")
+			assert.Equal(t, skipped, pairedSkipped, "left out from the paired history")
 			for _, name := range CheckNames() {
 				want, ok := fx.expect[name]
 				require.True(t, ok, "the fixture states no expectation for check %s", name)

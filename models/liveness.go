@@ -110,7 +110,8 @@ func (s Stall) Length() time.Duration { return time.Duration(s.End - s.Start) }
 
 func (c Availability) withDefaults(h *history.Paired) Availability {
 	if c.StallMax == 0 {
-		c.StallMax = max(DefaultStallMax, longestLease(h)*3/2)
+		_, _, longest := h.Acquired()
+		c.StallMax = max(DefaultStallMax, longest*3/2)
 	}
 	if c.RecoveryMax == 0 {
 		c.RecoveryMax = DefaultRecoveryMax
@@ -205,19 +206,6 @@ func (c Availability) checkPaired(h *history.Paired) Verdict {
 		v.Reason += fmt.Sprintf("; slowest recovery after a fault %s", ms(time.Duration(worst.Duration)))
 	}
 	return v
-}
-
-// longestLease is the longest lease granted: from an acquire's return to its
-// deadline.
-func longestLease(h *history.Paired) time.Duration {
-	var out time.Duration
-	for i := range h.Recorded() {
-		e := &h.Recorded()[i]
-		if e.F == history.FAcquire && e.Type == history.OK && e.Deadline != nil {
-			out = max(out, time.Duration(*e.Deadline-e.Time))
-		}
-	}
-	return out
 }
 
 func msOf(s *Stall) string {

@@ -69,6 +69,18 @@ func (c LockService) Applies(events []history.Event) (bool, string) {
 			}
 		}
 	}
+	return c.appliesTo(grants, leased)
+}
+
+// appliesPaired is Applies from what pairing counted.
+func (c LockService) appliesPaired(h *history.Paired) (bool, string) {
+	grants, leased, _ := h.Acquired()
+	return c.appliesTo(grants, leased)
+}
+
+// appliesTo is Applies for a history with grants acquires that returned ok,
+// leased of them with a deadline.
+func (c LockService) appliesTo(grants, leased int) (bool, string) {
 	switch {
 	case grants == 0:
 		return false, "no acquire succeeded: no grant to judge"

@@ -20,6 +20,12 @@ type Applicable interface {
 	Applies(events []history.Event) (bool, string)
 }
 
+// pairedApplicable is Applicable for a check that tells from what pairing
+// counted (history.Paired) without scanning the history again.
+type pairedApplicable interface {
+	appliesPaired(h *history.Paired) (bool, string)
+}
+
 // Skipped is a check left out of a run, with the reason.
 type Skipped struct {
 	Check  string `json:"check"`
@@ -192,6 +198,22 @@ func CheckNames() []string {
 // add a check to the default selection instead of replacing it (a scenario
 // names the checks its expectations need that way).
 func (c Config) Select(names []string, events []history.Event) ([]Check, []Skipped, error) {
+	return c.selectBy(names, func(a Applicable) (bool, string) { return a.Applies(events) })
+}
+
+// SelectPaired is Select of h's events, paired: the checks that can tell
+// whether they apply from what pairing counted do not scan the history.
+func (c Config) SelectPaired(names []string, h *history.Paired) ([]Check, []Skipped, error) {
+	return c.selectBy(names, func(a Applicable) (bool, string) {
+		if p, ok := a.(pairedApplicable); ok {
+			return p.appliesPaired(h)
+		}
+		return a.Applies(h.Recorded())
+	})
+}
+
+// selectBy is Select with applies telling whether a check applies.
+func (c Config) selectBy(names []string, applies func(Applicable) (bool, string)) ([]Check, []Skipped, error) {
 	suite := c.Suite()
 	var exact, extra []string
 	for _, n := range names {
@@ -225,7 +247,7 @@ func (c Config) Select(names []string, events []history.Event) ([]Check, []Skipp
 	for _, ch := range suite {
 		if !slices.Contains(extra, ch.Name()) {
 			if a, ok := ch.(Applicable); ok {
-				if applies, why := a.Applies(events); !applies {
+				if ok, why := applies(a); !ok {
 					skipped = append(skipped, Skipped{Check: ch.Name(), Reason: why})
 					continue
 				}

@@ -58,7 +58,7 @@ func SummarizePaired(h *history.Paired) Summary {
 		s.Ops[x.f] = x.c
 	}
 	var faults tally // OK counts the starts
-	for i := range events {
+	for _, i := range h.Marks() {
 		if e := &events[i]; e.Type == history.Start {
 			faults.of(e.F).OK++
 		}
