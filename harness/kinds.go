@@ -57,7 +57,7 @@ var Kinds = []string{KindGCPause, KindClockJump, KindFailover, KindRestartRegran
 // what caused it, and every write the network delayed past a new grant
 // (KindDelayedWrite), sorted, each kind once. An overlap no rule explains is
 // KindOther.
-func ViolationKinds(events []history.Event) []string { return violationKinds(events, true) }
+func ViolationKinds(events []history.Event) []string { return violationKinds(events, true, nil) }
 
 // ViolationKinds is ViolationKinds(r.Events), without looking for
 // overlapping holdings again when the run's mutual-exclusion check found
@@ -70,13 +70,14 @@ func (r *Result) ViolationKinds() []string {
 			overlaps = false
 		}
 	}
-	return violationKinds(r.Events, overlaps)
+	return violationKinds(r.Events, overlaps, r.marks)
 }
 
 // violationKinds is ViolationKinds; without overlaps, it classifies only
-// the delayed writes (the caller knows no two holdings overlap).
-func violationKinds(events []history.Event, overlaps bool) []string {
-	windows := faultWindowsOf(events)
+// the delayed writes (the caller knows no two holdings overlap). marks, when
+// not nil, are the indexes of the start and stop events (history.Paired's).
+func violationKinds(events []history.Event, overlaps bool, marks []int32) []string {
+	windows := faultWindowsOf(events, marks)
 	var kinds []string
 	var ovs []models.Overlap
 	if overlaps {
@@ -108,13 +109,21 @@ type window struct {
 	start, stop int64
 }
 
-func faultWindowsOf(events []history.Event) []window {
+func faultWindowsOf(events []history.Event, marks []int32) []window {
 	var out []window
 	// kind, detail, targets -> index in out (targets joined only when there
 	// are several)
 	type windowKey struct{ f, detail, targets string }
 	open := map[windowKey]int{}
-	for i := range events {
+	n := len(events)
+	if marks != nil { // only the start and stop events
+		n = len(marks)
+	}
+	for k := range n {
+		i := k
+		if marks != nil {
+			i = int(marks[k])
+		}
 		e := &events[i]
 		if e.Type != history.Start && e.Type != history.Stop {
 			continue // no key to build for the operations (most of the history)

@@ -44,6 +44,9 @@ type Result struct {
 
 	// log recorded Events (nil: Release has nothing to hand back).
 	log *history.Log
+	// marks are the indexes of the start and stop events in Events (nil:
+	// not known), for ViolationKinds.
+	marks []int32
 }
 
 // Release hands the storage of the run's history to the next run, for a
@@ -60,7 +63,7 @@ func (r *Result) Release() {
 	for i := range r.Verdicts {
 		r.Verdicts[i].Visualization.Release() // an invalid verdict's search memory, for the next run's checks
 	}
-	r.Events, r.log = nil, nil
+	r.Events, r.log, r.marks = nil, nil, nil
 }
 
 // ErrCrash marks a failure of the harness itself (a panic inside the
@@ -294,5 +297,6 @@ func (p *Prepared) judge(events []history.Event) (Result, error) {
 		Summary:       models.SummarizePaired(h),
 		Network:       p.World.Network().Stats(),
 		KernelEvents:  p.World.Processed(),
+		marks:         h.Marks(),
 	}, nil
 }
