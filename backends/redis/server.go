@@ -147,13 +147,19 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			return
 		}
 		at := s.now(n)
-		before := s.holderBefore(m.Body, at)
+		recording := s.grants.Recording() // else nothing to gather for the record
+		var before string
+		if recording {
+			before = s.holderBefore(m.Body, at)
+		}
 		r, changed := s.data.Apply(m.Body, at)
 		if changed {
 			s.persist()
 			s.propagate(n, m.From, m.Body, at)
 		}
-		s.noteGrant(n, m, r, before)
+		if recording {
+			s.noteGrant(n, m, r, before)
+		}
 		n.Reply(m, s.body(r))
 	}
 }
