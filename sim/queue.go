@@ -140,21 +140,22 @@ func (h *heap4) pop() entry {
 	return top
 }
 
-// The timing wheel: wheelSize buckets of 2^wheelShift ns each (262 µs; the
-// wheel spans 16.8 ms, a dozen network latencies). Simulated runs are sparse
-// (a few dozen events pending, one every few simulated milliseconds), so a
-// push lands in a bucket the wheel last touched long ago: few, coarse
-// buckets (6 KB with their first entries) stay in the processor's cache,
-// where 1,024 buckets of 4.1 µs missed it on most pushes. Coarse buckets
-// cost little: entries mostly arrive in due order and are appended.
+// The timing wheel: wheelSize buckets of 2^wheelShift ns each (4.2 ms; the
+// wheel spans 268 ms: message latencies and most timeouts). Simulated runs
+// are sparse (a few dozen events pending, one every few simulated
+// milliseconds), so a push lands in a bucket the wheel last touched long ago:
+// few, coarse buckets (6 KB with their first entries) stay in the
+// processor's cache, where 1,024 buckets of 4.1 µs missed it on most pushes
+// and sent every timeout to the heap. Coarse buckets cost little: entries
+// mostly arrive in due order and are appended.
 const (
-	wheelShift = 18
+	wheelShift = 22
 	wheelSize  = 1 << 6 // at least 64: the bitmap has a word
 	wheelWords = wheelSize / 64
 	bucketRoom = 4 // entries per bucket before it grows on its own
 )
 
-// bucket holds the wheel's entries of one 262 µs span, sorted by (at, seq),
+// bucket holds the wheel's entries of one 4.2 ms span, sorted by (at, seq),
 // consumed from head.
 type bucket struct {
 	items []entry
