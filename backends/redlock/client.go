@@ -3,7 +3,6 @@ package redlock
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/locklab/locklab/backends"
@@ -117,40 +116,49 @@ func (c *Client) count(rs []sim.Response) tally {
 }
 
 // votes is "redis-a,redis-b (2/5)": the granters (or none) and the count.
-func (c *Client) votes(outs []outcome) string {
-	var b strings.Builder
+func (c *Client) votes(outs []outcome) string { return string(c.appendVotes(nil, outs)) }
+
+// appendVotes appends votes(outs) to b.
+func (c *Client) appendVotes(b []byte, outs []outcome) []byte {
 	n := 0
 	for i, o := range outs {
 		if o != granted {
 			continue
 		}
 		if n > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(c.name(c.topo.Instances[i]))
+		b = append(b, c.name(c.topo.Instances[i])...)
 		n++
 	}
 	if n == 0 {
-		b.WriteString("none")
+		b = append(b, "none"...)
 	}
-	fmt.Fprintf(&b, " (%d/%d)", n, len(c.topo.Instances))
-	return b.String()
+	b = append(b, " ("...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(len(c.topo.Instances)), 10)
+	return append(b, ')')
 }
 
 // others is "redis-d timed out, redis-e held": the instances that did not grant.
-func (c *Client) others(outs []outcome) string {
-	var b strings.Builder
+func (c *Client) others(outs []outcome) string { return string(c.appendOthers(nil, outs)) }
+
+// appendOthers appends others(outs) to b.
+func (c *Client) appendOthers(b []byte, outs []outcome) []byte {
+	first := true
 	for i, o := range outs {
 		if o == granted {
 			continue
 		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
+		if !first {
+			b = append(b, ", "...)
 		}
-		b.WriteString(c.name(c.topo.Instances[i]))
-		b.WriteString(outcomeWords[o])
+		first = false
+		b = append(b, c.name(c.topo.Instances[i])...)
+		b = append(b, outcomeWords[o]...)
 	}
-	return b.String()
+	return b
 }
 
 // roundFailure is a round without a lock: short of a quorum, or granted with
@@ -234,11 +242,23 @@ func (c *Client) attempt(key string) (backends.Lease, error) {
 		lease.Token = uint64(t.maxIncr)
 	}
 	lease.Deadline = c.p.Mono() + validity
-	lease.Detail = fmt.Sprintf("granted by %s, validity %v", c.votes(t.outs), validity.Round(time.Millisecond))
-	if t.granted < len(t.outs) {
-		lease.Detail += "; " + c.others(t.outs)
-	}
+	lease.Detail = c.grantDetail(t, validity)
 	return lease, nil
+}
+
+// grantDetail is a granted round's detail: "granted by redis-a,redis-b,redis-c
+// (3/5), validity 9.99s; redis-d timed out, redis-e held", in one buffer.
+func (c *Client) grantDetail(t tally, validity time.Duration) string {
+	b := make([]byte, 0, 128)
+	b = append(b, "granted by "...)
+	b = c.appendVotes(b, t.outs)
+	b = append(b, ", validity "...)
+	b = append(b, validity.Round(time.Millisecond).String()...)
+	if t.granted < len(t.outs) {
+		b = append(b, "; "...)
+		b = c.appendOthers(b, t.outs)
+	}
+	return string(b)
 }
 
 // externalToken takes the token from the external sequencer.
