@@ -115,13 +115,7 @@ func (l *Log) Events() []Event {
 // Pair is Pair(l.Events()) in memory that Release hands, with the log's
 // storage, to the next log: the pairing must not be used after Release, nor
 // after a second Pair of the same log, which reuses the first one's memory.
-func (l *Log) Pair() (*Paired, error) {
-	events := l.Events()
-	l.mu.Lock()
-	mem := &l.pair
-	l.mu.Unlock()
-	return pair(events, true, true, mem)
-}
+func (l *Log) Pair() (*Paired, error) { return pair(l.Events(), true, true, &l.pair) }
 
 // materialise turns the records not yet materialised into Events. The
 // optional fields of all of them point into two arenas (ints, uints), and

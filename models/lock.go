@@ -489,8 +489,8 @@ type lockScratch struct {
 	batches   batchScratch
 }
 
-// lockScratches keeps the scratch of LockService checks whose verdicts
-// point into none of it.
+// lockScratches keeps the scratch of LockService checks for the next one
+// (an invalid verdict's once its visualization is released: withScratch).
 var lockScratches reuse.Pool[lockScratch]
 
 // reset makes the whole of sc free for the next key's operations and search.

@@ -199,8 +199,9 @@ type sectionScratch struct {
 	batches batchScratch
 }
 
-// sectionScratches keeps the scratch of critical-sections checks whose
-// verdicts point into none of it.
+// sectionScratches keeps the scratch of critical-sections checks for the
+// next one (an invalid verdict's once its visualization is released:
+// withScratch).
 var sectionScratches reuse.Pool[sectionScratch]
 
 // extractSectionsIn is extractSections in sc's memory: the sections are
