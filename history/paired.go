@@ -51,11 +51,8 @@ type Paired struct {
 
 	// marks are the indexes of the start and stop events, in order.
 	marks []int32
-	// acquired counts the events of acquires that returned ok; leased, those
-	// with a deadline, and longestLease is the longest time from one of them
-	// to its deadline.
-	acquired, leased int
-	longestLease     time.Duration
+	// acquired counts the acquires that returned ok (Acquired).
+	acquired Acquires
 
 	// invokes counts the operations per function, in order of appearance.
 	invokes []fnCount
@@ -239,10 +236,13 @@ func pair(events []Event, complete, withOps bool, mem *pairMemory) (*Paired, err
 			continue
 		}
 		if e.Type == OK && e.F == FAcquire {
-			p.acquired++
+			p.acquired.OK++
 			if e.Deadline != nil {
-				p.leased++
-				p.longestLease = max(p.longestLease, time.Duration(*e.Deadline-e.Time))
+				p.acquired.Leased++
+				p.acquired.LongestLease = max(p.acquired.LongestLease, time.Duration(*e.Deadline-e.Time))
+			}
+			if e.Token != nil {
+				p.acquired.Tokened++
 			}
 		}
 		x := open.get(e.Process)
@@ -372,12 +372,18 @@ func (p *Paired) Faults() []FaultWindow {
 // events), in order: a reader of those alone need not scan the history.
 func (p *Paired) Marks() []int32 { return p.marks }
 
-// Acquired counts the events of acquires that returned ok, paired or not;
-// leased counts those that carry a lease deadline, and longest is the
-// longest lease among them (from the event's time to its deadline).
-func (p *Paired) Acquired() (ok, leased int, longest time.Duration) {
-	return p.acquired, p.leased, p.longestLease
+// Acquires counts the events of acquires that returned ok, paired or not.
+type Acquires struct {
+	// OK is their number; Leased, Tokened, how many carry a lease deadline,
+	// a fencing token.
+	OK, Leased, Tokened int
+	// LongestLease is the longest lease among them, from the event's time to
+	// its deadline.
+	LongestLease time.Duration
 }
+
+// Acquired counts the acquires that returned ok, as pairing saw them.
+func (p *Paired) Acquired() Acquires { return p.acquired }
 
 // End is the last event's time (0 for an empty history).
 func (p *Paired) End() int64 {

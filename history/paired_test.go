@@ -14,7 +14,8 @@ import (
 // randomHistory draws a history of n events that is not always well formed:
 // processes invoke twice, complete without an invoke, fill in node, key and
 // owner on either event or both (sometimes differently), and the nemesis
-// interleaves faults; a third of the operations' events carry a deadline.
+// interleaves faults; a third of the operations' events carry a deadline,
+// a third a token.
 func randomHistory(r *rand.Rand, n int) []Event {
 	pick := func(vals ...string) string { return vals[r.IntN(len(vals))] }
 	var out []Event
@@ -28,6 +29,9 @@ func randomHistory(r *rand.Rand, n int) []Event {
 			e.Node, e.Key, e.Owner = pick("", "c1", "c2"), pick("", "", "k", "j"), pick("", "", "o1", "o2")
 			if r.IntN(3) == 0 {
 				e.Deadline = Ptr(int64(i + r.IntN(50)))
+			}
+			if r.IntN(3) == 0 {
+				e.Token = Ptr(uint64(i))
 			}
 		}
 		out = append(out, e)
@@ -211,22 +215,22 @@ func TestLogPairIsPairInTheLogsMemory(t *testing.T) {
 func assertScanned(t *testing.T, events []Event, p *Paired, name string) {
 	t.Helper()
 	marks := []int32{}
-	ok, leased, longest := 0, 0, time.Duration(0)
+	var want Acquires
 	for i, e := range events {
 		if e.Type == Start || e.Type == Stop {
 			marks = append(marks, int32(i))
 		}
 		if e.Type == OK && e.F == FAcquire {
-			ok++
+			want.OK++
 			if e.Deadline != nil {
-				leased++
-				longest = max(longest, time.Duration(*e.Deadline-e.Time))
+				want.Leased++
+				want.LongestLease = max(want.LongestLease, time.Duration(*e.Deadline-e.Time))
+			}
+			if e.Token != nil {
+				want.Tokened++
 			}
 		}
 	}
 	assert.Equal(t, marks, p.Marks(), name)
-	gotOK, gotLeased, gotLongest := p.Acquired()
-	assert.Equal(t, ok, gotOK, name)
-	assert.Equal(t, leased, gotLeased, name)
-	assert.Equal(t, longest, gotLongest, name)
+	assert.Equal(t, want, p.Acquired(), name)
 }

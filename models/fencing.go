@@ -38,7 +38,17 @@ func (FencingTokens) Name() string { return "fencing-tokens" }
 
 // Applies reports whether grants carry tokens and the storage relies on them.
 func (c FencingTokens) Applies(events []history.Event) (bool, string) {
-	if !hasTokens(events) {
+	return c.appliesTo(hasTokens(events))
+}
+
+// appliesPaired is Applies from what pairing counted.
+func (c FencingTokens) appliesPaired(h *history.Paired) (bool, string) {
+	return c.appliesTo(h.Acquired().Tokened > 0)
+}
+
+// appliesTo is Applies for a history whose grants carry tokens or not.
+func (c FencingTokens) appliesTo(tokens bool) (bool, string) {
+	if !tokens {
 		return false, "the lock grants no fencing tokens"
 	}
 	if !c.StorageFenced {

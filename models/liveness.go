@@ -110,8 +110,7 @@ func (s Stall) Length() time.Duration { return time.Duration(s.End - s.Start) }
 
 func (c Availability) withDefaults(h *history.Paired) Availability {
 	if c.StallMax == 0 {
-		_, _, longest := h.Acquired()
-		c.StallMax = max(DefaultStallMax, longest*3/2)
+		c.StallMax = max(DefaultStallMax, h.Acquired().LongestLease*3/2)
 	}
 	if c.RecoveryMax == 0 {
 		c.RecoveryMax = DefaultRecoveryMax

@@ -74,8 +74,8 @@ func (c LockService) Applies(events []history.Event) (bool, string) {
 
 // appliesPaired is Applies from what pairing counted.
 func (c LockService) appliesPaired(h *history.Paired) (bool, string) {
-	grants, leased, _ := h.Acquired()
-	return c.appliesTo(grants, leased)
+	a := h.Acquired()
+	return c.appliesTo(a.OK, a.Leased)
 }
 
 // appliesTo is Applies for a history with grants acquires that returned ok,
