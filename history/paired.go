@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/locklab/locklab/internal/reuse"
 )
 
 // PairedOp is an operation of a Paired history: its invoke and its completion,
@@ -183,14 +185,6 @@ type pairMemory struct {
 	at     []int32
 }
 
-// room is s emptied, with room for n values (s itself when it has it).
-func room[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, 0, n)
-	}
-	return s[:0]
-}
-
 // pair pairs events (see Pair, PairEvents and PairRecorded), in mem's memory
 // when mem is not nil.
 func pair(events []Event, complete, withOps bool, mem *pairMemory) (*Paired, error) {
@@ -204,12 +198,12 @@ func pair(events []Event, complete, withOps bool, mem *pairMemory) (*Paired, err
 	p := &Paired{recorded: events}
 	var ops []PairedOp
 	if withOps {
-		ops = room(mem.ops, len(events)/2+64)
+		ops = reuse.Room(mem.ops, len(events)/2+64)
 		defer func() { mem.ops = ops[:0] }()
 	}
 	var gained []gain
 	if complete {
-		gained = room(mem.gained, len(events)/8+8) // usually enough: a recorder that leaves fields out leaves them out of one kind of event
+		gained = reuse.Room(mem.gained, len(events)/8+8) // usually enough: a recorder that leaves fields out leaves them out of one kind of event
 		defer func() { mem.gained = gained[:0] }()
 	}
 	marks := mem.marks[:0]
@@ -281,8 +275,8 @@ func pair(events []Event, complete, withOps bool, mem *pairMemory) (*Paired, err
 		}
 	}
 	if gaining > 0 {
-		p.fixed = room(mem.fixed, gaining) // never grows: the operations point into it
-		p.at = room(mem.at, len(events))[:len(events)]
+		p.fixed = reuse.Room(mem.fixed, gaining) // never grows: the operations point into it
+		p.at = reuse.Room(mem.at, len(events))[:len(events)]
 		mem.fixed, mem.at = p.fixed[:0], p.at[:0]
 		for x := range p.at {
 			p.at[x] = -1

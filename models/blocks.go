@@ -38,11 +38,3 @@ func (b *blocks[T]) reset() {
 	}
 	b.at = 0
 }
-
-// grown is s emptied, with room for n values (s itself when it has it).
-func grown[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, 0, n)
-	}
-	return s[:0]
-}

@@ -34,10 +34,3 @@ func TestBlocksCarveValuesThatNeverMove(t *testing.T) {
 	}
 	assert.LessOrEqual(t, len(b.all), blocksBefore+1, "reset memory is carved again")
 }
-
-func TestGrown(t *testing.T) {
-	s := make([]int, 3, 10)
-	assert.Len(t, grown(s, 5), 0)
-	assert.Equal(t, 10, cap(grown(s, 5)), "room enough: the same memory")
-	assert.Equal(t, 20, cap(grown(s, 20)))
-}

@@ -38,32 +38,18 @@ func (FencingTokens) Name() string { return "fencing-tokens" }
 
 // Applies reports whether grants carry tokens and the storage relies on them.
 func (c FencingTokens) Applies(events []history.Event) (bool, string) {
-	return c.appliesTo(hasTokens(events))
+	return c.appliesPaired(history.PairRecorded(events))
 }
 
 // appliesPaired is Applies from what pairing counted.
 func (c FencingTokens) appliesPaired(h *history.Paired) (bool, string) {
-	return c.appliesTo(h.Acquired().Tokened > 0)
-}
-
-// appliesTo is Applies for a history whose grants carry tokens or not.
-func (c FencingTokens) appliesTo(tokens bool) (bool, string) {
-	if !tokens {
+	if h.Acquired().Tokened == 0 {
 		return false, "the lock grants no fencing tokens"
 	}
 	if !c.StorageFenced {
 		return false, "the storage does not fence, so nothing relies on the tokens (name the check to judge them anyway)"
 	}
 	return true, ""
-}
-
-func hasTokens(events []history.Event) bool {
-	for i := range events {
-		if e := &events[i]; e.Token != nil && e.F == history.FAcquire && e.Type == history.OK {
-			return true
-		}
-	}
-	return false
 }
 
 // tokenOp is a grant of a token or its acceptance by the storage.

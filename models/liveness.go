@@ -396,7 +396,7 @@ func keyStalls(key string, wants []want, hs []*holding, faults []faultWindow, en
 		// Packed: (time - lo) << 3 | kind, sorted as integers.
 		buf := packedBufs.Get()
 		defer packedBufs.Put(buf)
-		cs.packed, cs.lo = grown(*buf, n), lo
+		cs.packed, cs.lo = reuse.Room(*buf, n), lo
 		each(func(t int64, k change) { cs.packed = append(cs.packed, (t-lo)<<3|int64(k)) })
 		*buf = cs.packed
 		slices.Sort(cs.packed)

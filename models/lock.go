@@ -59,28 +59,13 @@ func (c LockService) Name() string {
 // Applies reports whether the history's grants have leases (for "lease") or
 // none do (for "mutex").
 func (c LockService) Applies(events []history.Event) (bool, string) {
-	grants, leased := 0, 0
-	for i := range events {
-		e := &events[i]
-		if e.F == history.FAcquire && e.Type == history.OK {
-			grants++
-			if e.Deadline != nil {
-				leased++
-			}
-		}
-	}
-	return c.appliesTo(grants, leased)
+	return c.appliesPaired(history.PairRecorded(events))
 }
 
 // appliesPaired is Applies from what pairing counted.
 func (c LockService) appliesPaired(h *history.Paired) (bool, string) {
 	a := h.Acquired()
-	return c.appliesTo(a.OK, a.Leased)
-}
-
-// appliesTo is Applies for a history with grants acquires that returned ok,
-// leased of them with a deadline.
-func (c LockService) appliesTo(grants, leased int) (bool, string) {
+	grants, leased := a.OK, a.Leased
 	switch {
 	case grants == 0:
 		return false, "no acquire succeeded: no grant to judge"
@@ -509,8 +494,8 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 	}
 	index := sc.index
 	clear(index)
-	owners := grown(sc.owners, len(ops)/2)
-	owner := grown(sc.owner, len(ops))[:len(ops)]
+	owners := reuse.Room(sc.owners, len(ops)/2)
+	owner := reuse.Room(sc.owner, len(ops))[:len(ops)]
 	defer func() { sc.owners, sc.owner = owners, owner }()
 	for i, o := range ops {
 		owner[i] = -1
@@ -532,9 +517,9 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 			owners[k].last = int64(o.Invoke.Index)
 		}
 	}
-	out := grown(sc.out, len(ops))
-	steps := grown(sc.steps, len(ops)) // the inputs of out, one each
-	stepOwner := grown(sc.stepOwner, len(ops))
+	out := reuse.Room(sc.out, len(ops))
+	steps := reuse.Room(sc.steps, len(ops)) // the inputs of out, one each
+	stepOwner := reuse.Room(sc.stepOwner, len(ops))
 	defer func() { sc.out, sc.steps, sc.stepOwner = out, steps, stepOwner }()
 	for i, o := range ops {
 		in := lockStep{o: o, latest: math.MaxInt64}
@@ -634,7 +619,7 @@ func (c LockService) opsByKeyIn(h *history.Paired, sc *lockScratch) map[string][
 	if c.Leases {
 		n += h.OpsOf(history.FRenew)
 	}
-	all := grown(sc.all, n)
+	all := reuse.Room(sc.all, n)
 	defer func() { sc.all = all }()
 	oneKey := true
 	for _, o := range h.Ops() {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/locklab/locklab/internal/reuse"
 )
 
 // Budget bounds the linearizability searches of a check. The search of one
@@ -151,11 +153,11 @@ type batchScratch struct {
 // the next call with bs.
 func cutBatchesIn(ops []linOp, order func(x, y linOp) int, bs *batchScratch) []batch {
 	out := bs.batches[:0]
-	all := grown(bs.all, len(ops))
+	all := reuse.Room(bs.all, len(ops))
 	lasts := bs.lasts[:0]
-	pending := grown(bs.pending, min(2*batchTarget, len(ops))) // reused from batch to batch
-	next := bs.next[:0]                                        // scratch for the operations a cut moves on
-	live := bs.live[:0]                                        // indexes in pending of the operations that may still overlap later ones
+	pending := reuse.Room(bs.pending, min(2*batchTarget, len(ops))) // reused from batch to batch
+	next := bs.next[:0]                                             // scratch for the operations a cut moves on
+	live := bs.live[:0]                                             // indexes in pending of the operations that may still overlap later ones
 	for i := 0; i < len(ops); i++ {
 		x := ops[i]
 		kept := live[:0]

@@ -211,7 +211,7 @@ func extractSectionsIn(ops []op, in *interner, sc *sectionScratch) (secs []secti
 	if pending.dense == nil {
 		pending.dense = make([]int32, 0, 64)
 	}
-	secs = grown(sc.secs, countSections(ops, pending))
+	secs = reuse.Room(sc.secs, countSections(ops, pending))
 	defer func() {
 		sc.secs = secs
 		for p := range pending.dense {
@@ -460,7 +460,7 @@ func (c CriticalSections) checkIn(h *history.Paired, sc *sectionScratch) Verdict
 	if len(secs) == 0 {
 		return Verdict{Result: Unknown, Reason: "no critical sections (no successful read under a lock, and no write) in the history"}
 	}
-	sets := grown(sc.sets, 2*len(secs))[:2*len(secs)] // every section's {from} and {to}, in one block
+	sets := reuse.Room(sc.sets, 2*len(secs))[:2*len(secs)] // every section's {from} and {to}, in one block
 	sc.sets = sets
 	oneKey := true
 	for i := range secs {
@@ -472,7 +472,7 @@ func (c CriticalSections) checkIn(h *history.Paired, sc *sectionScratch) Verdict
 	}
 	var byKey map[string][]*section
 	if oneKey { // the usual case: the sections as they are
-		ptrs := grown(sc.ptrs, len(secs))
+		ptrs := reuse.Room(sc.ptrs, len(secs))
 		for i := range secs {
 			ptrs = append(ptrs, &secs[i])
 		}
@@ -497,7 +497,7 @@ func (c CriticalSections) checkIn(h *history.Paired, sc *sectionScratch) Verdict
 	states.blocks.reset()
 	for _, k := range keys {
 		list := slices.ContainsFunc(byKey[k], func(s *section) bool { return s.list })
-		ops := grown(sc.ops, 2*len(byKey[k]))
+		ops := reuse.Room(sc.ops, 2*len(byKey[k]))
 		for _, s := range byKey[k] {
 			ops = s.appendLinOps(ops)
 		}

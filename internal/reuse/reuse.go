@@ -56,3 +56,12 @@ func (p *Pool[T]) Len() int {
 	defer p.mu.Unlock()
 	return len(p.free)
 }
+
+// Room is s emptied, with room for n values: s itself when it has the room,
+// otherwise a new slice. Memory kept from an earlier run is used this way.
+func Room[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
+}

@@ -50,3 +50,10 @@ func TestPoolIsSafeForConcurrentWorkers(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestRoomIsTheSameMemoryWhenLargeEnough(t *testing.T) {
+	s := make([]int, 3, 10)
+	assert.Len(t, Room(s, 5), 0)
+	assert.Equal(t, 10, cap(Room(s, 5)), "room enough: the same memory")
+	assert.Equal(t, 20, cap(Room(s, 20)))
+}
