@@ -16,10 +16,67 @@ type PairedOp struct {
 	// Completion is the ok, fail or info event; nil when the history ends
 	// before the operation completed (which counts as info).
 	Completion *Event
+	// fn and out are the function and outcome as the pairing noted them, so
+	// that the checks' passes over the operations need not read the events
+	// (200 bytes each, far apart in a long history) to skip the ones they
+	// do not look at. 0: not noted (an operation built by hand, a function
+	// of a workload of its own): read the events.
+	fn  uint8
+	out uint8
+}
+
+// notedFuncs and notedTypes are what the codes of PairedOp.fn and .out stand
+// for (index 0: not noted).
+var (
+	notedFuncs = [...]string{"", FAcquire, FRelease, FRenew, FRead, FWrite, FAppend}
+	notedTypes = [...]Type{"", OK, Fail, Info}
+)
+
+// funcCode is f's code in notedFuncs, 0 for a function not listed there.
+func funcCode(f string) uint8 {
+	switch f {
+	case FAcquire:
+		return 1
+	case FRelease:
+		return 2
+	case FRenew:
+		return 3
+	case FRead:
+		return 4
+	case FWrite:
+		return 5
+	case FAppend:
+		return 6
+	}
+	return 0
+}
+
+// typeCode is t's code in notedTypes, 0 for a type that completes nothing.
+func typeCode(t Type) uint8 {
+	switch t {
+	case OK:
+		return 1
+	case Fail:
+		return 2
+	case Info:
+		return 3
+	}
+	return 0
+}
+
+// Func is the operation's function (the invoke's F).
+func (o PairedOp) Func() string {
+	if o.fn != 0 {
+		return notedFuncs[o.fn]
+	}
+	return o.Invoke.F
 }
 
 // Outcome is the completion's type, Info for a missing completion.
 func (o PairedOp) Outcome() Type {
+	if o.out != 0 {
+		return notedTypes[o.out]
+	}
 	if o.Completion == nil {
 		return Info
 	}
@@ -219,7 +276,7 @@ func pair(events []Event, complete, withOps bool, mem *pairMemory) (*Paired, err
 			open.set(e.Process, openOp{op: int32(len(ops)) + 1, at: int32(i)})
 			if withOps {
 				p.countInvoke(e.F)
-				ops = append(ops, PairedOp{Invoke: e})
+				ops = append(ops, PairedOp{Invoke: e, fn: funcCode(e.F), out: typeCode(Info)})
 			}
 			continue
 		}
@@ -246,7 +303,7 @@ func pair(events []Event, complete, withOps bool, mem *pairMemory) (*Paired, err
 		open.set(e.Process, openOp{})
 		k := x.op - 1
 		if withOps {
-			ops[k].Completion = e
+			ops[k].Completion, ops[k].out = e, typeCode(e.Type)
 		}
 		if e.Type == OK && events[x.at].F == FAcquire {
 			p.grants++
@@ -390,7 +447,7 @@ func (p *Paired) End() int64 {
 // ReturnIndex is the completion's index, or math.MaxInt64 when the outcome is
 // unknown.
 func (o PairedOp) ReturnIndex() int64 {
-	if o.Completion == nil || o.Completion.Type == Info {
+	if o.Outcome() == Info {
 		return math.MaxInt64
 	}
 	return int64(o.Completion.Index)

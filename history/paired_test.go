@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -25,7 +26,7 @@ func randomHistory(r *rand.Rand, n int) []Event {
 			e.Type, e.F, e.Targets = Type(pick("start", "stop")), pick("pause", "partition"), []string{pick("a", "b")}
 		} else {
 			e.Type = Type(pick("invoke", "invoke", "ok", "fail", "info"))
-			e.F = pick(FAcquire, FRelease, FRead, FWrite)
+			e.F = pick(FAcquire, FRelease, FRead, FWrite, FRenew, FAppend, "cas")
 			e.Node, e.Key, e.Owner = pick("", "c1", "c2"), pick("", "", "k", "j"), pick("", "", "o1", "o2")
 			if r.IntN(3) == 0 {
 				e.Deadline = Ptr(int64(i + r.IntN(50)))
@@ -83,6 +84,7 @@ func assertPairs(t *testing.T, want []Operation, p *Paired, name string) {
 	for k, o := range p.Ops() {
 		assert.Equal(t, want[k], o.Operation(), "%s op %d", name, k)
 		assert.Equal(t, want[k].Outcome(), o.Outcome(), "%s op %d", name, k)
+		assert.Equal(t, want[k].Invoke.F, o.Func(), "%s op %d", name, k)
 		assert.Equal(t, want[k].ReturnIndex(), o.ReturnIndex(), "%s op %d", name, k)
 	}
 	counts := map[string]int{}
@@ -91,6 +93,32 @@ func assertPairs(t *testing.T, want []Operation, p *Paired, name string) {
 	}
 	for _, f := range []string{FAcquire, FRelease, FRenew, FRead, FWrite, FAppend, "unheard-of"} {
 		assert.Equal(t, counts[f], p.OpsOf(f), "%s: operations of %s", name, f)
+	}
+}
+
+// TestPairedOpBuiltByHandReadsItsEvents: an operation the pairing did not
+// make (a test's, a tool's) has nothing noted, and its function and outcome
+// are read from its events, as the pairing would have noted them.
+func TestPairedOpBuiltByHandReadsItsEvents(t *testing.T) {
+	inv := Event{Type: Invoke, F: FWrite}
+	tests := []struct {
+		name    string
+		op      PairedOp
+		f       string
+		outcome Type
+		ret     int64
+	}{
+		{"completed ok", PairedOp{Invoke: &inv, Completion: &Event{Index: 3, Type: OK, F: FWrite}}, FWrite, OK, 3},
+		{"failed", PairedOp{Invoke: &inv, Completion: &Event{Index: 4, Type: Fail, F: FWrite}}, FWrite, Fail, 4},
+		{"never completed", PairedOp{Invoke: &inv}, FWrite, Info, math.MaxInt64},
+		{"a function of its own", PairedOp{Invoke: &Event{Type: Invoke, F: "cas"}, Completion: &Event{Index: 5, Type: Info}}, "cas", Info, math.MaxInt64},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.f, tc.op.Func())
+			assert.Equal(t, tc.outcome, tc.op.Outcome())
+			assert.Equal(t, tc.ret, tc.op.ReturnIndex())
+		})
 	}
 }
 

@@ -73,7 +73,7 @@ func (t tokenOp) String() string {
 		return fmt.Sprintf("%s was granted token %d at %s (acquire invoked at %s)", t.who(), t.token,
 			history.FormatTime(t.o.Completion.Time), history.FormatTime(t.o.Invoke.Time))
 	}
-	return fmt.Sprintf("the storage accepted %s's %s with token %d at %s", t.who(), t.o.Invoke.F, t.token, history.FormatTime(t.o.Completion.Time))
+	return fmt.Sprintf("the storage accepted %s's %s with token %d at %s", t.who(), t.o.Func(), t.token, history.FormatTime(t.o.Completion.Time))
 }
 
 // tokenState is the highest token so far (seen: any token at all).
@@ -159,7 +159,7 @@ func grantsByKey(h *history.Paired) map[string][]tokenOp {
 	all := make([]tokenOp, 0, n)
 	seen := make(map[grantID]bool, n)
 	for _, o := range h.Ops() {
-		if o.Invoke.F != history.FAcquire || o.Outcome() != history.OK || o.Completion.Token == nil {
+		if o.Func() != history.FAcquire || o.Outcome() != history.OK || o.Completion.Token == nil {
 			continue
 		}
 		id := grantID{o.Invoke.Key, holderOf(o.Completion), *o.Completion.Token}
@@ -206,7 +206,7 @@ func (c FencingTokens) acceptedByKey(h *history.Paired) map[string][]tokenOp {
 	}
 	all := make([]tokenOp, 0, n)
 	for _, o := range h.Ops() {
-		fenced := o.Invoke.F == history.FWrite || o.Invoke.F == history.FAppend || (c.ReadsFenced && o.Invoke.F == history.FRead)
+		fenced := o.Func() == history.FWrite || o.Func() == history.FAppend || (c.ReadsFenced && o.Func() == history.FRead)
 		if fenced && o.Outcome() == history.OK && o.Invoke.Token != nil {
 			all = append(all, tokenOp{token: *o.Invoke.Token, o: o})
 		}

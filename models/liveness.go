@@ -133,7 +133,7 @@ func (c Availability) checkPaired(h *history.Paired) Verdict {
 	c = c.withDefaults(h)
 	c.StallMax, c.RecoveryMax = c.StallMax.Round(time.Millisecond), c.RecoveryMax.Round(time.Millisecond)
 	ops := h.Ops()
-	if !slices.ContainsFunc(ops, func(o op) bool { return o.Invoke.F == history.FAcquire }) {
+	if !slices.ContainsFunc(ops, func(o op) bool { return o.Func() == history.FAcquire }) {
 		return Verdict{Result: Unknown, Reason: "no acquire attempts in the history: nothing to judge"}
 	}
 	end := h.End()
@@ -307,7 +307,7 @@ func findWants(ops []op, acquires int, end int64, attempts bool, buf []want) []w
 		out = make([]want, 0, acquires)
 	}
 	for _, o := range ops {
-		if o.Invoke.F != history.FAcquire {
+		if o.Func() != history.FAcquire {
 			continue
 		}
 		client := o.Invoke.Node
@@ -494,13 +494,13 @@ func lastBefore(hs []*holding, t int64) *holding {
 func findRecoveries(ops []op, faults []faultWindow, end int64) []Recovery {
 	n := 0
 	for _, o := range ops {
-		if o.Invoke.F == history.FAcquire {
+		if o.Func() == history.FAcquire {
 			n++
 		}
 	}
 	oks, tries := make([]int64, 0, n), make([]int64, 0, n)
 	for _, o := range ops {
-		if o.Invoke.F != history.FAcquire {
+		if o.Func() != history.FAcquire {
 			continue
 		}
 		tries = append(tries, o.Invoke.Time)

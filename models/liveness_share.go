@@ -49,7 +49,7 @@ func measureShare(ops []op, hs []holding, faults []faultWindow, end int64) acqui
 	first, keys := int64(-1), map[string]bool{}
 	lastKey := ""
 	for _, o := range ops {
-		if o.Invoke.F != history.FAcquire {
+		if o.Func() != history.FAcquire {
 			continue
 		}
 		client, ok := clientOf(o), o.Outcome() == history.OK

@@ -503,7 +503,7 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 			continue
 		}
 		name := holderOf(o.Invoke)
-		if o.Invoke.F == history.FAcquire && o.Completion != nil {
+		if o.Func() == history.FAcquire && o.Completion != nil {
 			name = holderOf(o.Completion)
 		}
 		k, ok := index[name]
@@ -513,7 +513,7 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 			owners = append(owners, ownerOps{first: int64(o.Invoke.Index), next: -1})
 		}
 		owner[i] = k
-		if o.Invoke.F != history.FAcquire {
+		if o.Func() != history.FAcquire {
 			owners[k].last = int64(o.Invoke.Index)
 		}
 	}
@@ -522,6 +522,10 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 	stepOwner := reuse.Room(sc.stepOwner, len(ops))
 	defer func() { sc.out, sc.steps, sc.stepOwner = out, steps, stepOwner }()
 	for i, o := range ops {
+		k := owner[i]
+		if k < 0 {
+			continue // not relevant: a read or write, whose events the model never looks at
+		}
 		in := lockStep{o: o, latest: math.MaxInt64}
 		if o.Completion != nil {
 			in.latest = o.Completion.Time
@@ -530,15 +534,14 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 		if o.Completion != nil {
 			l.ret = int64(o.Completion.Index)
 		}
-		k := owner[i]
 		switch {
-		case o.Invoke.F == history.FAcquire && o.Outcome() == history.OK:
+		case o.Func() == history.FAcquire && o.Outcome() == history.OK:
 			in.kind, in.owner = lockGrant, holderOf(o.Completion)
 			if o.Completion.Deadline != nil {
 				in.deadline, in.leased = *o.Completion.Deadline, true
 			}
 			l.forcing = owners[k].first == l.call
-		case o.Invoke.F == history.FAcquire && o.Outcome() == history.Info && o.Invoke.Owner != "":
+		case o.Func() == history.FAcquire && o.Outcome() == history.Info && o.Invoke.Owner != "":
 			proof := c.proof(ops[i+1:], o.Invoke.Owner, o.Invoke.Key)
 			if proof == nil {
 				continue
@@ -552,12 +555,12 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 				owners = append(owners, ownerOps{next: -1})
 			}
 			k = kk
-		case o.Invoke.F == history.FRelease && o.Outcome() == history.OK:
+		case o.Func() == history.FRelease && o.Outcome() == history.OK:
 			in.kind, in.owner = lockRelease, holderOf(o.Invoke)
-		case o.Invoke.F == history.FRelease && o.Outcome() == history.Info:
+		case o.Func() == history.FRelease && o.Outcome() == history.Info:
 			in.kind, in.owner = lockMaybeRelease, holderOf(o.Invoke)
 			l.open, l.until = true, max(l.call, owners[k].last)
-		case o.Invoke.F == history.FRenew && o.Outcome() == history.OK && c.Leases:
+		case o.Func() == history.FRenew && o.Outcome() == history.OK && c.Leases:
 			in.kind, in.owner = lockRenew, holderOf(o.Invoke)
 			if o.Completion.Deadline != nil {
 				in.deadline, in.leased = *o.Completion.Deadline, true
@@ -586,7 +589,7 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 
 // relevant reports whether a lock model looks at o at all.
 func (c LockService) relevant(o op) bool {
-	switch o.Invoke.F {
+	switch o.Func() {
 	case history.FAcquire, history.FRelease:
 		return true
 	case history.FRenew:
@@ -599,7 +602,7 @@ func (c LockService) relevant(o op) bool {
 func (c LockService) proof(later []op, owner, key string) *op {
 	for i, o := range later {
 		if o.Invoke.Key == key && o.Invoke.Owner == owner && o.Outcome() == history.OK &&
-			(o.Invoke.F == history.FRelease || (c.Leases && o.Invoke.F == history.FRenew)) {
+			(o.Func() == history.FRelease || (c.Leases && o.Func() == history.FRenew)) {
 			return &later[i]
 		}
 	}

@@ -221,7 +221,7 @@ func extractSectionsIn(ops []op, in *interner, sc *sectionScratch) (secs []secti
 	}()
 	for i := range ops {
 		o := &ops[i]
-		if f := o.Invoke.F; f != history.FRead && f != history.FWrite && f != history.FAppend {
+		if f := o.Func(); f != history.FRead && f != history.FWrite && f != history.FAppend {
 			pending.del(o.Invoke.Process)
 			continue
 		}
@@ -229,7 +229,7 @@ func extractSectionsIn(ops []op, in *interner, sc *sectionScratch) (secs []secti
 		j := pending.get(p)
 		has := j >= 0
 		pending.del(p)
-		switch o.Invoke.F {
+		switch o.Func() {
 		case history.FRead:
 			if o.Outcome() != history.OK {
 				continue
@@ -246,7 +246,7 @@ func extractSectionsIn(ops []op, in *interner, sc *sectionScratch) (secs []secti
 				unusable++
 				continue
 			}
-			isList := o.Invoke.F == history.FAppend
+			isList := o.Func() == history.FAppend
 			if !has || secs[j].key != o.Invoke.Key || secs[j].list != isList {
 				secs = append(secs, section{key: o.Invoke.Key, list: isList})
 				j = int32(len(secs) - 1)
@@ -265,7 +265,7 @@ func countSections(ops []op, pending *procSlots) int {
 	for i := range ops {
 		o := &ops[i]
 		p := o.Invoke.Process
-		f := o.Invoke.F
+		f := o.Func()
 		if f != history.FRead && f != history.FWrite && f != history.FAppend {
 			pending.del(p)
 			continue

@@ -42,7 +42,7 @@ func SummarizePaired(h *history.Paired) Summary {
 	// The functions are few: counted in a slice, then put in the maps.
 	var ops tally
 	for _, o := range h.Ops() {
-		c := ops.of(o.Invoke.F)
+		c := ops.of(o.Func())
 		switch {
 		case o.Completion == nil:
 			c.Pending++
