@@ -141,10 +141,10 @@ func TestRaftTraceIsDeterministic(t *testing.T) {
 }
 
 // TestOutboundMessagesAreNeverWritten proves what raftnode.Outbound relies on
-// to share raft messages between nodes instead of copying them: over whole
-// runs of every raft-based system under random faults, on a network that
-// duplicates and reorders messages, each message sent still encodes to the
-// bytes it encoded to when it was sent, entries included.
+// to share raft messages' entries between nodes instead of copying them:
+// over whole runs of every raft-based system under random faults, on a
+// network that duplicates and reorders messages, each message sent still
+// reads as the text it read as when it was sent, entries included.
 func TestOutboundMessagesAreNeverWritten(t *testing.T) {
 	for _, s := range []string{"raftkv", "etcd", "zookeeper", "chubby"} {
 		t.Run(s, func(t *testing.T) {
@@ -181,7 +181,7 @@ func TestOutboundMessagesAreNeverWritten(t *testing.T) {
 }
 
 // raftMessage is what the raft-based systems' message bodies hold.
-type raftMessage = *pb.Message
+type raftMessage = pb.Message
 
 // raftMessageOf is the raft message a body carries, if it carries one.
 func raftMessageOf(body any) (raftMessage, bool) {
@@ -195,7 +195,7 @@ func raftMessageOf(body any) (raftMessage, bool) {
 	case chubby.RaftMessage:
 		return body.M, true
 	}
-	return nil, false
+	return pb.Message{}, false
 }
 
 // raftFields are the fields of a raft message the traces record, as plain
@@ -224,19 +224,18 @@ type raftEntry struct {
 // raft library represents a message.
 func raftFieldsOf(m raftMessage) raftFields {
 	f := raftFields{
-		typ: pb.MessageType_name[int32(m.GetType())], to: m.GetTo(), from: m.GetFrom(), term: m.GetTerm(),
-		logTerm: m.GetLogTerm(), index: m.GetIndex(), commit: m.GetCommit(), vote: m.GetVote(),
-		rejectHint: m.GetRejectHint(), reject: m.GetReject(), context: m.GetContext(),
+		typ: pb.MessageType_name[int32(m.Type)], to: m.To, from: m.From, term: m.Term,
+		logTerm: m.LogTerm, index: m.Index, commit: m.Commit, vote: m.Vote,
+		rejectHint: m.RejectHint, reject: m.Reject, context: m.Context,
 	}
-	for _, e := range m.GetEntries() {
-		f.entries = append(f.entries, raftEntry{term: e.GetTerm(), index: e.GetIndex(), typ: int32(e.GetType()), data: e.GetData()})
+	for _, e := range m.Entries {
+		f.entries = append(f.entries, raftEntry{term: e.Term, index: e.Index, typ: int32(e.Type), data: e.Data})
 	}
-	if s := m.GetSnapshot(); s != nil {
-		md := s.GetMetadata()
-		f.snapshotIndex, f.snapshotTerm, f.snapshotData = md.GetIndex(), md.GetTerm(), s.GetData()
+	if s := m.Snapshot; s != nil {
+		f.snapshotIndex, f.snapshotTerm, f.snapshotData = s.Metadata.Index, s.Metadata.Term, s.Data
 		f.snapshot = f.snapshotIndex != 0 || f.snapshotTerm != 0 || len(f.snapshotData) > 0
 	}
-	for _, r := range m.GetResponses() {
+	for _, r := range m.Responses {
 		f.responses = append(f.responses, raftFieldsOf(r))
 	}
 	return f

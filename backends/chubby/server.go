@@ -67,8 +67,7 @@ func (s *Server) Start(n *sim.Node) {
 		for i := range voters {
 			voters[i] = uint64(i + 1)
 		}
-		snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{ConfState: &pb.ConfState{Voters: voters},
-			Index: new(uint64(1)), Term: new(uint64(1))}}
+		snap := pb.Snapshot{Metadata: pb.SnapshotMetadata{ConfState: pb.ConfState{Voters: voters}, Index: 1, Term: 1}}
 		if err := s.st.ApplySnapshot(snap); err != nil {
 			panic(fmt.Sprintf("chubby: %s: bootstrap: %v", n.Name(), err))
 		}
@@ -80,7 +79,7 @@ func (s *Server) Start(n *sim.Node) {
 	}
 	s.rn, s.state = rn, newState()
 	hs, _, _ := s.st.InitialState()
-	s.lead, s.role, s.term = 0, raft.StateFollower, hs.GetTerm()
+	s.lead, s.role, s.term = 0, raft.StateFollower, hs.Term
 	s.peerHeard, s.contact, s.expiring = map[uint64]time.Duration{}, map[int64]time.Duration{}, map[int64]bool{}
 	s.delayed, s.pending = map[string]time.Duration{}, map[pendingKey]pending{}
 	s.heard()
@@ -167,7 +166,7 @@ func (s *Server) expireSessions() {
 func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	switch body := m.Body.(type) {
 	case RaftMessage:
-		s.step(body.M)
+		s.step(raftnode.Inbound(body.M))
 	case Request:
 		s.request(m, body)
 	default:
@@ -175,17 +174,17 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	}
 }
 
-func (s *Server) step(m *pb.Message) {
-	switch m.GetType() {
+func (s *Server) step(m pb.Message) {
+	switch m.Type {
 	case pb.MsgApp, pb.MsgHeartbeat, pb.MsgSnap:
-		if m.GetTerm() >= s.term {
+		if m.Term >= s.term {
 			s.heard()
 		}
 	case pb.MsgAppResp, pb.MsgHeartbeatResp:
-		s.peerHeard[m.GetFrom()] = s.node.Mono()
+		s.peerHeard[m.From] = s.node.Mono()
 	}
 	if err := s.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) && !errors.Is(err, raft.ErrProposalDropped) {
-		panic(fmt.Sprintf("chubby: %s: step %v: %v", s.node.Name(), m.GetType(), err))
+		panic(fmt.Sprintf("chubby: %s: step %v: %v", s.node.Name(), m.Type, err))
 	}
 	s.ready()
 }
@@ -253,7 +252,7 @@ func (s *Server) ready() {
 // crash.
 func (s *Server) persist(rd raft.Ready) {
 	if !raft.IsEmptyHardState(rd.HardState) {
-		s.term = rd.HardState.GetTerm()
+		s.term = rd.HardState.Term
 		if err := s.st.SetHardState(rd.HardState); err != nil {
 			panic(fmt.Sprintf("chubby: %s: hard state: %v", s.node.Name(), err))
 		}
@@ -266,10 +265,10 @@ func (s *Server) persist(rd raft.Ready) {
 // send sends a raft message to its peer; a vote granted to us counts as
 // hearing from the cluster.
 func (s *Server) send(m *pb.Message) {
-	if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
+	if m.Type == pb.MsgVoteResp && !m.Reject {
 		s.heard()
 	}
-	s.node.Send(s.cell.nodes[m.GetTo()-1].ID(), RaftMessage{M: raftnode.Outbound(m)})
+	s.node.Send(s.cell.nodes[m.To-1].ID(), RaftMessage{M: raftnode.Outbound(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {
@@ -297,10 +296,10 @@ func (s *Server) changeRole(ss *raft.SoftState) {
 }
 
 func (s *Server) apply(e *pb.Entry) {
-	if e.GetType() != pb.EntryNormal || len(e.GetData()) == 0 {
+	if e.Type != pb.EntryNormal || len(e.Data) == 0 {
 		return
 	}
-	x := decodeTxn(e.GetData())
+	x := decodeTxn(e.Data)
 	o := s.state.apply(x)
 	if x.Op == "expire" {
 		delete(s.expiring, x.Session)

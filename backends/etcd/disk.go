@@ -11,28 +11,27 @@ import (
 // the hard state and the log after the bootstrap snapshot. It survives
 // crashes; the keyspace is rebuilt by replaying the committed entries.
 type disk struct {
-	snap    *pb.Snapshot
-	hard    *pb.HardState
-	entries []*pb.Entry // entries[i].Index == snap index + 1 + i
+	snap    pb.Snapshot
+	hard    pb.HardState
+	entries []pb.Entry // entries[i].Index == snap index + 1 + i
 }
 
 func newDisk(voters []uint64) *disk {
-	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{
-		ConfState: &pb.ConfState{Voters: voters}, Index: new(uint64(1)), Term: new(uint64(1))}}
-	return &disk{snap: snap, hard: &pb.HardState{Term: new(uint64(1)), Commit: new(uint64(1))}}
+	snap := pb.Snapshot{Metadata: pb.SnapshotMetadata{ConfState: pb.ConfState{Voters: voters}, Index: 1, Term: 1}}
+	return &disk{snap: snap, hard: pb.HardState{Term: 1, Commit: 1}}
 }
 
 // write stores a Ready's hard state and entries (entries may replace a
 // suffix of the log).
-func (d *disk) write(hard *pb.HardState, entries []*pb.Entry) {
+func (d *disk) write(hard pb.HardState, entries []pb.Entry) {
 	if !raft.IsEmptyHardState(hard) {
 		d.hard = hard
 	}
 	if len(entries) > 0 {
-		first := d.snap.GetMetadata().GetIndex() + 1
-		keep := entries[0].GetIndex() - first
+		first := d.snap.Metadata.Index + 1
+		keep := entries[0].Index - first
 		if keep > uint64(len(d.entries)) {
-			panic(fmt.Sprintf("etcd: disk: entry %d leaves a gap", entries[0].GetIndex()))
+			panic(fmt.Sprintf("etcd: disk: entry %d leaves a gap", entries[0].Index))
 		}
 		if keep < uint64(len(d.entries)) {
 			// A suffix is replaced: copy, so that no raft storage built from

@@ -65,10 +65,11 @@ type WatchEvents struct {
 	Events []Event
 }
 
-// RaftMessage carries one raft message between members, shared with the
-// sender: nothing writes to it once sent (raftnode.Outbound).
+// RaftMessage carries one raft message between members. Its entries are
+// shared with the sender: nothing writes to them once sent
+// (raftnode.Outbound).
 type RaftMessage struct {
-	M *pb.Message
+	M pb.Message
 }
 
 // MessageTypes returns one value of every message type the members and their

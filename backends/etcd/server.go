@@ -90,7 +90,7 @@ func (s *Server) Start(n *sim.Node) {
 		ElectionTick:              neverElectionTick,
 		HeartbeatTick:             1,
 		Storage:                   s.st,
-		Applied:                   s.disk.snap.GetMetadata().GetIndex(),
+		Applied:                   s.disk.snap.Metadata.Index,
 		MaxSizePerMsg:             1 << 20,
 		MaxInflightMsgs:           256,
 		PreVote:                   true,
@@ -102,7 +102,7 @@ func (s *Server) Start(n *sim.Node) {
 	}
 	s.rn = rn
 	s.store = NewStore()
-	s.lead, s.state, s.term, s.ready = 0, raft.StateFollower, s.disk.hard.GetTerm(), false
+	s.lead, s.state, s.term, s.ready = 0, raft.StateFollower, s.disk.hard.Term, false
 	s.pending, s.expiry, s.revoking, s.watchers = map[uint64]pendingReq{}, map[int64]time.Duration{}, map[int64]bool{}, nil
 	s.ticks = 0
 	s.heard()
@@ -160,7 +160,7 @@ func (s *Server) campaign() {
 func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	switch body := m.Body.(type) {
 	case RaftMessage:
-		s.step(body.M)
+		s.step(raftnode.Inbound(body.M))
 	case Request:
 		s.request(m, body)
 	case KeepAlive:
@@ -172,15 +172,15 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	}
 }
 
-func (s *Server) step(m *pb.Message) {
-	switch m.GetType() {
+func (s *Server) step(m pb.Message) {
+	switch m.Type {
 	case pb.MsgApp, pb.MsgHeartbeat, pb.MsgSnap:
-		if m.GetTerm() >= s.term {
+		if m.Term >= s.term {
 			s.heard()
 		}
 	}
 	if err := s.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
-		panic(fmt.Sprintf("etcd: %s: step %v: %v", s.node.Name(), m.GetType(), err))
+		panic(fmt.Sprintf("etcd: %s: step %v: %v", s.node.Name(), m.Type, err))
 	}
 	s.process()
 }
@@ -305,7 +305,7 @@ func (s *Server) process() {
 	for s.rn.HasReady() {
 		rd := s.rn.Ready()
 		if !raft.IsEmptyHardState(rd.HardState) {
-			s.term = rd.HardState.GetTerm()
+			s.term = rd.HardState.Term
 		}
 		if !raft.IsEmptySnap(rd.Snapshot) {
 			panic(fmt.Sprintf("etcd: %s: unexpected snapshot (the log is never compacted)", s.node.Name()))
@@ -321,18 +321,19 @@ func (s *Server) process() {
 				panic(fmt.Sprintf("etcd: %s: append: %v", s.node.Name(), err))
 			}
 		}
-		for _, m := range rd.Messages {
-			if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
+		for i := range rd.Messages {
+			m := &rd.Messages[i]
+			if m.Type == pb.MsgVoteResp && !m.Reject {
 				s.heard()
 			}
-			to := s.cluster.nodes[m.GetTo()-1]
+			to := s.cluster.nodes[m.To-1]
 			s.node.Send(to.ID(), RaftMessage{M: raftnode.Outbound(m)})
 		}
 		if rd.SoftState != nil {
 			s.changeRole(rd.SoftState)
 		}
-		for _, e := range rd.CommittedEntries {
-			s.apply(e)
+		for i := range rd.CommittedEntries {
+			s.apply(&rd.CommittedEntries[i])
 		}
 		s.rn.Advance(rd)
 	}
@@ -388,16 +389,16 @@ func keyList(keys []string) string {
 }
 
 func (s *Server) apply(e *pb.Entry) {
-	if e.GetType() != pb.EntryNormal || len(e.GetData()) == 0 {
-		if e.GetTerm() == s.term && s.state == raft.StateLeader {
+	if e.Type != pb.EntryNormal || len(e.Data) == 0 {
+		if e.Term == s.term && s.state == raft.StateLeader {
 			s.ready = true // the empty entry of the new term: everything before it is applied
 		}
 		return
 	}
-	id := binary.BigEndian.Uint64(e.GetData())
+	id := binary.BigEndian.Uint64(e.Data)
 	cmd := s.cluster.command(id)
-	res := s.store.Apply(e.GetIndex(), cmd)
-	if e.GetTerm() == s.term && s.state == raft.StateLeader {
+	res := s.store.Apply(e.Index, cmd)
+	if e.Term == s.term && s.state == raft.StateLeader {
 		s.ready = true
 	}
 	switch {
@@ -420,7 +421,7 @@ func (s *Server) apply(e *pb.Entry) {
 		return
 	}
 	delete(s.pending, id)
-	if p.term == e.GetTerm() {
+	if p.term == e.Term {
 		s.node.Reply(p.msg, Response{Result: res, Member: s.id})
 	}
 }

@@ -117,7 +117,7 @@ func (a *Audit) checkKept(disks []*Disk) []string {
 				continue
 			}
 			e := ents[ack.Index-first]
-			if e.GetTerm() == want.term && digest(e.GetData()) == want.digest {
+			if e.Term == want.term && digest(e.Data) == want.digest {
 				have++
 			}
 		}

@@ -51,32 +51,32 @@ func TestAuditRejectsAndAccepts(t *testing.T) {
 }
 
 func TestAuditFindsAcknowledgedCommandsMissingFromAMajority(t *testing.T) {
-	entry := func(i uint64, data string) *pb.Entry {
-		return &pb.Entry{Index: new(i), Term: new(uint64(2)), Data: []byte(data)}
+	entry := func(i uint64, data string) pb.Entry {
+		return pb.Entry{Index: i, Term: 2, Data: []byte(data)}
 	}
 	disks := []*Disk{newDisk([]uint64{1, 2, 3}, FsyncAlways), newDisk([]uint64{1, 2, 3}, FsyncAlways), newDisk([]uint64{1, 2, 3}, FsyncAlways)}
 	a := newAudit()
 	a.appliedAt(1, 2, 2, []byte("x"), 0)
 	a.acked(Ack{Node: 1, Term: 2, Index: 2, Session: "c1", Seq: 1})
-	disks[0].write(nil, []*pb.Entry{entry(2, "x")})
+	disks[0].write(pb.HardState{}, []pb.Entry{entry(2, "x")})
 	assert.Len(t, a.checkKept(disks), 1, "on one node of three")
-	disks[1].write(nil, []*pb.Entry{entry(2, "x")})
+	disks[1].write(pb.HardState{}, []pb.Entry{entry(2, "x")})
 	assert.Empty(t, a.checkKept(disks), "on two of three")
-	disks[1].write(nil, []*pb.Entry{entry(2, "other")})
+	disks[1].write(pb.HardState{}, []pb.Entry{entry(2, "other")})
 	assert.Len(t, a.checkKept(disks), 1, "overwritten on one of them")
 }
 
 func TestDiskLosesOnlyWhatWasNotSynced(t *testing.T) {
 	d := newDisk([]uint64{1}, FsyncInterval)
-	e := func(i uint64) *pb.Entry { return &pb.Entry{Index: new(i), Term: new(uint64(1))} }
-	d.write(nil, []*pb.Entry{e(2), e(3)})
+	e := func(i uint64) pb.Entry { return pb.Entry{Index: i, Term: 1} }
+	d.write(pb.HardState{}, []pb.Entry{e(2), e(3)})
 	d.Sync()
-	d.write(&pb.HardState{Term: new(uint64(2)), Vote: new(uint64(1))}, []*pb.Entry{e(4)})
+	d.write(pb.HardState{Term: 2, Vote: 1}, []pb.Entry{e(4)})
 	d.crash()
 	hard, ents := d.Durable()
-	assert.Equal(t, uint64(1), hard.GetTerm(), "the unsynced vote is gone")
+	assert.Equal(t, uint64(1), hard.Term, "the unsynced vote is gone")
 	assert.Len(t, ents, 2)
-	d.write(nil, []*pb.Entry{e(3)}) // a new leader overwrites from index 3
+	d.write(pb.HardState{}, []pb.Entry{e(3)}) // a new leader overwrites from index 3
 	assert.Len(t, d.cache.entries, 2)
 }
 

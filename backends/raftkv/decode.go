@@ -11,16 +11,19 @@ import (
 const decodeSlots = 256
 
 // decoder decodes the commands of log entries for every node of a cluster.
-// Entries travel between nodes shared, not copied (raftnode.Outbound), so
-// each node applies the very *pb.Entry the leader appended, and an entry is
-// decoded once rather than once per node: a direct-mapped cache by index
-// remembers the entry each command was decoded from, and a hit needs the
-// same entry (pointer), which never changes once appended. What a node
-// applies is the same with or without the cache; only the work differs.
+// Entries travel between nodes shared, not copied (raftnode.Outbound): each
+// node's log holds its own copy of an entry, but the data of every copy is
+// the very array the leader proposed. So an entry is decoded once rather
+// than once per node: a direct-mapped cache by index remembers the data each
+// command was decoded from, and a hit needs the same data (the same array,
+// the same length), which nothing writes once proposed and which the cache
+// keeps alive, so it cannot be reused for other bytes. What a node applies
+// is the same with or without the cache; only the work differs.
 type decoder struct {
 	slots [decodeSlots]struct {
-		e   *pb.Entry
-		cmd lockfsm.Command
+		data *byte // the first byte of the entry's data
+		n    int   // the data's length
+		cmd  lockfsm.Command
 	}
 	strs lockfsm.Strings // the strings of decoded commands, interned
 }
@@ -28,17 +31,20 @@ type decoder struct {
 // decode returns the command of e. The command's Context is shared by every
 // node that applies e: read-only, as the state machine copies it.
 func (d *decoder) decode(e *pb.Entry) (lockfsm.Command, error) {
-	slot := &d.slots[e.GetIndex()%decodeSlots]
-	if slot.e == e {
+	if len(e.Data) == 0 {
+		return lockfsm.Decode(e.Data)
+	}
+	slot := &d.slots[e.Index%decodeSlots]
+	if slot.data == &e.Data[0] && slot.n == len(e.Data) {
 		return slot.cmd, nil
 	}
 	if d.strs == nil {
 		d.strs = lockfsm.Strings{}
 	}
-	cmd, err := lockfsm.DecodeInterned(e.GetData(), d.strs)
+	cmd, err := lockfsm.DecodeInterned(e.Data, d.strs)
 	if err != nil {
 		return lockfsm.Command{}, err
 	}
-	slot.e, slot.cmd = e, cmd
+	slot.data, slot.n, slot.cmd = &e.Data[0], len(e.Data), cmd
 	return cmd, nil
 }

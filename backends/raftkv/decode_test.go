@@ -11,15 +11,19 @@ import (
 )
 
 // TestDecoderIsDecode: the cluster's decode cache gives what decoding gives,
-// for the same entry applied again and for another entry at the same index
-// (a replaced log suffix) or in the same slot.
+// for the same entry applied again (by another node: a copy of the entry
+// sharing its data), for another entry at the same index (a replaced log
+// suffix) or in the same slot, and for a prefix of the same data.
 func TestDecoderIsDecode(t *testing.T) {
 	entry := func(index uint64, cmd lockfsm.Command) *pb.Entry {
-		return &pb.Entry{Index: new(index), Term: new(uint64(2)), Data: lockfsm.Encode(cmd)}
+		return &pb.Entry{Index: index, Term: 2, Data: lockfsm.Encode(cmd)}
 	}
 	a := lockfsm.Command{Op: lockfsm.OpTryLock, Key: "k", Acquirer: "c1:k", Context: []byte("n1"), Session: "c1", Seq: 1}
 	b := lockfsm.Command{Op: lockfsm.OpUnlock, Key: "k", Acquirer: "c2:k", Session: "c2", Seq: 7}
 	ea, eb := entry(5, a), entry(5, b)
+	copyOfA := *ea
+	prefixOfA := *ea
+	prefixOfA.Data = prefixOfA.Data[:len(prefixOfA.Data)-1]
 	tests := []struct {
 		name string
 		e    *pb.Entry
@@ -27,16 +31,19 @@ func TestDecoderIsDecode(t *testing.T) {
 	}{
 		{"first node applies", ea, a},
 		{"second node applies the same entry", ea, a},
+		{"third node applies its copy of the entry", &copyOfA, a},
+		{"a prefix of the same data", &prefixOfA, lockfsm.Command{}},
 		{"another entry at the same index", eb, b},
 		{"another entry in the same slot", entry(5+decodeSlots, a), a},
 		{"the first entry again", ea, a},
-		{"bad data", &pb.Entry{Index: new(uint64(9)), Data: []byte{9}}, lockfsm.Command{}},
+		{"bad data", &pb.Entry{Index: 9, Data: []byte{9}}, lockfsm.Command{}},
+		{"no data", &pb.Entry{Index: 10}, lockfsm.Command{}},
 	}
 	var d decoder
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := d.decode(tc.e)
-			want, wantErr := lockfsm.Decode(tc.e.GetData())
+			want, wantErr := lockfsm.Decode(tc.e.Data)
 			require.Equal(t, wantErr, err)
 			assert.Equal(t, want, got)
 			assert.Equal(t, tc.want, got)

@@ -11,8 +11,8 @@ import (
 // image is what a node has written: the hard state and the log after the
 // bootstrap snapshot. Entries are never mutated once written.
 type image struct {
-	hard    *pb.HardState
-	entries []*pb.Entry // entries[i].Index == snap index + 1 + i
+	hard    pb.HardState
+	entries []pb.Entry // entries[i].Index == snap index + 1 + i
 }
 
 func (im image) clone() image {
@@ -23,7 +23,7 @@ func (im image) clone() image {
 // always, every write is durable at once; with fsync interval, writes sit in
 // a cache that Sync makes durable and a crash throws away.
 type Disk struct {
-	snap    *pb.Snapshot
+	snap    pb.Snapshot
 	durable image
 	cache   image // what the node reads; == durable when synced
 	synced  bool  // fsync always: cache and durable are one
@@ -33,9 +33,8 @@ type Disk struct {
 // newDisk returns a disk holding the bootstrap snapshot of a group with the
 // given voters.
 func newDisk(voters []uint64, fsync Fsync) *Disk {
-	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{
-		ConfState: &pb.ConfState{Voters: voters}, Index: new(uint64(1)), Term: new(uint64(1))}}
-	hard := &pb.HardState{Term: new(uint64(1)), Commit: new(uint64(1))}
+	snap := pb.Snapshot{Metadata: pb.SnapshotMetadata{ConfState: pb.ConfState{Voters: voters}, Index: 1, Term: 1}}
+	hard := pb.HardState{Term: 1, Commit: 1}
 	d := &Disk{snap: snap, durable: image{hard: hard}, synced: fsync == FsyncAlways}
 	d.cache = d.durable.clone()
 	return d
@@ -43,15 +42,15 @@ func newDisk(voters []uint64, fsync Fsync) *Disk {
 
 // write stores a Ready's hard state and entries (entries may overwrite a
 // suffix of the log).
-func (d *Disk) write(hard *pb.HardState, entries []*pb.Entry) {
+func (d *Disk) write(hard pb.HardState, entries []pb.Entry) {
 	if !raft.IsEmptyHardState(hard) {
 		d.cache.hard = hard
 	}
 	if len(entries) > 0 {
-		first := d.snap.GetMetadata().GetIndex() + 1
-		keep := entries[0].GetIndex() - first
+		first := d.snap.Metadata.Index + 1
+		keep := entries[0].Index - first
 		if keep > uint64(len(d.cache.entries)) {
-			panic(fmt.Sprintf("raftkv: disk: entry %d leaves a gap after %d", entries[0].GetIndex(), first+uint64(len(d.cache.entries))-1))
+			panic(fmt.Sprintf("raftkv: disk: entry %d leaves a gap after %d", entries[0].Index, first+uint64(len(d.cache.entries))-1))
 		}
 		if keep < uint64(len(d.cache.entries)) {
 			// A suffix is replaced: copy (full slice expression), since raft
@@ -84,7 +83,7 @@ func (d *Disk) crash() { d.cache = d.durable.clone() }
 func (d *Disk) storage() diskStorage { return diskStorage{d} }
 
 // SnapshotIndex is the index of the bootstrap snapshot.
-func (d *Disk) SnapshotIndex() uint64 { return d.snap.GetMetadata().GetIndex() }
+func (d *Disk) SnapshotIndex() uint64 { return d.snap.Metadata.Index }
 
 // Durable returns the durable hard state and log (for audits).
-func (d *Disk) Durable() (*pb.HardState, []*pb.Entry) { return d.durable.hard, d.durable.entries }
+func (d *Disk) Durable() (pb.HardState, []pb.Entry) { return d.durable.hard, d.durable.entries }

@@ -18,8 +18,8 @@
 //     its term or later) or grants a vote. So runs replay exactly: raft's
 //     randomized timeout (which reads crypto/rand) never decides anything.
 //   - Raft messages travel on the simulated network as etcd raft hands them
-//     out, shared rather than copied: nothing writes to them once sent
-//     (raftnode.Outbound says why).
+//     out, their entries shared rather than copied: nothing writes to them
+//     once sent (raftnode.Outbound says why).
 //   - Each Ready is processed in the documented order: persist the hard state
 //     and entries (to the node's Disk and its raft storage), send the
 //     messages, apply the committed entries, Advance.

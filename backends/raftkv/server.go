@@ -111,7 +111,7 @@ func (s *Server) start() {
 	}
 	s.rn = rn
 	s.fsm = lockfsm.New(lockfsm.Config{Unlock: o.Unlock})
-	s.lead, s.state, s.term = 0, raft.StateFollower, s.disk.cache.hard.GetTerm()
+	s.lead, s.state, s.term = 0, raft.StateFollower, s.disk.cache.hard.Term
 	s.pending = map[pendingKey]pendingReq{}
 	s.ticks, s.campaigns = 0, 0
 	s.heard()
@@ -215,7 +215,7 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) { s.guard(func() { s.receiv
 func (s *Server) receive(n *sim.Node, m sim.Message) {
 	switch body := m.Body.(type) {
 	case RaftMessage:
-		s.step(body.M)
+		s.step(raftnode.Inbound(body.M))
 	case Request:
 		s.propose(m, body.Cmd)
 	default:
@@ -224,19 +224,19 @@ func (s *Server) receive(n *sim.Node, m sim.Message) {
 }
 
 func fromLeader(m *pb.Message) bool {
-	switch m.GetType() {
+	switch m.Type {
 	case pb.MsgApp, pb.MsgHeartbeat, pb.MsgSnap:
 		return true
 	}
 	return false
 }
 
-func (s *Server) step(m *pb.Message) {
-	if fromLeader(m) && m.GetTerm() >= s.term {
+func (s *Server) step(m pb.Message) {
+	if fromLeader(&m) && m.Term >= s.term {
 		s.heard()
 	}
 	if err := s.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
-		panic(fmt.Sprintf("raftkv: %s: step %v: %v", s.node.Name(), m.GetType(), err))
+		panic(fmt.Sprintf("raftkv: %s: step %v: %v", s.node.Name(), m.Type, err))
 	}
 	s.ready()
 }
@@ -276,17 +276,17 @@ func (s *Server) ready() {
 	for s.rn.HasReady() {
 		rd := s.rn.Ready()
 		if !raft.IsEmptyHardState(rd.HardState) {
-			s.term = rd.HardState.GetTerm()
+			s.term = rd.HardState.Term
 		}
 		if !raft.IsEmptySnap(rd.Snapshot) {
 			panic(fmt.Sprintf("raftkv: %s: unexpected snapshot (the log is never compacted)", s.node.Name()))
 		}
 		s.persist(rd)
-		for _, m := range rd.Messages {
-			s.send(m)
+		for i := range rd.Messages {
+			s.send(&rd.Messages[i])
 		}
-		for _, e := range rd.CommittedEntries {
-			s.apply(e)
+		for i := range rd.CommittedEntries {
+			s.apply(&rd.CommittedEntries[i])
 		}
 		if rd.SoftState != nil {
 			s.changeRole(rd.SoftState)
@@ -305,10 +305,10 @@ func (s *Server) persist(rd raft.Ready) {
 }
 
 func (s *Server) send(m *pb.Message) {
-	if m.GetType() == pb.MsgVoteResp && !m.GetReject() {
+	if m.Type == pb.MsgVoteResp && !m.Reject {
 		s.heard() // granted a vote: give the candidate time to win
 	}
-	to := s.cluster.nodes[m.GetTo()-1]
+	to := s.cluster.nodes[m.To-1]
 	s.node.Send(to.ID(), RaftMessage{M: raftnode.Outbound(m)})
 }
 
@@ -329,31 +329,31 @@ func (s *Server) changeRole(ss *raft.SoftState) {
 }
 
 func (s *Server) apply(e *pb.Entry) {
-	if e.GetType() != pb.EntryNormal || len(e.GetData()) == 0 {
+	if e.Type != pb.EntryNormal || len(e.Data) == 0 {
 		return // the empty entry a new leader appends; no configuration changes happen
 	}
 	now := s.node.World().Now()
-	s.cluster.audit.appliedAt(s.id, e.GetIndex(), e.GetTerm(), e.GetData(), now)
+	s.cluster.audit.appliedAt(s.id, e.Index, e.Term, e.Data, now)
 	cmd, err := s.cluster.decoder.decode(e)
 	if err != nil {
-		panic(fmt.Sprintf("raftkv: %s: entry %d: %v", s.node.Name(), e.GetIndex(), err))
+		panic(fmt.Sprintf("raftkv: %s: entry %d: %v", s.node.Name(), e.Index, err))
 	}
 	prev, held := s.fsm.Lookup(cmd.Key)
 	res, err := s.fsm.Apply(cmd)
 	if err == nil {
-		s.cluster.truth.entry(s.node.Name(), e.GetIndex(), e.GetTerm(), cmd, res, prev, held, now)
+		s.cluster.truth.entry(s.node.Name(), e.Index, e.Term, cmd, res, prev, held, now)
 	}
 	k := pendingKey{cmd.Session, cmd.Seq}
 	p, ok := s.pending[k]
-	if !ok || p.term != e.GetTerm() {
+	if !ok || p.term != e.Term {
 		return // not proposed here, or a retry proposed by another leader: that one answers
 	}
 	delete(s.pending, k)
-	resp := Response{Result: res, Node: s.id, Term: e.GetTerm(), Index: e.GetIndex()}
+	resp := Response{Result: res, Node: s.id, Term: e.Term, Index: e.Index}
 	if err != nil {
 		resp.Invalid = err.Error()
 	}
-	s.cluster.audit.acked(Ack{Node: s.id, Term: e.GetTerm(), Index: e.GetIndex(), Session: cmd.Session, Seq: cmd.Seq, At: now})
+	s.cluster.audit.acked(Ack{Node: s.id, Term: e.Term, Index: e.Index, Session: cmd.Session, Seq: cmd.Seq, At: now})
 	s.node.Reply(p.msg, resp)
 }
 

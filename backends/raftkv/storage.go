@@ -5,7 +5,6 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
-	"google.golang.org/protobuf/proto"
 )
 
 // diskStorage is the raft.Storage a running node reads: a view of what its
@@ -23,14 +22,13 @@ type diskStorage struct{ d *Disk }
 var _ raft.Storage = diskStorage{}
 
 // InitialState returns the written hard state and the snapshot's voters.
-func (s diskStorage) InitialState() (*pb.HardState, *pb.ConfState, error) {
-	cs := proto.Clone(s.d.snap.GetMetadata().GetConfState()).(*pb.ConfState)
-	return s.d.cache.hard, pb.EnsureConfState(cs), nil
+func (s diskStorage) InitialState() (pb.HardState, pb.ConfState, error) {
+	return s.d.cache.hard, s.d.snap.Metadata.ConfState, nil
 }
 
 // Entries returns the entries [lo, hi), at most maxSize bytes of them (at
 // least one).
-func (s diskStorage) Entries(lo, hi, maxSize uint64) ([]*pb.Entry, error) {
+func (s diskStorage) Entries(lo, hi, maxSize uint64) ([]pb.Entry, error) {
 	offset := s.d.SnapshotIndex()
 	ents := s.d.cache.entries
 	if lo <= offset {
@@ -55,9 +53,9 @@ func (s diskStorage) Term(i uint64) (uint64, error) {
 	case i-offset > uint64(len(s.d.cache.entries)):
 		return 0, raft.ErrUnavailable
 	case i == offset:
-		return s.d.snap.GetMetadata().GetTerm(), nil
+		return s.d.snap.Metadata.Term, nil
 	}
-	return s.d.cache.entries[i-offset-1].GetTerm(), nil
+	return s.d.cache.entries[i-offset-1].Term, nil
 }
 
 // LastIndex is the index of the last written entry.
@@ -68,21 +66,19 @@ func (s diskStorage) LastIndex() (uint64, error) {
 // FirstIndex is the index after the snapshot's.
 func (s diskStorage) FirstIndex() (uint64, error) { return s.d.SnapshotIndex() + 1, nil }
 
-// Snapshot returns a copy of the bootstrap snapshot.
-func (s diskStorage) Snapshot() (*pb.Snapshot, error) {
-	return proto.Clone(s.d.snap).(*pb.Snapshot), nil
-}
+// Snapshot returns the bootstrap snapshot.
+func (s diskStorage) Snapshot() (pb.Snapshot, error) { return s.d.snap, nil }
 
 // limitSize is etcd raft's: the longest prefix of ents (at least one entry)
 // whose encoded sizes add up to at most maxSize. It skips the encoding sizes
 // when a bound on them shows the whole slice fits, which is the common case.
-func limitSize(ents []*pb.Entry, maxSize uint64) []*pb.Entry {
+func limitSize(ents []pb.Entry, maxSize uint64) []pb.Entry {
 	if len(ents) == 0 {
 		return ents
 	}
 	bound := uint64(0)
-	for _, e := range ents {
-		bound += entrySizeBound(e)
+	for i := range ents {
+		bound += entrySizeBound(&ents[i])
 		if bound > maxSize {
 			break
 		}
@@ -90,9 +86,9 @@ func limitSize(ents []*pb.Entry, maxSize uint64) []*pb.Entry {
 	if bound <= maxSize {
 		return ents
 	}
-	size := uint64(proto.Size(ents[0]))
+	size := uint64(ents[0].Size())
 	for limit := 1; limit < len(ents); limit++ {
-		size += uint64(proto.Size(ents[limit]))
+		size += uint64(ents[limit].Size())
 		if size > maxSize {
 			return ents[:limit]
 		}
@@ -100,9 +96,8 @@ func limitSize(ents []*pb.Entry, maxSize uint64) []*pb.Entry {
 	return ents
 }
 
-// entrySizeBound is at least proto.Size(e): three optional varint fields of
-// at most 1+10 bytes, the data with its tag and length prefix, and unknown
-// fields.
+// entrySizeBound is at least e.Size(): three varint fields of at most 1+10
+// bytes, and the data with its tag and length prefix.
 func entrySizeBound(e *pb.Entry) uint64 {
-	return 3*11 + 1 + 10 + uint64(len(e.GetData())) + uint64(len(e.ProtoReflect().GetUnknown()))
+	return 3*11 + 1 + 10 + uint64(len(e.Data))
 }

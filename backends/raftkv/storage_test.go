@@ -22,10 +22,10 @@ func memoryStorage(t *testing.T, d *Disk) *raft.MemoryStorage {
 	return st
 }
 
-func entries(term, from uint64, data ...string) []*pb.Entry {
-	var out []*pb.Entry
+func entries(term, from uint64, data ...string) []pb.Entry {
+	var out []pb.Entry
 	for i, s := range data {
-		e := &pb.Entry{Term: new(term), Index: new(from + uint64(i)), Type: pb.EntryNormal.Enum()}
+		e := pb.Entry{Term: term, Index: from + uint64(i), Type: pb.EntryNormal}
 		if s != "-" {
 			e.Data = []byte(s)
 		}
@@ -39,11 +39,11 @@ func entries(term, from uint64, data ...string) []*pb.Entry {
 // write to the disk never changes a slice handed out before.
 func TestDiskStorageIsMemoryStorage(t *testing.T) {
 	type write struct {
-		hard *pb.HardState
-		ents []*pb.Entry
+		hard pb.HardState
+		ents []pb.Entry
 	}
-	hard := func(term, vote, commit uint64) *pb.HardState {
-		return &pb.HardState{Term: new(term), Vote: new(vote), Commit: new(commit)}
+	hard := func(term, vote, commit uint64) pb.HardState {
+		return pb.HardState{Term: term, Vote: vote, Commit: commit}
 	}
 	tests := []struct {
 		name   string
@@ -51,16 +51,16 @@ func TestDiskStorageIsMemoryStorage(t *testing.T) {
 		writes []write
 	}{
 		{"fresh", FsyncAlways, nil},
-		{"appends", FsyncAlways, []write{{hard(2, 1, 1), entries(2, 2, "-", "a")}, {nil, entries(2, 4, "bb", "")}, {hard(2, 1, 5), nil}}},
+		{"appends", FsyncAlways, []write{{hard(2, 1, 1), entries(2, 2, "-", "a")}, {pb.HardState{}, entries(2, 4, "bb", "")}, {hard(2, 1, 5), nil}}},
 		{"a suffix replaced", FsyncAlways, []write{{hard(2, 1, 1), entries(2, 2, "a", "b", "c", "d")}, {hard(3, 2, 3), entries(3, 4, "x")}}},
-		{"fsync interval", FsyncInterval, []write{{hard(2, 1, 1), entries(2, 2, "a", "b", "c")}, {nil, entries(3, 3, "y", "z")}}},
+		{"fsync interval", FsyncInterval, []write{{hard(2, 1, 1), entries(2, 2, "a", "b", "c")}, {pb.HardState{}, entries(3, 3, "y", "z")}}},
 		{"long values", FsyncAlways, []write{{hard(2, 1, 1), entries(2, 2, string(make([]byte, 300)), "b", string(make([]byte, 70)), "c")}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDisk([]uint64{1, 2, 3}, tc.fsync)
-			var handedOut [][]*pb.Entry
-			var want [][]*pb.Entry
+			var handedOut [][]pb.Entry
+			var want [][]pb.Entry
 			for _, w := range tc.writes {
 				d.write(w.hard, w.ents)
 				ms, ds := memoryStorage(t, d), d.storage()
@@ -90,13 +90,11 @@ func TestDiskStorageIsMemoryStorage(t *testing.T) {
 							de, derr := ds.Entries(lo, hi, max)
 							require.Equal(t, merr, derr, name)
 							require.Equal(t, len(me), len(de), name)
-							for i := range me {
-								assert.Same(t, me[i], de[i], name)
-							}
+							assert.Equal(t, me, de, name)
 							assert.Equal(t, len(de), cap(de), "%s: capped", name)
 							if len(de) > 0 {
 								handedOut = append(handedOut, de)
-								want = append(want, append([]*pb.Entry(nil), de...))
+								want = append(want, append([]pb.Entry(nil), de...))
 							}
 						}
 					}

@@ -12,9 +12,12 @@ import (
 // BenchmarkRawNodeProposal is the floor etcd raft itself sets for the
 // systems built on it: one proposal committed and applied by a 3-node group
 // (MemoryStorage, messages delivered at once in order, no simulator, no
-// state machine), drained with Drain as the servers drain theirs. A 60 s
-// raftkv run makes about 3,600 proposals, so this times 3,600 is what raft
-// alone costs such a run.
+// state machine), drained with Drain as the servers drain theirs and handed
+// over with Outbound and Inbound as they hand theirs. A 60 s raftkv run makes
+// about 3,600 proposals, so this times 3,600 is what raft alone costs such a
+// run. On etcd raft v3.6.0 (gogoproto value types) it is about 10 µs and 18
+// allocations per proposal on a 2-core machine; v3.7.0, whose messages hold
+// a pointer per field, took 16.5 µs and 133.
 func BenchmarkRawNodeProposal(b *testing.B) {
 	const n = 3
 	nodes := make([]*raft.RawNode, n+1)
@@ -22,12 +25,11 @@ func BenchmarkRawNodeProposal(b *testing.B) {
 	logger := &raft.DefaultLogger{Logger: log.New(io.Discard, "", 0)}
 	for id := uint64(1); id <= n; id++ {
 		st := raft.NewMemoryStorage()
-		snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{ConfState: &pb.ConfState{Voters: []uint64{1, 2, 3}},
-			Index: new(uint64(1)), Term: new(uint64(1))}}
+		snap := pb.Snapshot{Metadata: pb.SnapshotMetadata{ConfState: pb.ConfState{Voters: []uint64{1, 2, 3}}, Index: 1, Term: 1}}
 		if err := st.ApplySnapshot(snap); err != nil {
 			b.Fatal(err)
 		}
-		if err := st.SetHardState(&pb.HardState{Term: new(uint64(1)), Commit: new(uint64(1))}); err != nil {
+		if err := st.SetHardState(pb.HardState{Term: 1, Commit: 1}); err != nil {
 			b.Fatal(err)
 		}
 		rn, err := raft.NewRawNode(&raft.Config{ID: id, ElectionTick: 1 << 30, HeartbeatTick: 2, Storage: st, Applied: 1,
@@ -37,7 +39,7 @@ func BenchmarkRawNodeProposal(b *testing.B) {
 		}
 		nodes[id], stores[id] = rn, st
 	}
-	var queue []*pb.Message
+	var queue []pb.Message
 	applied := 0
 	steps := func(id uint64) Steps {
 		return Steps{
@@ -47,7 +49,7 @@ func BenchmarkRawNodeProposal(b *testing.B) {
 				}
 				_ = stores[id].Append(rd.Entries)
 			},
-			Send:  func(m *pb.Message) { queue = append(queue, m) },
+			Send:  func(m *pb.Message) { queue = append(queue, Outbound(m)) },
 			Apply: func(*pb.Entry) { applied++ },
 			Role:  func(*raft.SoftState) {},
 		}
@@ -60,14 +62,14 @@ func BenchmarkRawNodeProposal(b *testing.B) {
 		for id := uint64(1); id <= n; id++ {
 			Drain(nodes[id], all[id])
 		}
-		for len(queue) > 0 {
-			m := queue[0]
-			queue = queue[1:]
-			if err := nodes[m.GetTo()].Step(m); err != nil {
+		for i := 0; i < len(queue); i++ {
+			m := queue[i]
+			if err := nodes[m.To].Step(Inbound(m)); err != nil {
 				b.Fatal(err)
 			}
-			Drain(nodes[m.GetTo()], all[m.GetTo()])
+			Drain(nodes[m.To], all[m.To])
 		}
+		queue = queue[:0]
 	}
 	if err := nodes[1].Campaign(); err != nil {
 		b.Fatal(err)

@@ -1,7 +1,8 @@
 // Package raftnode holds what the lock services built on etcd raft inside the
 // simulator share: draining a RawNode's Ready batches in the order etcd raft
-// requires. Each service keeps its own messages, storage and state machine;
-// this package knows nothing about locks or the simulator.
+// requires, and handing its messages to and from the simulated network. Each
+// service keeps its own messages, storage and state machine; this package
+// knows nothing about locks or the simulator.
 package raftnode
 
 import (
@@ -9,7 +10,9 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
-// Steps are what a server does with each part of a Ready batch.
+// Steps are what a server does with each part of a Ready batch. Send and
+// Apply are given a pointer into the batch (no copy); it is valid during the
+// call, and what it points to must not be written.
 type Steps struct {
 	// Persist makes the batch's hard state and entries durable (and visible
 	// to the RawNode's storage) before any message is sent.
@@ -29,11 +32,11 @@ func Drain(rn *raft.RawNode, s Steps) {
 	for rn.HasReady() {
 		rd := rn.Ready()
 		s.Persist(rd)
-		for _, m := range rd.Messages {
-			s.Send(m)
+		for i := range rd.Messages {
+			s.Send(&rd.Messages[i])
 		}
-		for _, e := range rd.CommittedEntries {
-			s.Apply(e)
+		for i := range rd.CommittedEntries {
+			s.Apply(&rd.CommittedEntries[i])
 		}
 		if rd.SoftState != nil {
 			s.Role(rd.SoftState)
