@@ -180,8 +180,9 @@ func TestOutboundMessagesAreNeverWritten(t *testing.T) {
 	}
 }
 
-// raftMessage is what the raft-based systems' message bodies hold.
-type raftMessage = pb.Message
+// raftMessage is what the raft-based systems' message bodies hold: a message
+// of its own, which the test keeps to read again at the end of the run.
+type raftMessage = *pb.Message
 
 // raftMessageOf is the raft message a body carries, if it carries one.
 func raftMessageOf(body any) (raftMessage, bool) {
@@ -195,7 +196,7 @@ func raftMessageOf(body any) (raftMessage, bool) {
 	case chubby.RaftMessage:
 		return body.M, true
 	}
-	return pb.Message{}, false
+	return nil, false
 }
 
 // raftFields are the fields of a raft message the traces record, as plain
@@ -235,8 +236,8 @@ func raftFieldsOf(m raftMessage) raftFields {
 		f.snapshotIndex, f.snapshotTerm, f.snapshotData = s.Metadata.Index, s.Metadata.Term, s.Data
 		f.snapshot = f.snapshotIndex != 0 || f.snapshotTerm != 0 || len(f.snapshotData) > 0
 	}
-	for _, r := range m.Responses {
-		f.responses = append(f.responses, raftFieldsOf(r))
+	for i := range m.Responses {
+		f.responses = append(f.responses, raftFieldsOf(&m.Responses[i]))
 	}
 	return f
 }

@@ -57,7 +57,7 @@ type Response struct {
 }
 
 // RaftMessage carries etcd raft's messages between replicas.
-type RaftMessage struct{ M pb.Message }
+type RaftMessage struct{ M *pb.Message }
 
 // MessageTypes are one value of every message type, for schedules' matches.
 func MessageTypes() []any { return []any{Request{}, Response{}, RaftMessage{}} }

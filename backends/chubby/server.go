@@ -36,6 +36,7 @@ type Server struct {
 	cell *Cell
 	id   uint64
 	st   *raft.MemoryStorage // survives a crash
+	out  raftnode.Outbox     // the raft messages it sends
 
 	node      *sim.Node
 	rn        *raft.RawNode
@@ -166,7 +167,7 @@ func (s *Server) expireSessions() {
 func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	switch body := m.Body.(type) {
 	case RaftMessage:
-		s.step(raftnode.Inbound(body.M))
+		s.step(raftnode.Inbound(*body.M))
 	case Request:
 		s.request(m, body)
 	default:
@@ -268,7 +269,7 @@ func (s *Server) send(m *pb.Message) {
 	if m.Type == pb.MsgVoteResp && !m.Reject {
 		s.heard()
 	}
-	s.node.Send(s.cell.nodes[m.To-1].ID(), RaftMessage{M: raftnode.Outbound(m)})
+	s.node.Send(s.cell.nodes[m.To-1].ID(), RaftMessage{M: s.out.Put(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {

@@ -65,11 +65,11 @@ type WatchEvents struct {
 	Events []Event
 }
 
-// RaftMessage carries one raft message between members. Its entries are
-// shared with the sender: nothing writes to them once sent
-// (raftnode.Outbound).
+// RaftMessage carries one raft message between members: a copy of its own,
+// whose entries are shared with the sender, and nothing writes to either
+// once sent (raftnode.Outbound, raftnode.Outbox).
 type RaftMessage struct {
-	M pb.Message
+	M *pb.Message
 }
 
 // MessageTypes returns one value of every message type the members and their

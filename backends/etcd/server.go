@@ -46,6 +46,7 @@ type Server struct {
 	cluster *Cluster
 	id      uint64
 	disk    *disk
+	out     raftnode.Outbox // the raft messages it sends
 
 	// volatile state, rebuilt by Start
 	node      *sim.Node
@@ -160,7 +161,7 @@ func (s *Server) campaign() {
 func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	switch body := m.Body.(type) {
 	case RaftMessage:
-		s.step(raftnode.Inbound(body.M))
+		s.step(raftnode.Inbound(*body.M))
 	case Request:
 		s.request(m, body)
 	case KeepAlive:
@@ -327,7 +328,7 @@ func (s *Server) process() {
 				s.heard()
 			}
 			to := s.cluster.nodes[m.To-1]
-			s.node.Send(to.ID(), RaftMessage{M: raftnode.Outbound(m)})
+			s.node.Send(to.ID(), RaftMessage{M: s.out.Put(m)})
 		}
 		if rd.SoftState != nil {
 			s.changeRole(rd.SoftState)

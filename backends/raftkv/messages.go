@@ -32,10 +32,11 @@ type Response struct {
 	Index uint64
 }
 
-// RaftMessage carries one raft message between nodes. Its entries are shared
-// with the sender: nothing writes to them once sent (raftnode.Outbound).
+// RaftMessage carries one raft message between nodes: a copy of its own,
+// whose entries are shared with the sender, and nothing writes to either
+// once sent (raftnode.Outbound, raftnode.Outbox).
 type RaftMessage struct {
-	M pb.Message
+	M *pb.Message
 }
 
 // MessageTypes returns one value of every message type the raft nodes and

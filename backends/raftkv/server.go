@@ -39,6 +39,7 @@ type Server struct {
 	cluster *Cluster
 	id      uint64
 	disk    *Disk
+	out     raftnode.Outbox // the raft messages it sends
 
 	// volatile state, rebuilt by Start
 	node      *sim.Node
@@ -215,7 +216,7 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) { s.guard(func() { s.receiv
 func (s *Server) receive(n *sim.Node, m sim.Message) {
 	switch body := m.Body.(type) {
 	case RaftMessage:
-		s.step(raftnode.Inbound(body.M))
+		s.step(raftnode.Inbound(*body.M))
 	case Request:
 		s.propose(m, body.Cmd)
 	default:
@@ -309,7 +310,7 @@ func (s *Server) send(m *pb.Message) {
 		s.heard() // granted a vote: give the candidate time to win
 	}
 	to := s.cluster.nodes[m.To-1]
-	s.node.Send(to.ID(), RaftMessage{M: raftnode.Outbound(m)})
+	s.node.Send(to.ID(), RaftMessage{M: s.out.Put(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {

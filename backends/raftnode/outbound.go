@@ -42,6 +42,29 @@ func Outbound(m *pb.Message) pb.Message {
 	return *m
 }
 
+// outboxChunk is how many messages an Outbox allocates at once.
+const outboxChunk = 64
+
+// Outbox hands out the messages a server puts on the simulated network, a
+// slot of their own each, allocated outboxChunk at a time rather than one by
+// one: a body holding a pointer is stored in an interface without an
+// allocation, where a body holding the message itself needs one. A slot is
+// written once, by Put, and never reused (a chunk is garbage once none of
+// its messages is referenced), so what Outbound says of the message holds
+// for the slot. The zero value is ready to use.
+type Outbox struct{ free []pb.Message }
+
+// Put stores Outbound(m) in a slot of its own and returns it.
+func (o *Outbox) Put(m *pb.Message) *pb.Message {
+	if len(o.free) == 0 {
+		o.free = make([]pb.Message, outboxChunk)
+	}
+	p := &o.free[0]
+	o.free = o.free[1:]
+	*p = Outbound(m)
+	return p
+}
+
 // Inbound returns the message a server steps for m, a message it received:
 // m itself, except that a proposal (forwarded by a follower) gets a copy of
 // its entries, which the leader's raft writes to when it appends them.

@@ -75,7 +75,7 @@ type WatchEvent struct {
 type Touch struct{ Session int64 }
 
 // RaftMessage carries etcd raft's messages between servers.
-type RaftMessage struct{ M pb.Message }
+type RaftMessage struct{ M *pb.Message }
 
 // MessageTypes are one value of every message type, for schedules' matches.
 func MessageTypes() []any {

@@ -44,6 +44,7 @@ type Server struct {
 	ens *Ensemble
 	id  uint64
 	st  *raft.MemoryStorage // the transaction log: survives a crash (ZooKeeper fsyncs before acking)
+	out raftnode.Outbox     // the raft messages it sends
 
 	node      *sim.Node
 	rn        *raft.RawNode
@@ -176,7 +177,7 @@ func (s *Server) expireSessions() {
 func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	switch body := m.Body.(type) {
 	case RaftMessage:
-		s.step(raftnode.Inbound(body.M))
+		s.step(raftnode.Inbound(*body.M))
 	case Touch:
 		if s.state == raft.StateLeader {
 			s.contact[body.Session] = s.node.Mono()
@@ -322,7 +323,7 @@ func (s *Server) send(m *pb.Message) {
 	if m.Type == pb.MsgVoteResp && !m.Reject {
 		s.heard()
 	}
-	s.node.Send(s.ens.nodes[m.To-1].ID(), RaftMessage{M: raftnode.Outbound(m)})
+	s.node.Send(s.ens.nodes[m.To-1].ID(), RaftMessage{M: s.out.Put(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {

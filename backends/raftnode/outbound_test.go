@@ -1,0 +1,62 @@
+package raftnode
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	pb "go.etcd.io/raft/v3/raftpb"
+)
+
+// TestOutboundSharesEntriesAndCopiesTheRest: a plain message is copied with
+// its entries shared; one with a snapshot or responses is copied whole.
+func TestOutboundSharesEntriesAndCopiesTheRest(t *testing.T) {
+	m := pb.Message{Type: pb.MsgApp, To: 2, From: 1, Term: 3, Entries: []pb.Entry{{Term: 3, Index: 7, Data: []byte("x")}}}
+	out := Outbound(&m)
+	assert.Equal(t, m, out)
+	assert.Same(t, &m.Entries[0], &out.Entries[0], "entries are shared")
+
+	snap := pb.Message{Type: pb.MsgSnap, To: 2, From: 1, Snapshot: &pb.Snapshot{Data: []byte("s"),
+		Metadata: pb.SnapshotMetadata{Index: 9, Term: 3, ConfState: pb.ConfState{Voters: []uint64{1, 2, 3}}}}}
+	c := Outbound(&snap)
+	assert.Equal(t, snap, c)
+	assert.NotSame(t, snap.Snapshot, c.Snapshot, "a snapshot is copied")
+	c.Snapshot.Data[0] = 'z'
+	assert.Equal(t, []byte("s"), snap.Snapshot.Data)
+}
+
+// TestOutboxGivesEachMessageASlotOfItsOwn: slots are never reused, across
+// chunks, and hold what Outbound gives.
+func TestOutboxGivesEachMessageASlotOfItsOwn(t *testing.T) {
+	var o Outbox
+	var got []*pb.Message
+	for i := range 3*outboxChunk + 1 {
+		m := pb.Message{Type: pb.MsgHeartbeat, To: 2, From: 1, Commit: uint64(i)}
+		p := o.Put(&m)
+		require.Equal(t, m, *p)
+		m.Commit = 1 << 40 // the caller's message is not the slot
+		got = append(got, p)
+	}
+	seen := map[*pb.Message]bool{}
+	for i, p := range got {
+		assert.False(t, seen[p], "slot %d handed out twice", i)
+		seen[p] = true
+		assert.Equal(t, uint64(i), p.Commit, "slot %d was written after Put", i)
+	}
+}
+
+// TestInboundCopiesOnlyProposalEntries: a proposal's entries are the
+// receiver's own (the leader writes their term and index); other messages
+// keep theirs shared.
+func TestInboundCopiesOnlyProposalEntries(t *testing.T) {
+	prop := pb.Message{Type: pb.MsgProp, From: 2, Entries: []pb.Entry{{Data: []byte("cmd")}}}
+	in := Inbound(prop)
+	assert.Equal(t, prop, in)
+	in.Entries[0].Term, in.Entries[0].Index = 4, 11
+	assert.Zero(t, prop.Entries[0].Term)
+	assert.Zero(t, prop.Entries[0].Index)
+	assert.Same(t, &prop.Entries[0].Data[0], &in.Entries[0].Data[0], "the data is still shared")
+
+	app := pb.Message{Type: pb.MsgApp, Entries: []pb.Entry{{Term: 4, Index: 11, Data: []byte("cmd")}}}
+	assert.Same(t, &app.Entries[0], &Inbound(app).Entries[0])
+}
