@@ -36,7 +36,6 @@ type Server struct {
 	cell *Cell
 	id   uint64
 	st   *raft.MemoryStorage // survives a crash
-	out  raftnode.Outbox     // the raft messages it sends
 
 	node      *sim.Node
 	rn        *raft.RawNode
@@ -269,7 +268,7 @@ func (s *Server) send(m *pb.Message) {
 	if m.Type == pb.MsgVoteResp && !m.Reject {
 		s.heard()
 	}
-	s.node.Send(s.cell.nodes[m.To-1].ID(), RaftMessage{M: s.out.Put(m)})
+	s.node.Send(s.cell.nodes[m.To-1].ID(), RaftMessage{M: raftnode.Outbound(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {

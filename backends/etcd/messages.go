@@ -65,9 +65,9 @@ type WatchEvents struct {
 	Events []Event
 }
 
-// RaftMessage carries one raft message between members: a copy of its own,
-// whose entries are shared with the sender, and nothing writes to either
-// once sent (raftnode.Outbound, raftnode.Outbox).
+// RaftMessage carries one raft message between members: the message of the
+// sender's Ready batch itself, shared with the receiver: nothing writes to
+// it once sent (raftnode.Outbound).
 type RaftMessage struct {
 	M *pb.Message
 }

@@ -46,7 +46,6 @@ type Server struct {
 	cluster *Cluster
 	id      uint64
 	disk    *disk
-	out     raftnode.Outbox // the raft messages it sends
 
 	// volatile state, rebuilt by Start
 	node      *sim.Node
@@ -328,7 +327,7 @@ func (s *Server) process() {
 				s.heard()
 			}
 			to := s.cluster.nodes[m.To-1]
-			s.node.Send(to.ID(), RaftMessage{M: s.out.Put(m)})
+			s.node.Send(to.ID(), RaftMessage{M: raftnode.Outbound(m)})
 		}
 		if rd.SoftState != nil {
 			s.changeRole(rd.SoftState)

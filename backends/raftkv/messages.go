@@ -32,9 +32,9 @@ type Response struct {
 	Index uint64
 }
 
-// RaftMessage carries one raft message between nodes: a copy of its own,
-// whose entries are shared with the sender, and nothing writes to either
-// once sent (raftnode.Outbound, raftnode.Outbox).
+// RaftMessage carries one raft message between nodes: the message of the
+// sender's Ready batch itself, shared with the receiver: nothing writes to
+// it once sent (raftnode.Outbound).
 type RaftMessage struct {
 	M *pb.Message
 }

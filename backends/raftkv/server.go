@@ -39,7 +39,6 @@ type Server struct {
 	cluster *Cluster
 	id      uint64
 	disk    *Disk
-	out     raftnode.Outbox // the raft messages it sends
 
 	// volatile state, rebuilt by Start
 	node      *sim.Node
@@ -310,7 +309,7 @@ func (s *Server) send(m *pb.Message) {
 		s.heard() // granted a vote: give the candidate time to win
 	}
 	to := s.cluster.nodes[m.To-1]
-	s.node.Send(to.ID(), RaftMessage{M: s.out.Put(m)})
+	s.node.Send(to.ID(), RaftMessage{M: raftnode.Outbound(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {

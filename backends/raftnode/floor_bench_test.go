@@ -49,7 +49,7 @@ func BenchmarkRawNodeProposal(b *testing.B) {
 				}
 				_ = stores[id].Append(rd.Entries)
 			},
-			Send:  func(m *pb.Message) { queue = append(queue, Outbound(m)) },
+			Send:  func(m *pb.Message) { queue = append(queue, *Outbound(m)) },
 			Apply: func(*pb.Entry) { applied++ },
 			Role:  func(*raft.SoftState) {},
 		}

@@ -7,14 +7,15 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
-// Outbound returns what a server puts on the simulated network for *m, a
-// message of a Ready batch: a copy of the message (its fixed fields), whose
-// entries are shared with the sender rather than copied, because once Ready
-// has handed them out nothing writes to them.
+// Outbound returns what a server puts on the simulated network for m, a
+// message of a Ready batch (a pointer into the batch's Messages): m itself,
+// shared with the receiver rather than copied, because once Ready has handed
+// it out nothing writes to it.
 //
-//   - The sender's RawNode forgets the batch's messages when it accepts the
-//     Ready (raft.msgs and msgsAfterAppend are reset; the self-addressed ones
-//     it keeps are never sent).
+//   - The batch's Messages array is the RawNode's raft.msgs, handed over with
+//     the batch: accepting a Ready sets raft.msgs (and msgsAfterAppend) to
+//     nil, so raft appends its next messages to a new array and never writes
+//     to this one again. The servers only read the messages they send.
 //   - The entries a message carries are shared with the sender's log, which
 //     etcd raft never changes in place: its logs hold copies of the entries
 //     they are given (values appended to their own arrays), and every slice
@@ -33,36 +34,14 @@ import (
 // A message with a snapshot or local responses attached is deep-copied: the
 // services here never send one, and a copy costs nothing when it never
 // happens. TestOutboundMessagesAreNeverWritten (harness) checks the claim
-// over whole runs of every raft-based system: each message encodes to the
-// same text at the end of the run as when it was sent.
-func Outbound(m *pb.Message) pb.Message {
+// over whole runs of every raft-based system: each message reads as the same
+// text at the end of the run as when it was sent.
+func Outbound(m *pb.Message) *pb.Message {
 	if m.Snapshot != nil || len(m.Responses) > 0 {
-		return deepCopy(m)
+		c := deepCopy(m)
+		return &c
 	}
-	return *m
-}
-
-// outboxChunk is how many messages an Outbox allocates at once.
-const outboxChunk = 64
-
-// Outbox hands out the messages a server puts on the simulated network, a
-// slot of their own each, allocated outboxChunk at a time rather than one by
-// one: a body holding a pointer is stored in an interface without an
-// allocation, where a body holding the message itself needs one. A slot is
-// written once, by Put, and never reused (a chunk is garbage once none of
-// its messages is referenced), so what Outbound says of the message holds
-// for the slot. The zero value is ready to use.
-type Outbox struct{ free []pb.Message }
-
-// Put stores Outbound(m) in a slot of its own and returns it.
-func (o *Outbox) Put(m *pb.Message) *pb.Message {
-	if len(o.free) == 0 {
-		o.free = make([]pb.Message, outboxChunk)
-	}
-	p := &o.free[0]
-	o.free = o.free[1:]
-	*p = Outbound(m)
-	return p
+	return m
 }
 
 // Inbound returns the message a server steps for m, a message it received:

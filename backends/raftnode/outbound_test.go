@@ -8,41 +8,21 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
-// TestOutboundSharesEntriesAndCopiesTheRest: a plain message is copied with
-// its entries shared; one with a snapshot or responses is copied whole.
-func TestOutboundSharesEntriesAndCopiesTheRest(t *testing.T) {
+// TestOutboundSharesPlainMessagesAndCopiesTheRest: a plain message is sent
+// as it is (the Ready batch's own); one with a snapshot or responses is
+// copied whole.
+func TestOutboundSharesPlainMessagesAndCopiesTheRest(t *testing.T) {
 	m := pb.Message{Type: pb.MsgApp, To: 2, From: 1, Term: 3, Entries: []pb.Entry{{Term: 3, Index: 7, Data: []byte("x")}}}
-	out := Outbound(&m)
-	assert.Equal(t, m, out)
-	assert.Same(t, &m.Entries[0], &out.Entries[0], "entries are shared")
+	assert.Same(t, &m, Outbound(&m))
 
 	snap := pb.Message{Type: pb.MsgSnap, To: 2, From: 1, Snapshot: &pb.Snapshot{Data: []byte("s"),
 		Metadata: pb.SnapshotMetadata{Index: 9, Term: 3, ConfState: pb.ConfState{Voters: []uint64{1, 2, 3}}}}}
 	c := Outbound(&snap)
-	assert.Equal(t, snap, c)
+	require.NotSame(t, &snap, c)
+	assert.Equal(t, snap, *c)
 	assert.NotSame(t, snap.Snapshot, c.Snapshot, "a snapshot is copied")
 	c.Snapshot.Data[0] = 'z'
 	assert.Equal(t, []byte("s"), snap.Snapshot.Data)
-}
-
-// TestOutboxGivesEachMessageASlotOfItsOwn: slots are never reused, across
-// chunks, and hold what Outbound gives.
-func TestOutboxGivesEachMessageASlotOfItsOwn(t *testing.T) {
-	var o Outbox
-	var got []*pb.Message
-	for i := range 3*outboxChunk + 1 {
-		m := pb.Message{Type: pb.MsgHeartbeat, To: 2, From: 1, Commit: uint64(i)}
-		p := o.Put(&m)
-		require.Equal(t, m, *p)
-		m.Commit = 1 << 40 // the caller's message is not the slot
-		got = append(got, p)
-	}
-	seen := map[*pb.Message]bool{}
-	for i, p := range got {
-		assert.False(t, seen[p], "slot %d handed out twice", i)
-		seen[p] = true
-		assert.Equal(t, uint64(i), p.Commit, "slot %d was written after Put", i)
-	}
 }
 
 // TestInboundCopiesOnlyProposalEntries: a proposal's entries are the

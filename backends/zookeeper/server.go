@@ -44,7 +44,6 @@ type Server struct {
 	ens *Ensemble
 	id  uint64
 	st  *raft.MemoryStorage // the transaction log: survives a crash (ZooKeeper fsyncs before acking)
-	out raftnode.Outbox     // the raft messages it sends
 
 	node      *sim.Node
 	rn        *raft.RawNode
@@ -323,7 +322,7 @@ func (s *Server) send(m *pb.Message) {
 	if m.Type == pb.MsgVoteResp && !m.Reject {
 		s.heard()
 	}
-	s.node.Send(s.ens.nodes[m.To-1].ID(), RaftMessage{M: s.out.Put(m)})
+	s.node.Send(s.ens.nodes[m.To-1].ID(), RaftMessage{M: raftnode.Outbound(m)})
 }
 
 func (s *Server) changeRole(ss *raft.SoftState) {
