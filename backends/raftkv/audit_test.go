@@ -1,7 +1,6 @@
 package raftkv
 
 import (
-	"hash/fnv"
 	"testing"
 	"time"
 
@@ -78,13 +77,4 @@ func TestDiskLosesOnlyWhatWasNotSynced(t *testing.T) {
 	assert.Len(t, ents, 2)
 	d.write(pb.HardState{}, []pb.Entry{e(3)}) // a new leader overwrites from index 3
 	assert.Len(t, d.cache.entries, 2)
-}
-
-// TestDigestIsFNV64a: the audit's entry digest is hash/fnv's FNV-64a.
-func TestDigestIsFNV64a(t *testing.T) {
-	for _, data := range [][]byte{nil, {}, []byte("a"), []byte("lock n1 c1-00000001:k"), make([]byte, 300)} {
-		h := fnv.New64a()
-		h.Write(data)
-		assert.Equal(t, h.Sum64(), digest(data), "%q", data)
-	}
 }
