@@ -465,7 +465,7 @@ type lockScratch struct {
 	all       []op // the operations of every key
 	index     map[string]int32
 	owners    []ownerOps
-	owner     []int32
+	later     []int32 // lockOpsIn's steps to finish after its pass
 	out       []linOp
 	steps     []lockStep
 	stepOwner []int32
@@ -486,92 +486,108 @@ func (sc *lockScratch) reset() {
 
 // lockOpsIn is lockOps in sc's memory: the operations (and their inputs)
 // are valid until the next call with sc.
+//
+// One pass over ops builds the search operations: a long history's events
+// are far apart in memory, and a second pass would miss the cache on every
+// one of them again. What only the whole pass knows is filled in after it:
+// the until of a release of unknown outcome (its owner's last operation), and
+// the owner number of a phantom grant whose owner had no operation of its own
+// before it (owners are numbered in the order their names first appear among
+// the operations' own holders, phantom owners not seen so after all of them).
 func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
-	// Every owner's first operation and last proving or releasing operation
-	// (invoke indexes), found in one pass; owner[i] is ops[i]'s (-1: not relevant).
 	if sc.index == nil {
 		sc.index = make(map[string]int32, len(ops)/2)
 	}
 	index := sc.index
 	clear(index)
 	owners := reuse.Room(sc.owners, len(ops)/2)
-	owner := reuse.Room(sc.owner, len(ops))[:len(ops)]
-	defer func() { sc.owners, sc.owner = owners, owner }()
+	out := reuse.Room(sc.out, len(ops))
+	steps := reuse.Room(sc.steps, len(ops)) // the inputs of out, one each
+	stepOwner := reuse.Room(sc.stepOwner, len(ops))
+	later := reuse.Room(sc.later, 8) // steps to finish after the pass
+	defer func() {
+		sc.owners, sc.out, sc.steps, sc.stepOwner, sc.later = owners, out, steps, stepOwner, later
+	}()
 	for i, o := range ops {
-		owner[i] = -1
 		if !c.relevant(o) {
-			continue
+			continue // a read or write, whose events the model never looks at
 		}
-		name := holderOf(o.Invoke)
-		if o.Func() == history.FAcquire && o.Completion != nil {
+		acquire := o.Func() == history.FAcquire
+		var name string
+		if acquire && o.Completion != nil {
 			name = holderOf(o.Completion)
+		} else {
+			name = holderOf(o.Invoke)
 		}
+		call := int64(o.Invoke.Index)
 		k, ok := index[name]
 		if !ok {
 			k = int32(len(owners))
 			index[name] = k
-			owners = append(owners, ownerOps{first: int64(o.Invoke.Index), next: -1})
+			owners = append(owners, ownerOps{first: call, next: -1})
 		}
-		owner[i] = k
-		if o.Func() != history.FAcquire {
-			owners[k].last = int64(o.Invoke.Index)
+		if !acquire {
+			owners[k].last = call
 		}
-	}
-	out := reuse.Room(sc.out, len(ops))
-	steps := reuse.Room(sc.steps, len(ops)) // the inputs of out, one each
-	stepOwner := reuse.Room(sc.stepOwner, len(ops))
-	defer func() { sc.out, sc.steps, sc.stepOwner = out, steps, stepOwner }()
-	for i, o := range ops {
-		k := owner[i]
-		if k < 0 {
-			continue // not relevant: a read or write, whose events the model never looks at
-		}
-		in := lockStep{o: o, latest: math.MaxInt64}
+		in := lockStep{o: o, latest: math.MaxInt64, owner: name}
+		l := linOp{call: call, client: o.Invoke.Process}
 		if o.Completion != nil {
 			in.latest = o.Completion.Time
-		}
-		l := linOp{call: int64(o.Invoke.Index), client: o.Invoke.Process}
-		if o.Completion != nil {
 			l.ret = int64(o.Completion.Index)
 		}
-		switch {
-		case o.Func() == history.FAcquire && o.Outcome() == history.OK:
-			in.kind, in.owner = lockGrant, holderOf(o.Completion)
+		finish := false
+		switch outcome := o.Outcome(); {
+		case acquire && outcome == history.OK:
+			in.kind = lockGrant
 			if o.Completion.Deadline != nil {
 				in.deadline, in.leased = *o.Completion.Deadline, true
 			}
-			l.forcing = owners[k].first == l.call
-		case o.Func() == history.FAcquire && o.Outcome() == history.Info && o.Invoke.Owner != "":
+			l.forcing = owners[k].first == call
+		case acquire && outcome == history.Info && o.Invoke.Owner != "":
 			proof := c.proof(ops[i+1:], o.Invoke.Owner, o.Invoke.Key)
 			if proof == nil {
 				continue
 			}
 			in.kind, in.owner, in.phantom, in.proof = lockGrant, o.Invoke.Owner, true, proof
 			l.ret, in.latest = int64(proof.Invoke.Index), proof.Invoke.Time
-			kk, ok := index[in.owner] // the owner of the invoke, not of the (info) completion
-			if !ok {
-				kk = int32(len(owners))
-				index[in.owner] = kk
-				owners = append(owners, ownerOps{next: -1})
-			}
-			k = kk
-		case o.Func() == history.FRelease && o.Outcome() == history.OK:
-			in.kind, in.owner = lockRelease, holderOf(o.Invoke)
-		case o.Func() == history.FRelease && o.Outcome() == history.Info:
-			in.kind, in.owner = lockMaybeRelease, holderOf(o.Invoke)
-			l.open, l.until = true, max(l.call, owners[k].last)
-		case o.Func() == history.FRenew && o.Outcome() == history.OK && c.Leases:
-			in.kind, in.owner = lockRenew, holderOf(o.Invoke)
+			// The owner of the invoke, not of the (info) completion: numbered
+			// after the pass when its name has not appeared yet.
+			k, ok = index[in.owner]
+			finish = !ok
+		case o.Func() == history.FRelease && outcome == history.OK:
+			in.kind = lockRelease
+		case o.Func() == history.FRelease && outcome == history.Info:
+			in.kind, l.open = lockMaybeRelease, true
+			finish = true
+		case o.Func() == history.FRenew && outcome == history.OK && c.Leases:
+			in.kind = lockRenew
 			if o.Completion.Deadline != nil {
 				in.deadline, in.leased = *o.Completion.Deadline, true
 			}
 		default:
 			continue
 		}
+		if finish {
+			later = append(later, int32(len(out)))
+		}
 		in.ownerID = k
 		steps = append(steps, in)
 		stepOwner = append(stepOwner, k)
 		out = append(out, l)
+	}
+	for _, j := range later {
+		in, l := &steps[j], &out[j]
+		if in.kind == lockMaybeRelease {
+			l.until = max(l.call, owners[stepOwner[j]].last)
+			continue
+		}
+		k, ok := index[in.owner] // a phantom grant's owner
+		if !ok {
+			k = int32(len(owners))
+			index[in.owner] = k
+			owners = append(owners, ownerOps{next: -1})
+		}
+		in.ownerID, stepOwner[j] = k, k
 	}
 	for i := len(out) - 1; i >= 0; i-- {
 		in := &steps[i]
