@@ -43,7 +43,12 @@ type redisServer struct {
 
 func (s *redisServer) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
 
-// start starts the server (again) and waits until it answers PING.
+// start starts the server (again) and waits until it answers on its port as
+// itself: INFO's process_id is its pid. A port reserved by binding and
+// releasing it can be taken meanwhile by another process — another run's
+// redis-server answers PING there just as well while ours fails to bind and
+// exits — so readiness asks who answered, and such a start fails as a
+// server that exited before it was ready (retryDeploy tries again).
 func (s *redisServer) start(ctx context.Context, g *proc.Group, timeout time.Duration) error {
 	s.mu.Lock()
 	s.starts++
@@ -73,10 +78,17 @@ func (s *redisServer) start(ctx context.Context, g *proc.Group, timeout time.Dur
 	cl := goredis.NewClient(&goredis.Options{Addr: s.addr(), Protocol: 2, MaxRetries: -1, DisableIndentity: true,
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond})
 	defer cl.Close()
-	return proc.WaitReady(ctx, s.name+" answers PING", p, timeout, func() error {
+	return proc.WaitReady(ctx, s.name+" answers as itself", p, timeout, func() error {
 		c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		defer cancel()
-		return cl.Ping(c).Err()
+		info, err := cl.Info(c, "server").Result()
+		if err != nil {
+			return err
+		}
+		if pid := infoField(info, "process_id"); pid != strconv.Itoa(p.Pid()) {
+			return fmt.Errorf("%s is answered by another process (pid %s; the server's is %d): its port was taken", s.addr(), pid, p.Pid())
+		}
+		return nil
 	})
 }
 
@@ -149,12 +161,21 @@ func redisVersion(ctx context.Context, addr string) string {
 	if err != nil {
 		return "unknown"
 	}
+	if v := infoField(info, "redis_version"); v != "" {
+		return v
+	}
+	return "unknown"
+}
+
+// infoField is the value of field in the text of an INFO reply ("" when
+// absent).
+func infoField(info, field string) string {
 	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
 			return v
 		}
 	}
-	return "unknown"
+	return ""
 }
 
 func dataDir(root, name string) (string, error) {

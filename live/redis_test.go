@@ -284,3 +284,34 @@ func portListening(port int) bool {
 	c.Close()
 	return true
 }
+
+// TestARedisServerWhosePortWasTakenIsNotReady: a port reserved for a server
+// and taken meanwhile by another redis-server (another run's) answers PING
+// too; the start must see that the answer is not its server's (INFO's
+// process_id) and fail as a server that exited before it was ready, which
+// retryDeploy tries again — not run against the other process.
+func TestARedisServerWhosePortWasTakenIsNotReady(t *testing.T) {
+	bin, err := redisBinary()
+	if err != nil {
+		t.Skip(err)
+	}
+	noLeakRedis(t)
+	dir := t.TempDir()
+	g, err := proc.NewGroup(filepath.Join(dir, "logs"))
+	require.NoError(t, err)
+	defer g.Close()
+	ports, err := proc.FreePorts(1)
+	require.NoError(t, err)
+	mk := func(name string) *redisServer {
+		d, err := dataDir(dir, name)
+		require.NoError(t, err)
+		return &redisServer{name: name, bin: bin, port: ports[0], dir: d}
+	}
+	other := mk("other")
+	require.NoError(t, other.start(context.Background(), g, 10*time.Second), "the process that takes the port")
+	ours := mk("ours")
+	err = ours.start(context.Background(), g, 10*time.Second)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "before it was ready", "retryDeploy tries such a start again")
+	assert.Contains(t, err.Error(), "answered by another process")
+}
