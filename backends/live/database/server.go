@@ -99,7 +99,7 @@ func versionOf(binDir string) int {
 
 // Start initializes a database cluster in dir/data and starts postgres on a
 // free port for up to clients clients (each uses at most two connections),
-// waiting up to setup for it to answer SELECT 1. Its logs go to dir. Close
+// waiting up to setup for it to answer (as itself: its data directory). Its logs go to dir. Close
 // stops it.
 func Start(ctx context.Context, dir string, setup time.Duration, clients int) (*Server, error) {
 	bin, err := Binaries()
@@ -309,6 +309,11 @@ func (s *Server) startProcess(ctx context.Context, setup time.Duration, fresh bo
 	return nil
 }
 
+// ping asks the server on s's port for its data directory: ready when the
+// answer is s's own. A port reserved by binding and releasing it can be
+// taken meanwhile by another process — another run's postgres answers there
+// just as well while ours fails to bind and exits — and a run must not go on
+// against it.
 func (s *Server) ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
@@ -317,8 +322,14 @@ func (s *Server) ping(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	var one int
-	return conn.QueryRow(ctx, "SELECT 1").Scan(&one)
+	var data string
+	if err := conn.QueryRow(ctx, "SHOW data_directory").Scan(&data); err != nil {
+		return err
+	}
+	if filepath.Clean(data) != filepath.Clean(s.data) {
+		return fmt.Errorf("%s is answered by another postgres (data directory %s, ours is %s): its port was taken", s.Addr(), data, s.data)
+	}
+	return nil
 }
 
 // Addr is the server's address (host:port).

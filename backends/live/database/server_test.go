@@ -130,3 +130,18 @@ func TestAMissingServerNamesTheDebianPackage(t *testing.T) {
 	assert.Equal(t, "postgresql", missing.Package)
 	assert.ErrorContains(t, err, "apt-get install -y --no-install-recommends postgresql")
 }
+
+// TestAServerWhosePortWasTakenIsNotReady: a restart on a port another
+// postgres took meanwhile fails (the answer names the other data directory)
+// instead of going on against the other server.
+func TestAServerWhosePortWasTakenIsNotReady(t *testing.T) {
+	a, b := start(t), start(t)
+	ctx := context.Background()
+	require.NoError(t, b.Crash())
+	b.port = a.port // as if a had taken b's port while b was down
+	err := b.Restart(ctx, 10*time.Second)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "before it was ready")
+	assert.Contains(t, err.Error(), "answered by another postgres")
+	assert.NoError(t, run(t, a, "SELECT 1"), "the other server runs on")
+}
