@@ -99,8 +99,8 @@ func versionOf(binDir string) int {
 
 // Start initializes a database cluster in dir/data and starts postgres on a
 // free port for up to clients clients (each uses at most two connections),
-// waiting up to setup for it to answer (as itself: its data directory). Its logs go to dir. Close
-// stops it.
+// waiting up to setup for it to answer as itself (ping). Its logs go to dir.
+// Close stops it.
 func Start(ctx context.Context, dir string, setup time.Duration, clients int) (*Server, error) {
 	bin, err := Binaries()
 	if err != nil {
