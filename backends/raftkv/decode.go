@@ -6,35 +6,40 @@ import (
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
 )
 
-// decodeSlots is the size of the decode cache: more than the entries a
-// follower can lag behind the first node to apply them in a steady run.
-const decodeSlots = 256
+// decodeChunk is how many log indexes one chunk of the decode table covers.
+const decodeChunk = 1024
+
+// decoded is the command decoded at one log index, with the data it was
+// decoded from.
+type decoded struct {
+	data *byte // the first byte of the entry's data
+	n    int   // the data's length
+	cmd  lockfsm.Command
+}
 
 // decoder decodes the commands of log entries for every node of a cluster.
 // Entries travel between nodes shared, not copied (raftnode.Outbound): each
 // node's log holds its own copy of an entry, but the data of every copy is
 // the very array the leader proposed. So an entry is decoded once rather
-// than once per node: a direct-mapped cache by index remembers the data each
-// command was decoded from, and a hit needs the same data (the same array,
-// the same length), which nothing writes once proposed and which the cache
-// keeps alive, so it cannot be reused for other bytes. What a node applies
-// is the same with or without the cache; only the work differs.
+// than once per node and once more per replay after a restart: a table by
+// log index remembers the data each command was decoded from, and a hit
+// needs the same data (the same array, the same length), which nothing
+// writes once proposed and which the table keeps alive, so it cannot be
+// reused for other bytes. What a node applies is the same with or without
+// the table; only the work differs.
 type decoder struct {
-	slots [decodeSlots]struct {
-		data *byte // the first byte of the entry's data
-		n    int   // the data's length
-		cmd  lockfsm.Command
-	}
-	strs lockfsm.Strings // the strings of decoded commands, interned
+	chunks [][]decoded     // chunk i covers indexes [i·decodeChunk, (i+1)·decodeChunk), allocated on first use
+	strs   lockfsm.Strings // the strings of decoded commands, interned
 }
 
 // decode returns the command of e. The command's Context is shared by every
-// node that applies e: read-only, as the state machine copies it.
+// node that applies e (it is a slice of the entry's data): read-only, as the
+// state machine copies it.
 func (d *decoder) decode(e *pb.Entry) (lockfsm.Command, error) {
 	if len(e.Data) == 0 {
 		return lockfsm.Decode(e.Data)
 	}
-	slot := &d.slots[e.Index%decodeSlots]
+	slot := d.slot(e.Index)
 	if slot.data == &e.Data[0] && slot.n == len(e.Data) {
 		return slot.cmd, nil
 	}
@@ -45,6 +50,18 @@ func (d *decoder) decode(e *pb.Entry) (lockfsm.Command, error) {
 	if err != nil {
 		return lockfsm.Command{}, err
 	}
-	slot.data, slot.n, slot.cmd = &e.Data[0], len(e.Data), cmd
+	*slot = decoded{data: &e.Data[0], n: len(e.Data), cmd: cmd}
 	return cmd, nil
+}
+
+// slot is the table's entry for a log index.
+func (d *decoder) slot(index uint64) *decoded {
+	c := int(index / decodeChunk)
+	for len(d.chunks) <= c {
+		d.chunks = append(d.chunks, nil)
+	}
+	if d.chunks[c] == nil {
+		d.chunks[c] = make([]decoded, decodeChunk)
+	}
+	return &d.chunks[c][index%decodeChunk]
 }

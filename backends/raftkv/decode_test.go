@@ -13,7 +13,8 @@ import (
 // TestDecoderIsDecode: the cluster's decode cache gives what decoding gives,
 // for the same entry applied again (by another node: a copy of the entry
 // sharing its data), for another entry at the same index (a replaced log
-// suffix) or in the same slot, and for a prefix of the same data.
+// suffix) or in another chunk of the table, and for a prefix of the same
+// data.
 func TestDecoderIsDecode(t *testing.T) {
 	entry := func(index uint64, cmd lockfsm.Command) *pb.Entry {
 		return &pb.Entry{Index: index, Term: 2, Data: lockfsm.Encode(cmd)}
@@ -34,7 +35,7 @@ func TestDecoderIsDecode(t *testing.T) {
 		{"third node applies its copy of the entry", &copyOfA, a},
 		{"a prefix of the same data", &prefixOfA, lockfsm.Command{}},
 		{"another entry at the same index", eb, b},
-		{"another entry in the same slot", entry(5+decodeSlots, a), a},
+		{"another entry in another chunk", entry(5+decodeChunk, a), a},
 		{"the first entry again", ea, a},
 		{"bad data", &pb.Entry{Index: 9, Data: []byte{9}}, lockfsm.Command{}},
 		{"no data", &pb.Entry{Index: 10}, lockfsm.Command{}},

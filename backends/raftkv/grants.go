@@ -1,6 +1,7 @@
 package raftkv
 
 import (
+	"slices"
 	"time"
 
 	"github.com/locklab/locklab/backends"
@@ -12,7 +13,7 @@ import (
 // leases counted from the true time the command was stamped.
 type truth struct {
 	log     *backends.GrantLog
-	applied map[uint64]uint64 // log index -> term of the entry recorded there
+	applied []uint64 // by log index: term of the entry recorded there (0: none yet)
 	stamps  map[stampKey]stamping
 }
 
@@ -32,7 +33,7 @@ type stamping struct {
 // RecordGrants makes the cluster record in log every grant, renewal and
 // release its state machine makes (scope "raft"). Call it before the run.
 func (c *Cluster) RecordGrants(log *backends.GrantLog) {
-	c.truth = &truth{log: log, applied: map[uint64]uint64{}, stamps: map[stampKey]stamping{}}
+	c.truth = &truth{log: log, stamps: map[stampKey]stamping{}}
 }
 
 // stamped notes that cmd got its stamp at true time at, for client.
@@ -46,17 +47,26 @@ func (t *truth) stamped(cmd lockfsm.Command, client string, at time.Duration) {
 	}
 }
 
-// entry records what the command of the entry at index (of term) did, the
-// first time any node applies it: prev and held are the key's owner before.
-func (t *truth) entry(node string, index, term uint64, cmd lockfsm.Command, res lockfsm.Result, prev lockfsm.Owner,
-	held bool, now time.Duration) {
+// first reports whether the entry at index (of term) is applied for the
+// first time by any node and is to be recorded, and notes that it was: then
+// the caller records what it did with entry.
+func (t *truth) first(index, term uint64) bool {
 	if t == nil || !t.log.Recording() {
-		return
+		return false
 	}
-	if was, seen := t.applied[index]; seen && was == term {
-		return
+	if index >= uint64(len(t.applied)) {
+		t.applied = slices.Grow(t.applied, int(index)+1-len(t.applied))[:index+1]
+	}
+	if t.applied[index] == term {
+		return false
 	}
 	t.applied[index] = term
+	return true
+}
+
+// entry records what the command of an entry did the first time a node
+// applied it (first said so): prev and held are the key's owner before.
+func (t *truth) entry(node string, cmd lockfsm.Command, res lockfsm.Result, prev lockfsm.Owner, held bool, now time.Duration) {
 	if !res.Success || res.Duplicate {
 		return
 	}

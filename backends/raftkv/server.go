@@ -338,10 +338,15 @@ func (s *Server) apply(e *pb.Entry) {
 	if err != nil {
 		panic(fmt.Sprintf("raftkv: %s: entry %d: %v", s.node.Name(), e.Index, err))
 	}
-	prev, held := s.fsm.Lookup(cmd.Key)
+	var prev lockfsm.Owner
+	var held bool
+	record := s.cluster.truth.first(e.Index, e.Term)
+	if record {
+		prev, held = s.fsm.Lookup(cmd.Key)
+	}
 	res, err := s.fsm.Apply(cmd)
-	if err == nil {
-		s.cluster.truth.entry(s.node.Name(), e.Index, e.Term, cmd, res, prev, held, now)
+	if record && err == nil {
+		s.cluster.truth.entry(s.node.Name(), cmd, res, prev, held, now)
 	}
 	k := pendingKey{cmd.Session, cmd.Seq}
 	p, ok := s.pending[k]

@@ -49,7 +49,9 @@ func Decode(data []byte) (Command, error) { return DecodeInterned(data, nil) }
 type Strings map[string]string
 
 // DecodeInterned is Decode taking its strings from strs (adding the new ones);
-// nil strs interns nothing.
+// nil strs interns nothing. With strs, the command's Context is not copied:
+// it is a capped slice of data, which the caller must not change afterwards
+// (a log entry's data never is).
 func DecodeInterned(data []byte, strs Strings) (Command, error) {
 	r := reader{b: data, strs: strs}
 	if v := r.byte(); v != codecVersion {
@@ -60,8 +62,11 @@ func DecodeInterned(data []byte, strs Strings) (Command, error) {
 	c.Key = r.string()
 	c.Acquirer = r.string()
 	c.Lease = time.Duration(r.varint())
-	if ctx := r.string(); ctx != "" {
-		c.Context = []byte(ctx)
+	if ctx := r.bytes(); len(ctx) > 0 {
+		if strs == nil {
+			ctx = slices.Clone(ctx)
+		}
+		c.Context = ctx
 	}
 	c.Stamp = r.varint()
 	c.Session = r.string()
@@ -122,14 +127,21 @@ func (r *reader) varint() int64 {
 	return v
 }
 
-func (r *reader) string() string {
+// bytes returns a length-prefixed field as a capped slice of the input.
+func (r *reader) bytes() []byte {
 	n := r.uvarint()
 	if r.err != nil || n > uint64(len(r.b)) {
 		r.fail("string")
-		return ""
+		return nil
 	}
-	b := r.b[:n]
+	b := r.b[:n:n]
 	r.b = r.b[n:]
+	return b
+}
+
+func (r *reader) string() string {
+	b := r.bytes()
+	n := len(b)
 	if r.strs == nil || n == 0 {
 		return string(b)
 	}
@@ -156,11 +168,11 @@ func strictUnmarshal(data []byte, v any) error {
 // snapshot is the serialised state. encoding/json writes map keys sorted, so
 // the bytes depend on the state only.
 type snapshot struct {
-	Config   Config             `json:"config"`
-	Locks    map[string]Owner   `json:"locks"`
-	Fence    uint64             `json:"fence"`
-	Sessions map[string]session `json:"sessions"`
-	Applied  uint64             `json:"applied"`
+	Config   Config              `json:"config"`
+	Locks    map[string]Owner    `json:"locks"`
+	Fence    uint64              `json:"fence"`
+	Sessions map[string]*session `json:"sessions"`
+	Applied  uint64              `json:"applied"`
 }
 
 // Snapshot encodes the whole state deterministically.
@@ -182,7 +194,12 @@ func (m *Machine) Restore(data []byte) error {
 		s.Locks = map[string]Owner{}
 	}
 	if s.Sessions == nil {
-		s.Sessions = map[string]session{}
+		s.Sessions = map[string]*session{}
+	}
+	for id, ss := range s.Sessions { // determinism:ok validation only: any order finds the same nulls
+		if ss == nil {
+			return fmt.Errorf("lockfsm: restore: session %q is null", id)
+		}
 	}
 	if s.Config.Unlock == "" {
 		s.Config.Unlock = UnlockCount

@@ -105,7 +105,7 @@ type Machine struct {
 	cfg      Config
 	locks    map[string]Owner
 	fence    uint64
-	sessions map[string]session
+	sessions map[string]*session // updated in place: one lookup per command
 	applied  uint64
 }
 
@@ -118,7 +118,7 @@ func New(cfg Config) *Machine {
 	if cfg.Unlock == "" {
 		cfg.Unlock = UnlockCount
 	}
-	return &Machine{cfg: cfg, locks: map[string]Owner{}, sessions: map[string]session{}}
+	return &Machine{cfg: cfg, locks: map[string]Owner{}, sessions: map[string]*session{}}
 }
 
 // Config is the machine's configuration.
@@ -153,14 +153,15 @@ func validate(c Command) error {
 // an error wrapping ErrInvalid.
 func (m *Machine) Apply(c Command) (Result, error) {
 	m.applied++
+	var s *session
 	if c.Session != "" {
-		s, seen := m.sessions[c.Session]
+		s = m.sessions[c.Session]
 		switch {
-		case seen && c.Seq == s.Seq:
+		case s != nil && c.Seq == s.Seq:
 			r := s.Result
 			r.Duplicate = true
 			return r, nil
-		case seen && c.Seq < s.Seq:
+		case s != nil && c.Seq < s.Seq:
 			return Result{Code: Stale}, nil
 		}
 	}
@@ -178,8 +179,11 @@ func (m *Machine) Apply(c Command) (Result, error) {
 	case OpGet:
 		r = m.get(c)
 	}
-	if c.Session != "" {
-		m.sessions[c.Session] = session{Seq: c.Seq, Result: r}
+	switch {
+	case s != nil:
+		*s = session{Seq: c.Seq, Result: r}
+	case c.Session != "":
+		m.sessions[c.Session] = &session{Seq: c.Seq, Result: r}
 	}
 	return r, nil
 }

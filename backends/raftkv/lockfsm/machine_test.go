@@ -177,6 +177,7 @@ func TestSnapshotRoundTripIsDeterministic(t *testing.T) {
 	assert.Equal(t, uint64(3), restored.Fence())
 	assert.Equal(t, UnlockDelete, restored.Config().Unlock)
 	assert.Error(t, restored.Restore([]byte(`{"locks":{},"surprise":1}`)))
+	assert.ErrorContains(t, restored.Restore([]byte(`{"locks":{},"sessions":{"a":null}}`)), `session "a" is null`)
 }
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
