@@ -152,6 +152,18 @@ func (n *Node) SetTimer(d time.Duration, fn func()) *Timer {
 	return t
 }
 
+// Reset re-arms t to run its function once the node's monotonic clock has
+// advanced by d, exactly as SetTimer would with a new timer, whether t fired,
+// was stopped or is still pending (then its earlier deadline is dropped). A
+// timer re-armed every period (a Raft tick) so costs no allocation. A
+// process's own timer cannot be reset.
+func (t *Timer) Reset(d time.Duration) {
+	if t.proc != nil {
+		panic(fmt.Sprintf("sim: node %s: Reset of a process's own timer", t.node.name))
+	}
+	t.node.arm(t, d)
+}
+
 // arm (re)starts t to fire after d on the node's monotonic clock and appends
 // it to the node's timer list.
 func (n *Node) arm(t *Timer, d time.Duration) {

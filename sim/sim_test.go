@@ -94,6 +94,40 @@ func TestDriftChangeReplansPendingTimers(t *testing.T) {
 	assert.Equal(t, 7*time.Second, fired)
 }
 
+// TestResetReArmsATimer: a reset timer runs once more after its new delay,
+// whether it fired, was stopped or is pending (its earlier deadline is
+// dropped), follows drift changes like any timer, and is cancelled by a crash.
+func TestResetReArmsATimer(t *testing.T) {
+	w := NewWorld(Config{})
+	n := w.AddNode("n", NodeOptions{})
+	var fired []time.Duration
+	var periodic *Timer
+	periodic = n.SetTimer(time.Second, func() {
+		fired = append(fired, w.Now())
+		if len(fired) < 3 {
+			periodic.Reset(time.Second)
+		}
+	})
+	w.Run(10 * time.Second)
+	assert.Equal(t, []time.Duration{1 * time.Second, 2 * time.Second, 3 * time.Second}, fired, "reset after firing")
+
+	fired = nil
+	pending := n.SetTimer(5*time.Second, func() { fired = append(fired, w.Now()) })
+	w.At(12*time.Second, func() { pending.Reset(time.Second) })
+	w.At(20*time.Second, func() { pending.Stop(); pending.Reset(5 * time.Second) })
+	w.At(23*time.Second, func() { pending.Reset(4 * time.Second) })
+	w.At(24*time.Second, func() { n.SetDrift(1) }) // 3 s of local time left, at double speed
+	w.Run(20 * time.Second)
+	assert.Equal(t, []time.Duration{13 * time.Second, 25500 * time.Millisecond}, fired,
+		"pending at 12 s: moved; stopped then reset at 20 s, reset again at 23 s before it fired: once, drift-replanned")
+
+	fired = nil
+	w.At(31*time.Second, func() { pending.Reset(time.Second) })
+	w.At(31500*time.Millisecond, func() { n.Crash() })
+	w.Run(10 * time.Second)
+	assert.Empty(t, fired, "a crash cancels a reset timer")
+}
+
 func TestTrueTimeAtMono(t *testing.T) {
 	w := NewWorld(Config{})
 	n := w.AddNode("n", NodeOptions{Drift: -0.5})

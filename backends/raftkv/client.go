@@ -136,6 +136,7 @@ func describeOwner(r lockfsm.Result) string {
 func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
 	start := c.p.Mono()
 	var uncertain, last error
+	var refused lockfsm.Result // the last refusal, made an error only if it is the last outcome
 	for attempt := 1; ; attempt++ {
 		sent := c.p.Mono()
 		r, err := c.request(c.p, c.mainSession(), lockfsm.Command{Op: lockfsm.OpTryLock, Key: key,
@@ -144,7 +145,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		case err == nil && r.Success:
 			return c.granted(key, r, sent), nil
 		case err == nil:
-			last = refusal{r} // formatted only if it is the last
+			refused, last = r, nil
 		case backends.Unknown(err):
 			uncertain = err
 		default:
@@ -154,6 +155,9 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		if elapsed >= wait {
 			if uncertain != nil {
 				return backends.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts, one uncertain: %w", key, attempt, uncertain)
+			}
+			if last == nil {
+				last = refusal{refused}
 			}
 			return backends.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts in %v, last: %v: %w", key, attempt, elapsed,
 				last, backends.ErrNotAcquired)

@@ -59,6 +59,9 @@ type Server struct {
 	// the timer callbacks, built once (a method value allocates each time
 	// it is made, and the tick timer is re-armed every tick)
 	tickFn, fsyncFn, checkFn func()
+	// this incarnation's timers, re-armed rather than set anew (nil until
+	// first set)
+	tickT, fsyncT, checkT *sim.Timer
 }
 
 var (
@@ -115,16 +118,29 @@ func (s *Server) start() {
 	s.pending = map[pendingKey]pendingReq{}
 	s.ticks, s.campaigns = 0, 0
 	s.heard()
-	n.SetTimer(o.Tick, s.tickFn)
+	s.tickT, s.fsyncT, s.checkT = nil, nil, nil
+	s.rearm(&s.tickT, o.Tick, s.tickFn)
 	if o.Fsync == FsyncInterval {
-		n.SetTimer(o.FsyncInterval, s.fsyncFn)
+		s.rearm(&s.fsyncT, o.FsyncInterval, s.fsyncFn)
 	}
 	first := n.Incarnation() == 0 && NodeName(s.id) == o.InitialLeader
 	if first {
 		n.SetTimer(0, func() { s.guard(s.campaign) })
 	} else {
-		n.SetTimer(s.timeout, s.checkFn)
+		s.rearm(&s.checkT, s.timeout, s.checkFn)
 	}
+}
+
+// rearm sets the timer *t of this incarnation to run fn after d: a new timer
+// the first time, the same one re-armed after (it is never pending then:
+// each of the node's timers is re-armed only by itself firing, or first set
+// by Start).
+func (s *Server) rearm(t **sim.Timer, d time.Duration, fn func()) {
+	if *t == nil {
+		*t = s.node.SetTimer(d, fn)
+		return
+	}
+	(*t).Reset(d)
 }
 
 // Crash loses the volatile state and whatever the disk had not synced.
@@ -173,12 +189,12 @@ func (s *Server) tickNow() {
 		s.purgePending()
 	}
 	s.ready()
-	s.node.SetTimer(s.cluster.opts.Tick, s.tickFn)
+	s.rearm(&s.tickT, s.cluster.opts.Tick, s.tickFn)
 }
 
 func (s *Server) fsync() {
 	s.disk.Sync()
-	s.node.SetTimer(s.cluster.opts.FsyncInterval, s.fsyncFn)
+	s.rearm(&s.fsyncT, s.cluster.opts.FsyncInterval, s.fsyncFn)
 }
 
 // checkElection runs when the campaign timer may have expired: it campaigns
@@ -192,7 +208,7 @@ func (s *Server) checkElectionNow() {
 		s.campaign()
 		return
 	}
-	s.node.SetTimer(s.lastHeard+s.timeout-s.node.Mono(), s.checkFn)
+	s.rearm(&s.checkT, s.lastHeard+s.timeout-s.node.Mono(), s.checkFn)
 }
 
 func (s *Server) campaign() {
@@ -206,7 +222,7 @@ func (s *Server) campaign() {
 		panic(fmt.Sprintf("raftkv: %s: campaign: %v", s.node.Name(), err))
 	}
 	s.ready()
-	s.node.SetTimer(s.timeout, s.checkFn)
+	s.rearm(&s.checkT, s.timeout, s.checkFn)
 }
 
 // Receive handles raft messages from peers and requests from clients.
