@@ -73,9 +73,7 @@ func (a *Audit) becameLeader(id, term uint64, at, campaign, leaderless time.Dura
 // Nodes apply the very data the leader proposed (entries travel shared), so
 // the comparison of an index's data is usually of an array with itself.
 func (a *Audit) appliedAt(id, index, term uint64, data []byte, at time.Duration) {
-	if index >= uint64(len(a.applied)) {
-		a.applied = slices.Grow(a.applied, int(index)+1-len(a.applied))[:index+1]
-	}
+	a.applied = extend(a.applied, index)
 	prev := &a.applied[index]
 	if prev.node == 0 {
 		*prev = appliedEntry{term: term, data: data, node: id}
@@ -94,7 +92,22 @@ func (a *Audit) acked(ack Ack) {
 			NodeName(prev), NodeName(ack.Node))
 	}
 	a.ackLeaders[ack.Term] = ack.Node
-	a.acks = append(a.acks, ack)
+	a.acks = extend(a.acks, uint64(len(a.acks)))
+	a.acks[len(a.acks)-1] = ack
+}
+
+// extend returns s long enough to hold index i (at least i+1 elements),
+// doubling its capacity when it grows: append grows a long slice by a
+// quarter, copying the whole table every few hundred entries.
+func extend[T any](s []T, i uint64) []T {
+	n := int(i) + 1
+	if n <= len(s) {
+		return s
+	}
+	if n > cap(s) {
+		s = slices.Grow(s, max(n, 2*cap(s))-len(s))
+	}
+	return s[:n]
 }
 
 // checkKept checks that every acknowledged command is, at the end, in the

@@ -59,12 +59,9 @@ func (d *Disk) write(hard pb.HardState, entries []pb.Entry) {
 			d.cache.entries = append(d.cache.entries[:keep:keep], entries...)
 		} else {
 			// Past the end of every slice handed out (they are capped).
-			// Doubling: append grows a long slice by a quarter, which
-			// copies the whole log every few hundred entries.
-			if n := len(d.cache.entries) + len(entries); n > cap(d.cache.entries) {
-				d.cache.entries = slices.Grow(d.cache.entries, max(n, 2*cap(d.cache.entries))-len(d.cache.entries))
-			}
-			d.cache.entries = append(d.cache.entries, entries...)
+			n := len(d.cache.entries)
+			d.cache.entries = extend(d.cache.entries, uint64(n+len(entries)-1))
+			copy(d.cache.entries[n:], entries)
 		}
 	}
 	d.writes++

@@ -1,7 +1,6 @@
 package raftkv
 
 import (
-	"slices"
 	"time"
 
 	"github.com/locklab/locklab/backends"
@@ -54,9 +53,7 @@ func (t *truth) first(index, term uint64) bool {
 	if t == nil || !t.log.Recording() {
 		return false
 	}
-	if index >= uint64(len(t.applied)) {
-		t.applied = slices.Grow(t.applied, int(index)+1-len(t.applied))[:index+1]
-	}
+	t.applied = extend(t.applied, index)
 	if t.applied[index] == term {
 		return false
 	}
