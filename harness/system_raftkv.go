@@ -56,6 +56,9 @@ const raftAuditName = "raft-audit"
 // Name is "raft-audit".
 func (raftAudit) Name() string { return raftAuditName }
 
+// ReadsNoHistory reports true: the audit reads the cluster, not the events.
+func (raftAudit) ReadsNoHistory() bool { return true }
+
 // Check reports the audit's violations; the history is not needed.
 func (a raftAudit) Check([]history.Event) models.Verdict {
 	c := a.c

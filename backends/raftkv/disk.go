@@ -77,8 +77,14 @@ func (d *Disk) Sync() {
 	}
 }
 
-// crash throws away what was not synced.
-func (d *Disk) crash() { d.cache = d.durable.clone() }
+// crash throws away what was not synced. With fsync always nothing is
+// unsynced: the log is kept as it is (entries are never changed in place,
+// and a restarted node's raft reads them like the crashed one did).
+func (d *Disk) crash() {
+	if !d.synced {
+		d.cache = d.durable.clone()
+	}
+}
 
 // storage is the raft storage a (re)starting node reads: a view of the
 // disk's cache.
