@@ -25,7 +25,7 @@ func init() {
 		Note:     "PostgreSQL (Debian package postgresql) with pgx",
 		Options:  simdb.Table,
 		Describe: describeDatabase,
-		Deploy:   deployDatabase,
+		Deploy:   retryDeploy(deployDatabase),
 	})
 }
 

@@ -21,7 +21,7 @@ func init() {
 		Note:     "etcd-server 3.4 (Debian), clientv3 concurrency.Mutex",
 		Options:  liveetcd.Table,
 		Describe: describeEtcd,
-		Deploy:   deployEtcd,
+		Deploy:   retryDeploy(deployEtcd),
 	})
 }
 

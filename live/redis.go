@@ -45,6 +45,10 @@ func init() {
 // before it is ready: ports are reserved by binding and releasing them
 // (proc.FreePorts), and a proxy's own listener, or another process, may
 // take one before its server binds it. Each try has its own directory.
+// Every system of real servers deploys through it (ZooKeeper's ensemble also
+// starts again on fresh ports itself); a server counts as ready only when
+// its port answers as itself, so a start whose port was taken fails as one
+// that exited before it was ready.
 func retryDeploy(deploy func(Deployment) (*system, error)) func(Deployment) (*system, error) {
 	return func(d Deployment) (*system, error) {
 		var err error

@@ -79,16 +79,7 @@ func Start(ctx context.Context, o etcd.Options, dir string, setup time.Duration)
 		initial = append(initial, m.name+"=http://"+m.peer)
 	}
 	for _, m := range c.members {
-		m.args = []string{"--name", m.name, "--data-dir", filepath.Join(dir, m.name+".etcd"), "--logger", "zap",
-			"--listen-client-urls", "http://" + m.clientAddr, "--advertise-client-urls", "http://" + m.clientAddr,
-			"--listen-peer-urls", "http://" + m.peer, "--initial-advertise-peer-urls", "http://" + m.peer,
-			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
-			"--initial-cluster-token", "locklab",
-			"--heartbeat-interval", fmt.Sprint(o.Tick.Milliseconds()),
-			"--election-timeout", fmt.Sprint(o.ElectionTimeout.Milliseconds())}
-		if !o.LeaderChangeExtends {
-			m.args = append(m.args, "--experimental-enable-lease-checkpoint")
-		}
+		m.args = memberArgs(o, dir, m, strings.Join(initial, ","))
 		if err := c.start(m); err != nil {
 			return nil, err
 		}
@@ -115,6 +106,22 @@ func Start(ctx context.Context, o etcd.Options, dir string, setup time.Duration)
 	return c, nil
 }
 
+// memberArgs are the command line of member m of the cluster initial (its
+// --initial-cluster) under dir.
+func memberArgs(o etcd.Options, dir string, m *member, initial string) []string {
+	args := []string{"--name", m.name, "--data-dir", filepath.Join(dir, m.name+".etcd"), "--logger", "zap",
+		"--listen-client-urls", "http://" + m.clientAddr, "--advertise-client-urls", "http://" + m.clientAddr,
+		"--listen-peer-urls", "http://" + m.peer, "--initial-advertise-peer-urls", "http://" + m.peer,
+		"--initial-cluster", initial, "--initial-cluster-state", "new",
+		"--initial-cluster-token", "locklab",
+		"--heartbeat-interval", fmt.Sprint(o.Tick.Milliseconds()),
+		"--election-timeout", fmt.Sprint(o.ElectionTimeout.Milliseconds())}
+	if !o.LeaderChangeExtends {
+		args = append(args, "--experimental-enable-lease-checkpoint")
+	}
+	return args
+}
+
 func (c *Cluster) start(m *member) error {
 	p, err := c.group.Start(proc.Spec{Name: m.name, Path: m.path, Args: m.args})
 	if err != nil {
@@ -127,7 +134,10 @@ func (c *Cluster) start(m *member) error {
 }
 
 // waitHealthy polls the member's HTTP /health (etcdctl's gRPC check adds a
-// second of back-off, LIVE.md section 5).
+// second of back-off, LIVE.md section 5), then asks the member that answers
+// who it is: a member whose client port was taken (between FreePorts and its
+// start) by another cluster's etcd exits, and that etcd answers healthy on
+// the port; it is ours only if its peer URL is ours.
 func (c *Cluster) waitHealthy(ctx context.Context, m *member, timeout time.Duration) error {
 	hc := http.Client{Timeout: 500 * time.Millisecond}
 	return proc.WaitReady(ctx, "etcd "+m.name+" healthy", m.process(), timeout, func() error {
@@ -143,8 +153,44 @@ func (c *Cluster) waitHealthy(ctx context.Context, m *member, timeout time.Durat
 		if err := json.Unmarshal(b, &h); err != nil || h.Health != "true" {
 			return fmt.Errorf("/health: %s", strings.TrimSpace(string(b)))
 		}
-		return nil
+		return m.answersAsItself(&hc)
 	})
+}
+
+// answersAsItself checks that the etcd answering on m's client address is m:
+// the member the answer comes from (the v3 gateway's member list, whose
+// header names it) has m's peer URL.
+func (m *member) answersAsItself(hc *http.Client) error {
+	resp, err := hc.Post("http://"+m.clientAddr+"/v3/cluster/member/list", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var list struct {
+		Header struct {
+			MemberID string `json:"member_id"`
+		} `json:"header"`
+		Members []struct {
+			ID       string   `json:"ID"`
+			Name     string   `json:"name"`
+			PeerURLs []string `json:"peerURLs"`
+		} `json:"members"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		return fmt.Errorf("member list: %w: %s", err, strings.TrimSpace(string(b)))
+	}
+	for _, x := range list.Members {
+		if x.ID != list.Header.MemberID {
+			continue
+		}
+		if !slices.Contains(x.PeerURLs, "http://"+m.peer) {
+			return fmt.Errorf("%s answered by another process: member %s (%s) with peer URLs %v, not http://%s",
+				m.clientAddr, x.Name, x.ID, x.PeerURLs, m.peer)
+		}
+		return nil
+	}
+	return fmt.Errorf("member list: the answering member %q is not listed: %s", list.Header.MemberID, strings.TrimSpace(string(b)))
 }
 
 func (m *member) process() *proc.Process {

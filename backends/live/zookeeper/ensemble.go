@@ -54,6 +54,7 @@ func Java() (string, error) {
 type server struct {
 	name       string
 	clientAddr string
+	dataDir    string
 	spec       proc.Spec
 
 	mu   sync.Mutex
@@ -130,6 +131,7 @@ func start(ctx context.Context, java string, o zookeeper.Options, dir string, de
 	for i := range n {
 		s := &server{name: zookeeper.ServerName(i + 1), clientAddr: fmt.Sprintf("127.0.0.1:%d", ports[3*i])}
 		sdir := filepath.Join(dir, s.name)
+		s.dataDir = filepath.Join(sdir, "data")
 		var quorum []string
 		for j := range n {
 			q, el := ports[3*j+1], ports[3*j+2]
@@ -141,10 +143,7 @@ func start(ctx context.Context, java string, o zookeeper.Options, dir string, de
 		if err := writeConfig(sdir, i+1, ports[3*i], o, quorum); err != nil {
 			return nil, err
 		}
-		s.spec = proc.Spec{Name: s.name, Path: java, Dir: sdir, Args: append(slices.Clone(jvmFlags),
-			"-cp", strings.Join(append([]string{filepath.Join(sdir, "conf")}, classpath...), ":"),
-			"-Dzookeeper.log.dir="+sdir, "-Dzookeeper.root.logger=INFO,CONSOLE",
-			"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(sdir, "conf", "zoo.cfg"))}
+		s.spec = serverSpec(java, s.name, sdir)
 		e.servers = append(e.servers, s)
 	}
 	for _, s := range e.servers {
@@ -153,11 +152,7 @@ func start(ctx context.Context, java string, o zookeeper.Options, dir string, de
 		}
 	}
 	for _, s := range e.servers {
-		err := proc.WaitReady(ctx, "zookeeper "+s.name+" serving", s.process(), time.Until(deadline), func() error {
-			_, err := Mode(s.clientAddr)
-			return err
-		})
-		if err != nil {
+		if err := s.waitServing(ctx, time.Until(deadline)); err != nil {
 			if !s.process().Alive() {
 				return nil, fmt.Errorf("%w: %w", errDied, err)
 			}
@@ -166,6 +161,45 @@ func start(ctx context.Context, java string, o zookeeper.Options, dir string, de
 	}
 	ok = true
 	return e, nil
+}
+
+// serverSpec is the command line of server name, configured in sdir.
+func serverSpec(java, name, sdir string) proc.Spec {
+	return proc.Spec{Name: name, Path: java, Dir: sdir, Args: append(slices.Clone(jvmFlags),
+		"-cp", strings.Join(append([]string{filepath.Join(sdir, "conf")}, classpath...), ":"),
+		"-Dzookeeper.log.dir="+sdir, "-Dzookeeper.root.logger=INFO,CONSOLE",
+		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(sdir, "conf", "zoo.cfg"))}
+}
+
+// waitServing waits until the server serves: srvr reports its mode, and conf
+// its own data directory — a server whose client port was taken (between
+// FreePorts and its start) by another ensemble's server exits, and that
+// server answers srvr on the port.
+func (s *server) waitServing(ctx context.Context, timeout time.Duration) error {
+	return proc.WaitReady(ctx, "zookeeper "+s.name+" serving", s.process(), timeout, func() error {
+		if _, err := Mode(s.clientAddr); err != nil {
+			return err
+		}
+		return s.answersAsItself()
+	})
+}
+
+// answersAsItself checks that the server answering on s's client address has
+// s's data directory (conf prints it, with its version-2 subdirectory).
+func (s *server) answersAsItself() error {
+	b, err := FourLetter(s.clientAddr, "conf")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(b, "\n") {
+		if dir, ok := strings.CutPrefix(strings.TrimSpace(line), "dataDir="); ok {
+			if dir != s.dataDir && !strings.HasPrefix(dir, s.dataDir+string(filepath.Separator)) {
+				return fmt.Errorf("%s answered by another process: its dataDir is %s, not %s", s.clientAddr, dir, s.dataDir)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("conf: no dataDir in %q", strings.TrimSpace(b))
 }
 
 // writeConfig writes server id's conf/zoo.cfg, conf/log4j.properties and
@@ -190,7 +224,7 @@ func writeConfig(dir string, id, clientPort int, o zookeeper.Options, quorum []s
 		fmt.Sprintf("clientPort=%d", clientPort),
 		"clientPortAddress=127.0.0.1",
 		"admin.enableServer=false",
-		"4lw.commands.whitelist=srvr,stat,mntr,ruok,cons",
+		"4lw.commands.whitelist=srvr,stat,mntr,ruok,cons,conf",
 		"maxClientCnxns=0",
 		"preAllocSize=1024",
 		fmt.Sprintf("minSessionTimeout=%d", 2*tick),
@@ -259,14 +293,18 @@ func (e *Ensemble) ServerVersion() string {
 }
 
 // Srvr is the four-letter word srvr's answer from the server at addr.
-func Srvr(addr string) (string, error) {
+func Srvr(addr string) (string, error) { return FourLetter(addr, "srvr") }
+
+// FourLetter is the answer to the four-letter word from the server at addr
+// (one the configuration whitelists).
+func FourLetter(addr, word string) (string, error) {
 	c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
 	if err != nil {
 		return "", err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(300 * time.Millisecond))
-	if _, err := io.WriteString(c, "srvr"); err != nil {
+	if _, err := io.WriteString(c, word); err != nil {
 		return "", err
 	}
 	b, err := io.ReadAll(bufio.NewReader(c))
