@@ -54,6 +54,20 @@ func (d *decoder) decode(e *pb.Entry) (lockfsm.Command, error) {
 	return cmd, nil
 }
 
+// proposed notes that the entry at index holds data, which a leader encoded
+// from cmd (lockfsm.Encode): the leader need not decode what it encoded.
+// The command is kept as decoding would give it (an empty context is nil);
+// one whose op the codec does not know is left for decode to refuse.
+func (d *decoder) proposed(index uint64, data []byte, cmd lockfsm.Command) {
+	if len(data) == 0 || !lockfsm.KnownOp(cmd.Op) {
+		return
+	}
+	if len(cmd.Context) == 0 {
+		cmd.Context = nil
+	}
+	*d.slot(index) = decoded{data: &data[0], n: len(data), cmd: cmd}
+}
+
 // slot is the table's entry for a log index.
 func (d *decoder) slot(index uint64) *decoded {
 	c := int(index / decodeChunk)

@@ -51,3 +51,29 @@ func TestDecoderIsDecode(t *testing.T) {
 		})
 	}
 }
+
+// TestAProposedCommandIsWhatDecodingGives: a leader's own command, noted when
+// its entry is persisted, is what decoding the entry would give, whatever
+// its context; a command with an op the codec does not know is not noted, so
+// applying it is refused as decoding refuses it.
+func TestAProposedCommandIsWhatDecodingGives(t *testing.T) {
+	cmds := []lockfsm.Command{
+		{Op: lockfsm.OpTryLock, Key: "k", Acquirer: "c1:k", Lease: 5, Context: []byte("n1"), Stamp: 9, Session: "c1", Seq: 1},
+		{Op: lockfsm.OpTryLock, Key: "k", Acquirer: "c1:k", Lease: 5, Context: []byte{}, Session: "c1", Seq: 2},
+		{Op: lockfsm.OpUnlock, Key: "k", Acquirer: "c1:k", Session: "c1", Seq: 3},
+		{Op: lockfsm.OpKeepLease, Key: "k", Acquirer: "c1:k", Lease: 5, Session: "c1/watchdog:k", Seq: 1},
+		{Op: lockfsm.OpGet, Key: "k"},
+		{Op: "steal", Key: "k", Acquirer: "c1:k"},
+	}
+	var d decoder
+	for i, cmd := range cmds {
+		t.Run(string(cmd.Op), func(t *testing.T) {
+			e := &pb.Entry{Index: uint64(10 + i), Term: 2, Data: lockfsm.Encode(cmd)}
+			d.proposed(e.Index, e.Data, cmd)
+			got, err := d.decode(e)
+			want, wantErr := lockfsm.Decode(e.Data)
+			require.Equal(t, wantErr, err)
+			assert.Equal(t, want, got)
+		})
+	}
+}

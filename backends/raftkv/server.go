@@ -62,6 +62,10 @@ type Server struct {
 	// this incarnation's timers, re-armed rather than set anew (nil until
 	// first set)
 	tickT, fsyncT, checkT *sim.Timer
+	// the command being proposed and its encoding, until the Ready that
+	// persists its entry gives it an index (see decoder.proposed)
+	proposing     lockfsm.Command
+	proposingData []byte
 }
 
 var (
@@ -269,12 +273,15 @@ func (s *Server) propose(m sim.Message, cmd lockfsm.Command) {
 	}
 	k := pendingKey{cmd.Session, cmd.Seq}
 	s.pending[k] = pendingReq{msg: m, at: s.node.Mono(), term: s.term}
-	if err := s.rn.Propose(lockfsm.Encode(cmd)); err != nil {
+	data := lockfsm.Encode(cmd)
+	if err := s.rn.Propose(data); err != nil {
 		delete(s.pending, k)
 		s.node.Reply(m, Response{NotLeader: true, Leader: s.lead})
 		return
 	}
+	s.proposing, s.proposingData = cmd, data
 	s.ready()
+	s.proposing, s.proposingData = lockfsm.Command{}, nil
 }
 
 func (s *Server) purgePending() {
@@ -297,7 +304,7 @@ func (s *Server) ready() {
 		if !raft.IsEmptySnap(rd.Snapshot) {
 			panic(fmt.Sprintf("raftkv: %s: unexpected snapshot (the log is never compacted)", s.node.Name()))
 		}
-		s.persist(rd)
+		s.persist(&rd)
 		for i := range rd.Messages {
 			s.send(&rd.Messages[i])
 		}
@@ -313,11 +320,20 @@ func (s *Server) ready() {
 
 // persist writes the Ready's hard state and entries to the disk, which is
 // also the raft storage the RawNode reads.
-func (s *Server) persist(rd raft.Ready) {
+func (s *Server) persist(rd *raft.Ready) {
 	if raft.IsEmptyHardState(rd.HardState) && len(rd.Entries) == 0 {
 		return
 	}
 	s.disk.write(rd.HardState, rd.Entries)
+	if d := s.proposingData; d != nil {
+		for i := range rd.Entries {
+			if e := &rd.Entries[i]; len(e.Data) == len(d) && &e.Data[0] == &d[0] {
+				s.cluster.decoder.proposed(e.Index, d, s.proposing)
+				s.proposingData = nil
+				break
+			}
+		}
+	}
 }
 
 func (s *Server) send(m *pb.Message) {

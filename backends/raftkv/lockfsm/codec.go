@@ -36,6 +36,9 @@ func Encode(c Command) []byte {
 	return binary.AppendUvarint(b, c.Seq)
 }
 
+// KnownOp reports whether the codec encodes op (Decode refuses the others).
+func KnownOp(op Op) bool { return slices.Contains(ops, op) }
+
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
