@@ -44,6 +44,8 @@ type Result struct {
 
 	// log recorded Events (nil: Release has nothing to hand back).
 	log *history.Log
+	// release hands back the system's own storage (Deployment.Release).
+	release func()
 	// marks are the indexes of the start and stop events in Events (nil:
 	// not known), for ViolationKinds.
 	marks []int32
@@ -54,11 +56,16 @@ type Result struct {
 // it copied out (a seed, a verdict's result, a count): Events, and whatever
 // points into them, must not be used afterwards (every string stays valid);
 // so must the verdicts' visualizations, whose search memory goes to the next
-// run's checks. Release empties r.Events; a result that is kept (an invalid run to report,
-// a run directory to write) is simply not released.
+// run's checks, and the system's own records (a raftkv cluster and its audit,
+// Deployment.Release). Release empties r.Events; a result that is kept (an
+// invalid run to report, a run directory to write) is simply not released.
 func (r *Result) Release() {
 	if r.log != nil {
 		r.log.Release()
+	}
+	if r.release != nil {
+		r.release()
+		r.release = nil
 	}
 	for i := range r.Verdicts {
 		r.Verdicts[i].Visualization.Release() // an invalid verdict's search memory, for the next run's checks
@@ -248,7 +255,7 @@ func (p *Prepared) RunWatched(w Watch) (res Result, err error) {
 	}
 	p.World.Close()
 	res, err = p.judge(p.Log.Events())
-	res.log = p.Log
+	res.log, res.release = p.Log, p.Deployment.Release
 	return res, err
 }
 

@@ -43,6 +43,7 @@ func deployRaftKV(w *sim.World, opts map[string]string) (Deployment, error) {
 		Resolve:   c.Resolve,
 		Audit:     raftAudit{c},
 		Figures:   func() map[string]any { return raftFigures(c) },
+		Release:   c.Release,
 	}, nil
 }
 

@@ -51,6 +51,10 @@ type Deployment struct {
 	// clients send (the harness adds the storage's): a schedule's delay may
 	// match only these, by their %T name ("redis.SetNX").
 	Messages []any
+	// Release, when set, hands the storage of the servers' own records (a
+	// raftkv cluster's logs and audit) to the next run's; Result.Release
+	// calls it once the run's figures and verdicts are taken.
+	Release func()
 	// Grants is the servers' own record of the grants they made, in true
 	// time: the ground truth the verdicts of a simulated run can be checked
 	// against (see backends.GrantLog). It is kept out of the history.

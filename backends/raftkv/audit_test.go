@@ -53,7 +53,7 @@ func TestAuditFindsAcknowledgedCommandsMissingFromAMajority(t *testing.T) {
 	entry := func(i uint64, data string) pb.Entry {
 		return pb.Entry{Index: i, Term: 2, Data: []byte(data)}
 	}
-	disks := []*Disk{newDisk([]uint64{1, 2, 3}, FsyncAlways), newDisk([]uint64{1, 2, 3}, FsyncAlways), newDisk([]uint64{1, 2, 3}, FsyncAlways)}
+	disks := []*Disk{newDisk([]uint64{1, 2, 3}, FsyncAlways, nil), newDisk([]uint64{1, 2, 3}, FsyncAlways, nil), newDisk([]uint64{1, 2, 3}, FsyncAlways, nil)}
 	a := newAudit()
 	a.appliedAt(1, 2, 2, []byte("x"), 0)
 	a.acked(Ack{Node: 1, Term: 2, Index: 2, Session: "c1", Seq: 1})
@@ -66,7 +66,7 @@ func TestAuditFindsAcknowledgedCommandsMissingFromAMajority(t *testing.T) {
 }
 
 func TestDiskLosesOnlyWhatWasNotSynced(t *testing.T) {
-	d := newDisk([]uint64{1}, FsyncInterval)
+	d := newDisk([]uint64{1}, FsyncInterval, nil)
 	e := func(i uint64) pb.Entry { return pb.Entry{Index: i, Term: 1} }
 	d.write(pb.HardState{}, []pb.Entry{e(2), e(3)})
 	d.Sync()

@@ -18,6 +18,10 @@ type Cluster struct {
 	audit   *Audit
 	truth   *truth // the ground truth, when recorded (see RecordGrants)
 	decoder decoder
+	// mem is the storage taken from a released cluster (nil: none), which
+	// this one's logs and tables start from; released: Release ran.
+	mem      *memory
+	released bool
 }
 
 // NewCluster adds the nodes n1..nN of a raft group to w.
@@ -25,13 +29,17 @@ func NewCluster(w *sim.World, o Options) (*Cluster, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Cluster{opts: o, audit: newAudit()}
+	mem := memories.Get()
+	c := &Cluster{opts: o, audit: newAudit(), mem: mem}
+	c.decoder.mem = mem
+	c.audit.applied, c.audit.acks = mem.applied, mem.acks
+	mem.applied, mem.acks = nil, nil
 	voters := make([]uint64, o.Nodes)
 	for i := range voters {
 		voters[i] = uint64(i + 1)
 	}
 	for _, id := range voters {
-		c.servers = append(c.servers, &Server{cluster: c, id: id, disk: newDisk(voters, o.Fsync)})
+		c.servers = append(c.servers, &Server{cluster: c, id: id, disk: newDisk(voters, o.Fsync, mem.takeLog())})
 	}
 	for _, s := range c.servers {
 		c.nodes = append(c.nodes, w.AddNode(NodeName(s.id), sim.NodeOptions{Handler: s}))

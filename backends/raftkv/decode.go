@@ -30,6 +30,7 @@ type decoded struct {
 type decoder struct {
 	chunks [][]decoded     // chunk i covers indexes [i·decodeChunk, (i+1)·decodeChunk), allocated on first use
 	strs   lockfsm.Strings // the strings of decoded commands, interned
+	mem    *memory         // zeroed chunks of a released cluster (nil: none)
 }
 
 // decode returns the command of e. The command's Context is shared by every
@@ -75,7 +76,10 @@ func (d *decoder) slot(index uint64) *decoded {
 		d.chunks = append(d.chunks, nil)
 	}
 	if d.chunks[c] == nil {
-		d.chunks[c] = make([]decoded, decodeChunk)
+		d.chunks[c] = d.mem.takeChunk()
+		if d.chunks[c] == nil {
+			d.chunks[c] = make([]decoded, decodeChunk)
+		}
 	}
 	return &d.chunks[c][index%decodeChunk]
 }

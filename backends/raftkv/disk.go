@@ -31,12 +31,12 @@ type Disk struct {
 }
 
 // newDisk returns a disk holding the bootstrap snapshot of a group with the
-// given voters.
-func newDisk(voters []uint64, fsync Fsync) *Disk {
+// given voters; its log starts in log (an empty array, or nil).
+func newDisk(voters []uint64, fsync Fsync, log []pb.Entry) *Disk {
 	snap := pb.Snapshot{Metadata: pb.SnapshotMetadata{ConfState: pb.ConfState{Voters: voters}, Index: 1, Term: 1}}
 	hard := pb.HardState{Term: 1, Commit: 1}
 	d := &Disk{snap: snap, durable: image{hard: hard}, synced: fsync == FsyncAlways}
-	d.cache = d.durable.clone()
+	d.cache = image{hard: hard, entries: log[:0]}
 	return d
 }
 

@@ -33,6 +33,9 @@ type stamping struct {
 // release its state machine makes (scope "raft"). Call it before the run.
 func (c *Cluster) RecordGrants(log *backends.GrantLog) {
 	c.truth = &truth{log: log, stamps: map[stampKey]stamping{}}
+	if c.mem != nil {
+		c.truth.applied, c.mem.truth = c.mem.truth, nil
+	}
 }
 
 // stamped notes that cmd got its stamp at true time at, for client.

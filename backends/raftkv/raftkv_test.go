@@ -1,6 +1,7 @@
 package raftkv
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -288,4 +289,57 @@ func TestResolveFollowsTheLeader(t *testing.T) {
 	assert.Len(t, fs, 2)
 	_, ok = w.c.Resolve("primary")
 	assert.False(t, ok)
+}
+
+// TestAReleasedClustersStorageIsReusedAndChangesNothing: the next cluster
+// starts its logs and tables in the storage of a released one (emptied), and
+// runs exactly as a cluster in fresh storage does.
+func TestAReleasedClustersStorageIsReusedAndChangesNothing(t *testing.T) {
+	type outcome struct {
+		elections []Election
+		acks      int
+		logs      [][]uint64 // each disk's (term, index) pairs
+	}
+	// runOnce also says how many of the new cluster's disk logs started in
+	// a released cluster's array.
+	runOnce := func() (outcome, *Cluster, int) {
+		w := newWorld(t, 7, DefaultOptions())
+		reused := 0
+		for _, s := range w.c.Servers() {
+			if cap(s.Disk().cache.entries) > 0 {
+				reused++
+			}
+		}
+		for i := range 3 {
+			w.client(fmt.Sprintf("c%d", i), func(p *sim.Proc, c *Client) {
+				for range 20 {
+					if l, err := c.Acquire("k", time.Second); err == nil {
+						p.Sleep(10 * time.Millisecond)
+						_ = c.Release(l)
+					}
+				}
+			})
+		}
+		w.w.Run(20 * time.Second)
+		w.w.Close()
+		require.Empty(t, w.c.Violations())
+		o := outcome{elections: w.c.Audit().Elections(), acks: w.c.Audit().Acks()}
+		for _, s := range w.c.Servers() {
+			_, ents := s.Disk().Durable()
+			var l []uint64
+			for _, e := range ents {
+				l = append(l, e.Term, e.Index)
+			}
+			o.logs = append(o.logs, l)
+		}
+		return o, w.c, reused
+	}
+	fresh, c, _ := runOnce()
+	require.Positive(t, fresh.acks)
+	c.Release()
+	assert.Zero(t, c.Audit().Acks(), "a released cluster's audit is emptied")
+	again, c2, reused := runOnce()
+	assert.Equal(t, 3, reused, "every disk log starts in the released cluster's array")
+	assert.Equal(t, fresh, again)
+	c2.Release()
 }

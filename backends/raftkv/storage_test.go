@@ -58,7 +58,7 @@ func TestDiskStorageIsMemoryStorage(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDisk([]uint64{1, 2, 3}, tc.fsync)
+			d := newDisk([]uint64{1, 2, 3}, tc.fsync, nil)
 			var handedOut [][]pb.Entry
 			var want [][]pb.Entry
 			for _, w := range tc.writes {
