@@ -87,25 +87,29 @@ func (c *Client) request(p *sim.Proc, session string, cmd lockfsm.Command) (lock
 		}
 		target := c.leader
 		body, err := p.Call(c.servers[target], Request{Cmd: cmd}, c.opts.RequestTimeout)
+		var r *Response
+		if err == nil {
+			rr := body.(Response)
+			r = &rr
+		}
 		switch {
 		case err != nil:
 			uncertain = err
 			c.leader = (target + 1) % len(c.servers)
-		case body.(Response).NotLeader:
-			r := body.(Response)
+		case r.NotLeader:
 			if r.Leader != 0 && int(r.Leader-1) != target && int(r.Leader) <= len(c.servers) {
 				c.leader = int(r.Leader - 1)
 				break
 			}
 			c.leader = (target + 1) % len(c.servers)
 			p.Sleep(backends.Backoff(p.Rand(), c.opts.BackoffMax))
-		case body.(Response).Invalid != "":
-			return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s refused: %s", cmd.Op, cmd.Key, body.(Response).Invalid)
-		case body.(Response).Result.Code == lockfsm.Stale:
+		case r.Invalid != "":
+			return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s refused: %s", cmd.Op, cmd.Key, r.Invalid)
+		case r.Result.Code == lockfsm.Stale:
 			return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s: superseded by a later request of session %s", cmd.Op, cmd.Key, session)
 		default:
 			c.leader = target
-			return body.(Response).Result, nil
+			return r.Result, nil
 		}
 		if p.Mono() >= until {
 			if uncertain != nil {

@@ -301,7 +301,7 @@ func (s *Server) ready() {
 		if !raft.IsEmptyHardState(rd.HardState) {
 			s.term = rd.HardState.Term
 		}
-		if !raft.IsEmptySnap(rd.Snapshot) {
+		if rd.Snapshot.Metadata.Index != 0 { // raft.IsEmptySnap, without copying the snapshot
 			panic(fmt.Sprintf("raftkv: %s: unexpected snapshot (the log is never compacted)", s.node.Name()))
 		}
 		s.persist(&rd)

@@ -130,7 +130,7 @@ func (m *Machine) Applied() uint64 { return m.applied }
 // Fence is the last fencing token handed out.
 func (m *Machine) Fence() uint64 { return m.fence }
 
-func validate(c Command) error {
+func validate(c *Command) error {
 	switch c.Op {
 	case OpTryLock, OpKeepLease:
 		if c.Lease <= 0 {
@@ -165,19 +165,19 @@ func (m *Machine) Apply(c Command) (Result, error) {
 			return Result{Code: Stale}, nil
 		}
 	}
-	if err := validate(c); err != nil {
+	if err := validate(&c); err != nil {
 		return Result{}, err
 	}
 	var r Result
 	switch c.Op {
 	case OpTryLock:
-		r = m.tryLock(c)
+		r = m.tryLock(&c)
 	case OpUnlock:
-		r = m.unlock(c)
+		r = m.unlock(&c)
 	case OpKeepLease:
-		r = m.keepLease(c)
+		r = m.keepLease(&c)
 	case OpGet:
-		r = m.get(c)
+		r = m.get(&c)
 	}
 	switch {
 	case s != nil:
@@ -193,7 +193,7 @@ func refuse(code Code, prev Owner, stamp int64) Result {
 	return Result{Code: code, Owner: prev, Remaining: time.Duration(prev.Deadline - stamp)}
 }
 
-func (m *Machine) grant(c Command, code Code) Result {
+func (m *Machine) grant(c *Command, code Code) Result {
 	m.fence++
 	o := Owner{Acquirer: c.Acquirer, Deadline: c.Stamp + int64(c.Lease), Token: m.fence, Acquires: 1,
 		Context: slices.Clone(c.Context)}
@@ -201,7 +201,7 @@ func (m *Machine) grant(c Command, code Code) Result {
 	return Result{Code: code, Success: true, Owner: o, Remaining: c.Lease}
 }
 
-func (m *Machine) tryLock(c Command) Result {
+func (m *Machine) tryLock(c *Command) Result {
 	prev, held := m.locks[c.Key]
 	switch {
 	case !held:
@@ -220,7 +220,7 @@ func (m *Machine) tryLock(c Command) Result {
 	}
 }
 
-func (m *Machine) unlock(c Command) Result {
+func (m *Machine) unlock(c *Command) Result {
 	prev, held := m.locks[c.Key]
 	switch {
 	case !held:
@@ -242,7 +242,7 @@ func (m *Machine) unlock(c Command) Result {
 	return Result{Code: UnlockSuccess, Success: true, Owner: o, Remaining: time.Duration(o.Deadline - c.Stamp)}
 }
 
-func (m *Machine) keepLease(c Command) Result {
+func (m *Machine) keepLease(c *Command) Result {
 	prev, held := m.locks[c.Key]
 	if !held || prev.Acquirer != c.Acquirer || prev.Deadline < c.Stamp {
 		if !held {
@@ -256,7 +256,7 @@ func (m *Machine) keepLease(c Command) Result {
 	return Result{Code: KeepLeaseSuccess, Success: true, Owner: o, Remaining: c.Lease}
 }
 
-func (m *Machine) get(c Command) Result {
+func (m *Machine) get(c *Command) Result {
 	prev, held := m.locks[c.Key]
 	if !held || prev.Deadline < c.Stamp {
 		return Result{Code: Free, Success: true}
