@@ -23,24 +23,32 @@ var memories reuse.Pool[memory]
 
 // takeLog is an empty log array from m (nil when it has none).
 func (m *memory) takeLog() []pb.Entry {
-	if m == nil || len(m.logs) == 0 {
+	if m == nil {
 		return nil
 	}
-	l := m.logs[len(m.logs)-1]
-	m.logs[len(m.logs)-1] = nil
-	m.logs = m.logs[:len(m.logs)-1]
-	return l
+	return takeLast(&m.logs)
 }
 
 // takeChunk is a zeroed decode chunk from m (nil when it has none).
 func (m *memory) takeChunk() []decoded {
-	if m == nil || len(m.chunks) == 0 {
+	if m == nil {
 		return nil
 	}
-	c := m.chunks[len(m.chunks)-1]
-	m.chunks[len(m.chunks)-1] = nil
-	m.chunks = m.chunks[:len(m.chunks)-1]
-	return c
+	return takeLast(&m.chunks)
+}
+
+// takeLast removes the last element of *list and returns it (the zero value
+// when the list is empty).
+func takeLast[T any](list *[]T) T {
+	var zero T
+	n := len(*list)
+	if n == 0 {
+		return zero
+	}
+	x := (*list)[n-1]
+	(*list)[n-1] = zero
+	*list = (*list)[:n-1]
+	return x
 }
 
 // emptied is s with length 0, its whole array zeroed (so it keeps nothing
