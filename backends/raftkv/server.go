@@ -152,6 +152,7 @@ func (s *Server) Crash(n *sim.Node) {
 	s.disk.crash()
 	s.rn, s.st, s.fsm, s.pending = nil, diskStorage{}, nil, nil
 	s.lead, s.state = 0, raft.StateFollower
+	s.proposing, s.proposingData = lockfsm.Command{}, nil // a proposal the crash interrupted
 }
 
 // heard resets the campaign timer: the node heard from its leader or granted
