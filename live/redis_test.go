@@ -19,6 +19,7 @@ import (
 	simredis "github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/live/proc"
+	"github.com/locklab/locklab/live/proc/proctest"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -297,12 +298,7 @@ func TestARedisServerWhosePortWasTakenIsNotReady(t *testing.T) {
 		t.Skip(err)
 	}
 	noLeakRedis(t)
-	dir := t.TempDir()
-	g, err := proc.NewGroup(filepath.Join(dir, "logs"))
-	require.NoError(t, err)
-	defer g.Close()
-	ports, err := proc.FreePorts(1)
-	require.NoError(t, err)
+	dir, g, ports := proctest.Group(t, 1)
 	mk := func(name string) *redisServer {
 		d, err := dataDir(dir, name)
 		require.NoError(t, err)

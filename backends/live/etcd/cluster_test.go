@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/backends/etcd"
-	"github.com/locklab/locklab/live/proc"
+	"github.com/locklab/locklab/live/proc/proctest"
 )
 
 // TestAMemberWhosePortWasTakenIsNotReady: another cluster's etcd that took a
@@ -23,12 +22,7 @@ func TestAMemberWhosePortWasTakenIsNotReady(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	dir := t.TempDir()
-	g, err := proc.NewGroup(filepath.Join(dir, "logs"))
-	require.NoError(t, err)
-	defer g.Close()
-	ports, err := proc.FreePorts(3)
-	require.NoError(t, err)
+	dir, g, ports := proctest.Group(t, 3)
 	c := &Cluster{opts: etcd.DefaultOptions(), group: g, dir: dir}
 	mk := func(name string, peerPort int) *member {
 		m := &member{name: name, path: bin, clientAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]),

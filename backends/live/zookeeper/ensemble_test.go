@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/backends/zookeeper"
-	"github.com/locklab/locklab/live/proc"
+	"github.com/locklab/locklab/live/proc/proctest"
 )
 
 // TestAServerWhosePortWasTakenIsNotServing: another ensemble's server that
@@ -23,12 +23,7 @@ func TestAServerWhosePortWasTakenIsNotServing(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	dir := t.TempDir()
-	g, err := proc.NewGroup(filepath.Join(dir, "logs"))
-	require.NoError(t, err)
-	defer g.Close()
-	ports, err := proc.FreePorts(1)
-	require.NoError(t, err)
+	dir, g, ports := proctest.Group(t, 1)
 	e := &Ensemble{opts: zookeeper.DefaultOptions(), group: g}
 	mk := func(name string) *server {
 		sdir := filepath.Join(dir, name)
