@@ -3,11 +3,13 @@ package etcd
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.etcd.io/raft/v3"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/sim"
@@ -203,4 +205,80 @@ func TestGuardedWriteFailsOnceTheLockKeyIsGone(t *testing.T) {
 	})})
 	w.Run(10 * time.Second)
 	assert.Equal(t, []string{"<nil>", "true", "1"}, errs)
+}
+
+// TestAnIsolatedLeaderStepsDown: etcd runs raft with CheckQuorum, so a leader
+// that hears from no quorum for an election timeout steps down (within two)
+// and stops answering keep-alives; a leader that still hears from a quorum
+// stays. c1 is on the leader's side of the partition; the keep-alive is sent
+// 3 s (three election timeouts) after the cut.
+func TestAnIsolatedLeaderStepsDown(t *testing.T) {
+	tests := []struct {
+		name       string
+		leaderSide []string // members with etcd1 and c1; the others are cut off
+		wantLeader bool
+		wantTTL    bool
+	}{
+		{"alone: steps down, no keep-alive answered", nil, false, false},
+		{"with a follower: a quorum, stays and renews", []string{"etcd2"}, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, c := world(t)
+			var ttl time.Duration
+			var kaErr error
+			c1 := w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+				kv := c.NewKV(p)
+				p.Sleep(500 * time.Millisecond)
+				g, err := kv.Grant(p, 10*time.Second)
+				require.NoError(t, err)
+				p.Sleep(5*time.Second - p.World().Now())
+				ttl, kaErr = kv.KeepAliveOnce(p, g.Lease)
+			})})
+			var leading bool
+			w.At(2*time.Second, func() {
+				side := []*sim.Node{w.Node("etcd1"), c1}
+				var other []*sim.Node
+				for _, n := range c.Nodes()[1:] {
+					if slices.Contains(tc.leaderSide, n.Name()) {
+						side = append(side, n)
+					} else {
+						other = append(other, n)
+					}
+				}
+				w.Network().Partition(side, other)
+			})
+			w.At(4*time.Second, func() {
+				st, _, _ := c.Servers()[0].State()
+				leading = st == raft.StateLeader
+			})
+			w.Run(10 * time.Second)
+			assert.Equal(t, tc.wantLeader, leading, "etcd1 leads 2 s (two election timeouts) after the cut")
+			if tc.wantTTL {
+				require.NoError(t, kaErr)
+				assert.Equal(t, 10*time.Second, ttl)
+			} else {
+				assert.Zero(t, ttl, "no member renewed the lease")
+				assert.True(t, backends.Unknown(kaErr), "%v", kaErr)
+			}
+		})
+	}
+}
+
+// TestAFollowerCutFromTheLeaderAloneDoesNotDeposeIt: with CheckQuorum a
+// member that heard from its leader within the election timeout ignores
+// (pre-)votes, so etcd3, cut from etcd1 but not from etcd2, campaigns in
+// vain and etcd1 keeps leading in its term.
+func TestAFollowerCutFromTheLeaderAloneDoesNotDeposeIt(t *testing.T) {
+	w, c := world(t)
+	var term uint64
+	w.At(2*time.Second, func() {
+		_, _, term = c.Servers()[0].State()
+		w.Network().Block(w.Node("etcd1"), w.Node("etcd3"))
+		w.Network().Block(w.Node("etcd3"), w.Node("etcd1"))
+	})
+	w.Run(10 * time.Second)
+	st, _, now := c.Servers()[0].State()
+	assert.Equal(t, raft.StateLeader, st)
+	assert.Equal(t, term, now, "no election since the cut")
 }

@@ -7,8 +7,11 @@
 // event-driven sim.Handler around an etcd raft RawNode (go.etcd.io/raft/v3,
 // the engine etcd itself runs), timed as in backends/raftkv: ticks on the
 // member's monotonic clock, elections started by a seeded timer (raft's own
-// randomized timeout reads crypto/rand and never fires), pre-vote on, the
-// log durable across crashes (a restart replays it into an empty keyspace).
+// randomized timeout reads crypto/rand and never fires), pre-vote and
+// CheckQuorum on as etcd runs them (a leader that hears from no quorum for an
+// election timeout steps down; a member that heard from its leader within an
+// election timeout ignores votes), the log durable across crashes (a restart
+// replays it into an empty keyspace).
 //
 // Each member applies the committed log to a Store: etcd's MVCC keyspace with
 // a global revision and, per key, create revision, mod revision and version;

@@ -15,9 +15,17 @@ import (
 	"github.com/locklab/locklab/sim"
 )
 
-// neverElectionTick is raft's own election timeout in ticks: so large that
-// raft never campaigns by itself (the seeded campaign timer does).
-const neverElectionTick = 1 << 30
+// electionTicks is raft's election timeout in ticks: the election timeout on
+// the tick, at least 2 (raft wants it above the heartbeat tick). A leader
+// ticks raft: every electionTicks it checks that a quorum was active
+// (CheckQuorum) and steps down if not. Followers and candidates only advance
+// raft's election clock (TickQuiesced), which ends the leader's vote lease
+// (CheckQuorum: no vote for another while the leader was heard within the
+// election timeout) but never campaigns: raft's randomized timeout reads
+// crypto/rand; the seeded campaign timer campaigns instead.
+func electionTicks(o Options) int {
+	return max(2, int((o.ElectionTimeout+o.Tick-1)/o.Tick))
+}
 
 // expiryCheck is how often the leader looks for expired leases (etcd: 500ms).
 const expiryCheck = 500 * time.Millisecond
@@ -87,13 +95,14 @@ func (s *Server) Start(n *sim.Node) {
 	s.st = s.disk.storage()
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:                        s.id,
-		ElectionTick:              neverElectionTick,
+		ElectionTick:              electionTicks(o),
 		HeartbeatTick:             1,
 		Storage:                   s.st,
 		Applied:                   s.disk.snap.Metadata.Index,
 		MaxSizePerMsg:             1 << 20,
 		MaxInflightMsgs:           256,
 		PreVote:                   true,
+		CheckQuorum:               true,
 		DisableProposalForwarding: true,
 		Logger:                    quietLogger{},
 	})
@@ -128,7 +137,11 @@ func (s *Server) heard() {
 }
 
 func (s *Server) tick() {
-	s.rn.Tick()
+	if s.state == raft.StateLeader {
+		s.rn.Tick() // heartbeats; every election timeout, CheckQuorum
+	} else {
+		s.rn.TickQuiesced() // the election clock of the leader's vote lease; never a campaign
+	}
 	s.ticks++
 	if s.ticks%100 == 0 {
 		s.purgePending()
