@@ -50,6 +50,13 @@ func (c *KVClient) Do(p *sim.Proc, cmd Command, serializable bool) (Response, er
 			c.leader = (target + 1) % len(c.members)
 		case body.(Response).NotLeader:
 			c.redirect(p, target, body.(Response).Leader)
+		case body.(Response).Result.Err != "" && uncertain != nil:
+			// This attempt certainly did nothing, but one that timed out
+			// may have taken effect before the lease went: unknown.
+			r := body.(Response)
+			r.Retried = true
+			return r, fmt.Errorf("etcd: %s: %d attempts, one timed out, the last refused (%w): %w: %w", describe(cmd),
+				attempt, ErrLeaseGone, backends.ErrUnknown, uncertain)
 		case body.(Response).Result.Err != "":
 			r := body.(Response)
 			return r, fmt.Errorf("etcd: %s: %w", describe(cmd), ErrLeaseGone)

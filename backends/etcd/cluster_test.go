@@ -282,3 +282,52 @@ func TestAFollowerCutFromTheLeaderAloneDoesNotDeposeIt(t *testing.T) {
 	assert.Equal(t, raft.StateLeader, st)
 	assert.Equal(t, term, now, "no election since the cut")
 }
+
+// TestARetryRefusedForAGoneLeaseAfterATimeoutIsUnknown: a put under a lease
+// whose first attempt timed out (its reply lost) and whose retry is refused
+// because the lease is gone by then may have taken effect (the key lived
+// until the revocation): the outcome is unknown, never a certain refusal.
+func TestARetryRefusedForAGoneLeaseAfterATimeoutIsUnknown(t *testing.T) {
+	tests := []struct {
+		name        string
+		revoke      bool
+		wantErr     bool
+		wantUnknown bool
+	}{
+		{"lease revoked while the reply was lost: unknown", true, true, true},
+		{"lease alive: the retry answers", false, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, c := world(t)
+			var lease int64
+			var err error
+			var applied bool
+			c1 := w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+				kv := c.NewKV(p)
+				p.Sleep(500 * time.Millisecond)
+				g, gerr := kv.Grant(p, 10*time.Second)
+				require.NoError(t, gerr)
+				lease = g.Lease
+				p.Sleep(2*time.Second - p.World().Now())
+				_, err = kv.Txn(p, Txn{Then: []Op{put("k", "", g.Lease)}})
+			})})
+			w.At(2*time.Second-time.Millisecond, func() { w.Network().Block(w.Node("etcd1"), c1) })
+			w.At(2100*time.Millisecond, func() {
+				applied = c.Servers()[0].Store().Revision() == 2 // the put's revision
+			})
+			w.AddNode("c2", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+				p.Sleep(2100 * time.Millisecond)
+				if tc.revoke {
+					_, rerr := c.NewKV(p).Do(p, Command{Type: CmdLeaseRevoke, Lease: lease}, false)
+					require.NoError(t, rerr)
+				}
+			})})
+			w.At(2300*time.Millisecond, func() { w.Network().Unblock(w.Node("etcd1"), c1) })
+			w.Run(10 * time.Second)
+			require.True(t, applied, "the first attempt applied; only its reply was lost")
+			assert.Equal(t, tc.wantErr, err != nil, "%v", err)
+			assert.Equal(t, tc.wantUnknown, backends.Unknown(err), "%v", err)
+		})
+	}
+}
