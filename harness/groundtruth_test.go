@@ -34,6 +34,8 @@ var truthSystems = []struct {
 		Storage: storage.Fenced}, 0},
 	{"redlock", Test{System: "redlock", SystemOptions: map[string]string{"token": "external"}, Storage: storage.Fenced}, 0},
 	{"raftkv", Test{System: "raftkv", Storage: storage.Fenced}, 0},
+	{"etcd", Test{System: "etcd"}, 0},
+	{"etcd-guarded", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}, 0},
 	{"control", Test{System: "control"}, 5},
 }
 

@@ -36,6 +36,8 @@ func deployEtcd(w *sim.World, opts map[string]string) (Deployment, error) {
 	if err != nil {
 		return Deployment{}, err
 	}
+	grants := backends.NewGrantLog(1)
+	c.RecordGrants(grants)
 	var log *history.Log
 	c.OnEvent = func(n *sim.Node, e etcd.SystemEvent) {
 		if log != nil {
@@ -43,6 +45,7 @@ func deployEtcd(w *sim.World, opts map[string]string) (Deployment, error) {
 		}
 	}
 	dep := Deployment{
+		Grants:    grants,
 		Servers:   c.Nodes(),
 		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewLock(p) },
 		HasTokens: true,

@@ -30,6 +30,7 @@ type Cluster struct {
 	// OnEvent, when set, is told of every SystemEvent.
 	OnEvent func(n *sim.Node, e SystemEvent)
 	events  []SystemEvent
+	truth   *truth // the record of grants (nil: none)
 }
 
 // NewCluster adds the members etcd1..etcdN to w.

@@ -216,6 +216,9 @@ func (s *Server) request(m sim.Message, req Request) {
 	if req.Cmd.Type == CmdLeaseGrant {
 		req.Cmd.Stamp = s.node.Wall() // the grant counts as the first keep-alive
 	}
+	if s.cluster.truth.on() {
+		req.Cmd.Client = clientName(s.node, m)
+	}
 	s.propose(req.Cmd, &m)
 }
 
@@ -262,6 +265,7 @@ func (s *Server) keepAlive(m sim.Message, ka KeepAlive) {
 		return
 	}
 	s.expiry[ka.Lease] = s.node.Mono() + ttl
+	s.cluster.truth.promise(ka.Lease, ttl, s.node.World().Now())
 	if !s.cluster.opts.LeaderChangeExtends {
 		s.propose(Command{Type: CmdCheckpoint, Lease: ka.Lease, Stamp: s.node.Wall()}, nil)
 	}
@@ -411,12 +415,14 @@ func (s *Server) apply(e *pb.Entry) {
 	id := binary.BigEndian.Uint64(e.Data)
 	cmd := s.cluster.command(id)
 	res := s.store.Apply(e.Index, cmd)
+	s.cluster.truth.applied(s, e.Index, cmd, res)
 	if e.Term == s.term && s.state == raft.StateLeader {
 		s.ready = true
 	}
 	switch {
 	case cmd.Type == CmdLeaseGrant && s.state == raft.StateLeader:
 		s.expiry[res.Lease] = s.node.Mono() + cmd.TTL
+		s.cluster.truth.promise(res.Lease, cmd.TTL, s.node.World().Now())
 	case cmd.Type == CmdLeaseRevoke:
 		delete(s.expiry, cmd.Lease)
 		delete(s.revoking, cmd.Lease)

@@ -1,0 +1,160 @@
+package etcd
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/sim"
+)
+
+// grantScope is the scope of every grant: the one keyspace the raft group keeps.
+const grantScope = "etcd"
+
+// truth records the cluster's grants as the ground truth of a simulated run.
+// A lock is held by a key put under a lease: with the queue mutex the key of
+// lowest create revision under <lock>/ (owner: that key, as the client names
+// it), with the txn lock the key <lock> itself (owner: its value). Each log
+// entry is recorded once, when the first member applies it. A grant starts
+// when its key becomes the holder and ends when the owner deletes the key (a
+// release) or, when the lease is revoked, at the latest lease end a leader
+// promised the owner's client: TTL from the lease's grant or from any
+// keep-alive a leader answered, in true time. A revocation before that
+// promise ran out (an isolated old leader still renewing, a leader whose
+// clock runs fast) leaves the owner's grant open past the next holder's: a
+// breach of the record.
+type truth struct {
+	log      *backends.GrantLog
+	mutex    bool
+	recorded uint64                  // the highest log index recorded
+	promised map[int64]time.Duration // lease -> latest end promised to its client (true time)
+	holders  map[string]holder       // lock -> its holder
+	creators map[string]string       // key -> the client node whose put created it
+}
+
+type holder struct {
+	owner, key string
+	lease      int64
+}
+
+// RecordGrants makes the cluster record in log every grant, renewal and
+// release of a lock (scope "etcd"). Call it before the run.
+func (c *Cluster) RecordGrants(log *backends.GrantLog) {
+	c.truth = &truth{log: log, mutex: c.opts.Lock == LockMutex, promised: map[int64]time.Duration{},
+		holders: map[string]holder{}, creators: map[string]string{}}
+}
+
+func (t *truth) on() bool { return t != nil && t.log.Recording() }
+
+// promise notes that a leader promised lease's client the lease for ttl from
+// now (true time: a leader whose clock runs fast breaks the promise), and
+// renews the grants held under it.
+func (t *truth) promise(lease int64, ttl, now time.Duration) {
+	if !t.on() {
+		return
+	}
+	until := now + ttl
+	if until <= t.promised[lease] {
+		return
+	}
+	t.promised[lease] = until
+	for _, lock := range sortedLocks(t.holders) {
+		if h := t.holders[lock]; h.lease == lease {
+			t.log.Renewed(grantScope, lock, h.owner, now, until)
+		}
+	}
+}
+
+func sortedLocks(m map[string]holder) []string {
+	out := make([]string, 0, len(m))
+	for k := range m { // determinism:ok sorted below
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// applied records what the entry at index did, the first time a member
+// (s) applied it: the locks whose keys it changed may have a new holder.
+func (t *truth) applied(s *Server, index uint64, cmd Command, res Result) {
+	if !t.on() || index <= t.recorded {
+		return
+	}
+	t.recorded = index
+	if res.Err != "" || len(res.Events) == 0 {
+		return
+	}
+	now := s.node.World().Now()
+	var locks []string
+	for _, e := range res.Events {
+		lock, ok := t.lockOf(e)
+		if !ok {
+			continue
+		}
+		if e.Type == EventPut && e.KV.Version == 1 {
+			t.creators[e.KV.Key] = cmd.Client
+		}
+		if !slices.Contains(locks, lock) {
+			locks = append(locks, lock)
+		}
+	}
+	for _, lock := range locks {
+		was, held := t.holders[lock]
+		next, ok := t.holderOf(s.store, lock)
+		if held && ok && was == next {
+			continue
+		}
+		if held {
+			delete(t.holders, lock)
+			if cmd.Type == CmdTxn || (cmd.Type == CmdLeaseRevoke && !cmd.Expired) {
+				t.log.Released(grantScope, lock, was.owner, now) // the owner deleted its key or revoked its lease
+			}
+		}
+		if ok {
+			t.holders[lock] = next
+			t.log.Granted(grantScope, s.node.Name(), lock, next.owner, t.creators[next.key], now, t.promised[next.lease])
+		}
+	}
+}
+
+// lockOf is the lock a changed key belongs to: a key put under a lease is a
+// lock's key (a deleted key is one if it was).
+func (t *truth) lockOf(e Event) (string, bool) {
+	if e.Type == EventPut && e.KV.Lease == 0 {
+		return "", false
+	}
+	if e.Type == EventDelete {
+		if _, known := t.creators[e.KV.Key]; !known {
+			return "", false
+		}
+	}
+	if !t.mutex {
+		return e.KV.Key, true
+	}
+	i := strings.LastIndexByte(e.KV.Key, '/')
+	if i < 0 {
+		return "", false
+	}
+	return e.KV.Key[:i], true
+}
+
+// holderOf is the holder of lock in st.
+func (t *truth) holderOf(st *Store, lock string) (holder, bool) {
+	if !t.mutex {
+		kv, ok := st.Get(lock)
+		if !ok || kv.Lease == 0 {
+			return holder{}, false
+		}
+		return holder{owner: kv.Value, key: kv.Key, lease: kv.Lease}, true
+	}
+	kvs := st.Apply(0, Command{Type: CmdTxn, Txn: Txn{Then: []Op{{Type: OpGet, Key: lock + "/", Prefix: true,
+		Order: OrderFirstCreate, Limit: 1}}}}).Results[0].Kvs
+	if len(kvs) == 0 || kvs[0].Lease == 0 {
+		return holder{}, false
+	}
+	return holder{owner: kvs[0].Key, key: kvs[0].Key, lease: kvs[0].Lease}, true
+}
+
+// clientName is the name of the client node that sent m.
+func clientName(n *sim.Node, m sim.Message) string { return n.World().Nodes()[m.From].Name() }
