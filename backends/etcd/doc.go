@@ -56,4 +56,62 @@
 //
 // Not modelled: compaction and snapshots, membership changes, ReadIndex,
 // proposal forwarding (followers answer NotLeader), the gRPC lock service.
+//
+// # Fidelity
+//
+// The behaviours of etcd that matter for a lock, whether the model has them,
+// and the test (or live row, live/etcdzk_test.go) that shows it. A copy is
+// docs/fidelity/etcd.md.
+//
+//   - Raft with pre-vote (etcd's default since 3.5): yes.
+//     TestAFollowerCutFromTheLeaderAloneDoesNotDeposeIt.
+//   - CheckQuorum: a leader without a quorum steps down within two election
+//     timeouts and stops renewing leases: yes. TestAnIsolatedLeaderStepsDown.
+//   - CheckQuorum vote lease: a member that heard its leader within an
+//     election timeout ignores votes: yes.
+//     TestAFollowerCutFromTheLeaderAloneDoesNotDeposeIt.
+//   - Leases expire on the leader's clock alone; revocation through the log
+//     deletes the lease's keys at one revision: yes.
+//     TestTheLeaderExpiresLeasesAndANewLeaderRestartsThem;
+//     TestLeasesOwnKeysAndRevokeDeletesThemAtOneRevision; live:
+//     TestEtcdAndZooKeeperSimulatedAndLiveAgree etcd-lease-expiry/*.
+//   - Keep-alives answered by the leader only, not logged: yes.
+//     TestAnIsolatedLeaderStepsDown.
+//   - Leader change restarts every lease for election timeout + TTL (lessor
+//     Promote): yes. TestTheLeaderExpiresLeasesAndANewLeaderRestartsThem;
+//     catalog etcd-leader-change-extends-lease.
+//   - Lease checkpoints (leader-change-extends=false): yes, as an option.
+//     TestTheLeaderExpiresLeasesAndANewLeaderRestartsThem.
+//   - Minimum lease TTL: 1.5 election timeouts, rounded up to seconds: yes.
+//     TestMinimumTTL.
+//   - LeaseRenew first confirms leadership with a ReadIndex round
+//     (ensureLeadership, the fix of etcd issue 15247): no: CheckQuorum alone
+//     bounds an isolated leader's renewals to two election timeouts. No test.
+//   - Linearizable reads by ReadIndex: no: linearizable reads go through the
+//     log (same answers, slower). TestPutGetAndWatchThroughTheLog.
+//   - Serializable reads from any member, possibly stale: yes
+//     (reads=serializable). No test.
+//   - MVCC revisions: create/mod revision and version per key; txn compares:
+//     yes. TestStoreRevisionsPerKey; TestTxnCompares.
+//   - Watches from a revision, re-registered at another member: yes.
+//     TestPutGetAndWatchThroughTheLog; TestEventsSinceARevision.
+//   - clientv3 Mutex: queue under a prefix, lowest create revision holds,
+//     create revision as fencing token: yes.
+//     TestBothLocksGrantInQueueOrderWithIncreasingTokens; live:
+//     TestEtcdAndZooKeeperSimulatedAndLiveAgree kleppmann-gc-pause/etcd-*.
+//   - Mutex 3.4.3 without the own-key check after waiting (etcd issue 11456):
+//     yes, as an option. catalog etcd-waiter-lease-lost,
+//     etcd-jepsen-3.4.3-lock; live: etcd-jepsen-3.4.3-lock/fixed.
+//   - Unlock by name deletes a newer incarnation (etcd issue 22082): yes, as
+//     an option. catalog etcd-stale-unlock-retry.
+//   - Guarded write Txn(If IsOwner Then Put): yes.
+//     TestGuardedWriteFailsOnceTheLockKeyIsGone; live:
+//     kleppmann-gc-pause/etcd-guarded.
+//   - A retried write may apply twice; a retry refused after a timed-out
+//     attempt is unknown: yes.
+//     TestARetryRefusedForAGoneLeaseAfterATimeoutIsUnknown.
+//   - Servers' record of grants (ground truth): yes.
+//     TestLockVerdictsAgreeWithTheServers/etcd, /etcd-guarded.
+//   - Compaction, snapshots, membership changes, proposal forwarding, the gRPC
+//     lock service: no. No test.
 package etcd
