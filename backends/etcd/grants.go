@@ -31,6 +31,7 @@ type truth struct {
 	promised map[int64]time.Duration // lease -> latest end promised to its client (true time)
 	holders  map[string]holder       // lock -> its holder
 	creators map[string]string       // key -> the client node whose put created it
+	clients  map[uint64]string       // command id -> the client node that asked
 }
 
 type holder struct {
@@ -42,10 +43,18 @@ type holder struct {
 // release of a lock (scope "etcd"). Call it before the run.
 func (c *Cluster) RecordGrants(log *backends.GrantLog) {
 	c.truth = &truth{log: log, mutex: c.opts.Lock == LockMutex, promised: map[int64]time.Duration{},
-		holders: map[string]holder{}, creators: map[string]string{}}
+		holders: map[string]holder{}, creators: map[string]string{},
+		clients: map[uint64]string{}}
 }
 
 func (t *truth) on() bool { return t != nil && t.log.Recording() }
+
+// asked notes that client's request is the command with id.
+func (t *truth) asked(id uint64, client string) {
+	if t.on() {
+		t.clients[id] = client
+	}
+}
 
 // promise notes that a leader promised lease's client the lease for ttl from
 // now (true time: a leader whose clock runs fast breaks the promise), and
@@ -77,7 +86,7 @@ func sortedLocks(m map[string]holder) []string {
 
 // applied records what the entry at index did, the first time a member
 // (s) applied it: the locks whose keys it changed may have a new holder.
-func (t *truth) applied(s *Server, index uint64, cmd Command, res Result) {
+func (t *truth) applied(s *Server, index, id uint64, cmd Command, res Result) {
 	if !t.on() || index <= t.recorded {
 		return
 	}
@@ -93,7 +102,7 @@ func (t *truth) applied(s *Server, index uint64, cmd Command, res Result) {
 			continue
 		}
 		if e.Type == EventPut && e.KV.Version == 1 {
-			t.creators[e.KV.Key] = cmd.Client
+			t.creators[e.KV.Key] = t.clients[id]
 		}
 		if !slices.Contains(locks, lock) {
 			locks = append(locks, lock)

@@ -132,9 +132,6 @@ type Command struct {
 	Stamp time.Duration
 	// Expired marks a revoke the leader proposed because the lease expired.
 	Expired bool
-	// Client is the node whose request the leader proposed (the record of
-	// grants names it; the store ignores it).
-	Client string
 }
 
 // Result is the outcome of an applied command.

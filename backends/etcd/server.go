@@ -216,9 +216,6 @@ func (s *Server) request(m sim.Message, req Request) {
 	if req.Cmd.Type == CmdLeaseGrant {
 		req.Cmd.Stamp = s.node.Wall() // the grant counts as the first keep-alive
 	}
-	if s.cluster.truth.on() {
-		req.Cmd.Client = clientName(s.node, m)
-	}
 	s.propose(req.Cmd, &m)
 }
 
@@ -229,6 +226,7 @@ func (s *Server) propose(cmd Command, reply *sim.Message) bool {
 	data := binary.BigEndian.AppendUint64(nil, id)
 	if reply != nil {
 		s.pending[id] = pendingReq{msg: *reply, at: s.node.Mono(), term: s.term}
+		s.cluster.truth.asked(id, clientName(s.node, *reply))
 	}
 	if err := s.rn.Propose(data); err != nil {
 		delete(s.pending, id)
@@ -415,7 +413,7 @@ func (s *Server) apply(e *pb.Entry) {
 	id := binary.BigEndian.Uint64(e.Data)
 	cmd := s.cluster.command(id)
 	res := s.store.Apply(e.Index, cmd)
-	s.cluster.truth.applied(s, e.Index, cmd, res)
+	s.cluster.truth.applied(s, e.Index, id, cmd, res)
 	if e.Term == s.term && s.state == raft.StateLeader {
 		s.ready = true
 	}
