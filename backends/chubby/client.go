@@ -230,12 +230,17 @@ func (c *Client) Release(l backends.Lease) error {
 		return fmt.Errorf("%w: the session that held %s is gone", backends.ErrNotHeld, l.Key)
 	}
 	c.seq++
-	resp, _, err := c.call(c.p, Request{Op: OpRelease, Session: session, Seq: c.seq, Lock: l.Key})
+	resp, unknown, err := c.call(c.p, Request{Op: OpRelease, Session: session, Seq: c.seq, Lock: l.Key})
 	switch {
 	case err != nil:
 		return fmt.Errorf("release %s: %w (%w)", l.Key, err, backends.ErrUnknown)
-	case resp.Code != CodeOK:
-		return fmt.Errorf("release %s: %s: %w", l.Key, resp.Code, backends.ErrNotHeld)
+	case resp.Code == CodeOK:
+		return nil
+	case unknown:
+		// An earlier attempt got no reply: it may have released the lock
+		// (issue 28), so this attempt's "busy" or "expired" says nothing of
+		// whether the release happened.
+		return fmt.Errorf("release %s: %s after an attempt with no reply (%w)", l.Key, resp.Code, backends.ErrUnknown)
 	}
-	return nil
+	return fmt.Errorf("release %s: %s: %w", l.Key, resp.Code, backends.ErrNotHeld)
 }
