@@ -138,7 +138,8 @@ func (c *Client) keepAlive(w *sim.Proc) {
 		resp, _, err := c.call(w, Request{Op: OpKeepAlive, Session: session, Seq: c.seq})
 		switch {
 		case err != nil:
-			err = fmt.Errorf("keepalive: %w: %w", err, backends.ErrNotHeld)
+			// No master answered: the lease may have been extended or not.
+			err = fmt.Errorf("keepalive: %w (%w)", err, backends.ErrUnknown)
 		case resp.Code == CodeExpired:
 			if c.session == session {
 				c.session = 0

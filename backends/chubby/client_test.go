@@ -82,3 +82,45 @@ func TestReleaseAfterALostReplyIsUnknown(t *testing.T) {
 		})
 	}
 }
+
+// TestAKeepAliveWithNoReplyIsUnknown: a KeepAlive that no master answered
+// may have extended the session or not; its renewal is unknown, not "not
+// held". One the master answered "expired" is certain.
+func TestAKeepAliveWithNoReplyIsUnknown(t *testing.T) {
+	tests := []struct {
+		name    string
+		drop    bool
+		wantErr error
+	}{
+		{"answered: renewed", false, nil},
+		{"no reply to any attempt: unknown", true, backends.ErrUnknown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, cell := newTestCell(t, DefaultOptions())
+			n := w.AddNode("c1", sim.NodeOptions{})
+			if tc.drop {
+				dropReplies(w, n, OpKeepAlive, 1<<20)
+			}
+			var renewals []error
+			n.Spawn("c1", func(p *sim.Proc) {
+				c := cell.NewClient(p)
+				c.OnRenew(func(_ backends.Lease, done bool, err error) {
+					if done {
+						renewals = append(renewals, err)
+					}
+				})
+				_, err := c.Acquire("k", time.Second)
+				require.NoError(t, err)
+			})
+			w.Run(20 * time.Second) // a KeepAlive's attempts span 2×5 request timeouts
+			require.NotEmpty(t, renewals)
+			if tc.wantErr == nil {
+				assert.NoError(t, renewals[0])
+				return
+			}
+			assert.ErrorIs(t, renewals[0], tc.wantErr)
+			assert.NotErrorIs(t, renewals[0], backends.ErrNotHeld)
+		})
+	}
+}
