@@ -124,3 +124,59 @@ func TestAKeepAliveWithNoReplyIsUnknown(t *testing.T) {
 		})
 	}
 }
+
+// TestLockDelaySurvivesAMasterChange: c1's session expires while it holds k
+// (it is cut off), so the master starts k's lock-delay; that master then
+// crashes. The new master knows from the log that k was freed by an expiry,
+// not when the old master's lock-delay started, and so keeps k delayed for a
+// whole lock-delay from its election (issue 28: it used to forget it and
+// grant k to c2 at once).
+func TestLockDelaySurvivesAMasterChange(t *testing.T) {
+	tests := []struct {
+		name    string
+		crashAt time.Duration // 0: the master stays
+		askAt   time.Duration
+		granted bool
+	}{
+		{"the same master: k is delayed", 0, 40 * time.Second, false},
+		{"a new master: k is still delayed", 30 * time.Second, 40 * time.Second, false},
+		{"a new master: k is granted after its whole lock-delay", 30 * time.Second, 100 * time.Second, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			w, cell := newTestCell(t, o)
+			c1 := w.AddNode("c1", sim.NodeOptions{})
+			c1.Spawn("c1", func(p *sim.Proc) {
+				_, err := cell.NewClient(p).Acquire("k", time.Second)
+				require.NoError(t, err)
+				for _, n := range cell.Nodes() {
+					w.Network().Block(c1, n)
+					w.Network().Block(n, c1)
+				}
+			})
+			if tc.crashAt > 0 {
+				w.At(tc.crashAt, func() { cell.Master().Crash() })
+			}
+			var got error
+			asked := false
+			c2 := w.AddNode("c2", sim.NodeOptions{})
+			c2.Spawn("c2", func(p *sim.Proc) {
+				p.Sleep(tc.askAt - p.World().Now())
+				_, got = cell.NewClient(p).Acquire("k", 0)
+				asked = true
+			})
+			w.Run(tc.askAt + 30*time.Second - w.Now())
+			require.True(t, asked)
+			require.Equal(t, 1, cell.Expired, "c1's session expired")
+			if tc.crashAt > 0 {
+				require.GreaterOrEqual(t, cell.Elections, 2, "a new master was elected")
+			}
+			if tc.granted {
+				assert.NoError(t, got)
+				return
+			}
+			assert.ErrorIs(t, got, backends.ErrNotAcquired)
+		})
+	}
+}

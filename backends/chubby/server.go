@@ -276,11 +276,19 @@ func (s *Server) changeRole(ss *raft.SoftState) {
 	s.lead, s.role = ss.Lead, ss.RaftState
 	if s.role == raft.StateLeader && was != raft.StateLeader {
 		// A new master grants every session a fresh lease (the paper's
-		// failover: clients in their grace period reconnect in time).
+		// failover: clients in their grace period reconnect in time), and
+		// a whole lock-delay to every lock the log shows freed by an
+		// expiry and not granted since: the old master's lock-delay was
+		// on its own clock, so this one assumes the longest it could
+		// still run, as it does for the sessions' leases (issue 28).
 		now := s.node.Mono()
 		s.contact, s.expiring, s.delayed = map[int64]time.Duration{}, map[int64]bool{}, map[string]time.Duration{}
 		for _, id := range s.state.sessionIDs() {
 			s.contact[id] = now
+		}
+		lost := s.state.lostLocks()
+		for _, name := range lost {
+			s.delayed[name] = now + s.cell.opts.LockDelay
 		}
 		s.peerHeard = map[uint64]time.Duration{}
 		for i := range s.cell.servers {
@@ -288,7 +296,7 @@ func (s *Server) changeRole(ss *raft.SoftState) {
 				s.peerHeard[uint64(i+1)] = now
 			}
 		}
-		s.cell.masterElected(s)
+		s.cell.masterElected(s, lost)
 	}
 	if s.lead != 0 && s.lead != s.id {
 		s.heard()

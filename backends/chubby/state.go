@@ -34,6 +34,10 @@ func decodeTxn(b []byte) txn {
 type lockFile struct {
 	holder     int64 // 0: free
 	generation uint64
+	// lost: the lock was freed by its holder's session expiring (no clean
+	// release) and not granted since. A new master, not knowing when the
+	// old master's lock-delay of it started, starts a whole one.
+	lost bool
 }
 
 // state is the cell's replicated state: sessions and lock files.
@@ -64,7 +68,7 @@ func (s *state) apply(x txn) outcome {
 		var lost []string
 		for _, name := range s.lockNames() {
 			if l := s.locks[name]; l.holder == x.Session {
-				l.holder = 0
+				l.holder, l.lost = 0, true
 				lost = append(lost, name)
 			}
 		}
@@ -82,7 +86,7 @@ func (s *state) apply(x txn) outcome {
 			return outcome{code: CodeBusy}
 		}
 		if l.holder == 0 {
-			l.holder = x.Session
+			l.holder, l.lost = x.Session, false
 			l.generation++
 		}
 		return outcome{code: CodeOK, seq: Sequencer{Lock: x.Lock, Mode: "exclusive", Generation: l.generation}}
@@ -103,6 +107,18 @@ func (s *state) lockNames() []string {
 		out = append(out, k)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// lostLocks are the locks freed by a session's expiry and not granted
+// since, sorted.
+func (s *state) lostLocks() []string {
+	var out []string
+	for _, name := range s.lockNames() {
+		if s.locks[name].lost {
+			out = append(out, name)
+		}
+	}
 	return out
 }
 
