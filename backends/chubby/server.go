@@ -215,7 +215,8 @@ func (s *Server) request(m sim.Message, r Request) {
 			s.node.Reply(m, Response{Code: CodeBusy, Delay: int64(until - s.node.Mono())})
 			return
 		}
-		s.propose(m, r, txn{Op: "acquire", Session: r.Session, Lock: r.Lock})
+		l := s.state.locks[r.Lock]
+		s.propose(m, r, txn{Op: "acquire", Session: r.Session, Lock: r.Lock, Cleared: l != nil && l.holder == 0 && l.lost})
 	case OpRelease:
 		s.propose(m, r, txn{Op: "release", Session: r.Session, Lock: r.Lock})
 	default:

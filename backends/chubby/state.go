@@ -13,6 +13,11 @@ type txn struct {
 	Lock    string `json:"lock,omitempty"`
 	Origin  uint64 `json:"origin,omitempty"`
 	Seq     uint64 `json:"seq,omitempty"`
+	// Cleared (acquire): the proposing master saw the lock freed by an
+	// expiry and its lock-delay over. An acquire that finds the lock so
+	// freed without it is refused: the expiry was applied after the master
+	// let the acquire through, before any lock-delay of it had started.
+	Cleared bool `json:"cleared,omitempty"`
 }
 
 func encodeTxn(t txn) []byte {
@@ -82,7 +87,7 @@ func (s *state) apply(x txn) outcome {
 			l = &lockFile{}
 			s.locks[x.Lock] = l
 		}
-		if l.holder != 0 && l.holder != x.Session {
+		if (l.holder != 0 && l.holder != x.Session) || (l.holder == 0 && l.lost && !x.Cleared) {
 			return outcome{code: CodeBusy}
 		}
 		if l.holder == 0 {

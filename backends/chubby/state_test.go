@@ -27,7 +27,10 @@ func TestState(t *testing.T) {
 		{"a release by a non-holder frees nothing", txn{Op: "release", Session: 2, Lock: "k"}, CodeBusy, 0, nil, nil},
 		{"the holder's expiry frees its locks (lock-delay follows)", txn{Op: "expire", Session: 1}, CodeOK, 0, []string{"k"}, []string{"k"}},
 		{"an expired session cannot acquire", txn{Op: "acquire", Session: 1, Lock: "k"}, CodeExpired, 0, nil, []string{"k"}},
-		{"the next grant has the next generation", txn{Op: "acquire", Session: 2, Lock: "k"}, CodeOK, 2, nil, nil},
+		{"a lock freed by an expiry is refused to an acquire its master let through before the expiry",
+			txn{Op: "acquire", Session: 2, Lock: "k"}, CodeBusy, 0, nil, []string{"k"}},
+		{"the next grant, once its master saw the lock-delay over, has the next generation",
+			txn{Op: "acquire", Session: 2, Lock: "k", Cleared: true}, CodeOK, 2, nil, nil},
 		{"a clean release", txn{Op: "release", Session: 2, Lock: "k"}, CodeOK, 0, nil, nil},
 	}
 	for _, tc := range tests {
