@@ -34,6 +34,8 @@ var truthSystems = []struct {
 		Storage: storage.Fenced}, 0},
 	{"redlock", Test{System: "redlock", SystemOptions: map[string]string{"token": "external"}, Storage: storage.Fenced}, 0},
 	{"raftkv", Test{System: "raftkv", Storage: storage.Fenced}, 0},
+	{"chubby", Test{System: "chubby", Storage: storage.Fenced, FenceReads: true}, 0},
+	{"chubby-check", Test{System: "chubby", Storage: storage.Check}, 0},
 	{"control", Test{System: "control"}, 5},
 }
 

@@ -33,6 +33,7 @@ type Cell struct {
 	Expired, Elections, Delays, Redelays int
 	// checkMaster is the replica the storage's checks go to first.
 	checkMaster int
+	truth       *truth // nil unless RecordGrants
 }
 
 // ReplicaName is the name of replica i (1-based).

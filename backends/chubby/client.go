@@ -57,6 +57,11 @@ func newClient(p *sim.Proc, c *Cell) *Client {
 		next: int64(p.Node().ID()+1) << 32, held: map[string]*hold{}}
 }
 
+// leaseOwner is the owner of the leases of a process's session.
+func leaseOwner(procName string, session int64) string {
+	return fmt.Sprintf("%s/%#x", procName, session)
+}
+
 // OnRenew registers the observer of the local lease's renewals.
 func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) { c.onRenew = fn }
 
@@ -98,6 +103,7 @@ func (c *Client) ensureSession(p *sim.Proc) error {
 	id := c.next
 	c.seq++
 	sent := p.Mono()
+	c.cell.truth.opened(id, p.Name(), p.Node().Name())
 	resp, _, err := c.call(p, Request{Op: OpOpen, Session: id, Seq: c.seq})
 	if err != nil {
 		return err
@@ -194,7 +200,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			unknown = unknown || lost
 			switch {
 			case err == nil && resp.Code == CodeOK:
-				l := backends.Lease{Key: key, Owner: fmt.Sprintf("%s/%#x", p.Name(), session), Token: resp.Sequencer.Generation,
+				l := backends.Lease{Key: key, Owner: leaseOwner(p.Name(), session), Token: resp.Sequencer.Generation,
 					HasToken: true, Deadline: c.leaseEnd,
 					Detail: fmt.Sprintf("sequencer (%s, %s, generation %d), session %#x", key, resp.Sequencer.Mode, resp.Sequencer.Generation, session)}
 				c.held[key] = &hold{lease: l, session: session, count: 1}

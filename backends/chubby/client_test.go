@@ -180,3 +180,55 @@ func TestLockDelaySurvivesAMasterChange(t *testing.T) {
 		})
 	}
 }
+
+// TestTheRecordOfGrants: the cell's record of grants, in true time. A clean
+// release ends a grant; a grant whose session expires holds until its lease
+// promise and then through the lock-delay, and the next grant comes after.
+func TestTheRecordOfGrants(t *testing.T) {
+	tests := []struct {
+		name      string
+		lockDelay time.Duration
+	}{
+		{"with lock-delay", time.Minute},
+		{"without lock-delay", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.LockDelay = tc.lockDelay
+			w, cell := newTestCell(t, o)
+			log := backends.NewGrantLog(1)
+			cell.RecordGrants(log)
+			c1 := w.AddNode("c1", sim.NodeOptions{})
+			var expiredBy time.Duration
+			c1.Spawn("c1", func(p *sim.Proc) {
+				c := cell.NewClient(p)
+				l, err := c.Acquire("k", time.Second)
+				require.NoError(t, err)
+				require.NoError(t, c.Release(l))
+				_, err = c.Acquire("k", time.Second)
+				require.NoError(t, err)
+				for _, n := range cell.Nodes() {
+					w.Network().Block(c1, n)
+					w.Network().Block(n, c1)
+				}
+				expiredBy = p.World().Now()
+			})
+			c2 := w.AddNode("c2", sim.NodeOptions{})
+			c2.Spawn("c2", func(p *sim.Proc) {
+				p.Sleep(10 * time.Second)
+				_, err := cell.NewClient(p).Acquire("k", 2*time.Minute)
+				require.NoError(t, err)
+			})
+			w.Run(3 * time.Minute)
+			gs := log.Grants()
+			require.Len(t, gs, 3)
+			assert.Equal(t, []string{"c1", "c1", "c2"}, []string{gs[0].Client, gs[1].Client, gs[2].Client})
+			assert.Positive(t, gs[0].Released, "a clean release ends the first grant")
+			assert.Zero(t, gs[1].Released, "the second ends with its session")
+			assert.GreaterOrEqual(t, gs[1].Until, expiredBy+o.Lease+tc.lockDelay, "its lease, then its lock-delay")
+			assert.GreaterOrEqual(t, gs[2].At, gs[1].Until, "the next grant comes after both")
+			assert.Empty(t, log.Breaches())
+		})
+	}
+}

@@ -115,6 +115,17 @@ func (s *state) lockNames() []string {
 	return out
 }
 
+// heldBy are the locks session holds, sorted.
+func (s *state) heldBy(session int64) []string {
+	var out []string
+	for _, name := range s.lockNames() {
+		if s.locks[name].holder == session {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // lostLocks are the locks freed by a session's expiry and not granted
 // since, sorted.
 func (s *state) lostLocks() []string {
