@@ -36,6 +36,8 @@ var truthSystems = []struct {
 	{"raftkv", Test{System: "raftkv", Storage: storage.Fenced}, 0},
 	{"etcd", Test{System: "etcd"}, 0},
 	{"etcd-guarded", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}, 0},
+	{"chubby", Test{System: "chubby", Storage: storage.Fenced, FenceReads: true}, 0},
+	{"chubby-check", Test{System: "chubby", Storage: storage.Check}, 0},
 	{"control", Test{System: "control"}, 5},
 }
 

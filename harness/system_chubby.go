@@ -32,6 +32,8 @@ func deployChubby(w *sim.World, opts map[string]string) (Deployment, error) {
 	if err != nil {
 		return Deployment{}, err
 	}
+	grants := backends.NewGrantLog(1)
+	c.RecordGrants(grants)
 	var log *history.Log
 	c.OnEvent = func(ev chubby.Event) {
 		if log != nil && ev.F == "session-expired" {
@@ -39,6 +41,7 @@ func deployChubby(w *sim.World, opts map[string]string) (Deployment, error) {
 		}
 	}
 	return Deployment{
+		Grants:    grants,
 		Servers:   c.Nodes(),
 		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewClient(p) },
 		HasTokens: true,

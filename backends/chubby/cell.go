@@ -28,10 +28,12 @@ type Cell struct {
 	clients map[string]*Client
 	// OnEvent, when set, is told of every Event.
 	OnEvent func(Event)
-	// Figures counted over the run.
-	Expired, Elections, Delays int
+	// Figures counted over the run: Redelays counts the new masters that
+	// restarted some lock's lock-delay.
+	Expired, Elections, Delays, Redelays int
 	// checkMaster is the replica the storage's checks go to first.
 	checkMaster int
+	truth       *truth // nil unless RecordGrants
 }
 
 // ReplicaName is the name of replica i (1-based).
@@ -109,10 +111,14 @@ func (c *Cell) emit(ev Event) {
 	}
 }
 
-func (c *Cell) masterElected(s *Server) {
+func (c *Cell) masterElected(s *Server, delayed []string) {
 	c.Elections++
-	c.emit(Event{F: "master-elected", Targets: []string{s.node.Name()}, At: s.node.World().Now(),
-		Detail: fmt.Sprintf("%s is master (term %d); it grants every session a fresh lease", s.node.Name(), s.term)})
+	d := fmt.Sprintf("%s is master (term %d); it grants every session a fresh lease", s.node.Name(), s.term)
+	if len(delayed) > 0 && c.opts.LockDelay > 0 {
+		c.Redelays++
+		d += fmt.Sprintf(" and restarts the lock-delay of %s (%v)", strings.Join(delayed, ", "), c.opts.LockDelay)
+	}
+	c.emit(Event{F: "master-elected", Targets: []string{s.node.Name()}, At: s.node.World().Now(), Detail: d})
 }
 
 func (c *Cell) sessionExpired(s *Server, session int64, lost []string) {

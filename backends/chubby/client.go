@@ -57,6 +57,11 @@ func newClient(p *sim.Proc, c *Cell) *Client {
 		next: int64(p.Node().ID()+1) << 32, held: map[string]*hold{}}
 }
 
+// leaseOwner is the owner of the leases of a process's session.
+func leaseOwner(procName string, session int64) string {
+	return fmt.Sprintf("%s/%#x", procName, session)
+}
+
 // OnRenew registers the observer of the local lease's renewals.
 func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) { c.onRenew = fn }
 
@@ -98,6 +103,7 @@ func (c *Client) ensureSession(p *sim.Proc) error {
 	id := c.next
 	c.seq++
 	sent := p.Mono()
+	c.cell.truth.opened(id, p.Name(), p.Node().Name())
 	resp, _, err := c.call(p, Request{Op: OpOpen, Session: id, Seq: c.seq})
 	if err != nil {
 		return err
@@ -138,7 +144,8 @@ func (c *Client) keepAlive(w *sim.Proc) {
 		resp, _, err := c.call(w, Request{Op: OpKeepAlive, Session: session, Seq: c.seq})
 		switch {
 		case err != nil:
-			err = fmt.Errorf("keepalive: %w: %w", err, backends.ErrNotHeld)
+			// No master answered: the lease may have been extended or not.
+			err = fmt.Errorf("keepalive: %w (%w)", err, backends.ErrUnknown)
 		case resp.Code == CodeExpired:
 			if c.session == session {
 				c.session = 0
@@ -193,7 +200,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			unknown = unknown || lost
 			switch {
 			case err == nil && resp.Code == CodeOK:
-				l := backends.Lease{Key: key, Owner: fmt.Sprintf("%s/%#x", p.Name(), session), Token: resp.Sequencer.Generation,
+				l := backends.Lease{Key: key, Owner: leaseOwner(p.Name(), session), Token: resp.Sequencer.Generation,
 					HasToken: true, Deadline: c.leaseEnd,
 					Detail: fmt.Sprintf("sequencer (%s, %s, generation %d), session %#x", key, resp.Sequencer.Mode, resp.Sequencer.Generation, session)}
 				c.held[key] = &hold{lease: l, session: session, count: 1}
@@ -230,12 +237,17 @@ func (c *Client) Release(l backends.Lease) error {
 		return fmt.Errorf("%w: the session that held %s is gone", backends.ErrNotHeld, l.Key)
 	}
 	c.seq++
-	resp, _, err := c.call(c.p, Request{Op: OpRelease, Session: session, Seq: c.seq, Lock: l.Key})
+	resp, unknown, err := c.call(c.p, Request{Op: OpRelease, Session: session, Seq: c.seq, Lock: l.Key})
 	switch {
 	case err != nil:
 		return fmt.Errorf("release %s: %w (%w)", l.Key, err, backends.ErrUnknown)
-	case resp.Code != CodeOK:
-		return fmt.Errorf("release %s: %s: %w", l.Key, resp.Code, backends.ErrNotHeld)
+	case resp.Code == CodeOK:
+		return nil
+	case unknown:
+		// An earlier attempt got no reply: it may have released the lock
+		// (issue 28), so this attempt's "busy" or "expired" says nothing of
+		// whether the release happened.
+		return fmt.Errorf("release %s: %s after an attempt with no reply (%w)", l.Key, resp.Code, backends.ErrUnknown)
 	}
-	return nil
+	return fmt.Errorf("release %s: %s: %w", l.Key, resp.Code, backends.ErrNotHeld)
 }

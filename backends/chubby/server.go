@@ -151,7 +151,7 @@ func (s *Server) expireSessions() {
 	for _, id := range s.state.sessionIDs() {
 		at, ok := s.contact[id]
 		if !ok {
-			s.contact[id] = now
+			s.contacted(id)
 			continue
 		}
 		if now-at > s.cell.opts.Lease && !s.expiring[id] {
@@ -159,6 +159,17 @@ func (s *Server) expireSessions() {
 				s.expiring[id] = true
 			}
 		}
+	}
+}
+
+// contacted notes that the master heard from session now: its lease runs
+// for another Lease on the master's clock (and, in the record of grants,
+// from now in true time).
+func (s *Server) contacted(session int64) {
+	s.contact[session] = s.node.Mono()
+	if t := s.cell.truth; t.recording() {
+		now := s.node.World().Now()
+		t.promised(session, s.state.heldBy(session), now, now+s.cell.opts.Lease)
 	}
 }
 
@@ -206,7 +217,7 @@ func (s *Server) request(m sim.Message, r Request) {
 		s.node.Reply(m, Response{Code: CodeExpired})
 		return
 	}
-	s.contact[r.Session] = s.node.Mono()
+	s.contacted(r.Session)
 	switch r.Op {
 	case OpKeepAlive:
 		s.node.Reply(m, Response{Code: CodeOK})
@@ -215,7 +226,8 @@ func (s *Server) request(m sim.Message, r Request) {
 			s.node.Reply(m, Response{Code: CodeBusy, Delay: int64(until - s.node.Mono())})
 			return
 		}
-		s.propose(m, r, txn{Op: "acquire", Session: r.Session, Lock: r.Lock})
+		l := s.state.locks[r.Lock]
+		s.propose(m, r, txn{Op: "acquire", Session: r.Session, Lock: r.Lock, Cleared: l != nil && l.holder == 0 && l.lost})
 	case OpRelease:
 		s.propose(m, r, txn{Op: "release", Session: r.Session, Lock: r.Lock})
 	default:
@@ -276,11 +288,19 @@ func (s *Server) changeRole(ss *raft.SoftState) {
 	s.lead, s.role = ss.Lead, ss.RaftState
 	if s.role == raft.StateLeader && was != raft.StateLeader {
 		// A new master grants every session a fresh lease (the paper's
-		// failover: clients in their grace period reconnect in time).
+		// failover: clients in their grace period reconnect in time), and
+		// a whole lock-delay to every lock the log shows freed by an
+		// expiry and not granted since: the old master's lock-delay was
+		// on its own clock, so this one assumes the longest it could
+		// still run, as it does for the sessions' leases (issue 28).
 		now := s.node.Mono()
 		s.contact, s.expiring, s.delayed = map[int64]time.Duration{}, map[int64]bool{}, map[string]time.Duration{}
 		for _, id := range s.state.sessionIDs() {
-			s.contact[id] = now
+			s.contacted(id)
+		}
+		lost := s.state.lostLocks()
+		for _, name := range lost {
+			s.delayed[name] = now + s.cell.opts.LockDelay
 		}
 		s.peerHeard = map[uint64]time.Duration{}
 		for i := range s.cell.servers {
@@ -288,7 +308,7 @@ func (s *Server) changeRole(ss *raft.SoftState) {
 				s.peerHeard[uint64(i+1)] = now
 			}
 		}
-		s.cell.masterElected(s)
+		s.cell.masterElected(s, lost)
 	}
 	if s.lead != 0 && s.lead != s.id {
 		s.heard()
@@ -300,7 +320,15 @@ func (s *Server) apply(e *pb.Entry) {
 		return
 	}
 	x := decodeTxn(e.Data)
+	granted := false
+	if x.Op == "acquire" && s.cell.truth.recording() {
+		l := s.state.locks[x.Lock]
+		granted = s.state.sessions[x.Session] && (l == nil || l.holder == 0)
+	}
 	o := s.state.apply(x)
+	if s.cell.truth.first(e.Index) {
+		s.cell.truth.entry(s.node.Name(), x, o, granted, s.node.World().Now())
+	}
 	if x.Op == "expire" {
 		delete(s.expiring, x.Session)
 		delete(s.contact, x.Session)
@@ -312,7 +340,7 @@ func (s *Server) apply(e *pb.Entry) {
 		}
 	}
 	if x.Op == "open" && s.role == raft.StateLeader {
-		s.contact[x.Session] = s.node.Mono()
+		s.contacted(x.Session)
 	}
 	if x.Origin != s.id {
 		return

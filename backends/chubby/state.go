@@ -13,6 +13,11 @@ type txn struct {
 	Lock    string `json:"lock,omitempty"`
 	Origin  uint64 `json:"origin,omitempty"`
 	Seq     uint64 `json:"seq,omitempty"`
+	// Cleared (acquire): the proposing master saw the lock freed by an
+	// expiry and its lock-delay over. An acquire that finds the lock so
+	// freed without it is refused: the expiry was applied after the master
+	// let the acquire through, before any lock-delay of it had started.
+	Cleared bool `json:"cleared,omitempty"`
 }
 
 func encodeTxn(t txn) []byte {
@@ -34,6 +39,10 @@ func decodeTxn(b []byte) txn {
 type lockFile struct {
 	holder     int64 // 0: free
 	generation uint64
+	// lost: the lock was freed by its holder's session expiring (no clean
+	// release) and not granted since. A new master, not knowing when the
+	// old master's lock-delay of it started, starts a whole one.
+	lost bool
 }
 
 // state is the cell's replicated state: sessions and lock files.
@@ -64,7 +73,7 @@ func (s *state) apply(x txn) outcome {
 		var lost []string
 		for _, name := range s.lockNames() {
 			if l := s.locks[name]; l.holder == x.Session {
-				l.holder = 0
+				l.holder, l.lost = 0, true
 				lost = append(lost, name)
 			}
 		}
@@ -78,11 +87,11 @@ func (s *state) apply(x txn) outcome {
 			l = &lockFile{}
 			s.locks[x.Lock] = l
 		}
-		if l.holder != 0 && l.holder != x.Session {
+		if (l.holder != 0 && l.holder != x.Session) || (l.holder == 0 && l.lost && !x.Cleared) {
 			return outcome{code: CodeBusy}
 		}
 		if l.holder == 0 {
-			l.holder = x.Session
+			l.holder, l.lost = x.Session, false
 			l.generation++
 		}
 		return outcome{code: CodeOK, seq: Sequencer{Lock: x.Lock, Mode: "exclusive", Generation: l.generation}}
@@ -103,6 +112,29 @@ func (s *state) lockNames() []string {
 		out = append(out, k)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// heldBy are the locks session holds, sorted.
+func (s *state) heldBy(session int64) []string {
+	var out []string
+	for _, name := range s.lockNames() {
+		if s.locks[name].holder == session {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// lostLocks are the locks freed by a session's expiry and not granted
+// since, sorted.
+func (s *state) lostLocks() []string {
+	var out []string
+	for _, name := range s.lockNames() {
+		if s.locks[name].lost {
+			out = append(out, name)
+		}
+	}
 	return out
 }
 

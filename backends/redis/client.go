@@ -229,7 +229,12 @@ func (c *Client) attempt(key, owner string) (backends.Lease, error) {
 		wr, err := c.call(c.p, Wait{N: c.opts.Wait, Timeout: c.opts.WaitTimeout}, c.opts.RequestTimeout+c.opts.WaitTimeout)
 		if err != nil || !wr.OK {
 			// Not replicated as asked: give the key back and try again.
-			_, _ = c.do(DelIfValue{Key: key, Value: owner})
+			if _, gerr := c.do(DelIfValue{Key: key, Value: owner}); backends.Unknown(gerr) {
+				// Issue 28: the key may still be ours; the retries' refusals
+				// (our own value) would not undo that.
+				return backends.Lease{}, fmt.Errorf("WAIT %d after SET on %s: %d replica(s) acknowledged (%v), giving the key back: %w",
+					c.opts.Wait, c.nodeName(granter), wr.Int, err, gerr)
+			}
 			return backends.Lease{}, fmt.Errorf("WAIT %d after SET on %s: %d replica(s) acknowledged (%v): %w",
 				c.opts.Wait, c.nodeName(granter), wr.Int, err, backends.ErrNotAcquired)
 		}

@@ -322,3 +322,44 @@ func TestOwnerIDIsTheSprintfText(t *testing.T) {
 	assert.ErrorIs(t, got, backends.ErrUnknown)
 	assert.ErrorIs(t, got, sim.ErrTimeout)
 }
+
+// TestAGiveBackWithNoReplyIsUnknown: an acquire whose SET was not replicated
+// as WAIT asked gives the key back; when that give-back gets no reply the key
+// may still be ours, so the acquire is unknown, not refused (issue 28).
+func TestAGiveBackWithNoReplyIsUnknown(t *testing.T) {
+	tests := []struct {
+		name    string
+		lost    bool
+		unknown bool
+	}{
+		{"the give-back answered: refused", false, false},
+		{"the give-back's reply was lost: unknown", true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(PersistNone)
+			o := DefaultOptions()
+			o.Wait, o.WaitTimeout = 1, 100*time.Millisecond // no replica: WAIT always falls short
+			var got error
+			n := w.client("c1", o, func(p *sim.Proc, c *Client) { _, got = c.Acquire("k", 0) })
+			if tc.lost {
+				asked := map[uint64]bool{}
+				w.w.Network().AddRule(sim.Rule{From: n, Match: func(m sim.Message) bool {
+					if _, ok := m.Body.(DelIfValue); ok {
+						asked[m.ID] = true
+					}
+					return false
+				}})
+				w.w.Network().AddRule(sim.Rule{To: n, Drop: true, Match: func(m sim.Message) bool { return asked[m.ReplyTo] }})
+			}
+			w.w.Run(10 * time.Second)
+			require.Error(t, got)
+			if tc.unknown {
+				assert.ErrorIs(t, got, backends.ErrUnknown)
+				assert.NotErrorIs(t, got, backends.ErrNotAcquired)
+				return
+			}
+			assert.ErrorIs(t, got, backends.ErrNotAcquired)
+		})
+	}
+}

@@ -194,12 +194,22 @@ func (f *roundFailure) Error() string {
 // spent.
 func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
 	start := c.p.Mono()
+	uncertain := 0 // the attempt that may have left our value on a quorum
 	for attempt := 1; ; attempt++ {
-		lease, err := c.attempt(key)
+		lease, maybe, err := c.attempt(key)
 		if err == nil {
 			return lease, nil
 		}
+		if maybe {
+			uncertain = attempt
+		}
 		elapsed := c.p.Mono() - start
+		if elapsed >= wait && uncertain > 0 {
+			// Issue 28: a later attempt's refusal does not undo an earlier
+			// one whose value may still hold a quorum.
+			return backends.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v; attempt %d may have left its value "+
+				"on a quorum (neither its set nor its release answered there): %w", key, attempt, elapsed, err, uncertain, backends.ErrUnknown)
+		}
 		if elapsed >= wait {
 			return backends.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v: %w",
 				key, attempt, elapsed, err, backends.ErrNotAcquired)
@@ -208,8 +218,11 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 	}
 }
 
-// attempt is one round of Redlock.
-func (c *Client) attempt(key string) (backends.Lease, error) {
+// attempt is one round of Redlock. A failed round releases its value
+// everywhere; maybe reports that the value may still be on a quorum: the
+// instances whose set granted it or did not answer, and whose release did
+// not answer, make one.
+func (c *Client) attempt(key string) (_ backends.Lease, maybe bool, _ error) {
 	v := c.p.Rand().Uint64()
 	value := strconv.FormatUint(v, 10) // the token (token=value) is the same number, printed alike
 	start := c.clock()
@@ -235,15 +248,21 @@ func (c *Client) attempt(key string) (backends.Lease, error) {
 		failure = c.failed(t.outs, true, elapsed)
 	}
 	if failure != nil {
-		c.releaseAll(key, value)
-		return backends.Lease{}, failure
+		rs := c.releaseAll(key, value)
+		left := 0
+		for i, r := range rs {
+			if r.Err != nil && (t.outs[i] == granted || t.outs[i] == timedOut) {
+				left++
+			}
+		}
+		return backends.Lease{}, left >= c.opts.Quorum(), failure
 	}
 	if c.opts.Token == TokenIncr {
 		lease.Token = uint64(t.maxIncr)
 	}
 	lease.Deadline = c.p.Mono() + validity
 	lease.Detail = c.grantDetail(t, validity)
-	return lease, nil
+	return lease, false, nil
 }
 
 // grantDetail is a granted round's detail: "granted by redis-a,redis-b,redis-c

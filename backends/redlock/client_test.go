@@ -341,3 +341,53 @@ func TestOptionsSet(t *testing.T) {
 	assert.ErrorContains(t, o.Set("colour", "red"), `no option "colour"`)
 	assert.ErrorContains(t, o.Set("drift-factor", "2"), "0..1")
 }
+
+// TestAFailedRoundThatMayHoldAQuorumIsUnknown: a round short of a quorum is
+// released everywhere; when neither the set nor the release answered on
+// enough instances to make a quorum, the value may still hold the lock there,
+// and the acquire's outcome is unknown, not a refusal (issue 28).
+func TestAFailedRoundThatMayHoldAQuorumIsUnknown(t *testing.T) {
+	tests := []struct {
+		name    string
+		mute    []int // instances whose replies to c1 are lost (the requests arrive)
+		cut     []int // instances c1 cannot reach at all
+		holder  bool  // c2 holds the lock on every instance first
+		unknown bool
+	}{
+		{"held by another everywhere: refused", nil, nil, true, false},
+		{"a, b, c set and released our value but their replies were lost: unknown", []int{0, 1, 2}, nil, false, true},
+		{"a, b, c unreachable: their silence could be a quorum's grant: unknown", nil, []int{0, 1, 2}, false, true},
+		{"only a and b silent: d, e and c make no quorum with them: refused", nil, []int{0, 1}, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			r := newRig(o)
+			if tc.holder {
+				r.client("c2", o, func(p *sim.Proc, c *Client) {
+					_, err := c.Acquire("k", 0)
+					require.NoError(t, err)
+				})
+			}
+			var got error
+			done := false
+			r.client("c1", o, func(p *sim.Proc, c *Client) {
+				p.Sleep(100 * time.Millisecond)
+				for _, i := range tc.mute {
+					r.w.Network().Block(r.inst[i], p.Node())
+				}
+				r.cut(p.Node(), tc.cut...)
+				_, got = c.Acquire("k", 0)
+				done = true
+			})
+			r.w.Run(5 * time.Second)
+			require.True(t, done)
+			if tc.unknown {
+				assert.ErrorIs(t, got, backends.ErrUnknown)
+				assert.NotErrorIs(t, got, backends.ErrNotAcquired)
+				return
+			}
+			assert.ErrorIs(t, got, backends.ErrNotAcquired)
+		})
+	}
+}
