@@ -48,6 +48,9 @@ type AppliedWrite struct {
 	// Reads counts the reads the resource served while this write was in
 	// force (its value was read).
 	Reads int
+	// Replaced is the index in the record of the write in force when this
+	// one was committed, the write it overwrote (-1: none).
+	Replaced int
 }
 
 func (w AppliedWrite) String() string {
@@ -145,7 +148,7 @@ func (l *WriteLog) Applied(resource, server, key, client string, request, token 
 		return -1
 	}
 	w := AppliedWrite{Resource: resource, Server: server, Key: key, Client: client, Request: request, Token: token,
-		Value: value, At: at, Parent: -1}
+		Value: value, At: at, Parent: -1, Replaced: -1}
 	if l.first == nil {
 		l.first = map[uint64]int{}
 	}
@@ -175,7 +178,7 @@ func (l *WriteLog) Commit(i int, at time.Duration) {
 		return
 	}
 	w := &l.writes[i]
-	w.Committed, w.CommittedAt = true, at
+	w.Committed, w.CommittedAt, w.Replaced = true, at, l.current(w.Resource, w.Key)
 	if l.inForce == nil {
 		l.inForce = map[clientKey]int{}
 	}
@@ -215,29 +218,42 @@ func (l *WriteLog) LostUpdates() []LostUpdate { return l.LostUpdatesWithout(nil)
 // names (by index in Writes; nil: none), as if the resource had never
 // applied them: a write whose client never learnt it was applied and whose
 // value nobody saw, say, which a history cannot tell from a write never
-// applied. A write derived from a skipped write still overwrites the write
-// before it.
+// applied. A read served while a skipped write was in force counts as a
+// read of the write before it.
 func (l *WriteLog) LostUpdatesWithout(skip func(i int, w AppliedWrite) bool) []LostUpdate {
 	if l == nil {
 		return nil
 	}
 	inForce := map[clientKey]int{}
+	// instead maps a write left out to the write in force in its place: a
+	// read served while it was in force returned that one, as if it had
+	// never been applied.
+	instead := map[int]int{}
 	var out []LostUpdate
 	for _, i := range l.commits {
 		w := l.writes[i]
-		if skip != nil && skip(i, w) {
-			continue
-		}
 		k := clientKey{resource: w.Resource, key: w.Key}
 		prev, ok := inForce[k]
 		if !ok {
 			prev = -1
 		}
-		inForce[k] = i
-		if !w.HasRead || prev == w.Parent || (prev >= 0 && l.writes[prev].Request == w.Request) {
+		if skip != nil && skip(i, w) {
+			instead[i] = prev
 			continue
 		}
-		lost := AppliedWrite{Parent: -1}
+		inForce[k] = i
+		parent := w.Parent
+		for {
+			j, left := instead[parent]
+			if !left {
+				break
+			}
+			parent = j
+		}
+		if !w.HasRead || prev == parent || (prev >= 0 && l.writes[prev].Request == w.Request) {
+			continue
+		}
+		lost := AppliedWrite{Parent: -1, Replaced: -1}
 		if prev >= 0 {
 			lost = l.writes[prev]
 		}

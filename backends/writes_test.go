@@ -45,6 +45,8 @@ func TestWriteLogLostUpdates(t *testing.T) {
 			{client: "c1", request: 1, value: 1, commit: -1}, w("c2", 2, 1)}, nil, nil},
 		{"a write left out is as if never applied", []step{r("c1", 0), r("c2", 0), w("c2", 2, 1), w("c1", 1, 1)},
 			[]int{1}, nil},
+		{"a read while a write left out was in force reads the write before", []step{r("c1", 0), r("c2", 0), w("c1", 1, 1),
+			w("c2", 2, 1), r("c3", 1), w("c3", 3, 2)}, []int{1}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,5 +96,5 @@ func TestWriteLogRecordsOnlyWhenAsked(t *testing.T) {
 	ws := l.Writes()
 	require.Len(t, ws, 1)
 	assert.Equal(t, AppliedWrite{Resource: "storage", Server: "storage", Key: "k", Client: "c1", Request: 1, Token: 7, Value: 1,
-		At: 2 * time.Second, Committed: true, CommittedAt: 3 * time.Second, HasRead: true, ReadAt: time.Second, Parent: -1}, ws[0])
+		At: 2 * time.Second, Committed: true, CommittedAt: 3 * time.Second, HasRead: true, ReadAt: time.Second, Parent: -1, Replaced: -1}, ws[0])
 }
