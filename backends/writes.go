@@ -46,7 +46,7 @@ type AppliedWrite struct {
 	// none, the initial value, or no read).
 	Parent int
 	// Reads counts the reads the resource served while this write was in
-	// force (its value was read).
+	// force (its value was read; a reply may still have been lost on its way).
 	Reads int
 	// Replaced is the index in the record of the write in force when this
 	// one was committed, the write it overwrote (-1: none).
