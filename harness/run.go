@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
@@ -90,6 +91,11 @@ type Prepared struct {
 	Deployment Deployment
 	// Nemesis runs the schedule.
 	Nemesis *nemesis.Nemesis
+	// Writes is the record of the writes the protected resource the clients
+	// write to applied (the storage node's, or the system's own resource's:
+	// Deployment.Writes, nil when the system keeps none), the ground truth
+	// of the data. It records only after RecordWrites.
+	Writes *backends.WriteLog
 }
 
 // Prepare builds the world of a test without running it.
@@ -127,7 +133,14 @@ func Prepare(t Test) (*Prepared, error) {
 	if t.Storage == storage.Check && dep.Check == nil {
 		return nil, fmt.Errorf("storage check: system %s has no CheckSequencer (chubby has)", t.System)
 	}
-	st := storage.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads, Initial: initial, Checker: dep.Check})
+	dep.Writes.Record(false) // until a caller asks for the ground truth (RecordWrites)
+	writes := dep.Writes
+	stWrites := backends.NewWriteLog()
+	if dep.NewStorage == nil { // the clients write to the storage node
+		writes = stWrites
+	}
+	st := storage.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads, Initial: initial, Checker: dep.Check,
+		Writes: stWrites})
 	stNode := w.AddNode("storage", sim.NodeOptions{Handler: st})
 	for _, name := range t.ClientNames() {
 		w.AddNode(name, sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
@@ -155,7 +168,7 @@ func Prepare(t Test) (*Prepared, error) {
 		return nil, err
 	}
 	return &Prepared{Test: t, World: w, Log: log, Schedule: schedule, Storage: st, Initial: initial, Deployment: dep,
-		Nemesis: nem}, nil
+		Nemesis: nem, Writes: writes}, nil
 }
 
 // storageTimeout is the storage client's request timeout: a storage in
@@ -264,6 +277,12 @@ func (p *Prepared) RunWatched(w Watch) (res Result, err error) {
 // it before Run. It is off by default: no verdict reads it, and a sweep's
 // runs spare its memory and time.
 func (p *Prepared) RecordGrants() { p.Deployment.Grants.Record(true) }
+
+// RecordWrites makes the protected resource keep its record of the writes it
+// applies and the reads it serves (Writes), the ground truth a test checks
+// the data's verdicts against. Call it before Run. It is off by default: no
+// verdict reads it.
+func (p *Prepared) RecordWrites() { p.Writes.Record(true) }
 
 // judge checks the history of a run that has finished (events, its log's
 // events) and gathers its result.

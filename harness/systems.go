@@ -59,6 +59,11 @@ type Deployment struct {
 	// time: the ground truth the verdicts of a simulated run can be checked
 	// against (see backends.GrantLog). It is kept out of the history.
 	Grants *backends.GrantLog
+	// Writes, when set, is the record of the writes the system's own
+	// protected resource applied (a resource kept inside the lock service:
+	// NewStorage), in true time; nil when the clients write to the storage
+	// node, which keeps its own (Prepared.Writes).
+	Writes *backends.WriteLog
 }
 
 // System is an entry of the system registry.

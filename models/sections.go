@@ -670,6 +670,7 @@ func (c CriticalSections) invalid(h *history.Paired, key string, spec searchSpec
 		a := analyze(spec, out.start, out.batch, c.Budget)
 		an = &a
 		cx, short = c.explainStuck(key, spec, a)
+		short = explainLateRead(h, key, cx, short, a)
 	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
 		Reason:        fmt.Sprintf("the critical sections on %q are not atomic: %s", key, short),
@@ -689,6 +690,7 @@ func (c CriticalSections) lostUpdate(h *history.Paired, key string, batch []linO
 		for _, prev := range done {
 			if prev.from.eq(in.from) {
 				cx, short := describeLostUpdate(key, prev, in.sec)
+				short = explainLateLanding(h, key, cx, short, prev, in.sec)
 				if lines, why := c.throughTheFence(h, prev, in.sec); lines != nil {
 					cx.Explanation = append(cx.Explanation, lines...)
 					short += "; " + why

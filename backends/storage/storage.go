@@ -62,7 +62,14 @@ type Options struct {
 	// Checker asks the lock service, from a process of the storage node,
 	// whether token is still the current grant of the lock key (check mode).
 	Checker func(p *sim.Proc, key string, token uint64) (current bool, err error)
+	// Writes, when set and recording, is given every write the storage
+	// applies and every read it serves, in true time: the ground truth of
+	// the data (see backends.WriteLog), kept out of the history.
+	Writes *backends.WriteLog
 }
+
+// Resource is the name of the storage node's writes in a backends.WriteLog.
+const Resource = "storage"
 
 // ReadReq asks for the value of a cell.
 type ReadReq struct {
@@ -153,6 +160,9 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			n.Reply(m, Reply{Rejected: true, Highest: c.highest})
 			return
 		}
+		if s.Options.Writes.Recording() {
+			s.Options.Writes.Read(Resource, req.Key, clientName(n, m), c.value, n.World().Now())
+		}
 		n.Reply(m, c.valueBody())
 	case WriteReq:
 		if s.Options.Mode == Check {
@@ -165,6 +175,7 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			return
 		}
 		c.value = req.Value
+		s.applied(n, m, req)
 		n.Reply(m, c.valueBody())
 	default:
 		panic(fmt.Sprintf("storage: unexpected message %T", m.Body))
@@ -184,7 +195,20 @@ func (s *Server) checkedWrite(n *sim.Node, p *sim.Proc, m sim.Message, req Write
 	}
 	c := s.cell(req.Key)
 	c.value = req.Value
+	s.applied(n, m, req)
 	n.Reply(m, c.valueBody())
+}
+
+// applied records the write req of m, just applied, in the write log.
+func (s *Server) applied(n *sim.Node, m sim.Message, req WriteReq) {
+	if s.Options.Writes.Recording() {
+		s.Options.Writes.Applied(Resource, n.Name(), req.Key, clientName(n, m), m.ID, req.Token, req.Value, n.World().Now(), true)
+	}
+}
+
+// clientName is the name of the node that sent m.
+func clientName(n *sim.Node, m sim.Message) string {
+	return n.World().Nodes()[m.From].Name()
 }
 
 // Value returns the current value of key (for tests and reports).

@@ -115,3 +115,48 @@ func TestCheckModeAsksBeforeEachWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestStorageRecordsItsWrites: with a recording write log the storage notes
+// every write it applied, derived from the writer's read, and no write its
+// fence rejected; two writes derived from the same read are a lost update.
+func TestStorageRecordsItsWrites(t *testing.T) {
+	tests := []struct {
+		name    string
+		mode    Mode
+		applied []int64
+		lost    int
+	}{
+		{"unfenced: both writes applied, one update lost", Unfenced, []int64{1, 1}, 1},
+		{"fenced: the older token's write rejected", Fenced, []int64{1}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := sim.NewWorld(sim.Config{Seed: 1})
+			log := backends.NewWriteLog()
+			log.Record(true)
+			sn := w.AddNode("storage", sim.NodeOptions{Handler: NewServer(Options{Mode: tc.mode, Writes: log})})
+			a, b := w.AddNode("a", sim.NodeOptions{}), w.AddNode("b", sim.NodeOptions{})
+			a.Spawn("a", func(p *sim.Proc) {
+				c := &Client{P: p, Server: sn.ID()}
+				v, _ := c.Read("k", 1)
+				p.Sleep(100 * time.Millisecond)
+				_ = c.Write("k", v+1, 1)
+			})
+			b.Spawn("b", func(p *sim.Proc) {
+				c := &Client{P: p, Server: sn.ID()}
+				v, _ := c.Read("k", 2)
+				p.Sleep(50 * time.Millisecond)
+				_ = c.Write("k", v+1, 2)
+			})
+			w.Run(time.Second)
+			var applied []int64
+			for _, wr := range log.Writes() {
+				applied = append(applied, wr.Value)
+				assert.True(t, wr.HasRead && wr.Committed, "%v", wr)
+				assert.Equal(t, Resource, wr.Resource)
+			}
+			assert.Equal(t, tc.applied, applied)
+			assert.Len(t, log.LostUpdates(), tc.lost)
+		})
+	}
+}
