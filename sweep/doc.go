@@ -27,6 +27,11 @@
 //   - Durable: finished runs are appended to journal.jsonl and fsync'd in
 //     batches; a sweep started again on the same directory (resume) reads the
 //     journal, drops a torn last line, and runs only what is missing.
+//   - Exclusive: a sweep (and merge, and Finish) holds its directory's
+//     sweep.lock with flock(2); a second sweep of the directory is refused,
+//     naming the first one's pid. The kernel drops the lock however its
+//     holder ends, so a killed sweep leaves no stale lock, and the next start
+//     removes the half-written run directories and temporary files it left.
 //   - Cheap: a run keeps a record of a few hundred bytes; full run directories
 //     are written for the first failing seed of each cell only (Keep).
 package sweep

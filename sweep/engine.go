@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -155,7 +156,7 @@ func prepareDir(dir string, m Manifest) error {
 	case !errors.Is(err, os.ErrNotExist):
 		return err
 	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+	if entries, err := os.ReadDir(dir); err == nil && slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() != LockFile }) {
 		return &GridMismatchError{Dir: dir, Why: "other files (no " + ManifestFile + ")"}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -172,6 +173,34 @@ func writeJSON(path string, v any) error {
 	})
 }
 
+// removeLeftovers removes what a killed sweep leaves half written: the
+// run directories being written or swapped (runs/.<name>.new-* and
+// .<name>.old-*) and the temporary files of atomic writes (.<file>.tmp-*).
+// The directory must be locked. A run whose directory is removed has no
+// record (its record is appended after its directory is written) or is a
+// kept failure that Finish writes again.
+func removeLeftovers(dir string) error {
+	for _, d := range []string{dir, filepath.Join(dir, RunsDir)} {
+		entries, err := os.ReadDir(d)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sweep directory: %w", err)
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if !strings.HasPrefix(name, ".") || !(strings.Contains(name, ".new-") || strings.Contains(name, ".old-") || strings.Contains(name, ".tmp-")) {
+				continue
+			}
+			if err := os.RemoveAll(filepath.Join(d, name)); err != nil {
+				return fmt.Errorf("removing what a killed sweep left: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
 // span locates a run's line in a journal (len 0: not recorded).
 type span struct {
 	off int64
@@ -181,7 +210,9 @@ type span struct {
 // Sweep runs the shard's runs of the grid that dir's journal does not hold
 // yet, on o.Jobs workers, appending each record to the journal as it
 // finishes; then it writes records.jsonl (the shard's records in grid order).
-// It returns the number of runs it ran.
+// It returns the number of runs it ran. It holds the directory locked
+// (LockDir): a second sweep of the same directory is refused with a
+// *LockedError naming the first one's pid.
 func Sweep(g Grid, o Options) (int, error) {
 	if o.Jobs <= 0 {
 		o.Jobs = runtime.GOMAXPROCS(0)
@@ -189,8 +220,16 @@ func Sweep(g Grid, o Options) (int, error) {
 	if o.Keep == "" {
 		o.Keep = KeepFailures
 	}
+	unlock, err := LockDir(o.Dir)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
 	m := Manifest{Format: manifestFormat, Fingerprint: g.Fingerprint(), Shard: o.Shard, Grid: g}
 	if err := prepareDir(o.Dir, m); err != nil {
+		return 0, err
+	}
+	if err := removeLeftovers(o.Dir); err != nil {
 		return 0, err
 	}
 	spans := make([]span, g.NumRuns())

@@ -105,6 +105,11 @@ func Merge(out string, dirs []string) (MergeReport, error) {
 			missing, g.NumRuns())}
 	}
 	rep.Runs = g.NumRuns()
+	unlock, err := LockDir(out)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
 	m := Manifest{Format: manifestFormat, Fingerprint: fingerprint, Grid: g}
 	if err := prepareDir(out, m); err != nil {
 		return rep, err
