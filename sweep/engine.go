@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -233,13 +234,23 @@ func Sweep(g Grid, o Options) (int, error) {
 		return 0, err
 	}
 	spans := make([]span, g.NumRuns())
-	j, err := openJournal(filepath.Join(o.Dir, JournalFile), func(line []byte, off int64) error {
-		i, err := lineIndex(g, line)
+	journalPath := filepath.Join(o.Dir, JournalFile)
+	j, err := openJournal(journalPath, func(line []byte, off int64) error {
+		i, _, err := parseRecord(g, line)
 		if err != nil {
 			return err
 		}
 		if spans[i].len == 0 {
 			spans[i] = span{off, int32(len(line))}
+			return nil
+		}
+		// A run is deterministic: recorded twice, it is recorded the same.
+		prev, err := readSpan(journalPath, spans[i])
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(prev, line) {
+			return fmt.Errorf("run %s is recorded before (at byte %d) differently", g.RunAt(i).ID, spans[i].off)
 		}
 		return nil
 	})
@@ -334,21 +345,6 @@ func TuneGC() (restore func()) {
 			f()
 		}
 	}
-}
-
-// lineIndex is the grid index of a journal line's run.
-func lineIndex(g Grid, line []byte) (int, error) {
-	var id struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(line, &id); err != nil {
-		return 0, err
-	}
-	i, ok := g.IndexOf(id.ID)
-	if !ok {
-		return 0, fmt.Errorf("run %q is not in the grid", id.ID)
-	}
-	return i, nil
 }
 
 func readSpan(path string, s span) ([]byte, error) {

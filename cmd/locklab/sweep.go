@@ -71,7 +71,8 @@ refused (exit 2) with the first one's pid. The kernel drops the lock however the
 ends, so a killed sweep is resumed by the same command.
 
 Exit codes: 0 the sweep finished (whatever the matrix says); 2 usage error, a directory of
-another grid or in use by another sweep; 4 a failure.`
+another grid or in use by another sweep; 4 a failure (a damaged journal: the message says
+how to repair it).`
 
 func newSweepCmd() *cobra.Command {
 	return sweepCommand("sweep", "Run every design under every fault family over many seeds and write the safety matrix", "")

@@ -156,3 +156,20 @@ func TestASecondSweepOfTheSameDirectoryIsRefused(t *testing.T) {
 	require.Equal(t, harness.ExitValid, code, stderr)
 	sameSweepOutputs(t, whole, dir)
 }
+
+// TestADamagedJournalExitsWithTheRemedy: a journal line that is not a record
+// ends the sweep with the failure code and the command that repairs it.
+func TestADamagedJournalExitsWithTheRemedy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	args := []string{"sweep", "--system", "control", "--columns", "none", "--seeds", "2", "--time", "2s", "--progress=false", "--out", dir}
+	code, _, stderr := capture(t, args...)
+	require.Equal(t, harness.ExitValid, code, stderr)
+	journal := filepath.Join(dir, sweep.JournalFile)
+	b, err := os.ReadFile(journal)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(journal, append([]byte("not a record\n"), b...), 0o644))
+	code, _, stderr = capture(t, args...)
+	assert.Equal(t, harness.ExitCrash, code)
+	assert.Contains(t, stderr, "line 1: not JSON")
+	assert.Contains(t, stderr, "sed -i '1d' "+journal)
+}
