@@ -17,6 +17,10 @@ import (
 	"github.com/locklab/locklab/sweep"
 )
 
+// defaultSweepsDir holds the sweep directories of sweeps without --out (the
+// repository's .gitignore ignores it).
+const defaultSweepsDir = "sweeps"
+
 type sweepFlags struct {
 	preset, gridFile, seeds, shard, resume, keep, out string
 	systems, columns                                  []string
@@ -233,7 +237,7 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 		return err
 	}
 	if dir == "" {
-		dir = filepath.Join("sweeps", g.Fingerprint())
+		dir = filepath.Join(defaultSweepsDir, g.Fingerprint())
 		if !shard.Whole() {
 			dir += fmt.Sprintf("-shard-%d-of-%d", shard.Index, shard.Count)
 		}

@@ -173,3 +173,30 @@ func TestADamagedJournalExitsWithTheRemedy(t *testing.T) {
 	assert.Contains(t, stderr, "line 1: not JSON")
 	assert.Contains(t, stderr, "sed -i '1d' "+journal)
 }
+
+// TestDefaultOutputDirectoriesAreIgnoredByGit: what the README's commands
+// write with their default output directories (run directories, sweep
+// directories) is ignored by git, so that it does not mark every build made
+// afterwards "+dirty".
+func TestDefaultOutputDirectoriesAreIgnoredByGit(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(root, ".gitignore")); err != nil {
+		t.Skip("not in the repository")
+	}
+	for _, path := range []string{
+		filepath.Join(defaultSweepsDir, "0123456789abcdef", sweep.JournalFile),
+		filepath.Join(defaultSweepsDir, "0123456789abcdef", sweep.LockFile),
+		filepath.Join("runs", "redis-fenced-counter-unfenced-none-seed1", "history.jsonl"),
+	} {
+		t.Run(path, func(t *testing.T) {
+			cmd := exec.Command(git, "-C", root, "check-ignore", "-q", "--no-index", path)
+			err := cmd.Run()
+			assert.NoError(t, err, "%s is not ignored by %s", path, filepath.Join(root, ".gitignore"))
+		})
+	}
+}
