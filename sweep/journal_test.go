@@ -10,6 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// stopped is a closed Stop channel: a sweep given it reads its directory and
+// journal and runs nothing.
+func stopped() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
 // TestAGarbledJournalIsRefusedWithTheRemedy: a journal line that is not a
 // record of the grid — not JSON, or JSON that no sweep of this grid writes —
 // is refused naming the line and saying how to repair the journal, instead

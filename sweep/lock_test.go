@@ -12,14 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stopped is a closed Stop channel: a sweep given it reads its directory and
-// journal and runs nothing.
-func stopped() <-chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}
-
 // TestASweepDirectoryIsLocked: while another process holds a directory's lock
 // a sweep of it is refused, naming that process; a lock file left by a
 // process that is gone is taken over.
