@@ -115,3 +115,24 @@ func TestASweepRemovesWhatAKilledOneLeft(t *testing.T) {
 	}
 	assert.FileExists(t, kept)
 }
+
+// TestTheMatrixRefusesAGarbledRecord: records.jsonl is checked as the journal
+// is: a record that is JSON but not one a sweep of the grid writes is refused,
+// naming the file and the line, rather than counted in the matrix.
+func TestTheMatrixRefusesAGarbledRecord(t *testing.T) {
+	whole := wholeSweep(t)
+	dir := filepath.Join(t.TempDir(), "copy")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for _, f := range []string{ManifestFile, RecordsFile} {
+		b, err := os.ReadFile(filepath.Join(whole, f))
+		require.NoError(t, err)
+		if f == RecordsFile {
+			b = []byte(strings.Replace(string(b), `"overall":"invalid"`, `"overall":"valid"`, 1))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
+	}
+	_, err := BuildMatrix(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), filepath.Join(dir, RecordsFile)+" line ")
+	assert.Contains(t, err.Error(), "overall valid, but the checks kept merge to invalid")
+}
