@@ -27,6 +27,17 @@
 //   - Durable: finished runs are appended to journal.jsonl and fsync'd in
 //     batches; a sweep started again on the same directory (resume) reads the
 //     journal, drops a torn last line, and runs only what is missing.
+//   - Checked: every journal and records.jsonl line must be a record of the
+//     grid as a sweep writes it (its run in the grid, its results valid,
+//     invalid or unknown and consistent, its bytes its own encoding, a run
+//     recorded twice recorded the same); any other line is refused naming the
+//     line and how to repair the journal, never let change the matrix. Only a
+//     torn last line (no newline: a kill mid-write) is cut away.
+//   - Exclusive: a sweep (and merge, and Finish) holds its directory's
+//     sweep.lock with flock(2); a second sweep of the directory is refused,
+//     naming the first one's pid. The kernel drops the lock however its
+//     holder ends, so a killed sweep leaves no stale lock, and the next start
+//     removes the half-written run directories and temporary files it left.
 //   - Cheap: a run keeps a record of a few hundred bytes; full run directories
 //     are written for the first failing seed of each cell only (Keep).
 package sweep

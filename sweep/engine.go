@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -155,7 +157,7 @@ func prepareDir(dir string, m Manifest) error {
 	case !errors.Is(err, os.ErrNotExist):
 		return err
 	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+	if entries, err := os.ReadDir(dir); err == nil && slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() != LockFile }) {
 		return &GridMismatchError{Dir: dir, Why: "other files (no " + ManifestFile + ")"}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -172,6 +174,34 @@ func writeJSON(path string, v any) error {
 	})
 }
 
+// removeLeftovers removes what a killed sweep leaves half written: the
+// run directories being written or swapped (runs/.<name>.new-* and
+// .<name>.old-*) and the temporary files of atomic writes (.<file>.tmp-*).
+// The directory must be locked. A run whose directory is removed has no
+// record (its record is appended after its directory is written) or is a
+// kept failure that Finish writes again.
+func removeLeftovers(dir string) error {
+	for _, d := range []string{dir, filepath.Join(dir, RunsDir)} {
+		entries, err := os.ReadDir(d)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sweep directory: %w", err)
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if !strings.HasPrefix(name, ".") || !(strings.Contains(name, ".new-") || strings.Contains(name, ".old-") || strings.Contains(name, ".tmp-")) {
+				continue
+			}
+			if err := os.RemoveAll(filepath.Join(d, name)); err != nil {
+				return fmt.Errorf("removing what a killed sweep left: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
 // span locates a run's line in a journal (len 0: not recorded).
 type span struct {
 	off int64
@@ -181,7 +211,9 @@ type span struct {
 // Sweep runs the shard's runs of the grid that dir's journal does not hold
 // yet, on o.Jobs workers, appending each record to the journal as it
 // finishes; then it writes records.jsonl (the shard's records in grid order).
-// It returns the number of runs it ran.
+// It returns the number of runs it ran. It holds the directory locked
+// (LockDir): a second sweep of the same directory is refused with a
+// *LockedError naming the first one's pid.
 func Sweep(g Grid, o Options) (int, error) {
 	if o.Jobs <= 0 {
 		o.Jobs = runtime.GOMAXPROCS(0)
@@ -189,18 +221,36 @@ func Sweep(g Grid, o Options) (int, error) {
 	if o.Keep == "" {
 		o.Keep = KeepFailures
 	}
+	unlock, err := LockDir(o.Dir)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
 	m := Manifest{Format: manifestFormat, Fingerprint: g.Fingerprint(), Shard: o.Shard, Grid: g}
 	if err := prepareDir(o.Dir, m); err != nil {
 		return 0, err
 	}
+	if err := removeLeftovers(o.Dir); err != nil {
+		return 0, err
+	}
 	spans := make([]span, g.NumRuns())
-	j, err := openJournal(filepath.Join(o.Dir, JournalFile), func(line []byte, off int64) error {
-		i, err := lineIndex(g, line)
+	journalPath := filepath.Join(o.Dir, JournalFile)
+	j, err := openJournal(journalPath, func(line []byte, off int64) error {
+		i, _, err := parseRecord(g, line)
 		if err != nil {
 			return err
 		}
 		if spans[i].len == 0 {
 			spans[i] = span{off, int32(len(line))}
+			return nil
+		}
+		// A run is deterministic: recorded twice, it is recorded the same.
+		prev, err := readSpan(journalPath, spans[i])
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(prev, line) {
+			return fmt.Errorf("run %s is recorded before (at byte %d) differently", g.RunAt(i).ID, spans[i].off)
 		}
 		return nil
 	})
@@ -295,21 +345,6 @@ func TuneGC() (restore func()) {
 			f()
 		}
 	}
-}
-
-// lineIndex is the grid index of a journal line's run.
-func lineIndex(g Grid, line []byte) (int, error) {
-	var id struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(line, &id); err != nil {
-		return 0, err
-	}
-	i, ok := g.IndexOf(id.ID)
-	if !ok {
-		return 0, fmt.Errorf("run %q is not in the grid", id.ID)
-	}
-	return i, nil
 }
 
 func readSpan(path string, s span) ([]byte, error) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -174,6 +175,9 @@ func (g Grid) Validate() error {
 	if g.Seeds < 1 {
 		return fmt.Errorf("seeds: %d, want at least 1", g.Seeds)
 	}
+	if g.FirstSeed+uint64(g.Seeds-1) < g.FirstSeed {
+		return fmt.Errorf("first_seed %d and seeds %d: the last seed is beyond %d", g.FirstSeed, g.Seeds, uint64(math.MaxUint64))
+	}
 	if g.Time <= 0 {
 		return fmt.Errorf("time: must be positive, got %v", time.Duration(g.Time))
 	}
@@ -320,12 +324,14 @@ func hasTokens(c Config) (bool, error) {
 type GridFile struct {
 	Rows      []Config  `json:"rows"`
 	Columns   []string  `json:"columns"`
-	Seeds     int       `json:"seeds"`
-	FirstSeed uint64    `json:"first_seed"`
+	Seeds     *int      `json:"seeds"`
+	FirstSeed *uint64   `json:"first_seed"`
 	Time      *Duration `json:"time"`
 }
 
 // ReadGridFile reads a grid file; fields it leaves out keep def's values.
+// A field given is used as given: "first_seed": 0 starts at seed 0, and
+// "seeds": 0 is refused, naming the file and the field.
 func ReadGridFile(path string, def Grid) (Grid, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -351,11 +357,11 @@ func ReadGridFile(path string, def Grid) (Grid, error) {
 	if f.Columns != nil {
 		g.Columns = f.Columns
 	}
-	if f.Seeds != 0 {
-		g.Seeds = f.Seeds
+	if f.Seeds != nil {
+		g.Seeds = *f.Seeds
 	}
-	if f.FirstSeed != 0 {
-		g.FirstSeed = f.FirstSeed
+	if f.FirstSeed != nil {
+		g.FirstSeed = *f.FirstSeed
 	}
 	if f.Time != nil {
 		g.Time = *f.Time

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -31,16 +32,18 @@ type journal struct {
 
 // openJournal opens (or creates) dir's journal for appending after reading
 // what it holds: each complete line is passed to seen with its offset and
-// length; a torn last line (a write cut off by a kill) is cut away.
+// length; a torn last line (a write cut off by a kill: no newline) is cut
+// away. A complete line that is not JSON, or that seen refuses, is a
+// *DamagedJournalError.
 func openJournal(path string, seen func(line []byte, off int64) error) (*journal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	good, err := scanJournal(f, seen)
+	good, err := scanJournal(path, f, seen)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("journal %s: %w", path, err)
+		return nil, err
 	}
 	if err := f.Truncate(good); err != nil {
 		f.Close()
@@ -53,10 +56,28 @@ func openJournal(path string, seen func(line []byte, off int64) error) (*journal
 	return &journal{f: f, lastSync: time.Now(), syncEvery: time.Second, syncRecords: 1000, size: good}, nil
 }
 
+// DamagedJournalError says that a line of a journal is not a record of its
+// grid, and how to repair the journal.
+type DamagedJournalError struct {
+	// Path is the journal; Line the damaged line (from 1).
+	Path string
+	Line int
+	// Why says what is wrong with the line.
+	Why string
+}
+
+func (e *DamagedJournalError) Error() string {
+	return fmt.Sprintf("journal %s line %d: %s. The journal is damaged (edited, or a disk error): "+
+		"delete that line (sed -i '%dd' %s) and resume the sweep (locklab sweep --resume %s), which runs the line's run again; "+
+		"or start afresh in another directory", e.Path, e.Line, e.Why, e.Line, e.Path, filepath.Dir(e.Path))
+}
+
 // scanJournal passes each complete, well-formed line to seen and returns the
-// offset after the last one. Only the last line may be torn: a malformed line
-// followed by others is an error.
-func scanJournal(r io.Reader, seen func(line []byte, off int64) error) (int64, error) {
+// offset after the last one. Only the last line may be torn — cut off before
+// its newline, as a kill in the middle of a write leaves it — and is left out;
+// a complete line that is not JSON or that seen refuses is a
+// *DamagedJournalError (a *DisagreeError from seen is returned as it is).
+func scanJournal(path string, r io.Reader, seen func(line []byte, off int64) error) (int64, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	var off int64
 	lineNo := 0
@@ -67,18 +88,19 @@ func scanJournal(r io.Reader, seen func(line []byte, off int64) error) (int64, e
 			return off, nil
 		}
 		if err != nil {
-			return off, err
+			return off, fmt.Errorf("journal %s: %w", path, err)
 		}
 		lineNo++
 		body := bytes.TrimSuffix(line, []byte("\n"))
 		if !json.Valid(body) {
-			if _, err := br.Peek(1); errors.Is(err, io.EOF) {
-				return off, nil // torn last line
-			}
-			return off, fmt.Errorf("line %d is not JSON, and lines follow it", lineNo)
+			return off, &DamagedJournalError{Path: path, Line: lineNo, Why: "not JSON"}
 		}
 		if err := seen(body, off); err != nil {
-			return off, fmt.Errorf("line %d: %w", lineNo, err)
+			var de *DisagreeError
+			if errors.As(err, &de) {
+				return off, err
+			}
+			return off, &DamagedJournalError{Path: path, Line: lineNo, Why: err.Error()}
 		}
 		off += int64(len(line))
 	}

@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -232,13 +231,9 @@ func BuildMatrix(dir string) (Matrix, error) {
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
 	runs := 0
 	for sc.Scan() {
-		var rec Record
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return Matrix{}, fmt.Errorf("%s line %d: %w", RecordsFile, runs+1, err)
-		}
-		i, ok := g.IndexOf(rec.ID)
-		if !ok {
-			return Matrix{}, fmt.Errorf("%s line %d: run %q is not in the grid", RecordsFile, runs+1, rec.ID)
+		i, rec, err := parseRecord(g, sc.Bytes())
+		if err != nil {
+			return Matrix{}, fmt.Errorf("%s line %d: %w", filepath.Join(dir, RecordsFile), runs+1, err)
 		}
 		accs[i/g.Seeds].add(g, g.RunAt(i), rec)
 		runs++

@@ -62,8 +62,8 @@ func Merge(out string, dirs []string) (MergeReport, error) {
 		if err != nil {
 			return rep, fmt.Errorf("merge: %w", err)
 		}
-		_, err = scanJournal(f, func(line []byte, off int64) error {
-			i, err := lineIndex(g, line)
+		_, err = scanJournal(journal, f, func(line []byte, off int64) error {
+			i, _, err := parseRecord(g, line)
 			if err != nil {
 				return err
 			}
@@ -88,10 +88,7 @@ func Merge(out string, dirs []string) (MergeReport, error) {
 		})
 		f.Close()
 		if err != nil {
-			if _, ok := err.(*DisagreeError); ok {
-				return rep, err
-			}
-			return rep, fmt.Errorf("merge: %s: %w", journal, err)
+			return rep, fmt.Errorf("merge: %w", err)
 		}
 	}
 	missing := 0
@@ -105,6 +102,11 @@ func Merge(out string, dirs []string) (MergeReport, error) {
 			missing, g.NumRuns())}
 	}
 	rep.Runs = g.NumRuns()
+	unlock, err := LockDir(out)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
 	m := Manifest{Format: manifestFormat, Fingerprint: fingerprint, Grid: g}
 	if err := prepareDir(out, m); err != nil {
 		return rep, err

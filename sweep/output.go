@@ -29,8 +29,19 @@ const (
 // from records.jsonl, keeps the run directory of each cell's first failing
 // seed (rerunning it, on jobs workers, unless keep is KeepNone or the
 // directory is there already), and writes matrix.json, matrix.csv,
-// matrix.html and the plot.
+// matrix.html and the plot. It holds the directory locked (LockDir).
 func Finish(dir string, keep Keep, jobs int) (Matrix, error) {
+	if _, err := ReadManifest(dir); err != nil {
+		return Matrix{}, err
+	}
+	unlock, err := LockDir(dir)
+	if err != nil {
+		return Matrix{}, err
+	}
+	defer unlock()
+	if err := removeLeftovers(dir); err != nil {
+		return Matrix{}, err
+	}
 	mx, err := BuildMatrix(dir)
 	if err != nil {
 		return Matrix{}, err

@@ -1,7 +1,12 @@
 package sweep
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/locklab/locklab/harness"
@@ -128,4 +133,91 @@ func (r Record) Violated() bool {
 		}
 	}
 	return false
+}
+
+// parseRecord reads a record line of grid g — a journal's or records.jsonl's
+// — and returns its run's index. It refuses a line that is not a record as a
+// sweep writes it: unknown or mistyped fields, a run outside the grid, results
+// other than valid, invalid and unknown, an overall result that does not
+// merge the failing checks', impossible counts, or bytes other than the
+// record's own encoding. A garbled line is refused rather than let change the
+// matrix.
+func parseRecord(g Grid, line []byte) (int, Record, error) {
+	var rec Record
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return 0, Record{}, fmt.Errorf("not a record: %w", err)
+	}
+	i, ok := g.IndexOf(rec.ID)
+	if !ok {
+		return 0, Record{}, fmt.Errorf("run %q is not in the grid: %s", rec.ID, g.whyNotIn(rec.ID))
+	}
+	if err := rec.check(); err != nil {
+		return 0, Record{}, fmt.Errorf("run %s: %w", rec.ID, err)
+	}
+	if canon, err := json.Marshal(rec); err != nil || !bytes.Equal(canon, line) {
+		return 0, Record{}, fmt.Errorf("run %s: the line is not the record as a sweep writes it (fields reordered, spaced or edited)", rec.ID)
+	}
+	return i, rec, nil
+}
+
+// check refuses a record whose fields contradict each other.
+func (r Record) check() error {
+	isResult := func(x models.Result) bool {
+		return x == models.Valid || x == models.Invalid || x == models.Unknown
+	}
+	if !isResult(r.Overall) {
+		return fmt.Errorf("overall %q: want valid, invalid or unknown", r.Overall)
+	}
+	worst := []models.Result{models.Valid}
+	for _, name := range sortedKeys(r.Checks) {
+		res := r.Checks[name]
+		if res != models.Invalid && res != models.Unknown {
+			return fmt.Errorf("check %q is %q: a record keeps only invalid and unknown checks", name, res)
+		}
+		worst = append(worst, res)
+	}
+	if r.Liveness != "" {
+		if r.Liveness != models.Invalid && r.Liveness != models.Unknown {
+			return fmt.Errorf("liveness %q: want invalid or unknown (or none)", r.Liveness)
+		}
+		worst = append(worst, r.Liveness)
+	}
+	if r.Crash != "" {
+		worst = append(worst, models.Unknown)
+	}
+	// Overall merges every verdict; the record keeps the ones not valid. No
+	// verdicts at all merge to unknown, so an unknown overall with none kept
+	// is possible, but not an invalid one, nor a valid one above a failure.
+	switch m := models.Merge(worst...); {
+	case r.Overall == models.Invalid && m != models.Invalid,
+		r.Overall == models.Valid && m != models.Valid,
+		r.Overall == models.Unknown && m == models.Invalid:
+		return fmt.Errorf("overall %s, but the checks kept merge to %s", r.Overall, m)
+	}
+	switch {
+	case r.Acquires < 0 || r.AcquiresOK < 0 || r.AcquiresOK > r.Acquires:
+		return fmt.Errorf("%d of %d acquires granted", r.AcquiresOK, r.Acquires)
+	case r.StallMaxMS < 0 || math.IsNaN(r.StallMaxMS) || math.IsInf(r.StallMaxMS, 0):
+		return fmt.Errorf("stall_max_ms %v", r.StallMaxMS)
+	case r.AcquireP50US < 0 || r.AcquireP99US < r.AcquireP50US:
+		return fmt.Errorf("acquire latency p50 %d µs, p99 %d µs", r.AcquireP50US, r.AcquireP99US)
+	}
+	return nil
+}
+
+// whyNotIn says which part of a run id the grid lacks.
+func (g Grid) whyNotIn(id string) string {
+	parts := strings.Split(id, "/")
+	if len(parts) != 3 {
+		return "want row/column/seed"
+	}
+	if !slices.ContainsFunc(g.Rows, func(r Row) bool { return r.ID == parts[0] }) {
+		return "no row " + strconv.Quote(parts[0])
+	}
+	if !slices.Contains(g.Columns, parts[1]) {
+		return "no column " + strconv.Quote(parts[1])
+	}
+	return fmt.Sprintf("seed %s is not one of its seeds %d..%d", parts[2], g.FirstSeed, g.FirstSeed+uint64(g.Seeds)-1)
 }

@@ -51,4 +51,132 @@
 // A request that times out is indeterminate: the client reports ErrUnknown
 // unless a later answer settles it. A refusal (READONLY, restart delay) is
 // certain: the command did not run.
+//
+// # Fidelity
+//
+// What of the real system this model has, and where that is shown
+// (docs/fidelity/redis.md is the same as a table). Each item: the behaviour;
+// whether it is modelled; the simulated test or catalog scenario that shows it;
+// the row of live mode that checks it against the real server, if any ("live:"
+// names a test of package live).
+//
+//   - A grant is SET key value NX PX ttl, one atomic step; the value is a random
+//     per-acquisition id. Modelled. Shown by: backends/redis:
+//     TestKeyspaceCommands, TestAcquireWaitsWithinItsBudget. Against the real
+//     server: every redis row of live: TestRedisAndRedlockSimulatedAndLiveAgree
+//     (go-redis against redis-server).
+//   - TTLs are absolute times on the server's wall clock: a wall-clock jump
+//     expires a lock early (or keeps it). Modelled (checked whenever the key is
+//     touched; Redis's background expiry only frees memory sooner, which no
+//     reader can tell). Shown by: backends/redis:
+//     TestLeaseExpiresOnTheServersWallClock, TestMonoExpiryIgnoresClockJumps
+//     (wall). Against the real server: live: TestAClockJumpExpiresAKeyEarly
+//     (libfaketime moves redis-server's clock).
+//   - expiry-clock=mono: TTLs on the server's monotonic clock. Not in the real
+//     system: an option locklab adds to compare with. Shown by: backends/redis:
+//     TestMonoExpiryIgnoresClockJumps (mono). Against the real server: refused:
+//     live: TestOptionsWithoutALiveFormAreNamed.
+//   - Release: Lua compare-and-delete is atomic; plain DEL deletes another
+//     client's lock once ours expired; GET-compare-DEL races. Modelled. Shown
+//     by: backends/redis: TestReleaseVariants; scenario redis-del-unlock;
+//     harness: TestGrantRecordSeesKnownBreaches. Against the real server: live:
+//     redis-del-unlock unsafe and fixed rows.
+//   - Watchdog (Redisson): renew every ttl/3 while held; it cannot save a paused
+//     holder. Modelled. Shown by: backends/redis:
+//     TestWatchdogRenewsWhileHeldAndStopsAfterRelease,
+//     TestWatchdogCannotSaveAPausedHolder. Against the real server: none (the
+//     live client renews the same way; no row isolates it).
+//   - Fencing token from INCR <key>:fence, monotonic only while the instance
+//     keeps its data. Modelled. Shown by: backends/redis:
+//     TestFencingTokensAndReentrancy, TestPersistenceDecidesWhatSurvivesACrash;
+//     scenario kleppmann-gc-pause redis-fixed. Against the real server: live:
+//     kleppmann-gc-pause redis-fixed row.
+//   - Reentrancy: none, a client-side counter, or a server-side hash (Redisson).
+//     Modelled. Shown by: backends/redis: TestFencingTokensAndReentrancy.
+//     Against the real server: reentrancy=server refused: live:
+//     TestOptionsWithoutALiveFormAreNamed.
+//   - The wait budget is measured on the client's monotonic clock; on its wall
+//     clock a jump back fools it. Modelled. Shown by: backends/redis:
+//     TestAcquireWaitsWithinItsBudget, TestWallClockBudgetIsFooledByAJumpBack.
+//     Against the real server: none.
+//   - The lease a client believes in counts from when it sent the SET, not from
+//     the reply. Modelled. Shown by: harness:
+//     TestClientLeasesCountFromTheRequest (redis, redis-replicated). Against the
+//     real server: none.
+//   - A timed-out request is indeterminate (the SET may have run); a refusal
+//     (READONLY, restart delay) is certain. Modelled. Shown by: backends/redis:
+//     TestUnreachableServerGivesUnknown. Against the real server:
+//     backends/live/redis: TestOutcomesOfFailedRequests.
+//   - Persistence none / appendfsync everysec / always: a crash loses what was
+//     not fsync'd. Modelled (AOF fsync policy; RDB snapshots, AOF rewrite and
+//     appendfsync no are not modelled). Shown by: backends/redis:
+//     TestPersistenceDecidesWhatSurvivesACrash, TestEverySecLosesTheLastSecond.
+//     Against the real server: live: redlock-restart fixed-fsync row
+//     (redis-server --appendonly yes --appendfsync always).
+//   - Restart delay: a restarted instance stays unavailable for a while
+//     (antirez's remedy for locks lost in a restart). Modelled as a refusal
+//     window; an operator's procedure, not a Redis feature. Shown by:
+//     backends/redis: TestReplicaRefusesCommandsAndRestartDelayRefusesToo.
+//     Against the real server: live: redlock-restart fixed-delay row (the server
+//     is started that much later).
+//   - Loading at start-up: redis-server answers -LOADING while it reads its AOF.
+//     Not modelled (a restarted instance has its data at once). Shown by: none.
+//     Against the real server: none.
+//   - maxmemory eviction: under an allkeys-* policy a lock key can be evicted
+//     before its TTL. Not modelled (no memory limit). Shown by: none. Against
+//     the real server: none.
+//   - Redis Cluster: hash slots, MOVED/ASK redirects, cluster failover. Not
+//     modelled. Shown by: none. Against the real server: none.
+//   - Replication is asynchronous: the primary answers before any replica has
+//     the write; replicas apply in offset order, resync partially from a backlog
+//     or fully. Modelled. Shown by: backends/redis:
+//     TestReplicationIsAsynchronousAndWaitCountsReplicas,
+//     TestPrimaryKeepsNoBacklogUntilAReplicaSyncs. Against the real server:
+//     live: TestAReplicationLinkCutLosesAnAcknowledgedWrite.
+//   - TTLs replicate as absolute times (PXAT, Redis 7), so a promoted replica
+//     expires keys on its own wall clock. Modelled. Shown by: no dedicated test.
+//     Against the real server: none.
+//   - Replicas refuse client writes (READONLY); a client asks the Sentinel for
+//     the primary after a timeout or READONLY. Modelled. Shown by:
+//     backends/redis: TestReplicaRefusesCommandsAndRestartDelayRefusesToo,
+//     TestFailoverPromotesAReplicaAndClientsFollow. Against the real server:
+//     live: redis-failover rows (go-redis's Sentinel client).
+//   - Failover: after down-after of silence on the Sentinel's own clock, the
+//     reachable replica with the highest offset is promoted in a new epoch; the
+//     old primary, heard of again, is demoted and loses what it had not
+//     replicated. Modelled (one monitor). Shown by: backends/redis:
+//     TestFailoverPromotesAReplicaAndClientsFollow; scenario redis-failover;
+//     harness: TestGrantRecordSeesKnownBreaches. Against the real server: live:
+//     redis-failover unsafe row (real redis-sentinel).
+//   - WAIT n after SET reduces the loss on failover and does not remove it; WAIT
+//     short of n releases and fails the acquire. Modelled. Shown by:
+//     backends/redis: TestWaitKeepsTheGrantThroughAFailover,
+//     TestWaitShortOfReplicasReleasesAndFails; scenario redis-failover
+//     fixed-wait, unsafe-wait. Against the real server: live: redis-failover
+//     fixed-wait and unsafe-wait rows (LOCKLAB_LIVE_MEASURE=1),
+//     TestAReplicationLinkCutLosesAnAcknowledgedWrite.
+//   - A primary restarted without persistence before down-after stays primary,
+//     empty, and its replicas resync from it: every lock is gone. Modelled.
+//     Shown by: backends/redis:
+//     TestPrimaryBackBeforeDownAfterWithoutPersistenceLosesEverything. Against
+//     the real server: none.
+//   - Sentinel quorum: several Sentinels agree the primary is down (ODOWN),
+//     elect a leader, honour failover-timeout and replica-priority. Not modelled
+//     (one monitor decides alone, on offset only). Shown by: none. Against the
+//     real server: none (live runs one redis-sentinel, so a quorum is not
+//     exercised there either).
+//   - min-replicas-to-write / min-replicas-max-lag: a primary refuses writes
+//     without enough connected replicas. Not modelled. Shown by: none. Against
+//     the real server: none.
+//   - Ground truth: every INVALID lease or mutex verdict is backed by the
+//     servers' own record of grants. Checked. Shown by: harness:
+//     TestLockVerdictsAgreeWithTheServers (redis, redis-replicated). Against the
+//     real server: none.
+//
+// Not checked live, though live mode could: the watchdog under a pause
+// (kleppmann-gc-pause with watchdog=true): redis-server and the live client have
+// all it needs; a primary that crashes and restarts without persistence before
+// down-after, its replicas resynchronising from it empty: redis-server and
+// redis-sentinel can show it; appendfsync everysec losing at most the last
+// second on a crash (a SIGKILL of redis-server).
 package redis

@@ -17,6 +17,10 @@ import (
 	"github.com/locklab/locklab/sweep"
 )
 
+// defaultSweepsDir holds the sweep directories of sweeps without --out (the
+// repository's .gitignore ignores it).
+const defaultSweepsDir = "sweeps"
+
 type sweepFlags struct {
 	preset, gridFile, seeds, shard, resume, keep, out string
 	systems, columns                                  []string
@@ -66,7 +70,13 @@ Indexed Jobs (JOB_COMPLETION_INDEX), Slurm arrays (SLURM_ARRAY_TASK_ID) or GNU p
 (PARALLEL_SEQ), and n from --shards or LOCKLAB_SHARDS. A shard writes no matrix: combine the
 shards with 'locklab merge'.
 
-Exit codes: 0 the sweep finished (whatever the matrix says); 2 usage error; 4 a failure.`
+While it runs, a sweep holds DIR/sweep.lock locked: a second sweep of the same directory is
+refused (exit 2) with the first one's pid. The kernel drops the lock however the first one
+ends, so a killed sweep is resumed by the same command.
+
+Exit codes: 0 the sweep finished (whatever the matrix says); 2 usage error, a directory of
+another grid or in use by another sweep; 4 a failure (a damaged journal: the message says
+how to repair it).`
 
 func newSweepCmd() *cobra.Command {
 	return sweepCommand("sweep", "Run every design under every fault family over many seeds and write the safety matrix", "")
@@ -227,7 +237,7 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 		return err
 	}
 	if dir == "" {
-		dir = filepath.Join("sweeps", g.Fingerprint())
+		dir = filepath.Join(defaultSweepsDir, g.Fingerprint())
 		if !shard.Whole() {
 			dir += fmt.Sprintf("-shard-%d-of-%d", shard.Index, shard.Count)
 		}
@@ -241,16 +251,19 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 	}
 	fmt.Fprintf(errOut, "sweep %s: %d rows × %d fault families × %d seeds of %v = %d runs (shard %s: %d) on %d workers\n",
 		dir, len(g.Rows), len(g.Columns), g.Seeds, time.Duration(g.Time), g.NumRuns(), shard, total, f.jobs)
+	// The directory stays locked from the first run to the matrix: a second
+	// sweep of it is refused, naming this one.
+	unlock, err := sweep.LockDir(dir)
+	if err != nil {
+		return sweepError(err)
+	}
+	defer unlock()
 	start := time.Now()
 	prog := newSweepProgress(errOut, f.progress, len(g.Rows)*len(g.Columns))
 	ran, err := sweep.Sweep(g, sweep.Options{Dir: dir, Jobs: f.jobs, Shard: shard, Keep: keep, Progress: prog})
 	prog.finish()
-	var gm *sweep.GridMismatchError
-	if errors.As(err, &gm) {
-		return usageError{err}
-	}
 	if err != nil {
-		return err
+		return sweepError(err)
 	}
 	wall := time.Since(start)
 	out := cmd.OutOrStdout()
@@ -261,6 +274,18 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 		return nil
 	}
 	return finishMatrix(out, dir, keep, f.jobs)
+}
+
+// sweepError is the exit of a sweep that could not start or go on: a
+// directory of another grid, or one another sweep is writing, is refused as a
+// usage error (exit 2); anything else is a failure (exit 4).
+func sweepError(err error) error {
+	var gm *sweep.GridMismatchError
+	var le *sweep.LockedError
+	if errors.As(err, &gm) || errors.As(err, &le) {
+		return usageError{err}
+	}
+	return err
 }
 
 // finishMatrix writes the matrix of a complete sweep directory and prints
@@ -305,14 +330,18 @@ a run, or another failure.`,
 			if out == "" {
 				return usage("--out: give the directory of the merged sweep")
 			}
+			unlock, err := sweep.LockDir(out)
+			if err != nil {
+				return sweepError(err)
+			}
+			defer unlock()
 			rep, err := sweep.Merge(out, args)
 			var me *sweep.MismatchError
-			var gm *sweep.GridMismatchError
-			if errors.As(err, &me) || errors.As(err, &gm) {
+			if errors.As(err, &me) {
 				return usageError{err}
 			}
 			if err != nil {
-				return err
+				return sweepError(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "merged %d runs from %d directories", rep.Runs, len(args))
 			if rep.Duplicates > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -120,4 +121,82 @@ func TestSweepRefusesADirectoryOfAnotherGrid(t *testing.T) {
 	code, _, stderr = capture(t, append(args, "--time", "3s")...)
 	assert.Equal(t, harness.ExitUsage, code)
 	assert.Contains(t, stderr, "another grid")
+}
+
+// TestASecondSweepOfTheSameDirectoryIsRefused starts a sweep as a process and,
+// while it runs, the same sweep again: the second is refused with the usage
+// code, naming the first's pid, and leaves the journal alone. Once the first
+// is killed, the same command takes the directory over and finishes it as an
+// uninterrupted sweep would.
+func TestASecondSweepOfTheSameDirectoryIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command as a process")
+	}
+	args := []string{"sweep", "--system", "redis", "--columns", "none,pause,random", "--seeds", "1..12", "--time", "60s",
+		"--keep", "none", "--progress=false", "-j", "1"}
+	dir := filepath.Join(t.TempDir(), "s")
+	first := exec.Command(os.Args[0], append(args, "--out", dir)...)
+	first.Env = append(os.Environ(), "LOCKLAB_AS_CLI=1")
+	require.NoError(t, first.Start())
+	defer func() { _ = first.Process.Kill(); _ = first.Wait() }()
+	for journalLines(dir) < 1 {
+		time.Sleep(2 * time.Millisecond)
+	}
+	code, _, stderr := capture(t, append(args, "--out", dir)...)
+	assert.Equal(t, harness.ExitUsage, code, stderr)
+	assert.Contains(t, stderr, fmt.Sprintf("process %d is writing it", first.Process.Pid))
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_ = first.Wait()
+
+	code, stdout, stderr := capture(t, append(args, "--out", dir)...)
+	require.Equal(t, harness.ExitValid, code, stderr)
+	assert.Contains(t, stdout, "recorded before", "the killed sweep's lock is taken over")
+	whole := filepath.Join(t.TempDir(), "whole")
+	code, _, stderr = capture(t, append(args, "--out", whole)...)
+	require.Equal(t, harness.ExitValid, code, stderr)
+	sameSweepOutputs(t, whole, dir)
+}
+
+// TestADamagedJournalExitsWithTheRemedy: a journal line that is not a record
+// ends the sweep with the failure code and the command that repairs it.
+func TestADamagedJournalExitsWithTheRemedy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	args := []string{"sweep", "--system", "control", "--columns", "none", "--seeds", "2", "--time", "2s", "--progress=false", "--out", dir}
+	code, _, stderr := capture(t, args...)
+	require.Equal(t, harness.ExitValid, code, stderr)
+	journal := filepath.Join(dir, sweep.JournalFile)
+	b, err := os.ReadFile(journal)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(journal, append([]byte("not a record\n"), b...), 0o644))
+	code, _, stderr = capture(t, args...)
+	assert.Equal(t, harness.ExitCrash, code)
+	assert.Contains(t, stderr, "line 1: not JSON")
+	assert.Contains(t, stderr, "sed -i '1d' "+journal)
+}
+
+// TestDefaultOutputDirectoriesAreIgnoredByGit: what the README's commands
+// write with their default output directories (run directories, sweep
+// directories) is ignored by git, so that it does not mark every build made
+// afterwards "+dirty".
+func TestDefaultOutputDirectoriesAreIgnoredByGit(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(root, ".gitignore")); err != nil {
+		t.Skip("not in the repository")
+	}
+	for _, path := range []string{
+		filepath.Join(defaultSweepsDir, "0123456789abcdef", sweep.JournalFile),
+		filepath.Join(defaultSweepsDir, "0123456789abcdef", sweep.LockFile),
+		filepath.Join("runs", "redis-fenced-counter-unfenced-none-seed1", "history.jsonl"),
+	} {
+		t.Run(path, func(t *testing.T) {
+			cmd := exec.Command(git, "-C", root, "check-ignore", "-q", "--no-index", path)
+			err := cmd.Run()
+			assert.NoError(t, err, "%s is not ignored by %s", path, filepath.Join(root, ".gitignore"))
+		})
+	}
 }
