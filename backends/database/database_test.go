@@ -188,3 +188,50 @@ func TestVersionsOfThePairSeeTheWriteSkew(t *testing.T) {
 	o.Versions = VersionsPair
 	assert.ErrorContains(t, o.Validate(), "versions=pair: only with mode=optimistic")
 }
+
+// TestACrashEndsEveryConnection: the database crashes at 2 s and restarts at
+// 3 s while c1 holds the lock; c1 writes at 4 s on the connection it opened
+// before the crash. A real server has no such connection: the write fails
+// (certainly not run) and the client reconnects; the model used to open the
+// connection anew and autocommit the write outside any transaction or lock.
+func TestACrashEndsEveryConnection(t *testing.T) {
+	tests := []struct {
+		name  string
+		opts  []string
+		pause bool // c1 falls silent at 1 s (the server aborts it first), until 3.5 s
+		// release: the lock row of unique-row is committed data and survives;
+		// a for-update lock ended with its transaction.
+		release bool
+	}{
+		{"for-update: the lock's transaction is lost in the crash", []string{"mode", "for-update", "resource", "db"}, false, false},
+		{"for-update: a connection aborted for silence stays closed across the crash", []string{"mode", "for-update", "resource", "db"}, true, false},
+		{"unique-row: an autocommit write on a pre-crash connection fails", []string{"mode", "unique-row", "resource", "db"}, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, db, srv, o := setup(t, tc.opts...)
+			if tc.pause {
+				o.ConnTimeout = 500 * time.Millisecond
+			}
+			var got []string
+			c1 := w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+				c := NewClient(p, db.ID(), o)
+				l, err := c.Acquire("k", time.Second)
+				require.NoError(t, err)
+				p.Sleep(4*time.Second - p.World().Now())
+				err = c.Write("k", 2, l.Token)
+				got = append(got, fmt.Sprintf("rejected=%v", errors.Is(err, backends.ErrRejected)))
+				got = append(got, fmt.Sprintf("release ok=%v", c.Release(l) == nil))
+			})})
+			if tc.pause {
+				w.At(time.Second, c1.Pause)
+				w.At(3500*time.Millisecond, c1.Resume)
+			}
+			w.At(2*time.Second, db.Crash)
+			w.At(3*time.Second, db.Restart)
+			w.Run(10 * time.Second)
+			assert.Equal(t, []string{"rejected=true", fmt.Sprintf("release ok=%v", tc.release)}, got)
+			assert.Equal(t, int64(0), srv.Value("data/k"), "the stale write never applied")
+		})
+	}
+}

@@ -52,7 +52,10 @@ type Event struct{ Kind, Detail string }
 // Server is the database: data rows with versions, unique lock rows, row
 // locks with wait queues, advisory locks, and connections whose transactions
 // it aborts when they fall silent for conn-timeout. It keeps nothing across
-// a crash except the committed rows (a crash ends every connection).
+// a crash except the committed rows: a crash ends every connection, and a
+// request on a connection opened before the crash is answered "closed" (a
+// real server has no such connection: the client's next request fails and
+// it must reconnect).
 type Server struct {
 	opts     Options
 	node     *sim.Node
@@ -84,15 +87,29 @@ func (s *Server) Preset(initial map[string]int64) {
 	}
 }
 
-// Start resets the volatile state and starts the liveness check.
+// Start resets the volatile state and starts the liveness check. The
+// connections ended by a crash stay closed.
 func (s *Server) Start(n *sim.Node) {
 	s.node = n
-	s.conns, s.rows, s.advisory = map[string]*conn{}, map[string]*rowLock{}, map[string]*conn{}
+	if s.conns == nil {
+		s.conns = map[string]*conn{}
+	}
+	s.rows, s.advisory = map[string]*rowLock{}, map[string]*conn{}
 	n.SetTimer(livenessCheck, s.checkLiveness)
 }
 
-// Crash ends every connection; committed rows survive.
-func (s *Server) Crash(n *sim.Node) { s.conns, s.rows, s.advisory = nil, nil, nil }
+// Crash ends every connection: its transaction is lost (its writes were
+// never committed) and so are its locks; committed rows survive. The ended
+// connections are kept as closed, so that a client that sends on one after
+// the restart learns "closed" and reconnects, instead of its request running
+// on a connection the new incarnation never opened (outside the transaction
+// and the lock the client believes it has). Connection ids are not reused.
+func (s *Server) Crash(n *sim.Node) {
+	for _, c := range s.conns { // determinism:ok every connection gets the same
+		c.closed, c.txn, c.advisory = true, nil, nil
+	}
+	s.rows, s.advisory = nil, nil
+}
 
 // Value is a data row's committed value.
 func (s *Server) Value(key string) int64 {
