@@ -28,7 +28,8 @@ func init() {
 // deployDatabase adds the server "db"; with resource=db (or optimistic) the
 // protected data is a row of it. The server's row take-overs and aborted
 // transactions are recorded in the history, and so are the begin and the
-// commit of every transaction that holds data writes (recordTxns).
+// commit of every transaction that holds data writes (recordTxns); its
+// grants are recorded in the deployment's Grants.
 func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 	o, err := database.Table.Parse(opts)
 	if err != nil {
@@ -38,6 +39,8 @@ func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 		return Deployment{}, err
 	}
 	srv := database.NewServer(o)
+	grants := backends.NewGrantLog(1)
+	srv.RecordGrants(grants)
 	var log *history.Log
 	srv.OnEvent = func(n *sim.Node, e database.Event) {
 		if log != nil {
@@ -46,6 +49,7 @@ func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 	}
 	db := w.AddNode("db", sim.NodeOptions{Handler: srv})
 	dep := Deployment{
+		Grants:  grants,
 		Servers: []*sim.Node{db},
 		NewLock: func(p *sim.Proc) backends.Lock {
 			c := database.NewClient(p, db.ID(), o)

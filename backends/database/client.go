@@ -180,7 +180,7 @@ func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, er
 		}
 		return backends.Lease{Token: r.Token, Detail: fmt.Sprintf("lock row %q inserted, expiry by the client's wall clock", key)}, nil
 	case ModeAdvisory:
-		r, err := c.call(Req{Op: OpAdvisoryTry, Key: key}, 0)
+		r, err := c.call(Req{Op: OpAdvisoryTry, Key: key, Owner: owner}, 0)
 		if err != nil {
 			return backends.Lease{}, notAcquired(err)
 		}
@@ -190,7 +190,7 @@ func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, er
 		return backends.Lease{Token: r.Token, Detail: "pg_try_advisory_lock on " + c.conn}, nil
 	}
 	wait := max(0, until-c.p.Mono())
-	r, err := c.call(Req{Op: OpSelectForUpdate, Key: "lock/" + key, Wait: wait}, min(wait, c.opts.LockWaitTimeout))
+	r, err := c.call(Req{Op: OpSelectForUpdate, Key: "lock/" + key, Owner: owner, Wait: wait}, min(wait, c.opts.LockWaitTimeout))
 	if err != nil {
 		if backends.Unknown(err) {
 			_, _ = c.call(Req{Op: OpRollback}, 0)

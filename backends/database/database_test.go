@@ -235,3 +235,60 @@ func TestACrashEndsEveryConnection(t *testing.T) {
 		})
 	}
 }
+
+// TestTheServersRecordOfGrants: the server records each grant and its end;
+// a lock without a lease that the server itself takes from its holder (a
+// silent connection's transaction aborted, a crash) is a broken promise, a
+// release is not, and a unique row taken over after it expired breaks
+// nothing.
+func TestTheServersRecordOfGrants(t *testing.T) {
+	tests := []struct {
+		name     string
+		mode     string
+		fault    func(w *sim.World, c1, db *sim.Node)
+		breaches []string
+	}{
+		{"for-update, released", "for-update", nil, nil},
+		{"advisory, released", "advisory", nil, nil},
+		{"for-update, the holder falls silent", "for-update", func(w *sim.World, c1, db *sim.Node) { w.At(time.Second, c1.Pause) },
+			[]string{`"k": db deleted the lock of c1 as c1#1 from 0.001s to 5.500s at 5.500s`}},
+		{"advisory, the holder falls silent", "advisory", func(w *sim.World, c1, db *sim.Node) { w.At(time.Second, c1.Pause) },
+			[]string{`"k": db deleted the lock of c1 as c1#1 from 0.001s to 5.500s at 5.500s`}},
+		{"for-update, the server crashes", "for-update", func(w *sim.World, c1, db *sim.Node) {
+			w.At(time.Second, db.Crash)
+			w.At(1500*time.Millisecond, db.Restart)
+		}, []string{`"k": db deleted the lock of c1 as c1#1 from 0.001s to 1.000s at 1.000s`}},
+		{"unique-row, the holder falls silent past its row's expiry", "unique-row", func(w *sim.World, c1, db *sim.Node) { w.At(time.Second, c1.Pause) }, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, db, srv, o := setup(t, "mode", tc.mode)
+			log := backends.NewGrantLog(1)
+			srv.RecordGrants(log)
+			for _, name := range []string{"c1", "c2"} {
+				w.AddNode(name, sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+					if name == "c2" {
+						p.Sleep(100 * time.Millisecond)
+					}
+					c := NewClient(p, db.ID(), o)
+					l, err := c.Acquire("k", 20*time.Second)
+					if err != nil {
+						return
+					}
+					p.Sleep(3 * time.Second)
+					_ = c.Release(l)
+				})})
+			}
+			if tc.fault != nil {
+				tc.fault(w, w.Node("c1"), db)
+			}
+			w.Run(30 * time.Second)
+			require.NotEmpty(t, log.Grants())
+			var got []string
+			for _, b := range log.Breaches() {
+				got = append(got, b.String())
+			}
+			assert.Equal(t, tc.breaches, got)
+		})
+	}
+}
