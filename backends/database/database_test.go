@@ -292,3 +292,37 @@ func TestTheServersRecordOfGrants(t *testing.T) {
 		})
 	}
 }
+
+// TestAnUnknownOutcomeStaysUnknown: a request whose reply is lost (the
+// link from the server is cut) has an unknown outcome, never a definite
+// failure, whatever the client does next; only a request the server
+// refused without running it ("closed") is one.
+func TestAnUnknownOutcomeStaysUnknown(t *testing.T) {
+	tests := []struct {
+		name string
+		op   func(c *Client, l backends.Lease) error
+	}{
+		{"a write in the lock's transaction", func(c *Client, l backends.Lease) error { return c.Write("k", 1, l.Token) }},
+		{"the release's commit", func(c *Client, l backends.Lease) error { return c.Release(l) }},
+		{"a read", func(c *Client, l backends.Lease) error { _, err := c.Read("k", l.Token); return err }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, db, _, o := setup(t, "mode", "for-update", "resource", "db")
+			var got []error
+			w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+				c := NewClient(p, db.ID(), o)
+				l, err := c.Acquire("k", time.Second)
+				require.NoError(t, err)
+				p.Sleep(time.Second)
+				got = append(got, tc.op(c, l))
+			})})
+			w.At(500*time.Millisecond, func() { w.Network().Block(db, w.Node("c1")) })
+			w.Run(5 * time.Second)
+			require.Len(t, got, 1)
+			assert.True(t, backends.Unknown(got[0]), "unknown: %v", got[0])
+			assert.NotErrorIs(t, got[0], backends.ErrRejected)
+			assert.NotErrorIs(t, got[0], backends.ErrNotHeld)
+		})
+	}
+}
