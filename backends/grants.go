@@ -35,6 +35,10 @@ type Grant struct {
 	// the owner's (a plain DEL of someone else's key), and Removed when.
 	RemovedBy string
 	Removed   time.Duration
+	// Revoked is true when the server itself ended the grant (Released is
+	// then when, RemovedBy the server) while its owner held it: a lock
+	// without a lease taken from its holder (Revoked).
+	Revoked bool
 }
 
 type promise struct{ made, until time.Duration }
@@ -47,6 +51,7 @@ type grant struct {
 	at, until, released, removed, promised time.Duration // promised: the grant's own lease end
 	scope, server, key, client, removedBy  uint32        // removedBy is 0 (names "") when none
 	renewals                               int32         // 1 + index in GrantLog.renewals; 0: none
+	revoked                                bool
 }
 
 // end is when the grant stopped protecting its owner: its lease ran out or
@@ -318,12 +323,35 @@ func (l *GrantLog) Removed(scope, key, owner, by string, at time.Duration) {
 	delete(l.open, k)
 }
 
+// Revoked records that server by itself ended owner's grant of key in
+// scope at true time at, while the owner held it: the owner had not given
+// it back and no lease the server promised had run out (a lock without a
+// lease taken from its holder: a transaction aborted because its
+// connection fell silent, a session ended, a crash that lost the lock).
+// The holding ends there, and the revocation is a broken promise
+// (Breaches), as a removal by someone else is. A grant whose lease had run
+// out by then just ends with it.
+func (l *GrantLog) Revoked(scope, key, owner, by string, at time.Duration) {
+	if !l.Recording() {
+		return
+	}
+	g, k := l.openGrant(scope, key, owner)
+	if g == nil {
+		return
+	}
+	delete(l.open, k)
+	if g.until > 0 && g.until <= at {
+		return
+	}
+	g.released, g.removedBy, g.removed, g.revoked = at, l.names.id(by), at, true
+}
+
 // export is g as a Grant.
 func (l *GrantLog) export(g *grant) Grant {
 	ns := &l.names
 	return Grant{Scope: ns.name(g.scope), Server: ns.name(g.server), Key: ns.name(g.key), Owner: g.owner,
 		Client: ns.name(g.client), At: g.at, Until: g.until, Released: g.released,
-		RemovedBy: ns.name(g.removedBy), Removed: g.removed}
+		RemovedBy: ns.name(g.removedBy), Removed: g.removed, Revoked: g.revoked}
 }
 
 // Grants returns a copy of the record, in the order the grants were made.
@@ -424,7 +452,8 @@ func quorumHoldings(gs []*Grant, quorum int) []Holding {
 }
 
 // Breach is a broken promise in the servers' record: two owners held the
-// same lock at once, or a client deleted a lock that someone else held.
+// same lock at once, or a client deleted (or the server revoked) a lock that
+// someone else held.
 type Breach struct {
 	Key string
 	// Held is the holding that was broken; Other the one that broke it (for a
@@ -432,7 +461,8 @@ type Breach struct {
 	Held, Other Holding
 	// From and To bound the overlap (for a removal, the moment of it).
 	From, To time.Duration
-	// Removal is true for a deletion of someone else's lock.
+	// Removal is true for a deletion of someone else's lock (or its
+	// revocation by the server: Other.Client is the server).
 	Removal bool
 }
 
@@ -469,7 +499,7 @@ func (l *GrantLog) Breaches() []Breach {
 	grants := l.Grants()
 	for i := range grants {
 		g := &grants[i]
-		if l.quorum > 1 || g.RemovedBy == "" || g.Removed >= g.end() {
+		if l.quorum > 1 || g.RemovedBy == "" || (g.Removed >= g.end() && !g.Revoked) {
 			continue
 		}
 		held := Holding{Key: g.Key, Owner: g.Owner, Client: g.Client, From: g.At, To: g.end()}

@@ -71,6 +71,25 @@ func TestGrantLogBreaches(t *testing.T) {
 			breaches: []string{`"k": c1 as a from 0.000s to 18.000s and c2 as b from 12.000s to 22.000s overlap from 12.000s to 18.000s`},
 		},
 		{
+			name: "the server revokes a lock without a lease (a transaction aborted), then grants it: the revocation is broken, the next grant is not",
+			record: func(l *GrantLog) {
+				l.Granted("db", "db", "k", "a", "c1", 0, 0)
+				l.Revoked("db", "k", "a", "db", 5*s)
+				l.Granted("db", "db", "k", "b", "c2", 5*s, 0)
+				l.Released("db", "k", "b", 6*s)
+			},
+			holdings: []Holding{{"k", "a", "c1", 0, 5 * s}, {"k", "b", "c2", 5 * s, 6 * s}},
+			breaches: []string{`"k": db deleted the lock of c1 as a from 0.000s to 5.000s at 5.000s`},
+		},
+		{
+			name: "a revocation after the lease ran out breaks nothing",
+			record: func(l *GrantLog) {
+				l.Granted("db", "db", "k", "a", "c1", 0, 10*s)
+				l.Revoked("db", "k", "a", "db", 12*s)
+			},
+			holdings: []Holding{{"k", "a", "c1", 0, 10 * s}},
+		},
+		{
 			name: "a plain DEL by another client removes the lock under its owner",
 			record: func(l *GrantLog) {
 				l.Granted("r", "redis", "k", "a", "c1", 0, 10*s)

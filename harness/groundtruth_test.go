@@ -39,6 +39,10 @@ var truthSystems = []struct {
 	{"chubby", Test{System: "chubby", Storage: storage.Fenced, FenceReads: true}, 0},
 	{"chubby-check", Test{System: "chubby", Storage: storage.Check}, 0},
 	{"control", Test{System: "control"}, 5},
+	{"database", Test{System: "database"}, 0},
+	{"database-db", Test{System: "database", SystemOptions: map[string]string{"resource": "db"}}, 0},
+	{"database-advisory", Test{System: "database", SystemOptions: map[string]string{"mode": "advisory"}}, 0},
+	{"database-unique-row", Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row"}}, 0},
 }
 
 // TestLockVerdictsAgreeWithTheServers sweeps random-fault seeds of every
@@ -77,9 +81,10 @@ func TestLockVerdictsAgreeWithTheServers(t *testing.T) {
 }
 
 // lockCheck is the lock-service check that judges the system: lease for
-// leased locks, mutex for the control lock.
+// leased locks, mutex for the control lock and the database's locks without
+// a lease (for-update, advisory).
 func lockCheck(t Test) string {
-	if t.System == "control" {
+	if t.System == "control" || (t.System == "database" && t.SystemOptions["mode"] != "unique-row") {
 		return "mutex"
 	}
 	return "lease"
@@ -149,6 +154,11 @@ func TestGrantRecordSeesKnownBreaches(t *testing.T) {
 		{"redlock-clock-jump", "fixed", false, false},
 		{"raftkv-leader-clock-ahead", "unsafe", true, false},
 		{"kleppmann-gc-pause", "redis-unsafe", false, false},
+		{"kleppmann-gc-pause", "database-unsafe", false, false}, // c1's row expired before c2 took it
+		{"db-clock-skew", "unsafe", true, false},                // c2's clock ahead: it takes c1's live row
+		{"db-clock-skew", "fixed", false, false},
+		{"db-connection-stall", "unsafe", false, true}, // the server aborts c1's transaction: its row lock is revoked
+		{"db-connection-stall", "fixed", false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
@@ -219,7 +229,7 @@ func TestRaftkvLeaseVerdictsOfIssue10(t *testing.T) {
 // grants unless a caller asks for it (no verdict reads it), and asking
 // changes nothing of the run.
 func TestGrantsAreRecordedOnlyWhenAsked(t *testing.T) {
-	for _, system := range []string{"redis", "redlock", "raftkv", "control"} {
+	for _, system := range []string{"redis", "redlock", "raftkv", "control", "database"} {
 		t.Run(system, func(t *testing.T) {
 			tc := Test{System: system, Seed: 3, Time: 5 * time.Second}
 			plain, err := Prepare(tc)

@@ -5,6 +5,7 @@ import (
 	"github.com/locklab/locklab/backends/database"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/workloads"
 )
 
 func init() {
@@ -26,7 +27,9 @@ func init() {
 
 // deployDatabase adds the server "db"; with resource=db (or optimistic) the
 // protected data is a row of it. The server's row take-overs and aborted
-// transactions are recorded in the history.
+// transactions are recorded in the history, and so are the begin and the
+// commit of every transaction that holds data writes (recordTxns); its
+// grants are recorded in the deployment's Grants.
 func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 	o, err := database.Table.Parse(opts)
 	if err != nil {
@@ -36,6 +39,8 @@ func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 		return Deployment{}, err
 	}
 	srv := database.NewServer(o)
+	grants := backends.NewGrantLog(1)
+	srv.RecordGrants(grants)
 	var log *history.Log
 	srv.OnEvent = func(n *sim.Node, e database.Event) {
 		if log != nil {
@@ -44,8 +49,15 @@ func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 	}
 	db := w.AddNode("db", sim.NodeOptions{Handler: srv})
 	dep := Deployment{
-		Servers:   []*sim.Node{db},
-		NewLock:   func(p *sim.Proc) backends.Lock { return database.NewClient(p, db.ID(), o) },
+		Grants:  grants,
+		Servers: []*sim.Node{db},
+		NewLock: func(p *sim.Proc) backends.Lock {
+			c := database.NewClient(p, db.ID(), o)
+			if log != nil {
+				c.OnTxn(recordTxns(log, p.Node()))
+			}
+			return c
+		},
 		HasTokens: o.Mode != database.ModeOptimistic,
 		Messages:  database.MessageTypes(),
 		Record:    func(l *history.Log) { log = l },
@@ -55,4 +67,31 @@ func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 		dep.InitialData = srv.Preset
 	}
 	return dep, nil
+}
+
+// recordTxns records the begin and the commit of a database client's data
+// transactions on a process of their own on the client's node (opened at
+// the first: a run without transactions numbers its processes as before),
+// linked to the writes by owner: a write inside a transaction applies only
+// if its commit does (see package history, Transactions).
+func recordTxns(log *history.Log, n *sim.Node) func(database.TxnStep) {
+	var rec *history.Recorder
+	var commit history.Op
+	return func(s database.TxnStep) {
+		if rec == nil {
+			rec = log.NewRecorder(n.Name(), nodeClock{n})
+		}
+		switch {
+		case !s.Commit:
+			rec.Invoke(history.Event{F: history.FBegin, Key: s.Key, Owner: s.Owner}).Complete(history.OK, history.Event{})
+		case !s.Done:
+			commit = rec.Invoke(history.Event{F: history.FCommit, Owner: s.Owner})
+		default:
+			e := history.Event{}
+			if s.Err != nil {
+				e.Detail = s.Err.Error()
+			}
+			commit.Complete(workloads.Outcome(s.Err), e)
+		}
+	}
 }

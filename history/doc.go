@@ -25,10 +25,11 @@
 //	node      the client (or, for the nemesis, nothing) the process runs on; events of one
 //	          client share it across processes
 //	type      invoke | ok | fail | info for operations; start | stop for nemesis faults
-//	f         the function: acquire, release, renew, read, write, append (operations) or
-//	          the fault kind (pause, partition, clock-jump, clock-drift, crash, delay, ...)
+//	f         the function: acquire, release, renew, read, write, append, begin, commit
+//	          (operations) or the fault kind (pause, partition, clock-jump, clock-drift, crash, delay, ...)
 //	key       the lock key (acquire, release, renew) or the resource key (read, write, append)
-//	owner     the acquisition's identity: the lock value or acquirer id (acquire, release, renew)
+//	owner     the acquisition's identity: the lock value or acquirer id (acquire, release, renew,
+//	          and the storage operations, begin and commit made under it)
 //	token     the fencing token: granted (acquire/renew ok) or presented (read, write, release)
 //	value     the number read (read ok), written (write invoke and completion) or appended
 //	          (append invoke and completion)
@@ -50,6 +51,35 @@
 // value. A list is read whole (values) and grows by append. A critical section
 // is a successful read followed by the same process's next operation, if that is
 // a write or append of the same key.
+//
+// # Transactions
+//
+// A storage whose writes are buffered in a transaction (a database row
+// written inside the lock's transaction, say) records when the transaction
+// opens and when it commits, so that a write acknowledged inside it is not
+// taken as applied before it is committed:
+//
+//	{"index":7,"time":1300000,"process":5,"node":"c1","type":"invoke","f":"begin","key":"k","owner":"c1#2"}
+//	{"index":8,"time":1300000,"process":5,"node":"c1","type":"ok","f":"begin","key":"k","owner":"c1#2"}
+//	...
+//	{"index":12,"time":1500000,"process":5,"node":"c1","type":"invoke","f":"commit","owner":"c1#2"}
+//	{"index":14,"time":1502000,"process":5,"node":"c1","type":"ok","f":"commit","owner":"c1#2"}
+//
+// begin (invoke and ok; key, when given, is the first key written) says
+// that the writes of the acquisition owner that complete after it (a
+// recorder may note the begin while the first write is in flight) and were
+// invoked before its commit, belong to the transaction. commit is an operation like
+// any other: ok (the transaction's writes took effect, at some point
+// during the commit), fail (certainly none did: the transaction was aborted
+// or its connection had ended) or info (unknown). A transaction without a
+// commit never committed (it was rolled back, aborted, lost in a crash of
+// the server, or was still open when the history ended): its writes did not
+// take effect, however they completed. begin and commit are linked to the
+// writes by owner, not by process, so they may be recorded by a process of
+// their own (a write of unknown outcome retires its process, and the commit
+// comes after it). A write's own outcome still counts: a failed write did
+// not happen whatever the commit; an info write inside a committed
+// transaction may have happened.
 //
 // # Operations
 //

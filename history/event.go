@@ -42,6 +42,13 @@ const (
 	FWrite   = "write"
 	// FAppend appends value to the list stored under key (list resources).
 	FAppend = "append"
+	// FBegin marks that the writes of an acquisition (owner) from here on
+	// are buffered in a transaction: they apply only if its FCommit does.
+	FBegin = "begin"
+	// FCommit is the commit of the transaction an FBegin of the same owner
+	// opened: ok (its writes applied, at the commit), fail (none applied) or
+	// info (unknown).
+	FCommit = "commit"
 )
 
 // NemesisProcess is the process number of nemesis events.

@@ -17,7 +17,10 @@ const OnCallPrefix = "oncall/"
 // on-call rows of any system's history: a write that returned ok is applied
 // at some point between its invocation and its completion, one that failed
 // is not applied, one whose outcome is unknown (info) may apply at any point
-// after its invocation. The history is invalid when, with no write in
+// after its invocation. A write inside a transaction (see package history,
+// Transactions) applies during its commit if that is ok, may apply if the
+// commit's outcome is unknown, and never applies if the commit failed or
+// never came. The history is invalid when, with no write in
 // flight, every row is certainly 0; unknown when every row may have been 0
 // at once but that depends on a write in flight or of unknown outcome (or
 // on a row's unknown initial value).
@@ -121,30 +124,48 @@ func (c OnCall) checkPaired(h *history.Paired) Verdict {
 			delete(open, e.Process)
 		}
 	}
+	txn := onCallTxns(h, failed)
 	writes := 0
 	maybe := ""
 	for i := range h.Len() {
-		if e := h.At(i); e.F != history.FWrite || !strings.HasPrefix(e.Key, OnCallPrefix) {
+		committed, commits := txn.applyAt[i]
+		committing, invoked := txn.flightAt[i]
+		if e := h.At(i); !commits && !invoked && (e.F != history.FWrite || !strings.HasPrefix(e.Key, OnCallPrefix)) {
 			continue
 		}
 		e := *h.At(i)
 		r := rows[e.Key]
-		switch e.Type {
-		case history.Invoke:
-			if !failed[e.Index] {
-				r.inFlight[e.Process] = e
+		switch {
+		case invoked: // a commit is invoked: its writes are in flight
+			for _, inv := range committing {
+				rows[inv.Key].inFlight[-1-inv.Index] = inv
 			}
-			continue
-		case history.OK:
-			inv := r.inFlight[e.Process]
-			delete(r.inFlight, e.Process)
-			if inv.Value != nil {
+		case commits: // a commit completes: its writes apply
+			for _, inv := range committed {
+				r := rows[inv.Key]
+				delete(r.inFlight, -1-inv.Index)
 				r.value, r.known, r.last = *inv.Value, true, e
 				writes++
 			}
-		case history.Fail:
+		case e.Type == history.Invoke:
+			if !failed[e.Index] && !txn.atCommit[e.Index] {
+				r.inFlight[e.Process] = e
+			}
+			continue
+		case e.Type == history.OK:
+			inv := r.inFlight[e.Process]
 			delete(r.inFlight, e.Process)
-		case history.Info:
+			switch {
+			case inv.Value == nil: // not in flight: failed, or applied by its commit
+			case txn.unsure[inv.Index]:
+				r.unsure = append(r.unsure, inv)
+			default:
+				r.value, r.known, r.last = *inv.Value, true, e
+				writes++
+			}
+		case e.Type == history.Fail:
+			delete(r.inFlight, e.Process)
+		case e.Type == history.Info:
 			if inv, ok := r.inFlight[e.Process]; ok {
 				r.unsure = append(r.unsure, inv)
 			}
@@ -187,4 +208,50 @@ func (c OnCall) checkPaired(h *history.Paired) Verdict {
 	v.Result = Valid
 	v.Reason = fmt.Sprintf("someone was on call throughout: %d writes to %d on-call rows", writes, len(keys))
 	return v
+}
+
+// onCallTxnWrites is what the transactions of a history do to its writes of
+// on-call rows (indexes of the writes' invocations).
+type onCallTxnWrites struct {
+	atCommit map[int]bool            // ok inside a transaction whose commit is ok: applied during the commit
+	unsure   map[int]bool            // ok inside a transaction whose commit's outcome is unknown
+	flightAt map[int][]history.Event // a commit's invocation -> the invocations of the writes it applies
+	applyAt  map[int][]history.Event // a commit's completion -> the same
+}
+
+// onCallTxns sorts the writes of on-call rows made inside transactions;
+// those whose transaction never committed are added to failed (never
+// applied).
+func onCallTxns(h *history.Paired, failed map[int]bool) onCallTxnWrites {
+	var out onCallTxnWrites
+	ops := h.Ops()
+	txns := indexTxns(ops)
+	if txns == nil {
+		return out
+	}
+	out.atCommit, out.unsure = map[int]bool{}, map[int]bool{}
+	out.flightAt, out.applyAt = map[int][]history.Event{}, map[int][]history.Event{}
+	for i := range ops {
+		o := &ops[i]
+		if o.Func() != history.FWrite || !strings.HasPrefix(o.Invoke.Key, OnCallPrefix) || o.Outcome() == history.Fail {
+			continue
+		}
+		t, ok := txns.of(o)
+		if !ok {
+			continue
+		}
+		inv := o.Invoke.Index
+		switch {
+		case t.commit == nil || t.commit.Outcome() == history.Fail:
+			failed[inv] = true
+		case t.commit.Outcome() == history.Info:
+			out.unsure[inv] = true // an info write stays unsure as it is
+		case o.Outcome() == history.OK:
+			out.atCommit[inv] = true
+			from, at := t.commit.Invoke.Index, t.commit.Completion.Index
+			out.flightAt[from] = append(out.flightAt[from], *o.Invoke)
+			out.applyAt[at] = append(out.applyAt[at], *o.Invoke)
+		}
+	}
+	return out
 }

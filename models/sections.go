@@ -50,6 +50,9 @@ func ParseResource(s string) (Resource, error) {
 //   - A write of unknown outcome may land at any time after it was invoked
 //     (even more than once, as a network may duplicate it) or never.
 //   - A write without a read before it sets the value (or appends) blindly.
+//   - A write inside a transaction (its owner's begin before it) takes effect
+//     only when the transaction commits: during an ok commit; maybe, if the
+//     commit's outcome is unknown; never, if it failed or never came.
 //
 // The search runs per key (sorted) and in batches cut at quiescent points,
 // which keeps long histories fast (see Budget for its bounds).
@@ -108,6 +111,10 @@ type section struct {
 	to    value // the value after the write (applied or unsure, after a read)
 	x     int64 // the number written or appended
 	noun  string
+	// txn says the write was made inside a transaction; commit is its
+	// commit (nil: it never committed).
+	txn    bool
+	commit *op
 	// steps are the inputs of the section's search operations (linOps).
 	steps [2]secStep
 	// fromSet and toSet are {from} and {to} (see secStep.sets).
@@ -131,7 +138,7 @@ func (s section) first() *history.Event {
 
 func (s section) events() []history.Event {
 	var out []history.Event
-	for _, o := range []*op{s.read, s.write} {
+	for _, o := range []*op{s.read, s.write, s.commit} {
 		if o != nil {
 			out = append(out, *o.Invoke)
 			if o.Completion != nil {
@@ -163,9 +170,107 @@ func (s section) String() string {
 		if s.read == nil && s.write.Invoke.Token != nil {
 			fmt.Fprintf(&b, " (token %d)", *s.write.Invoke.Token)
 		}
-		fmt.Fprintf(&b, ": %s", s.kind)
+		fmt.Fprintf(&b, ": %s", s.outcome())
 	}
 	return b.String()
+}
+
+// outcome says what became of the section's write.
+func (s section) outcome() string {
+	if !s.txn || s.write.Outcome() == history.Fail {
+		return s.kind.String()
+	}
+	switch {
+	case s.commit == nil:
+		return "write not applied: its transaction never committed"
+	case s.kind == applied:
+		return "write applied when its transaction committed at " + history.FormatTime(s.commit.Completion.Time)
+	case s.kind == rejected:
+		return "write not applied: its transaction's commit failed"
+	case s.commit.Outcome() == history.Info:
+		return "write outcome unknown: its transaction's commit outcome is unknown"
+	}
+	return s.kind.String()
+}
+
+// applyRet is the index of the event by which an applied write surely took
+// effect: its completion, or its transaction's commit's.
+func (s *section) applyRet() int64 {
+	if s.commit != nil {
+		return int64(s.commit.Completion.Index)
+	}
+	return int64(s.write.Completion.Index)
+}
+
+// txnSpan is a transaction of the history: its begin and its commit.
+type txnSpan struct {
+	begin  int // the begin's invoke index
+	commit *op // nil: never committed
+}
+
+// txnIndex is the transactions of a history by owner, in begin order.
+type txnIndex map[string][]txnSpan
+
+// indexTxns finds the transactions of ops (nil when there are none).
+func indexTxns(ops []op) txnIndex {
+	var idx txnIndex
+	for i := range ops {
+		o := &ops[i]
+		switch o.Func() {
+		case history.FBegin:
+			if o.Outcome() != history.OK {
+				continue
+			}
+			if idx == nil {
+				idx = txnIndex{}
+			}
+			owner := ownerOf(o)
+			idx[owner] = append(idx[owner], txnSpan{begin: o.Invoke.Index})
+		case history.FCommit:
+			if spans := idx[ownerOf(o)]; len(spans) > 0 && spans[len(spans)-1].commit == nil {
+				spans[len(spans)-1].commit = o
+			}
+		}
+	}
+	return idx
+}
+
+// of is the transaction of its owner that write w belongs to: the last one
+// begun before w completed (a client may note the begin while it sends the
+// write), unless its commit was invoked before w was.
+func (idx txnIndex) of(w *op) (txnSpan, bool) {
+	end := math.MaxInt
+	if w.Completion != nil {
+		end = w.Completion.Index
+	}
+	spans := idx[ownerOf(w)]
+	for i := len(spans) - 1; i >= 0; i-- {
+		if t := spans[i]; t.begin < end {
+			return t, t.commit == nil || t.commit.Invoke.Index > w.Invoke.Index
+		}
+	}
+	return txnSpan{}, false
+}
+
+// ownerOf is the owner an operation names, on its invoke or its completion.
+func ownerOf(o *op) string {
+	if o.Invoke.Owner == "" && o.Completion != nil {
+		return o.Completion.Owner
+	}
+	return o.Invoke.Owner
+}
+
+// inTxn makes the write of s, made inside transaction t, take effect only
+// as t's commit does.
+func (s *section) inTxn(t txnSpan) {
+	s.txn, s.commit = true, t.commit
+	switch {
+	case s.kind == rejected:
+	case t.commit == nil || t.commit.Outcome() == history.Fail:
+		s.kind = rejected
+	case t.commit.Outcome() == history.Info:
+		s.kind = unsure
+	}
 }
 
 // readValue is the value an ok read returned.
@@ -212,6 +317,7 @@ func extractSectionsIn(ops []op, in *interner, sc *sectionScratch) (secs []secti
 		pending.dense = make([]int32, 0, 64)
 	}
 	secs = reuse.Room(sc.secs, countSections(ops, pending))
+	txns := indexTxns(ops)
 	defer func() {
 		sc.secs = secs
 		for p := range pending.dense {
@@ -252,6 +358,11 @@ func extractSectionsIn(ops []op, in *interner, sc *sectionScratch) (secs []secti
 				j = int32(len(secs) - 1)
 			}
 			attachWrite(&secs[j], o, in)
+			if txns != nil {
+				if t, ok := txns.of(o); ok {
+					secs[j].inTxn(t)
+				}
+			}
 		}
 	}
 	return secs, unusable
@@ -376,7 +487,7 @@ func (s *section) appendLinOps(dst []linOp) []linOp {
 	switch s.kind {
 	case applied:
 		s.steps[0] = secStep{kind: stepUpdate, from: s.from, to: s.to, sec: s}
-		return append(dst, linOp{call: int64(r.Invoke.Index), ret: int64(s.write.Completion.Index), forcing: true, client: client,
+		return append(dst, linOp{call: int64(r.Invoke.Index), ret: s.applyRet(), forcing: true, client: client,
 			input: &s.steps[0]})
 	case unsure:
 		s.steps[1] = secStep{kind: stepMaybe, from: s.from, to: s.to, sec: s}
@@ -392,10 +503,10 @@ func (s *section) blindOps(dst []linOp, client int) []linOp {
 		return dst
 	case s.kind == applied && s.list:
 		s.steps[0] = secStep{kind: stepBlindAppend, x: s.x, sec: s}
-		return append(dst, linOp{call: int64(w.Invoke.Index), ret: int64(w.Completion.Index), client: client, input: &s.steps[0]})
+		return append(dst, linOp{call: int64(w.Invoke.Index), ret: s.applyRet(), client: client, input: &s.steps[0]})
 	case s.kind == applied:
 		s.steps[0] = secStep{kind: stepOverwrite, to: s.to, sec: s}
-		return append(dst, linOp{call: int64(w.Invoke.Index), ret: int64(w.Completion.Index), forcing: true, client: client,
+		return append(dst, linOp{call: int64(w.Invoke.Index), ret: s.applyRet(), forcing: true, client: client,
 			input: &s.steps[0]})
 	case s.list:
 		s.steps[0] = secStep{kind: stepMaybeAppend, x: s.x, sec: s}

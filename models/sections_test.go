@@ -100,3 +100,71 @@ func TestSectionsAreCountedBeforeTheyAreFound(t *testing.T) {
 		assert.Equal(t, len(secs), cap(secs), name)
 	}
 }
+
+// TestATransactionalWriteAppliesOnlyWhenItsTransactionCommits (issue 28,
+// item 2): c1 reads 5 and writes 6 inside a transaction (its begin, on a
+// process of its own, linked by owner), then c2 reads 5 and writes 6. Only
+// a committed transaction makes that a lost update; one whose commit failed,
+// is unknown or never came (aborted, lost in a crash) did not apply c1's
+// write. And a committed write takes effect at the commit, not at the write:
+// a read between the two still sees the old value.
+func TestATransactionalWriteAppliesOnlyWhenItsTransactionCommits(t *testing.T) {
+	const c1 = `
+		10  p0 c1 invoke read k owner=c1#1
+		11  p0 c1 ok     read k value=5
+		12  p9 c1 invoke begin k owner=c1#1
+		12  p9 c1 ok     begin k owner=c1#1
+		13  p0 c1 invoke write k value=6 owner=c1#1
+		14  p0 c1 ok     write k value=6`
+	const c2 = `
+		30  p1 c2 invoke read k owner=c2#1
+		31  p1 c2 ok     read k value=5
+		32  p1 c2 invoke write k value=6 owner=c2#1
+		33  p1 c2 ok     write k value=6`
+	tests := []struct {
+		name    string
+		history string
+		want    Result
+		says    string
+	}{
+		{"no transaction (autocommit): lost update", strings.ReplaceAll(c1, "begin", "beginx") + c2, Invalid, "write applied"},
+		{"commit ok: lost update", c1 + `
+		20  p9 c1 invoke commit owner=c1#1
+		21  p9 c1 ok     commit owner=c1#1` + c2, Invalid, "write applied when its transaction committed at 0.021s"},
+		{"commit fail: c1's write never applied", c1 + `
+		20  p9 c1 invoke commit owner=c1#1
+		21  p9 c1 fail   commit owner=c1#1` + c2, Valid, ""},
+		{"commit info: c1's write may not have applied", c1 + `
+		20  p9 c1 invoke commit owner=c1#1
+		21  p9 c1 info   commit owner=c1#1` + c2, Valid, ""},
+		{"no commit (the transaction was aborted): c1's write never applied", c1 + c2, Valid, ""},
+		{"the begin noted while the write is in flight: no commit, never applied", `
+		10  p0 c1 invoke read k owner=c1#1
+		11  p0 c1 ok     read k value=5
+		13  p0 c1 invoke write k value=6 owner=c1#1
+		13  p9 c1 invoke begin k owner=c1#1
+		13  p9 c1 ok     begin k owner=c1#1
+		14  p0 c1 ok     write k value=6` + c2, Valid, ""},
+		{"a read before the commit sees the old value", c1 + `
+		15  p2 c3 invoke read k owner=c3#1
+		16  p2 c3 ok     read k value=5
+		20  p9 c1 invoke commit owner=c1#1
+		21  p9 c1 ok     commit owner=c1#1
+		40  p3 c4 invoke read k owner=c4#1
+		41  p3 c4 ok     read k value=6`, Valid, ""},
+		{"a read after the commit must see the new value", c1 + `
+		20  p9 c1 invoke commit owner=c1#1
+		21  p9 c1 ok     commit owner=c1#1
+		25  p2 c3 invoke read k owner=c3#1
+		26  p2 c3 ok     read k value=5`, Invalid, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Run(CriticalSections{Initial: history.Ptr(int64(5))}, parseHistory(t, tc.history))
+			require.Equal(t, tc.want, v.Result, describe(v))
+			if tc.says != "" {
+				assert.Contains(t, describe(v), tc.says)
+			}
+		})
+	}
+}

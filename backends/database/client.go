@@ -15,6 +15,10 @@ import (
 // run.
 var errClosed = errors.New("connection closed by the server")
 
+// errAborted means the server had aborted the transaction: a commit
+// committed nothing.
+var errAborted = errors.New("transaction aborted")
+
 // Client is the lock client and the data client of one client node: one
 // connection at a time (a new one after the server closed it), kept alive
 // by a background process that pings it every conn-timeout/3. It implements
@@ -32,6 +36,59 @@ type Client struct {
 	inTxn    bool             // for-update: the lock's transaction is open
 	versions map[string]int64 // optimistic: version read per row
 	pending  bool             // unique-row, unlock-before-commit: a data transaction awaits commit
+	txnOwner string           // the acquisition whose data transaction was told begun (onTxn)
+	onTxn    func(TxnStep)
+}
+
+// TxnStep is a step of a transaction that holds data writes (for-update
+// with resource=db: the lock's own transaction; unique-row with
+// unlock-before-commit: the data's), for the history: its begin, told once
+// when the first write goes into it, and its commit, told before the
+// request (Done false) and with the outcome after it (Done true). A
+// transaction that ends without a commit (aborted by the server, lost in a
+// crash, or a connection the server had closed) never committed its writes.
+type TxnStep struct {
+	// Commit: the commit; otherwise the begin.
+	Commit, Done bool
+	// Owner is the acquisition whose critical section the transaction
+	// holds; Key is the data row first written (begin).
+	Owner, Key string
+	// Err is the commit's outcome (Done): nil committed, an error wrapping
+	// backends.ErrUnknown maybe, any other certainly not.
+	Err error
+}
+
+// OnTxn registers fn to be told of the steps of the client's data
+// transactions.
+func (c *Client) OnTxn(fn func(TxnStep)) { c.onTxn = fn }
+
+// txnBegun tells onTxn, once per acquisition, that a data write goes into
+// a transaction.
+func (c *Client) txnBegun(key string) {
+	if c.onTxn == nil || c.held == nil || c.txnOwner == c.held.Owner {
+		return
+	}
+	c.txnOwner = c.held.Owner
+	c.onTxn(TxnStep{Owner: c.held.Owner, Key: key})
+}
+
+// commit commits the connection's transaction, telling onTxn when the
+// transaction holds writes of owner: nil committed, errClosed or
+// errAborted certainly not, backends.ErrUnknown maybe.
+func (c *Client) commit(owner string) error {
+	told := c.onTxn != nil && c.txnOwner == owner && owner != ""
+	if told {
+		c.txnOwner = ""
+		c.onTxn(TxnStep{Commit: true, Owner: owner})
+	}
+	r, err := c.call(Req{Op: OpCommit}, 0)
+	if err == nil && !r.OK {
+		err = fmt.Errorf("database: commit: %s: %w", r.Err, errAborted)
+	}
+	if told {
+		c.onTxn(TxnStep{Commit: true, Done: true, Owner: owner, Err: err})
+	}
+	return err
 }
 
 var (
@@ -123,7 +180,7 @@ func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, er
 		}
 		return backends.Lease{Token: r.Token, Detail: fmt.Sprintf("lock row %q inserted, expiry by the client's wall clock", key)}, nil
 	case ModeAdvisory:
-		r, err := c.call(Req{Op: OpAdvisoryTry, Key: key}, 0)
+		r, err := c.call(Req{Op: OpAdvisoryTry, Key: key, Owner: owner}, 0)
 		if err != nil {
 			return backends.Lease{}, notAcquired(err)
 		}
@@ -133,7 +190,7 @@ func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, er
 		return backends.Lease{Token: r.Token, Detail: "pg_try_advisory_lock on " + c.conn}, nil
 	}
 	wait := max(0, until-c.p.Mono())
-	r, err := c.call(Req{Op: OpSelectForUpdate, Key: "lock/" + key, Wait: wait}, min(wait, c.opts.LockWaitTimeout))
+	r, err := c.call(Req{Op: OpSelectForUpdate, Key: "lock/" + key, Owner: owner, Wait: wait}, min(wait, c.opts.LockWaitTimeout))
 	if err != nil {
 		if backends.Unknown(err) {
 			_, _ = c.call(Req{Op: OpRollback}, 0)
@@ -166,7 +223,7 @@ func (c *Client) Release(l backends.Lease) error {
 		r, err := c.call(Req{Op: OpDeleteLock, Key: l.Key, Owner: l.Owner}, 0)
 		if c.pending {
 			c.p.Sleep(c.opts.CommitDelay)
-			_, _ = c.call(Req{Op: OpCommit}, 0)
+			_ = c.commit(l.Owner)
 			c.pending = false
 		}
 		return released(l, r, err)
@@ -178,8 +235,11 @@ func (c *Client) Release(l backends.Lease) error {
 		return fmt.Errorf("database: release %s: no transaction open: %w", l.Key, backends.ErrNotHeld)
 	}
 	c.inTxn = false
-	r, err := c.call(Req{Op: OpCommit}, 0)
-	return released(l, r, err)
+	err := c.commit(l.Owner)
+	if errors.Is(err, errAborted) {
+		return fmt.Errorf("database: release %s: aborted: %w", l.Key, backends.ErrNotHeld)
+	}
+	return released(l, Resp{OK: true}, err)
 }
 
 func released(l backends.Lease, r Resp, err error) error {
@@ -223,6 +283,9 @@ func (c *Client) Write(key string, value int64, token uint64) error {
 			return rejectedOr(key, r, err)
 		}
 		c.pending = true
+		c.txnBegun(key)
+	case c.opts.Mode == ModeForUpdate && c.inTxn:
+		c.txnBegun(key)
 	}
 	r, err := c.call(req, 0)
 	return rejectedOr(key, r, err)

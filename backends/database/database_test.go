@@ -188,3 +188,141 @@ func TestVersionsOfThePairSeeTheWriteSkew(t *testing.T) {
 	o.Versions = VersionsPair
 	assert.ErrorContains(t, o.Validate(), "versions=pair: only with mode=optimistic")
 }
+
+// TestACrashEndsEveryConnection: the database crashes at 2 s and restarts at
+// 3 s while c1 holds the lock; c1 writes at 4 s on the connection it opened
+// before the crash. A real server has no such connection: the write fails
+// (certainly not run) and the client reconnects; the model used to open the
+// connection anew and autocommit the write outside any transaction or lock.
+func TestACrashEndsEveryConnection(t *testing.T) {
+	tests := []struct {
+		name  string
+		opts  []string
+		pause bool // c1 falls silent at 1 s (the server aborts it first), until 3.5 s
+		// release: the lock row of unique-row is committed data and survives;
+		// a for-update lock ended with its transaction.
+		release bool
+	}{
+		{"for-update: the lock's transaction is lost in the crash", []string{"mode", "for-update", "resource", "db"}, false, false},
+		{"for-update: a connection aborted for silence stays closed across the crash", []string{"mode", "for-update", "resource", "db"}, true, false},
+		{"unique-row: an autocommit write on a pre-crash connection fails", []string{"mode", "unique-row", "resource", "db"}, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, db, srv, o := setup(t, tc.opts...)
+			if tc.pause {
+				o.ConnTimeout = 500 * time.Millisecond
+			}
+			var got []string
+			c1 := w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+				c := NewClient(p, db.ID(), o)
+				l, err := c.Acquire("k", time.Second)
+				require.NoError(t, err)
+				p.Sleep(4*time.Second - p.World().Now())
+				err = c.Write("k", 2, l.Token)
+				got = append(got, fmt.Sprintf("rejected=%v", errors.Is(err, backends.ErrRejected)))
+				got = append(got, fmt.Sprintf("release ok=%v", c.Release(l) == nil))
+			})})
+			if tc.pause {
+				w.At(time.Second, c1.Pause)
+				w.At(3500*time.Millisecond, c1.Resume)
+			}
+			w.At(2*time.Second, db.Crash)
+			w.At(3*time.Second, db.Restart)
+			w.Run(10 * time.Second)
+			assert.Equal(t, []string{"rejected=true", fmt.Sprintf("release ok=%v", tc.release)}, got)
+			assert.Equal(t, int64(0), srv.Value("data/k"), "the stale write never applied")
+		})
+	}
+}
+
+// TestTheServersRecordOfGrants: the server records each grant and its end;
+// a lock without a lease that the server itself takes from its holder (a
+// silent connection's transaction aborted, a crash) is a broken promise, a
+// release is not, and a unique row taken over after it expired breaks
+// nothing.
+func TestTheServersRecordOfGrants(t *testing.T) {
+	tests := []struct {
+		name     string
+		mode     string
+		fault    func(w *sim.World, c1, db *sim.Node)
+		breaches []string
+	}{
+		{"for-update, released", "for-update", nil, nil},
+		{"advisory, released", "advisory", nil, nil},
+		{"for-update, the holder falls silent", "for-update", func(w *sim.World, c1, db *sim.Node) { w.At(time.Second, c1.Pause) },
+			[]string{`"k": db deleted the lock of c1 as c1#1 from 0.001s to 5.500s at 5.500s`}},
+		{"advisory, the holder falls silent", "advisory", func(w *sim.World, c1, db *sim.Node) { w.At(time.Second, c1.Pause) },
+			[]string{`"k": db deleted the lock of c1 as c1#1 from 0.001s to 5.500s at 5.500s`}},
+		{"for-update, the server crashes", "for-update", func(w *sim.World, c1, db *sim.Node) {
+			w.At(time.Second, db.Crash)
+			w.At(1500*time.Millisecond, db.Restart)
+		}, []string{`"k": db deleted the lock of c1 as c1#1 from 0.001s to 1.000s at 1.000s`}},
+		{"unique-row, the holder falls silent past its row's expiry", "unique-row", func(w *sim.World, c1, db *sim.Node) { w.At(time.Second, c1.Pause) }, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, db, srv, o := setup(t, "mode", tc.mode)
+			log := backends.NewGrantLog(1)
+			srv.RecordGrants(log)
+			for _, name := range []string{"c1", "c2"} {
+				w.AddNode(name, sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+					if name == "c2" {
+						p.Sleep(100 * time.Millisecond)
+					}
+					c := NewClient(p, db.ID(), o)
+					l, err := c.Acquire("k", 20*time.Second)
+					if err != nil {
+						return
+					}
+					p.Sleep(3 * time.Second)
+					_ = c.Release(l)
+				})})
+			}
+			if tc.fault != nil {
+				tc.fault(w, w.Node("c1"), db)
+			}
+			w.Run(30 * time.Second)
+			require.NotEmpty(t, log.Grants())
+			var got []string
+			for _, b := range log.Breaches() {
+				got = append(got, b.String())
+			}
+			assert.Equal(t, tc.breaches, got)
+		})
+	}
+}
+
+// TestAnUnknownOutcomeStaysUnknown: a request whose reply is lost (the
+// link from the server is cut) has an unknown outcome, never a definite
+// failure, whatever the client does next; only a request the server
+// refused without running it ("closed") is one.
+func TestAnUnknownOutcomeStaysUnknown(t *testing.T) {
+	tests := []struct {
+		name string
+		op   func(c *Client, l backends.Lease) error
+	}{
+		{"a write in the lock's transaction", func(c *Client, l backends.Lease) error { return c.Write("k", 1, l.Token) }},
+		{"the release's commit", func(c *Client, l backends.Lease) error { return c.Release(l) }},
+		{"a read", func(c *Client, l backends.Lease) error { _, err := c.Read("k", l.Token); return err }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, db, _, o := setup(t, "mode", "for-update", "resource", "db")
+			var got []error
+			w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+				c := NewClient(p, db.ID(), o)
+				l, err := c.Acquire("k", time.Second)
+				require.NoError(t, err)
+				p.Sleep(time.Second)
+				got = append(got, tc.op(c, l))
+			})})
+			w.At(500*time.Millisecond, func() { w.Network().Block(db, w.Node("c1")) })
+			w.Run(5 * time.Second)
+			require.Len(t, got, 1)
+			assert.True(t, backends.Unknown(got[0]), "unknown: %v", got[0])
+			assert.NotErrorIs(t, got[0], backends.ErrRejected)
+			assert.NotErrorIs(t, got[0], backends.ErrNotHeld)
+		})
+	}
+}

@@ -21,6 +21,62 @@
 // unlock-before-commit makes unique-row commit the data after releasing the
 // lock. Fencing tokens are the server's grant sequence numbers.
 //
-// The server reports "row-taken-over" and "transaction-aborted" events.
+// The server reports "row-taken-over" and "transaction-aborted" events. A
+// crash ends every connection for good (a request on one is answered
+// "closed" after the restart) and loses every uncommitted write and every
+// row and advisory lock; committed rows, unique rows included, survive. With
+// resource=db the client tells the history when a transaction that holds
+// data writes begins and how its commit ended (Client.OnTxn), and the server
+// keeps the record of its grants (Server.RecordGrants).
 // Not modelled: SQL, isolation levels beyond row locks, replication.
+//
+// # Fidelity
+//
+// What of PostgreSQL matters for a lock built on it, whether the model has
+// it, and the test that shows it (sim: this package; live:
+// backends/live/database and package live, against a real server; the
+// catalog: harness). docs/fidelity/postgresql.md has the same as a table.
+//
+//   - Unique row, taken over when its expiry (the holder's wall clock +
+//     ttl) is before the acquirer's wall clock: modelled.
+//     TestUniqueRowExpiresByTheAcquirersWallClock; catalog db-clock-skew;
+//     live TestPostgreSQLSimulatedAndLiveAgree.
+//   - Row lock (SELECT FOR UPDATE) held until COMMIT or ROLLBACK, waiters
+//     queued, the wait bounded (lock_timeout, NOWAIT): modelled.
+//     TestEachModeExcludesUntilRelease; live (oncall-write-skew).
+//   - A silent connection ended, its transaction aborted and its locks freed
+//     (idle_in_transaction_session_timeout, idle_session_timeout):
+//     modelled as conn-timeout. TestASilentConnectionLosesItsLocks; catalog
+//     db-connection-stall; live TestTheServerReportsTheConnectionsItEnds.
+//   - The next request on an ended connection fails without running:
+//     modelled ("closed"). TestDataInTheLockTransaction; live
+//     TestTheServerReportsTheConnectionsItEnds.
+//   - Writes in a transaction take effect only at COMMIT, never if it
+//     aborts: modelled, and recorded (begin, commit) for the checks.
+//     TestDataInTheLockTransaction; models
+//     TestATransactionalWriteAppliesOnlyWhenItsTransactionCommits; catalog
+//     db-unlock-before-commit; live (db-connection-stall/fixed).
+//   - A crash ends every connection (a pre-crash connection's next request
+//     fails), loses uncommitted writes and every row and advisory lock,
+//     keeps committed rows: modelled. TestACrashEndsEveryConnection; live
+//     TestACrashEndsEveryConnection, TestTheServerUndergoesRealFaults.
+//   - Fencing tokens from a sequence that never repeats, across a crash too:
+//     modelled (the grant counter). Catalog kleppmann-gc-pause/database-fixed;
+//     live TestTheServerUndergoesRealFaults.
+//   - Session-level advisory locks: modelled, except that PostgreSQL counts a
+//     session's repeated locks and the model does not.
+//     TestASilentConnectionLosesItsLocks.
+//   - Optimistic compare-and-swap on versions (row, pair): modelled.
+//     TestOptimisticRejectsAConflictingWrite,
+//     TestVersionsOfThePairSeeTheWriteSkew; live (oncall-write-skew).
+//   - A request that times out: unknown outcome (info) in both; the model
+//     keeps the connection (a lock request's excepted), the live client ends
+//     it (pgx cannot abandon a request), which aborts its transaction.
+//   - The record of grants (ground truth): simulator only.
+//     TestTheServersRecordOfGrants; harness
+//     TestLockVerdictsAgreeWithTheServers.
+//   - Not modelled: the server's clock (no lock reads it; live refuses a
+//     clock jump of db), durability with fsync off (a crash keeps every
+//     committed row), isolation levels and serialization failures, deadlock
+//     detection, replication and failover.
 package database

@@ -26,7 +26,9 @@ type Req struct {
 	Op   OpType
 	// Key is the lock's name or the data row.
 	Key string
-	// Owner identifies a unique-row acquisition.
+	// Owner identifies the acquisition (unique-row: the row's owner; for
+	// SELECT FOR UPDATE and advisory locks only the record of grants reads
+	// it: the lock belongs to the connection).
 	Owner string
 	// Now and Expiry are the client's wall clock and the row's expiry
 	// (unique-row): the server trusts them.

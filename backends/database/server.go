@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -41,6 +42,7 @@ type waiter struct {
 
 type rowLock struct {
 	holder  *conn
+	owner   string // the acquisition the holder's SELECT FOR UPDATE named (the record of grants)
 	waiters []*waiter
 }
 
@@ -52,7 +54,10 @@ type Event struct{ Kind, Detail string }
 // Server is the database: data rows with versions, unique lock rows, row
 // locks with wait queues, advisory locks, and connections whose transactions
 // it aborts when they fall silent for conn-timeout. It keeps nothing across
-// a crash except the committed rows (a crash ends every connection).
+// a crash except the committed rows: a crash ends every connection, and a
+// request on a connection opened before the crash is answered "closed" (a
+// real server has no such connection: the client's next request fails and
+// it must reconnect).
 type Server struct {
 	opts     Options
 	node     *sim.Node
@@ -61,7 +66,9 @@ type Server struct {
 	locks    map[string]*lockRow
 	rows     map[string]*rowLock
 	advisory map[string]*conn
+	advOwner map[string]string // the acquisition each advisory lock was taken for (the record of grants)
 	grants   uint64
+	record   *backends.GrantLog // the ground truth, when recorded (RecordGrants)
 	// OnEvent, when set, is told of every Event.
 	OnEvent func(n *sim.Node, e Event)
 }
@@ -84,15 +91,30 @@ func (s *Server) Preset(initial map[string]int64) {
 	}
 }
 
-// Start resets the volatile state and starts the liveness check.
+// Start resets the volatile state and starts the liveness check. The
+// connections ended by a crash stay closed.
 func (s *Server) Start(n *sim.Node) {
 	s.node = n
-	s.conns, s.rows, s.advisory = map[string]*conn{}, map[string]*rowLock{}, map[string]*conn{}
+	if s.conns == nil {
+		s.conns = map[string]*conn{}
+	}
+	s.rows, s.advisory, s.advOwner = map[string]*rowLock{}, map[string]*conn{}, map[string]string{}
 	n.SetTimer(livenessCheck, s.checkLiveness)
 }
 
-// Crash ends every connection; committed rows survive.
-func (s *Server) Crash(n *sim.Node) { s.conns, s.rows, s.advisory = nil, nil, nil }
+// Crash ends every connection: its transaction is lost (its writes were
+// never committed) and so are its locks; committed rows survive. The ended
+// connections are kept as closed, so that a client that sends on one after
+// the restart learns "closed" and reconnects, instead of its request running
+// on a connection the new incarnation never opened (outside the transaction
+// and the lock the client believes it has). Connection ids are not reused.
+func (s *Server) Crash(n *sim.Node) {
+	for _, c := range s.conns { // determinism:ok every connection gets the same
+		c.closed, c.txn, c.advisory = true, nil, nil
+	}
+	s.crashed()
+	s.rows, s.advisory, s.advOwner = nil, nil, nil
+}
 
 // Value is a data row's committed value.
 func (s *Server) Value(key string) int64 {
@@ -134,18 +156,19 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 		s.selectForUpdate(c, req, m)
 		return
 	}
-	n.Reply(m, s.do(c, req))
+	n.Reply(m, s.do(c, req, m))
 }
 
-func (s *Server) do(c *conn, req Req) Resp {
+func (s *Server) do(c *conn, req Req, m sim.Message) Resp {
 	switch req.Op {
 	case OpPing:
 		return Resp{OK: true}
 	case OpInsertLock:
-		return s.insertLock(req)
+		return s.insertLock(req, m)
 	case OpDeleteLock:
 		if l := s.locks[req.Key]; l != nil && l.owner == req.Owner {
 			delete(s.locks, req.Key)
+			s.record.Released(scope, req.Key, req.Owner, s.now())
 			return Resp{OK: true}
 		}
 		return Resp{Err: "not owner"}
@@ -171,7 +194,7 @@ func (s *Server) do(c *conn, req Req) Resp {
 	case OpCommit:
 		return s.commit(c)
 	case OpRollback:
-		s.endTxn(c)
+		s.endTxn(c, false)
 		return Resp{OK: true}
 	case OpAdvisoryTry:
 		if h := s.advisory[req.Key]; h != nil && h != c {
@@ -181,6 +204,7 @@ func (s *Server) do(c *conn, req Req) Resp {
 		if !slices.Contains(c.advisory, req.Key) {
 			c.advisory = append(c.advisory, req.Key)
 		}
+		s.grantedAdvisory(req.Key, req.Owner, m)
 		s.grants++
 		return Resp{OK: true, Token: s.grants}
 	case OpAdvisoryUnlock:
@@ -188,6 +212,8 @@ func (s *Server) do(c *conn, req Req) Resp {
 			return Resp{Err: "not owner"}
 		}
 		delete(s.advisory, req.Key)
+		s.record.Released(scope, req.Key, s.advOwner[req.Key], s.now())
+		delete(s.advOwner, req.Key)
 		c.advisory = slices.DeleteFunc(c.advisory, func(k string) bool { return k == req.Key })
 		return Resp{OK: true}
 	}
@@ -196,7 +222,7 @@ func (s *Server) do(c *conn, req Req) Resp {
 
 // insertLock inserts the lock row, or takes over a row whose expiry is
 // before the acquirer's clock (UPDATE ... WHERE expiry < :now).
-func (s *Server) insertLock(req Req) Resp {
+func (s *Server) insertLock(req Req, m sim.Message) Resp {
 	l := s.locks[req.Key]
 	if l != nil && l.expiry >= req.Now {
 		return Resp{Err: "busy", Owner: l.owner}
@@ -206,6 +232,7 @@ func (s *Server) insertLock(req Req) Resp {
 			req.Owner, req.Key, l.owner, wallTime(l.expiry), req.Owner, wallTime(req.Now)))
 	}
 	s.locks[req.Key] = &lockRow{owner: req.Owner, expiry: req.Expiry}
+	s.grantedRow(req, m)
 	s.grants++
 	return Resp{OK: true, Token: s.grants}
 }
@@ -260,17 +287,19 @@ func (s *Server) commit(c *conn) Resp {
 	for _, k := range c.txn.order {
 		s.set(k, c.txn.writes[k])
 	}
-	s.endTxn(c)
+	s.endTxn(c, false)
 	return Resp{OK: true}
 }
 
-// endTxn ends c's transaction, releasing its row locks to their waiters.
-func (s *Server) endTxn(c *conn) {
+// endTxn ends c's transaction, releasing its row locks to their waiters;
+// aborted: the server aborted it (the record of grants calls that a
+// revocation).
+func (s *Server) endTxn(c *conn, aborted bool) {
 	if c.txn == nil {
 		return
 	}
 	for _, row := range c.txn.locks {
-		s.release(row, c)
+		s.release(row, c, aborted)
 	}
 	c.txn = nil
 }
@@ -304,6 +333,7 @@ func (s *Server) selectForUpdate(c *conn, req Req, m sim.Message) {
 }
 
 func (s *Server) grantRow(rl *rowLock, row string, c *conn, m sim.Message) {
+	s.grantedForUpdate(rl, row, c, m)
 	if rl.holder != c {
 		rl.holder = c
 		c.txn.locks = append(c.txn.locks, row)
@@ -313,11 +343,12 @@ func (s *Server) grantRow(rl *rowLock, row string, c *conn, m sim.Message) {
 }
 
 // release frees row from c and grants it to the first live waiter.
-func (s *Server) release(row string, c *conn) {
+func (s *Server) release(row string, c *conn, aborted bool) {
 	rl := s.rows[row]
 	if rl == nil || rl.holder != c {
 		return
 	}
+	s.endedForUpdate(rl, row, aborted)
 	rl.holder = nil
 	for len(rl.waiters) > 0 {
 		w := rl.waiters[0]
@@ -352,10 +383,12 @@ func (s *Server) checkLiveness() {
 			s.event("transaction-aborted", fmt.Sprintf("connection %s silent for %v: its transaction aborted (row locks %v released, %d write(s) discarded)",
 				id, now-c.last, c.txn.locks, len(c.txn.writes)))
 		}
-		s.endTxn(c)
+		s.endTxn(c, true)
 		for _, k := range c.advisory {
 			if s.advisory[k] == c {
 				delete(s.advisory, k)
+				s.record.Revoked(scope, k, s.advOwner[k], s.node.Name(), s.now())
+				delete(s.advOwner, k)
 			}
 		}
 		if len(c.advisory) > 0 {

@@ -145,3 +145,37 @@ func TestAServerWhosePortWasTakenIsNotReady(t *testing.T) {
 	assert.Contains(t, err.Error(), "answered by another postgres")
 	assert.NoError(t, run(t, a, "SELECT 1"), "the other server runs on")
 }
+
+// TestACrashEndsEveryConnection is the real server's side of the simulated
+// database's crash (backends/database TestACrashEndsEveryConnection): a
+// connection opened before a crash is gone after the restart — its next
+// request fails without running (classify: the connection was closed, a
+// definite failure) and does not autocommit on some new session — and the
+// write its transaction held uncommitted is lost, while a row lock it held
+// is free.
+func TestACrashEndsEveryConnection(t *testing.T) {
+	s := start(t)
+	ctx := context.Background()
+	require.NoError(t, run(t, s, "INSERT INTO data (key, value) VALUES ('k', 1)"))
+	holder, err := s.Connect(ctx, s.Addr(), "c1/1", nil)
+	require.NoError(t, err)
+	defer holder.Close(ctx)
+	for _, sql := range []string{"BEGIN", "SELECT value FROM data WHERE key = 'k' FOR UPDATE", "UPDATE data SET value = 2 WHERE key = 'k'"} {
+		_, err = holder.Exec(ctx, sql)
+		require.NoError(t, err, sql)
+	}
+	require.NoError(t, s.Crash())
+	require.NoError(t, s.Restart(ctx, 30*time.Second))
+
+	_, err = holder.Exec(ctx, "UPDATE data SET value = 3 WHERE key = 'k'")
+	require.Error(t, err, "the pre-crash connection is gone")
+	assert.ErrorIs(t, classify(err), errClosed, "the request certainly did not run: %v", err)
+
+	after, err := s.Connect(ctx, s.Addr(), "c2/1", nil)
+	require.NoError(t, err)
+	defer after.Close(ctx)
+	var v int64
+	require.NoError(t, after.QueryRow(ctx, "SELECT value FROM data WHERE key = 'k' FOR UPDATE NOWAIT").Scan(&v),
+		"the row lock went with the crash")
+	assert.Equal(t, int64(1), v, "the uncommitted write was lost, the stale one never ran")
+}
