@@ -172,3 +172,40 @@ func TestZooKeeperRecordsItsGrants(t *testing.T) {
 		})
 	}
 }
+
+// TestZooKeeperAcquireAfterAnUnansweredCreateIsUnknown (issue 28, item 1,
+// the audit of the ZooKeeper client): an acquire whose first create went
+// unanswered and which then failed (its retry's node waited behind the first
+// one until the budget ran out) is unknown, not failed: the first node may
+// exist, be the lowest and hold the lock for the client's session, as it
+// does in zk-orphan-node/unsafe. With protection the retry adopts the first
+// node, and no acquire is left unknown.
+func TestZooKeeperAcquireAfterAnUnansweredCreateIsUnknown(t *testing.T) {
+	tests := []struct {
+		variant string
+		unknown int
+	}{
+		{"unsafe", 1},
+		{"fixed", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.variant, func(t *testing.T) {
+			s, err := FindScenario("zk-orphan-node")
+			require.NoError(t, err)
+			v, err := s.FindVariant(tc.variant)
+			require.NoError(t, err)
+			r := run(t, v.ReproTest())
+			var unknown []history.Event
+			for _, e := range r.Events {
+				if e.F == history.FAcquire && e.Type == history.Info {
+					unknown = append(unknown, e)
+				}
+			}
+			require.Len(t, unknown, tc.unknown, "%v", unknown)
+			for _, e := range unknown {
+				assert.Equal(t, "c1", e.Node)
+				assert.Contains(t, e.Detail, "an earlier create had no reply: its node may exist and hold the lock")
+			}
+		})
+	}
+}
