@@ -387,14 +387,18 @@ func (c *Client) granted(key, ours string, st Stat) backends.Lease {
 
 // giveUp deletes our node after a failed wait (Curator's deleteOurPath, a
 // guaranteed delete: retried in the background until it is done).
+//
+// While the delete is not done our node may be the lowest and hold the lock
+// for our session: the outcome is unknown until then, as a release's.
 func (c *Client) giveUp(ours string, cause error) (backends.Lease, error) {
+	if !errors.Is(cause, backends.ErrNotAcquired) {
+		cause = fmt.Errorf("%w: %w", backends.ErrNotAcquired, cause)
+	}
 	if _, err := c.call(c.p, Request{Op: OpDelete, Path: ours}); err != nil && !errors.Is(err, errExpired) {
 		c.p.Spawn(c.p.Name()+"/zk-delete", func(w *sim.Proc) { c.guaranteedDelete(w, ours) })
+		return backends.Lease{}, fmt.Errorf("%w; deleting %s: %w: it may hold the lock until the delete is done (%w)", cause, ours, err, backends.ErrUnknown)
 	}
-	if errors.Is(cause, backends.ErrNotAcquired) {
-		return backends.Lease{}, cause
-	}
-	return backends.Lease{}, fmt.Errorf("%w: %w", backends.ErrNotAcquired, cause)
+	return backends.Lease{}, cause
 }
 
 // Release gives the lock back: counts down a reentrant hold, then deletes
