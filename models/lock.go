@@ -749,7 +749,7 @@ func (c LockService) invalid(events []history.Event, key string, spec searchSpec
 	prefix := "the lock service broke"
 	if w := c.breach(lops); w != nil {
 		if c.Leases && !w.concurrent && w.foreign == nil {
-			w.ended = serviceEnded(events, &w.holder, &w.grant)
+			w.ended, w.early = serviceEnded(events, &w.holder, &w.grant)
 		}
 		cx, short = w.explain(key)
 		if w.ended != nil {
@@ -848,33 +848,39 @@ type breachWitness struct {
 	// release that let the grant through (nil when none).
 	foreign *lockStep
 	leases  bool
-	// ended is the lock service's own event that ended the holder's hold
-	// before the grant returned (a session expiry that deleted its lock
-	// node), nil when the history shows none: then the broken promise is
-	// the client's, whose deadline outlived the hold the server gave it.
-	ended *history.Event
+	// ended is the lock service's own event that ended the holder's hold,
+	// once its promise had run out, before the grant returned (a session
+	// expiry that deleted its lock node on time): the broken promise is
+	// then the client's, whose deadline outlived the hold the server gave
+	// it. early is such an event before the service's promise ran out: the
+	// broken promise is the service's. Both nil when the history shows
+	// neither.
+	ended, early *history.Event
 }
 
-// serviceEnded is the event of the lock service itself, after holder's
-// grant returned and before grant returned, that ended the holder's hold
-// when the service's own promise had run out: a system event naming the
-// holder's key and owner, with the deadline the service had promised it
-// (true time) no later than the event (ZooKeeper's session expiry names the
-// lock node it deleted and the leader's last contact plus the timeout). Nil
-// if none: then, as far as the history shows, the service broke its promise.
-func serviceEnded(events []history.Event, holder, grant *lockStep) *history.Event {
+// serviceEnded finds the event of the lock service itself, after holder's
+// grant returned and before grant returned, that ended the holder's hold: a
+// system event naming the holder's key and owner, with the deadline the
+// service had promised it (true time; ZooKeeper's session expiry names the
+// lock node it deleted and the leader's last contact plus the timeout).
+// kept is such an event at or after that deadline (the service kept its
+// promise), early one before it (the service broke it); both nil if none.
+func serviceEnded(events []history.Event, holder, grant *lockStep) (kept, early *history.Event) {
 	if holder.owner == "" || holder.o.Completion == nil || grant.o.Completion == nil {
-		return nil
+		return nil, nil
 	}
 	from, to := holder.o.Completion.Index, grant.o.Completion.Index
 	for i := range events {
 		e := &events[i]
 		if e.Index > from && e.Index < to && e.Process == history.NemesisProcess && e.Type == history.Start &&
-			e.Owner == holder.owner && e.Key == holder.o.Invoke.Key && e.Deadline != nil && *e.Deadline <= e.Time {
-			return e
+			e.Owner == holder.owner && e.Key == holder.o.Invoke.Key && e.Deadline != nil {
+			if *e.Deadline <= e.Time {
+				return e, nil
+			}
+			return nil, e
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // breach finds the first grant (by return) that no order of the history can
@@ -1033,6 +1039,13 @@ func (w *breachWitness) explain(key string) (*Counterexample, string) {
 	}
 	if w.ended != nil {
 		return w.explainClientSide(key, lines[1], evs)
+	}
+	if e := w.early; e != nil {
+		lines = append(lines, fmt.Sprintf("The lock service ended %s's hold at %s, before its own promise to it ran out (%s): %s.",
+			holder, history.FormatTime(e.Time), history.FormatTime(*e.Deadline), e.Detail))
+		short += fmt.Sprintf(": the lock service ended %s's hold at %s, before its own promise ran out (%s, %s)",
+			holder, history.FormatTime(e.Time), history.FormatTime(*e.Deadline), e.F)
+		evs = append(evs, *e)
 	}
 	lines = append(lines, "Then: "+w.grant.String()+", while "+holder+" held the lock: this grant broke the contract.")
 	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
