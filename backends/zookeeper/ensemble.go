@@ -319,8 +319,10 @@ func (e *Ensemble) applied(s *Server, x txn, c change, zxid uint64) {
 	}
 }
 
-// contacted notes that the serving leader s heard from session, and moves, in
-// the record, the promise of the locks it holds.
+// contacted notes that the serving leader s, which leads the highest term
+// (a deposed leader that has not heard of its successor promises nothing),
+// heard from session, and moves, in the record, the promise of the locks it
+// holds.
 func (e *Ensemble) contacted(s *Server, session int64) {
 	now := s.node.World().Now()
 	e.acked[session] = now

@@ -269,7 +269,7 @@ func addWatcher(ws []watcher, c sim.NodeID) []watcher {
 // timeout starts again.
 func (s *Server) contacted(session int64) {
 	s.contact[session] = s.node.Mono()
-	if !s.expiring[session] && s.serving() {
+	if !s.expiring[session] && s.serving() && s.ens.Leader() == s.node {
 		s.ens.contacted(s, session)
 	}
 }
