@@ -33,9 +33,9 @@
 // In the simulator the ensemble also keeps a record of its grants
 // (RecordGrants): a lock's lowest node, given to the client whose session
 // owns it, until its owner deletes it or, after the session's expiry, until
-// the leader's promise to the session ran out (its last contact with a
-// serving leader plus the timeout). A session's expiry event (Event) names
-// the nodes it deleted and that promise.
+// the leader's promise to the session ran out (its last contact with the
+// serving leader of the highest term, plus the timeout). A session's expiry
+// event (Event) names the nodes it deleted and that promise.
 //
 // # Fidelity
 //

@@ -26,9 +26,10 @@ type Event struct {
 	// Deleted are the nodes a session's expiry deleted.
 	Deleted []string
 	// Promised is, for a session's expiry, until when (true time) the
-	// ensemble had promised the session: its last contact with a serving
-	// leader (not a new leader's re-arming, nor a contact after the leader
-	// decided to expire it), plus its timeout (0: none). An expiry at or
+	// ensemble had promised the session: its last contact with the serving
+	// leader of the highest term (not a new leader's re-arming, nor a
+	// contact after the leader decided to expire it), plus its timeout (0:
+	// none). An expiry at or
 	// after it kept the promise; one before it (a leader whose clock runs
 	// fast) broke it.
 	Promised time.Duration
@@ -61,9 +62,10 @@ type Ensemble struct {
 	grants   *backends.GrantLog
 	recorded uint64       // the last zxid the record has seen
 	holders  []lockHolder // the lowest node of each lock, by key
-	// acked is, per session, the true time of its last contact with a
-	// serving leader, for the record: the leader promises the session its
-	// timeout from there. Nothing the ensemble decides reads it.
+	// acked is, per session, the true time of its last contact with the
+	// serving leader of the highest term, for the record: the leader
+	// promises the session its timeout from there. Nothing the ensemble
+	// decides reads it.
 	acked map[int64]time.Duration
 }
 
@@ -265,9 +267,10 @@ func (e *Ensemble) Describe() []string {
 // client whose session owns it, from the transaction that made it the lowest
 // until it is deleted. A deletion by its owner (a release) ends the grant; a
 // session's expiry does not: the grant then lasts as long as the leader had
-// promised the session (its last contact with a serving leader plus its
-// timeout, moved by every contact), so an expiry before that promise ran out
-// (a leader whose clock runs fast) shows as an overlap with the next grant.
+// promised the session (its last contact with the serving leader of the
+// highest term, plus its timeout, moved by every contact), so an expiry
+// before that promise ran out (a leader whose clock runs fast) shows as an
+// overlap with the next grant.
 func (e *Ensemble) RecordGrants(g *backends.GrantLog) { e.grants = g }
 
 // applied updates the record with the transaction x, of zxid, that s
@@ -337,7 +340,8 @@ func (e *Ensemble) contacted(s *Server, session int64) {
 }
 
 // promised is until when (true time) the ensemble had promised session:
-// its last contact with a serving leader plus its timeout (0 if none).
+// its last contact with the serving leader of the highest term, plus its
+// timeout (0 if none).
 func (e *Ensemble) promised(session int64) time.Duration {
 	at, ok := e.acked[session]
 	if !ok {
