@@ -10,11 +10,20 @@ import (
 	"github.com/locklab/locklab/history"
 )
 
+// leasesBeyondPromise are the rows of truthSystems whose clients count
+// their leases beyond what the servers promise, by design, and why: their
+// lease INVALIDs blame the client's own deadline (issue 28, item 4).
+var leasesBeyondPromise = map[string]string{
+	"zookeeper": "Curator's on-suspend=continue believes for the read timeout plus the session timeout after the last reply, " +
+		"the leader keeps the session for the session timeout after the last contact",
+}
+
 // TestClientLeasesCountFromTheRequest: every lease deadline a client
 // recorded (from an acquire or a renewal) is no later than what the servers
 // had promised by then: clients count their leases from when they asked,
 // never from the reply (issue 10, item 2b). Faults without clock faults, so
-// that the clients' clocks measure true time.
+// that the clients' clocks measure true time. The rows of
+// leasesBeyondPromise show the opposite.
 func TestClientLeasesCountFromTheRequest(t *testing.T) {
 	for _, sys := range truthSystems {
 		if lockCheck(sys.test) == "mutex" {
@@ -22,7 +31,8 @@ func TestClientLeasesCountFromTheRequest(t *testing.T) {
 		}
 		t.Run(sys.name, func(t *testing.T) {
 			t.Parallel()
-			checked := 0
+			checked, beyond := 0, 0
+			why, outlives := leasesBeyondPromise[sys.name]
 			for seed := uint64(1); seed <= uint64(max(*truthSeeds/3, 3)); seed++ {
 				tc := sys.test
 				tc.Nemesis, tc.Seed, tc.Checks = "pause,partition,crash,delay", seed, []string{lockCheck(tc)}
@@ -39,11 +49,22 @@ func TestClientLeasesCountFromTheRequest(t *testing.T) {
 					checked++
 					promised := p.Deployment.Grants.Promised(e.Key, e.Owner, time.Duration(e.Time))
 					require.Positive(t, promised, "seed %d: #%d %s's %s as %s: no server granted it", seed, e.Index, e.Node, e.F, e.Owner)
+					if outlives {
+						if *e.Deadline > int64(promised) {
+							beyond++
+						}
+						continue
+					}
 					assert.LessOrEqual(t, *e.Deadline, int64(promised), "seed %d: #%d %s's %s as %s: lease until %s, the servers promised until %s",
 						seed, e.Index, e.Node, e.F, e.Owner, history.FormatTime(*e.Deadline), history.FormatTime(int64(promised)))
 				}
 			}
 			assert.Positive(t, checked)
+			if outlives {
+				assert.Positive(t, beyond, "%s: %s", sys.name, why)
+				t.Logf("%s: %d of %d lease deadlines beyond what the servers promised: %s", sys.name, beyond, checked, why)
+				return
+			}
 			t.Logf("%s: %d lease deadlines (acquires and renewals) within what the servers promised", sys.name, checked)
 		})
 	}

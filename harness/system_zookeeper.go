@@ -29,13 +29,16 @@ func deployZooKeeper(w *sim.World, opts map[string]string) (Deployment, error) {
 	if err != nil {
 		return Deployment{}, err
 	}
+	grants := backends.NewGrantLog(1)
+	e.RecordGrants(grants)
 	var log *history.Log
 	e.OnEvent = func(ev zookeeper.Event) {
 		if log != nil && ev.F == "session-expired" {
-			recordSystemEvent(log, w, ev.F, ev.Targets, ev.Detail)
+			recordSessionExpiry(log, w, ev)
 		}
 	}
 	return Deployment{
+		Grants:    grants,
 		Servers:   e.Nodes(),
 		NewLock:   func(p *sim.Proc) backends.Lock { return e.NewClient(p) },
 		HasTokens: true,
@@ -47,4 +50,31 @@ func deployZooKeeper(w *sim.World, opts map[string]string) (Deployment, error) {
 			return map[string]any{"elections": e.Elections, "sessions_expired": e.Expired}
 		},
 	}, nil
+}
+
+// recordSessionExpiry records a session's expiry as a system event: one per
+// lock node it deleted, naming the lock (Key), the node (Owner: the lease's
+// owner) and until when the leader had promised the session (Deadline, true
+// time), so that the lease check can tell a server that kept its promise
+// from one that broke it; one event without them when it deleted no lock node.
+func recordSessionExpiry(log *history.Log, w *sim.World, ev zookeeper.Event) {
+	recorded := false
+	for _, p := range ev.Deleted {
+		key, ok := zookeeper.LockNode(p)
+		if !ok {
+			continue
+		}
+		recorded = true
+		for _, t := range []history.Type{history.Start, history.Stop} {
+			e := history.Event{Time: int64(w.Now()), Process: history.NemesisProcess, Type: t, F: ev.F, Targets: ev.Targets,
+				Key: key, Owner: p, Detail: ev.Detail}
+			if ev.Promised > 0 {
+				e.Deadline = history.Ptr(int64(ev.Promised))
+			}
+			log.Append(e)
+		}
+	}
+	if !recorded {
+		recordSystemEvent(log, w, ev.F, ev.Targets, ev.Detail)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 
@@ -33,7 +34,16 @@ import (
 // are no later than the server's expiry (a client that measures its lease
 // from before its request): it judges the service against the leases its
 // clients were told. A server whose clock jumps or drifts ahead hands the
-// lock over too early, and this check says so.
+// lock over too early, and this check says so. When the history shows the
+// lock service itself ending the holder's hold before the grant, once its
+// own promise had run out (a system event naming the holder's key and owner
+// with the deadline the service promised, no later than the event:
+// ZooKeeper's session expiry names the lock node it deleted and the leader's
+// last contact plus the session timeout), the verdict is still invalid, since
+// the lease the client counted on was broken, but it says whose promise
+// broke: the client's, whose deadline outlived the hold the server gave it
+// (Curator's on-suspend=continue counts the read timeout plus the session
+// timeout).
 //
 // Failed operations change nothing and are always legal (a refused acquire is
 // a matter of availability, not safety). An acquire of unknown outcome is
@@ -736,15 +746,22 @@ func (c LockService) invalid(events []history.Event, key string, spec searchSpec
 	var an *analysis // only when the explanation needs it
 	var cx *Counterexample
 	var short string
+	prefix := "the lock service broke"
 	if w := c.breach(lops); w != nil {
+		if c.Leases && !w.concurrent && w.foreign == nil {
+			w.ended, w.early = serviceEnded(events, &w.holder, &w.grant)
+		}
 		cx, short = w.explain(key)
+		if w.ended != nil {
+			prefix = "a client's own lease deadline broke"
+		}
 	} else {
 		a := analyze(spec, out.start, out.batch, c.Budget)
 		an = &a
 		cx, short = c.explain(key, a, holderNames(lops))
 	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
-		Reason:        fmt.Sprintf("the lock service broke the %s model on %q: %s", c.Name(), key, short),
+		Reason:        fmt.Sprintf("%s the %s model on %q: %s", prefix, c.Name(), key, short),
 		Visualization: visualize(spec, out.start, out.batch, c.Budget, events, an)}
 }
 
@@ -831,6 +848,39 @@ type breachWitness struct {
 	// release that let the grant through (nil when none).
 	foreign *lockStep
 	leases  bool
+	// ended is the lock service's own event that ended the holder's hold,
+	// once its promise had run out, before the grant returned (a session
+	// expiry that deleted its lock node on time): the broken promise is
+	// then the client's, whose deadline outlived the hold the server gave
+	// it. early is such an event before the service's promise ran out: the
+	// broken promise is the service's. Both nil when the history shows
+	// neither.
+	ended, early *history.Event
+}
+
+// serviceEnded finds the event of the lock service itself, after holder's
+// grant returned and before grant returned, that ended the holder's hold: a
+// system event naming the holder's key and owner, with the deadline the
+// service had promised it (true time; ZooKeeper's session expiry names the
+// lock node it deleted and the leader's last contact plus the timeout).
+// kept is such an event at or after that deadline (the service kept its
+// promise), early one before it (the service broke it); both nil if none.
+func serviceEnded(events []history.Event, holder, grant *lockStep) (kept, early *history.Event) {
+	if holder.owner == "" || holder.o.Completion == nil || grant.o.Completion == nil {
+		return nil, nil
+	}
+	from, to := holder.o.Completion.Index, grant.o.Completion.Index
+	for i := range events {
+		e := &events[i]
+		if e.Index > from && e.Index < to && e.Process == history.NemesisProcess && e.Type == history.Start &&
+			e.Owner == holder.owner && e.Key == holder.o.Invoke.Key && e.Deadline != nil {
+			if *e.Deadline <= e.Time {
+				return e, nil
+			}
+			return nil, e
+		}
+	}
+	return nil, nil
 }
 
 // breach finds the first grant (by return) that no order of the history can
@@ -987,6 +1037,16 @@ func (w *breachWitness) explain(key string) (*Counterexample, string) {
 		evs = append(evs, opEvents(w.foreign.o)...)
 		short = fmt.Sprintf("%s released the lock while %s held it, and %s was granted it", w.foreign.who(), holder, grantee)
 	}
+	if w.ended != nil {
+		return w.explainClientSide(key, lines[1], evs)
+	}
+	if e := w.early; e != nil {
+		lines = append(lines, fmt.Sprintf("The lock service ended %s's hold at %s, before its own promise to it ran out (%s): %s.",
+			holder, history.FormatTime(e.Time), history.FormatTime(*e.Deadline), e.Detail))
+		short += fmt.Sprintf(": the lock service ended %s's hold at %s, before its own promise ran out (%s, %s)",
+			holder, history.FormatTime(e.Time), history.FormatTime(*e.Deadline), e.F)
+		evs = append(evs, *e)
+	}
 	lines = append(lines, "Then: "+w.grant.String()+", while "+holder+" held the lock: this grant broke the contract.")
 	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
 	return &Counterexample{Explanation: lines, Events: evs}, short
@@ -1007,6 +1067,34 @@ func (w *breachWitness) explainConcurrent(key string) (*Counterexample, string) 
 		"The other: " + w.grant.String() + ".",
 	}
 	evs := append(opEvents(w.holder.o), opEvents(w.grant.o)...)
+	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
+	return &Counterexample{Explanation: lines, Events: evs}, short
+}
+
+// explainClientSide tells a grant that broke a holder's lease as its client
+// counted it, after the lock service had ended the holder's hold: the server
+// kept its own promise, the client's deadline outlived it (a client whose
+// view of its lease is longer than the server's, such as Curator's
+// on-suspend=continue against ZooKeeper's session timeout).
+func (w *breachWitness) explainClientSide(key, holderLine string, evs []history.Event) (*Counterexample, string) {
+	holder, grantee := w.holder.who(), w.grant.who()
+	ended, deadline := w.ended.Time, w.holder.deadline
+	outlived := time.Duration(deadline - ended)
+	short := fmt.Sprintf("%s was granted the lock while %s's lease had not run out by its own deadline (%s), "+
+		"but after the lock service had ended %s's hold (%s, %s): the promise broken is the client's, not the server's",
+		grantee, holder, history.FormatTime(deadline), holder, history.FormatTime(ended), w.ended.F)
+	lines := []string{
+		fmt.Sprintf("On %q, %s was granted the lock while %s's lease, by its own deadline, had not run out; "+
+			"but the lock service had ended %s's hold before: the promise broken is the client's, not the server's:", key, grantee, holder, holder),
+		holderLine,
+		fmt.Sprintf("The lock service ended %s's hold at %s, when its own promise had run out (%s): %s.",
+			holder, history.FormatTime(ended), history.FormatTime(*w.ended.Deadline), w.ended.Detail),
+		"Then: " + w.grant.String() + ", after that: the lock service kept its promise.",
+		fmt.Sprintf("%s's own deadline (%s) outlived the end of its hold on the server by %s: "+
+			"its client counted the lease longer than the server keeps it (the client's view of the lease is misconfigured against the server's timeout).",
+			holder, history.FormatTime(deadline), outlived.Round(time.Millisecond)),
+	}
+	evs = append(evs, *w.ended)
 	slices.SortFunc(evs, func(x, y history.Event) int { return x.Index - y.Index })
 	return &Counterexample{Explanation: lines, Events: evs}, short
 }

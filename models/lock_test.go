@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/history"
 )
 
 // TestLeaseExplanationNamesTheGrant: when a grant breaks the contract, the
@@ -35,6 +37,70 @@ func TestLeaseExplanationNamesTheGrant(t *testing.T) {
 			assert.Contains(t, text, "broke the contract")
 			for _, b := range tc.blameless {
 				assert.NotContains(t, v.Reason+"\n"+text, b)
+			}
+		})
+	}
+}
+
+// TestLeaseExplanationSaysWhosePromiseBroke: a grant that broke the holder's
+// lease as its client counted it is blamed on the lock service unless the
+// history shows the service ending the holder's hold once its own promise had
+// run out: ZooKeeper's session expiry, naming the holder's lock node and the
+// leader's last contact plus the session timeout. Then the broken promise is
+// the client's: its deadline outlived the server's session timeout (issue 28,
+// item 4: Curator's on-suspend=continue, a 16.7 s deadline against a 10 s
+// session).
+func TestLeaseExplanationSaysWhosePromiseBroke(t *testing.T) {
+	const grants = `
+0     p1 c1 invoke acquire k
+100   p1 c1 ok     acquire k owner=/lock/k/_c_1-lock-0000000001 deadline=16767
+500   p2 c2 invoke acquire k
+10100 nemesis start session-expired zk1,c1
+10100 nemesis stop session-expired zk1,c1
+10200 p2 c2 ok     acquire k owner=/lock/k/_c_2-lock-0000000002 deadline=26867
+`
+	const detail = "session 0x1 of c1 expired on leader zk1 (no contact for its timeout); node deleted: /lock/k/_c_1-lock-0000000001"
+	serverBroke := []string{"the lock service broke the lease model", "c2 was granted the lock while c1 held it and its lease had not run out"}
+	tests := []struct {
+		name             string
+		key, owner       string
+		promised         int64 // ms; 0: none recorded
+		reason, explains []string
+	}{
+		{"the session expired when its promise ran out", "k", "/lock/k/_c_1-lock-0000000001", 10050,
+			[]string{"a client's own lease deadline broke the lease model", "c2 was granted the lock while c1's lease had not run out by its own deadline (16.767s)",
+				"after the lock service had ended c1's hold (10.100s, session-expired)", "the promise broken is the client's, not the server's"},
+			[]string{"The lock service ended c1's hold at 10.100s, when its own promise had run out (10.050s): session 0x1 of c1 expired",
+				"the lock service kept its promise", "c1's own deadline (16.767s) outlived the end of its hold on the server by 6.667s"}},
+		{"the session expired before its promise ran out", "k", "/lock/k/_c_1-lock-0000000001", 12000,
+			append(serverBroke, "the lock service ended c1's hold at 10.100s, before its own promise ran out (12.000s, session-expired)"),
+			[]string{"The lock service ended c1's hold at 10.100s, before its own promise to it ran out (12.000s): session 0x1 of c1 expired",
+				"this grant broke the contract"}},
+		{"no promise recorded", "k", "/lock/k/_c_1-lock-0000000001", 0, serverBroke, []string{"this grant broke the contract"}},
+		{"another node deleted", "k", "/lock/k/_c_3-lock-0000000003", 10050, serverBroke, []string{"this grant broke the contract"}},
+		{"another lock's node", "j", "/lock/k/_c_1-lock-0000000001", 10050, serverBroke, []string{"this grant broke the contract"}},
+		{"no lock node named", "", "", 10050, serverBroke, []string{"this grant broke the contract"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			events := parseHistory(t, grants)
+			for i := range events {
+				if e := &events[i]; e.Process == history.NemesisProcess {
+					e.Key, e.Owner, e.Detail = tc.key, tc.owner, detail
+					if tc.promised > 0 {
+						e.Deadline = history.Ptr(tc.promised * 1e6)
+					}
+				}
+			}
+			v := Run(LockService{Leases: true}, events)
+			require.Equal(t, Invalid, v.Result, v.Reason)
+			for _, s := range tc.reason {
+				assert.Contains(t, v.Reason, s)
+			}
+			require.NotNil(t, v.Counterexample)
+			text := strings.Join(v.Counterexample.Explanation, "\n")
+			for _, s := range tc.explains {
+				assert.Contains(t, text, s)
 			}
 		})
 	}

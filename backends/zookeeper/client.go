@@ -245,26 +245,33 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 	}
 	dir := "/lock/" + key
 	guid := fmt.Sprintf("%016x", p.Rand().Uint64())
-	ours, stat, err := c.createLockNode(dir, guid)
+	ours, stat, orphan, err := c.createLockNode(dir, guid)
 	if err != nil {
 		return backends.Lease{}, err
+	}
+	// giveUp, and the outcome of an acquire that fails after an earlier
+	// create of it went unanswered: that node may exist, be the lowest and
+	// hold the lock for our session (an orphan), so the failure is unknown.
+	giveUp := func(cause error) (backends.Lease, error) {
+		l, err := c.giveUp(ours, cause)
+		return l, orphaned(err, orphan)
 	}
 	epoch := c.epoch
 	for {
 		if c.o.Sync {
 			if _, err := c.call(p, Request{Op: OpSync, Path: dir}); err != nil {
-				return c.giveUp(ours, fmt.Errorf("sync: %w", err))
+				return giveUp(fmt.Errorf("sync: %w", err))
 			}
 		}
 		resp, err := c.call(p, Request{Op: OpGetChildren, Path: dir, Watch: c.o.Herd})
 		if err != nil {
-			return c.giveUp(ours, fmt.Errorf("getChildren: %w", err))
+			return giveUp(fmt.Errorf("getChildren: %w", err))
 		}
 		children := slices.Clone(resp.Children)
 		sortBySequence(children)
 		i := slices.Index(children, path.Base(ours))
 		if i < 0 {
-			return backends.Lease{}, fmt.Errorf("%w: our node %s is gone (session expired)", backends.ErrNotAcquired, ours)
+			return backends.Lease{}, orphaned(fmt.Errorf("%w: our node %s is gone (session expired)", backends.ErrNotAcquired, ours), orphan)
 		}
 		if i == 0 {
 			return c.granted(key, ours, stat), nil
@@ -272,7 +279,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		if !c.o.Herd {
 			r, err := c.call(p, Request{Op: OpExists, Path: dir + "/" + children[i-1], Watch: true})
 			if err != nil {
-				return c.giveUp(ours, fmt.Errorf("exists: %w", err))
+				return giveUp(fmt.Errorf("exists: %w", err))
 			}
 			if r.Code == CodeNoNode {
 				continue
@@ -281,7 +288,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		for {
 			left := deadline - p.Mono()
 			if left <= 0 {
-				return c.giveUp(ours, backends.ErrNotAcquired)
+				return giveUp(backends.ErrNotAcquired)
 			}
 			if _, ok := p.Recv(min(left, c.o.ping())); ok || c.epoch != epoch || c.session == 0 {
 				break // a watch fired, or the watches were lost with a connection: look again
@@ -292,8 +299,10 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 }
 
 // createLockNode creates our sequential node within Curator's retry loop;
-// with protection, a retry first looks for a node carrying our guid.
-func (c *Client) createLockNode(dir, guid string) (string, Stat, error) {
+// with protection, a retry first looks for a node carrying our guid. orphan
+// reports that an attempt before the one that created the node went
+// unanswered and was not adopted: its node may exist too.
+func (c *Client) createLockNode(dir, guid string) (_ string, _ Stat, orphan bool, _ error) {
 	p := c.p
 	prefix := dir + "/_c_" + guid + "-lock-"
 	var last error
@@ -305,7 +314,7 @@ func (c *Client) createLockNode(dir, guid string) (string, Stat, error) {
 		if attempt > 0 && c.o.Protection {
 			found, st, ok, err := c.findProtected(dir, guid)
 			if ok {
-				return found, st, nil
+				return found, st, false, nil
 			}
 			if err != nil {
 				// Curator's retry loop runs the search again before any
@@ -317,7 +326,7 @@ func (c *Client) createLockNode(dir, guid string) (string, Stat, error) {
 		}
 		r, err := c.call(p, Request{Op: OpCreate, Path: prefix, Ephemeral: true, Sequential: true})
 		if err == nil && r.Code == CodeOK {
-			return r.Path, r.Stat, nil
+			return r.Path, r.Stat, uncertain, nil
 		}
 		if err == nil {
 			err = fmt.Errorf("create: %s", r.Code)
@@ -326,9 +335,19 @@ func (c *Client) createLockNode(dir, guid string) (string, Stat, error) {
 		last = err
 	}
 	if !uncertain {
-		return "", Stat{}, fmt.Errorf("create %s: %w (%w)", prefix, last, backends.ErrNotAcquired)
+		return "", Stat{}, false, fmt.Errorf("create %s: %w (%w)", prefix, last, backends.ErrNotAcquired)
 	}
-	return "", Stat{}, fmt.Errorf("create %s: %w (%w)", prefix, last, backends.ErrUnknown)
+	return "", Stat{}, false, fmt.Errorf("create %s: %w (%w)", prefix, last, backends.ErrUnknown)
+}
+
+// orphaned is the outcome of an acquire that failed with err after creating
+// its node: unknown when an earlier create of it may have left a node that
+// holds the lock for our session (orphan), err otherwise.
+func orphaned(err error, orphan bool) error {
+	if !orphan || err == nil {
+		return err
+	}
+	return fmt.Errorf("%w; an earlier create had no reply: its node may exist and hold the lock (%w)", err, backends.ErrUnknown)
 }
 
 // findProtected lists the lock's children for one carrying our guid. With
@@ -368,14 +387,18 @@ func (c *Client) granted(key, ours string, st Stat) backends.Lease {
 
 // giveUp deletes our node after a failed wait (Curator's deleteOurPath, a
 // guaranteed delete: retried in the background until it is done).
+//
+// While the delete is not done our node may be the lowest and hold the lock
+// for our session: the outcome is unknown until then, as a release's.
 func (c *Client) giveUp(ours string, cause error) (backends.Lease, error) {
+	if !errors.Is(cause, backends.ErrNotAcquired) {
+		cause = fmt.Errorf("%w: %w", backends.ErrNotAcquired, cause)
+	}
 	if _, err := c.call(c.p, Request{Op: OpDelete, Path: ours}); err != nil && !errors.Is(err, errExpired) {
 		c.p.Spawn(c.p.Name()+"/zk-delete", func(w *sim.Proc) { c.guaranteedDelete(w, ours) })
+		return backends.Lease{}, fmt.Errorf("%w; deleting %s: %w: it may hold the lock until the delete is done (%w)", cause, ours, err, backends.ErrUnknown)
 	}
-	if errors.Is(cause, backends.ErrNotAcquired) {
-		return backends.Lease{}, cause
-	}
-	return backends.Lease{}, fmt.Errorf("%w: %w", backends.ErrNotAcquired, cause)
+	return backends.Lease{}, cause
 }
 
 // Release gives the lock back: counts down a reentrant hold, then deletes

@@ -29,4 +29,73 @@
 // passed since SUSPENDED, or when a server says the session expired. The
 // recipe's options (protection, herd, on-suspend, token, sync,
 // release-retry, adopt-check) are in Table.
+//
+// In the simulator the ensemble also keeps a record of its grants
+// (RecordGrants): a lock's lowest node, given to the client whose session
+// owns it, until its owner deletes it or, after the session's expiry, until
+// the leader's promise to the session ran out (its last contact with the
+// serving leader of the highest term, plus the timeout). A session's expiry
+// event (Event) names the nodes it deleted and that promise.
+//
+// # Fidelity
+//
+// What matters for a lock, modelled or not, and what shows it (a test, a
+// catalog scenario, a live row of live/etcdzk_test.go against ZooKeeper
+// 3.8.0; "extended" rows need LOCKLAB_LIVE_MEASURE=1). The same table, with
+// more words, is docs/fidelity/zookeeper.md.
+//
+// Servers:
+//   - Writes ordered by one leader, committed on a quorum: modelled (raft for
+//     ZAB, see above). baseline-zookeeper; live: every row.
+//   - A server outside a working quorum refuses clients (CONNECTIONLOSS):
+//     modelled. zk-partitioned-holder; live: zk-partitioned-holder (extended).
+//   - Reads served by the connected server may lag; sync catches up:
+//     modelled (option sync). No scenario pins a stale read.
+//   - The leader expires a session after its timeout without contact, on its
+//     monotonic clock, tick-granular, deleting its ephemeral nodes: modelled
+//     (a fast clock expires early, a wall-clock jump does nothing).
+//     zk-session-expiry, kleppmann-gc-pause/zookeeper-*,
+//     TestZooKeeperLeaseSaysWhosePromiseBroke; live: zk-session-expiry,
+//     kleppmann-gc-pause/zookeeper-* (a server clock jump is refused live).
+//   - A new leader re-arms every session: modelled. zk-reconnect-double-lock.
+//   - A follower relays its clients' pings to the leader: modelled at once
+//     per ping (ZooKeeper batches them, up to a tick later).
+//   - The leader refuses the requests of a session it decided to close: not
+//     modelled (until the close commits the session is answered; the record
+//     of grants does not count those contacts).
+//   - A server refuses a client that has seen a later zxid: not modelled (a
+//     client may resume its session on a lagging server).
+//   - Ephemeral sequential nodes, sequence = parent's cversion, any session
+//     may delete any node: modelled. TestTree.
+//   - One-shot watches in zxid order: modelled. zk-herd, TestHerdCurves.
+//   - The log is synced before acknowledging and replayed after a crash:
+//     modelled. Random crash faults.
+//
+// Client and Curator:
+//   - Pings every session-timeout/3; no reply within the read timeout (2/3)
+//     is SUSPENDED; the session resumes on the next server: modelled.
+//     zk-partitioned-holder; live: the same (read-timeout refused live).
+//   - LOST when the session timeout has passed since SUSPENDED, or on
+//     SESSIONEXPIRED; Curator injects it client-side and does not close the
+//     session on the server: modelled. zk-reconnect-double-lock.
+//   - on-suspend=continue believes up to read timeout + session timeout
+//     (16.7 s at 10 s) after the last reply, longer than the leader keeps the
+//     session: modelled (default). zk-partitioned-holder/unsafe,
+//     TestZooKeeperLeaseSaysWhosePromiseBroke (seeds 145, 191); live:
+//     zk-partitioned-holder/unsafe (extended). on-suspend=stop ends the
+//     belief at SUSPENDED: zk-partitioned-holder/fixed,
+//     TestLockVerdictsAgreeWithTheServers/zookeeper-suspend-stop.
+//   - The recipe (EPHEMERAL_SEQUENTIAL, lowest holds, watch the next-lower
+//     node, herd): modelled. baseline-zookeeper, zk-herd; live: every row.
+//   - Protected mode and the orphan node without it: zk-orphan-node.
+//     CURATOR-604 (adopt-check): zk-reconnect-double-lock. CURATOR-678
+//     (release-retry): zk-release-connection-loss.
+//   - Outcomes: an unanswered create or delete is unknown, and a retry does
+//     not make it a failure; an acquire that fails while a node of its own
+//     may hold the lock is unknown: TestZooKeeperAcquireAfterAnUnansweredCreateIsUnknown,
+//     zk-release-connection-loss.
+//   - Fencing token czxid or sequence: kleppmann-gc-pause/zookeeper-fixed,
+//     zk-session-expiry/fixed; live: the same.
+//   - Ground truth: TestZooKeeperRecordsItsGrants,
+//     TestLockVerdictsAgreeWithTheServers/zookeeper.
 package zookeeper

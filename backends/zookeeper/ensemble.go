@@ -2,12 +2,14 @@ package zookeeper
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
 
 	"go.etcd.io/raft/v3"
 
+	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -21,6 +23,26 @@ type Event struct {
 	// Detail says it in words.
 	Detail string
 	At     time.Duration
+	// Deleted are the nodes a session's expiry deleted.
+	Deleted []string
+	// Promised is, for a session's expiry, until when (true time) the
+	// ensemble had promised the session: its last contact with the serving
+	// leader of the highest term (not a new leader's re-arming, nor a
+	// contact after the leader decided to expire it), plus its timeout (0:
+	// none). An expiry at or
+	// after it kept the promise; one before it (a leader whose clock runs
+	// fast) broke it.
+	Promised time.Duration
+}
+
+// LockNode splits a lock node's path, /lock/<key>/<name>, into its key; ok
+// is false for any other path.
+func LockNode(p string) (key string, ok bool) {
+	dir := path.Dir(p)
+	if path.Dir(dir) != "/lock" {
+		return "", false
+	}
+	return path.Base(dir), true
 }
 
 // Ensemble is a ZooKeeper ensemble in one world: servers zk1..zkN.
@@ -33,7 +55,28 @@ type Ensemble struct {
 	OnEvent func(Event)
 	// Figures counted over the run.
 	Expired, Elections int
+
+	// The record of grants (RecordGrants): the holder of each lock is the
+	// owner of its lowest node; grants are recorded by the first server to
+	// apply each transaction.
+	grants   *backends.GrantLog
+	recorded uint64       // the last zxid the record has seen
+	holders  []lockHolder // the lowest node of each lock, by key
+	// acked is, per session, the true time of its last contact with the
+	// serving leader of the highest term, for the record: the leader
+	// promises the session its timeout from there. Nothing the ensemble
+	// decides reads it.
+	acked map[int64]time.Duration
 }
+
+// lockHolder is a lock's lowest node and the session that owns it.
+type lockHolder struct {
+	key, node string
+	session   int64
+}
+
+// grantScope is the scope of the ensemble's grants: one replicated tree.
+const grantScope = "zookeeper"
 
 // ServerName is the name of server i (1-based).
 func ServerName(i int) string { return fmt.Sprintf("zk%d", i) }
@@ -43,7 +86,7 @@ func NewEnsemble(w *sim.World, o Options) (*Ensemble, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Ensemble{opts: o, clients: map[string]*Client{}}
+	e := &Ensemble{opts: o, clients: map[string]*Client{}, acked: map[int64]time.Duration{}}
 	for i := range o.Servers {
 		e.servers = append(e.servers, &Server{ens: e, id: uint64(i + 1)})
 	}
@@ -163,7 +206,7 @@ func (e *Ensemble) sessionExpired(s *Server, session int64, deleted []string) {
 	if len(deleted) > 0 {
 		d += "; node deleted: " + strings.Join(deleted, ", ")
 	}
-	e.emit(Event{F: "session-expired", Targets: targets, Detail: d, At: s.node.World().Now()})
+	e.emit(Event{F: "session-expired", Targets: targets, Detail: d, At: s.node.World().Now(), Deleted: deleted, Promised: e.promised(session)})
 }
 
 func sortedClientNames(m map[string]*Client) []string {
@@ -217,4 +260,102 @@ func (e *Ensemble) Describe() []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// RecordGrants makes the ensemble keep its record of the grants it makes in
+// g (see backends.GrantLog): a grant is a lock's lowest node, given to the
+// client whose session owns it, from the transaction that made it the lowest
+// until it is deleted. A deletion by its owner (a release) ends the grant; a
+// session's expiry does not: the grant then lasts as long as the leader had
+// promised the session (its last contact with the serving leader of the
+// highest term, plus its timeout, moved by every contact), so an expiry
+// before that promise ran out (a leader whose clock runs fast) shows as an
+// overlap with the next grant.
+func (e *Ensemble) RecordGrants(g *backends.GrantLog) { e.grants = g }
+
+// applied updates the record with the transaction x, of zxid, that s
+// applied, if no server applied it before.
+func (e *Ensemble) applied(s *Server, x txn, c change, zxid uint64) {
+	if !e.grants.Recording() || zxid <= e.recorded {
+		return
+	}
+	e.recorded = zxid
+	var keys []string
+	for _, p := range append(slices.Clone(c.deleted), c.created...) {
+		if k, ok := LockNode(p); ok && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	now := s.node.World().Now()
+	for _, k := range keys {
+		var low lockHolder
+		if n, ok := s.tree.nodes["/lock/"+k]; ok && len(n.children) > 0 {
+			children := slices.Clone(n.children)
+			sortBySequence(children)
+			p := "/lock/" + k + "/" + children[0]
+			low = lockHolder{key: k, node: p, session: s.tree.nodes[p].stat.EphemeralOwner}
+		}
+		i := slices.IndexFunc(e.holders, func(h lockHolder) bool { return h.key == k })
+		var prev lockHolder
+		if i >= 0 {
+			prev = e.holders[i]
+		}
+		if prev.node == low.node {
+			continue
+		}
+		if prev.node != "" && x.Op == "delete" {
+			// An expiry leaves the grant to run out its promise.
+			e.grants.Removed(grantScope, k, prev.node, e.clientOf(x.Session), now)
+		}
+		if i >= 0 {
+			e.holders = slices.Delete(e.holders, i, i+1)
+		}
+		if low.node == "" {
+			continue
+		}
+		e.holders = append(e.holders, low)
+		until := e.promised(low.session)
+		if until == 0 {
+			until = now // nothing promised: the grant protects nobody yet
+		}
+		e.grants.Granted(grantScope, s.node.Name(), k, low.node, e.clientOf(low.session), now, until)
+	}
+}
+
+// contacted notes that the serving leader s, which leads the highest term
+// (a deposed leader that has not heard of its successor promises nothing),
+// heard from session, and moves, in the record, the promise of the locks it
+// holds.
+func (e *Ensemble) contacted(s *Server, session int64) {
+	now := s.node.World().Now()
+	e.acked[session] = now
+	if !e.grants.Recording() {
+		return
+	}
+	for _, h := range e.holders {
+		if h.session == session {
+			e.grants.Renewed(grantScope, h.key, h.node, now, now+e.opts.SessionTimeout)
+		}
+	}
+}
+
+// promised is until when (true time) the ensemble had promised session:
+// its last contact with the serving leader of the highest term, plus its
+// timeout (0 if none).
+func (e *Ensemble) promised(session int64) time.Duration {
+	at, ok := e.acked[session]
+	if !ok {
+		return 0
+	}
+	return at + e.opts.SessionTimeout
+}
+
+// clientOf is the name of the client whose session id is ("" if none).
+func (e *Ensemble) clientOf(id int64) string {
+	for _, name := range sortedClientNames(e.clients) {
+		if e.clients[name].ownsSession(id) {
+			return name
+		}
+	}
+	return ""
 }

@@ -179,7 +179,7 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 		s.step(raftnode.Inbound(*body.M))
 	case Touch:
 		if s.state == raft.StateLeader {
-			s.contact[body.Session] = s.node.Mono()
+			s.contacted(body.Session)
 		}
 	case Request:
 		s.request(m, body)
@@ -265,10 +265,19 @@ func addWatcher(ws []watcher, c sim.NodeID) []watcher {
 	return append(ws, watcher{c})
 }
 
+// contacted notes, on the leader, a client's contact with session: its
+// timeout starts again.
+func (s *Server) contacted(session int64) {
+	s.contact[session] = s.node.Mono()
+	if !s.expiring[session] && s.serving() && s.ens.Leader() == s.node {
+		s.ens.contacted(s, session)
+	}
+}
+
 // touch records a client's contact with the leader (relayed by a follower).
 func (s *Server) touch(session int64) {
 	if s.state == raft.StateLeader {
-		s.contact[session] = s.node.Mono()
+		s.contacted(session)
 		return
 	}
 	if s.lead != 0 {
@@ -355,6 +364,7 @@ func (s *Server) apply(e *pb.Entry) {
 	zxid := e.Term<<32 | e.Index
 	x := decodeTxn(e.Data)
 	c := s.tree.apply(x, zxid)
+	s.ens.applied(s, x, c, zxid)
 	if x.Op == "close" {
 		delete(s.expiring, x.Session)
 		delete(s.contact, x.Session)
@@ -363,7 +373,7 @@ func (s *Server) apply(e *pb.Entry) {
 		}
 	}
 	if x.Op == "session" && s.state == raft.StateLeader {
-		s.contact[x.Session] = s.node.Mono()
+		s.contacted(x.Session)
 	}
 	s.fire(c)
 	if x.Origin != s.id {
