@@ -82,6 +82,14 @@ func TestHoldingCuts(t *testing.T) {
 			want: []string{"b got new@8.01s"}, held: 2, resets: 1, dropped: 1, delivered: 1,
 		},
 		{
+			name: "a long cut of an idle connection does not reset it: what is sent late in the cut arrives",
+			steps: func(w *World, net *Network, a, b *Node) []step {
+				return []step{{0, func() { net.Block(a, b) }}, {9 * time.Second, send(a, b, "late")},
+					{10 * time.Second, func() { net.Unblock(a, b) }}}
+			},
+			want: []string{"b got late@10.01s"}, held: 1, delivered: 1,
+		},
+		{
 			name: "in flight on a connection that resets: lost",
 			steps: func(w *World, net *Network, a, b *Node) []step {
 				return []step{
@@ -91,9 +99,10 @@ func TestHoldingCuts(t *testing.T) {
 					}},
 					{time.Millisecond, func() { net.Block(a, b) }},
 					{6 * time.Second, func() { net.Unblock(a, b) }},
+					{6500 * time.Millisecond, send(a, b, "after the heal: not behind the lost one")},
 				}
 			},
-			want: nil, resets: 1, dropped: 1,
+			want: []string{"b got after the heal: not behind the lost one@6.51s"}, resets: 1, dropped: 1, delivered: 1,
 		},
 		{
 			name: "cut again before the drain: held until the next heal",

@@ -78,11 +78,12 @@
 //     order, and the heal delivers them one latency later (after any delay a
 //     rule added, and after everything still in flight on the link, which is
 //     held in its turn), before anything sent after the heal: late, the
-//     classic hazard of a stale request applied after the heal. A cut that
-//     outlasts the connection timeout (Config.ConnTimeout,
-//     DefaultConnTimeout) resets the connection: what it held and what is
-//     in flight on it is lost, and what is sent afterwards waits on a new
-//     connection. A message whose sender or receiver crashed while it was
+//     classic hazard of a stale request applied after the heal. When a
+//     message has waited longer than the connection timeout
+//     (Config.ConnTimeout, DefaultConnTimeout) the connection resets: what
+//     it held and what is in flight on it is lost, and what is sent
+//     afterwards waits on a new connection. A connection with nothing to
+//     deliver does not time out, however long the cut. A message whose sender or receiver crashed while it was
 //     held is lost as well: the connection died with its end. The reset is
 //     silent: a caller learns of it by its own timeout, as a real client
 //     learns of a dead connection by its read timeout or keep-alive.

@@ -61,10 +61,11 @@ const (
 	// CutHolds is connection semantics, as a TCP connection across an
 	// iptables cut behaves: a message sent on a cut link, or in flight on it,
 	// is held (in send order, per directed link) and delivered at the heal,
-	// one latency later, before anything sent after the heal; unless the cut
-	// outlasts the connection timeout, which resets the connection and
-	// discards what it held. A message whose sender or receiver crashed
-	// meanwhile is discarded too: its connection died with its end.
+	// one latency later, before anything sent after the heal; unless a
+	// message waits longer than the connection timeout, which resets the
+	// connection and discards what it held. A message whose sender or
+	// receiver crashed meanwhile is discarded too: its connection died with
+	// its end.
 	CutHolds
 )
 
@@ -115,6 +116,8 @@ type linkState struct {
 	dead uint32
 	// drainGen names the latest drain planned; an older one does nothing.
 	drainGen uint32
+	// armed: the reset of the current cut's connection is planned.
+	armed bool
 	// held are the messages the cut holds, in send order.
 	held []heldMsg
 	// heldDue is the latest time a held message was due to leave (its send
@@ -222,31 +225,43 @@ func (net *Network) block(from, to NodeID, mode CutMode) {
 		return
 	}
 	st.epoch++
-	net.planReset(from, to, st.epoch)
+	st.armed = false
+	if len(st.held) > 0 || st.lastAt > net.w.now { // unacknowledged data: held, or in flight
+		net.planReset(from, to, st)
+	}
 }
 
-// planReset plans the reset of the connection from -> to if its cut, in
-// epoch, outlasts the connection timeout.
-func (net *Network) planReset(from, to NodeID, epoch uint32) {
-	if net.timeout < 0 {
+// planReset plans the reset of the connection from -> to, cut, one
+// connection timeout from now, when its oldest unacknowledged message (held,
+// or in flight when the cut began) has waited that long. A connection with
+// nothing to deliver never resets (TCP times out unacknowledged data only);
+// the next message held arms its timeout.
+func (net *Network) planReset(from, to NodeID, st *linkState) {
+	if net.timeout < 0 || st.armed {
 		return
 	}
+	st.armed = true
+	epoch := st.epoch
 	net.w.After(net.timeout, func() {
 		st := net.state(from, to)
 		if !st.blocked || st.epoch != epoch {
 			return // healed, or cut again since
 		}
+		st.armed = false
+		if len(st.held) == 0 && st.lastAt <= net.w.now {
+			return // nothing was left to deliver
+		}
 		// The connection resets: what it held is lost, and so is what is
 		// still in flight on it. What is sent from now on waits on a new
-		// connection, which the cut may reset in turn.
+		// connection, whose first held message arms its timeout.
 		net.stats.Resets++
 		net.stats.Dropped += uint64(len(st.held))
 		clear(st.held)
 		st.held = st.held[:0]
 		st.heldDue = 0
+		st.lastAt = net.w.now // nothing in flight is waited for any more
 		st.epoch++
 		st.dead = st.epoch
-		net.planReset(from, to, st.epoch)
 	})
 }
 
@@ -261,8 +276,11 @@ func (net *Network) unblock(from, to NodeID) {
 	}
 	st.blocked = false
 	net.blocked--
-	if st.hold || len(st.held) > 0 {
+	switch {
+	case len(st.held) > 0 || (st.hold && st.lastAt > net.w.now): // held, or in flight
 		net.planDrain(from, to, st)
+	case !st.draining:
+		st.hold = false // nothing to deliver
 	}
 }
 
@@ -323,6 +341,9 @@ func (net *Network) hold(st *linkState, m *Message, due time.Duration) {
 	copy(st.held[i+1:], st.held[i:])
 	st.held[i] = h
 	st.heldDue = max(st.heldDue, due)
+	if st.blocked {
+		net.planReset(m.From, m.To, st)
+	}
 }
 
 // Blocked reports whether the directed link from -> to is cut.
@@ -483,7 +504,7 @@ func (net *Network) deliverAfter(st *linkState, l *Link, m *Message, extra time.
 // messages, sent before m, are not yet delivered; dropped if its connection
 // reset since.
 func (net *Network) arrive(to *Node, m *Message, epoch uint32) {
-	if net.blocked == 0 && net.draining == 0 {
+	if net.blocked == 0 && net.draining == 0 && net.stats.Resets == 0 { // no cut, held messages or dead connection
 		net.stats.Delivered++
 		to.deliver(m)
 		return
