@@ -113,6 +113,24 @@ func TestHoldingCuts(t *testing.T) {
 			want: []string{"b got x@2.01s"}, held: 1, delivered: 1,
 		},
 		{
+			name: "cut again before the drain, and what was in flight never comes: the next heal plans no drain",
+			steps: func(w *World, net *Network, a, b *Node) []step {
+				return []step{
+					{0, func() {
+						net.AddRule(Rule{From: a, Delay: 500 * time.Millisecond, Count: 1})
+						a.Send(b.ID(), "lost with b's crash")
+					}},
+					{time.Millisecond, func() { net.Block(a, b) }},
+					{100 * time.Millisecond, func() { net.Unblock(a, b) }},
+					{200 * time.Millisecond, func() { net.Block(a, b) }},
+					{300 * time.Millisecond, b.Crash}, {400 * time.Millisecond, b.Restart},
+					{time.Second, func() { net.Unblock(a, b) }},
+					{2 * time.Second, send(a, b, "y")},
+				}
+			},
+			want: []string{"b got y@2.01s"}, delivered: 1,
+		},
+		{
 			name: "receiver crashed and restarted during the cut: its connection died, what it held is lost",
 			steps: func(w *World, net *Network, a, b *Node) []step {
 				return []step{{0, func() { net.Block(a, b) }}, {0, send(a, b, "x")}, {time.Second, b.Crash}, {2 * time.Second, b.Restart},

@@ -276,11 +276,15 @@ func (net *Network) unblock(from, to NodeID) {
 	}
 	st.blocked = false
 	net.blocked--
-	switch {
-	case len(st.held) > 0 || (st.hold && st.lastAt > net.w.now): // held, or in flight
+	if len(st.held) > 0 || (st.hold && st.lastAt > net.w.now) { // held, or in flight
 		net.planDrain(from, to, st)
-	case !st.draining:
-		st.hold = false // nothing to deliver
+		return
+	}
+	st.hold = false  // nothing to deliver
+	if st.draining { // planned at an earlier heal, for messages that never came
+		st.draining = false
+		net.draining--
+		st.drainGen++
 	}
 }
 
