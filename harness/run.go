@@ -110,7 +110,8 @@ func Prepare(t Test) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := sim.NewWorld(sim.Config{Seed: t.Seed})
+	cuts, _ := t.cutMode() // validated
+	w := sim.NewWorld(sim.Config{Seed: t.Seed, Cuts: cuts})
 	log := history.NewLog()
 	dep, err := sys.Deploy(w, t.SystemOptions)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/sim"
 )
 
 // Test is one run: everything that determines its history.
@@ -53,6 +54,23 @@ type Test struct {
 	// MaxHistoryEvents bounds the history a run may record (and so its
 	// memory). Default 0: DefaultMaxHistoryEvents. See Prepared.RunWatched.
 	MaxHistoryEvents int64 `json:"max_history_events,omitempty"`
+	// Cuts is what a partition does with the messages it catches: "drop"
+	// them (datagram semantics, sim.CutDrops) or "hold" them until the heal
+	// (connection semantics, sim.CutHolds: a TCP connection across the cut,
+	// reset if the cut outlasts sim.DefaultConnTimeout). Default "" is
+	// "drop" (issue 28: the default is to become "hold").
+	Cuts string `json:"cuts,omitempty"`
+}
+
+// cutMode is the simulator's mode for Cuts.
+func (t Test) cutMode() (sim.CutMode, error) {
+	switch t.Cuts {
+	case "", "drop":
+		return sim.CutDrops, nil
+	case "hold":
+		return sim.CutHolds, nil
+	}
+	return 0, fmt.Errorf("cuts: %q is neither drop nor hold", t.Cuts)
 }
 
 // Unbounded is the CheckBudget that lets search-based checks run to the end.
@@ -125,6 +143,9 @@ func (t Test) Validate() error {
 	}
 	if t.MaxHistoryEvents < 0 {
 		return fmt.Errorf("max history events: must be positive, got %d", t.MaxHistoryEvents)
+	}
+	if _, err := t.cutMode(); err != nil {
+		return err
 	}
 	return nil
 }

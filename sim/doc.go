@@ -65,8 +65,31 @@
 // loss, duplication and reordering probabilities, and is FIFO by default (as a
 // TCP connection is). Partitions are sets of blocked directed links, checked
 // when a message is sent and again when it would be delivered, so one-way cuts
-// work and a cut drops what is in flight. Rules delay or drop chosen messages
-// (per-message delay injection).
+// work. Rules delay or drop chosen messages (per-message delay injection).
+//
+// What a cut does with the messages it catches (sent on the link, or in
+// flight on it when they would arrive) is a choice of the world
+// (Config.Cuts, Network.SetCuts), made when the cut is made:
+//
+//   - CutDrops, the default: datagram semantics. The cut drops them.
+//   - CutHolds: connection semantics, as every client modelled here talks
+//     over TCP, and as a TCP connection across an iptables cut (Jepsen's
+//     partitions) behaves. The cut holds them, per directed link in send
+//     order, and the heal delivers them one latency later (after any delay a
+//     rule added, and after everything still in flight on the link, which is
+//     held in its turn), before anything sent after the heal: late, the
+//     classic hazard of a stale request applied after the heal. When a
+//     message has waited longer than the connection timeout
+//     (Config.ConnTimeout, DefaultConnTimeout) the connection resets: what
+//     it held and what is in flight on it is lost, and what is sent
+//     afterwards waits on a new connection. A connection with nothing to
+//     deliver does not time out, however long the cut. A message whose sender or receiver crashed while it was
+//     held is lost as well: the connection died with its end. The reset is
+//     silent: a caller learns of it by its own timeout, as a real client
+//     learns of a dead connection by its read timeout or keep-alive.
+//
+// A lossy cut (Network.BlockLossy) drops whatever the world's choice: a link
+// that loses packets for good. Link.Loss stays a lossy link in both modes.
 //
 // # Determinism
 //

@@ -21,6 +21,14 @@ type Config struct {
 	// WallEpoch is every node's wall-clock reading at true time zero
 	// (DefaultWallEpoch when zero).
 	WallEpoch time.Duration
+	// Cuts is what a cut link does with the messages on it: drop them
+	// (CutDrops, the zero value: datagram semantics) or hold them until the
+	// heal (CutHolds: connection semantics). See Network.SetCuts.
+	Cuts CutMode
+	// ConnTimeout is how long a holding cut keeps a connection's messages
+	// before the connection resets (CutHolds only): DefaultConnTimeout when
+	// zero, never when negative.
+	ConnTimeout time.Duration
 }
 
 // World is one simulated universe: a clock, an event queue, nodes and a network.
@@ -53,7 +61,7 @@ func NewWorld(cfg Config) *World {
 	if link == (Link{}) {
 		link = DefaultLink
 	}
-	w.net = newNetwork(w, link)
+	w.net = newNetwork(w, link, cfg.Cuts, cfg.ConnTimeout)
 	return w
 }
 
@@ -173,7 +181,7 @@ func (w *World) dispatch(slot uint32) bool {
 	case kindFunc:
 		e.fn()
 	case kindDeliver:
-		w.net.arrive(e.node, &e.msg)
+		w.net.arrive(e.node, &e.msg, e.gen)
 	case kindTimer:
 		e.timer.fire(e.gen)
 	case kindWake:
