@@ -127,10 +127,22 @@ func (l *WriteLog) Read(resource, key, client string, value int64, at time.Durat
 	if !l.Recording() {
 		return
 	}
+	l.ReadOf(resource, key, client, value, at, l.current(resource, key))
+}
+
+// ReadOf is Read of a read that returned the write at index parent (-1: the
+// initial value), which need not be the write in force: a replica that has
+// not applied the latest write serves a stale read.
+func (l *WriteLog) ReadOf(resource, key, client string, value int64, at time.Duration, parent int) {
+	if !l.Recording() {
+		return
+	}
 	if l.reads == nil {
 		l.reads = map[clientKey]readNote{}
 	}
-	parent := l.current(resource, key)
+	if parent >= len(l.writes) {
+		parent = -1
+	}
 	if parent >= 0 {
 		l.writes[parent].Reads++
 	}
