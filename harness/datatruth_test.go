@@ -17,8 +17,9 @@ import (
 
 // dataTruthSystems are the deployments the data's ground-truth sweep covers:
 // every registered system as deployed by default, writing to the storage
-// node unfenced (where its lock alone protects the data), and the fenced
-// deployments of the grants' sweep.
+// node unfenced (where its lock alone protects the data), the fenced
+// deployments of the grants' sweep, and etcd's guarded write to a resource
+// kept in etcd (which records its own writes: Deployment.Writes).
 func dataTruthSystems() []struct {
 	name string
 	test Test
@@ -41,6 +42,17 @@ func dataTruthSystems() []struct {
 			}{s.name + "-fenced", s.test})
 		}
 	}
+	// The resource kept in etcd, written by the guarded Txn, with etcd's own
+	// record: read through the log, and read from any member (serializable:
+	// a stale read is the lost update a guarded write still allows).
+	out = append(out, struct {
+		name string
+		test Test
+	}{"etcd-guarded", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}}, struct {
+		name string
+		test Test
+	}{"etcd-guarded-serializable", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd",
+		"reads": "serializable"}}})
 	return out
 }
 
@@ -277,9 +289,18 @@ func TestOnCallVerdictsAgreeWithTheStorage(t *testing.T) {
 // to its resource unless a caller asks for it (no verdict reads it), and
 // asking changes nothing of the run.
 func TestWritesAreRecordedOnlyWhenAsked(t *testing.T) {
-	for _, system := range []string{"redis", "etcd", "database"} {
-		t.Run(system, func(t *testing.T) {
-			tc := Test{System: system, Seed: 3, Time: 5 * time.Second, Nemesis: "random"}
+	for _, row := range []struct {
+		name string
+		test Test
+	}{
+		{"redis", Test{System: "redis"}},
+		{"etcd", Test{System: "etcd"}},
+		{"database", Test{System: "database"}},
+		{"etcd-guarded", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			tc := row.test
+			tc.Seed, tc.Time, tc.Nemesis = 3, 5*time.Second, "random"
 			plain, err := Prepare(tc)
 			require.NoError(t, err)
 			r1, err := plain.Run()
