@@ -417,7 +417,7 @@ func (s *Server) apply(e *pb.Entry) {
 	cmd := s.cluster.command(id)
 	res := s.store.Apply(e.Index, cmd)
 	s.cluster.truth.applied(s, e.Index, id, cmd, res)
-	s.cluster.writes.applied(s, e.Index, id, cmd, res)
+	first := s.cluster.writes.applied(s, e.Index, id, cmd, res)
 	if e.Term == s.term && s.state == raft.StateLeader {
 		s.ready = true
 	}
@@ -443,7 +443,9 @@ func (s *Server) apply(e *pb.Entry) {
 	}
 	delete(s.pending, id)
 	if p.term == e.Term {
-		s.cluster.writes.served(s, p.msg, cmd, res)
+		if first { // a deposed leader catching up answers late: its client has given up
+			s.cluster.writes.served(s, p.msg, cmd, res)
+		}
 		s.node.Reply(p.msg, Response{Result: res, Member: s.id})
 	}
 }

@@ -19,9 +19,10 @@ const WritesResource = "etcd"
 // applies its log entry: it took effect for good then (the entry was
 // committed), so it is committed at once. A Txn whose guard failed applied
 // nothing and is not recorded. A read is recorded when a member answers it:
-// a linearizable read when the leader that proposed it applies it and
-// replies, a serializable one when any member answers it from what it has
-// applied, perhaps stale. The write a read returned is the one whose
+// a linearizable read when the leader that proposed it applies it first and
+// replies (not when a deposed leader catching up applies it again and
+// replies late: its client gave up long before), a serializable one when any
+// member answers it from what it has applied, perhaps stale. The write a read returned is the one whose
 // revision is the key's mod revision in the answering member's store, so a
 // stale read derives from the write it saw, not the write in force.
 type writeTruth struct {
@@ -80,15 +81,15 @@ func (t *writeTruth) proposed(id uint64, cmd Command, n *sim.Node, m sim.Message
 }
 
 // applied records the resource writes of the entry at index, the first time
-// a member (s) applies it.
-func (t *writeTruth) applied(s *Server, index, id uint64, cmd Command, res Result) {
+// a member (s) applies it, and reports whether this is the first time.
+func (t *writeTruth) applied(s *Server, index, id uint64, cmd Command, res Result) bool {
 	if !t.on() || index <= t.recorded {
-		return
+		return false
 	}
 	t.recorded = index
 	req, asked := t.asked[id]
 	if !asked {
-		return
+		return true
 	}
 	delete(t.asked, id)
 	var token uint64
@@ -109,6 +110,7 @@ func (t *writeTruth) applied(s *Server, index, id uint64, cmd Command, res Resul
 		i := t.log.Applied(WritesResource, s.node.Name(), key, req.client, req.msg, token, v, s.node.World().Now(), true)
 		t.byRev[e.KV.ModRev] = i
 	}
+	return true
 }
 
 // served records the read of the resource in cmd, if it is one, that member

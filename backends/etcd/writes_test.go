@@ -114,3 +114,62 @@ func TestTheRecordOfWritesIsOffUntilAsked(t *testing.T) {
 	w.Run(5 * time.Second)
 	assert.Empty(t, log.Writes())
 }
+
+// TestALateReplyOfADeposedLeaderIsNoRead: a leader cut off before it learnt
+// that c1's read committed is deposed; the new leader commits the read, c1
+// gives up on it, c2 writes 1 and c1 reads it. Once the cut heals the old
+// leader applies the read and answers it, late, with the 0 it read then:
+// no client takes that answer, so c1's write of 2 derives from its read of
+// 1, and the record shows no lost update.
+func TestALateReplyOfADeposedLeaderIsNoRead(t *testing.T) {
+	w, c := world(t)
+	log := backends.NewWriteLog()
+	c.RecordWrites(log)
+	log.Record(true)
+	get := Txn{Then: []Op{{Type: OpGet, Key: ResourcePrefix + "x"}}}
+	put := func(v string) Txn { return Txn{Then: []Op{{Type: OpPut, Key: ResourcePrefix + "x", Value: v}}} }
+	w.At(900*time.Millisecond, func() {
+		for _, f := range []string{"etcd2", "etcd3"} {
+			w.Network().Block(w.Node(f), w.Node("etcd1"))
+		}
+	})
+	w.At(6*time.Second, w.Network().Heal)
+	var lateFrom uint64
+	w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+		p.Sleep(time.Second)
+		_, err := p.Call(w.Node("etcd1").ID(), Request{Cmd: Command{Type: CmdTxn, Txn: get}}, time.Second)
+		require.Error(t, err, "etcd1 never learns the read committed while cut")
+		p.Sleep(5*time.Second - p.World().Now())
+		kv := c.NewKV(p)
+		r, err := kv.Txn(p, get)
+		require.NoError(t, err)
+		require.Len(t, r.Results[0].Kvs, 1)
+		require.Equal(t, "1", r.Results[0].Kvs[0].Value)
+		p.Sleep(8*time.Second - p.World().Now())
+		_, err = kv.Txn(p, put("2"))
+		require.NoError(t, err)
+	})})
+	w.AddNode("c2", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+		p.Sleep(4 * time.Second)
+		_, err := c.NewKV(p).Txn(p, put("1"))
+		require.NoError(t, err)
+	})})
+	w.Network().AddRule(sim.Rule{Match: func(m sim.Message) bool {
+		if r, ok := m.Body.(Response); ok && m.To == w.Node("c1").ID() && r.Member == 1 && w.Now() > 6*time.Second &&
+			len(r.Result.Results) == 1 && len(r.Result.Results[0].Kvs) == 0 {
+			lateFrom = r.Member
+		}
+		return false
+	}})
+	w.Run(10 * time.Second)
+
+	require.Equal(t, uint64(1), lateFrom, "etcd1 answered the read late, with the 0 it read")
+	ws := log.Writes()
+	require.Len(t, ws, 2)
+	assert.Equal(t, "c2", ws[0].Client)
+	assert.Equal(t, "c1", ws[1].Client)
+	assert.True(t, ws[1].HasRead)
+	assert.Equal(t, int64(1), ws[1].Read, "c1's write derives from the read it received")
+	assert.Equal(t, 0, ws[1].Parent)
+	assert.Empty(t, log.LostUpdates())
+}
