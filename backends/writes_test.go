@@ -92,6 +92,34 @@ func TestWriteLogLostUpdates(t *testing.T) {
 	}
 }
 
+// TestWriteLogStaleReads: a read that returned a write other than the one in
+// force is a stale read of the record, whether or not a write derives from
+// it; a read of the write in force is not.
+func TestWriteLogStaleReads(t *testing.T) {
+	tests := []struct {
+		name   string
+		parent int // the write the read returned (-1: the initial value)
+		value  int64
+		want   []StaleRead
+	}{
+		{"a read of the write in force", 1, 2, nil},
+		{"a read of the write before", 0, 1, []StaleRead{{Resource: "etcd", Key: "k", Client: "c3", Value: 1,
+			At: 3 * time.Second, Returned: 0, InForce: 1}}},
+		{"a read of the initial value", -1, 0, []StaleRead{{Resource: "etcd", Key: "k", Client: "c3", Value: 0,
+			At: 3 * time.Second, Returned: -1, InForce: 1}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewWriteLog()
+			l.Record(true)
+			l.Applied("etcd", "etcd1", "k", "c1", 1, 0, 1, time.Second, true)
+			l.Applied("etcd", "etcd1", "k", "c2", 2, 0, 2, 2*time.Second, true)
+			l.ReadOf("etcd", "k", "c3", tc.value, 3*time.Second, tc.parent)
+			assert.Equal(t, tc.want, l.StaleReads())
+		})
+	}
+}
+
 // TestWriteLogRecordsOnlyWhenAsked: a new log records nothing until
 // Record(true), and a nil log is safe to call.
 func TestWriteLogRecordsOnlyWhenAsked(t *testing.T) {
