@@ -111,6 +111,7 @@ func (s *Server) Start(n *sim.Node) {
 	}
 	s.rn = rn
 	s.store = NewStore()
+	s.store.preset(s.cluster.initial)
 	s.lead, s.state, s.term, s.ready = 0, raft.StateFollower, s.disk.hard.Term, false
 	s.pending, s.expiry, s.revoking, s.watchers = map[uint64]pendingReq{}, map[int64]time.Duration{}, map[int64]bool{}, nil
 	s.ticks = 0

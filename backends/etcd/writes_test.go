@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -172,4 +173,53 @@ func TestALateReplyOfADeposedLeaderIsNoRead(t *testing.T) {
 	assert.Equal(t, int64(1), ws[1].Read, "c1's write derives from the read it received")
 	assert.Equal(t, 0, ws[1].Parent)
 	assert.Empty(t, log.LostUpdates())
+}
+
+// TestPresetValuesAreReadAtRevisionOneAndSurviveARestart: the resource's
+// initial values (Preset) are what a read returns before any write, on the
+// leader and on a member that crashed and replayed its log, and they take no
+// revision: the lock's token is the same as without them.
+func TestPresetValuesAreReadAtRevisionOneAndSurviveARestart(t *testing.T) {
+	tests := []struct {
+		name    string
+		initial map[string]int64
+		want    []int64 // the linearizable read, then etcd2's after its restart
+	}{
+		{"no initial values", nil, []int64{0, 0}},
+		{"x preset to 5", map[string]int64{"x": 5, "y": 1}, []int64{5, 5}},
+	}
+	var tokens []uint64
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, c := world(t)
+			c.Preset(tc.initial)
+			w.At(2*time.Second, func() { w.Node("etcd2").Crash() })
+			w.At(3*time.Second, func() { w.Node("etcd2").Restart() })
+			var got []int64
+			w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+				l := c.NewLock(p)
+				lease, err := l.Acquire("k", time.Second)
+				require.NoError(t, err)
+				tokens = append(tokens, lease.Token)
+				v, err := NewGuardedStore(l).Read("x", lease.Token)
+				require.NoError(t, err)
+				got = append(got, v)
+				p.Sleep(5*time.Second - p.World().Now())
+				body, err := p.Call(w.Node("etcd2").ID(), Request{Cmd: Command{Type: CmdTxn, Txn: Txn{Then: []Op{
+					{Type: OpGet, Key: ResourcePrefix + "x"}}}}, Serializable: true}, time.Second)
+				require.NoError(t, err)
+				v = 0
+				if kvs := body.(Response).Result.Results[0].Kvs; len(kvs) > 0 {
+					assert.Equal(t, int64(1), kvs[0].ModRev, "preset at revision 1")
+					v, err = strconv.ParseInt(kvs[0].Value, 10, 64)
+					require.NoError(t, err)
+				}
+				got = append(got, v)
+			})})
+			w.Run(6 * time.Second)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	require.Len(t, tokens, 2)
+	assert.Equal(t, tokens[0], tokens[1], "the preset values take no revision")
 }
