@@ -58,6 +58,7 @@ func deployEtcd(w *sim.World, opts map[string]string) (Deployment, error) {
 	if o.Resource == etcd.ResourceEtcd {
 		dep.Writes = backends.NewWriteLog()
 		c.RecordWrites(dep.Writes)
+		dep.InitialData = c.Preset
 		dep.NewStorage = func(p *sim.Proc, lock backends.Lock) backends.Storage {
 			return etcd.NewGuardedStore(lock.(*etcd.Lock))
 		}
