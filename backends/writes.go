@@ -94,6 +94,31 @@ type WriteLog struct {
 	first map[uint64]int
 	// commits are the indexes of the committed writes in commit order.
 	commits []int
+	stale   []StaleRead
+}
+
+// StaleRead is a read a resource served that returned a write other than the
+// one in force: a replica that had not applied the latest write served it.
+type StaleRead struct {
+	Resource, Key, Client string
+	Value                 int64
+	At                    time.Duration
+	// Returned is the index in the record of the write the read returned,
+	// InForce that of the write in force then (-1: the initial value).
+	Returned, InForce int
+}
+
+func (r StaleRead) String() string {
+	return fmt.Sprintf("%q: %s's read of %d at %.3fs returned write %d of the record while write %d was in force",
+		r.Key, r.Client, r.Value, r.At.Seconds(), r.Returned, r.InForce)
+}
+
+// StaleReads are the stale reads the resource served, in the order served.
+func (l *WriteLog) StaleReads() []StaleRead {
+	if l == nil {
+		return nil
+	}
+	return slices.Clone(l.stale)
 }
 
 // NewWriteLog returns an empty log, not recording (Record).
@@ -127,10 +152,26 @@ func (l *WriteLog) Read(resource, key, client string, value int64, at time.Durat
 	if !l.Recording() {
 		return
 	}
+	l.ReadOf(resource, key, client, value, at, l.current(resource, key))
+}
+
+// ReadOf is Read of a read that returned the write at index parent (-1: the
+// initial value), which need not be the write in force: a replica that has
+// not applied the latest write serves a stale read.
+func (l *WriteLog) ReadOf(resource, key, client string, value int64, at time.Duration, parent int) {
+	if !l.Recording() {
+		return
+	}
 	if l.reads == nil {
 		l.reads = map[clientKey]readNote{}
 	}
-	parent := l.current(resource, key)
+	if parent >= len(l.writes) {
+		parent = -1
+	}
+	if cur := l.current(resource, key); parent != cur {
+		l.stale = append(l.stale, StaleRead{Resource: resource, Key: key, Client: client, Value: value, At: at,
+			Returned: parent, InForce: cur})
+	}
 	if parent >= 0 {
 		l.writes[parent].Reads++
 	}

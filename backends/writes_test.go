@@ -21,8 +21,13 @@ func TestWriteLogLostUpdates(t *testing.T) {
 		value     int64
 		committed bool
 		commit    int // with !read && !committed: commit the write at this index later (-1: never)
+		stale     bool
+		parent    int // with stale: the index of the write the read returned (-1: the initial value)
 	}
 	r := func(c string, v int64) step { return step{read: true, client: c, value: v} }
+	rs := func(c string, v int64, parent int) step {
+		return step{read: true, client: c, value: v, stale: true, parent: parent}
+	}
 	w := func(c string, req uint64, v int64) step {
 		return step{client: c, request: req, value: v, committed: true}
 	}
@@ -47,6 +52,12 @@ func TestWriteLogLostUpdates(t *testing.T) {
 			[]int{1}, nil},
 		{"a read while a write left out was in force reads the write before", []step{r("c1", 0), r("c2", 0), w("c1", 1, 1),
 			w("c2", 2, 1), r("c3", 1), w("c3", 3, 2)}, []int{1}, nil},
+		{"a stale read of the initial value, then a write over the write in force", []step{r("c1", 0), w("c1", 1, 1),
+			rs("c2", 0, -1), w("c2", 2, 1)}, nil, [][2]int64{{1, 1}}},
+		{"a stale read of an earlier write, then a write over the write in force", []step{r("c1", 0), w("c1", 1, 1),
+			r("c2", 1), w("c2", 2, 2), rs("c3", 1, 0), w("c3", 3, 2)}, nil, [][2]int64{{2, 2}}},
+		{"a read that was not stale loses nothing", []step{r("c1", 0), w("c1", 1, 1), rs("c2", 1, 0), w("c2", 2, 2)},
+			nil, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,6 +66,10 @@ func TestWriteLogLostUpdates(t *testing.T) {
 			at := time.Duration(0)
 			for _, s := range tc.steps {
 				at += time.Millisecond
+				if s.stale {
+					l.ReadOf("storage", "k", s.client, s.value, at, s.parent)
+					continue
+				}
 				if s.read {
 					l.Read("storage", "k", s.client, s.value, at)
 					continue
@@ -73,6 +88,34 @@ func TestWriteLogLostUpdates(t *testing.T) {
 				got = append(got, [2]int64{u.Lost.Value, u.By.Value})
 			}
 			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestWriteLogStaleReads: a read that returned a write other than the one in
+// force is a stale read of the record, whether or not a write derives from
+// it; a read of the write in force is not.
+func TestWriteLogStaleReads(t *testing.T) {
+	tests := []struct {
+		name   string
+		parent int // the write the read returned (-1: the initial value)
+		value  int64
+		want   []StaleRead
+	}{
+		{"a read of the write in force", 1, 2, nil},
+		{"a read of the write before", 0, 1, []StaleRead{{Resource: "etcd", Key: "k", Client: "c3", Value: 1,
+			At: 3 * time.Second, Returned: 0, InForce: 1}}},
+		{"a read of the initial value", -1, 0, []StaleRead{{Resource: "etcd", Key: "k", Client: "c3", Value: 0,
+			At: 3 * time.Second, Returned: -1, InForce: 1}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewWriteLog()
+			l.Record(true)
+			l.Applied("etcd", "etcd1", "k", "c1", 1, 0, 1, time.Second, true)
+			l.Applied("etcd", "etcd1", "k", "c2", 2, 0, 2, 2*time.Second, true)
+			l.ReadOf("etcd", "k", "c3", tc.value, 3*time.Second, tc.parent)
+			assert.Equal(t, tc.want, l.StaleReads())
 		})
 	}
 }

@@ -17,8 +17,9 @@ import (
 
 // dataTruthSystems are the deployments the data's ground-truth sweep covers:
 // every registered system as deployed by default, writing to the storage
-// node unfenced (where its lock alone protects the data), and the fenced
-// deployments of the grants' sweep.
+// node unfenced (where its lock alone protects the data), the fenced
+// deployments of the grants' sweep, and etcd's guarded write to a resource
+// kept in etcd (which records its own writes: Deployment.Writes).
 func dataTruthSystems() []struct {
 	name string
 	test Test
@@ -41,6 +42,22 @@ func dataTruthSystems() []struct {
 			}{s.name + "-fenced", s.test})
 		}
 	}
+	// The resource kept in etcd, written by the guarded Txn, with etcd's own
+	// record: read through the log, read from any member (serializable: a
+	// stale read is the lost update a guarded write still allows), and the
+	// on-call rows (initial values preset in etcd).
+	guarded := map[string]string{"resource": "etcd"}
+	out = append(out, struct {
+		name string
+		test Test
+	}{"etcd-guarded", Test{System: "etcd", SystemOptions: guarded}}, struct {
+		name string
+		test Test
+	}{"etcd-guarded-serializable", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd",
+		"reads": "serializable"}}}, struct {
+		name string
+		test Test
+	}{"etcd-guarded-oncall", Test{System: "etcd", SystemOptions: guarded, Workload: "oncall"}})
 	return out
 }
 
@@ -53,6 +70,9 @@ type dataRun struct {
 	// (its outcome was unknown, or it is a duplicate of nothing the client
 	// sent then).
 	lost, visible []backends.LostUpdate
+	// stale are the stale reads the record shows (a replica's, served
+	// behind the write in force: etcd's serializable reads).
+	stale []backends.StaleRead
 }
 
 // runWithDataTruth runs tc with only the critical-sections check, the
@@ -97,7 +117,8 @@ func runWithDataTruth(t *testing.T, tc Test) dataRun {
 		read, ok := lastRead[keyValue{w.Key, w.Value}]
 		return !ok || read < int64(w.At)
 	}
-	return dataRun{verdict: v, lost: p.Writes.LostUpdates(), visible: p.Writes.LostUpdatesWithout(hidden)}
+	return dataRun{verdict: v, lost: p.Writes.LostUpdates(), visible: p.Writes.LostUpdatesWithout(hidden),
+		stale: p.Writes.StaleReads()}
 }
 
 // writeSig is how a write of the record is found in the history: its client
@@ -136,11 +157,31 @@ func backedByRecord(v models.Verdict, lost []backends.LostUpdate) bool {
 	})
 }
 
+// backedByStaleRead reports whether a stale read of the record is on the key
+// of the verdict's counterexample and by a client it names: a section that
+// read a value the resource no longer held (its write rejected by the guard,
+// or lost) cannot be placed.
+func backedByStaleRead(v models.Verdict, stale []backends.StaleRead) bool {
+	if v.Counterexample == nil {
+		return false
+	}
+	return slices.ContainsFunc(v.Counterexample.Events, func(e history.Event) bool {
+		return e.Process != history.NemesisProcess && e.F == history.FRead && e.Value != nil &&
+			slices.ContainsFunc(stale, func(r backends.StaleRead) bool {
+				return r.Key == e.Key && r.Client == e.Node && r.Value == *e.Value
+			})
+	})
+}
+
 // TestDataVerdictsAgreeWithTheStorage sweeps random-fault seeds of every
 // system writing to the storage node and checks the critical-sections
 // verdict against the storage's own record of the writes it applied (issue
 // 28, item 11), both ways: (a) every INVALID is backed by a lost update in
-// the record, on the counterexample's key and involving a client it names;
+// the record, on the counterexample's key and involving a client it names,
+// or by a stale read the record shows of a value a read of the
+// counterexample returned (etcd's serializable reads: a member behind the
+// leader serves a value no longer in force, and the section that read it
+// cannot be placed even when the guard rejected its write);
 // (b) every run whose record shows a lost update is INVALID. -truth-seeds
 // sets the number of seeds per system.
 //
@@ -165,11 +206,11 @@ func TestDataVerdictsAgreeWithTheStorage(t *testing.T) {
 				v := d.verdict
 				if v.Result == models.Invalid {
 					invalid = append(invalid, seed)
-					if backedByRecord(v, d.lost) {
+					if backedByRecord(v, d.lost) || backedByStaleRead(v, d.stale) {
 						confirmedSeeds = append(confirmedSeeds, seed)
 					} else {
 						assert.Fail(t, "INVALID not backed by the storage's record",
-							"seed %d: %s\nrecord's lost updates: %v", seed, explanation(v), d.lost)
+							"seed %d: %s\nrecord's lost updates: %v\nstale reads: %v", seed, explanation(v), d.lost, d.stale)
 					}
 				}
 				if len(d.lost) > 0 {
@@ -229,12 +270,23 @@ func nobodyOnCall(writes []backends.AppliedWrite, initial map[string]int64) (tim
 // record shows such a moment is never VALID (UNKNOWN when the history cannot
 // decide it, as when it hangs on a write of unknown outcome).
 func TestOnCallVerdictsAgreeWithTheStorage(t *testing.T) {
+	type row struct {
+		name string
+		test Test
+	}
+	var rows []row
 	for _, s := range Systems() {
-		t.Run(s.Name, func(t *testing.T) {
+		rows = append(rows, row{s.Name, Test{System: s.Name}})
+	}
+	// The rows kept in etcd, written by the guarded Txn (etcd's own record).
+	rows = append(rows, row{"etcd-guarded", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}})
+	for _, s := range rows {
+		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
 			var invalid, confirmedSeeds, nobody, judgedInvalid, judgedUnknown []uint64
 			for seed := uint64(1); seed <= uint64(*truthSeeds); seed++ {
-				tc := Test{System: s.Name, Workload: "oncall", Nemesis: "random", Seed: seed, Checks: []string{"on-call"}}
+				tc := s.test
+				tc.Workload, tc.Nemesis, tc.Seed, tc.Checks = "oncall", "random", seed, []string{"on-call"}
 				p, err := Prepare(tc)
 				require.NoError(t, err)
 				p.RecordWrites()
@@ -266,9 +318,9 @@ func TestOnCallVerdictsAgreeWithTheStorage(t *testing.T) {
 			}
 			t.Logf("%s oncall, seeds 1..%d: on-call INVALID on %d seeds %v, %d confirmed by the record; "+
 				"the record shows nobody on call on %d seeds %v: %d judged INVALID, %d UNKNOWN %v",
-				s.Name, *truthSeeds, len(invalid), invalid, len(confirmedSeeds), len(nobody), nobody,
+				s.name, *truthSeeds, len(invalid), invalid, len(confirmedSeeds), len(nobody), nobody,
 				len(judgedInvalid), len(judgedUnknown), judgedUnknown)
-			t.Logf("TABLE oncall/%s | %d | %d | %d | %d", s.Name, len(invalid), len(confirmedSeeds), len(nobody), len(judgedInvalid))
+			t.Logf("TABLE oncall/%s | %d | %d | %d | %d", s.name, len(invalid), len(confirmedSeeds), len(nobody), len(judgedInvalid))
 		})
 	}
 }
@@ -277,9 +329,18 @@ func TestOnCallVerdictsAgreeWithTheStorage(t *testing.T) {
 // to its resource unless a caller asks for it (no verdict reads it), and
 // asking changes nothing of the run.
 func TestWritesAreRecordedOnlyWhenAsked(t *testing.T) {
-	for _, system := range []string{"redis", "etcd", "database"} {
-		t.Run(system, func(t *testing.T) {
-			tc := Test{System: system, Seed: 3, Time: 5 * time.Second, Nemesis: "random"}
+	for _, row := range []struct {
+		name string
+		test Test
+	}{
+		{"redis", Test{System: "redis"}},
+		{"etcd", Test{System: "etcd"}},
+		{"database", Test{System: "database"}},
+		{"etcd-guarded", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			tc := row.test
+			tc.Seed, tc.Time, tc.Nemesis = 3, 5*time.Second, "random"
 			plain, err := Prepare(tc)
 			require.NoError(t, err)
 			r1, err := plain.Run()

@@ -56,6 +56,9 @@ func deployEtcd(w *sim.World, opts map[string]string) (Deployment, error) {
 		Figures:   func() map[string]any { return etcdFigures(c) },
 	}
 	if o.Resource == etcd.ResourceEtcd {
+		dep.Writes = backends.NewWriteLog()
+		c.RecordWrites(dep.Writes)
+		dep.InitialData = c.Preset
 		dep.NewStorage = func(p *sim.Proc, lock backends.Lock) backends.Storage {
 			return etcd.NewGuardedStore(lock.(*etcd.Lock))
 		}

@@ -30,7 +30,9 @@ type Cluster struct {
 	// OnEvent, when set, is told of every SystemEvent.
 	OnEvent func(n *sim.Node, e SystemEvent)
 	events  []SystemEvent
-	truth   *truth // the record of grants (nil: none)
+	truth   *truth           // the record of grants (nil: none)
+	writes  *writeTruth      // the record of the resource's writes (nil: none)
+	initial map[string]int64 // the resource's initial values (Preset)
 }
 
 // NewCluster adds the members etcd1..etcdN to w.

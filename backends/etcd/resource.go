@@ -2,6 +2,8 @@ package etcd
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/locklab/locklab/backends"
@@ -9,6 +11,29 @@ import (
 
 // ResourcePrefix is the prefix of the keys that hold a resource kept in etcd.
 const ResourcePrefix = "resource/"
+
+// Preset loads the resource's initial values (a workload's rows, by cell
+// name) into every member's keyspace before the run, as a data directory
+// restored before the cluster starts: each cell resource/<name> at revision
+// 1, the store's first, so the revisions the run makes (the locks' tokens)
+// are the same as without it. A member that restarts replays its log over
+// the same values.
+func (c *Cluster) Preset(initial map[string]int64) {
+	c.initial = maps.Clone(initial)
+	for _, s := range c.servers {
+		if s.store != nil {
+			s.store.preset(c.initial)
+		}
+	}
+}
+
+// preset puts the initial values in st.
+func (st *Store) preset(initial map[string]int64) {
+	for _, k := range slices.Sorted(maps.Keys(initial)) {
+		key := ResourcePrefix + k
+		st.kvs[key] = &KV{Key: key, Value: strconv.FormatInt(initial[k], 10), CreateRev: 1, ModRev: 1, Version: 1}
+	}
+}
 
 // GuardedStore is the protected data kept in etcd itself (resource=etcd): each
 // cell is the key resource/<name>, read with Get and written only by

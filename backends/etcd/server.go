@@ -111,6 +111,7 @@ func (s *Server) Start(n *sim.Node) {
 	}
 	s.rn = rn
 	s.store = NewStore()
+	s.store.preset(s.cluster.initial)
 	s.lead, s.state, s.term, s.ready = 0, raft.StateFollower, s.disk.hard.Term, false
 	s.pending, s.expiry, s.revoking, s.watchers = map[uint64]pendingReq{}, map[int64]time.Duration{}, map[int64]bool{}, nil
 	s.ticks = 0
@@ -206,7 +207,9 @@ func (s *Server) notLeader(m sim.Message) {
 // if this member leads.
 func (s *Server) request(m sim.Message, req Request) {
 	if req.Serializable {
-		s.node.Reply(m, Response{Result: s.store.Apply(0, req.Cmd), Member: s.id})
+		res := s.store.Apply(0, req.Cmd)
+		s.cluster.writes.served(s, m, req.Cmd, res)
+		s.node.Reply(m, Response{Result: res, Member: s.id})
 		return
 	}
 	if !s.ready {
@@ -227,6 +230,7 @@ func (s *Server) propose(cmd Command, reply *sim.Message) bool {
 	if reply != nil {
 		s.pending[id] = pendingReq{msg: *reply, at: s.node.Mono(), term: s.term}
 		s.cluster.truth.asked(id, clientName(s.node, *reply))
+		s.cluster.writes.proposed(id, cmd, s.node, *reply)
 	}
 	if err := s.rn.Propose(data); err != nil {
 		delete(s.pending, id)
@@ -414,6 +418,7 @@ func (s *Server) apply(e *pb.Entry) {
 	cmd := s.cluster.command(id)
 	res := s.store.Apply(e.Index, cmd)
 	s.cluster.truth.applied(s, e.Index, id, cmd, res)
+	first := s.cluster.writes.applied(s, e.Index, id, cmd, res)
 	if e.Term == s.term && s.state == raft.StateLeader {
 		s.ready = true
 	}
@@ -439,6 +444,9 @@ func (s *Server) apply(e *pb.Entry) {
 	}
 	delete(s.pending, id)
 	if p.term == e.Term {
+		if first { // a deposed leader catching up answers late: its client has given up
+			s.cluster.writes.served(s, p.msg, cmd, res)
+		}
 		s.node.Reply(p.msg, Response{Result: res, Member: s.id})
 	}
 }
