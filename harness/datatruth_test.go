@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,8 +18,9 @@ import (
 
 // dataTruthSystems are the deployments the data's ground-truth sweep covers:
 // every registered system as deployed by default, writing to the storage
-// node unfenced (where its lock alone protects the data), and the fenced
-// deployments of the grants' sweep.
+// node unfenced (where its lock alone protects the data), the fenced
+// deployments of the grants' sweep, and the database's own data rows
+// (databaseDataRows), checked against the database's record.
 func dataTruthSystems() []struct {
 	name string
 	test Test
@@ -41,7 +43,24 @@ func dataTruthSystems() []struct {
 			}{s.name + "-fenced", s.test})
 		}
 	}
-	return out
+	return append(out, databaseDataRows...)
+}
+
+// databaseDataRows are the database's deployments whose data is a row of
+// the database itself (resource=db: the database's own record of writes),
+// in every mode, for both data sweeps.
+var databaseDataRows = []struct {
+	name string
+	test Test
+}{
+	{"database-db", Test{System: "database", SystemOptions: map[string]string{"resource": "db"}}},
+	{"database-advisory-db", Test{System: "database", SystemOptions: map[string]string{"mode": "advisory", "resource": "db"}}},
+	{"database-unique-row-db", Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row", "resource": "db"}}},
+	{"database-unlock-before-commit", Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row",
+		"resource": "db", "unlock-before-commit": "true"}}},
+	{"database-optimistic", Test{System: "database", SystemOptions: map[string]string{"mode": "optimistic"}}},
+	{"database-optimistic-pair", Test{System: "database", SystemOptions: map[string]string{"mode": "optimistic",
+		"versions": "pair"}}},
 }
 
 // dataRun is what one run of the data's sweep found.
@@ -204,8 +223,12 @@ func nobodyOnCall(writes []backends.AppliedWrite, initial map[string]int64) (tim
 			rows[k] = v
 		}
 	}
+	// In commit order: a transactional resource commits its writes in
+	// another order than it applied them.
+	writes = slices.DeleteFunc(slices.Clone(writes), func(w backends.AppliedWrite) bool { return !w.Committed })
+	slices.SortStableFunc(writes, func(a, b backends.AppliedWrite) int { return cmp.Compare(a.CommittedAt, b.CommittedAt) })
 	for _, w := range writes {
-		if !w.Committed || !strings.HasPrefix(w.Key, models.OnCallPrefix) {
+		if !strings.HasPrefix(w.Key, models.OnCallPrefix) {
 			continue
 		}
 		rows[w.Key] = w.Value
@@ -229,12 +252,23 @@ func nobodyOnCall(writes []backends.AppliedWrite, initial map[string]int64) (tim
 // record shows such a moment is never VALID (UNKNOWN when the history cannot
 // decide it, as when it hangs on a write of unknown outcome).
 func TestOnCallVerdictsAgreeWithTheStorage(t *testing.T) {
+	var rows []struct {
+		name string
+		test Test
+	}
 	for _, s := range Systems() {
-		t.Run(s.Name, func(t *testing.T) {
+		rows = append(rows, struct {
+			name string
+			test Test
+		}{s.Name, Test{System: s.Name}})
+	}
+	for _, s := range append(rows, databaseDataRows...) {
+		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
 			var invalid, confirmedSeeds, nobody, judgedInvalid, judgedUnknown []uint64
 			for seed := uint64(1); seed <= uint64(*truthSeeds); seed++ {
-				tc := Test{System: s.Name, Workload: "oncall", Nemesis: "random", Seed: seed, Checks: []string{"on-call"}}
+				tc := s.test
+				tc.Workload, tc.Nemesis, tc.Seed, tc.Checks = "oncall", "random", seed, []string{"on-call"}
 				p, err := Prepare(tc)
 				require.NoError(t, err)
 				p.RecordWrites()
@@ -266,9 +300,9 @@ func TestOnCallVerdictsAgreeWithTheStorage(t *testing.T) {
 			}
 			t.Logf("%s oncall, seeds 1..%d: on-call INVALID on %d seeds %v, %d confirmed by the record; "+
 				"the record shows nobody on call on %d seeds %v: %d judged INVALID, %d UNKNOWN %v",
-				s.Name, *truthSeeds, len(invalid), invalid, len(confirmedSeeds), len(nobody), nobody,
+				s.name, *truthSeeds, len(invalid), invalid, len(confirmedSeeds), len(nobody), nobody,
 				len(judgedInvalid), len(judgedUnknown), judgedUnknown)
-			t.Logf("TABLE oncall/%s | %d | %d | %d | %d", s.Name, len(invalid), len(confirmedSeeds), len(nobody), len(judgedInvalid))
+			t.Logf("TABLE oncall/%s | %d | %d | %d | %d", s.name, len(invalid), len(confirmedSeeds), len(nobody), len(judgedInvalid))
 		})
 	}
 }
@@ -294,5 +328,35 @@ func TestWritesAreRecordedOnlyWhenAsked(t *testing.T) {
 			assert.NotEmpty(t, recorded.Writes.Writes(), "recorded when asked")
 			assert.Equal(t, r1.Events, r2.Events, "the record changes nothing of the run")
 		})
+	}
+}
+
+// TestTheDatabasesWritesAreRecordedOnlyWhenAsked is
+// TestWritesAreRecordedOnlyWhenAsked for the database's own data rows
+// (resource=db, every mode), under both data workloads: the database keeps
+// its record of writes only when asked, and keeping it changes nothing of
+// the run.
+func TestTheDatabasesWritesAreRecordedOnlyWhenAsked(t *testing.T) {
+	for _, row := range databaseDataRows {
+		for _, workload := range []string{"fenced-counter", "oncall"} {
+			t.Run(row.name+"/"+workload, func(t *testing.T) {
+				tc := row.test
+				tc.Workload, tc.Seed, tc.Time, tc.Nemesis = workload, 3, 5*time.Second, "random"
+				plain, err := Prepare(tc)
+				require.NoError(t, err)
+				require.NotNil(t, plain.Writes, "the database keeps a record of its data rows")
+				r1, err := plain.Run()
+				require.NoError(t, err)
+				assert.Empty(t, plain.Writes.Writes(), "not recorded unless asked")
+
+				recorded, err := Prepare(tc)
+				require.NoError(t, err)
+				recorded.RecordWrites()
+				r2, err := recorded.Run()
+				require.NoError(t, err)
+				assert.NotEmpty(t, recorded.Writes.Writes(), "recorded when asked")
+				assert.Equal(t, r1.Events, r2.Events, "the record changes nothing of the run")
+			})
+		}
 	}
 }
