@@ -178,6 +178,27 @@ func (l *WriteLog) ReadOf(resource, key, client string, value int64, at time.Dur
 	l.reads[clientKey{resource, key, client}] = readNote{value: value, at: at, parent: parent}
 }
 
+// ReadOwn records that resource served client a read of key returning
+// value, its own write at index i (Applied's result), not yet committed, in
+// its transaction: the read derives from what that write derived from (none
+// for a blind write), and so does the client's next write of key, which
+// supersedes it in the transaction.
+func (l *WriteLog) ReadOwn(resource, key, client string, value int64, at time.Duration, i int) {
+	if !l.Recording() || i < 0 || i >= len(l.writes) {
+		return
+	}
+	ck := clientKey{resource, key, client}
+	w := l.writes[i]
+	if !w.HasRead {
+		delete(l.reads, ck)
+		return
+	}
+	if l.reads == nil {
+		l.reads = map[clientKey]readNote{}
+	}
+	l.reads[ck] = readNote{value: value, at: at, parent: w.Parent}
+}
+
 // Applied records that server of resource applied client's write request of
 // value to key with token at true time at, committed at once (committed) or
 // pending its transaction's commit (Commit). It returns the write's index.

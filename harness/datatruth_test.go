@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -18,8 +19,9 @@ import (
 // dataTruthSystems are the deployments the data's ground-truth sweep covers:
 // every registered system as deployed by default, writing to the storage
 // node unfenced (where its lock alone protects the data), the fenced
-// deployments of the grants' sweep, and etcd's guarded write to a resource
-// kept in etcd (which records its own writes: Deployment.Writes).
+// deployments of the grants' sweep, etcd's guarded write to a resource
+// kept in etcd and the database's own data rows (databaseDataRows), each
+// checked against the record its system keeps (Deployment.Writes).
 func dataTruthSystems() []struct {
 	name string
 	test Test
@@ -58,7 +60,24 @@ func dataTruthSystems() []struct {
 		name string
 		test Test
 	}{"etcd-guarded-oncall", Test{System: "etcd", SystemOptions: guarded, Workload: "oncall"}})
-	return out
+	return append(out, databaseDataRows...)
+}
+
+// databaseDataRows are the database's deployments whose data is a row of
+// the database itself (resource=db: the database's own record of writes),
+// in every mode, for both data sweeps.
+var databaseDataRows = []struct {
+	name string
+	test Test
+}{
+	{"database-db", Test{System: "database", SystemOptions: map[string]string{"resource": "db"}}},
+	{"database-advisory-db", Test{System: "database", SystemOptions: map[string]string{"mode": "advisory", "resource": "db"}}},
+	{"database-unique-row-db", Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row", "resource": "db"}}},
+	{"database-unlock-before-commit", Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row",
+		"resource": "db", "unlock-before-commit": "true"}}},
+	{"database-optimistic", Test{System: "database", SystemOptions: map[string]string{"mode": "optimistic"}}},
+	{"database-optimistic-pair", Test{System: "database", SystemOptions: map[string]string{"mode": "optimistic",
+		"versions": "pair"}}},
 }
 
 // dataRun is what one run of the data's sweep found.
@@ -245,8 +264,12 @@ func nobodyOnCall(writes []backends.AppliedWrite, initial map[string]int64) (tim
 			rows[k] = v
 		}
 	}
+	// In commit order: a transactional resource commits its writes in
+	// another order than it applied them.
+	writes = slices.DeleteFunc(slices.Clone(writes), func(w backends.AppliedWrite) bool { return !w.Committed })
+	slices.SortStableFunc(writes, func(a, b backends.AppliedWrite) int { return cmp.Compare(a.CommittedAt, b.CommittedAt) })
 	for _, w := range writes {
-		if !w.Committed || !strings.HasPrefix(w.Key, models.OnCallPrefix) {
+		if !strings.HasPrefix(w.Key, models.OnCallPrefix) {
 			continue
 		}
 		rows[w.Key] = w.Value
@@ -280,6 +303,9 @@ func TestOnCallVerdictsAgreeWithTheStorage(t *testing.T) {
 	}
 	// The rows kept in etcd, written by the guarded Txn (etcd's own record).
 	rows = append(rows, row{"etcd-guarded", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}})
+	for _, d := range databaseDataRows {
+		rows = append(rows, row{d.name, d.test})
+	}
 	for _, s := range rows {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
@@ -355,5 +381,35 @@ func TestWritesAreRecordedOnlyWhenAsked(t *testing.T) {
 			assert.NotEmpty(t, recorded.Writes.Writes(), "recorded when asked")
 			assert.Equal(t, r1.Events, r2.Events, "the record changes nothing of the run")
 		})
+	}
+}
+
+// TestTheDatabasesWritesAreRecordedOnlyWhenAsked is
+// TestWritesAreRecordedOnlyWhenAsked for the database's own data rows
+// (resource=db, every mode), under both data workloads: the database keeps
+// its record of writes only when asked, and keeping it changes nothing of
+// the run.
+func TestTheDatabasesWritesAreRecordedOnlyWhenAsked(t *testing.T) {
+	for _, row := range databaseDataRows {
+		for _, workload := range []string{"fenced-counter", "oncall"} {
+			t.Run(row.name+"/"+workload, func(t *testing.T) {
+				tc := row.test
+				tc.Workload, tc.Seed, tc.Time, tc.Nemesis = workload, 3, 5*time.Second, "random"
+				plain, err := Prepare(tc)
+				require.NoError(t, err)
+				require.NotNil(t, plain.Writes, "the database keeps a record of its data rows")
+				r1, err := plain.Run()
+				require.NoError(t, err)
+				assert.Empty(t, plain.Writes.Writes(), "not recorded unless asked")
+
+				recorded, err := Prepare(tc)
+				require.NoError(t, err)
+				recorded.RecordWrites()
+				r2, err := recorded.Run()
+				require.NoError(t, err)
+				assert.NotEmpty(t, recorded.Writes.Writes(), "recorded when asked")
+				assert.Equal(t, r1.Events, r2.Events, "the record changes nothing of the run")
+			})
+		}
 	}
 }

@@ -29,7 +29,8 @@ func init() {
 // protected data is a row of it. The server's row take-overs and aborted
 // transactions are recorded in the history, and so are the begin and the
 // commit of every transaction that holds data writes (recordTxns); its
-// grants are recorded in the deployment's Grants.
+// grants are recorded in the deployment's Grants, and with resource=db the
+// writes it applies to the data rows in the deployment's Writes.
 func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 	o, err := database.Table.Parse(opts)
 	if err != nil {
@@ -63,6 +64,8 @@ func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 		Record:    func(l *history.Log) { log = l },
 	}
 	if o.Data() == database.ResourceDB {
+		dep.Writes = backends.NewWriteLog()
+		srv.RecordWrites(dep.Writes)
 		dep.NewStorage = func(p *sim.Proc, lock backends.Lock) backends.Storage { return lock.(*database.Client) }
 		dep.InitialData = srv.Preset
 	}

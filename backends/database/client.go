@@ -268,7 +268,7 @@ func (c *Client) Read(key string, token uint64) (int64, error) {
 // version read; unique-row with unlock-before-commit in a transaction that
 // commits after the release; otherwise autocommit.
 func (c *Client) Write(key string, value int64, token uint64) error {
-	req := Req{Op: OpWrite, Key: "data/" + key, Value: value, IfVersion: -1}
+	req := Req{Op: OpWrite, Key: "data/" + key, Value: value, IfVersion: -1, Token: token}
 	switch {
 	case c.opts.Mode == ModeOptimistic:
 		req.IfVersion = c.versions[key]

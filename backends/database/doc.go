@@ -27,7 +27,8 @@
 // row and advisory lock; committed rows, unique rows included, survive. With
 // resource=db the client tells the history when a transaction that holds
 // data writes begins and how its commit ended (Client.OnTxn), and the server
-// keeps the record of its grants (Server.RecordGrants).
+// keeps the record of its grants (Server.RecordGrants) and of the writes it
+// applied to its data rows, committed or not (Server.RecordWrites).
 // Not modelled: SQL, isolation levels beyond row locks, replication.
 //
 // # Fidelity
@@ -75,6 +76,10 @@
 //   - The record of grants (ground truth): simulator only.
 //     TestTheServersRecordOfGrants; harness
 //     TestLockVerdictsAgreeWithTheServers.
+//   - The record of writes to the data rows (ground truth of the data,
+//     resource=db): simulator only. TestTheServersRecordOfWrites; harness
+//     TestDataVerdictsAgreeWithTheStorage,
+//     TestOnCallVerdictsAgreeWithTheStorage.
 //   - Not modelled: the server's clock (no lock reads it; live refuses a
 //     clock jump of db), durability with fsync off (a crash keeps every
 //     committed row), isolation levels and serialization failures, deadlock

@@ -37,6 +37,9 @@ type Req struct {
 	// compare-and-swap on the row's version (optimistic).
 	Value     int64
 	IfVersion int64
+	// Token is a data write's fencing token, as the client's lease has it:
+	// the database checks none (only the record of writes reads it).
+	Token uint64
 	// ReadSet, when set (optimistic with versions=pair), makes a write a
 	// compare-and-swap on the versions of every row the critical section
 	// read: it fails if any of them changed.

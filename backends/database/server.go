@@ -17,6 +17,9 @@ type txn struct {
 	locks  []string
 	writes map[string]int64
 	order  []string // rows in the order first written
+	// recorded is the index in the record of writes (RecordWrites) of the
+	// write of each row the transaction would commit.
+	recorded map[string]int
 }
 
 type conn struct {
@@ -69,6 +72,7 @@ type Server struct {
 	advOwner map[string]string // the acquisition each advisory lock was taken for (the record of grants)
 	grants   uint64
 	record   *backends.GrantLog // the ground truth, when recorded (RecordGrants)
+	writes   *backends.WriteLog // the ground truth of the data rows, when recorded (RecordWrites)
 	// OnEvent, when set, is told of every Event.
 	OnEvent func(n *sim.Node, e Event)
 }
@@ -188,9 +192,10 @@ func (s *Server) do(c *conn, req Req, m sim.Message) Resp {
 				r.Value = v
 			}
 		}
+		s.readServed(c, req, m, r.Value)
 		return r
 	case OpWrite:
-		return s.write(c, req)
+		return s.write(c, req, m)
 	case OpCommit:
 		return s.commit(c)
 	case OpRollback:
@@ -239,7 +244,7 @@ func (s *Server) insertLock(req Req, m sim.Message) Resp {
 
 func wallTime(d time.Duration) string { return (d - sim.DefaultWallEpoch).String() }
 
-func (s *Server) write(c *conn, req Req) Resp {
+func (s *Server) write(c *conn, req Req, m sim.Message) Resp {
 	cl := s.data[req.Key]
 	if req.IfVersion >= 0 {
 		v := int64(0)
@@ -264,9 +269,11 @@ func (s *Server) write(c *conn, req Req) Resp {
 			c.txn.order = append(c.txn.order, req.Key)
 		}
 		c.txn.writes[req.Key] = req.Value
+		s.writeApplied(c, req, m)
 		return Resp{OK: true}
 	}
 	s.set(req.Key, req.Value)
+	s.writeApplied(c, req, m)
 	return Resp{OK: true}
 }
 
@@ -286,6 +293,7 @@ func (s *Server) commit(c *conn) Resp {
 	}
 	for _, k := range c.txn.order {
 		s.set(k, c.txn.writes[k])
+		s.committed(c, k)
 	}
 	s.endTxn(c, false)
 	return Resp{OK: true}
