@@ -36,8 +36,22 @@ func deployChubby(w *sim.World, opts map[string]string) (Deployment, error) {
 	c.RecordGrants(grants)
 	var log *history.Log
 	c.OnEvent = func(ev chubby.Event) {
-		if log != nil && ev.F == "session-expired" {
+		if log == nil {
+			return
+		}
+		switch ev.F {
+		case "session-expired":
 			recordSystemEvent(log, w, ev.F, ev.Targets, ev.Detail)
+		case history.FLockDelay:
+			// A window from the start of the master's lock-delay of the lock
+			// to its end: the liveness check counts the lock as held back by
+			// design, not free, while it lasts.
+			t := history.Start
+			if ev.Over {
+				t = history.Stop
+			}
+			log.Append(history.Event{Time: int64(w.Now()), Process: history.NemesisProcess, Type: t, F: ev.F,
+				Key: ev.Lock, Targets: ev.Targets, Detail: ev.Detail})
 		}
 	}
 	return Deployment{

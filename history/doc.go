@@ -113,6 +113,20 @@
 //   - writes nemesis events (process -1) around any fault it injects, so
 //     counterexamples show the faults and liveness excuses them.
 //
+// # System events
+//
+// What the service did by itself that a reader needs (a failover, a session
+// it expired) is recorded as nemesis events too (process -1, start and stop,
+// usually at the same time): the checks read them as they read faults. One
+// has a meaning of its own to the checks:
+//
+//	lock-delay  start and stop with key: from start to stop the service held the
+//	            lock key back by design, granting it to nobody (Chubby's
+//	            lock-delay after its holder's session expired); targets name the
+//	            server that did, detail why, the same on both events. Without a
+//	            key it holds back every lock. The liveness check counts the lock
+//	            as held back, not free, meanwhile; it is not a fault.
+//
 // # Invariants the reader enforces
 //
 // Indexes are consecutive, times never decrease, types are known, functions are

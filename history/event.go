@@ -51,6 +51,13 @@ const (
 	FCommit = "commit"
 )
 
+// FLockDelay is the function of a system event: the service held the lock
+// named by key back by design (a lock-delay after its holder's session
+// expired), from the start event to the stop event with the same targets and
+// detail (or to the end). The liveness check counts the lock as held back,
+// not free, meanwhile.
+const FLockDelay = "lock-delay"
+
 // NemesisProcess is the process number of nemesis events.
 const NemesisProcess = -1
 

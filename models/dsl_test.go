@@ -13,7 +13,7 @@ import (
 // event per line:
 //
 //	<ms> <process> <node> <type> <f> [key] [token=N] [value=N] [values=[N,...]] [owner=S] [deadline=MS]
-//	<ms> nemesis start|stop <kind> <target,...>
+//	<ms> nemesis start|stop <kind> <target,...> [key=K]
 //
 // Times are milliseconds; '#' starts a comment.
 func parseHistory(t *testing.T, text string) []history.Event {
@@ -37,6 +37,13 @@ func parseHistory(t *testing.T, text string) []history.Event {
 			e.Process, e.Type, e.F = history.NemesisProcess, history.Type(f[2]), f[3]
 			if len(f) > 4 {
 				e.Targets = strings.Split(f[4], ",")
+			}
+			for _, kv := range f[5:] {
+				if k, v, _ := strings.Cut(kv, "="); k == "key" {
+					e.Key = v
+				} else {
+					fail("unknown nemesis attribute " + kv)
+				}
 			}
 			out = append(out, e)
 			continue

@@ -26,6 +26,14 @@ import (
 //
 // Faults excuse unavailability while they last, except clock drift (which
 // can last a whole run and does not stop a lock from being granted).
+//
+// A lock the service held back by design (a lock-delay system event,
+// history.FLockDelay: Chubby refusing a lock whose holder's session expired)
+// is not free while it is held back: no stall is counted then, the attempts
+// on it then are not judged (they are counted apart), the share of the time
+// it was held back is reported apart from the time it was held, and a
+// recovery is judged without the time it spent held back. A wait that
+// outlasts the lock-delay is judged as any other.
 type Availability struct {
 	// StallMax is the longest tolerated stall. Default: 10 s, or 1.5 times the
 	// longest lease granted if that is longer (an orphaned grant, such as an
@@ -92,6 +100,9 @@ type Recovery struct {
 	Duration int64 `json:"duration"`
 	// Judged: no other fault was active during the recovery, so RecoveryMax applies.
 	Judged bool `json:"judged"`
+	// HeldBack is how much of the recovery (ns) the service held a lock back
+	// by design (a lock-delay): RecoveryMax applies to the rest.
+	HeldBack int64 `json:"held_back,omitempty"`
 }
 
 // Stall is a window in which clients waited for a lock that nobody held.
@@ -138,10 +149,11 @@ func (c Availability) checkPaired(h *history.Paired) Verdict {
 	}
 	end := h.End()
 	faults := excusingFaults(h, end)
+	backs := holdBacksOf(h, end)
 	holdings := crashAware(holdings(h), faults)
-	share := measureShare(ops, holdings, faults, end)
-	stalls, fill := findStalls(ops, h.OpsOf(history.FAcquire), holdings, faults, end)
-	recoveries := findRecoveries(ops, faults, end)
+	share := measureShare(ops, holdings, faults, backs, end)
+	stalls, fill := findStalls(ops, h.OpsOf(history.FAcquire), holdings, faults, backs, end)
+	recoveries := findRecoveries(ops, faults, backs, end)
 	v := Verdict{Result: Valid, Stats: share.stats(), Recoveries: recoveries}
 	var longest *Stall
 	var total time.Duration
@@ -173,12 +185,16 @@ func (c Availability) checkPaired(h *history.Paired) Verdict {
 		cx = describeStall(*longest)
 	}
 	for _, r := range recoveries {
-		if r.Judged && time.Duration(r.Duration) > c.RecoveryMax {
-			what := fmt.Sprintf("took %s to grant the lock again after the %s fault ending at %s (limit %v)",
-				ms(time.Duration(r.Duration)), r.Fault, history.FormatTime(r.Stop), c.RecoveryMax)
+		if r.Judged && time.Duration(r.Duration-r.HeldBack) > c.RecoveryMax {
+			limit := fmt.Sprintf("limit %v", c.RecoveryMax)
+			if r.HeldBack > 0 {
+				limit = fmt.Sprintf("%s of it held back by lock-delay, not counted; %s", ms(time.Duration(r.HeldBack)), limit)
+			}
+			what := fmt.Sprintf("took %s to grant the lock again after the %s fault ending at %s (%s)",
+				ms(time.Duration(r.Duration)), r.Fault, history.FormatTime(r.Stop), limit)
 			if r.Recovered < 0 {
-				what = fmt.Sprintf("never granted the lock again after the %s fault ending at %s (%s of trying, limit %v)",
-					r.Fault, history.FormatTime(r.Stop), ms(time.Duration(r.Duration)), c.RecoveryMax)
+				what = fmt.Sprintf("never granted the lock again after the %s fault ending at %s (%s of trying, %s)",
+					r.Fault, history.FormatTime(r.Stop), ms(time.Duration(r.Duration)), limit)
 			}
 			problems = append(problems, what)
 			if cx == nil {
@@ -203,6 +219,12 @@ func (c Availability) checkPaired(h *history.Paired) Verdict {
 	v.Reason = fmt.Sprintf("%s; longest stall %s (limit %v)", share.summary(c), msOf(longest), c.StallMax)
 	if worst != nil {
 		v.Reason += fmt.Sprintf("; slowest recovery after a fault %s", ms(time.Duration(worst.Duration)))
+		if worst.HeldBack > 0 {
+			v.Reason += fmt.Sprintf(" (%s of it held back by lock-delay)", ms(time.Duration(worst.HeldBack)))
+		}
+	}
+	if share.heldBack != nil {
+		v.Reason += "; " + share.heldBackSummary()
 	}
 	return v
 }
@@ -221,7 +243,7 @@ func excusingFaults(h *history.Paired, end int64) []faultWindow {
 		out = make([]faultWindow, 0, n)
 	}
 	for _, w := range h.Faults() {
-		if w.Start.F == "clock-drift" {
+		if w.Start.F == "clock-drift" || w.Start.F == history.FLockDelay {
 			continue
 		}
 		if w.Stop == nil {
@@ -232,11 +254,47 @@ func excusingFaults(h *history.Paired, end int64) []faultWindow {
 	return out
 }
 
-// findStalls sweeps each key's wants, holdings hs and the fault windows for
-// times when clients wanted the lock, nobody held it and no fault was active;
-// fill adds to a stall the attempts that waited and the holding before it.
-// acquires is the number of acquire operations in ops.
-func findStalls(ops []op, acquires int, hs []holding, faults []faultWindow, end int64) (stalls []Stall, fill func(*Stall)) {
+// holdBack is a window in which the service held a lock back by design (a
+// lock-delay system event, history.FLockDelay); key "" holds back every key.
+type holdBack struct {
+	key        string
+	start, end int64
+}
+
+// holds reports whether b holds key back.
+func (b holdBack) holds(key string) bool { return b.key == "" || b.key == key }
+
+// holdBacksOf are the history's lock-delay windows, by start (one still
+// open at the end lasts until end).
+func holdBacksOf(h *history.Paired, end int64) []holdBack {
+	var out []holdBack
+	for _, w := range h.Faults() {
+		if w.Start.F != history.FLockDelay {
+			continue
+		}
+		b := holdBack{key: w.Start.Key, start: w.Start.Time, end: end}
+		if w.Stop != nil {
+			b.end = w.Stop.Time
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// heldBackDuring reports whether one of backs holds key back at some time
+// in (from, to) (or at from, when from == to).
+func heldBackDuring(backs []holdBack, key string, from, to int64) bool {
+	return slices.ContainsFunc(backs, func(b holdBack) bool {
+		return b.holds(key) && b.end > from && (b.start < to || (from == to && b.start <= from))
+	})
+}
+
+// findStalls sweeps each key's wants, holdings hs, hold-backs and the fault
+// windows for times when clients wanted the lock, nobody held it, the
+// service did not hold it back and no fault was active; fill adds to a stall
+// the attempts that waited and the holding before it. acquires is the number
+// of acquire operations in ops.
+func findStalls(ops []op, acquires int, hs []holding, faults []faultWindow, backs []holdBack, end int64) (stalls []Stall, fill func(*Stall)) {
 	holdings := groupByKey(hs, func(h *holding) string { return h.Key })
 	buf := wantBufs.Get() // the wants without attempts, for the sweep alone
 	defer func() {
@@ -265,7 +323,7 @@ func findStalls(ops []op, acquires int, hs []holding, faults []faultWindow, end 
 	var out []Stall
 	keys := sortedKeys(wants)
 	for _, k := range keys {
-		ks := keyStalls(k, wants[k], holdings[k], faults, end)
+		ks := keyStalls(k, wants[k], holdings[k], faults, backs, end)
 		if len(keys) == 1 {
 			out = ks // one key: its stalls, already by start
 			break
@@ -369,12 +427,12 @@ func crashAware(hs []holding, faults []faultWindow) []holding {
 }
 
 // keyStalls sweeps the times where the number of waiting acquires, holdings
-// or active faults changes.
-func keyStalls(key string, wants []want, hs []*holding, faults []faultWindow, end int64) []Stall {
+// (a hold-back of the key counts as one) or active faults changes.
+func keyStalls(key string, wants []want, hs []*holding, faults []faultWindow, backs []holdBack, end int64) []Stall {
 	// The changes, each a time and a kind (see change). The changes at one
 	// time are summed before anything is judged: their order among
 	// themselves does not matter, so they are sorted by time alone.
-	n := 2 * (len(wants) + len(hs) + len(faults))
+	n := 2 * (len(wants) + len(hs) + len(faults) + len(backs))
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	each := func(f func(t int64, k change)) {
 		for _, w := range wants {
@@ -388,6 +446,12 @@ func keyStalls(key string, wants []want, hs []*holding, faults []faultWindow, en
 		for _, w := range faults {
 			f(w.Start.Time, faultUp)
 			f(w.Stop.Time, faultDown)
+		}
+		for _, b := range backs {
+			if b.holds(key) {
+				f(b.start, holdUp)
+				f(b.end, holdDown)
+			}
 		}
 	}
 	each(func(t int64, _ change) { lo, hi = min(lo, t), max(hi, t) })
@@ -490,8 +554,9 @@ func lastBefore(hs []*holding, t int64) *holding {
 }
 
 // findRecoveries measures, after each fault window, the time until an
-// acquire next returned ok.
-func findRecoveries(ops []op, faults []faultWindow, end int64) []Recovery {
+// acquire next returned ok, and how much of it the service held a lock back
+// (backs).
+func findRecoveries(ops []op, faults []faultWindow, backs []holdBack, end int64) []Recovery {
 	n := 0
 	for _, o := range ops {
 		if o.Func() == history.FAcquire {
@@ -524,6 +589,13 @@ func findRecoveries(ops []op, faults []faultWindow, end int64) []Recovery {
 		r.Judged = r.Duration >= 0 && !slices.ContainsFunc(faults, func(o faultWindow) bool {
 			return o.Start.Index != w.Start.Index && o.Start.Time < w.Stop.Time+r.Duration && o.End() > w.Stop.Time
 		})
+		if r.Duration > 0 && len(backs) > 0 {
+			spans := make([]interval, 0, len(backs))
+			for _, b := range backs {
+				spans = append(spans, interval{b.start, b.end})
+			}
+			r.HeldBack = covered(spans, w.Stop.Time, w.Stop.Time+r.Duration)
+		}
 		out = append(out, r)
 	}
 	return out

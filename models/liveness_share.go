@@ -28,6 +28,20 @@ type acquireShare struct {
 	// busy is the share of the time, from the first attempt to the end of
 	// the history, in which some client held the lock (averaged over keys).
 	busy float64
+	// heldBack, when the service held a lock back by design (a lock-delay),
+	// says how much: nil otherwise.
+	heldBack *heldBackShare
+}
+
+// heldBackShare is what the service's hold-backs (lock-delays) took from
+// the acquire attempts and from the time.
+type heldBackShare struct {
+	// attempts are the attempts made while the service held their lock back
+	// (not judged: calm and calmOK leave them out).
+	attempts int
+	// share is the share of the time, as busy's, in which the service held
+	// the lock back and nobody held it.
+	share float64
 }
 
 // clientOf names the client of an operation: its node, or its process.
@@ -38,10 +52,14 @@ func clientOf(o op) string {
 	return fmt.Sprintf("p%d", o.Invoke.Process)
 }
 
-// measureShare counts the acquire attempts of ops; hs are the holdings and
-// faults the excusing fault windows (by start) of a history ending at end.
-func measureShare(ops []op, hs []holding, faults []faultWindow, end int64) acquireShare {
+// measureShare counts the acquire attempts of ops; hs are the holdings,
+// faults the excusing fault windows (by start) and backs the hold-backs of a
+// history ending at end.
+func measureShare(ops []op, hs []holding, faults []faultWindow, backs []holdBack, end int64) acquireShare {
 	var s acquireShare
+	if len(backs) > 0 {
+		s.heldBack = &heldBackShare{}
+	}
 	calm := calmTest(faults)
 	own := ownHoldings(hs)
 	acquired := map[string]bool{}
@@ -70,6 +88,10 @@ func measureShare(ops []op, hs []holding, faults []faultWindow, end int64) acqui
 		if ok {
 			s.succeeded++
 		}
+		if len(backs) > 0 && heldBackDuring(backs, o.Invoke.Key, o.Invoke.Time, completionTime(o, end)) {
+			s.heldBack.attempts++
+			continue
+		}
 		if !calm(o.Invoke.Time, completionTime(o, end)) {
 			continue
 		}
@@ -89,7 +111,54 @@ func measureShare(ops []op, hs []holding, faults []faultWindow, end int64) acqui
 	}
 	slices.SortFunc(s.neverAcquired, compareNames)
 	s.busy = busyShare(hs, keys, first, end)
+	if s.heldBack != nil {
+		s.heldBack.share = heldBackTime(hs, backs, keys, first, end)
+	}
 	return s
+}
+
+// interval is a time span [start, end).
+type interval struct{ start, end int64 }
+
+// covered is how much of [from, to) the spans cover.
+func covered(spans []interval, from, to int64) int64 {
+	spans = slices.Clone(spans)
+	slices.SortFunc(spans, func(a, b interval) int { return cmp.Compare(a.start, b.start) })
+	var n int64
+	cur := from
+	for _, s := range spans {
+		start, stop := max(s.start, cur), min(s.end, to)
+		if stop > start {
+			n += stop - start
+			cur = stop
+		}
+	}
+	return n
+}
+
+// heldBackTime is the share of [from, end] in which backs held the lock
+// back and nobody held it, averaged over keys.
+func heldBackTime(hs []holding, backs []holdBack, keys map[string]bool, from, end int64) float64 {
+	if from < 0 || end <= from || len(keys) == 0 {
+		return 0
+	}
+	var back int64
+	for _, k := range sortedKeys(keys) {
+		var held []interval
+		for i := range hs {
+			if hs[i].Key == k {
+				held = append(held, interval{hs[i].Start, hs[i].End})
+			}
+		}
+		both := slices.Clone(held)
+		for _, b := range backs {
+			if b.holds(k) {
+				both = append(both, interval{b.start, b.end})
+			}
+		}
+		back += covered(both, from, end) - covered(held, from, end)
+	}
+	return float64(back) / float64(int64(len(keys))*(end-from))
 }
 
 // compareNames orders client names naturally: c2 before c10.
@@ -187,7 +256,7 @@ func ratio(a, b int) float64 {
 }
 
 func (s acquireShare) stats() map[string]float64 {
-	return map[string]float64{
+	out := map[string]float64{
 		"acquire-attempts":           float64(s.attempts),
 		"acquire-success":            s.share(),
 		"acquire-attempts-no-fault":  float64(s.calm),
@@ -197,6 +266,22 @@ func (s acquireShare) stats() map[string]float64 {
 		"lock-held-share":            s.busy,
 		"acquire-failed-self-holder": float64(s.selfBlocked),
 	}
+	if s.heldBack != nil {
+		out["acquire-attempts-held-back"] = float64(s.heldBack.attempts)
+		out["lock-held-back-share"] = s.heldBack.share
+	}
+	return out
+}
+
+// heldBackSummary says how long the service held the lock back by design
+// and how many attempts were made meanwhile.
+func (s acquireShare) heldBackSummary() string {
+	attempts := fmt.Sprintf("the %d acquire attempts made then are", s.heldBack.attempts)
+	if s.heldBack.attempts == 1 {
+		attempts = "the 1 acquire attempt made then is"
+	}
+	return fmt.Sprintf("nobody held the lock but the service held it back by design (lock-delay) %.0f%% of the time; %s not judged",
+		100*s.heldBack.share, attempts)
 }
 
 // starving reports whether too few of the calm attempts succeeded.
@@ -209,7 +294,15 @@ func (s acquireShare) judgedOn() string {
 	if s.calm == s.attempts {
 		return fmt.Sprintf("%d acquire attempts", s.attempts)
 	}
-	return fmt.Sprintf("the %d acquire attempts made while no fault was active (%.1f%% of all %d)", s.calm, 100*s.share(), s.attempts)
+	return fmt.Sprintf("the %d acquire attempts made while %s (%.1f%% of all %d)", s.calm, s.calmWhen(), 100*s.share(), s.attempts)
+}
+
+// calmWhen says when the judged attempts were made.
+func (s acquireShare) calmWhen() string {
+	if s.heldBack != nil && s.heldBack.attempts > 0 {
+		return "no fault was active and no lock-delay held the lock back"
+	}
+	return "no fault was active"
 }
 
 // starvation is the one-line problem: the share, the clients that never got
@@ -233,6 +326,10 @@ func (s acquireShare) cause() string {
 	case s.busy >= 0.9:
 		return fmt.Sprintf("the lock was held %.0f%% of the time: its clients want more of it than one holder at a time can have "+
 			"(contention; fewer clients, shorter holds or a longer acquire wait would let them through)", 100*s.busy)
+	}
+	if s.heldBack != nil {
+		return fmt.Sprintf("although the lock was free %.0f%% of the time (held %.0f%%, held back by lock-delay %.0f%%)",
+			100*(1-s.busy-s.heldBack.share), 100*s.busy, 100*s.heldBack.share)
 	}
 	return fmt.Sprintf("although the lock was free %.0f%% of the time", 100*(1-s.busy))
 }
@@ -272,7 +369,7 @@ func (s acquireShare) summary(c Availability) string {
 	out := fmt.Sprintf("%.1f%% of %d acquire attempts succeeded", 100*s.share(), s.attempts)
 	var notes []string
 	if s.calm != s.attempts {
-		notes = append(notes, fmt.Sprintf("%.1f%% of the %d made while no fault was active", 100*s.calmShare(), s.calm))
+		notes = append(notes, fmt.Sprintf("%.1f%% of the %d made while %s", 100*s.calmShare(), s.calm, s.calmWhen()))
 	}
 	switch {
 	case *c.MinSuccess <= 0:

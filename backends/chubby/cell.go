@@ -13,11 +13,18 @@ import (
 
 // Event is something the cell did that a reader of the history needs.
 type Event struct {
-	// F is "session-expired" or "master-elected".
+	// F is "session-expired", "master-elected" or "lock-delay".
 	F       string
 	Targets []string
 	Detail  string
 	At      time.Duration
+	// Lock and Over, for a "lock-delay": the master (Targets) started
+	// holding Lock back for its lock-delay, or (Over) no longer does: the
+	// lock-delay ran out on its clock, or it stopped being the master (it
+	// crashed or lost its leadership). The start and the end of one window
+	// carry the same Detail.
+	Lock string
+	Over bool
 }
 
 // Cell is a Chubby cell in one world: replicas cb1..cbN.
@@ -31,6 +38,8 @@ type Cell struct {
 	// Figures counted over the run: Redelays counts the new masters that
 	// restarted some lock's lock-delay.
 	Expired, Elections, Delays, Redelays int
+	// delays are the lock-delay windows open now, by replica and lock.
+	delays map[delayKey]string
 	// checkMaster is the replica the storage's checks go to first.
 	checkMaster int
 	truth       *truth // nil unless RecordGrants
@@ -44,7 +53,7 @@ func NewCell(w *sim.World, o Options) (*Cell, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Cell{opts: o, clients: map[string]*Client{}}
+	c := &Cell{opts: o, clients: map[string]*Client{}, delays: map[delayKey]string{}}
 	for i := range o.Replicas {
 		c.servers = append(c.servers, &Server{cell: c, id: uint64(i + 1)})
 	}
@@ -124,17 +133,9 @@ func (c *Cell) masterElected(s *Server, delayed []string) {
 func (c *Cell) sessionExpired(s *Server, session int64, lost []string) {
 	c.Expired++
 	targets := []string{s.node.Name()}
-	owner := ""
-	names := make([]string, 0, len(c.clients))
-	for k := range c.clients { // determinism:ok sorted below
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if slices.Contains(c.clients[name].sessions, session) {
-			owner = name
-			targets = append(targets, name)
-		}
+	owner := c.sessionOwner(session)
+	if owner != "" {
+		targets = append(targets, owner)
 	}
 	d := fmt.Sprintf("session %#x", session)
 	if owner != "" {
@@ -146,6 +147,71 @@ func (c *Cell) sessionExpired(s *Server, session int64, lost []string) {
 		d += fmt.Sprintf("; lock-delay started on %s for %v", strings.Join(lost, ", "), c.opts.LockDelay)
 	}
 	c.emit(Event{F: "session-expired", Targets: targets, Detail: d, At: s.node.World().Now()})
+}
+
+// delayKey names a lock-delay window: the master keeping it and the lock.
+type delayKey struct{ server, lock string }
+
+// delayStarted notes that master s started holding lock back for its
+// lock-delay, because why (a window of its own that is still open is
+// ended first).
+func (c *Cell) delayStarted(s *Server, lock, why string) {
+	if c.opts.LockDelay <= 0 {
+		return
+	}
+	k := delayKey{s.node.Name(), lock}
+	c.delayOver(s, lock)
+	d := fmt.Sprintf("master %s holds %s back for its lock-delay of %v: %s", k.server, lock, c.opts.LockDelay, why)
+	c.delays[k] = d
+	c.emit(Event{F: "lock-delay", Targets: []string{k.server}, Lock: lock, Detail: d, At: s.node.World().Now()})
+}
+
+// delayOver ends master s's lock-delay window of lock, if one is open.
+func (c *Cell) delayOver(s *Server, lock string) {
+	k := delayKey{s.node.Name(), lock}
+	d, ok := c.delays[k]
+	if !ok {
+		return
+	}
+	delete(c.delays, k)
+	c.emit(Event{F: "lock-delay", Targets: []string{k.server}, Lock: lock, Detail: d, At: s.node.World().Now(), Over: true})
+}
+
+// delaysOver ends every lock-delay window of s (it is no longer master).
+func (c *Cell) delaysOver(s *Server) {
+	var locks []string
+	for k := range c.delays { // determinism:ok sorted below
+		if k.server == s.node.Name() {
+			locks = append(locks, k.lock)
+		}
+	}
+	slices.Sort(locks)
+	for _, l := range locks {
+		c.delayOver(s, l)
+	}
+}
+
+// sessionOwner is the client whose session it is ("" if none is known).
+func (c *Cell) sessionOwner(session int64) string {
+	names := make([]string, 0, len(c.clients))
+	for k := range c.clients { // determinism:ok sorted below
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if slices.Contains(c.clients[name].sessions, session) {
+			return name
+		}
+	}
+	return ""
+}
+
+// expiredWhy says why a lock-delay started at a session's expiry.
+func (c *Cell) expiredWhy(session int64) string {
+	if owner := c.sessionOwner(session); owner != "" {
+		return fmt.Sprintf("its holder %s's session %#x expired", owner, session)
+	}
+	return fmt.Sprintf("its holder's session %#x expired", session)
 }
 
 // quietLogger discards raft's logging but keeps its panics.

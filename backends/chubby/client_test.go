@@ -181,6 +181,90 @@ func TestLockDelaySurvivesAMasterChange(t *testing.T) {
 	}
 }
 
+// TestLockDelayWindowsAreReported: the cell tells of every lock-delay window
+// (issue 28: the history needs them, for the liveness check to count a lock
+// held back by design as not free): a master's window opens at the expiry
+// and closes when the lock-delay runs out on its clock, or when it stops
+// being master; a new master opens its own from its election. Without a
+// lock-delay there is none.
+func TestLockDelayWindowsAreReported(t *testing.T) {
+	tests := []struct {
+		name      string
+		lockDelay time.Duration
+		crashAt   time.Duration // 0: the master stays
+		windows   int
+	}{
+		{"the same master: one window of a whole lock-delay", time.Minute, 0, 1},
+		{"a new master: the old window closes at the crash, a new one opens at the election", time.Minute, 30 * time.Second, 2},
+		{"no lock-delay: no window", 0, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.LockDelay = tc.lockDelay
+			w, cell := newTestCell(t, o)
+			var expiredAt, crashedAt time.Duration
+			type window struct {
+				master, detail string
+				start, stop    time.Duration
+			}
+			var ws []window
+			cell.OnEvent = func(ev Event) {
+				switch ev.F {
+				case "session-expired":
+					expiredAt = ev.At
+				case "master-elected":
+					if crashedAt > 0 {
+						require.NotEmpty(t, ws, "the new master's window opens with its election")
+					}
+				case "lock-delay":
+					require.Equal(t, "k", ev.Lock)
+					if !ev.Over {
+						ws = append(ws, window{master: ev.Targets[0], detail: ev.Detail, start: ev.At, stop: -1})
+						return
+					}
+					require.NotEmpty(t, ws)
+					last := &ws[len(ws)-1]
+					if last.stop >= 0 || last.master != ev.Targets[0] {
+						last = &ws[len(ws)-2]
+					}
+					assert.Equal(t, last.detail, ev.Detail, "a window's end carries its start's detail")
+					last.stop = ev.At
+				}
+			}
+			c1 := w.AddNode("c1", sim.NodeOptions{})
+			c1.Spawn("c1", func(p *sim.Proc) {
+				_, err := cell.NewClient(p).Acquire("k", time.Second)
+				require.NoError(t, err)
+				for _, n := range cell.Nodes() {
+					w.Network().Block(c1, n)
+					w.Network().Block(n, c1)
+				}
+			})
+			if tc.crashAt > 0 {
+				w.At(tc.crashAt, func() { crashedAt = w.Now(); cell.Master().Crash() })
+			}
+			w.Run(200*time.Second - w.Now())
+			require.Equal(t, 1, cell.Expired, "c1's session expired")
+			require.Len(t, ws, tc.windows)
+			if tc.windows == 0 {
+				return
+			}
+			assert.Equal(t, expiredAt, ws[0].start, "the first window opens at the expiry")
+			assert.Contains(t, ws[0].detail, "c1's session")
+			if tc.crashAt == 0 {
+				assert.Equal(t, expiredAt+tc.lockDelay, ws[0].stop, "and closes a lock-delay later")
+				return
+			}
+			assert.Equal(t, crashedAt, ws[0].stop, "the crashed master's window closes at its crash")
+			assert.NotEqual(t, ws[0].master, ws[1].master)
+			assert.Greater(t, ws[1].start, crashedAt)
+			assert.Contains(t, ws[1].detail, "elected")
+			assert.Equal(t, ws[1].start+tc.lockDelay, ws[1].stop, "the new master's closes a whole lock-delay after its election")
+		})
+	}
+}
+
 // TestTheRecordOfGrants: the cell's record of grants, in true time. A clean
 // release ends a grant; a grant whose session expires holds until its lease
 // promise and then through the lock-delay, and the next grant comes after.

@@ -24,6 +24,14 @@
 // any, and granted such a lock at once under pauses alone). A lock freed by
 // expiry and never taken since is thus delayed again after every fail-over.
 //
+// The lock-delay in the history. Each master tells of its lock-delay of a
+// lock as a window (Event "lock-delay", recorded as a system event of the
+// lock's key): it opens when the master starts it (at a session's expiry, or
+// at its election for a lock freed by an expiry and not granted since) and
+// closes when it runs out on the master's clock, or when that master stops
+// being master (it crashed or lost its leadership). The liveness check
+// counts the lock as held back by design, not free, meanwhile (issue 28).
+//
 // The client keeps a conservative local lease (it starts when a KeepAlive is
 // sent, so it ends before the master's); a holder believes it holds until
 // that local lease runs out (jeopardy).
@@ -72,7 +80,8 @@
 //     Modelled, any duration (the paper bounds it at one minute). Shown by
 //     chubby-lock-delay (unsafe, fixed, fixed-sequencer) and TestState. An
 //     acquire the master let through just before the expiry is refused when
-//     the expiry is applied first (TestState).
+//     the expiry is applied first (TestState). Its windows are recorded in
+//     the history (TestLockDelayWindowsAreReported).
 //   - Lock-delay across a fail-over (2.4, 2.9): see above; a whole lock-delay
 //     from the new master's election. TestLockDelaySurvivesAMasterChange.
 //   - Fail-over (2.9): the new master rebuilds sessions and locks from the

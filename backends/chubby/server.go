@@ -89,6 +89,7 @@ func (s *Server) Start(n *sim.Node) {
 
 // Crash loses everything but the log.
 func (s *Server) Crash(*sim.Node) {
+	s.cell.delaysOver(s)
 	s.rn, s.state, s.pending, s.contact = nil, nil, nil, nil
 	s.lead, s.role = 0, raft.StateFollower
 }
@@ -298,9 +299,10 @@ func (s *Server) changeRole(ss *raft.SoftState) {
 		for _, id := range s.state.sessionIDs() {
 			s.contacted(id)
 		}
+		s.cell.delaysOver(s)
 		lost := s.state.lostLocks()
 		for _, name := range lost {
-			s.delayed[name] = now + s.cell.opts.LockDelay
+			s.delay(name, now+s.cell.opts.LockDelay, fmt.Sprintf("elected in term %d, it knows %s freed by a session's expiry and not granted since", s.term, name))
 		}
 		s.peerHeard = map[uint64]time.Duration{}
 		for i := range s.cell.servers {
@@ -310,9 +312,28 @@ func (s *Server) changeRole(ss *raft.SoftState) {
 		}
 		s.cell.masterElected(s, lost)
 	}
+	if was == raft.StateLeader && s.role != raft.StateLeader {
+		s.cell.delaysOver(s) // it no longer grants: its lock-delays hold nothing back
+	}
 	if s.lead != 0 && s.lead != s.id {
 		s.heard()
 	}
+}
+
+// delay starts the master's lock-delay of lock, until its clock reads until,
+// and tells the cell when it starts and when it runs out.
+func (s *Server) delay(lock string, until time.Duration, why string) {
+	s.delayed[lock] = until
+	if s.cell.opts.LockDelay <= 0 {
+		return
+	}
+	s.cell.delayStarted(s, lock, why)
+	s.node.SetTimer(until-s.node.Mono(), func() {
+		// Still this lock-delay: a new term starts a new one, later.
+		if d, ok := s.delayed[lock]; ok && d == until && s.role == raft.StateLeader {
+			s.cell.delayOver(s, lock)
+		}
+	})
 }
 
 func (s *Server) apply(e *pb.Entry) {
@@ -333,10 +354,10 @@ func (s *Server) apply(e *pb.Entry) {
 		delete(s.expiring, x.Session)
 		delete(s.contact, x.Session)
 		if s.role == raft.StateLeader && o.code == CodeOK {
-			for _, name := range o.lost {
-				s.delayed[name] = s.node.Mono() + s.cell.opts.LockDelay
-			}
 			s.cell.sessionExpired(s, x.Session, o.lost)
+			for _, name := range o.lost {
+				s.delay(name, s.node.Mono()+s.cell.opts.LockDelay, s.cell.expiredWhy(x.Session))
+			}
 		}
 	}
 	if x.Op == "open" && s.role == raft.StateLeader {
