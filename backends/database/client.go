@@ -171,6 +171,9 @@ func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, er
 	switch c.opts.Mode {
 	case ModeUniqueRow:
 		now := c.p.Wall()
+		if srv, ok := c.p.World().Nodes()[c.server].Handler().(*Server); ok {
+			srv.stamped(owner, now, c.p.World().Now()) // the record of grants, when recorded
+		}
 		r, err := c.call(Req{Op: OpInsertLock, Key: key, Owner: owner, Now: now, Expiry: now + c.opts.TTL}, 0)
 		if err != nil {
 			return backends.Lease{}, notAcquired(err)

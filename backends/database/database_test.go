@@ -326,3 +326,52 @@ func TestAnUnknownOutcomeStaysUnknown(t *testing.T) {
 		})
 	}
 }
+
+// TestAUniqueRowPromisesFromItsStamp: a unique row expires by the clients'
+// wall clocks at the expiry its acquirer stamped it with, so the record of
+// grants counts its lease from the stamp, not from when the server ran the
+// insert. The server is paused from 0 to pause; c1's insert (stamped at 0,
+// 10 s TTL) waits there and runs at the resume; c2 (clock right) takes the
+// row over once its clock passes the expiry, at 10 s. The record used to
+// promise c1 the row until pause + 10 s, and showed the take-over as two
+// owners' grants overlapping; an insert that ran after its expiry promised
+// nothing.
+func TestAUniqueRowPromisesFromItsStamp(t *testing.T) {
+	tests := []struct {
+		name  string
+		pause time.Duration
+		until time.Duration // c1's grant in the record
+	}{
+		{"the insert waits 5 s: its lease has 5 s left", 5 * time.Second, 10 * time.Second},
+		{"the insert waits 12 s: it runs expired", 12 * time.Second, 10 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, db, srv, o := setup(t, "mode", "unique-row")
+			log := backends.NewGrantLog(1)
+			srv.RecordGrants(log)
+			db.Pause()
+			w.At(tc.pause, db.Resume)
+			for _, name := range []string{"c1", "c2"} {
+				w.AddNode(name, sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+					if name == "c2" {
+						p.Sleep(tc.pause + 100*time.Millisecond)
+					}
+					c := NewClient(p, db.ID(), o)
+					if l, err := c.Acquire("k", 20*time.Second); err == nil {
+						p.Sleep(time.Second)
+						_ = c.Release(l)
+					}
+				})})
+			}
+			w.Run(30 * time.Second)
+			grants := log.Grants()
+			require.Len(t, grants, 2)
+			assert.Equal(t, "c1#1", grants[0].Owner)
+			assert.Equal(t, tc.pause, grants[0].At.Truncate(time.Millisecond), "the insert runs at the resume")
+			assert.Equal(t, tc.until, grants[0].Until)
+			assert.Equal(t, "c2#1", grants[1].Owner)
+			assert.Empty(t, log.Breaches())
+		})
+	}
+}

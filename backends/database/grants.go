@@ -15,15 +15,16 @@ const scope = "db"
 
 // RecordGrants makes the server record in log every lock it grants and when
 // the grant ends, in true time: a unique row from its INSERT (or take-over)
-// with the lease its expiry promises (expiry - the acquirer's clock) until
-// its DELETE; a row lock from SELECT FOR UPDATE until its transaction
-// commits or rolls back; an advisory lock until pg_advisory_unlock. A lock
-// without a lease that the server takes from its holder — the transaction
-// or session of a connection silent for conn-timeout, or every one of them
-// in a crash — is a revocation (backends.GrantLog.Revoked). A later
-// acquisition on the connection that already holds a lock takes it over:
-// the earlier one's grant ends there. The record is the ground truth of a
-// simulated run; it changes nothing of the run.
+// with the lease its expiry promises (expiry - the acquirer's clock, counted
+// from when the acquirer stamped its insert) until its DELETE; a row lock
+// from SELECT FOR UPDATE until its transaction commits or rolls back; an
+// advisory lock until pg_advisory_unlock. A lock without a lease that the
+// server takes from its holder — the transaction or session of a connection
+// silent for conn-timeout, or every one of them in a crash — is a revocation
+// (backends.GrantLog.Revoked). A later acquisition on the connection that
+// already holds a lock takes it over: the earlier one's grant ends there.
+// The record is the ground truth of a simulated run; it changes nothing of
+// the run.
 func (s *Server) RecordGrants(log *backends.GrantLog) { s.record = log }
 
 func (s *Server) now() time.Duration { return s.node.World().Now() }
@@ -34,11 +35,49 @@ func (s *Server) clientOf(m sim.Message) string { return s.node.World().Nodes()[
 // lockKey is the lock's name of a row lock (its row is "lock/<name>").
 func lockKey(row string) string { return strings.TrimPrefix(row, "lock/") }
 
-// grantedRow records a unique row inserted or taken over.
+// stampKey names a unique-row insert: its acquisition and the wall-clock
+// reading its client stamped it with.
+type stampKey struct {
+	owner string
+	now   time.Duration
+}
+
+// stamped notes that a client stamped owner's insert with its wall-clock
+// reading now at true time at: the row's lease counts from there, however
+// long the request then took to run (the record's side channel: the request
+// itself carries only the reading).
+func (s *Server) stamped(owner string, now, at time.Duration) {
+	if !s.record.Recording() {
+		return
+	}
+	if s.stamps == nil {
+		s.stamps = map[stampKey]time.Duration{}
+	}
+	s.stamps[stampKey{owner, now}] = at
+}
+
+// stampOf is when (true time) req was stamped, forgotten once asked: at
+// the latest now, the moment it runs.
+func (s *Server) stampOf(req Req, now time.Duration) time.Duration {
+	k := stampKey{req.Owner, req.Now}
+	at, ok := s.stamps[k]
+	delete(s.stamps, k)
+	if !ok || at > now {
+		return now
+	}
+	return at
+}
+
+// grantedRow records a unique row inserted or taken over, with the lease
+// its expiry promises counted from when its client stamped it: the row
+// expires by the clients' wall clocks at expiry, so an insert that waited
+// (in a paused server, on a slow link) promises that much less, and one
+// that ran after its expiry promises nothing.
 func (s *Server) grantedRow(req Req, m sim.Message) {
 	if s.record.Recording() {
 		now := s.now()
-		s.record.Granted(scope, s.node.Name(), req.Key, req.Owner, s.clientOf(m), now, now+(req.Expiry-req.Now))
+		s.record.Granted(scope, s.node.Name(), req.Key, req.Owner, s.clientOf(m), now,
+			s.stampOf(req, now)+(req.Expiry-req.Now))
 	}
 }
 

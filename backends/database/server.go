@@ -71,8 +71,9 @@ type Server struct {
 	advisory map[string]*conn
 	advOwner map[string]string // the acquisition each advisory lock was taken for (the record of grants)
 	grants   uint64
-	record   *backends.GrantLog // the ground truth, when recorded (RecordGrants)
-	writes   *backends.WriteLog // the ground truth of the data rows, when recorded (RecordWrites)
+	record   *backends.GrantLog         // the ground truth, when recorded (RecordGrants)
+	writes   *backends.WriteLog         // the ground truth of the data rows, when recorded (RecordWrites)
+	stamps   map[stampKey]time.Duration // when (true time) each unique-row insert in flight was stamped (the record of grants)
 	// OnEvent, when set, is told of every Event.
 	OnEvent func(n *sim.Node, e Event)
 }
@@ -230,6 +231,7 @@ func (s *Server) do(c *conn, req Req, m sim.Message) Resp {
 func (s *Server) insertLock(req Req, m sim.Message) Resp {
 	l := s.locks[req.Key]
 	if l != nil && l.expiry >= req.Now {
+		delete(s.stamps, stampKey{req.Owner, req.Now})
 		return Resp{Err: "busy", Owner: l.owner}
 	}
 	if l != nil {
