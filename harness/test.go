@@ -178,6 +178,9 @@ func (t Test) Args() []string {
 	if t.FenceReads {
 		args = append(args, "--fence-reads")
 	}
+	if t.Cuts == "hold" {
+		args = append(args, "--cuts", "hold")
+	}
 	if t.Schedule == nil {
 		args = append(args, "--nemesis", t.Nemesis)
 	}

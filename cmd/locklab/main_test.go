@@ -45,6 +45,7 @@ func TestUsageErrorsExitWithTheUsageCode(t *testing.T) {
 		{[]string{"run", "-o", "ttl=forever"}, `redis option ttl="forever"`},
 		{[]string{"run", "--storage", "fenced"}, "grants no fencing tokens"},
 		{[]string{"run", "--nemesis", "meteor"}, `unknown fault kind "meteor"`},
+		{[]string{"run", "--cuts", "tcp"}, `--cuts "tcp": want drop or hold`},
 		{[]string{"run", "--nemesis-file", "/nonexistent.json"}, "read schedule"},
 		{[]string{"run", "extra"}, "unknown command"},
 		{[]string{"frobnicate"}, "unknown command"},
@@ -116,6 +117,33 @@ func TestHandEditedScheduleReproducesACounterexample(t *testing.T) {
 	code, _, stderr := capture(t, "run", "--nemesis-file", bad)
 	assert.Equal(t, harness.ExitUsage, code)
 	assert.Contains(t, stderr, bad+`:1: faults[0] (pause): field "duration"`)
+}
+
+// TestHoldingCutsReplay: a run whose partitions hold what they catch
+// (--cuts hold) says so in its replay command, which reproduces it byte for
+// byte; the default (drop) is not written.
+func TestHoldingCutsReplay(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	_, stdout, _ := capture(t, "run", "--system", "zookeeper", "--cuts", "hold", "--nemesis", "partition", "--seed", "3", "--time", "20s", "--out", out)
+	first := strings.SplitN(stdout, "\n", 2)[0]
+	require.Contains(t, first, " --cuts hold ", first)
+	hist1, err := os.ReadFile(filepath.Join(out, reports.HistoryFile))
+	require.NoError(t, err)
+	args := strings.Fields(strings.TrimPrefix(first, "seed 3: locklab "))
+	out2 := filepath.Join(dir, "replay")
+	for i, a := range args {
+		if a == "--out" {
+			args[i+1] = out2
+		}
+	}
+	capture(t, args...)
+	hist2, err := os.ReadFile(filepath.Join(out2, reports.HistoryFile))
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(hist1, hist2), "the replay command must reproduce the history byte for byte")
+
+	_, stdout, _ = capture(t, "run", "--system", "zookeeper", "--nemesis", "partition", "--seed", "3", "--time", "20s", "--out", filepath.Join(dir, "drop"))
+	assert.NotContains(t, strings.SplitN(stdout, "\n", 2)[0], "--cuts")
 }
 
 func TestValidRunExitsZero(t *testing.T) {

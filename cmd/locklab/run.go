@@ -25,6 +25,7 @@ type runFlags struct {
 	simTime, checkBudget                                         time.Duration
 	checkSteps                                                   int64
 	fenceReads, shrink                                           bool
+	cuts                                                         string
 	sysOpts, wlOpts                                              []string
 	live                                                         livenessFlags
 }
@@ -63,6 +64,7 @@ func newRunCmd() *cobra.Command {
 	fl.Uint64Var(&f.seed, "seed", 0, "seed (default: drawn and printed)")
 	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: unfenced, fenced or check (chubby: CheckSequencer before each write)")
 	fl.BoolVar(&f.fenceReads, "fence-reads", false, "fenced storage also fences reads")
+	fl.StringVar(&f.cuts, "cuts", "drop", "what a partition does with the messages it catches: drop (datagrams) or hold (a TCP connection: delivered at the heal, lost if the cut outlasts the 15 s connection timeout)")
 	fl.StringVar(&f.nemesis, "nemesis", "none", "faults drawn at random: none, random, or a list of "+kindList())
 	fl.StringVar(&f.nemesisFile, "nemesis-file", "", "a fault schedule file (JSON) instead of --nemesis (not both)")
 	fl.StringArrayVarP(&f.sysOpts, "opt", "o", nil, "system option key=value (repeatable), e.g. -o ttl=5s -o fencing=true")
@@ -120,6 +122,8 @@ func (f runFlags) validate(fl *pflag.FlagSet) error {
 		return usage("--nemesis and --nemesis-file exclude each other: the schedule file is the faults of the run")
 	case f.fenceReads && f.storage != string(storage.Fenced):
 		return usage("--fence-reads needs --storage fenced (an unfenced storage fences nothing)")
+	case f.cuts != "drop" && f.cuts != "hold":
+		return usage("--cuts %q: want drop or hold", f.cuts)
 	}
 	if err := checkBudgetFlags(f.checkBudget, f.checkSteps); err != nil {
 		return err
@@ -172,6 +176,9 @@ func (f runFlags) test(fl *pflag.FlagSet) (harness.Test, error) {
 		System: f.system, Workload: f.workload, Clients: f.clients, Time: f.simTime, Seed: f.seed,
 		Storage: storage.Mode(f.storage), FenceReads: f.fenceReads, Nemesis: f.nemesis, CheckBudget: f.checkBudget,
 		CheckSteps: f.checkSteps,
+	}
+	if f.cuts == "hold" {
+		t.Cuts = "hold"
 	}
 	if f.checkBudget == 0 {
 		t.CheckBudget = harness.Unbounded
