@@ -216,17 +216,27 @@ func TestGrantRecordSeesKnownBreaches(t *testing.T) {
 	tests := []struct {
 		scenario, variant string
 		overlap, removal  bool
+		// seen: the history can show one of the broken promises (clientsSaw).
+		seen bool
 	}{
-		{"redis-failover", "unsafe", true, false},
-		{"redis-failover", "fixed-wait", false, false},
-		{"redis-del-unlock", "unsafe", true, true}, // the DEL lets the next grant through
-		{"redis-del-unlock", "fixed", false, false},
-		{"redlock-restart", "unsafe", true, false},
-		{"redlock-restart", "fixed-delay", false, false},
-		{"redlock-clock-jump", "unsafe", true, false},
-		{"redlock-clock-jump", "fixed", false, false},
-		{"raftkv-leader-clock-ahead", "unsafe", true, false},
-		{"kleppmann-gc-pause", "redis-unsafe", false, false},
+		{"redis-failover", "unsafe", true, false, true},
+		{"redis-failover", "fixed-wait", false, false, false},
+		{"redis-del-unlock", "unsafe", true, true, true}, // the DEL lets the next grant through
+		{"redis-del-unlock", "fixed", false, false, false},
+		{"redlock-restart", "unsafe", true, false, true},
+		{"redlock-restart", "fixed-delay", false, false, false},
+		{"redlock-clock-jump", "unsafe", true, false, true},
+		{"redlock-clock-jump", "fixed", false, false, false},
+		{"raftkv-leader-clock-ahead", "unsafe", true, false, true},
+		{"kleppmann-gc-pause", "redis-unsafe", false, false, false},
+		// A holder paused past its lease (etcd) or its session (Chubby): the
+		// servers kept their promise.
+		{"etcd-lease-expiry", "unsafe", false, false, false},
+		{"kleppmann-gc-pause", "etcd-unsafe", false, false, false},
+		{"etcd-waiter-lease-lost", "unsafe", false, false, false}, // the client library's fault: a grant the server never made
+		{"chubby-lock-delay", "unsafe", false, false, false},
+		{"chubby-lock-delay", "fixed", false, false, false},
+		{"kleppmann-gc-pause", "chubby-unsafe", false, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
@@ -237,14 +247,16 @@ func TestGrantRecordSeesKnownBreaches(t *testing.T) {
 			p, err := Prepare(v.ReproTest())
 			require.NoError(t, err)
 			p.RecordGrants()
-			_, err = p.Run()
+			r, err := p.Run()
 			require.NoError(t, err)
-			var overlap, removal bool
+			var overlap, removal, seen bool
 			for _, b := range p.Deployment.Grants.Breaches() {
 				overlap, removal = overlap || !b.Removal, removal || b.Removal
+				seen = seen || clientsSaw(r.Events, b)
 			}
 			assert.Equal(t, tc.overlap, overlap, "overlapping grants: %v", p.Deployment.Grants.Breaches())
 			assert.Equal(t, tc.removal, removal, "a lock deleted under its owner: %v", p.Deployment.Grants.Breaches())
+			assert.Equal(t, tc.seen, seen, "a broken promise the clients relied on: %v", p.Deployment.Grants.Breaches())
 		})
 	}
 	for _, sys := range truthSystems {
@@ -299,7 +311,7 @@ func TestRaftkvLeaseVerdictsOfIssue10(t *testing.T) {
 // grants unless a caller asks for it (no verdict reads it), and asking
 // changes nothing of the run.
 func TestGrantsAreRecordedOnlyWhenAsked(t *testing.T) {
-	for _, system := range []string{"redis", "redlock", "raftkv", "control"} {
+	for _, system := range []string{"redis", "redlock", "raftkv", "etcd", "chubby", "control"} {
 		t.Run(system, func(t *testing.T) {
 			tc := Test{System: system, Seed: 3, Time: 5 * time.Second}
 			plain, err := Prepare(tc)
