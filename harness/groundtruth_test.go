@@ -234,6 +234,10 @@ func TestGrantRecordSeesKnownBreaches(t *testing.T) {
 		{"etcd-lease-expiry", "unsafe", false, false, false},
 		{"kleppmann-gc-pause", "etcd-unsafe", false, false, false},
 		{"etcd-waiter-lease-lost", "unsafe", false, false, false}, // the client library's fault: a grant the server never made
+		// With the txn lock, a retried delete by name whose first attempt
+		// applied deletes the next holder's key.
+		{"etcd-txn-unlock-retry", "unsafe", true, true, true},
+		{"etcd-txn-unlock-retry", "fixed", false, false, false},
 		{"chubby-lock-delay", "unsafe", false, false, false},
 		{"chubby-lock-delay", "fixed", false, false, false},
 		{"kleppmann-gc-pause", "chubby-unsafe", false, false, false},
