@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -104,10 +105,10 @@ type truthRun struct {
 }
 
 // clientsSaw reports whether the history (its events) can show the broken
-// promise b. A removal it always can. An overlap of two owners' grants only
-// when, within the overlap, the clients of both believed at once that they
+// promise b. An overlap of two owners' grants only when, within the overlap, the clients of both believed at once that they
 // held the lock as those owners: each belief from the return of an acquire
-// that succeeded (models.Holdings) to the invocation of its release, and no
+// that succeeded (models.Holdings) to the invocation of its release (unless
+// the release certainly failed: the client still holds the lock), and no
 // later than the lease deadline the client recorded (past it a lease check
 // lets the lock go, whatever the client did). A promise broken while its
 // owner's client did not believe it held the lock was relied on by nobody,
@@ -116,14 +117,34 @@ type truthRun struct {
 // its key came first in the queue, or its own earlier key was still there),
 // or it had asked to release the lock (a release whose outcome was unknown
 // that never applied) and the server then revoked the lease before the end
-// it had promised.
+// it had promised. A removal by itself the history cannot show: it looks like
+// the remover's release (a retried delete by name whose first attempt
+// applied); it shows through the grants that follow while the owner still
+// believes it holds the lock, which the record shows as overlaps, because a
+// removal leaves the owner's grant open.
 func clientsSaw(events []history.Event, b backends.Breach) bool {
 	if b.Removal {
-		return true
+		return false
+	}
+	failed := map[int]bool{} // the invocations of releases that certainly failed
+	open := map[int]history.Event{}
+	for _, e := range events {
+		switch {
+		case e.Type == history.Invoke:
+			open[e.Process] = e
+		case e.Type.IsCompletion():
+			if inv, ok := open[e.Process]; ok && e.F == history.FRelease && e.Type == history.Fail {
+				failed[inv.Index] = true
+			}
+			delete(open, e.Process)
+		}
 	}
 	var held, other [][2]int64 // the beliefs of the two owners' clients within the overlap
 	for _, h := range models.Holdings(events) {
 		end := h.End
+		if h.Ended != nil && h.Ended.F == history.FRelease && failed[h.Ended.Index] {
+			end = math.MaxInt64
+		}
 		if h.Deadline != nil {
 			end = min(end, *h.Deadline)
 		}
@@ -347,7 +368,8 @@ func TestGrantsAreRecordedOnlyWhenAsked(t *testing.T) {
 
 // TestClientsSawOnlyBreachesBothClientsLivedThrough: a broken promise of the
 // servers' record is one the history can show only when, within it, the
-// clients of both owners believed they held the lock; a removal always is.
+// clients of both owners believed they held the lock; a removal by itself
+// never is.
 func TestClientsSawOnlyBreachesBothClientsLivedThrough(t *testing.T) {
 	type op struct {
 		node, f, owner string
@@ -372,6 +394,8 @@ func TestClientsSawOnlyBreachesBothClientsLivedThrough(t *testing.T) {
 			c2Holds...), overlap, false},
 		{"the holder had asked to release it", append([]op{{"c1", history.FAcquire, "k/1", 1, 2, history.OK, 12},
 			{"c1", history.FRelease, "k/1", 3, 9, history.Info, 0}}, c2Holds...), overlap, false},
+		{"the holder's release failed", append([]op{{"c1", history.FAcquire, "k/1", 1, 2, history.OK, 12},
+			{"c1", history.FRelease, "k/1", 3, 3.1, history.Fail, 0}}, c2Holds...), overlap, true},
 		{"the holder's lease deadline had passed", append([]op{{"c1", history.FAcquire, "k/1", 1, 2, history.OK, 5.5},
 			{"c1", history.FRelease, "k/1", 9, 9.1, history.OK, 0}}, c2Holds...), overlap, false},
 		{"the other's acquire never returned", []op{{"c1", history.FAcquire, "k/1", 1, 2, history.OK, 12},
@@ -380,7 +404,7 @@ func TestClientsSawOnlyBreachesBothClientsLivedThrough(t *testing.T) {
 		{"another owner of the same client", append([]op{{"c1", history.FAcquire, "k/3", 1, 2, history.OK, 12},
 			{"c1", history.FRelease, "k/3", 9, 9.1, history.OK, 0}}, c2Holds...), overlap, false},
 		{"a removal", nil, backends.Breach{Key: "k", Held: overlap.Held, Other: backends.Holding{Client: "c2"},
-			From: 5 * time.Second, To: 5 * time.Second, Removal: true}, true},
+			From: 5 * time.Second, To: 5 * time.Second, Removal: true}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
