@@ -98,9 +98,9 @@ func etcdTxnUnlockRetryVariants() []Variant {
 	return []Variant{
 		{Name: "unsafe", Kind: KindNonOwnerRelease, Doc: "unlock=delete: the client's retry of a delete that already committed deletes the next holder's key; " +
 			"from then on every holder that believes it holds deletes its successor's key on release: the double holding never stops",
-			Test: t("delete"), Expect: expect(models.Invalid, models.Invalid)},
+			Test: t("delete"), Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid)},
 		{Name: "fixed", Doc: "unlock=guarded: the delete compares the create revision; the retry deletes nothing",
-			Test: t("guarded"), Expect: expect(models.Valid, models.Valid)},
+			Test: t("guarded"), Expect: expect(models.Valid, models.Valid).and("lease", models.Valid)},
 	}
 }
 

@@ -113,7 +113,8 @@ func TestZooKeeperLeaseSaysWhosePromiseBroke(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v, breaches := runWithTruth(t, tc.test)
+			run := runWithTruth(t, tc.test)
+			v, breaches := run.verdict, run.breaches
 			require.Equal(t, models.Invalid, v.Result, explanation(v))
 			assert.Contains(t, v.Reason, tc.reason)
 			assert.True(t, confirmed(v, breaches), "%s\nbreaches: %v", explanation(v), breaches)

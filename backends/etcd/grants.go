@@ -17,13 +17,16 @@ const grantScope = "etcd"
 // lowest create revision under <lock>/ (owner: that key, as the client names
 // it), with the txn lock the key <lock> itself (owner: its value). Each log
 // entry is recorded once, when the first member applies it. A grant starts
-// when its key becomes the holder and ends when the owner deletes the key (a
-// release) or, when the lease is revoked, at the latest lease end a leader
-// promised the owner's client: TTL from the lease's grant or from any
+// when its key becomes the holder and ends when the owner's client deletes
+// the key (a release) or, when the lease is revoked, at the latest lease end a
+// leader promised the owner's client: TTL from the lease's grant or from any
 // keep-alive a leader answered, in true time. A revocation before that
 // promise ran out (an isolated old leader still renewing, a leader whose
 // clock runs fast) leaves the owner's grant open past the next holder's: a
-// breach of the record.
+// breach of the record. So does a deletion of the key by another client (with
+// the txn lock, a retried unlock by name whose first attempt applied deletes
+// the next holder's key): a removal of the owner's lock, which does not end
+// the promise made to it.
 type truth struct {
 	log      *backends.GrantLog
 	mutex    bool
@@ -116,7 +119,10 @@ func (t *truth) applied(s *Server, index, id uint64, cmd Command, res Result) {
 		}
 		if held {
 			delete(t.holders, lock)
-			if cmd.Type == CmdTxn || (cmd.Type == CmdLeaseRevoke && !cmd.Expired) {
+			switch by := t.clients[id]; {
+			case cmd.Type == CmdTxn && by != "":
+				t.log.Removed(grantScope, lock, was.owner, by, now) // a release when by is the owner's client
+			case cmd.Type == CmdTxn || (cmd.Type == CmdLeaseRevoke && !cmd.Expired):
 				t.log.Released(grantScope, lock, was.owner, now) // the owner deleted its key or revoked its lease
 			}
 		}

@@ -33,6 +33,7 @@ func (s *Session) Done(mono time.Duration) bool { return s.done || mono >= s.dea
 type hold struct {
 	lease backends.Lease
 	key   string // the key whose existence is the lock
+	owner string // who holds it: the key (queue mutex) or the value put in it (txn lock)
 	rev   int64  // its create revision: the fencing token
 }
 
@@ -132,7 +133,7 @@ func (l *Lock) Acquire(key string, wait time.Duration) (backends.Lease, error) {
 	if err != nil {
 		return backends.Lease{}, fmt.Errorf("etcd: acquire %s: %w", key, err)
 	}
-	h.lease.Key, h.lease.Owner, h.lease.Token, h.lease.HasToken = key, h.key, uint64(h.rev), true
+	h.lease.Key, h.lease.Owner, h.lease.Token, h.lease.HasToken = key, h.owner, uint64(h.rev), true
 	h.lease.Deadline = s.deadline
 	l.held = h
 	return h.lease, nil
@@ -167,7 +168,7 @@ func (l *Lock) mutexLock(s *Session, key string, wait, until time.Duration) (*ho
 	if !r.Succeeded {
 		myRev = r.Results[0].Kvs[0].CreateRev
 	}
-	h := &hold{key: myKey, rev: myRev}
+	h := &hold{key: myKey, owner: myKey, rev: myRev}
 	h.lease.Detail = fmt.Sprintf("key %s, create revision %d", myKey, myRev)
 	if kvs := r.Results[1].Kvs; len(kvs) == 0 || kvs[0].CreateRev == myRev {
 		return h, nil
@@ -246,7 +247,7 @@ func (l *Lock) txnLock(s *Session, key string, until time.Duration) (*hold, erro
 			}
 			rev = kvs[0].CreateRev // our own earlier put, whose answer was lost
 		}
-		h := &hold{key: key, rev: rev}
+		h := &hold{key: key, owner: id, rev: rev}
 		h.lease.Detail = fmt.Sprintf("key %s = %s, create revision %d", key, id, rev)
 		return h, nil
 	}
@@ -255,8 +256,11 @@ func (l *Lock) txnLock(s *Session, key string, until time.Duration) (*hold, erro
 // Release deletes the lock's key.
 func (l *Lock) Release(lease backends.Lease) error {
 	h := l.held
-	if h == nil || h.key != lease.Owner || uint64(h.rev) != lease.Token {
-		h = &hold{key: lease.Owner, rev: int64(lease.Token)}
+	if h == nil || h.owner != lease.Owner || uint64(h.rev) != lease.Token {
+		h = &hold{key: lease.Owner, owner: lease.Owner, rev: int64(lease.Token)}
+		if l.opts.Lock == LockTxn {
+			h.key = lease.Key
+		}
 	}
 	l.held = nil
 	if err := l.unlock(h); err != nil {
