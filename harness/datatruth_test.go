@@ -2,6 +2,7 @@ package harness
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -112,29 +113,52 @@ func runWithDataTruth(t *testing.T, tc Test) dataRun {
 		key   string
 		value int64
 	}
-	lastRead := map[keyValue]int64{} // the last time a client read the value
+	// reads are the spans (invocation to completion) of the ok reads of
+	// each value.
+	reads := map[keyValue][][2]int64{}
+	invoked := map[int]int64{}
 	for _, e := range r.Events {
 		switch {
+		case e.Type == history.Invoke:
+			invoked[e.Process] = e.Time
 		case e.Type != history.OK || e.Value == nil:
 		case e.F == history.FWrite:
 			acked[sigOf(e)] = true
 		case e.F == history.FRead:
-			lastRead[keyValue{e.Key, *e.Value}] = e.Time
+			kv := keyValue{e.Key, *e.Value}
+			reads[kv] = append(reads[kv], [2]int64{invoked[e.Process], e.Time})
 		}
 	}
 	// hidden: a write the history cannot tell from one never applied: its
-	// client never learnt of it, and it wrote the value it overwrote or no
-	// client read its value after it.
+	// client never learnt of it, and it wrote the value it overwrote, or no
+	// client's ok read of its value could have been served while it was in
+	// force (from its commit to the commit of the write that replaced it):
+	// every read of that value is then explained by another write of the
+	// same value (two sections that both wrote 353 after reading 352, the
+	// first of unknown outcome: a history where it never landed is the same).
 	writes := p.Writes.Writes()
-	hidden := func(_ int, w backends.AppliedWrite) bool {
+	replacedAt := make([]int64, len(writes))
+	for i := range replacedAt {
+		replacedAt[i] = math.MaxInt64
+	}
+	for _, w := range writes {
+		if w.Committed && w.Replaced >= 0 {
+			replacedAt[w.Replaced] = min(replacedAt[w.Replaced], int64(w.CommittedAt))
+		}
+	}
+	hidden := func(i int, w backends.AppliedWrite) bool {
 		if acked[writeSig{w.Client, w.Key, w.Value, w.Token}] {
 			return false
 		}
 		if w.Replaced >= 0 && writes[w.Replaced].Value == w.Value {
 			return true
 		}
-		read, ok := lastRead[keyValue{w.Key, w.Value}]
-		return !ok || read < int64(w.At)
+		for _, span := range reads[keyValue{w.Key, w.Value}] {
+			if span[1] >= int64(w.CommittedAt) && span[0] <= replacedAt[i] {
+				return false
+			}
+		}
+		return true
 	}
 	return dataRun{verdict: v, lost: p.Writes.LostUpdates(), visible: p.Writes.LostUpdatesWithout(hidden),
 		stale: p.Writes.StaleReads()}
