@@ -13,8 +13,10 @@ import (
 	simdb "github.com/locklab/locklab/backends/database"
 	livedb "github.com/locklab/locklab/backends/live/database"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/live/tcpproxy"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/workloads"
 )
 
 // dbNode is the database's node name (the simulator's).
@@ -147,6 +149,7 @@ func (dd *dbDeployment) onDB(fn func() error) func(string) error {
 func (dd *dbDeployment) newLock(e *env, fork func() backends.Env) backends.Lock {
 	c := livedb.NewClient(dd.stopped, e, fork, dd.srv, dd.proxies[e.name].Addr(), dd.opts)
 	c.OnTakeover = func(detail string) { dd.event("row-taken-over", detail) }
+	c.OnTxn = recordTxns(e.r, e.name)
 	c.OnHold = func(conn, key string, held bool) {
 		dd.mu.Lock()
 		defer dd.mu.Unlock()
@@ -163,6 +166,40 @@ func (dd *dbDeployment) newLock(e *env, fork func() backends.Env) backends.Lock 
 	dd.clients = append(dd.clients, c)
 	dd.mu.Unlock()
 	return c
+}
+
+// recordTxns records the begin and the commit of a client's data
+// transactions as the simulator does (harness, recordTxns): on a process of
+// their own on the client's node (opened at the first), linked to the
+// writes by owner, so that a write inside a transaction applies only if
+// its commit does (see package history, Transactions). A step told after
+// the run stopped is not recorded: a commit whose outcome the run did not
+// see stays without a completion (unknown).
+func recordTxns(r *run, node string) func(simdb.TxnStep) {
+	var rec *history.Recorder
+	var commit history.Op
+	open := false
+	return func(s simdb.TxnStep) {
+		if r.stopped() {
+			return
+		}
+		if rec == nil {
+			rec = r.log.NewRecorder(node, clock{r})
+		}
+		switch {
+		case !s.Commit:
+			rec.Invoke(history.Event{F: history.FBegin, Key: s.Key, Owner: s.Owner}).Complete(history.OK, history.Event{})
+		case !s.Done:
+			commit, open = rec.Invoke(history.Event{F: history.FCommit, Owner: s.Owner}), true
+		case open:
+			e := history.Event{}
+			if s.Err != nil {
+				e.Detail = s.Err.Error()
+			}
+			commit.Complete(workloads.Outcome(s.Err), e)
+			open = false
+		}
+	}
 }
 
 func (dd *dbDeployment) event(kind, detail string) {

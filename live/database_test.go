@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -210,4 +211,95 @@ func optionAfter(cmdline, flag string) string {
 		}
 	}
 	return ""
+}
+
+// TestPostgreSQLRecordsItsDataTransactions: with resource=db the live
+// clients record the begin and the commit of the transactions that hold
+// their writes, as the simulated clients do (package history,
+// Transactions): every ok write of a for-update holder lies between a
+// begin and a commit of its owner, and a holder stalled past conn-timeout
+// after its write (the server aborts its transaction, client 2 takes the
+// row) records its commit as failed, so its acknowledged write is not
+// counted: critical-sections is valid, as in the simulator (counting the
+// write as applied at its ok made client 2's read of the older value a
+// lost update). Unlock-before-commit records its data connection's
+// transactions the same way (its lost update stays: the commits come after
+// the releases).
+func TestPostgreSQLRecordsItsDataTransactions(t *testing.T) {
+	needPostgres(t)
+	forUpdate := map[string]string{"mode": "for-update", "resource": "db", "conn-timeout": "1s", "request-timeout": "200ms", "lock-wait-timeout": "500ms"}
+	unlockFirst := map[string]string{"mode": "unique-row", "resource": "db", "unlock-before-commit": "true"}
+	stall := nemesis.Fault{Kind: nemesis.Pause, Targets: []string{"c1"}, Duration: nemesis.Duration(2 * time.Second),
+		After: &nemesis.Trigger{Node: "c1", F: history.FWrite}}
+	for _, tc := range []struct {
+		name        string
+		opts        map[string]string
+		faults      []nemesis.Fault
+		failedByC1  bool   // a commit of c1 failed (its transaction aborted)
+		wantAborted bool   // the story shows the server's transaction-aborted
+		sections    string // critical-sections' verdict, live and simulated
+	}{
+		{name: "for-update, no faults", opts: forUpdate, sections: "valid"},
+		{name: "for-update, c1 stalls after its write", opts: forUpdate, faults: []nemesis.Fault{stall}, failedByC1: true, wantAborted: true, sections: "valid"},
+		{name: "unlock-before-commit", opts: unlockFirst, sections: "invalid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			noLeak(t)
+			test := harness.Test{System: "database", Clients: 2, Seed: 1, Time: 5 * time.Second,
+				Schedule: &nemesis.Schedule{Faults: tc.faults}, SystemOptions: tc.opts}
+			var res harness.Result
+			for try := 1; try <= liveTries; try++ {
+				var err error
+				res, err = Run(context.Background(), test, Config{})
+				require.NoError(t, err)
+				if !tc.failedByC1 || failedCommit(res.Events, "c1") {
+					break
+				}
+				t.Logf("live try %d of %d: no failed commit of c1", try, liveTries)
+			}
+			begun, committed := map[string]int{}, map[string]history.Type{}
+			writes, oks := 0, 0
+			for i, e := range res.Events {
+				switch {
+				case e.F == history.FBegin && e.Type == history.OK:
+					assert.NotEmpty(t, e.Owner, "begin #%d", i)
+					assert.NotEmpty(t, e.Key, "begin #%d", i)
+					begun[e.Owner]++
+				case e.F == history.FCommit && e.Type != history.Invoke:
+					committed[e.Owner] = e.Type
+					if e.Type == history.OK {
+						oks++
+					}
+					assert.Positive(t, begun[e.Owner], "commit #%d of %s without a begin before it", i, e.Owner)
+				case e.F == history.FWrite && e.Type == history.OK:
+					writes++
+					assert.Positive(t, begun[e.Owner], "ok write #%d of %s without a begin before it", i, e.Owner)
+				}
+			}
+			require.Positive(t, writes, "no ok write")
+			for owner, n := range begun {
+				assert.Equal(t, 1, n, "%s: one begin per acquisition", owner)
+			}
+			assert.Equal(t, tc.failedByC1, failedCommit(res.Events, "c1"), "a failed commit of c1: %v", committed)
+			if tc.wantAborted {
+				require.Len(t, res.FaultOutcomes, 1)
+				assert.True(t, res.FaultOutcomes[0].Fired, res.FaultOutcomes[0].DidNotFire)
+				assert.True(t, slices.ContainsFunc(res.Events, func(e history.Event) bool { return e.F == "transaction-aborted" }),
+					"the server aborted c1's transaction")
+			}
+			assert.Positive(t, oks, "no commit ok: %v", committed)
+			assert.Equal(t, tc.sections, verdict(res, "critical-sections"), reason(res, "critical-sections"))
+			simulated, err := harness.Run(test)
+			require.NoError(t, err)
+			assert.Equal(t, verdict(simulated, "critical-sections"), verdict(res, "critical-sections"), "simulated and live agree")
+			assert.Equal(t, tc.failedByC1, failedCommit(simulated.Events, "c1"), "the simulator fails c1's commit too")
+		})
+	}
+}
+
+// failedCommit reports whether events record a failed commit of node.
+func failedCommit(events []history.Event, node string) bool {
+	return slices.ContainsFunc(events, func(e history.Event) bool {
+		return e.F == history.FCommit && e.Type == history.Fail && e.Node == node
+	})
 }

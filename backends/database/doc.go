@@ -56,7 +56,9 @@
 //     aborts: modelled, and recorded (begin, commit) for the checks.
 //     TestDataInTheLockTransaction; models
 //     TestATransactionalWriteAppliesOnlyWhenItsTransactionCommits; catalog
-//     db-unlock-before-commit; live (db-connection-stall/fixed).
+//     db-unlock-before-commit; live (db-connection-stall/fixed). The live
+//     client records the begin and the commit too, the same way:
+//     TestPostgreSQLRecordsItsDataTransactions.
 //   - A crash ends every connection (a pre-crash connection's next request
 //     fails), loses uncommitted writes and every row and advisory lock,
 //     keeps committed rows: modelled. TestACrashEndsEveryConnection; live

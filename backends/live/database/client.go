@@ -43,6 +43,13 @@ type Client struct {
 	// OnHold, when set, is told when an advisory lock is taken (held) or
 	// given back on a connection (named by its application_name).
 	OnHold func(conn, key string, held bool)
+	// OnTxn, when set, is told of the steps of the client's data
+	// transactions, as the simulated client tells its own
+	// (database.Client.OnTxn): the begin, once per acquisition, when its
+	// first write goes into a transaction (for-update with resource=db:
+	// the lock's; unlock-before-commit: the data connection's), and the
+	// commit, before the request and with its outcome after it.
+	OnTxn func(simdb.TxnStep)
 
 	// use is the connections' one user at a time (the client or its
 	// keep-alive ping); a mutex that can be waited for with a timeout.
@@ -56,6 +63,8 @@ type Client struct {
 	inTxn    bool             // for-update: the lock's transaction is open
 	pending  bool             // unlock-before-commit: a data transaction awaits commit
 	versions map[string]int64 // optimistic: version read per row
+	owner    string           // the acquisition held ("" between a release and the next acquire)
+	txnOwner string           // the acquisition whose data transaction was told begun (OnTxn)
 }
 
 var (
@@ -228,6 +237,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 	owner := fmt.Sprintf("%s#%d", c.env.Name(), c.acquired)
 	if c.opts.Mode == simdb.ModeOptimistic {
 		clear(c.versions) // a critical section's reads start afresh
+		c.owner = owner
 		return backends.Lease{Key: key, Owner: owner, Detail: "optimistic: no lock"}, nil
 	}
 	until := c.env.Mono() + wait
@@ -239,6 +249,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			if c.opts.Mode == simdb.ModeUniqueRow {
 				l.Deadline = sent + c.opts.TTL
 			}
+			c.owner = owner
 			return l, nil
 		}
 		if !errors.Is(err, backends.ErrNotAcquired) || c.env.Mono() >= until {
@@ -368,6 +379,7 @@ func (c *Client) rollback() {
 
 // Release gives the lock back.
 func (c *Client) Release(l backends.Lease) error {
+	c.owner = ""
 	switch c.opts.Mode {
 	case simdb.ModeOptimistic:
 		return nil
@@ -380,7 +392,7 @@ func (c *Client) Release(l backends.Lease) error {
 		})
 		if c.pending {
 			c.env.Sleep(c.opts.CommitDelay)
-			c.commitData()
+			c.commitData(l.Owner)
 		}
 		return released(l, n == 1, "not owner", err)
 	case simdb.ModeAdvisory:
@@ -396,6 +408,7 @@ func (c *Client) Release(l backends.Lease) error {
 	if !c.inTxn || c.conn == nil {
 		return fmt.Errorf("database: release %s: no transaction open: %w", l.Key, backends.ErrNotHeld)
 	}
+	told := c.commitBegins(l.Owner)
 	var committed bool
 	err := c.call("commit", 0, func(ctx context.Context, conn *pgx.Conn) error {
 		c.inTxn = false
@@ -403,7 +416,50 @@ func (c *Client) Release(l backends.Lease) error {
 		committed = tag.String() == "COMMIT"
 		return err
 	})
+	if told {
+		c.committed(l.Owner, committed, err)
+	}
 	return released(l, committed, "aborted", err)
+}
+
+// txnBegun tells OnTxn, once per acquisition, that a data write of the
+// acquisition held goes into a transaction.
+func (c *Client) txnBegun(key string) {
+	if c.OnTxn == nil || c.owner == "" || c.txnOwner == c.owner {
+		return
+	}
+	c.txnOwner = c.owner
+	c.OnTxn(simdb.TxnStep{Owner: c.owner, Key: key})
+}
+
+// commitBegins tells OnTxn that the commit of owner's data transaction is
+// sent, when that transaction holds writes of owner, and reports whether
+// it did (committed must then tell the outcome).
+func (c *Client) commitBegins(owner string) bool {
+	if c.OnTxn == nil || owner == "" || c.txnOwner != owner {
+		return false
+	}
+	c.txnOwner = ""
+	c.OnTxn(simdb.TxnStep{Commit: true, Owner: owner})
+	return true
+}
+
+// committed tells OnTxn how owner's commit ended (err, the request's
+// error): committed when PostgreSQL answered COMMIT; certainly not when it
+// answered ROLLBACK (the transaction had failed) or an error that says the
+// request did not run or failed; maybe when its outcome is unknown (a
+// timeout, a connection lost mid-request), and also when the COMMIT was
+// never sent because a keep-alive ping held the connection (errBusy): the
+// transaction then stays open on the connection, and a later COMMIT on it
+// may commit these writes.
+func (c *Client) committed(owner string, committed bool, err error) {
+	switch {
+	case errors.Is(err, errBusy):
+		err = fmt.Errorf("%w: the transaction stays open: %w", err, backends.ErrUnknown)
+	case err == nil && !committed:
+		err = errors.New("database: commit: the server rolled the transaction back (aborted)")
+	}
+	c.OnTxn(simdb.TxnStep{Commit: true, Done: true, Owner: owner, Err: err})
 }
 
 func released(l backends.Lease, ok bool, why string, err error) error {
@@ -416,20 +472,34 @@ func released(l backends.Lease, ok bool, why string, err error) error {
 	return nil
 }
 
-// commitData commits unlock-before-commit's data transaction.
-func (c *Client) commitData() {
+// commitData commits unlock-before-commit's data transaction of owner.
+func (c *Client) commitData(owner string) {
+	told := c.commitBegins(owner)
 	if !c.take(c.opts.RequestTimeout) {
+		if told {
+			c.committed(owner, false, fmt.Errorf("database: commit: %w", errBusy))
+		}
 		return
 	}
 	defer c.give()
 	c.pending = false
 	if c.data == nil {
+		if told {
+			c.committed(owner, false, fmt.Errorf("database: commit: %w: the data connection had ended", errClosed))
+		}
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, c.opts.RequestTimeout)
 	defer cancel()
-	if _, err := c.data.Exec(ctx, "COMMIT"); err != nil && c.data.IsClosed() {
-		c.data = nil
+	tag, err := c.data.Exec(ctx, "COMMIT")
+	if err != nil {
+		if c.data.IsClosed() {
+			c.data = nil
+		}
+		err = fmt.Errorf("database: commit: %w", classify(err))
+	}
+	if told {
+		c.committed(owner, tag.String() == "COMMIT", err)
 	}
 }
 
@@ -484,6 +554,11 @@ func (c *Client) Write(key string, value int64, token uint64) error {
 		ok, err = c.writeUncommitted(key, value)
 	default:
 		err = c.call("write "+key, 0, func(ctx context.Context, conn *pgx.Conn) error {
+			if c.opts.Mode == simdb.ModeForUpdate && c.inTxn {
+				// In the lock's transaction (on this connection: a new
+				// one would have closed it): applied at the release's commit.
+				c.txnBegun(key)
+			}
 			_, err := conn.Exec(ctx, upsert, key, value)
 			ok = true
 			return err
@@ -565,6 +640,7 @@ func (c *Client) writeUncommitted(key string, value int64) (bool, error) {
 		}
 		c.pending = true
 	}
+	c.txnBegun(key)
 	if _, err := c.data.Exec(ctx, upsert, key, value); err != nil {
 		return false, c.dataErr(err)
 	}

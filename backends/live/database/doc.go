@@ -40,5 +40,11 @@
 // request the server never ran (it had ended the connection) is a definite
 // failure.
 //
+// With resource=db the client tells the history the begin and the commit
+// of the transactions that hold its data writes (Client.OnTxn), as the
+// simulated client does: a COMMIT answered ROLLBACK, or refused because
+// the server had ended the connection, committed nothing (fail); one that
+// timed out may have (info).
+//
 // This package is live-only: nothing simulated imports it.
 package database
