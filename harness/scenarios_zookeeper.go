@@ -94,14 +94,17 @@ func zookeeperScenarios() []Scenario {
 }
 
 // zkOrphanVariants: right after client 1 invokes its second acquire, the
-// servers' messages to it are dropped for 1 s: its create is applied, the
-// reply is lost, client 1 times out (read timeout) and retries.
+// servers' messages to it are cut for 8 s: its create is applied, no reply
+// comes within the read timeout (6.7 s), so client 1 closes the connection,
+// reconnects and retries; the reply, if the cut held it, comes on the closed
+// connection and answers nothing. The cut outlasts the read timeout: over
+// TCP a shorter one only delays the reply, and the client waits for it.
 func zkOrphanVariants() []Variant {
 	test := func(protection string) Test {
 		t := Test{System: "zookeeper", Clients: 3, Seed: 1, Time: 60 * time.Second,
 			SystemOptions: map[string]string{"protection": protection}}
 		t.Schedule = schedule(nemesis.Fault{Kind: nemesis.Partition, From: []string{"servers"}, To: []string{"c1"},
-			Duration: nemesis.Duration(time.Second), After: &nemesis.Trigger{Node: "c1", F: history.FAcquire, Type: "invoke", Nth: 2}})
+			Duration: nemesis.Duration(8 * time.Second), After: &nemesis.Trigger{Node: "c1", F: history.FAcquire, Type: "invoke", Nth: 2}})
 		return t
 	}
 	return []Variant{
@@ -170,10 +173,12 @@ func zkPartitionedHolderVariants() []Variant {
 
 // zkReconnectVariants: as client 1 invokes its second acquire, the servers'
 // messages to it are cut (its create is applied, the reply lost), and 50 ms
-// later its own messages too, for 14 s; the leader crashes at 8 s for 3 s, so
-// the new leader re-arms client 1's session: it expires about 10 s after the
-// election, after client 1 called it LOST (session timeout since SUSPENDED)
-// and opened a new one. Clients hold the lock 4 s.
+// later its own messages too, for 17.5 s; the leader crashes at 9.5 s for
+// 3 s, so the new leader re-arms client 1's session: it expires about 10 s
+// after the election, after client 1 called it LOST (session timeout since
+// SUSPENDED, 16.7 s after the cut) and opened a new one. The cut outlasts
+// LOST: over TCP, a connection attempt under way at the heal completes and
+// the client resumes its session before LOST. Clients hold the lock 4 s.
 func zkReconnectVariants() []Variant {
 	test := func(adoptCheck string) Test {
 		trig := func(d time.Duration) *nemesis.Trigger {
@@ -182,9 +187,9 @@ func zkReconnectVariants() []Variant {
 		t := Test{System: "zookeeper", Clients: 2, Seed: 1, Time: 45 * time.Second, SystemOptions: map[string]string{"adopt-check": adoptCheck},
 			WorkloadOptions: map[string]string{"hold": "4s"}}
 		t.Schedule = schedule(
-			nemesis.Fault{Kind: nemesis.Partition, From: []string{"servers"}, To: []string{"c1"}, Duration: nemesis.Duration(14 * time.Second), After: trig(0)},
-			nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"servers"}, Duration: nemesis.Duration(14 * time.Second), After: trig(50 * time.Millisecond)},
-			nemesis.Fault{Kind: nemesis.Crash, Targets: []string{"leader"}, Duration: nemesis.Duration(3 * time.Second), After: trig(8 * time.Second)})
+			nemesis.Fault{Kind: nemesis.Partition, From: []string{"servers"}, To: []string{"c1"}, Duration: nemesis.Duration(17500 * time.Millisecond), After: trig(0)},
+			nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"servers"}, Duration: nemesis.Duration(17500 * time.Millisecond), After: trig(50 * time.Millisecond)},
+			nemesis.Fault{Kind: nemesis.Crash, Targets: []string{"leader"}, Duration: nemesis.Duration(3 * time.Second), After: trig(9500 * time.Millisecond)})
 		return t
 	}
 	return []Variant{
@@ -195,13 +200,17 @@ func zkReconnectVariants() []Variant {
 	}
 }
 
-// zkReleaseLossVariants: client 1's link to its server is cut for 1 s right
-// as it invokes its first release: the delete is lost.
+// zkReleaseLossVariants: client 1's link to its server is cut for 16 s right
+// as it invokes its first release: no reply within the read timeout, the
+// client closes the connection and reconnects to another server; the delete
+// is lost with its connection, which the cut outlasts (a connection's
+// timeout is 15 s: over TCP a shorter cut delivers the delete at the heal,
+// and the server, which does not model SESSIONMOVED, applies it).
 func zkReleaseLossVariants() []Variant {
 	test := func(retry string) Test {
 		t := Test{System: "zookeeper", Clients: 3, Seed: 1, Time: 60 * time.Second, SystemOptions: map[string]string{"release-retry": retry}}
 		t.Schedule = schedule(nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"server-of:c1"},
-			Duration: nemesis.Duration(time.Second), After: &nemesis.Trigger{Node: "c1", F: history.FRelease, Type: "invoke"}})
+			Duration: nemesis.Duration(16 * time.Second), After: &nemesis.Trigger{Node: "c1", F: history.FRelease, Type: "invoke"}})
 		return t
 	}
 	return []Variant{

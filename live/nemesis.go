@@ -50,8 +50,8 @@ type tally struct {
 }
 
 // check refuses, before the run, a schedule the live system cannot perform:
-// a kind it cannot do, a name that does not resolve, a crash of something
-// that is not a server, a match that names no message type.
+// a kind it cannot do, a lossy cut, a name that does not resolve, a crash of
+// something that is not a server, a match that names no message type.
 func (r *run) checkSchedule(s nemesis.Schedule) error {
 	if err := s.Validate(); err != nil {
 		return err
@@ -67,6 +67,11 @@ func (r *run) checkSchedule(s nemesis.Schedule) error {
 	for i, f := range s.Faults {
 		if why := Unsupported[f.Kind]; why != "" {
 			return fmt.Errorf("%w (%w)", fail(i, "kind", why), ErrNotLive)
+		}
+		if f.Lossy {
+			// A real cut does to the bytes what the kernel's TCP does: holds
+			// them, then delivers them or resets the connection.
+			return fmt.Errorf("%w (%w)", fail(i, "lossy", "a lossy cut has no live form: a real cut holds what TCP sent, delivers it at the heal or resets the connection"), ErrNotLive)
 		}
 		if r.sys.Refuse != nil {
 			if why := r.sys.Refuse(f); why != "" {

@@ -13,6 +13,10 @@
 // "replicas" the others. So a schedule can say "cut the current primary off
 // right after client 1's acquire returns" and mean it after a failover too.
 //
+// A partition's cuts drop or hold what they catch as the world's cuts do
+// (sim.Network.SetCuts); a partition marked Lossy drops whatever the world's
+// mode (sim.Network.BlockLossy).
+//
 // Random draws a schedule from a seeded stream and a RandomConfig; a random run
 // therefore stores a concrete schedule like any other. It draws pauses of
 // clients and servers, crashes, clock jumps and drift on single nodes,

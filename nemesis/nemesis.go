@@ -342,6 +342,9 @@ func (n *Nemesis) partition(f Fault, d time.Duration, tl *tally) {
 		targets = nodeNames(iso)
 		detail = fmt.Sprintf("isolate %v", targets)
 	}
+	if f.Lossy {
+		detail += ", lossy"
+	}
 	if len(links) == 0 {
 		tl.missed = fmt.Sprintf("it cut no link when it started at %v (%s)", tl.startAt, detail)
 	}
@@ -349,7 +352,11 @@ func (n *Nemesis) partition(f Fault, d time.Duration, tl *tally) {
 	for _, l := range links {
 		k := [2]sim.NodeID{l[0].ID(), l[1].ID()}
 		n.blocked[k]++
-		net.Block(l[0], l[1])
+		if f.Lossy {
+			net.BlockLossy(l[0], l[1])
+		} else {
+			net.Block(l[0], l[1])
+		}
 	}
 	n.window(Partition, targets, detail, d, true, func() {
 		for _, l := range links {

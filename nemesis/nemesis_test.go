@@ -193,6 +193,45 @@ func TestEveryKindStartsAndStops(t *testing.T) {
 	assert.Len(t, r.nemesisLog(), 12)
 }
 
+// TestALossyPartitionDropsWhateverTheWorldsCuts (issue 28, item 8): a
+// partition with "lossy" drops what it catches even in a world whose cuts
+// hold (connection semantics); without it, the world's mode decides.
+func TestALossyPartitionDropsWhateverTheWorldsCuts(t *testing.T) {
+	tests := []struct {
+		name          string
+		cuts          sim.CutMode
+		lossy         bool
+		held, dropped uint64
+		detail        string
+	}{
+		{"holding world, plain cut: held", sim.CutHolds, false, 1, 0, "one-way cut [a] -> [b]"},
+		{"holding world, lossy cut: dropped", sim.CutHolds, true, 0, 1, "one-way cut [a] -> [b], lossy"},
+		{"dropping world, lossy cut: dropped", sim.CutDrops, true, 0, 1, "one-way cut [a] -> [b], lossy"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := sim.NewWorld(sim.Config{Cuts: tc.cuts})
+			r := &rig{w: w, log: history.NewLog()}
+			r.a, r.b, r.c = w.AddNode("a", sim.NodeOptions{}), w.AddNode("b", sim.NodeOptions{}), w.AddNode("c", sim.NodeOptions{})
+			r.install(t, Fault{Kind: Partition, At: Duration(time.Second), Duration: Duration(time.Second),
+				From: []string{"a"}, To: []string{"b"}, Lossy: tc.lossy})
+			w.At(1500*time.Millisecond, func() { r.a.Send(r.b.ID(), "x") })
+			w.Run(5 * time.Second)
+			st := w.Network().Stats()
+			assert.Equal(t, tc.held, st.Held, "held")
+			assert.Equal(t, tc.dropped, st.Dropped, "dropped")
+			assert.Equal(t, uint64(1-tc.dropped), st.Delivered, "delivered")
+			var details []string
+			for _, e := range r.log.Events() {
+				if e.Process == history.NemesisProcess && e.Type == history.Start {
+					details = append(details, e.Detail)
+				}
+			}
+			assert.Equal(t, []string{tc.detail}, details)
+		})
+	}
+}
+
 func TestTriggerFiresRightAfterTheEvent(t *testing.T) {
 	r := newRig()
 	r.install(t, Fault{Kind: Pause, Targets: []string{"a"}, Duration: Duration(10 * time.Second),

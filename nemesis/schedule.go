@@ -110,6 +110,11 @@ type Fault struct {
 	Match string `json:"match,omitempty"`
 	// Count limits a delay to that many messages (0: every message).
 	Count int `json:"count,omitempty"`
+	// Lossy makes a partition a lossy cut: its links drop what they catch
+	// (sim.Network.BlockLossy, datagram semantics) whatever the world's cuts
+	// do (Test.Cuts, --cuts hold). A link already cut keeps its first cut's
+	// mode.
+	Lossy bool `json:"lossy,omitempty"`
 }
 
 // Schedule is a list of faults.
@@ -176,7 +181,7 @@ var kindFields = map[Kind][]string{
 	Crash:      {"targets"},
 	ClockJump:  {"targets", "amount"},
 	ClockDrift: {"targets", "drift"},
-	Partition:  {"targets", "groups", "from", "to"},
+	Partition:  {"targets", "groups", "from", "to", "lossy"},
 	Delay:      {"from", "to", "amount", "match", "count"},
 }
 
@@ -203,6 +208,7 @@ func (f Fault) given() []string {
 	add("drift", f.Drift != 0)
 	add("match", f.Match != "")
 	add("count", f.Count != 0)
+	add("lossy", f.Lossy)
 	return out
 }
 

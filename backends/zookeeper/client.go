@@ -54,7 +54,7 @@ type Client struct {
 	suspended   bool
 	suspendedAt time.Duration
 	lastHeard   time.Duration
-	epoch       int // successful (re)connections
+	epoch       int // successful (re)connections: the connection's identity
 	busy        bool
 	xid         uint64
 	io          *sim.Proc
@@ -96,9 +96,21 @@ func (c *Client) call(p *sim.Proc, r Request) (Response, error) {
 	}
 	c.xid++
 	r.Session, r.Xid = c.session, c.xid
+	conn := c.epoch
 	reply, err := p.Call(c.servers[c.conn], r, c.o.readTimeout())
 	if err != nil {
-		c.disconnect(p)
+		if conn == c.epoch {
+			c.disconnect(p)
+		}
+		return Response{}, errNoReply
+	}
+	if conn != c.epoch || !c.connected {
+		// The reply came on a connection the handle has abandoned since (its
+		// other process's request went unanswered for the read timeout, or
+		// the server left the quorum): the handle closed that socket and
+		// failed every request pending on it with a connection loss, so
+		// what arrives on it now answers nothing; the request may have been
+		// applied all the same.
 		return Response{}, errNoReply
 	}
 	resp := reply.(Response)
@@ -158,8 +170,9 @@ func (c *Client) ensureSession(p *sim.Proc) error {
 		c.sessions = append(c.sessions, c.session)
 	}
 	for range c.servers {
+		until := p.Node().TrueTimeAtMono(p.Mono() + c.o.connectTimeout())
 		reply, err := p.Call(c.servers[c.conn], Request{Op: OpConnect, Session: c.session, New: fresh,
-			Timeout: int64(c.o.SessionTimeout)}, c.o.connectTimeout())
+			Timeout: int64(c.o.SessionTimeout), Until: until}, c.o.connectTimeout())
 		if err == nil {
 			switch reply.(Response).Code {
 			case CodeOK:

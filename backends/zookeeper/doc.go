@@ -75,6 +75,13 @@
 //   - Pings every session-timeout/3; no reply within the read timeout (2/3)
 //     is SUSPENDED; the session resumes on the next server: modelled.
 //     zk-partitioned-holder; live: the same (read-timeout refused live).
+//   - The connection loss is the client's: it closes the silent connection,
+//     fails what was pending on it, takes nothing that comes on it later as
+//     an answer, and a connection attempt it gave up never reaches a server:
+//     modelled (the read timeout runs from each request's send).
+//     TestAConnectionTheClientAbandonedAnswersNothing,
+//     TestZooKeeperConnectionLossesReproduceOverTCP. A write on a closed
+//     connection after the session moved is applied (no SESSIONMOVED).
 //   - LOST when the session timeout has passed since SUSPENDED, or on
 //     SESSIONEXPIRED; Curator injects it client-side and does not close the
 //     session on the server: modelled. zk-reconnect-double-lock.

@@ -1,6 +1,8 @@
 package zookeeper
 
 import (
+	"time"
+
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
@@ -44,6 +46,12 @@ type Request struct {
 	Watch      bool
 	Timeout    int64 // connect: the session timeout (ns)
 	New        bool  // connect: create the session (else resume it)
+	// Until (connect) is the true time at which the client gives up this
+	// connection attempt and closes its socket. A real client sends its
+	// ConnectRequest only once the TCP handshake is done, which cannot
+	// happen after the client closed the socket: a connect arriving later
+	// (held by a cut) belongs to no connection and is ignored. 0: no bound.
+	Until time.Duration
 }
 
 // Stat is a znode's metadata.

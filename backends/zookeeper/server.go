@@ -210,6 +210,9 @@ func (s *Server) reply(m sim.Message, r Response) {
 }
 
 func (s *Server) request(m sim.Message, r Request) {
+	if r.Op == OpConnect && r.Until > 0 && s.node.World().Now() > r.Until {
+		return // the client closed this attempt's socket: its connect never came
+	}
 	if !s.serving() {
 		s.reply(m, Response{Code: CodeNotReady})
 		return
