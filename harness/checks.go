@@ -133,6 +133,7 @@ func CheckConfig(t Test, initial map[string]int64) models.Config {
 		RecoveryMax:    t.Liveness.RecoveryMax,
 		MinSuccess:     t.Liveness.MinSuccess,
 		MinAttempts:    t.Liveness.MinAttempts,
+		InOrder:        slices.ContainsFunc(systems, func(s System) bool { return s.Name == t.System && s.InOrder }),
 	}
 }
 

@@ -20,6 +20,7 @@ func init() {
 		Deploy:  deployRaftKV,
 		Claims:  []Claims{{Tokens: true, SafeRelease: true}},
 		Audits:  []string{raftAuditName},
+		InOrder: true, // one session per client, stale sequence numbers refused
 	})
 }
 

@@ -80,6 +80,12 @@ type System struct {
 	// Audits name the checks its Deployment.Audit runs on its own servers
 	// (raftkv: raft-audit); a run may name them in Test.Checks.
 	Audits []string
+	// InOrder says the system applies each client's acquires and releases in
+	// the order the client made them, refusing a request a later one had
+	// superseded (raftkv's sessions): the lock checks then let a release of
+	// unknown outcome land only before its owner's next request that returned
+	// ok (models.LockService.InOrder).
+	InOrder bool
 	// Claims are what the system promises, one entry per configuration the
 	// conformance suite (harness/conformance) proves; every registered system
 	// declares at least one.

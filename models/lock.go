@@ -51,9 +51,20 @@ import (
 // which proves the grant; a release of unknown outcome may take effect at any
 // time after its call, or never. Renewals of unknown outcome are left out (a
 // lease that was not extended only makes later grants easier).
+//
+// InOrder: the service applies each owner's acquires and releases in the
+// order its client made them, refusing a request that a later one had
+// superseded (raftkv's client sessions: a command whose sequence number is
+// below its session's last is refused as stale). A release of unknown outcome
+// then takes effect, if ever, before its owner's next acquire or release that
+// returned ok: it cannot release a holding the owner took afterwards under
+// the same name.
 type LockService struct {
 	// Leases selects the lease-aware model; otherwise the mutex model.
 	Leases bool
+	// InOrder says the service applies each owner's acquires and releases
+	// in the order they were made (see LockService).
+	InOrder bool
 	// Budget bounds the search. Default: DefaultSteps per key.
 	Budget Budget
 }
@@ -465,8 +476,12 @@ func (c LockService) lockOps(ops []op) []linOp { return c.lockOpsIn(ops, new(loc
 
 // ownerOps are an owner's first operation and last proving or releasing
 // operation on a key (invoke indexes), and the next one while lockOps walks
-// them backwards.
-type ownerOps struct{ first, last, next int64 }
+// them backwards; nextOK is the position in lockOps' output of the owner's
+// next acquire or release that returned ok (-1: none yet).
+type ownerOps struct {
+	first, last, next int64
+	nextOK            int
+}
 
 // lockScratch is the memory of a LockService check: the search operations
 // of a key and the states of its search, reused by the next key, and by the
@@ -534,7 +549,7 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 		if !ok {
 			k = int32(len(owners))
 			index[name] = k
-			owners = append(owners, ownerOps{first: call, next: -1})
+			owners = append(owners, ownerOps{first: call, next: -1, nextOK: -1})
 		}
 		if !acquire {
 			owners[k].last = call
@@ -595,19 +610,29 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 		if !ok {
 			k = int32(len(owners))
 			index[in.owner] = k
-			owners = append(owners, ownerOps{next: -1})
+			owners = append(owners, ownerOps{next: -1, nextOK: -1})
 		}
 		in.ownerID, stepOwner[j] = k, k
 	}
 	for i := len(out) - 1; i >= 0; i-- {
 		in := &steps[i]
-		next := &owners[stepOwner[i]].next
-		if *next < 0 {
+		own := &owners[stepOwner[i]]
+		if own.next < 0 {
 			in.nextOwn = math.MaxInt64
 		} else {
-			in.nextOwn = *next
+			in.nextOwn = own.next
 		}
-		*next = out[i].call
+		own.next = out[i].call
+		if in.kind == lockMaybeRelease && c.InOrder && own.nextOK >= 0 {
+			// Superseded by the owner's next request that took effect: it
+			// lands before that one returned, or never.
+			k := own.nextOK
+			out[i].open, out[i].ret, out[i].until = false, out[k].ret, out[k].ret
+			in.latest = steps[k].latest
+		}
+		if (in.kind == lockGrant && !in.phantom) || in.kind == lockRelease {
+			own.nextOK = i
+		}
 		out[i].input = in
 	}
 	return out

@@ -54,10 +54,14 @@ type Config struct {
 	StallMax, RecoveryMax time.Duration
 	MinSuccess            *float64
 	MinAttempts           int
+	// InOrder says the lock service applies each owner's acquires and
+	// releases in the order its client made them (LockService.InOrder).
+	// Default false.
+	InOrder bool
 }
 
 // ConfigKeys are the keys Config.Set understands.
-var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fence-reads", "stall", "recovery", "min-success", "min-attempts"}
+var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fence-reads", "stall", "recovery", "min-success", "min-attempts", "in-order"}
 
 // Set sets one option from its textual form (-o key=value on the command line):
 //
@@ -72,6 +76,8 @@ var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fe
 //	min-success=SHARE  the least share of acquires made while no fault was
 //	                   active that must succeed (0..1; 0: not judged)
 //	min-attempts=N     how many such acquires the share needs to be judged
+//	in-order=BOOL      the lock service applies each owner's acquires and
+//	                   releases in the order they were made
 func (c *Config) Set(key, val string) error {
 	var err error
 	switch key {
@@ -103,6 +109,8 @@ func (c *Config) Set(key, val string) error {
 		if err == nil && c.MinAttempts < 1 {
 			err = fmt.Errorf("must be at least 1")
 		}
+	case "in-order":
+		c.InOrder, err = strconv.ParseBool(val)
 	default:
 		return fmt.Errorf("no check option %q (options: %s)", key, strings.Join(ConfigKeys, ", "))
 	}
@@ -175,8 +183,8 @@ func (c Config) Suite() []Check {
 	return []Check{
 		sections,
 		MutualExclusion{},
-		LockService{Leases: true, Budget: c.Budget},
-		LockService{Budget: c.Budget},
+		LockService{Leases: true, InOrder: c.InOrder, Budget: c.Budget},
+		LockService{InOrder: c.InOrder, Budget: c.Budget},
 		FencingTokens{Budget: c.Budget, StorageFenced: c.StorageFenced, ReadsFenced: c.ReadsFenced},
 		oncall,
 		Availability{StallMax: c.StallMax, RecoveryMax: c.RecoveryMax, MinSuccess: c.MinSuccess, MinAttempts: c.MinAttempts},
