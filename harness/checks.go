@@ -121,7 +121,9 @@ func listOrNone(names []string) string {
 // cells' values before the run (cells it does not name start at 0).
 func CheckConfig(t Test, initial map[string]int64) models.Config {
 	budget := models.Budget{Steps: t.CheckSteps, Time: max(t.CheckBudget, 0)}
+	sys, _ := FindSystem(t.System) // an unknown system counts nested grants
 	return models.Config{
+		Uncounted:      sys.Uncounted,
 		Budget:         budget,
 		Initial:        initial,
 		InitialKnown:   true,

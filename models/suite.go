@@ -49,6 +49,9 @@ type Config struct {
 	// StorageFenced says the storage fences writes with the lock's tokens (and
 	// ReadsFenced, reads too). Default false.
 	StorageFenced, ReadsFenced bool
+	// Uncounted says the lock does not count nested grants (LockService.Uncounted:
+	// one release frees it). Default false: counted.
+	Uncounted bool
 	// StallMax, RecoveryMax, MinSuccess and MinAttempts tune the liveness
 	// check (see Availability for their defaults; nil or 0 takes them).
 	StallMax, RecoveryMax time.Duration
@@ -57,7 +60,7 @@ type Config struct {
 }
 
 // ConfigKeys are the keys Config.Set understands.
-var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fence-reads", "stall", "recovery", "min-success", "min-attempts"}
+var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fence-reads", "stall", "recovery", "min-success", "min-attempts", "nesting"}
 
 // Set sets one option from its textual form (-o key=value on the command line):
 //
@@ -72,6 +75,8 @@ var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fe
 //	min-success=SHARE  the least share of acquires made while no fault was
 //	                   active that must succeed (0..1; 0: not judged)
 //	min-attempts=N     how many such acquires the share needs to be judged
+//	nesting=MODE       counted (a reentrant lock) or uncounted (one release
+//	                   frees the lock: etcd's Mutex); see Uncounted
 func (c *Config) Set(key, val string) error {
 	var err error
 	switch key {
@@ -102,6 +107,13 @@ func (c *Config) Set(key, val string) error {
 		c.MinAttempts, err = strconv.Atoi(val)
 		if err == nil && c.MinAttempts < 1 {
 			err = fmt.Errorf("must be at least 1")
+		}
+	case "nesting":
+		switch val {
+		case "counted", "uncounted":
+			c.Uncounted = val == "uncounted"
+		default:
+			err = fmt.Errorf("want counted or uncounted")
 		}
 	default:
 		return fmt.Errorf("no check option %q (options: %s)", key, strings.Join(ConfigKeys, ", "))
@@ -175,8 +187,8 @@ func (c Config) Suite() []Check {
 	return []Check{
 		sections,
 		MutualExclusion{},
-		LockService{Leases: true, Budget: c.Budget},
-		LockService{Budget: c.Budget},
+		LockService{Leases: true, Uncounted: c.Uncounted, Budget: c.Budget},
+		LockService{Uncounted: c.Uncounted, Budget: c.Budget},
 		FencingTokens{Budget: c.Budget, StorageFenced: c.StorageFenced, ReadsFenced: c.ReadsFenced},
 		oncall,
 		Availability{StallMax: c.StallMax, RecoveryMax: c.RecoveryMax, MinSuccess: c.MinSuccess, MinAttempts: c.MinAttempts},
