@@ -121,7 +121,9 @@ func listOrNone(names []string) string {
 // cells' values before the run (cells it does not name start at 0).
 func CheckConfig(t Test, initial map[string]int64) models.Config {
 	budget := models.Budget{Steps: t.CheckSteps, Time: max(t.CheckBudget, 0)}
+	sys, _ := FindSystem(t.System) // an unknown system counts nested grants and may reorder
 	return models.Config{
+		Uncounted:      sys.Uncounted,
 		Budget:         budget,
 		Initial:        initial,
 		InitialKnown:   true,
@@ -133,7 +135,7 @@ func CheckConfig(t Test, initial map[string]int64) models.Config {
 		RecoveryMax:    t.Liveness.RecoveryMax,
 		MinSuccess:     t.Liveness.MinSuccess,
 		MinAttempts:    t.Liveness.MinAttempts,
-		InOrder:        slices.ContainsFunc(systems, func(s System) bool { return s.Name == t.System && s.InOrder }),
+		InOrder:        sys.InOrder,
 	}
 }
 

@@ -21,6 +21,12 @@ func init() {
 			{Tokens: true, SafeRelease: true},
 			{Variant: "txn", Options: map[string]string{"lock": "txn", "unlock": "guarded"}, Tokens: true, SafeRelease: true},
 		},
+		// A session takes a lock once: a Lock whose key (the queue mutex: its
+		// lease's key; the txn lock: the key holding its id) is already there
+		// returns that key, and one Unlock deletes it. A client whose release
+		// certainly failed still holds the lock; its next acquire is that same
+		// grant, not a nested one.
+		Uncounted: true,
 	})
 }
 

@@ -90,6 +90,10 @@ type System struct {
 	// conformance suite (harness/conformance) proves; every registered system
 	// declares at least one.
 	Claims []Claims
+	// Uncounted says the system's lock does not count nested grants: a grant
+	// to the holder is the same grant again and one release frees the lock
+	// (the lease and mutex checks model it so: models.LockService.Uncounted).
+	Uncounted bool
 }
 
 // Claims are the semantics a lock system declares for one configuration, so

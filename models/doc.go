@@ -28,7 +28,8 @@
 //     against a lease-aware lock (a grant to another acquirer is legal once the
 //     holder's lease could have run out; assumes the server's clock is true
 //     time) or a reentrant mutex (owner-aware: release by a non-owner is
-//     illegal, reentrant acquires count).
+//     illegal, reentrant acquires count unless the lock does not count
+//     them: etcd's Mutex, where one release frees it).
 //   - fencing-tokens (FencingTokens): tokens increase strictly in the
 //     real-time order of grants; a fencing storage never accepts a token lower
 //     than one it accepted.

@@ -19,8 +19,9 @@ import (
 // lease-aware lock.
 //
 // Mutex: a grant is legal when the lock is free or already held by the same
-// acquirer (a reentrant acquire, counted); a release that succeeds is legal
-// by the holder (it undoes one acquire) or on a free lock (it releases
+// acquirer (a reentrant acquire, counted unless the lock is Uncounted); a
+// release that succeeds is legal by the holder (it undoes one acquire) or
+// on a free lock (it releases
 // nobody's: a late release after a takeover and its release; RheaKV answers
 // success to an unlock of a key that has no owner);
 // nothing else ends a holding.
@@ -65,6 +66,12 @@ type LockService struct {
 	// InOrder says the service applies each owner's acquires and releases
 	// in the order they were made (see LockService).
 	InOrder bool
+	// Uncounted says the lock does not count nested grants: a grant to the
+	// holder is the same grant again, and one release frees the lock
+	// (etcd's Mutex: a Lock whose session's key is already there returns
+	// that key, and Unlock deletes it). Default: counted, as a reentrant
+	// lock does (Redisson, Curator, RheaKV).
+	Uncounted bool
 	// Budget bounds the search. Default: DefaultSteps per key.
 	Budget Budget
 }
@@ -239,7 +246,9 @@ func (c LockService) step(out []lockState, s lockState, in *lockStep) []lockStat
 			return appendState(out, fresh)
 		case s.holder == in.holder():
 			again := s
-			again.count++
+			if !c.Uncounted {
+				again.count++
+			}
 			if in.leased {
 				again.deadline, again.leased = in.deadline, true
 			}

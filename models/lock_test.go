@@ -163,3 +163,95 @@ func TestInOrderBoundsAReleaseOfUnknownOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestAnUncountedLockIsFreedByOneRelease: etcd's Mutex takes a lock once per
+// session. On seed 354 of etcd (resource=etcd, random faults) c1's release of
+// k/b certainly failed (no leader reachable), so c1 still held the lock; its
+// next acquire returned the same key and create revision (the same grant
+// again, not a nested one) and its one release deleted the key: c5's grant
+// after it is legal. A reentrant lock that counts nested grants (Redisson,
+// Curator, RheaKV) still holds the lock once for c1 after that release, so
+// there the same history is INVALID.
+func TestAnUncountedLockIsFreedByOneRelease(t *testing.T) {
+	const regrant = `
+6900  p1 c1 invoke acquire k
+6945  p1 c1 ok     acquire k owner=k/b token=96 deadline=17956
+10057 p2 c1 invoke release k owner=k/b token=96
+13068 p2 c1 fail   release k owner=k/b
+14863 p5 c5 invoke acquire k
+16200 p2 c1 invoke acquire k
+16204 p2 c1 ok     acquire k owner=k/b token=96 deadline=17956
+16311 p2 c1 invoke release k owner=k/b token=96
+16315 p2 c1 ok     release k owner=k/b
+16496 p5 c5 ok     acquire k owner=k/3 token=101 deadline=17933
+16605 p5 c5 invoke release k owner=k/3 token=101
+16610 p5 c5 ok     release k owner=k/3
+`
+	const nested = `
+0   p1 c1 invoke acquire k
+10  p1 c1 ok     acquire k owner=k/b token=5 deadline=10000
+20  p1 c1 invoke acquire k
+30  p1 c1 ok     acquire k owner=k/b token=5 deadline=10000
+40  p1 c1 invoke release k owner=k/b token=5
+50  p1 c1 ok     release k owner=k/b
+60  p2 c2 invoke acquire k
+70  p2 c2 ok     acquire k owner=k/3 token=7 deadline=10070
+`
+	tests := []struct {
+		name      string
+		history   string
+		uncounted bool
+		want      Result
+	}{
+		{"seed 354: the same grant again, one release frees it", regrant, true, Valid},
+		{"seed 354 on a counted lock: c1 still holds it once", regrant, false, Invalid},
+		{"a nested acquire, one release: the uncounted lock is free", nested, true, Valid},
+		{"a nested acquire, one release: the counted lock is still held", nested, false, Invalid},
+	}
+	for _, tc := range tests {
+		for _, leases := range []bool{true, false} {
+			c := LockService{Leases: leases, Uncounted: tc.uncounted}
+			t.Run(c.Name()+"/"+tc.name, func(t *testing.T) {
+				events := parseHistory(t, tc.history)
+				if !leases {
+					for i := range events {
+						events[i].Deadline = nil
+					}
+				}
+				v := Run(c, events)
+				assert.Equal(t, tc.want, v.Result, v.Reason)
+			})
+		}
+	}
+}
+
+// TestNestingOption: -o nesting=counted|uncounted sets Config.Uncounted, and
+// the lease and mutex checks of the suite follow it.
+func TestNestingOption(t *testing.T) {
+	tests := []struct {
+		val       string
+		uncounted bool
+		err       string
+	}{
+		{"counted", false, ""},
+		{"uncounted", true, ""},
+		{"once", false, "want counted or uncounted"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.val, func(t *testing.T) {
+			var c Config
+			err := c.Set("nesting", tc.val)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.uncounted, c.Uncounted)
+			for _, check := range c.Suite() {
+				if l, ok := check.(LockService); ok {
+					assert.Equal(t, tc.uncounted, l.Uncounted, l.Name())
+				}
+			}
+		})
+	}
+}

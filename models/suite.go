@@ -49,6 +49,9 @@ type Config struct {
 	// StorageFenced says the storage fences writes with the lock's tokens (and
 	// ReadsFenced, reads too). Default false.
 	StorageFenced, ReadsFenced bool
+	// Uncounted says the lock does not count nested grants (LockService.Uncounted:
+	// one release frees it). Default false: counted.
+	Uncounted bool
 	// StallMax, RecoveryMax, MinSuccess and MinAttempts tune the liveness
 	// check (see Availability for their defaults; nil or 0 takes them).
 	StallMax, RecoveryMax time.Duration
@@ -61,7 +64,7 @@ type Config struct {
 }
 
 // ConfigKeys are the keys Config.Set understands.
-var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fence-reads", "stall", "recovery", "min-success", "min-attempts", "in-order"}
+var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fence-reads", "stall", "recovery", "min-success", "min-attempts", "in-order", "nesting"}
 
 // Set sets one option from its textual form (-o key=value on the command line):
 //
@@ -78,6 +81,8 @@ var ConfigKeys = []string{"steps", "time", "initial", "resource", "storage", "fe
 //	min-attempts=N     how many such acquires the share needs to be judged
 //	in-order=BOOL      the lock service applies each owner's acquires and
 //	                   releases in the order they were made
+//	nesting=MODE       counted (a reentrant lock) or uncounted (one release
+//	                   frees the lock: etcd's Mutex); see Uncounted
 func (c *Config) Set(key, val string) error {
 	var err error
 	switch key {
@@ -111,6 +116,13 @@ func (c *Config) Set(key, val string) error {
 		}
 	case "in-order":
 		c.InOrder, err = strconv.ParseBool(val)
+	case "nesting":
+		switch val {
+		case "counted", "uncounted":
+			c.Uncounted = val == "uncounted"
+		default:
+			err = fmt.Errorf("want counted or uncounted")
+		}
 	default:
 		return fmt.Errorf("no check option %q (options: %s)", key, strings.Join(ConfigKeys, ", "))
 	}
@@ -183,8 +195,8 @@ func (c Config) Suite() []Check {
 	return []Check{
 		sections,
 		MutualExclusion{},
-		LockService{Leases: true, InOrder: c.InOrder, Budget: c.Budget},
-		LockService{InOrder: c.InOrder, Budget: c.Budget},
+		LockService{Leases: true, InOrder: c.InOrder, Uncounted: c.Uncounted, Budget: c.Budget},
+		LockService{InOrder: c.InOrder, Uncounted: c.Uncounted, Budget: c.Budget},
 		FencingTokens{Budget: c.Budget, StorageFenced: c.StorageFenced, ReadsFenced: c.ReadsFenced},
 		oncall,
 		Availability{StallMax: c.StallMax, RecoveryMax: c.RecoveryMax, MinSuccess: c.MinSuccess, MinAttempts: c.MinAttempts},

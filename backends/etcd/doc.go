@@ -99,6 +99,11 @@
 //     create revision as fencing token: yes.
 //     TestBothLocksGrantInQueueOrderWithIncreasingTokens; live:
 //     TestEtcdAndZooKeeperSimulatedAndLiveAgree kleppmann-gc-pause/etcd-*.
+//   - A session takes a lock once: a Lock whose key is already there (its
+//     release certainly failed) returns that key, the same grant, and one
+//     Unlock frees it (not counted like a reentrant lock's): yes. harness:
+//     TestAnEtcdRegrantAfterAFailedReleaseIsNotNested; models:
+//     TestAnUncountedLockIsFreedByOneRelease.
 //   - Mutex 3.4.3 without the own-key check after waiting (etcd issue 11456):
 //     yes, as an option. catalog etcd-waiter-lease-lost,
 //     etcd-jepsen-3.4.3-lock; live: etcd-jepsen-3.4.3-lock/fixed.
