@@ -108,6 +108,8 @@ type truthRun struct {
 	// breaches are the record's broken promises; seen those of them the
 	// history can show (clientsSaw).
 	breaches, seen []backends.Breach
+	// held is the number of messages the cuts held (Test.Cuts "hold").
+	held uint64
 }
 
 // clientsSaw reports whether the history (its events) can show the broken
@@ -199,7 +201,7 @@ func runWithTruth(t *testing.T, tc Test) truthRun {
 	require.NotNil(t, p.Deployment.Grants, "%s keeps no record of its grants", tc.System)
 	v := verdict(r, tc.Checks[0])
 	require.Equal(t, tc.Checks[0], v.Check)
-	run := truthRun{verdict: v, breaches: p.Deployment.Grants.Breaches()}
+	run := truthRun{verdict: v, breaches: p.Deployment.Grants.Breaches(), held: r.Network.Held}
 	for _, b := range run.breaches {
 		if clientsSaw(r.Events, b) {
 			run.seen = append(run.seen, b)
