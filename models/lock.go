@@ -47,7 +47,14 @@ import (
 // timeout).
 //
 // Failed operations change nothing and are always legal (a refused acquire is
-// a matter of availability, not safety). An acquire of unknown outcome is
+// a matter of availability, not safety), but for a release that failed
+// because the lock was no longer its owner's (its completion's detail says
+// NotHeld: ZooKeeper's session expired and its lock node went with it, the
+// key holds another's value): the owner had asked to let the lock go, and the
+// answer says its hold had ended by then, so the owner's holding ends at some
+// moment between the call and the answer, as with a release that succeeded
+// (if another acquirer holds the lock by then, it changes nothing). A release
+// that failed for any other reason leaves the owner holding. An acquire of unknown outcome is
 // taken as not granted, unless its owner later releases or renews the lock,
 // which proves the grant; a release of unknown outcome may take effect at any
 // time after its call, or never. Renewals of unknown outcome are left out (a
@@ -146,7 +153,22 @@ const (
 	lockRelease
 	lockMaybeRelease
 	lockRenew
+	// lockGone is a release that failed because the lock was no longer its
+	// owner's (NotHeld): it ends the owner's holding, if it still lasts.
+	lockGone
 )
+
+// NotHeld is the text of the error a lock client gives when a release (or
+// renewal) finds the lock no longer held by its acquirer
+// (backends.ErrNotHeld), which the completion's detail of a failed release
+// carries: the lock model ends the owner's holding at such a release.
+const NotHeld = "lock not held by this acquirer"
+
+// releaseGone reports whether o is a release that failed because the lock
+// was no longer its owner's.
+func releaseGone(o op) bool {
+	return o.Func() == history.FRelease && o.Outcome() == history.Fail && strings.Contains(o.Completion.Detail, NotHeld)
+}
 
 // lockStep is the input of a lock operation.
 type lockStep struct {
@@ -199,6 +221,8 @@ func (in lockStep) String() string {
 		s = fmt.Sprintf("%s's release as %s succeeded (%s)", in.who(), in.owner, at)
 	case lockMaybeRelease:
 		s = fmt.Sprintf("%s's release as %s had an unknown outcome (%s)", in.who(), in.owner, at)
+	case lockGone:
+		s = fmt.Sprintf("%s's release as %s failed because the lock was no longer its own (%s)", in.who(), in.owner, at)
 	case lockRenew:
 		s = fmt.Sprintf("%s's lease as %s was renewed until %s (%s)", in.who(), in.owner, history.FormatTime(in.deadline), at)
 	}
@@ -273,6 +297,11 @@ func (c LockService) step(out []lockState, s lockState, in *lockStep) []lockStat
 			out = appendState(out, r)
 		}
 		return out
+	case lockGone:
+		if s.holder == in.holder() {
+			return appendState(out, lockState{}) // the whole hold ended, however reentrant
+		}
+		return appendState(out, s)
 	case lockRenew:
 		if s.holder != in.holder() {
 			return out
@@ -445,7 +474,8 @@ func (c LockService) orderFor(ops []linOp) func(x, y linOp) int {
 // order places an operation y concurrent with a fresh grant x to acquirer A:
 //
 //   - a release or renewal by another acquirer is illegal once A holds the
-//     lock, so it precedes x (an unknown release after x does nothing);
+//     lock, so it precedes x (an unknown release, or one that failed because
+//     the lock was no longer its owner's, does nothing after x);
 //   - a grant to another acquirer B cannot precede x when B's holding cannot
 //     end before x: B acts again only after x returned and (with leases) B's
 //     lease outlasts x's latest moment. Then it follows x.
@@ -462,7 +492,7 @@ func (c LockService) order(x, y linOp, grantsOrdered bool) int {
 		return 0
 	}
 	switch yi.kind {
-	case lockRelease, lockRenew, lockMaybeRelease:
+	case lockRelease, lockRenew, lockMaybeRelease, lockGone:
 		return -1
 	case lockGrant:
 		if !grantsOrdered || yi.phantom {
@@ -593,6 +623,8 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 		case o.Func() == history.FRelease && outcome == history.Info:
 			in.kind, l.open = lockMaybeRelease, true
 			finish = true
+		case releaseGone(o):
+			in.kind = lockGone
 		case o.Func() == history.FRenew && outcome == history.OK && c.Leases:
 			in.kind = lockRenew
 			if o.Completion.Deadline != nil {
@@ -996,7 +1028,7 @@ func releasedFrom(lops []linOp, own []int, from int64) int64 {
 	for _, k := range own {
 		r := lops[k]
 		in := r.input.(*lockStep)
-		if (in.kind == lockRelease && r.call > from) || (in.kind == lockMaybeRelease && (r.call > from || r.until > from)) {
+		if ((in.kind == lockRelease || in.kind == lockGone) && r.call > from) || (in.kind == lockMaybeRelease && (r.call > from || r.until > from)) {
 			out = min(out, r.call)
 		}
 	}

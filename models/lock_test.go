@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -252,6 +253,77 @@ func TestNestingOption(t *testing.T) {
 					assert.Equal(t, tc.uncounted, l.Uncounted, l.Name())
 				}
 			}
+		})
+	}
+}
+
+// TestReleaseRefusedAsNotHeldEndsTheHold: a release that failed because the
+// lock was no longer its owner's (NotHeld: ZooKeeper's session expired and
+// took the lock node with it) ends the owner's holding between its call and
+// its answer, as a release that succeeded would; one that failed for any
+// other reason leaves the owner holding until its lease runs out (issue 28,
+// item 8: under cuts that hold, c2's release waits at the cut, its session
+// expires, c1 is granted the lock, and the release is answered at the heal).
+func TestReleaseRefusedAsNotHeldEndsTheHold(t *testing.T) {
+	// c2 renews its lease until 24.611s, then asks to release at 15.283s;
+	// the release is answered at 19.002s. c1's grant comes before the call
+	// (the first %s) or while the release waits (the second).
+	const leased = `
+0     p1 c2 invoke acquire k
+1279  p1 c2 ok     acquire k owner=n0 deadline=17946
+7942  p2 c2 invoke renew k owner=n0
+7944  p2 c2 ok     renew k owner=n0 deadline=24611
+%s
+15283 p1 c2 invoke release k owner=n0
+%s
+19002 p1 c2 fail   release k owner=n0
+19182 p1 c2 invoke acquire k
+`
+	const afterRelease = `
+15312 p0 c1 invoke acquire k
+18006 p0 c1 ok     acquire k owner=n7 deadline=34673`
+	const beforeRelease = `
+12000 p0 c1 invoke acquire k
+14000 p0 c1 ok     acquire k owner=n7 deadline=30000`
+	const mutex = `
+0     p1 c2 invoke acquire k
+1279  p1 c2 ok     acquire k owner=n0
+15283 p1 c2 invoke release k owner=n0
+15290 p1 c2 fail   release k owner=n0
+15312 p0 c1 invoke acquire k
+18006 p0 c1 ok     acquire k owner=n7
+`
+	gone := NotHeld + ": session expired, n0 deleted with it"
+	tests := []struct {
+		name    string
+		history string
+		leases  bool
+		detail  string // of the failed release
+		want    Result
+		reason  string
+	}{
+		{"lease: not held, the grant while the release waited", fmt.Sprintf(leased, "", afterRelease), true, gone, Valid, ""},
+		{"lease: another failure, the grant while the release waited", fmt.Sprintf(leased, "", afterRelease), true,
+			"delete n0: refused", Invalid, "c1 was granted the lock while c2 held it and its lease had not run out"},
+		{"lease: no reason, the grant while the release waited", fmt.Sprintf(leased, "", afterRelease), true,
+			"", Invalid, "c1 was granted the lock while c2 held it and its lease had not run out"},
+		{"lease: not held, the grant before the release", fmt.Sprintf(leased, beforeRelease, ""), true, gone, Invalid,
+			"c1 was granted the lock while c2 held it and its lease had not run out"},
+		{"mutex: not held, a grant after the failed release", mutex, false, gone, Valid, ""},
+		{"mutex: another failure, a grant after the failed release", mutex, false, "delete n0: refused", Invalid,
+			"c1 was granted the lock while c2 held it"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			events := parseHistory(t, tc.history)
+			for i := range events {
+				if e := &events[i]; e.F == history.FRelease && e.Type == history.Fail {
+					e.Detail = tc.detail
+				}
+			}
+			v := Run(LockService{Leases: tc.leases}, events)
+			require.Equal(t, tc.want, v.Result, v.Reason)
+			assert.Contains(t, v.Reason, tc.reason)
 		})
 	}
 }
