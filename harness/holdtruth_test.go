@@ -102,7 +102,9 @@ func TestHuntInvalidsUnderHoldingCuts(t *testing.T) {
 // said the lock service granted c1 the lock while c2 held it, which the
 // servers' record does not show (no broken promise). c2 had let go before
 // the service ended its hold, and the answer says the lock was gone: the
-// lease check says VALID, and the record agrees. Seed 2 with cuts that drop
+// lease check says VALID, and the record agrees (seed 31 of the survey told
+// the same story until the client gave its connection up on its read
+// timeout; its release now ends unknown). Seed 2 with cuts that drop
 // (60 s, a guard case) is the same story, the node deleted before the delete
 // arrived.
 func TestReleaseRefusedAfterSessionExpiryIsNoBreach(t *testing.T) {
@@ -112,7 +114,6 @@ func TestReleaseRefusedAfterSessionExpiryIsNoBreach(t *testing.T) {
 		time time.Duration
 		seed uint64
 	}{
-		{"hold", 20 * time.Second, 31},
 		{"hold", 20 * time.Second, 4},
 		{"hold", 20 * time.Second, 2},
 		{"drop", 60 * time.Second, 2},
