@@ -391,19 +391,7 @@ func TestWritesAreRecordedOnlyWhenAsked(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			tc := row.test
 			tc.Seed, tc.Time, tc.Nemesis = 3, 5*time.Second, "random"
-			plain, err := Prepare(tc)
-			require.NoError(t, err)
-			r1, err := plain.Run()
-			require.NoError(t, err)
-			assert.Empty(t, plain.Writes.Writes(), "not recorded unless asked")
-
-			recorded, err := Prepare(tc)
-			require.NoError(t, err)
-			recorded.RecordWrites()
-			r2, err := recorded.Run()
-			require.NoError(t, err)
-			assert.NotEmpty(t, recorded.Writes.Writes(), "recorded when asked")
-			assert.Equal(t, r1.Events, r2.Events, "the record changes nothing of the run")
+			assertWritesRecordedOnlyWhenAsked(t, tc)
 		})
 	}
 }
@@ -419,21 +407,29 @@ func TestTheDatabasesWritesAreRecordedOnlyWhenAsked(t *testing.T) {
 			t.Run(row.name+"/"+workload, func(t *testing.T) {
 				tc := row.test
 				tc.Workload, tc.Seed, tc.Time, tc.Nemesis = workload, 3, 5*time.Second, "random"
-				plain, err := Prepare(tc)
-				require.NoError(t, err)
-				require.NotNil(t, plain.Writes, "the database keeps a record of its data rows")
-				r1, err := plain.Run()
-				require.NoError(t, err)
-				assert.Empty(t, plain.Writes.Writes(), "not recorded unless asked")
-
-				recorded, err := Prepare(tc)
-				require.NoError(t, err)
-				recorded.RecordWrites()
-				r2, err := recorded.Run()
-				require.NoError(t, err)
-				assert.NotEmpty(t, recorded.Writes.Writes(), "recorded when asked")
-				assert.Equal(t, r1.Events, r2.Events, "the record changes nothing of the run")
+				assertWritesRecordedOnlyWhenAsked(t, tc)
 			})
 		}
 	}
+}
+
+// assertWritesRecordedOnlyWhenAsked runs tc twice: without asking, its
+// system records no write; asked, it records some, and the two runs'
+// histories are the same.
+func assertWritesRecordedOnlyWhenAsked(t *testing.T, tc Test) {
+	t.Helper()
+	plain, err := Prepare(tc)
+	require.NoError(t, err)
+	require.NotNil(t, plain.Writes, "%s keeps a record of the writes to its resource", tc.System)
+	r1, err := plain.Run()
+	require.NoError(t, err)
+	assert.Empty(t, plain.Writes.Writes(), "not recorded unless asked")
+
+	recorded, err := Prepare(tc)
+	require.NoError(t, err)
+	recorded.RecordWrites()
+	r2, err := recorded.Run()
+	require.NoError(t, err)
+	assert.NotEmpty(t, recorded.Writes.Writes(), "recorded when asked")
+	assert.Equal(t, r1.Events, r2.Events, "the record changes nothing of the run")
 }
