@@ -6,6 +6,7 @@ import (
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 )
@@ -17,6 +18,11 @@ func init() {
 			"with replicas=N a primary, N async replicas and a sentinel-like monitor (failover), WAIT n",
 		Options: redis.Table,
 		Deploy:  deployRedis,
+		Designs: []Design{
+			{Name: "Redis SET NX PX + Lua release", Modes: []DesignMode{{Storage: storage.Unfenced}}},
+			{Name: "Redis SET NX PX + INCR fencing token", SystemOptions: map[string]string{"fencing": "true"},
+				Modes: []DesignMode{{Storage: storage.Fenced, Guard: GuardFencing}, {Storage: storage.Fenced, FenceReads: true, Guard: GuardFencingReads}}},
+		},
 		Claims: []Claims{
 			{Tokens: true, FencedOptions: map[string]string{"fencing": "true"}, SafeRelease: true},
 			{Variant: "replicated", Options: map[string]string{"replicas": "2"}, Tokens: true,

@@ -94,6 +94,10 @@ type System struct {
 	// to the holder is the same grant again and one release frees the lock
 	// (the lease and mutex checks model it so: models.LockService.Uncounted).
 	Uncounted bool
+	// Designs are the lock designs people choose between that this system
+	// offers, named as its users name them (see Design); the safety matrix's
+	// default rows. System is filled in by Designs().
+	Designs []Design
 }
 
 // Claims are the semantics a lock system declares for one configuration, so

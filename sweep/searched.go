@@ -1,0 +1,130 @@
+package sweep
+
+// The safety matrix decided by search (locklab matrix): each cell — a
+// design in one storage mode under one fault family — is decided by a
+// guided search aimed at it, not by a handful of random seeds. These are the
+// types of its matrix.json; the search fills them and the page renders them.
+
+// Cell verdicts of a searched matrix, worst first.
+const (
+	// VerdictCorrupted: a run corrupted the protected data (critical
+	// sections not atomic).
+	VerdictCorrupted = "corrupted"
+	// VerdictLockBroke: the lock broke (two holders at once, a broken lease
+	// or mutex) but no run found the data corrupted: the row's Guard saved it.
+	VerdictLockBroke = "lock-broke"
+	// VerdictTokenOrder: fencing tokens went out of order, no run found the
+	// lock broken or the data corrupted.
+	VerdictTokenOrder = "token-order"
+	// VerdictLiveness: only liveness failed (a lock stuck or never granted).
+	VerdictLiveness = "liveness"
+	// VerdictUnknown: no violation, but some checks could not decide.
+	VerdictUnknown = "unknown"
+	// VerdictNoViolation: no violation found in the runs the Evidence
+	// states. Never printed as "safe".
+	VerdictNoViolation = "no-violation"
+	// VerdictNoFault: no run of the cell fired a fault of its family: the
+	// cell says nothing.
+	VerdictNoFault = "no-fault"
+)
+
+// SearchedMatrix is the safety matrix of `locklab matrix`.
+type SearchedMatrix struct {
+	// Preset names the grid ("matrix", "full").
+	Preset string `json:"preset"`
+	// Fingerprint identifies the matrix's settings: a resume refuses a
+	// directory of other settings.
+	Fingerprint string `json:"fingerprint"`
+	// Columns are the fault families, in order.
+	Columns []string `json:"columns"`
+	// Budget is the most runs a cell's search makes; Time the simulated
+	// length of each run; Clients the clients of each run.
+	Budget  int      `json:"budget"`
+	Time    Duration `json:"time"`
+	Clients int      `json:"clients"`
+	// Runs counts every simulated run the matrix made (searches, shrinking
+	// and the cost baselines).
+	Runs int           `json:"runs"`
+	Rows []SearchedRow `json:"rows"`
+}
+
+// SearchedRow is one design in one storage mode.
+type SearchedRow struct {
+	// ID is a short hash of Config.
+	ID string `json:"id"`
+	// Design is the design in its users' words (harness.Design.Name).
+	Design string `json:"design"`
+	// System is the registered system.
+	System string `json:"system"`
+	// Storage is the storage mode: unfenced, fenced, fenced+reads or check.
+	Storage string `json:"storage"`
+	// Guard names what keeps the data safe when the lock breaks in this mode
+	// ("" when nothing but the lock does; see harness.DesignMode.Guard).
+	Guard string `json:"guard,omitempty"`
+	// Config is the row's exact configuration; Flags the same as
+	// `locklab run` flags ("--system redis -o fencing=true --storage fenced").
+	Config Config         `json:"config"`
+	Flags  string         `json:"flags"`
+	Cells  []SearchedCell `json:"cells"`
+	// Cost is measured on fault-free runs; nil when not measured.
+	Cost *Cost `json:"cost,omitempty"`
+}
+
+// SearchedCell is one row under one fault family.
+type SearchedCell struct {
+	Column string `json:"column"`
+	// Verdict is one of the Verdict constants: the worst thing the search
+	// found.
+	Verdict string `json:"verdict"`
+	// Findings are the first run of each kind of violation the search found
+	// (corrupted, lock-broke, token-order, liveness), worst first, each
+	// shrunk; empty when none.
+	Findings []Finding `json:"findings,omitempty"`
+	// Evidence is what the search did, whatever it found.
+	Evidence Evidence `json:"evidence"`
+}
+
+// Finding is a violation a cell's search found, shrunk.
+type Finding struct {
+	// Kind is the verdict it supports (VerdictCorrupted, ...).
+	Kind string `json:"kind"`
+	// Checks are the checks the run failed.
+	Checks []string `json:"checks"`
+	// RunsTo is the run of the search that found it (1: the first).
+	RunsTo int `json:"runs_to"`
+	// Faults are the shrunk schedule's faults, one line each
+	// ("pause c4 at 24.3s for 11.0s"); Story is the shrunk run's story in
+	// one sentence.
+	Faults []string `json:"faults"`
+	Story  string   `json:"story"`
+	// Replay is the command that replays the shrunk run; Dir its run
+	// directory, relative to the matrix directory.
+	Replay string `json:"replay"`
+	Dir    string `json:"dir"`
+}
+
+// Evidence is what a cell's search did.
+type Evidence struct {
+	// Runs counts the search's runs (a finding's included).
+	Runs int `json:"runs"`
+	// Fired counts the runs in which a fault of the cell's family took hold
+	// (harness.FiredFaults); Quiet the runs in which none did, which are not
+	// evidence and are counted apart.
+	Fired int `json:"fired"`
+	Quiet int `json:"quiet"`
+	// Undecided counts the runs some check could not decide.
+	Undecided int `json:"undecided,omitempty"`
+	// Largest is the largest fault that fired relative to the system's
+	// timing, in words ("pauses up to 3.2x the lease of 10s"); LargestRatio
+	// the ratio.
+	Largest      string  `json:"largest,omitempty"`
+	LargestRatio float64 `json:"largest_ratio,omitempty"`
+	// Bound is the 95% upper bound on the per-run rate of data corruption
+	// given Fired runs without one (1 - 0.05^(1/Fired)); 0 when a
+	// corruption was found or nothing fired.
+	Bound float64 `json:"bound,omitempty"`
+	// Line is the evidence in one sentence, as the page prints it ("no
+	// violation found in 400 runs (388 with a pause fired, pauses up to 3.2x
+	// the lease): < 0.75% per run, 95%").
+	Line string `json:"line"`
+}
