@@ -23,14 +23,14 @@ var (
 )
 
 // TestCutsChooseTheNetworksSemantics: Test.Cuts reaches the world ("" and
-// "drop" drop, "hold" holds), and anything else is refused.
+// "hold" hold, "drop" drops), and anything else is refused.
 func TestCutsChooseTheNetworksSemantics(t *testing.T) {
 	tests := []struct {
 		cuts    string
 		wantErr string
 		held    bool
 	}{
-		{cuts: ""},
+		{cuts: "", held: true},
 		{cuts: "drop"},
 		{cuts: "hold", held: true},
 		{cuts: "tcp", wantErr: `cuts: "tcp" is neither drop nor hold`},
@@ -62,8 +62,8 @@ type surveyRow struct {
 }
 
 // TestCatalogUnderHoldingCuts is the re-check of issue 28: every catalog
-// variant run with cuts that hold (Test.Cuts "hold") against the
-// expectations written for cuts that drop. It asserts nothing: it reports,
+// variant run with cuts that hold (Test.Cuts "hold", the default since)
+// against the expectations first written for cuts that drop. It asserts nothing: it reports,
 // per variant, whether the expectations still hold (agree) or not (differs),
 // with how many messages the cuts held and how many connections reset. A
 // variant that differs failed (or passed) only through a drop TCP would not

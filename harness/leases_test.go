@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +17,32 @@ import (
 var leasesBeyondPromise = map[string]string{
 	"zookeeper": "Curator's on-suspend=continue believes for the read timeout plus the session timeout after the last reply, " +
 		"the leader keeps the session for the session timeout after the last contact",
+}
+
+// leasesPastPromiseAfterAPause are the rows of truthSystems whose clients
+// may count a lease past the servers' promise when the client was paused
+// while the reply waited unread, and why. The check allows it only for a
+// completion the client made right after such a pause.
+var leasesPastPromiseAfterAPause = map[string]string{
+	"zookeeper-suspend-stop": "the client's read timeout runs from when it reads a reply (the real client's lastHeard): " +
+		"a pause longer than the session timeout less the read timeout, with the reply unread, leaves it believing past the session",
+}
+
+// pausedDuring reports whether a pause of node ended between the invocation
+// matching completion events[i] (the node's last invocation before it) and
+// the completion.
+func pausedDuring(events []history.Event, i int) bool {
+	e := events[i]
+	for j := i - 1; j >= 0; j-- {
+		o := events[j]
+		if o.Process == e.Process && o.Type == history.Invoke {
+			return false
+		}
+		if o.Process == history.NemesisProcess && o.Type == history.Stop && o.F == "pause" && slices.Contains(o.Targets, e.Node) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestClientLeasesCountFromTheRequest: every lease deadline a client
@@ -41,7 +68,7 @@ func TestClientLeasesCountFromTheRequest(t *testing.T) {
 				p.RecordGrants()
 				r, err := p.Run()
 				require.NoError(t, err)
-				for _, e := range r.Events {
+				for i, e := range r.Events {
 					if !e.Type.IsCompletion() || e.Type != history.OK || e.Deadline == nil ||
 						(e.F != history.FAcquire && e.F != history.FRenew) {
 						continue
@@ -55,6 +82,10 @@ func TestClientLeasesCountFromTheRequest(t *testing.T) {
 						}
 						continue
 					}
+					if _, ok := leasesPastPromiseAfterAPause[sys.name]; ok && *e.Deadline > int64(promised) && pausedDuring(r.Events, i) {
+						beyond++
+						continue
+					}
 					assert.LessOrEqual(t, *e.Deadline, int64(promised), "seed %d: #%d %s's %s as %s: lease until %s, the servers promised until %s",
 						seed, e.Index, e.Node, e.F, e.Owner, history.FormatTime(*e.Deadline), history.FormatTime(int64(promised)))
 				}
@@ -63,6 +94,10 @@ func TestClientLeasesCountFromTheRequest(t *testing.T) {
 			if outlives {
 				assert.Positive(t, beyond, "%s: %s", sys.name, why)
 				t.Logf("%s: %d of %d lease deadlines beyond what the servers promised: %s", sys.name, beyond, checked, why)
+				return
+			}
+			if why, ok := leasesPastPromiseAfterAPause[sys.name]; ok && beyond > 0 {
+				t.Logf("%s: %d of %d lease deadlines past what the servers promised, each right after a pause: %s", sys.name, beyond, checked, why)
 				return
 			}
 			t.Logf("%s: %d lease deadlines (acquires and renewals) within what the servers promised", sys.name, checked)

@@ -58,16 +58,17 @@ type Test struct {
 	// them (datagram semantics, sim.CutDrops) or "hold" them until the heal
 	// (connection semantics, sim.CutHolds: a TCP connection across the cut,
 	// reset if the cut outlasts sim.DefaultConnTimeout). Default "" is
-	// "drop" (issue 28: the default is to become "hold").
+	// "hold": every client modelled here talks over TCP. A single lossy
+	// cut is a partition fault with Lossy set.
 	Cuts string `json:"cuts,omitempty"`
 }
 
 // cutMode is the simulator's mode for Cuts.
 func (t Test) cutMode() (sim.CutMode, error) {
 	switch t.Cuts {
-	case "", "drop":
+	case "drop":
 		return sim.CutDrops, nil
-	case "hold":
+	case "", "hold":
 		return sim.CutHolds, nil
 	}
 	return 0, fmt.Errorf("cuts: %q is neither drop nor hold", t.Cuts)
@@ -178,8 +179,8 @@ func (t Test) Args() []string {
 	if t.FenceReads {
 		args = append(args, "--fence-reads")
 	}
-	if t.Cuts == "hold" {
-		args = append(args, "--cuts", "hold")
+	if t.Cuts == "drop" {
+		args = append(args, "--cuts", "drop")
 	}
 	if t.Schedule == nil {
 		args = append(args, "--nemesis", t.Nemesis)

@@ -112,7 +112,7 @@ type Fault struct {
 	Count int `json:"count,omitempty"`
 	// Lossy makes a partition a lossy cut: its links drop what they catch
 	// (sim.Network.BlockLossy, datagram semantics) whatever the world's cuts
-	// do (Test.Cuts, --cuts hold). A link already cut keeps its first cut's
+	// do (Test.Cuts, --cuts). A link already cut keeps its first cut's
 	// mode.
 	Lossy bool `json:"lossy,omitempty"`
 }

@@ -71,8 +71,9 @@
 // flight on it when they would arrive) is a choice of the world
 // (Config.Cuts, Network.SetCuts), made when the cut is made:
 //
-//   - CutDrops, the default: datagram semantics. The cut drops them.
-//   - CutHolds: connection semantics, as every client modelled here talks
+//   - CutDrops, the zero value: datagram semantics. The cut drops them.
+//   - CutHolds (what a harness test uses unless told otherwise):
+//     connection semantics, as every client modelled here talks
 //     over TCP, and as a TCP connection across an iptables cut (Jepsen's
 //     partitions) behaves. The cut holds them, per directed link in send
 //     order, and the heal delivers them one latency later (after any delay a

@@ -119,15 +119,15 @@ func TestHandEditedScheduleReproducesACounterexample(t *testing.T) {
 	assert.Contains(t, stderr, bad+`:1: faults[0] (pause): field "duration"`)
 }
 
-// TestHoldingCutsReplay: a run whose partitions hold what they catch
-// (--cuts hold) says so in its replay command, which reproduces it byte for
-// byte; the default (drop) is not written.
-func TestHoldingCutsReplay(t *testing.T) {
+// TestDroppingCutsReplay: a run whose partitions drop what they catch
+// (--cuts drop) says so in its replay command, which reproduces it byte for
+// byte; the default (hold) is not written.
+func TestDroppingCutsReplay(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
-	_, stdout, _ := capture(t, "run", "--system", "zookeeper", "--cuts", "hold", "--nemesis", "partition", "--seed", "3", "--time", "20s", "--out", out)
+	_, stdout, _ := capture(t, "run", "--system", "zookeeper", "--cuts", "drop", "--nemesis", "partition", "--seed", "3", "--time", "20s", "--out", out)
 	first := strings.SplitN(stdout, "\n", 2)[0]
-	require.Contains(t, first, " --cuts hold ", first)
+	require.Contains(t, first, " --cuts drop ", first)
 	hist1, err := os.ReadFile(filepath.Join(out, reports.HistoryFile))
 	require.NoError(t, err)
 	args := strings.Fields(strings.TrimPrefix(first, "seed 3: locklab "))
@@ -142,7 +142,7 @@ func TestHoldingCutsReplay(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(hist1, hist2), "the replay command must reproduce the history byte for byte")
 
-	_, stdout, _ = capture(t, "run", "--system", "zookeeper", "--nemesis", "partition", "--seed", "3", "--time", "20s", "--out", filepath.Join(dir, "drop"))
+	_, stdout, _ = capture(t, "run", "--system", "zookeeper", "--nemesis", "partition", "--seed", "3", "--time", "20s", "--out", filepath.Join(dir, "hold"))
 	assert.NotContains(t, strings.SplitN(stdout, "\n", 2)[0], "--cuts")
 }
 

@@ -64,7 +64,7 @@ func newRunCmd() *cobra.Command {
 	fl.Uint64Var(&f.seed, "seed", 0, "seed (default: drawn and printed)")
 	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: unfenced, fenced or check (chubby: CheckSequencer before each write)")
 	fl.BoolVar(&f.fenceReads, "fence-reads", false, "fenced storage also fences reads")
-	fl.StringVar(&f.cuts, "cuts", "drop", "what a partition does with the messages it catches: drop (datagrams) or hold (a TCP connection: delivered at the heal, lost if the cut outlasts the 15 s connection timeout)")
+	fl.StringVar(&f.cuts, "cuts", "hold", "what a partition does with the messages it catches: hold (a TCP connection: delivered at the heal, lost if the cut outlasts the 15 s connection timeout) or drop (datagrams)")
 	fl.StringVar(&f.nemesis, "nemesis", "none", "faults drawn at random: none, random, or a list of "+kindList())
 	fl.StringVar(&f.nemesisFile, "nemesis-file", "", "a fault schedule file (JSON) instead of --nemesis (not both)")
 	fl.StringArrayVarP(&f.sysOpts, "opt", "o", nil, "system option key=value (repeatable), e.g. -o ttl=5s -o fencing=true")
@@ -177,8 +177,8 @@ func (f runFlags) test(fl *pflag.FlagSet) (harness.Test, error) {
 		Storage: storage.Mode(f.storage), FenceReads: f.fenceReads, Nemesis: f.nemesis, CheckBudget: f.checkBudget,
 		CheckSteps: f.checkSteps,
 	}
-	if f.cuts == "hold" {
-		t.Cuts = "hold"
+	if f.cuts == "drop" {
+		t.Cuts = "drop"
 	}
 	if f.checkBudget == 0 {
 		t.CheckBudget = harness.Unbounded
