@@ -3,6 +3,7 @@ package harness
 import (
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/chubby"
+	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 )
@@ -18,6 +19,14 @@ func init() {
 			// Lock-delay (1 min) outlasts the suite's pause: the unfenced GC
 			// pause stays valid by design, so the suite runs without it.
 			{Options: map[string]string{"lock-delay": "0s"}, Tokens: true, SafeRelease: true},
+		},
+		Designs: []Design{
+			{Name: "Chubby lock with lock-delay", Modes: unfencedOnly},
+			{Name: "Chubby + sequencer", Modes: []DesignMode{
+				{Storage: storage.Check, Guard: GuardSequencer},
+				{Storage: storage.Fenced, Guard: GuardFencing},
+				{Storage: storage.Fenced, FenceReads: true, Guard: GuardFencingReads},
+			}},
 		},
 	})
 }

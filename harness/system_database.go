@@ -3,6 +3,7 @@ package harness
 import (
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/database"
+	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/workloads"
@@ -22,7 +23,38 @@ func init() {
 			{Variant: "for-update", Options: map[string]string{"mode": "for-update"}, Tokens: true, SafeRelease: true},
 			{Variant: "advisory", Options: map[string]string{"mode": "advisory"}, Tokens: true, SafeRelease: true},
 		},
+		Designs: []Design{
+			{Name: "PostgreSQL SELECT FOR UPDATE, data in the same transaction", SystemOptions: map[string]string{"resource": "db"},
+				Modes: []DesignMode{{Storage: storage.Unfenced, Guard: GuardTransaction}}},
+			{Name: "PostgreSQL SELECT FOR UPDATE, data in another store", Modes: unfencedOnly},
+			{Name: "PostgreSQL advisory lock", SystemOptions: map[string]string{"mode": "advisory"}, Modes: unfencedOnly},
+			{Name: "Lock table: unique row with expiry", SystemOptions: map[string]string{"mode": "unique-row"}, Modes: unfencedOnly},
+			{Name: "Lock table: unique row with expiry + fencing token", SystemOptions: map[string]string{"mode": "unique-row"}, Modes: fencedModes},
+			{Name: "Optimistic locking (version column, compare-and-set)", SystemOptions: map[string]string{"mode": "optimistic"},
+				Modes: []DesignMode{{Storage: storage.Unfenced, Guard: GuardVersion}}},
+		},
+		DataGuard: databaseDataGuard,
 	})
+}
+
+// databaseDataGuard: optimistic keeps the data in the database's rows behind
+// a compare-and-set of versions; for-update with resource=db writes it in the
+// lock's own transaction; unique-row and advisory with resource=db write it
+// in rows that nothing but the lock guards.
+func databaseDataGuard(opts map[string]string) (string, bool) {
+	o, err := database.Table.Parse(opts)
+	if err != nil || o.Data() != database.ResourceDB {
+		return "", false
+	}
+	switch {
+	case o.Mode == database.ModeOptimistic && o.Versions == database.VersionsPair:
+		return GuardVersions, true
+	case o.Mode == database.ModeOptimistic:
+		return GuardVersion, true
+	case o.Mode == database.ModeForUpdate:
+		return GuardTransaction, true
+	}
+	return "", true
 }
 
 // deployDatabase adds the server "db"; with resource=db (or optimistic) the

@@ -3,6 +3,7 @@ package harness
 import (
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/etcd"
+	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 )
@@ -27,6 +28,20 @@ func init() {
 		// certainly failed still holds the lock; its next acquire is that same
 		// grant, not a nested one.
 		Uncounted: true,
+		Designs: []Design{
+			{Name: "etcd clientv3 Mutex", Modes: unfencedOnly},
+			{Name: "etcd clientv3 Mutex + revision fencing", Modes: fencedModes},
+			{Name: "etcd Mutex + guarded Txn write", SystemOptions: map[string]string{"resource": "etcd"},
+				Modes: []DesignMode{{Storage: storage.Unfenced, Guard: GuardEtcdTxn}}},
+			{Name: "etcd Txn lock (put if absent, with a lease)", SystemOptions: map[string]string{"lock": "txn"}, Modes: unfencedOnly},
+		},
+		DataGuard: func(opts map[string]string) (string, bool) {
+			o, err := etcd.Table.Parse(opts)
+			if err != nil || o.Resource != etcd.ResourceEtcd {
+				return "", false
+			}
+			return GuardEtcdTxn, true
+		},
 	})
 }
 

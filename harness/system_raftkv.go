@@ -19,6 +19,10 @@ func init() {
 		Options: raftkv.Table,
 		Deploy:  deployRaftKV,
 		Claims:  []Claims{{Tokens: true, SafeRelease: true}},
+		Designs: []Design{
+			{Name: "Raft KV lock (RheaKV)", Modes: unfencedOnly},
+			{Name: "Raft KV lock (RheaKV) + fencing token", Modes: fencedModes},
+		},
 		Audits:  []string{raftAuditName},
 		InOrder: true, // one session per client, stale sequence numbers refused
 	})

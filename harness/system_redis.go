@@ -6,7 +6,6 @@ import (
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/redis"
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 )
@@ -19,9 +18,13 @@ func init() {
 		Options: redis.Table,
 		Deploy:  deployRedis,
 		Designs: []Design{
-			{Name: "Redis SET NX PX + Lua release", Modes: []DesignMode{{Storage: storage.Unfenced}}},
-			{Name: "Redis SET NX PX + INCR fencing token", SystemOptions: map[string]string{"fencing": "true"},
-				Modes: []DesignMode{{Storage: storage.Fenced, Guard: GuardFencing}, {Storage: storage.Fenced, FenceReads: true, Guard: GuardFencingReads}}},
+			{Name: "Redis SET NX PX + Lua release", Modes: unfencedOnly},
+			{Name: "Redis SET NX PX + INCR fencing token", SystemOptions: map[string]string{"fencing": "true"}, Modes: fencedModes},
+			{Name: "Redisson RLock (watchdog renewal, reentrant)", SystemOptions: map[string]string{"watchdog": "true", "reentrancy": "server"},
+				Modes: unfencedOnly},
+			{Name: "Redis + Sentinel failover (2 async replicas)", SystemOptions: map[string]string{"replicas": "2"}, Modes: unfencedOnly},
+			{Name: "Redis + Sentinel failover, WAIT for 1 replica", SystemOptions: map[string]string{"replicas": "2", "wait": "1"},
+				Modes: unfencedOnly},
 		},
 		Claims: []Claims{
 			{Tokens: true, FencedOptions: map[string]string{"fencing": "true"}, SafeRelease: true},

@@ -18,6 +18,12 @@ func init() {
 		Deploy:  deployRedlock,
 		// Redlock's tokens are random values, not monotonic: no fenced claim.
 		Claims: []Claims{{SafeRelease: true}},
+		// The random values are unique but not ordered: fencing needs a
+		// counter of its own (token=external).
+		Designs: []Design{
+			{Name: "Redlock (redsync)", Modes: unfencedOnly},
+			{Name: "Redlock + fencing token from a separate counter", SystemOptions: map[string]string{"token": "external"}, Modes: fencedModes},
+		},
 	})
 }
 

@@ -15,6 +15,12 @@ func init() {
 		Options: zookeeper.Table,
 		Deploy:  deployZooKeeper,
 		Claims:  []Claims{{Tokens: true, SafeRelease: true}},
+		Designs: []Design{
+			{Name: "ZooKeeper Curator InterProcessMutex", Modes: unfencedOnly},
+			{Name: "ZooKeeper Curator InterProcessMutex + czxid fencing", Modes: fencedModes},
+			{Name: "ZooKeeper Curator InterProcessMutex, holder stops on SUSPENDED", SystemOptions: map[string]string{"on-suspend": "stop"},
+				Modes: unfencedOnly},
+		},
 	})
 }
 

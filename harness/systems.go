@@ -98,6 +98,12 @@ type System struct {
 	// offers, named as its users name them (see Design); the safety matrix's
 	// default rows. System is filled in by Designs().
 	Designs []Design
+	// DataGuard, when set, says whether the protected data lives in the
+	// system itself with these options (the database's rows, a key in etcd)
+	// rather than on the storage node, whatever the storage mode, and if so
+	// what keeps it safe when the lock breaks ("" when nothing but the lock
+	// does). GuardOf asks it for rows that are not a registered design's.
+	DataGuard func(opts map[string]string) (guard string, inSystem bool)
 }
 
 // Claims are the semantics a lock system declares for one configuration, so

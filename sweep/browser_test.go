@@ -29,7 +29,7 @@ func TestMatrixRendersInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ok", page.Rendered, "every image loaded")
 	assert.Equal(t, 1, page.Loaded, "the safety-vs-cost plot")
-	assert.Contains(t, page.Headline, "2 rows × 2 fault families × 2 seeds: 1 cell with corrupted data, 1 where the lock broke but fencing saved the data")
+	assert.Contains(t, page.Headline, "2 rows × 2 fault families × 2 seeds: 1 cell with corrupted data, 1 where the lock broke but the data stayed intact")
 	assert.Equal(t, 1, strings.Count(page.DOM, `data-state="corrupted"`))
 	assert.Equal(t, 1, strings.Count(page.DOM, `data-state="lock-broke"`))
 	assert.FileExists(t, shot)

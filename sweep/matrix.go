@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/models"
 )
 
@@ -19,7 +20,10 @@ const (
 	StateCorrupted = "corrupted"
 	// StateLockBroke: the lock broke (overlapping holders, a broken lease or
 	// token order, a broken system invariant) in some seed, but every
-	// critical section stayed atomic: fencing saved the data.
+	// critical section stayed atomic: the row's guard saved the data
+	// (harness.GuardOf: fencing tokens checked by the storage, the database
+	// transaction, a compare-and-set, etcd's guarded Txn), or, in a row with
+	// none, no seed happened to corrupt it.
 	StateLockBroke = "lock-broke"
 	// StateUnknown: no violation, but a check could not decide in some seed.
 	StateUnknown = "unknown"
@@ -202,6 +206,16 @@ func (a *cellAcc) finish() Cell {
 	return c
 }
 
+// savedBy says what kept a row's data when its lock broke: its guard (see
+// harness.GuardOf), or, when nothing but the lock guards it, that no seed
+// happened to corrupt it. An unfenced row's guard never says fencing.
+func savedBy(guard string) string {
+	if guard == "" {
+		return " (data intact, though nothing but the lock guards it: no seed happened to corrupt it)"
+	}
+	return " (what saved the data: " + guard + ")"
+}
+
 func median(xs []int64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -323,8 +337,8 @@ func verdicts(mx Matrix) []string {
 			says = append(says, "data corrupted "+under(corrupted))
 		}
 		if len(broke) > 0 {
-			says = append(says, "lock broke ("+strings.Join(sortedKeys(brokeChecks), ", ")+
-				") but fencing saved the data "+under(broke))
+			says = append(says, "lock broke ("+strings.Join(sortedKeys(brokeChecks), ", ")+") "+under(broke)+
+				savedBy(harness.GuardOf(mr.Row.Config.System, mr.Row.Config.SystemOptions, mr.Row.Config.Storage, mr.Row.Config.FenceReads)))
 		}
 		if len(unknown) > 0 {
 			says = append(says, "undecided "+under(unknown))

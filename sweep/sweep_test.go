@@ -111,6 +111,49 @@ func TestMatrixTellsCorruptedFromSafe(t *testing.T) {
 	require.NotNil(t, fenced.Cost)
 	assert.Greater(t, fenced.Cost.CSPerSecond, 0.0)
 	assert.Contains(t, mx.Verdicts[0], "redis: unfenced: data corrupted under pause")
+	assert.Contains(t, mx.Verdicts[1], "under pause (what saved the data: fencing tokens checked by the storage)")
+}
+
+// TestLockBrokeNamesWhatSavedTheData: a row whose lock broke with its data
+// intact names its guard (harness.GuardOf) — fencing only for fenced rows,
+// the transaction, the compare-and-set, etcd's guarded Txn or the sequencer
+// check otherwise — and an unfenced row with no guard says that nothing but
+// the lock guards its data; no unfenced row says fencing.
+func TestLockBrokeNamesWhatSavedTheData(t *testing.T) {
+	tests := []struct {
+		config Config
+		want   string
+	}{
+		{Config{System: "redis", SystemOptions: map[string]string{"fencing": "true"}, Storage: storage.Fenced},
+			"(what saved the data: fencing tokens checked by the storage)"},
+		{Config{System: "redis", SystemOptions: map[string]string{"fencing": "true"}, Storage: storage.Fenced, FenceReads: true},
+			"(what saved the data: fencing tokens checked by the storage on reads and writes)"},
+		{Config{System: "database", SystemOptions: map[string]string{"mode": "optimistic"}},
+			"(what saved the data: a compare-and-set on the row's version)"},
+		{Config{System: "database", SystemOptions: map[string]string{"resource": "db"}},
+			"(what saved the data: the database transaction)"},
+		{Config{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}},
+			"(what saved the data: etcd's guarded Txn)"},
+		{Config{System: "chubby", Storage: storage.Check},
+			"(what saved the data: the storage checks the sequencer with the lock service)"},
+		{Config{System: "redis"},
+			"(data intact, though nothing but the lock guards it: no seed happened to corrupt it)"},
+	}
+	for _, tc := range tests {
+		row := NewRow(tc.config)
+		t.Run(row.Name, func(t *testing.T) {
+			mx := Matrix{Columns: []string{"none", "pause"}, Rows: []MatrixRow{{Row: row, Cells: []Cell{
+				{Column: "none", State: StateSafe},
+				{Column: "pause", State: StateLockBroke, FailingChecks: map[string]int{"lease": 1, "mutual-exclusion": 1}},
+			}}}}
+			v := verdicts(mx)
+			require.Len(t, v, 1)
+			assert.Contains(t, v[0], "lock broke (lease, mutual-exclusion) under pause "+tc.want)
+			if row.Config.Storage == storage.Unfenced {
+				assert.NotContains(t, v[0], "fencing")
+			}
+		})
+	}
 }
 
 func TestShardsMergeToTheWholeSweep(t *testing.T) {

@@ -20,12 +20,14 @@ const termWidth = 100
 func newSystemsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "systems [NAME...]",
-		Short: "List every lock system, workload and storage mode with each option, its default and meaning",
+		Short: "List every lock system (with its designs), workload and storage mode with each option, its default and meaning",
 		Long: `systems lists what 'locklab run' can combine: every lock system (--system, options with
 -o key=value), every workload (--workload, options with -w key=value) and every storage mode
-(--storage), each option with its default, its meaning and the values it accepts. The list is
-read from the same tables the runs use, so it is always the code's. With NAMEs it shows only
-those systems, workloads or storage modes.`,
+(--storage), each option with its default, its meaning and the values it accepts. Under each
+system come the designs its users choose between, in their words ("Redis SET NX PX + INCR
+fencing token"), each with the flags that run it and the storage modes it comes in (the safety
+matrix's rows). The list is read from the same tables and registrations the runs use, so it is
+always the code's. With NAMEs it shows only those systems, workloads or storage modes.`,
 		Example: `  locklab systems
   locklab systems redlock stock`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,15 +40,24 @@ those systems, workloads or storage modes.`,
 type entry struct {
 	name, doc string
 	options   opt.Spec
+	// designs are a system's designs (harness.System.Designs).
+	designs []harness.Design
 }
 
 func listSystems(out io.Writer, only []string) error {
 	var systems, workloads, modes []entry
+	designs := harness.Designs()
 	for _, s := range harness.Systems() {
-		systems = append(systems, entry{s.Name, s.Doc, s.Options})
+		e := entry{name: s.Name, doc: s.Doc, options: s.Options}
+		for _, d := range designs {
+			if d.System == s.Name {
+				e.designs = append(e.designs, d)
+			}
+		}
+		systems = append(systems, e)
 	}
 	for _, w := range harness.Workloads() {
-		workloads = append(workloads, entry{w.Name, w.Doc, w.Options})
+		workloads = append(workloads, entry{name: w.Name, doc: w.Doc, options: w.Options})
 	}
 	for _, m := range storage.Modes {
 		modes = append(modes, entry{name: string(m.Mode), doc: m.Doc})
@@ -97,8 +108,45 @@ func listSystems(out io.Writer, only []string) error {
 }
 
 // printEntry prints an entry's name and meaning, then its options as a table
-// whose meaning column is wrapped to fit termWidth.
+// whose meaning column is wrapped to fit termWidth, then its designs.
 func printEntry(out io.Writer, e entry, width int) {
+	printOptions(out, e, width)
+	if len(e.designs) == 0 {
+		return
+	}
+	// One line a design; the flags go whole on a line of their own when
+	// both do not fit, so that they can be copied.
+	fmt.Fprintln(out, "  DESIGN: locklab run FLAGS")
+	for _, d := range e.designs {
+		line := "  " + d.Name + ": " + designFlags(d)
+		if utf8.RuneCountInString(line) > termWidth {
+			line = "  " + d.Name + ":\n      " + designFlags(d)
+		}
+		fmt.Fprintln(out, line)
+	}
+}
+
+// designFlags are the flags that run a design, its storage modes as
+// alternatives: "--system chubby --storage check | fenced [--fence-reads]".
+func designFlags(d harness.Design) string {
+	base, _, _ := strings.Cut(d.Flags(d.Modes[0]), " --storage ")
+	var modes []string
+	for _, m := range d.Modes {
+		mode := string(m.Storage)
+		if m.FenceReads {
+			if i := slices.Index(modes, mode); i >= 0 {
+				modes[i] = mode + " [--fence-reads]"
+				continue
+			}
+			mode += " --fence-reads"
+		}
+		modes = append(modes, mode)
+	}
+	return base + " --storage " + strings.Join(modes, " | ")
+}
+
+// printOptions prints an entry's name and meaning, then its options.
+func printOptions(out io.Writer, e entry, width int) {
 	lines := wrap(e.doc, termWidth-width-2)
 	for i, l := range lines {
 		name := ""

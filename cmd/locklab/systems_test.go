@@ -63,6 +63,30 @@ func TestSystemsListsEveryOptionFromTheRegistries(t *testing.T) {
 	assert.Contains(t, got["redis"], "  ttl              10s      the lease each grant carries (SET PX) [a duration > 0]")
 }
 
+// TestSystemsListsEachSystemsDesigns: every registered design has its line
+// in its system's block, with the flags that run it, each storage mode it
+// comes in among them.
+func TestSystemsListsEachSystemsDesigns(t *testing.T) {
+	code, stdout, stderr := capture(t, "systems")
+	require.Equal(t, harness.ExitValid, code, stderr)
+	got := blocks(stdout)
+	designs := harness.Designs()
+	require.NotEmpty(t, designs)
+	for _, d := range designs {
+		b := got[d.System]
+		assert.Contains(t, b, "\n  DESIGN: locklab run FLAGS\n", d.System)
+		assert.Regexp(t, `(?m)^  `+regexp.QuoteMeta(d.Name+":")+`(\n      | )`+regexp.QuoteMeta(designFlags(d))+`$`, b, d.Name)
+		for _, m := range d.Modes {
+			base, _, _ := strings.Cut(d.Flags(m), " --storage ")
+			assert.True(t, strings.HasPrefix(designFlags(d), base+" --storage "), "%s: %s", d.Name, d.Flags(m))
+			assert.Contains(t, designFlags(d), string(m.Storage), d.Name)
+		}
+	}
+	assert.NotContains(t, got["control"], "DESIGN", "the control lock is no design")
+	assert.Contains(t, got["redis"], "\n  Redis SET NX PX + Lua release: --system redis --storage unfenced\n")
+	assert.Contains(t, got["chubby"], "\n  Chubby + sequencer: --system chubby --storage check | fenced [--fence-reads]")
+}
+
 func TestSystemsShowsOnlyTheNamedOnes(t *testing.T) {
 	code, stdout, _ := capture(t, "systems", "redlock", "stock")
 	require.Equal(t, harness.ExitValid, code)
