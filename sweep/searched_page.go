@@ -86,9 +86,7 @@ type searchedView struct {
 	Rows    []*pageRow
 	Columns []string
 	Models  []*modelView
-	// Counts of cells by verdict, for the page's one-line summary.
-	Counts map[string]int
-	Time   string
+	Time    string
 	// Plot is the PNG of the plot as a data URI; Unplotted the rows without
 	// a cost, which the plot leaves out.
 	Plot      template.URL
@@ -146,9 +144,8 @@ type modelEntry struct {
 	// which no fault fired).
 	Notes []string
 	// Finding is the counterexample shown beside a corrupted or broken
-	// design; Column its family.
+	// design.
 	Finding *Finding
-	Column  string
 }
 
 // Cheapest is the model's cheapest design that kept the data safe, nil when
@@ -171,7 +168,7 @@ func newSearchedView(m SearchedMatrix) (*searchedView, error) {
 	if len(m.Columns) == 0 {
 		return nil, fmt.Errorf("the matrix has no columns")
 	}
-	v := &searchedView{M: m, Columns: m.Columns, Counts: map[string]int{}, Time: time.Duration(m.Time).String()}
+	v := &searchedView{M: m, Columns: m.Columns, Time: time.Duration(m.Time).String()}
 	for i, r := range m.Rows {
 		pr := &pageRow{N: i + 1, Row: r, Name: r.Design + " · " + r.Storage}
 		byColumn := map[string]*SearchedCell{}
@@ -191,12 +188,9 @@ func newSearchedView(m SearchedMatrix) (*searchedView, error) {
 			pc := pageCell{Column: col, Cell: c, Class: classNotSearched, Label: "not searched"}
 			if c != nil {
 				pc.Class, pc.Label = cellClass(c.Verdict, r.Guard), verdictLabel(c.Verdict, r.Guard)
-				v.Counts[pc.Class]++
 				if c.Verdict != VerdictCorrupted && c.Verdict != VerdictUnknown && c.Verdict != VerdictNoFault && c.Evidence.Fired > 0 {
 					pr.Kept++
 				}
-			} else {
-				v.Counts[classNotSearched]++
 			}
 			pr.Cells = append(pr.Cells, pc)
 		}
@@ -326,14 +320,14 @@ func newModelView(fm FaultModel, columns []string, rows []*pageRow) *modelView {
 			return first, nil, also
 		}
 		if c, f, also := firstOf(VerdictCorrupted); c != nil {
-			e.Column, e.Finding = c.Column, f
+			e.Finding = f
 			e.Found = "data corrupted under " + c.Column + foundIn(f) + alsoUnder(also)
 			mv.Corrupted = append(mv.Corrupted, e)
 			continue
 		}
 		if pr.Row.Guard == "" {
 			if c, f, also := firstOf(VerdictLockBroke); c != nil {
-				e.Column, e.Finding = c.Column, f
+				e.Finding = f
 				e.Found = "lock broke under " + c.Column + foundIn(f) + alsoUnder(also) + "; nothing but the lock guards the data"
 				mv.Broke = append(mv.Broke, e)
 				continue
@@ -359,7 +353,6 @@ func newModelView(fm FaultModel, columns []string, rows []*pageRow) *modelView {
 		if len(undecided) > 0 || len(tested) == 0 {
 			switch {
 			case len(undecided) > 0:
-				e.Column = undecided[0].Column
 				e.Found = undecided[0].Column + ": " + undecided[0].Evidence.Line
 			default:
 				e.Found = "not tested: no fault of these families fired"

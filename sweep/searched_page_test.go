@@ -443,3 +443,33 @@ func TestSearchedPageFitsTheWindowInABrowser(t *testing.T) {
 		})
 	}
 }
+
+func TestSearchedPageOfAMatrixWithoutRowsOrCostsStillRenders(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*SearchedMatrix)
+	}{
+		{"no rows", func(m *SearchedMatrix) { m.Rows = nil }},
+		{"no costs", func(m *SearchedMatrix) {
+			for i := range m.Rows {
+				m.Rows[i].Cost = nil
+			}
+		}},
+		{"one column", func(m *SearchedMatrix) {
+			m.Columns = []string{"pause"}
+			for i := range m.Rows {
+				m.Rows[i].Cells = m.Rows[i].Cells[:1]
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := searchedFixture(t)
+			tc.edit(&m)
+			dir := t.TempDir()
+			require.NoError(t, WriteSearchedPage(dir, m))
+			page, err := os.ReadFile(filepath.Join(dir, MatrixHTML))
+			require.NoError(t, err)
+			assert.Contains(t, string(page), "Which lock should I use?")
+		})
+	}
+}
