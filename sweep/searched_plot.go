@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 
-	stdfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -67,12 +66,9 @@ func classColor(class string) color.NRGBA {
 	return color.NRGBA{87, 96, 106, 255}
 }
 
-func plotText(pt float64, c color.Color, bold bool) text.Style {
-	f := plotSans
-	if bold {
-		f.Weight = stdfont.WeightBold
-	}
-	return text.Style{Color: c, Font: font.From(f, vg.Points(pt)), Handler: plot.DefaultTextHandler}
+// plotText is the plot's text in size pt and colour c.
+func plotText(pt float64, c color.Color) text.Style {
+	return text.Style{Color: c, Font: font.From(plotSans, vg.Points(pt)), Handler: plot.DefaultTextHandler}
 }
 
 // Plot geometry.
@@ -94,11 +90,11 @@ func plotSearched(v *searchedView) (searchedFigure, error) {
 	}
 	p := plot.New()
 	p.Title.Text = "Safety against cost: one point per design and storage mode, numbered as in the table"
-	p.Title.TextStyle.Font = plotText(13, color.Black, true).Font
+	p.Title.TextStyle.Font = plotText(13, color.Black).Font
 	p.Title.Padding = vg.Points(10)
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = plotText(11, color.Black, false).Font
-		a.Tick.Label.Font = plotText(10, color.Black, false).Font
+		a.Label.TextStyle.Font = plotText(11, color.Black).Font
+		a.Tick.Label.Font = plotText(10, color.Black).Font
 	}
 	p.Y.Label.Text = fmt.Sprintf("fault families with no corruption found (of %d)", len(v.Columns))
 	p.Y.Min, p.Y.Max = -0.5, float64(len(v.Columns))+0.5
@@ -172,7 +168,7 @@ const (
 
 func layoutCostLegend(points []costPoint, width vg.Length) costLegend {
 	l := costLegend{points: points}
-	sty := plotText(legendFont, color.Black, false)
+	sty := plotText(legendFont, color.Black)
 	// The colour key, wrapped to the width.
 	var line []int
 	var x vg.Length
@@ -214,7 +210,7 @@ func layoutCostLegend(points []costPoint, width vg.Length) costLegend {
 
 // draw draws the legend into c, from its top.
 func (l costLegend) draw(c draw.Canvas) {
-	sty := plotText(legendFont, color.Black, false)
+	sty := plotText(legendFont, color.Black)
 	sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter
 	y := c.Max.Y - 10 - legendLine/2
 	for _, line := range l.key {
@@ -242,17 +238,17 @@ func drawNumberedMarker(c draw.Canvas, ctr vg.Point, pt costPoint, radius vg.Len
 	c.DrawGlyph(draw.GlyphStyle{Color: color.White, Radius: radius + 1.2, Shape: draw.CircleGlyph{}}, ctr)
 	c.DrawGlyph(draw.GlyphStyle{Color: classColor(pt.Class), Radius: radius, Shape: draw.CircleGlyph{}}, ctr)
 	label := strconv.Itoa(pt.N)
-	size := 8.5
+	size := 9.5
 	if len(label) > 1 {
-		size = 7.5
+		size = 8.5
 	}
-	sty := plotText(size*float64(radius)/7.5, color.White, true)
+	sty := plotText(size*float64(radius)/7.5, color.White)
 	sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
 	c.FillText(sty, vg.Point{X: ctr.X, Y: ctr.Y - 0.3}, label)
 }
 
-// numberedMarkers is the plotter of the points: each a numbered disc, moved
-// off any disc already drawn.
+// numberedMarkers is the plotter of the points: each a numbered disc, set
+// beside the discs of its level it would cover (see placeMarkers).
 type numberedMarkers struct {
 	points []costPoint
 	radius vg.Length
