@@ -71,6 +71,16 @@
 // Every run is a full simulated run of the hunt's length, so runs counted by
 // Search and by harness.Hunt.Sweep are comparable.
 //
+// A search aims at a Target: a catalog hunt (HuntTarget: the hunt's variant
+// with swarm-random faults, stopped by the hunt's kind of violation), or any
+// base test with a fault family and a stop predicate — a cell of the safety
+// matrix, say. A family of one fault kind keeps the whole search within it:
+// fresh draws are that kind's random nemesis, mutations add, retarget, place
+// and splice faults of that kind only, and the placements are the attacks
+// made of it (for pause, the holder paused beyond its lease or a granter
+// paused; for crash, a granter crashed; ...), directed at them. OnRun is
+// told of every run, so that a caller can count what the runs showed.
+//
 // Search is deterministic from its seed (and Start): one PCG stream drives every
 // choice, and corpus features are kept in sorted order, so the same seed
 // gives the same corpus and the same finding.

@@ -18,9 +18,12 @@ import (
 
 // Config is one guided search.
 type Config struct {
-	// Hunt is the target: its variant's system and workload, and the kind of
-	// violation that ends the search.
+	// Hunt is the target when Target is nil: its variant's system and
+	// workload, and the kind of violation that ends the search (HuntTarget).
 	Hunt harness.Hunt
+	// Target, when set, is the target instead of Hunt: any base test, a
+	// fault family and a stop predicate (a cell of the safety matrix).
+	Target *Target
 	// Seed drives every choice of the search (the parents, the mutations,
 	// when to draw afresh).
 	Seed uint64
@@ -42,6 +45,76 @@ type Config struct {
 	// FreshEvery: at length, one run in FreshEvery is a fresh random draw
 	// rather than a mutation. Default 8.
 	FreshEvery int
+	// OnRun, when set, is told of every run the search makes, the stopping
+	// one included, in order: the test with the schedule that ran made
+	// explicit, and its result. The result is valid only during the call
+	// (the search hands its storage to the next run); copy what is kept.
+	OnRun func(t harness.Test, r harness.Result)
+}
+
+// Target is what a search aims at: a base test per seed, a fault family the
+// search stays within, and the runs that end it.
+type Target struct {
+	// Name names the target in errors ("redis · unfenced × pause").
+	Name string
+	// Test is the base test of a seed: the k-th fresh draw is Test(Start+k).
+	// Its Nemesis should be the family's random nemesis (the family's kind,
+	// or "random"), so that fresh draws stay within the family.
+	Test func(seed uint64) (harness.Test, error)
+	// Family is a fault kind (nemesis.Kinds) or "random" (every kind; ""
+	// means the same): mutations only add, retarget, place or splice faults
+	// of that kind, and placements are the attacks made of it (pause the
+	// holder beyond its lease, cut off or crash a granter, move a clock,
+	// delay a write).
+	Family string
+	// Kind, when set, is the kind of violation (harness.ViolationKinds) the
+	// placements are directed at (Directed); else they are directed at the
+	// family's attacks (none for "random": every attack alike).
+	Kind string
+	// Stop reports whether a run ends the search (Outcome.Found).
+	Stop func(harness.Result) bool
+}
+
+// HuntTarget is the target of a catalog hunt: the hunt's test of each seed
+// (swarm-random faults of every kind), directed at and stopped by the
+// hunt's kind of violation.
+func HuntTarget(h harness.Hunt) Target {
+	return Target{Name: h.Name, Test: h.Test, Family: "random", Kind: h.Kind, Stop: func(r harness.Result) bool {
+		return r.Overall == models.Invalid && slices.Contains(harness.ViolationKinds(r.Events), h.Kind)
+	}}
+}
+
+// Families are the fault families a Target may name: each fault kind alone,
+// then every kind.
+func Families() []string {
+	var out []string
+	for _, k := range nemesis.Kinds {
+		out = append(out, string(k))
+	}
+	return append(out, "random")
+}
+
+// familyKinds are the fault kinds of a family: nil for every kind.
+func familyKinds(family string) ([]nemesis.Kind, error) {
+	switch family {
+	case "", "random":
+		return nil, nil
+	}
+	if !slices.Contains(nemesis.Kinds, nemesis.Kind(family)) {
+		return nil, fmt.Errorf("fault family %q: want one of %s", family, strings.Join(Families(), ", "))
+	}
+	return []nemesis.Kind{nemesis.Kind(family)}, nil
+}
+
+// familyAttacks are, for each fault kind, the targeted placements made of
+// it (the "random" attack draws a fault of the family too).
+var familyAttacks = map[nemesis.Kind][]string{
+	nemesis.Pause:      {"pause-holder", "pause-granter"},
+	nemesis.Partition:  {"isolate-holder", "isolate-granter"},
+	nemesis.Delay:      {"delay-holder-storage"},
+	nemesis.Crash:      {"crash-granter"},
+	nemesis.ClockJump:  {"clock-holder", "clock-granter", "clock-server"},
+	nemesis.ClockDrift: {"clock-holder", "clock-granter", "clock-server"},
 }
 
 func (c Config) withDefaults() Config {
@@ -200,8 +273,19 @@ type Outcome struct {
 func Search(cfg Config, progress func()) (Outcome, error) {
 	began := time.Now()
 	cfg = cfg.withDefaults()
+	tg := HuntTarget(cfg.Hunt)
+	if cfg.Target != nil {
+		tg = *cfg.Target
+	}
+	if tg.Test == nil || tg.Stop == nil {
+		return Outcome{}, fmt.Errorf("guided %s: the target has no base test or no stop predicate", tg.Name)
+	}
+	kinds, err := familyKinds(tg.Family)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("guided %s: %w", tg.Name, err)
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
-	base, err := cfg.Hunt.Test(0)
+	base, err := tg.Test(0)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -209,7 +293,14 @@ func Search(cfg Config, progress func()) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	m := mutator{rng: rng, targets: targets, time: base.WithDefaults().Time, directed: Directed[cfg.Hunt.Kind], timeout: timeoutOf(base.WithDefaults())}
+	m := mutator{rng: rng, targets: targets, time: base.WithDefaults().Time, directed: Directed[tg.Kind], timeout: timeoutOf(base.WithDefaults()),
+		kinds: kinds}
+	if len(kinds) == 1 {
+		m.attacks = append(slices.Clone(familyAttacks[kinds[0]]), "random")
+		if tg.Kind == "" {
+			m.directed = familyAttacks[kinds[0]]
+		}
+	}
 	hits := map[string]int{} // feature -> runs that covered it
 	var out Outcome
 	refused := 0
@@ -219,7 +310,7 @@ func Search(cfg Config, progress func()) (Outcome, error) {
 		// Fresh draws: every run of the start, then a share that falls as
 		// the corpus grows (Fresh/runs), to one in FreshEvery.
 		if out.Runs < cfg.Fresh || len(out.Corpus) == 0 || rng.Float64() < max(1/float64(cfg.FreshEvery), float64(cfg.Fresh)/float64(out.Runs+1)) {
-			if cand, err = cfg.Hunt.Test(cfg.Start + fresh); err != nil {
+			if cand, err = tg.Test(cfg.Start + fresh); err != nil {
 				return out, err
 			}
 			fresh++
@@ -235,13 +326,16 @@ func Search(cfg Config, progress func()) (Outcome, error) {
 				refused++
 				continue
 			}
-			return out, fmt.Errorf("guided %s: %w", cfg.Hunt.Name, err)
+			return out, fmt.Errorf("guided %s: %w", tg.Name, err)
 		}
 		out.Runs++
 		if progress != nil {
 			progress()
 		}
-		if r.Overall == models.Invalid && slices.Contains(harness.ViolationKinds(r.Events), cfg.Hunt.Kind) {
+		if cfg.OnRun != nil {
+			cfg.OnRun(explicit(cand, r), r)
+		}
+		if tg.Stop(r) {
 			out.Found, out.Test = true, explicit(cand, r)
 			break
 		}
@@ -287,23 +381,35 @@ func targetsOf(t harness.Test) (nemesis.Targets, error) {
 // system's duration options, defaults included, and of its workload's
 // duration options, that are 500 ms or more and at most half the run.
 func timeoutOf(t harness.Test) time.Duration {
+	sum, _ := TimeScale(t)
+	return sum
+}
+
+// TimeScale is the time scale a search draws durations around when a grant
+// has no lease (see Search): the sum of the test's system's duration options,
+// defaults included, and of its workload's duration options given, that are
+// 500 ms or more and at most half the run; and that sum in words
+// ("session-timeout 10s + election-timeout 1s"), "" when there is none.
+func TimeScale(t harness.Test) (time.Duration, string) {
 	var sum time.Duration
-	add := func(v string) {
+	var parts []string
+	add := func(name, v string) {
 		if d, err := time.ParseDuration(v); err == nil && d >= 500*time.Millisecond && d <= t.Time/2 {
 			sum += d
+			parts = append(parts, name+" "+d.String())
 		}
 	}
 	if sys, err := harness.FindSystem(t.System); err == nil && sys.Options != nil {
 		if settings, err := sys.Options.Effective(t.SystemOptions); err == nil {
 			for _, s := range settings {
-				add(s.Value)
+				add(s.Name, s.Value)
 			}
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.WorkloadOptions)) {
-		add(t.WorkloadOptions[k])
+		add(k, t.WorkloadOptions[k])
 	}
-	return sum
+	return sum, strings.Join(parts, " + ")
 }
 
 // pickByRarity draws a corpus entry with a probability proportional to its
@@ -345,7 +451,15 @@ type mutator struct {
 	// (defaults included) of 500 ms or more, each at most half the run
 	// (session timeout, lock-delay, failover timing); 0: none.
 	timeout time.Duration
+	// kinds are the fault kinds of the target's family (nil: every kind):
+	// the only kinds the mutator adds or places.
+	kinds []nemesis.Kind
+	// attacks are the placements drawn from: a family's (nil: every attack).
+	attacks []string
 }
+
+// allows reports whether the target's family has faults of kind k.
+func (m mutator) allows(k nemesis.Kind) bool { return m.kinds == nil || slices.Contains(m.kinds, k) }
 
 // mutations, by name, in the order mutate draws them from; a placement is
 // drawn three times as often as any other.
@@ -419,7 +533,11 @@ func (m mutator) mutate(parent Entry, corpus []Entry, hits map[string]int, n int
 
 // draw is a random fault of a random kind at a random time.
 func (m mutator) draw() (nemesis.Fault, bool) {
-	k := nemesis.Kinds[m.rng.IntN(len(nemesis.Kinds))]
+	kinds := nemesis.Kinds
+	if m.kinds != nil {
+		kinds = m.kinds
+	}
+	k := kinds[m.rng.IntN(len(kinds))]
 	at := time.Duration(m.rng.Int64N(int64(m.time - time.Second))).Round(time.Millisecond)
 	f, ok := nemesis.DrawFault(m.rng, nemesis.RandomConfig{}, m.targets, k, at)
 	if ok && f.Duration > 0 {
@@ -584,7 +702,11 @@ func (m mutator) place(holds []hold) ([]nemesis.Fault, time.Duration, bool) {
 		granters = slices.Concat(m.targets.Servers, m.targets.Roles)
 	}
 	held := time.Duration(max(h.end-h.start, int64(time.Millisecond)))
-	attack := attacks[m.rng.IntN(len(attacks))]
+	pool := attacks
+	if m.attacks != nil {
+		pool = m.attacks
+	}
+	attack := pool[m.rng.IntN(len(pool))]
 	if len(m.directed) > 0 && m.rng.IntN(4) > 0 {
 		attack = m.directed[m.rng.IntN(len(m.directed))]
 	}
@@ -647,7 +769,7 @@ func (m mutator) place(holds []hold) ([]nemesis.Fault, time.Duration, bool) {
 	}
 	pick := func(ns []string) []string { return []string{ns[m.rng.IntN(len(ns))]} }
 	clock := func(f *nemesis.Fault, forward bool) {
-		if m.rng.IntN(2) == 0 {
+		if m.allows(nemesis.ClockJump) && (!m.allows(nemesis.ClockDrift) || m.rng.IntN(2) == 0) {
 			f.Kind, f.Amount = nemesis.ClockJump, long()
 			if !forward && m.rng.IntN(2) == 0 {
 				f.Amount = -f.Amount
@@ -702,7 +824,7 @@ func (m mutator) place(holds []hold) ([]nemesis.Fault, time.Duration, bool) {
 			trigger = &nemesis.Trigger{Node: h.node, F: history.FAcquire, Type: string(history.Invoke),
 				Delay: nemesis.Duration(time.Duration(m.rng.Int64N(int64(h.start-h.invoke) + 1)).Round(time.Microsecond))}
 			offset = time.Duration(trigger.Delay)
-			if m.rng.IntN(2) == 0 {
+			if m.allows(nemesis.Pause) && m.rng.IntN(2) == 0 {
 				d := time.Duration(m.rng.IntN(1000)) * time.Microsecond
 				p := time.Duration(outlast())
 				pause = &nemesis.Fault{Kind: nemesis.Pause, Targets: []string{h.node}, Duration: nemesis.Duration(p), At: nemesis.Duration(at),
@@ -730,7 +852,7 @@ func (m mutator) place(holds []hold) ([]nemesis.Fault, time.Duration, bool) {
 				rest = append(rest, s)
 			}
 		}
-		if len(rest) > 0 && m.rng.IntN(2) == 0 {
+		if m.allows(nemesis.Delay) && len(rest) > 0 && m.rng.IntN(2) == 0 {
 			// Replication lags to the other servers from before the grant
 			// until after the attack began; half the time one of them is
 			// cut off with the granter instead (it acknowledged the grant:

@@ -225,3 +225,68 @@ func TestPlacementsAnchorOnTheParentsHoldings(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchStaysInItsFamily: a search aimed at a fault family draws,
+// mutates and places faults of that kind only, and tells OnRun of every
+// run, in order, with the schedule that ran.
+func TestSearchStaysInItsFamily(t *testing.T) {
+	for _, family := range []string{"pause", "crash", "partition", "clock-jump", "clock-drift", "delay"} {
+		t.Run(family, func(t *testing.T) {
+			target := Target{Name: "redis × " + family, Family: family,
+				Test: func(seed uint64) (harness.Test, error) {
+					return harness.Test{System: "redis", Clients: 2, Time: 20 * time.Second, Nemesis: family, Seed: seed}.WithDefaults(), nil
+				},
+				Stop: func(harness.Result) bool { return false }}
+			var seen []harness.Test
+			o, err := Search(Config{Target: &target, Seed: 3, MaxRuns: 30, OnRun: func(tt harness.Test, r harness.Result) {
+				require.NotNil(t, tt.Schedule)
+				assert.Equal(t, r.Schedule.Faults, tt.Schedule.Faults, "the test OnRun gets is the run's, its schedule explicit")
+				seen = append(seen, tt)
+			}}, nil)
+			require.NoError(t, err)
+			assert.False(t, o.Found)
+			assert.Len(t, seen, o.Runs)
+			faults := 0
+			for _, tt := range seen {
+				for _, f := range tt.Schedule.Faults {
+					assert.Equal(t, nemesis.Kind(family), f.Kind, "run seed %d", tt.Seed)
+					faults++
+				}
+			}
+			assert.Positive(t, faults)
+		})
+	}
+}
+
+// TestSearchStopsWhereItsTargetSays: the stop predicate ends the search,
+// and the run that stopped it is the outcome's test.
+func TestSearchStopsWhereItsTargetSays(t *testing.T) {
+	runs := 0
+	target := Target{Name: "redis × pause", Family: "pause",
+		Test: func(seed uint64) (harness.Test, error) {
+			return harness.Test{System: "redis", Clients: 2, Time: 20 * time.Second, Nemesis: "pause", Seed: seed}.WithDefaults(), nil
+		},
+		Stop: func(harness.Result) bool { runs++; return runs == 5 }}
+	o, err := Search(Config{Target: &target, Seed: 1, MaxRuns: 30}, nil)
+	require.NoError(t, err)
+	assert.True(t, o.Found)
+	assert.Equal(t, 5, o.Runs)
+}
+
+// TestSearchRefusesAnUnknownFamily names the family and the known ones.
+func TestSearchRefusesAnUnknownFamily(t *testing.T) {
+	target := Target{Name: "x", Family: "gc", Test: func(uint64) (harness.Test, error) { return harness.Test{}, nil },
+		Stop: func(harness.Result) bool { return true }}
+	_, err := Search(Config{Target: &target}, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"gc"`)
+	assert.Contains(t, err.Error(), "clock-drift")
+}
+
+// TestTimeScaleNamesItsParts: the time scale in words names the options it
+// sums.
+func TestTimeScaleNamesItsParts(t *testing.T) {
+	sum, words := TimeScale(harness.Test{System: "zookeeper", Time: 30 * time.Second}.WithDefaults())
+	assert.Positive(t, sum)
+	assert.Contains(t, words, "session-timeout 10s")
+}

@@ -44,6 +44,13 @@ type Variant struct {
 	// NoHunt says why random faults cannot rediscover this unsafe variant (it
 	// fails without any fault, say); it keeps the variant out of Hunts.
 	NoHunt string
+	// MatrixNote explains why the default safety matrix's cell of this
+	// variant (its design and storage mode under its faults' family) comes
+	// out otherwise than the variant (an unsafe variant's violation not
+	// found there, or a fixed variant's cell with one): the variant's
+	// workload, clients or schedule stage something the matrix's runs do
+	// not. The consistency test (sweep) allows a disagreement only with it.
+	MatrixNote string
 }
 
 // ReproTest is the variant's test with the checks its expectations name added

@@ -24,7 +24,7 @@ func databaseScenarios() []Scenario {
 			{Name: "database-unsafe", Kind: KindGCPause, Doc: "database unique-row (10 s expiry), unfenced storage: the stale write lands after client 2's",
 				Test:   dbTest(2, 30*time.Second, schedule(pauseAfter("c1", "read", 15*time.Second)), "mode", "unique-row"),
 				Expect: expect(models.Invalid, models.Invalid)},
-			{Name: "database-fixed", Doc: "fenced storage with the server's grant number as token: the stale write is rejected",
+			{Name: "database-fixed", MatrixNote: "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder whose write lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update that fencing reads prevents (the fenced+reads row)", Doc: "fenced storage with the server's grant number as token: the stale write is rejected",
 				Test:   fenced(dbTest(2, 30*time.Second, schedule(pauseAfter("c1", "read", 15*time.Second)), "mode", "unique-row")),
 				Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: writesRejected(1)},
 		}},

@@ -32,7 +32,7 @@ func oncallScenarios() []Scenario {
 				Doc: "Redis, unfenced storage: doctor 1 reads doctor 2 on call and pauses past its lease; doctor 2 " +
 					"takes the lock, reads doctor 1 on call and leaves; doctor 1 wakes and leaves too",
 				Test: paused, Expect: onCall(models.Invalid).and("mutual-exclusion", models.Invalid)},
-			{Name: "fenced-writes-unsafe", Kind: KindGCPause,
+			{Name: "fenced-writes-unsafe", MatrixNote: "the write skew needs the oncall workload (two doctors' rows, the on-call check); the matrix runs the fenced counter, one cell, where fencing writes does keep the data", Kind: KindGCPause,
 				Doc: "Redis with INCR fencing tokens, storage fencing writes only: the fence is per row, and doctor 2 " +
 					"wrote only its own row — doctor 1's row never saw token 2, so doctor 1's stale write lands",
 				Test:   fenced(paused, "fencing", "true"),

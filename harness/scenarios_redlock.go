@@ -21,7 +21,7 @@ func redlockScenarios() []Scenario {
 			Variants: []Variant{
 				{Name: "redlock-unsafe", Doc: "Redlock, unfenced storage: the majority and the validity check cannot see a pause after acquire returned", Kind: KindGCPause,
 					Test: gcPause, Expect: expect(models.Invalid, models.Invalid).and("lease", models.Valid).and("fencing-tokens", models.Invalid)},
-				{Name: "redlock-fixed", Doc: "Redlock plus tokens from an external monotonic counter (token=external), fenced storage: the stale write is rejected — Redlock's own values could not do it",
+				{Name: "redlock-fixed", MatrixNote: "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder whose write lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update that fencing reads prevents (the fenced+reads row)", Doc: "Redlock plus tokens from an external monotonic counter (token=external), fenced storage: the stale write is rejected — Redlock's own values could not do it",
 					Test: fenced(gcPause, external...), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: writesRejected(1)},
 			},
 		},
@@ -125,9 +125,9 @@ func redlockGCPause() Scenario {
 		Variants: []Variant{
 			{Name: "unsafe", Doc: "the pause comes after acquire returned (after the check): nothing can see it; unfenced storage", Kind: KindGCPause,
 				Test: after, Expect: expect(models.Invalid, models.Invalid).and("fencing-tokens", models.Invalid)},
-			{Name: "fixed", Doc: "the same pause, with tokens from an external monotonic counter and fenced storage: the stale write is rejected",
+			{Name: "fixed", MatrixNote: "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder whose write lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update that fencing reads prevents (the fenced+reads row)", Doc: "the same pause, with tokens from an external monotonic counter and fenced storage: the stale write is rejected",
 				Test: fenced(after, "token", "external"), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: writesRejected(1)},
-			{Name: "pause-before-check", Doc: "the pause comes after the SETs were sent and before the replies are read: elapsed on the monotonic clock includes it, no validity is left, client 1 gives up (antirez's point)",
+			{Name: "pause-before-check", MatrixNote: "its faults are of several kinds (the random column), where the same design also meets a pause after the validity check, which no check catches (kleppmann-gc-pause/redlock-unsafe)", Doc: "the pause comes after the SETs were sent and before the replies are read: elapsed on the monotonic clock includes it, no validity is left, client 1 gives up (antirez's point)",
 				Test: before, Expect: expect(models.Valid, models.Valid).and("lease", models.Valid), Assert: storyMentions("no validity left")},
 			{Name: "unsafe-wall-clock", Doc: "the same pause measured on the wall clock, which steps back 15 s as the pause ends: the check is fooled", Kind: KindHolderClock,
 				Test: wall, Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid)},

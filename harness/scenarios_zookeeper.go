@@ -162,7 +162,7 @@ func zkPartitionedHolderVariants() []Variant {
 	}
 	expired := storyMentions("session-expired", "node deleted")
 	return []Variant{
-		{Name: "unsafe", Kind: KindSessionExpiry, Doc: "on-suspend=continue (Curator's Session policy): client 1 believes it holds until LOST, long after the leader expired its session; two clients hold the lock and client 1's write lands",
+		{Name: "unsafe", MatrixNote: "the holder's 14 s critical section (-w hold=14s) outlives its session under the partition; the matrix's clients hold the lock 100 ms, so a partition alone ends their critical sections long before the session expires", Kind: KindSessionExpiry, Doc: "on-suspend=continue (Curator's Session policy): client 1 believes it holds until LOST, long after the leader expired its session; two clients hold the lock and client 1's write lands",
 			Test: test(SuspendContinue, storage.Unfenced), Expect: expect(models.Invalid, models.Invalid), Assert: allOf(expired, beliefVsExpiry("c1", true))},
 		{Name: "fixed", Doc: "on-suspend=stop (Standard policy) and storage fenced by czxid: client 1's belief ends at SUSPENDED, before its session can expire, " +
 			"but the workload writes anyway (it does not ask the connection state), so the mutual-exclusion check still sees it act late; the fenced storage rejects that write",
@@ -195,7 +195,7 @@ func zkReconnectVariants() []Variant {
 	return []Variant{
 		{Name: "unsafe", NoHunt: "its overlap classifies as session-expiry, which the zk-session-expiry hunt already hunts; the kinds cannot tell the adopted node of an expired session apart", Doc: "adopt-check=false (Curator): client 1 adopts the node of its expired session, which is the lowest, and believes it holds the lock; the node is deleted when the old session expires and client 2 takes the lock too",
 			Test: test("false"), Expect: expect(models.Invalid, models.Invalid)},
-		{Name: "fixed", Doc: "adopt-check=true: a node is adopted only if its ephemeral owner is the current session; client 1 creates a new node and waits its turn",
+		{Name: "fixed", MatrixNote: "the fix is for a reconnect that adopts its expired session's node; its faults are of several kinds (the random column), where the unfenced recipe still breaks by a pause beyond the session (kleppmann-gc-pause/zookeeper-unsafe)", Doc: "adopt-check=true: a node is adopted only if its ephemeral owner is the current session; client 1 creates a new node and waits its turn",
 			Test: test("true"), Expect: expect(models.Valid, models.Valid)},
 	}
 }

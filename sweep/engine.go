@@ -470,6 +470,13 @@ func RunDir(g Grid, r Run) string {
 func ReplayCommand(t harness.Test, dir string) string {
 	args := append([]string{"locklab", "run"}, t.Args()...)
 	args = append(args, "--out", dir)
+	return shellJoin(args)
+}
+
+// shellJoin joins a command's words, each quoted for a POSIX shell when it
+// needs it.
+func shellJoin(args []string) string {
+	args = slices.Clone(args)
 	for i, a := range args {
 		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
 			args[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"

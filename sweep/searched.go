@@ -114,6 +114,9 @@ type Evidence struct {
 	Quiet int `json:"quiet"`
 	// Undecided counts the runs some check could not decide.
 	Undecided int `json:"undecided,omitempty"`
+	// Failed counts, per check, the runs of the search it failed in (the
+	// shrinking's runs not counted).
+	Failed map[string]int `json:"failed,omitempty"`
 	// Largest is the largest fault that fired relative to the system's
 	// timing, in words ("pauses up to 3.2x the lease of 10s"); LargestRatio
 	// the ratio.

@@ -1,0 +1,343 @@
+package sweep
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reports"
+)
+
+// Files of a searched matrix's directory.
+const (
+	// SearchManifestFile holds the matrix's settings and fingerprint.
+	SearchManifestFile = "search.json"
+	// CellsJournal is the append-only record of finished cells (and rows'
+	// costs), one JSON line each, fsync'd as each is written.
+	CellsJournal = "cells.jsonl"
+	// MatrixText is the plain-text summary of a searched matrix.
+	MatrixText = "matrix.txt"
+)
+
+// searchManifest is search.json.
+type searchManifest struct {
+	Format      string       `json:"format"`
+	Fingerprint string       `json:"fingerprint"`
+	Config      SearchConfig `json:"config"`
+}
+
+// ReadSearchConfig reads the settings of the searched matrix in dir (for
+// --resume).
+func ReadSearchConfig(dir string) (SearchConfig, error) {
+	path := filepath.Join(dir, SearchManifestFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return SearchConfig{}, fmt.Errorf("matrix directory: %w", err)
+	}
+	var m searchManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return SearchConfig{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if m.Format != searchFormat {
+		return SearchConfig{}, fmt.Errorf("%s: format %q, want %q (a matrix of another version: run it afresh in another directory)", path, m.Format, searchFormat)
+	}
+	if m.Fingerprint != m.Config.Fingerprint() {
+		return SearchConfig{}, fmt.Errorf("%s: the fingerprint does not match its settings (edited by hand?)", path)
+	}
+	return m.Config, nil
+}
+
+// journalLine is one line of cells.jsonl: a finished cell, or (Column "")
+// a row's cost.
+type journalLine struct {
+	Row    string `json:"row"`
+	Column string `json:"column,omitempty"`
+	// Runs counts the simulated runs the item made.
+	Runs int           `json:"runs"`
+	Cell *SearchedCell `json:"cell,omitempty"`
+	Cost *Cost         `json:"cost,omitempty"`
+}
+
+// SearchProgress is told what a searched matrix does.
+type SearchProgress interface {
+	// Start: cells in all, done of them recorded before.
+	Start(cells, done int)
+	// Run: a simulated run finished. It may be called from several
+	// goroutines at once.
+	Run()
+	// Cell: a cell finished (called from one goroutine).
+	Cell(row SearchedRow, cell SearchedCell)
+}
+
+// SearchOptions configure SearchMatrix.
+type SearchOptions struct {
+	// Dir is the matrix directory.
+	Dir string
+	// Jobs is the number of cells searched at once. Default GOMAXPROCS.
+	Jobs int
+	// Progress, when set, is told of every run and cell.
+	Progress SearchProgress
+	// Stop, when closed, ends the matrix after the cells under way (for
+	// tests of resumption); nil: never.
+	Stop <-chan struct{}
+}
+
+// item is a unit of work: a row's cost (column "") or a cell.
+type item struct {
+	row    int
+	column string
+}
+
+// SearchMatrix decides every cell of the matrix that dir's journal does not
+// hold yet, on o.Jobs workers, appending each finished cell to the journal
+// (fsync'd); then it writes matrix.json and matrix.txt. Every cell is
+// deterministic from its row and column, so the matrix is the same for any
+// -j and however often it was interrupted and resumed. It holds the
+// directory locked (LockDir) while it works.
+func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
+	if o.Jobs <= 0 {
+		o.Jobs = runtime.GOMAXPROCS(0)
+	}
+	if err := c.Validate(); err != nil {
+		return SearchedMatrix{}, err
+	}
+	unlock, err := LockDir(o.Dir)
+	if err != nil {
+		return SearchedMatrix{}, err
+	}
+	defer unlock()
+	if err := prepareSearchDir(o.Dir, c); err != nil {
+		return SearchedMatrix{}, err
+	}
+	if err := removeLeftovers(o.Dir); err != nil {
+		return SearchedMatrix{}, err
+	}
+	rowIndex := map[string]int{}
+	for i, r := range c.Rows {
+		rowIndex[r.ID] = i
+	}
+	done := map[item]journalLine{}
+	jpath := filepath.Join(o.Dir, CellsJournal)
+	j, err := openJournal(jpath, func(line []byte, _ int64) error {
+		var l journalLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return err
+		}
+		r, ok := rowIndex[l.Row]
+		if !ok || (l.Column != "" && !slices.Contains(c.Columns, l.Column)) || (l.Column != "" && l.Cell == nil) {
+			return fmt.Errorf("not a cell of this matrix (row %q, column %q)", l.Row, l.Column)
+		}
+		it := item{r, l.Column}
+		if prev, dup := done[it]; dup {
+			a, _ := json.Marshal(prev)
+			b, _ := json.Marshal(l)
+			if string(a) != string(b) {
+				return fmt.Errorf("row %s column %q is recorded twice differently", l.Row, l.Column)
+			}
+		}
+		done[it] = l
+		return nil
+	})
+	if err != nil {
+		return SearchedMatrix{}, err
+	}
+	defer j.f.Close()
+	j.syncRecords = 1 // every cell is minutes of work: fsync each
+	defer TuneGC()()
+	var pending []item
+	cellsDone := 0
+	for r := range c.Rows {
+		if _, ok := done[item{r, ""}]; !ok {
+			pending = append(pending, item{r, ""})
+		}
+		for _, col := range c.Columns {
+			if _, ok := done[item{r, col}]; ok {
+				cellsDone++
+			} else {
+				pending = append(pending, item{r, col})
+			}
+		}
+	}
+	if o.Progress != nil {
+		o.Progress.Start(len(c.Rows)*len(c.Columns), cellsDone)
+	}
+	err = searchPool(c, o, pending, func(l journalLine, it item) error {
+		line, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		if _, err := j.append(line); err != nil {
+			return err
+		}
+		done[it] = l
+		if o.Progress != nil && l.Cell != nil {
+			o.Progress.Cell(c.Rows[it.row], *l.Cell)
+		}
+		return nil
+	})
+	if cerr := j.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return SearchedMatrix{}, err
+	}
+	m := SearchedMatrix{Preset: c.Preset, Fingerprint: c.Fingerprint(), Columns: c.Columns, Budget: c.Budget, Time: c.Time, Clients: c.Clients}
+	for r, row := range c.Rows {
+		cost := done[item{r, ""}]
+		row.Cost = cost.Cost
+		m.Runs += cost.Runs
+		for _, col := range c.Columns {
+			l := done[item{r, col}]
+			m.Runs += l.Runs
+			row.Cells = append(row.Cells, *l.Cell)
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	if err := writeJSON(filepath.Join(o.Dir, MatrixJSON), m); err != nil {
+		return m, err
+	}
+	if err := reports.WriteFileAtomic(filepath.Join(o.Dir, MatrixText), func(w io.Writer) error { return WriteSearchedText(w, m, true) }); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// prepareSearchDir creates dir with its manifest, or checks that the
+// manifest there is the same matrix (a resume).
+func prepareSearchDir(dir string, c SearchConfig) error {
+	m := searchManifest{Format: searchFormat, Fingerprint: c.Fingerprint(), Config: c}
+	old, err := ReadSearchConfig(dir)
+	switch {
+	case err == nil:
+		if fp := old.Fingerprint(); fp != m.Fingerprint {
+			return &GridMismatchError{Dir: dir, Why: "a matrix of other settings (fingerprint " + fp + ", this one " + m.Fingerprint + ")"}
+		}
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return &GridMismatchError{Dir: dir, Why: err.Error()}
+	}
+	if entries, err := os.ReadDir(dir); err == nil && slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() != LockFile }) {
+		return &GridMismatchError{Dir: dir, Why: "other files (no " + SearchManifestFile + ")"}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("matrix directory: %w", err)
+	}
+	return writeJSON(filepath.Join(dir, SearchManifestFile), m)
+}
+
+// searchPool works through the pending items on o.Jobs workers and hands
+// each finished one to done, from the calling goroutine.
+func searchPool(c SearchConfig, o SearchOptions, pending []item, done func(journalLine, item) error) error {
+	type result struct {
+		it   item
+		line journalLine
+		err  error
+	}
+	work := make(chan item)
+	results := make(chan result, o.Jobs)
+	var wg sync.WaitGroup
+	for range o.Jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range work {
+				l, err := searchItem(c, o, it)
+				results <- result{it, l, err}
+			}
+		}()
+	}
+	quit := make(chan struct{})
+	go func() {
+		defer close(work)
+		for _, it := range pending {
+			select {
+			case work <- it:
+			case <-quit:
+				return
+			case <-o.Stop:
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	finished := 0
+	var firstErr error
+	for res := range results {
+		if firstErr != nil {
+			continue
+		}
+		err := res.err
+		if err == nil {
+			err = done(res.line, res.it)
+		}
+		if err != nil {
+			firstErr = err
+			close(quit)
+			continue
+		}
+		finished++
+	}
+	if firstErr == nil && finished < len(pending) {
+		firstErr = ErrStopped
+	}
+	return firstErr
+}
+
+// searchItem does one item: a row's cost, or a cell.
+func searchItem(c SearchConfig, o SearchOptions, it item) (journalLine, error) {
+	row := c.Rows[it.row]
+	var run func()
+	if o.Progress != nil {
+		run = o.Progress.Run
+	}
+	if it.column == "" {
+		cost, runs, err := rowCost(c, row, run)
+		return journalLine{Row: row.ID, Runs: runs, Cost: cost}, err
+	}
+	cell, runs, err := SearchCell(c, row, it.column, CellOptions{Dir: o.Dir, Run: run})
+	if err != nil {
+		return journalLine{}, err
+	}
+	return journalLine{Row: row.ID, Column: it.column, Runs: runs, Cell: &cell}, nil
+}
+
+// rowCost measures a row on CostRuns fault-free runs (seeds 1..CostRuns):
+// the median over runs of each run's acquire latency quantiles, critical
+// sections (granted acquires) per simulated second and messages per granted
+// acquire; nil when no acquire was granted.
+func rowCost(c SearchConfig, row SearchedRow, run func()) (*Cost, int, error) {
+	var p50s, p99s []int64
+	grants := 0
+	var messages uint64
+	for seed := range uint64(c.CostRuns) {
+		t := c.test(row, "none", seed+1)
+		r, err := harness.Run(t)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s · %s: cost run: %w", row.Design, row.Storage, err)
+		}
+		rec := NewRecord("", r)
+		r.Release()
+		if run != nil {
+			run()
+		}
+		grants += rec.AcquiresOK
+		messages += rec.Messages
+		if rec.AcquiresOK > 0 {
+			p50s, p99s = append(p50s, rec.AcquireP50US), append(p99s, rec.AcquireP99US)
+		}
+	}
+	if grants == 0 {
+		return nil, c.CostRuns, nil
+	}
+	return &Cost{AcquireP50MS: median(p50s) / 1000, AcquireP99MS: median(p99s) / 1000,
+		CSPerSecond:        float64(grants) / float64(c.CostRuns) / time.Duration(c.Time).Seconds(),
+		MessagesPerAcquire: float64(messages) / float64(grants)}, c.CostRuns, nil
+}

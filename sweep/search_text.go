@@ -1,0 +1,104 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// mark is a cell in the summary's table: its verdict and the run that
+// showed it, or the runs that showed nothing. It never says "safe".
+func mark(c SearchedCell) string {
+	if len(c.Findings) > 0 {
+		f := c.Findings[0]
+		word := map[string]string{VerdictCorrupted: "CORRUPTED", VerdictLockBroke: "broke", VerdictTokenOrder: "tokens", VerdictLiveness: "liveness"}[f.Kind]
+		return fmt.Sprintf("%s r%d", word, f.RunsTo)
+	}
+	switch c.Verdict {
+	case VerdictNoFault:
+		return "no fault"
+	case VerdictUnknown:
+		return fmt.Sprintf("unknown/%d", c.Evidence.Fired)
+	}
+	return fmt.Sprintf("none/%d", c.Evidence.Fired)
+}
+
+// WriteSearchedText writes a searched matrix as plain text: its settings,
+// a table of its cells with a legend and, with details, every cell's
+// evidence and findings (their faults, story and replay command).
+func WriteSearchedText(w io.Writer, m SearchedMatrix, details bool) error {
+	var b strings.Builder
+	cells, corrupted, broke := 0, 0, 0
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			cells++
+			switch c.Verdict {
+			case VerdictCorrupted:
+				corrupted++
+			case VerdictLockBroke:
+				broke++
+			}
+		}
+	}
+	preset := m.Preset
+	if preset == "" {
+		preset = "custom"
+	}
+	fmt.Fprintf(&b, "safety matrix (preset %s, %s): %d rows × %d fault families; each cell a guided search of up to %d runs of %v with %d clients; %d simulated runs in all\n",
+		preset, m.Fingerprint, len(m.Rows), len(m.Columns), m.Budget, time.Duration(m.Time), m.Clients, m.Runs)
+	fmt.Fprintf(&b, "%d of %d cells corrupted data; in %d more the lock broke and no corruption was found\n\n", corrupted, cells, broke)
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	fmt.Fprint(tw, "DESIGN\tSTORAGE")
+	for _, col := range m.Columns {
+		fmt.Fprint(tw, "\t"+strings.ToUpper(col))
+	}
+	fmt.Fprintln(tw)
+	for _, r := range m.Rows {
+		fmt.Fprintf(tw, "%s\t%s", r.Design, r.Storage)
+		for _, c := range r.Cells {
+			fmt.Fprint(tw, "\t"+mark(c))
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	b.WriteString(`
+CORRUPTED rN: data corrupted, first in run N of the cell's search (which then stops).
+broke rN / tokens rN / liveness rN: the lock broke, fencing tokens went out of order, or the
+  lock got stuck, first in run N; no data corruption found in the whole search.
+none/N: no violation found in the N runs in which a fault of the family fired: an upper bound
+  on the rate, not a proof ("none/300": < 1% per run, 95%). no fault: no fault of the family
+  fired in any run: the cell says nothing.
+`)
+	if details {
+		for _, r := range m.Rows {
+			fmt.Fprintf(&b, "\n%s · %s (%s)", r.Design, r.Storage, r.Flags)
+			if r.Guard != "" {
+				fmt.Fprintf(&b, "; when the lock breaks: %s", r.Guard)
+			}
+			b.WriteString("\n")
+			if r.Cost != nil {
+				fmt.Fprintf(&b, "  cost without faults: acquire p50 %.1f ms, p99 %.1f ms; %.1f critical sections/s; %.1f messages per acquire\n",
+					r.Cost.AcquireP50MS, r.Cost.AcquireP99MS, r.Cost.CSPerSecond, r.Cost.MessagesPerAcquire)
+			}
+			for _, c := range r.Cells {
+				fmt.Fprintf(&b, "  %s: %s\n", c.Column, c.Evidence.Line)
+				for _, f := range c.Findings {
+					fmt.Fprintf(&b, "    %s (run %d, %s): %s\n", kindPhrase[f.Kind], f.RunsTo, strings.Join(f.Checks, ", "), f.Story)
+					for _, line := range f.Faults {
+						fmt.Fprintf(&b, "      fault: %s\n", line)
+					}
+					if f.Dir != "" {
+						fmt.Fprintf(&b, "      run directory: %s\n", f.Dir)
+					}
+					fmt.Fprintf(&b, "      replay (from the matrix directory): %s\n", f.Replay)
+				}
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
