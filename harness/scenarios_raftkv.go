@@ -109,6 +109,9 @@ func raftkvLeaderPartitionVariants() []Variant {
 		},
 		{
 			Name: "unfenced",
+			MatrixNote: "this variant cuts the leader off, never a client; the matrix's partitions also isolate the holder, " +
+				"whose write the cut holds and delivers after the heal, once another client wrote: a delayed write that rolls " +
+				"the counter back (the hazard of kleppmann-network-delay), which only fenced storage stops",
 			Doc: "unfenced storage, still valid: a Raft failover loses no lock (unlike Redis' asynchronous failover); " +
 				"what breaks raftkv is time, see raftkv-leader-clock-ahead",
 			Test:   test(storage.Unfenced),

@@ -207,6 +207,9 @@ func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
 	if err := reports.WriteFileAtomic(filepath.Join(o.Dir, MatrixText), func(w io.Writer) error { return WriteSearchedText(w, m, true) }); err != nil {
 		return m, err
 	}
+	if err := WriteSearchedPage(o.Dir, m); err != nil {
+		return m, fmt.Errorf("matrix page: %w", err)
+	}
 	return m, nil
 }
 

@@ -162,22 +162,11 @@ func FullRows() ([]SearchedRow, error) {
 	return rows, nil
 }
 
-// guardOf names what keeps a row's data safe when its lock breaks, by its
-// storage mode alone: fencing tokens for a fenced storage, the sequencer
-// check for Chubby's check mode, nothing for an unfenced one. It does not
-// know the guards some options bring (a database row written in the lock's
-// transaction, a compare-and-set, etcd's guarded Txn): the designs' own
-// guards (DesignRows) name those.
+// guardOf names what keeps a row's data safe when its lock breaks
+// (harness.GuardOf: the design's own guard, else the system's and the
+// storage mode's).
 func guardOf(c Config) string {
-	switch {
-	case c.Storage == storage.Fenced && c.FenceReads:
-		return harness.GuardFencingReads
-	case c.Storage == storage.Fenced:
-		return harness.GuardFencing
-	case c.Storage == storage.Check:
-		return harness.GuardSequencer
-	}
-	return ""
+	return harness.GuardOf(c.System, c.SystemOptions, c.Storage, c.FenceReads)
 }
 
 // NewSearchedRow is the row of a design in one storage mode: its options

@@ -486,19 +486,6 @@ func thousands(n int) string {
 	return b.String()
 }
 
-// percent writes a rate as a percentage with two significant digits at most:
-// 0.77%, 1.5%, 12%.
-func percent(x float64) string {
-	p := 100 * x
-	switch {
-	case p < 1:
-		return strconv.FormatFloat(p, 'f', 2, 64) + "%"
-	case p < 10:
-		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
-	}
-	return strconv.FormatFloat(p, 'f', 0, 64) + "%"
-}
-
 // milliseconds writes a latency: 0.9 ms, 14 ms, 120 ms.
 func milliseconds(ms float64) string {
 	if ms < 10 {
