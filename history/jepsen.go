@@ -215,15 +215,15 @@ type jepsenOp struct {
 	fields map[string]jepsenField
 }
 
-func (o jepsenOp) has(name string) bool { _, ok := o.fields[name]; return ok }
-
 // given reports whether the field is there and not nil.
 func (o jepsenOp) given(name string) bool { f, ok := o.fields[name]; return ok && f.v != nil }
 
+// fail is a ParseError at line.
 func (jr *jepsenReader) fail(line int, format string, args ...any) error {
 	return &ParseError{File: jr.name, Line: line, Reason: fmt.Sprintf(format, args...)}
 }
 
+// framing is a framing error as a ParseError at its line.
 func (jr *jepsenReader) framing(err error) error {
 	if fe, ok := err.(*errFramer); ok {
 		return jr.fail(fe.line, "%s", fe.msg)
