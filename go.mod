@@ -26,6 +26,7 @@ require (
 	golang.org/x/tools v0.52.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/grpc v1.83.2
+	olympos.io/encoding/edn v0.0.0-20201019073823-d3554ca0b0a3
 )
 
 require (

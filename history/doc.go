@@ -140,4 +140,80 @@
 // write the event back (with its index, U+2028 and U+2029 escaped): whatever
 // Read accepts, Write can write. Malformed input is rejected with the file,
 // the line and the reason.
+//
+// # Jepsen histories
+//
+// ReadJepsen reads the history of a Jepsen lock test (history.edn: EDN
+// operation maps one after another, usually one per line, or one vector or
+// list of them; maps printed as #jepsen.history.Op records too) and maps it
+// to events, so that the same checks judge it. The EDN values are read by
+// olympos.io/encoding/edn; this package finds where each operation and field
+// begins, so every error names the line, and a field given twice is refused.
+//
+//	Jepsen                          event
+//	:time N                         time N (nanoseconds since the test began; required, never decreasing)
+//	:process N                      process N, node "pN" (a crashed process's thread goes on under a new
+//	                                number in Jepsen, so each number is its own client)
+//	:process :nemesis               a fault (process -1), see below
+//	:type :invoke/:ok/:fail/:info   the same type
+//	:f :acquire or :lock            acquire
+//	:f :release or :unlock          release
+//	:f :renew                       renew
+//	:index N                        not kept: events are numbered in file order (a given :index must ascend)
+//	:value nil                      nothing
+//	:value [k v]                    key k (jepsen.independent's tuple), and v as below
+//	:value v                        detail "value v": kept, not interpreted (a fencing token is :token)
+//	:key k                          key k; without :key or a tuple, the key is "lock"
+//	:owner o                        owner o
+//	:token t, :fencing-token t      token t (a whole number, not negative)
+//	:ttl d, :lease d                the lease: on an acquire or renew that returns ok, deadline =
+//	                                the invocation's time + d (d in nanoseconds, at least 1 ms, or
+//	                                a duration string such as "2s"), from the invocation or the completion
+//	:error e                        detail "error e"
+//
+// Any other field is left out and counted (Jepsen.Left), and so is every
+// client operation with another :f (a read of the data the lock protects, an
+// :add): the checks judge the lock operations alone. Keys, owners and
+// targets are at most 200 bytes, an operation at most 1 MiB, and forms nest
+// at most 64 deep.
+//
+// Without :owner, every acquire is an acquisition of its own, "p3#2" for
+// process 3's second acquire (Jepsen's mutex is not reentrant: a second grant
+// to a process that holds the lock is a grant to another acquirer), and a
+// release or renew belongs to its process's last acquire that returned ok,
+// until a release returns ok (none if it holds nothing). An owner named on
+// the completion alone is the operation's.
+//
+// Jepsen's nemesis records each operation twice, as it begins and as it
+// ends, both :type :info: a nemesis operation with the :f of the one before
+// it and a type other than :invoke is its completion (a hand-written history
+// may give one operation alone). A fault lasts from the beginning of the
+// operation that starts it to the end of the one that stops it:
+//
+//	:start-X ... :stop-X            fault X (:start-partition ... :stop-partition or :heal: partition)
+//	:start ... :stop                fault "nemesis" (the classic nemeses' partitions, clocks, ...)
+//	:kill ... :start or :restart    crash (:start ends the crashes when there are any)
+//	:pause ... :resume              pause
+//	:bump-clock ... :reset-clock    clock-jump
+//	:check-clock-offsets            nothing (it measures): left out and counted
+//	:strobe-clock                   clock-strobe, while the operation runs
+//	any other :f                    a fault of that name while the operation runs
+//
+// A stop with no fault of its kind under way (the final heal of a test) is
+// left out and counted; a stop ends every fault of its kind. A nemesis
+// operation that completes with :fail did nothing. The detail is the :f and
+// both values (":start-partition :majority -> [:isolated {...}]", each at most
+// 200 bytes); the targets are the node names of the completion's value (a
+// vector or set of names, or the keys of a map such as a grudge), else of the
+// invocation's.
+//
+// Refused, with the line and the field: anything that is not EDN, not UTF-8
+// or not an operation map; a missing :type, :f, :process or :time; a type,
+// process, time, index, token or lease of the wrong kind or out of order; a
+// field given twice; operations that do not pair up (an invocation while the
+// process's last is open, a completion without one or of another :f, a
+// process that goes on after :info); a key or owner on a completion that
+// differs from its invocation's; :token beside :fencing-token, :ttl beside
+// :lease. The events read are a valid history (Validate) that Write can
+// write.
 package history

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +23,7 @@ import (
 
 type checkFlags struct {
 	checks, storage, resource, out string
+	format                         string
 	initial, opts                  []string
 	fenceReads                     bool
 	steps                          int64
@@ -31,6 +34,8 @@ type checkFlags struct {
 // records it, every value spelled out.
 type checkConfig struct {
 	History string `json:"history"`
+	// Format is the history's format: locklab or jepsen.
+	Format string `json:"format"`
 	// Checks are the checks as asked ("default": every one that applies).
 	Checks     []string `json:"checks"`
 	Storage    string   `json:"storage"`
@@ -68,6 +73,9 @@ func (f checkFlags) validate(fl *pflag.FlagSet) error {
 			return usage("-o %s=%s and %s both set it: give one", k, opts[k], flag)
 		}
 	}
+	if !slices.Contains(historyFormats, f.format) {
+		return usage("--format %q: want %s", f.format, strings.Join(historyFormats, " or "))
+	}
 	if f.fenceReads && f.storage != "fenced" {
 		return usage("--fence-reads needs --storage fenced (an unfenced storage fences nothing)")
 	}
@@ -78,11 +86,14 @@ func (f checkFlags) validate(fl *pflag.FlagSet) error {
 func newCheckCmd() *cobra.Command {
 	var f checkFlags
 	cmd := &cobra.Command{
-		Use:   "check HISTORY.jsonl",
-		Short: "Check a history recorded anywhere (the locklab history format, version 1)",
+		Use:   "check HISTORY.jsonl|HISTORY.edn",
+		Short: "Check a history recorded anywhere (the locklab history format, or a Jepsen lock test's history.edn)",
 		Long: `check reads a history in the locklab format (JSON Lines, version 1: see
-'go doc github.com/locklab/locklab/history'), runs the checks on it and prints
-the verdicts with their counterexamples. The exit codes are those of run:
+'go doc github.com/locklab/locklab/history'), or with --format jepsen the
+history.edn of a Jepsen lock test (:acquire/:release or :lock/:unlock
+operations, nemesis operations as faults; the mapping is in the same
+documentation, "Jepsen histories"), runs the checks on it and prints the
+verdicts with their counterexamples. The exit codes are those of run:
 0 valid, 1 a safety check invalid, 2 bad input (the error names file:line),
 3 undecided or a liveness failure.
 
@@ -92,7 +103,8 @@ it cannot decide. Initial values of the resource are unknown unless given with
 --initial (any first value is then accepted).`,
 		Example: `  locklab check runs/redis-fenced-counter-unfenced-pause-seed7/history.jsonl
   locklab check my.jsonl --initial '*=0' --storage fenced --out my-report
-  locklab check my.jsonl --checks lease,fencing-tokens -o stall=5s`,
+  locklab check my.jsonl --checks lease,fencing-tokens -o stall=5s
+  locklab check --format jepsen store/latest/history.edn`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.validate(cmd.Flags()); err != nil {
@@ -102,6 +114,7 @@ it cannot decide. Initial values of the resource are unknown unless given with
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "locklab", "the history's format: locklab (JSON Lines) or jepsen (a Jepsen history.edn of a lock test)")
 	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.CheckNames, ", ")+"); +name adds a check to the default selection")
 	fl.StringArrayVar(&f.initial, "initial", nil, "initial value of a resource key, key=value (repeatable; *=value for every key)")
 	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: fenced (it rejects stale tokens: check its accepted tokens, and run the fencing check by default) or unfenced")
@@ -170,11 +183,17 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	events, err := history.ReadFile(path)
+	events, jepsen, err := readHistory(path, f.format)
 	if err != nil {
 		var pe *history.ParseError
 		if inRun := filepath.Join(path, reports.HistoryFile); errors.Is(err, history.ErrIsDirectory) && fileExists(inRun) {
 			return usage("%w (the run directory's history is %s)", err, inRun)
+		}
+		if errors.As(err, &pe) && f.format == "locklab" && strings.HasSuffix(path, ".edn") {
+			return usage("%w (a Jepsen history? add --format jepsen)", err)
+		}
+		if errors.As(err, &pe) && f.format == "jepsen" && looksLikeJSON(path) {
+			return usage("%w (JSON, not EDN: a history in the locklab format is read without --format jepsen)", err)
 		}
 		if errors.As(err, &pe) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
 			errors.Is(err, history.ErrIsDirectory) {
@@ -182,11 +201,17 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		}
 		return err
 	}
+	if jepsen != nil && !cmd.Flags().Changed("checks") && tokensGranted(events) {
+		// A Jepsen history names no storage that fences: the tokens are
+		// judged because the history records them.
+		names = []string{"+fencing-tokens"}
+	}
 	if f.out != "" {
 		if err := reports.CheckOutDir(f.out); err != nil {
 			return err
 		}
 	}
+	read := jepsenLines(jepsen, names)
 	checked, err := harness.CheckHistory(cfg, names, events)
 	if err != nil {
 		return usageError{err}
@@ -207,16 +232,16 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	out := cmd.OutOrStdout()
 	if f.out != "" {
 		run.Attachments = harness.Attachments(checked.Verdicts)
-		if run.Printed, err = checkOutput(path, run, checked, f.out); err != nil {
+		if run.Printed, err = checkOutput(path, run, checked, f.out, read); err != nil {
 			return err
 		}
 		if err := reports.WriteDir(f.out, run); err != nil {
-			text, _ := checkOutput(path, run, checked, "")
+			text, _ := checkOutput(path, run, checked, "", read)
 			fmt.Fprint(out, text)
 			return err
 		}
 	}
-	text, err := checkOutput(path, run, checked, f.out)
+	text, err := checkOutput(path, run, checked, f.out, read)
 	if err != nil {
 		return err
 	}
@@ -233,12 +258,14 @@ func fileExists(path string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// checkOutput is what check prints: the history's size, the summary (with
+// checkOutput is what check prints: the history's size, what reading it
+// made of it (read: a Jepsen history's account), the summary (with
 // the run directory dir, when set), the counterexamples and the checks left
 // out.
-func checkOutput(path string, run reports.Run, checked harness.Checked, dir string) (string, error) {
+func checkOutput(path string, run reports.Run, checked harness.Checked, dir, read string) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", path, history.Plural(len(run.Events), "event", ""))
+	b.WriteString(read)
 	if err := reports.PrintSummary(&b, run, dir); err != nil {
 		return "", err
 	}
@@ -259,7 +286,7 @@ func (f checkFlags) record(path string, names []string, cfg models.Config) check
 	if opts == nil {
 		opts = map[string]string{}
 	}
-	c := checkConfig{History: path, Checks: names, Storage: "unfenced", FenceReads: cfg.ReadsFenced, Resource: f.resource,
+	c := checkConfig{History: path, Format: f.format, Checks: names, Storage: "unfenced", FenceReads: cfg.ReadsFenced, Resource: f.resource,
 		Initial: f.initial, Options: opts, Steps: cfg.Budget.Steps, Budget: "unbounded"}
 	if cfg.StorageFenced {
 		c.Storage = "fenced"
@@ -288,6 +315,9 @@ func (f checkFlags) record(path string, names []string, cfg models.Config) check
 // checkCommand is the command line that repeats the check.
 func checkCommand(path string, f checkFlags) string {
 	args := []string{"locklab", "check", path, "--storage", f.storage}
+	if f.format != "locklab" {
+		args = append(args, "--format", f.format)
+	}
 	if f.checks != "" {
 		args = append(args, "--checks", f.checks)
 	}
@@ -335,4 +365,68 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// historyFormats are the formats check reads.
+var historyFormats = []string{"locklab", "jepsen"}
+
+// readHistory reads the history in path in the given format; a Jepsen
+// history comes with what its reading left out.
+func readHistory(path, format string) ([]history.Event, *history.Jepsen, error) {
+	if format != "jepsen" {
+		events, err := history.ReadFile(path)
+		return events, nil, err
+	}
+	h, err := history.ReadJepsenFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h.Events, &h, nil
+}
+
+// tokensGranted reports whether an acquire returned a fencing token.
+func tokensGranted(events []history.Event) bool {
+	return slices.ContainsFunc(events, func(e history.Event) bool {
+		return e.F == history.FAcquire && e.Type == history.OK && e.Token != nil
+	})
+}
+
+// jepsenLines is what check says of a Jepsen history it read: its
+// operations and faults, what the reading left out, and why fencing-tokens
+// runs when it does.
+func jepsenLines(h *history.Jepsen, names []string) string {
+	if h == nil {
+		return ""
+	}
+	var b strings.Builder
+	faults := 0
+	for _, e := range h.Events {
+		if e.Type == history.Start {
+			faults++
+		}
+	}
+	fmt.Fprintf(&b, "read as a Jepsen history: %s, %s\n", history.Plural(h.Ops, "operation", ""), history.Plural(faults, "fault", ""))
+	if len(h.Left) > 0 {
+		left := make([]string, len(h.Left))
+		for i, l := range h.Left {
+			left[i] = l.String()
+		}
+		fmt.Fprintf(&b, "left out: %s\n", strings.Join(left, ", "))
+	}
+	if slices.Contains(names, "+fencing-tokens") {
+		b.WriteString("fencing-tokens runs: the grants carry tokens\n")
+	}
+	return b.String()
+}
+
+// looksLikeJSON reports whether the file in path begins with a JSON object.
+func looksLikeJSON(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 64)
+	n, _ := io.ReadFull(f, head)
+	return bytes.HasPrefix(bytes.TrimLeft(head[:n], " \t\r\n"), []byte(`{"`))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/reports"
 )
 
@@ -132,4 +133,139 @@ func TestCheckExitCodes(t *testing.T) {
 			assert.Contains(t, stderr, tc.stderr)
 		})
 	}
+}
+
+// Histories of Jepsen's lock tests, hand-written in the format of their
+// history.edn, judged by check --format jepsen.
+func TestCheckJudgesJepsenLockHistories(t *testing.T) {
+	tests := []struct {
+		file string
+		code int
+		want []string
+	}{
+		{"lock-valid.edn", harness.ExitValid, []string{
+			"read as a Jepsen history: 12 operations, 0 faults",
+			"mutual-exclusion   VALID    3 holdings",
+			"mutex              VALID    3 grants on 1 key behave as a mutex",
+			"overall: VALID (exit 0)",
+			"skipped lease: the lock grants no leases",
+		}},
+		{"lock-double-grant.edn", harness.ExitInvalid, []string{
+			"read as a Jepsen history: 12 operations, 1 fault",
+			"faults: 1 partition",
+			"mutual-exclusion   INVALID  1 overlap",
+			`p0 held "lock" from 0.020s until its release at 2.000s; p1 held "lock" from 1.200s until its release at 2.100s.`,
+			`during fault: #2 0.500s p-1 start partition (:start-partition :majority -> [:isolated {"n1" #{"n3" "n4" "n5"} "n2" #{"n3" "n4" "n5"}}])`,
+			"mutex              INVALID  the lock service broke the mutex model on \"lock\": p1 was granted the lock while p0 held it",
+			"overall: INVALID (exit 1)",
+		}},
+		{"lock-info.edn", harness.ExitValid, []string{
+			"read as a Jepsen history: 10 operations, 0 faults",
+			"acquire      2 ok     0 fail     1 info",
+			"mutual-exclusion   VALID    2 holdings",
+			"overall: VALID (exit 0)",
+		}},
+		{"lock-lease.edn", harness.ExitValid, []string{
+			"fencing-tokens runs: the grants carry tokens",
+			"faults: 1 pause",
+			"lease              VALID    2 grants on 1 key behave as a lease lock",
+			"fencing-tokens     VALID    2 grants: tokens increase with every grant",
+			"skipped mutex: the lock grants leases",
+			"overall: VALID (exit 0)",
+		}},
+		{"lock-stale-token.edn", harness.ExitInvalid, []string{
+			"fencing-tokens     INVALID  fencing tokens on \"lock\": token went backwards: 6 after 7",
+			"during fault: #2 0.100s p-1 start pause targets=[n1] (:pause :primaries -> {\"n1\" :paused})",
+			"overall: INVALID (exit 1)",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			code, stdout, stderr := capture(t, "check", "--format", "jepsen", filepath.Join("testdata", "jepsen", tc.file))
+			assert.Equal(t, tc.code, code, stdout+stderr)
+			for _, want := range tc.want {
+				assert.Contains(t, stdout, want)
+			}
+		})
+	}
+}
+
+// What the mapping leaves out is said, and a history with nothing the checks
+// can judge is judged by none: exit 3, never valid.
+func TestCheckSaysWhatAJepsenHistoryLeftOut(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "set.edn")
+	require.NoError(t, os.WriteFile(p, []byte(`{:type :invoke, :f :add, :value 1, :time 10, :process 0}
+{:type :ok, :f :add, :value 1, :time 20, :process 0, :debug {:lock "foo"}}
+{:type :info, :f :stop, :time 30, :process :nemesis}
+`), 0o644))
+	code, stdout, stderr := capture(t, "check", "--format", "jepsen", p)
+	assert.Equal(t, harness.ExitUnknown, code, stdout+stderr)
+	assert.Contains(t, stdout, "read as a Jepsen history: 3 operations, 0 faults\n")
+	assert.Contains(t, stdout, "left out: 1 × nemesis :f :stop with no nemesis fault under way, 1 × op :f :add\n")
+	assert.Contains(t, stdout, "no check applies to this history: nothing was judged (exit 3)")
+}
+
+func TestCheckRefusesMalformedJepsenHistoriesNamingLineAndField(t *testing.T) {
+	dir := t.TempDir()
+	const acquire = "{:type :invoke, :f :acquire, :value nil, :time 10, :process 0, :index 0}\n"
+	tests := []struct {
+		name, body, want string
+	}{
+		{"missing time", acquire + "{:type :ok, :f :acquire, :value nil, :process 0, :index 1}\n", "h.edn:2: missing field :time"},
+		{"time goes back", acquire + "{:type :ok, :f :acquire, :time 9, :process 0}\n", "h.edn:2: field :time 9 is earlier than the 10 of line 1"},
+		{"a process a keyword", "{:type :invoke, :f :acquire, :time 1, :process :c1}\n", "h.edn:1: field :process :c1: want a client's number (0, 1, ...) or :nemesis"},
+		{"lease in seconds", "{:type :invoke, :f :acquire, :time 1, :process 0, :ttl 10}\n", `h.edn:1: field :ttl 10: a lease of 10ns? :ttl is in nanoseconds`},
+		{"not EDN", acquire + "{:type :ok, :f :acquire, :time 11, :process 0, :error \"\\q\"}\n", "h.edn:2: field :error: not valid EDN"},
+		{"a JSON history", `{"time":0,"process":0,"type":"invoke","f":"acquire"}` + "\n", "h.edn:1: not valid EDN"},
+		{"a JSON history, said so", `{"time":0,"process":0,"type":"invoke","f":"acquire"}` + "\n", "(JSON, not EDN: a history in the locklab format is read without --format jepsen)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, "h.edn")
+			require.NoError(t, os.WriteFile(p, []byte(tc.body), 0o644))
+			code, stdout, stderr := capture(t, "check", "--format", "jepsen", p)
+			assert.Equal(t, harness.ExitUsage, code, stdout+stderr)
+			assert.Contains(t, stderr, strings.ReplaceAll(tc.want, "h.edn", p))
+		})
+	}
+}
+
+func TestCheckFormatFlag(t *testing.T) {
+	code, _, stderr := capture(t, "check", "--format", "knossos", "testdata/gc-pause.jsonl")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, `--format "knossos": want locklab or jepsen`)
+
+	code, _, stderr = capture(t, "check", "testdata/jepsen/lock-valid.edn")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, "testdata/jepsen/lock-valid.edn:1: not a JSON event")
+	assert.Contains(t, stderr, "(a Jepsen history? add --format jepsen)")
+
+	code, _, stderr = capture(t, "check", "--format", "jepsen", "testdata/jepsen")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, "is a directory")
+}
+
+// A Jepsen history checked with --out leaves a run directory like any other:
+// the history in the locklab format, the command that repeats the check.
+func TestCheckWritesTheRunDirectoryOfAJepsenHistory(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r")
+	code, stdout, _ := capture(t, "check", "--format", "jepsen", "testdata/jepsen/lock-double-grant.edn", "--out", out)
+	require.Equal(t, harness.ExitInvalid, code, stdout)
+	b, err := os.ReadFile(filepath.Join(out, reports.ResultsFile))
+	require.NoError(t, err)
+	var res struct {
+		Command string `json:"command"`
+		Config  struct {
+			Format string `json:"format"`
+		} `json:"config"`
+	}
+	require.NoError(t, json.Unmarshal(b, &res))
+	assert.Equal(t, "locklab check testdata/jepsen/lock-double-grant.edn --storage unfenced --format jepsen --out "+out, res.Command)
+	assert.Equal(t, "jepsen", res.Config.Format)
+	events, err := history.ReadFile(filepath.Join(out, reports.HistoryFile))
+	require.NoError(t, err)
+	assert.Len(t, events, 10)
+	summary, err := os.ReadFile(filepath.Join(out, "summary.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "read as a Jepsen history: 12 operations, 1 fault")
 }
