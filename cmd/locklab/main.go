@@ -50,6 +50,9 @@ liveness), and writes a run directory with an HTML report.
 Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
 3 a check could not decide or a liveness check failed; 4 the harness crashed.`,
 	}
+	// Suggestions for a mistyped command are locklab's own (unknownCommand):
+	// on one line, and case-insensitive.
+	root.DisableSuggestions = true
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newReportCmd())
@@ -79,7 +82,11 @@ func execute(args []string) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue) || errors.As(err, &oe) || strings.HasPrefix(err.Error(), "unknown command"):
-		fmt.Fprintf(os.Stderr, "locklab: %s\n", plainMessage(err))
+		msg := plainMessage(err)
+		if s := unknownCommand(cmd, err); s != "" {
+			msg = s
+		}
+		fmt.Fprintf(os.Stderr, "locklab: %s\n", namingTheFlag(cmd, err, msg))
 		fmt.Fprintf(os.Stderr, "See '%s --help'.\n", helpPath(root, cmd))
 		return harness.ExitUsage
 	default:
@@ -99,8 +106,13 @@ func helpPath(root, cmd *cobra.Command) string {
 
 // flagError turns pflag's parse errors into usage errors in plain words:
 // `--seed "abc": want a whole number ≥ 0` rather than `invalid argument
-// "abc" for "--seed" flag: strconv.ParseUint: parsing "abc": invalid syntax`.
-func flagError(_ *cobra.Command, err error) error {
+// "abc" for "--seed" flag: strconv.ParseUint: parsing "abc": invalid syntax`;
+// a flag the command does not have is answered with the flags it resembles.
+func flagError(cmd *cobra.Command, err error) error {
+	var nee *pflag.NotExistError
+	if errors.As(err, &nee) {
+		return unknownFlag(cmd, nee)
+	}
 	var ive *pflag.InvalidValueError
 	if !errors.As(err, &ive) {
 		return usageError{err}
