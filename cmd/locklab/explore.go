@@ -147,7 +147,7 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 	for _, name := range f.hunts {
 		h, err := harness.FindHunt(name)
 		if err != nil {
-			return usageError{err}
+			return usage("--hunt: %w", err)
 		}
 		h.Time = f.simTime
 		hunts = append(hunts, h)
