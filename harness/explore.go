@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/models"
 )
 
@@ -55,21 +56,50 @@ func HuntNames() []string {
 }
 
 // FindHunt returns the hunt called name; a scenario's name alone stands for
-// its only hunt.
+// its only hunt. A scenario with several hunts is refused naming them; an
+// unknown name is a *suggest.UnknownError naming the hunts it was probably
+// meant to be (a near miss of a scenario's name stands for its hunts).
 func FindHunt(name string) (Hunt, error) {
-	var of []Hunt
-	for _, h := range Hunts() {
+	var of []string
+	hunts := Hunts()
+	for _, h := range hunts {
 		if h.Name == name {
 			return h, nil
 		}
 		if h.Scenario == name {
-			of = append(of, h)
+			of = append(of, h.Name)
 		}
 	}
-	if len(of) == 1 {
-		return of[0], nil
+	switch {
+	case len(of) == 1:
+		return FindHunt(of[0])
+	case len(of) > 1:
+		return Hunt{}, fmt.Errorf("scenario %q has %d hunts, name one: %s", name, len(of), strings.Join(of, ", "))
 	}
-	return Hunt{}, fmt.Errorf("unknown hunt %q (known: %s)", name, strings.Join(HuntNames(), ", "))
+	if s, err := FindScenario(name); err == nil {
+		return Hunt{}, fmt.Errorf("scenario %q has no hunt: none of its %d variants declares a kind of violation for random faults to find",
+			name, len(s.Variants))
+	}
+	// The near misses among the hunts and their scenarios' names, a
+	// scenario standing for its hunts.
+	var known []string
+	for _, h := range hunts {
+		known = append(known, h.Name)
+		if !slices.Contains(known, h.Scenario) {
+			known = append(known, h.Scenario)
+		}
+	}
+	err := suggest.Unknown("hunt", name, HuntNames())
+	var near []string
+	for _, n := range suggest.Closest(name, known) {
+		for _, h := range hunts {
+			if (h.Name == n || h.Scenario == n) && !slices.Contains(near, h.Name) {
+				near = append(near, h.Name)
+			}
+		}
+	}
+	err.Suggestions = near
+	return Hunt{}, err
 }
 
 // Test is the hunt's run for one seed: the variant's system, options,

@@ -104,8 +104,28 @@ func TestHuntsAreDerivedFromTheCatalog(t *testing.T) {
 	h, err := FindHunt("redlock-restart")
 	require.NoError(t, err, "a scenario with one hunt is named by the scenario")
 	assert.Equal(t, Hunt{Name: "redlock-restart/unsafe", Scenario: "redlock-restart", Variant: "unsafe", Kind: KindRestartRegrant}, h)
-	_, err = FindHunt("kleppmann-gc-pause")
-	assert.ErrorContains(t, err, "unknown hunt", "several hunts: name the variant")
+}
+
+// TestFindHuntSaysWhichHuntWasMeant: a name that is not a hunt is refused
+// with the hunts it was probably meant to be, a scenario with several hunts
+// with its hunts, a scenario without one says so.
+func TestFindHuntSaysWhichHuntWasMeant(t *testing.T) {
+	tests := []struct {
+		name, want string
+	}{
+		{"redis-failover", `scenario "redis-failover" has 2 hunts, name one: redis-failover/unsafe, redis-failover/unsafe-wait`},
+		{"redis-failvoer", `unknown hunt "redis-failvoer" — did you mean "redis-failover/unsafe" or "redis-failover/unsafe-wait"?`},
+		{"redlock-restrat", `unknown hunt "redlock-restrat" — did you mean "redlock-restart/unsafe"?`},
+		{"redis-del-unlock/unsaf", `unknown hunt "redis-del-unlock/unsaf" — did you mean "redis-del-unlock/unsafe"?`},
+		{"baseline-redis", `scenario "baseline-redis" has no hunt: none of its 2 variants declares a kind of violation for random faults to find`},
+		{"bigfoot", `unknown hunt "bigfoot" (known: chubby-lock-delay/unsafe, `},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := FindHunt(tc.name)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
 }
 
 func TestGrantedBy(t *testing.T) {

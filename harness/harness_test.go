@@ -124,12 +124,15 @@ func TestBadTestsAreRejectedBeforeRunning(t *testing.T) {
 		want string
 	}{
 		{"unknown system", Test{System: "mongo"}, `unknown system "mongo"`},
+		{"a system's name mistyped", Test{System: "Redis"}, `unknown system "Redis" — did you mean "redis"?`},
 		{"unknown workload", Test{Workload: "bank"}, `unknown workload "bank"`},
+		{"a workload's name mistyped", Test{Workload: "fenced-countr"}, `unknown workload "fenced-countr" — did you mean "fenced-counter"?`},
 		{"bad option", Test{SystemOptions: map[string]string{"ttl": "soon"}}, `redis option ttl="soon"`},
 		{"unknown option", Test{SystemOptions: map[string]string{"colour": "red"}}, `no option "colour"`},
 		{"fenced without tokens", Test{Storage: "fenced"}, "grants no fencing tokens"},
 		{"bad storage", Test{Storage: "paper"}, `unknown storage mode "paper"`},
 		{"bad nemesis", Test{Nemesis: "meteor"}, `unknown fault kind "meteor"`},
+		{"a fault kind mistyped", Test{Nemesis: "pause,clok"}, `nemesis: unknown fault kind "clok" — did you mean "clock"?`},
 		{"unknown check", Test{Checks: []string{"vibes"}}, `unknown check "vibes"`},
 		{"schedule names a ghost", Test{Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause,
 			Targets: []string{"c9"}, Duration: 1}}}}, `unknown node "c9"`},

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/models"
 )
 
@@ -107,7 +108,8 @@ func Catalog() []Scenario {
 	return out
 }
 
-// FindScenario returns the scenario called name.
+// FindScenario returns the scenario called name; an unknown name is a
+// *suggest.UnknownError naming the scenarios it was probably meant to be.
 func FindScenario(name string) (Scenario, error) {
 	var names []string
 	for _, s := range Catalog() {
@@ -116,7 +118,7 @@ func FindScenario(name string) (Scenario, error) {
 		}
 		names = append(names, s.Name)
 	}
-	return Scenario{}, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", "))
+	return Scenario{}, suggest.Unknown("scenario", name, names)
 }
 
 // FindVariant returns the variant called name ("" for the first).

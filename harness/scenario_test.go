@@ -59,6 +59,8 @@ func TestReproReportsMismatches(t *testing.T) {
 	assert.ErrorContains(t, err, `unknown check "no-such-check"`)
 	_, err = FindScenario("nope")
 	assert.ErrorContains(t, err, `unknown scenario "nope"`)
+	_, err = FindScenario("kleppman-gc-pause")
+	assert.EqualError(t, err, `unknown scenario "kleppman-gc-pause" — did you mean "kleppmann-gc-pause"?`)
 	_, err = s.FindVariant("weird")
 	assert.ErrorContains(t, err, `no variant "weird"`)
 }

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/workloads"
@@ -145,14 +145,15 @@ func registerSystem(s System) {
 // Systems lists the registered systems, sorted by name.
 func Systems() []System { return slices.Clone(systems) }
 
-// FindSystem returns the system called name.
+// FindSystem returns the system called name; an unknown name is a
+// *suggest.UnknownError naming the systems it was probably meant to be.
 func FindSystem(name string) (System, error) {
 	for _, s := range systems {
 		if s.Name == name {
 			return s, nil
 		}
 	}
-	return System{}, fmt.Errorf("unknown system %q (known: %s)", name, strings.Join(SystemNames(), ", "))
+	return System{}, suggest.Unknown("system", name, SystemNames())
 }
 
 // SystemNames lists the registered systems.
@@ -211,16 +212,15 @@ func WorkloadNames() []string {
 	return out
 }
 
-// FindWorkload returns the workload called name.
+// FindWorkload returns the workload called name; an unknown name is a
+// *suggest.UnknownError naming the workloads it was probably meant to be.
 func FindWorkload(name string) (WorkloadEntry, error) {
-	var names []string
 	for _, w := range workloadEntries {
 		if w.Name == name {
 			return w, nil
 		}
-		names = append(names, w.Name)
 	}
-	return WorkloadEntry{}, fmt.Errorf("unknown workload %q (known: %s)", name, strings.Join(names, ", "))
+	return WorkloadEntry{}, suggest.Unknown("workload", name, WorkloadNames())
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -305,6 +305,10 @@ func TestParseKinds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []Kind{ClockDrift, ClockJump, Pause}, ks)
 	_, err = ParseKinds("pause,meteor")
-	assert.ErrorContains(t, err, `unknown fault kind "meteor"`)
+	assert.EqualError(t, err, `unknown fault kind "meteor" (want a comma-separated list of [pause crash partition clock-jump clock-drift delay], clock or all)`)
+	_, err = ParseKinds("pauses")
+	assert.EqualError(t, err, `unknown fault kind "pauses" — did you mean "pause"?`, "a near miss is named")
+	_, err = ParseKinds("clok")
+	assert.EqualError(t, err, `unknown fault kind "clok" — did you mean "clock"?`)
 	assert.True(t, strings.Contains(fmt.Sprint(Kinds), "delay"))
 }

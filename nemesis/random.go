@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/locklab/locklab/internal/suggest"
 )
 
 // RandomConfig configures the random fault generator. Zero fields take the
@@ -77,7 +79,8 @@ func (c RandomConfig) withDefaults() RandomConfig {
 }
 
 // ParseKinds reads a comma-separated list of fault kinds; "clock" means both
-// clock kinds and "all" every kind.
+// clock kinds and "all" every kind. An unknown kind is a
+// *suggest.UnknownError naming the kinds it was probably meant to be.
 func ParseKinds(s string) ([]Kind, error) {
 	var out []Kind
 	for _, part := range strings.Split(s, ",") {
@@ -89,7 +92,13 @@ func ParseKinds(s string) ([]Kind, error) {
 			out = append(out, ClockJump, ClockDrift)
 		default:
 			if !slices.Contains(Kinds, Kind(part)) {
-				return nil, fmt.Errorf("unknown fault kind %q (want a comma-separated list of %v, clock or all)", part, Kinds)
+				var known []string
+				for _, k := range Kinds {
+					known = append(known, string(k))
+				}
+				err := suggest.Unknown("fault kind", part, append(known, "clock", "all"))
+				err.Want = fmt.Sprintf("want a comma-separated list of %v, clock or all", Kinds)
+				return nil, err
 			}
 			out = append(out, Kind(part))
 		}

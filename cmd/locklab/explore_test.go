@@ -177,3 +177,21 @@ func TestComparisonSaysWhichHuntsAreHardAndWhereGuidedLost(t *testing.T) {
 	assert.Regexp(t, `(?m)^unfound\s+k\s+hard\s.*>5\.0x`, out)
 	assert.Contains(t, out, "hard hunts: 3; guided at least 2x fewer runs on 2 of them (not on hard-lost); guided worse (a higher median) on 1 hunts: easy")
 }
+
+// TestExploreHelpSaysItExitsUnknownWithoutFlags: CI users script explore,
+// and without flags it exits 3.
+func TestExploreHelpSaysItExitsUnknownWithoutFlags(t *testing.T) {
+	code, stdout, _ := capture(t, "explore", "--help")
+	require.Equal(t, harness.ExitValid, code)
+	assert.Contains(t, stdout, "Without flags, explore exits 3")
+}
+
+// TestExploreSaysWhyItExitsUnknown: a sweep that found nothing ends the
+// output with a line naming the hunts and the exit code.
+func TestExploreSaysWhyItExitsUnknown(t *testing.T) {
+	code, stdout, _ := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--hunt", "redis-del-unlock",
+		"--first", "1", "--starts", "2", "--max-seeds", "2", "--progress=false")
+	assert.Equal(t, harness.ExitUnknown, code, stdout)
+	assert.True(t, strings.HasSuffix(stdout, "\nexit 3: 2 of 4 sweeps found no violation within --max-seeds 2 "+
+		"(kleppmann-gc-pause/redis-unsafe); raise --max-seeds or --starts to search further\n"), stdout)
+}

@@ -162,15 +162,17 @@ func moveServers(servers, dir string) error {
 
 func writeLive(out io.Writer, first, command, dir, servers string, res harness.Result, interrupted bool, runErr error) error {
 	run := res.Report(command)
-	markLive(&run, res)
 	head := liveLines(res)
 	if interrupted {
 		head += fmt.Sprintf("live: %v: the verdicts judge the history up to the interruption\n", runErr)
 	}
 	var rest strings.Builder
+	// head says what the report's live note says: the summary is printed
+	// before the note is added, so the banner is said once.
 	if err := reports.PrintSummary(&rest, run, dir); err != nil {
 		return err
 	}
+	markLive(&run, res)
 	fmt.Fprintf(&rest, "report: %s\n", filepath.Join(dir, reports.ReportFile))
 	run.Printed = first + head + rest.String()
 	if err := reports.WriteDir(dir, run); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/reports"
 )
 
@@ -41,15 +42,11 @@ func newRoot() *cobra.Command {
 		Short:         "Jepsen-style checks of distributed locks in a deterministic simulator",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Long: `locklab runs lock services (single and replicated Redis, Redlock, a Raft-replicated
-KV lock) under partitions, clock jumps and drift, GC pauses, crashes and message
-delays in a deterministic simulator, records what the clients saw, checks the history
-(atomic critical sections, mutual exclusion, the lease contract, fencing tokens,
-liveness), and writes a run directory with an HTML report.
-
-Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
-3 a check could not decide or a liveness check failed; 4 the harness crashed.`,
+		Long:          rootLong(),
 	}
+	// Suggestions for a mistyped command are locklab's own (unknownCommand):
+	// on one line, and case-insensitive.
+	root.DisableSuggestions = true
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newReportCmd())
@@ -59,6 +56,39 @@ Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
 	root.AddCommand(newSystemsCmd(), newVersionCmd())
 	setVersionFlag(root)
 	return root
+}
+
+// rootLong is locklab's help: what it does, every registered system (read
+// from the registry, so a new system is named without editing this), live
+// mode with the systems it runs, and the exit codes.
+func rootLong() string {
+	var b strings.Builder
+	b.WriteString(`locklab runs lock services under partitions, clock jumps and drift, GC pauses, crashes and
+message delays in a deterministic simulator, records what the clients saw, checks the history
+(atomic critical sections, mutual exclusion, the lease contract, fencing tokens, liveness), and
+writes a run directory with an HTML report. A run replays byte for byte from its seed.
+
+Systems (locklab run --system NAME; 'locklab systems' for their options and designs):
+`)
+	width := 0
+	for _, s := range harness.Systems() {
+		width = max(width, len(s.Name))
+	}
+	for _, s := range harness.Systems() {
+		fmt.Fprintf(&b, "  %s%s\n", pad(s.Name, width+2), oneLine(s.Doc, termWidth-width-4))
+	}
+	b.WriteString("\nLive mode (run --live, repro --live): the same tests in real time against the real code, on\n" +
+		"servers locklab starts on loopback, with faults done for real (SIGSTOP, SIGKILL, TCP proxies,\n" +
+		"libfaketime); the same checks and run directory, not replayable byte for byte. Live systems:\n")
+	for i, name := range live.Systems() {
+		// A note is "name (what runs)".
+		note := strings.TrimSuffix(strings.TrimPrefix(live.Notes()[i], name+" ("), ")")
+		fmt.Fprintf(&b, "  %s%s\n", pad(name, width+2), oneLine(note, termWidth-width-4))
+	}
+	b.WriteString(`
+Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
+3 a check could not decide or a liveness check failed; 4 the harness crashed.`)
+	return b.String()
 }
 
 func main() {
@@ -79,7 +109,11 @@ func execute(args []string) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue) || errors.As(err, &oe) || strings.HasPrefix(err.Error(), "unknown command"):
-		fmt.Fprintf(os.Stderr, "locklab: %s\n", plainMessage(err))
+		msg := plainMessage(err)
+		if s := unknownCommand(cmd, err); s != "" {
+			msg = s
+		}
+		fmt.Fprintf(os.Stderr, "locklab: %s\n", namingTheFlag(cmd, err, msg))
 		fmt.Fprintf(os.Stderr, "See '%s --help'.\n", helpPath(root, cmd))
 		return harness.ExitUsage
 	default:
@@ -99,8 +133,13 @@ func helpPath(root, cmd *cobra.Command) string {
 
 // flagError turns pflag's parse errors into usage errors in plain words:
 // `--seed "abc": want a whole number ≥ 0` rather than `invalid argument
-// "abc" for "--seed" flag: strconv.ParseUint: parsing "abc": invalid syntax`.
-func flagError(_ *cobra.Command, err error) error {
+// "abc" for "--seed" flag: strconv.ParseUint: parsing "abc": invalid syntax`;
+// a flag the command does not have is answered with the flags it resembles.
+func flagError(cmd *cobra.Command, err error) error {
+	var nee *pflag.NotExistError
+	if errors.As(err, &nee) {
+		return unknownFlag(cmd, nee)
+	}
 	var ive *pflag.InvalidValueError
 	if !errors.As(err, &ive) {
 		return usageError{err}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/reports"
 )
 
@@ -150,4 +151,24 @@ func TestValidRunExitsZero(t *testing.T) {
 	code, stdout, _ := capture(t, "run", "--seed", "1", "--time", "20s", "--out", filepath.Join(t.TempDir(), "r"))
 	assert.Equal(t, harness.ExitValid, code, stdout)
 	assert.Contains(t, stdout, "overall: VALID (exit 0)")
+}
+
+// TestRootHelpNamesEverySystemAndLiveMode: the root help names every
+// registered system, and live mode with every live system, each on a line
+// within the listings' width.
+func TestRootHelpNamesEverySystemAndLiveMode(t *testing.T) {
+	code, stdout, _ := capture(t, "--help")
+	require.Equal(t, harness.ExitValid, code)
+	for _, s := range harness.SystemNames() {
+		assert.Regexp(t, `(?m)^  `+s+` +\S`, stdout, "the system %s is named", s)
+	}
+	long, _, _ := strings.Cut(stdout, "\nUsage:")
+	_, liveMode, found := strings.Cut(long, "Live mode (run --live, repro --live)")
+	require.True(t, found, long)
+	for _, s := range live.Systems() {
+		assert.Regexp(t, `(?m)^  `+s+` +\S`, liveMode, "the live system %s is named", s)
+	}
+	for _, l := range strings.Split(long, "\n") {
+		assert.LessOrEqual(t, len([]rune(l)), termWidth, l)
+	}
 }

@@ -123,7 +123,7 @@ Exit codes: 0 every variant matched; 1 a variant did not match its expectation;
 2 usage error; 4 the harness crashed.`,
 		Example: `  locklab repro redlock-clock-jump --variant unsafe
   locklab repro redis-failover --all`,
-		Args: exactArgs(1),
+		Args: reproArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := lf.validate(cmd.Flags()); err != nil {
 				return err
@@ -139,6 +139,44 @@ Exit codes: 0 every variant matched; 1 a variant did not match its expectation;
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print the checks' counterexamples in full")
 	addLiveFlags(fl, &lf)
 	return cmd
+}
+
+// reproArgs wants the one scenario repro runs; without it, the usage error
+// lists the catalog, a scenario a line, so the next command can be typed.
+func reproArgs(_ *cobra.Command, args []string) error {
+	switch len(args) {
+	case 1:
+		return nil
+	case 0:
+		var b strings.Builder
+		fmt.Fprintln(&b, "repro needs the name of the scenario to run, one of:")
+		scenarioLines(&b)
+		fmt.Fprint(&b, "('locklab scenarios' lists each one's variants and what it shows in full)")
+		return usageError{errors.New(b.String())}
+	}
+	return usage("repro runs one scenario, got %d: %s", len(args), strings.Join(args, " "))
+}
+
+// scenarioLines lists the catalog a scenario a line: its name and the
+// beginning of what it shows, cut to termWidth.
+func scenarioLines(w io.Writer) {
+	width := 0
+	for _, s := range harness.Catalog() {
+		width = max(width, utf8.RuneCountInString(s.Name))
+	}
+	for _, s := range harness.Catalog() {
+		fmt.Fprintf(w, "  %s%s\n", pad(s.Name, width+2), oneLine(s.Doc, termWidth-width-4))
+	}
+}
+
+// oneLine is text's beginning that fits in width, cut between words with
+// "…" when the rest does not fit.
+func oneLine(text string, width int) string {
+	lines := wrap(text, width-2) // room for " …"
+	if len(lines) == 1 {
+		return lines[0]
+	}
+	return strings.TrimRight(lines[0], ",;:") + " …"
 }
 
 func runRepro(out io.Writer, name string, f reproFlags) error {

@@ -102,3 +102,26 @@ func TestHandEditedSchedule(t *testing.T) {
 	assert.Contains(t, stdout, "start clock-jump targets=[redis-b]")
 	assert.Contains(t, stdout, "mutual-exclusion   INVALID")
 }
+
+// TestReproWithoutAScenarioListsThem: repro without an argument lists the
+// catalog, a scenario a line, instead of cobra's "accepts 1 arg(s)".
+func TestReproWithoutAScenarioListsThem(t *testing.T) {
+	code, stdout, stderr := capture(t, "repro")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Empty(t, stdout)
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	require.Greater(t, len(lines), 3, stderr)
+	assert.Equal(t, "locklab: repro needs the name of the scenario to run, one of:", lines[0])
+	catalog := harness.Catalog()
+	require.Len(t, lines, len(catalog)+3, "the first line, a line per scenario, the pointer to scenarios and to the help")
+	for i, s := range catalog {
+		assert.Regexp(t, `^  `+s.Name+` +\S`, lines[i+1])
+		assert.LessOrEqual(t, len([]rune(lines[i+1])), termWidth, "one line each")
+	}
+	assert.Equal(t, "See 'locklab repro --help'.", lines[len(lines)-1])
+	assert.NotContains(t, stderr, "accepts 1 arg")
+
+	code, _, stderr = capture(t, "repro", "redis-failover", "redlock-restart")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, "locklab: repro runs one scenario, got 2: redis-failover redlock-restart\n")
+}

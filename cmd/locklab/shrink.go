@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,14 +45,22 @@ Exit codes: 0 shrunk; 2 usage error (not a run directory, or a run that fails no
 4 the harness crashed.`,
 		Example: `  locklab run --system redis --nemesis random --seed 63 --out runs/r63
   locklab shrink runs/r63            # writes runs/r63-shrunk`,
-		Args: exactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return usage("shrink needs the run directory of a failing run (as 'locklab run --out DIR' writes it)")
+			case 1:
+				return nil
+			}
+			return usage("shrink takes one run directory, got %d: %s", len(args), strings.Join(args, " "))
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.maxRuns < 1 {
 				return usage("--max-runs %d: want a positive number of runs", f.maxRuns)
 			}
-			t, err := harness.LoadTest(args[0])
+			t, err := loadRun(args[0])
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			out := f.out
 			if out == "" {
@@ -82,6 +92,33 @@ Exit codes: 0 shrunk; 2 usage error (not a run directory, or a run that fails no
 	cmd.Flags().StringVar(&f.kind, "kind", "", "the kind of violation to keep when the run shows several (default: the first its overlaps show); "+
 		"one of "+strings.Join(harness.Kinds, ", "))
 	return cmd
+}
+
+// loadRun reads the test a run directory ran; a directory that is not a run
+// directory is refused saying what it lacks.
+func loadRun(dir string) (harness.Test, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return harness.Test{}, usage("%s: no such directory", dir)
+	case err != nil:
+		return harness.Test{}, usageError{err}
+	case !fi.IsDir():
+		return harness.Test{}, usage("%s is a file, not a run directory: shrink reads the directory a run wrote", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, reports.ResultsFile)); errors.Is(err, fs.ErrNotExist) {
+		return harness.Test{}, usage("%s is not a run directory: it has no %s (a run directory, as 'locklab run' writes it, "+
+			"holds %s, %s and, when faults ran, %s)", dir, reports.ResultsFile, reports.ResultsFile, reports.HistoryFile, reports.ScheduleFile)
+	}
+	t, err := harness.LoadTest(dir)
+	if _, serr := os.Stat(filepath.Join(dir, reports.ScheduleFile)); errors.Is(err, fs.ErrNotExist) && errors.Is(serr, fs.ErrNotExist) {
+		return t, usage("%s is not a whole run directory: its %s says faults ran, but it has no %s, the faults that ran",
+			dir, reports.ResultsFile, reports.ScheduleFile)
+	}
+	if err != nil {
+		return t, usageError{err}
+	}
+	return t, nil
 }
 
 // shrinkInto shrinks t, writes the minimal run's directory dir (with its

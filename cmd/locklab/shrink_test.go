@@ -84,8 +84,8 @@ func TestShrinkRefusesWhatItCannotShrink(t *testing.T) {
 		want string
 	}{
 		{[]string{"shrink", passing}, "the run fails no check: nothing to shrink"},
-		{[]string{"shrink", filepath.Join(dir, "nowhere")}, "read run directory"},
-		{[]string{"shrink"}, "accepts 1 arg"},
+		{[]string{"shrink", filepath.Join(dir, "nowhere")}, filepath.Join(dir, "nowhere") + ": no such directory"},
+		{[]string{"shrink"}, "shrink needs the run directory of a failing run (as 'locklab run --out DIR' writes it)"},
 		{[]string{"shrink", passing, "--max-runs", "0"}, "--max-runs 0"},
 		{[]string{"shrink", passing, "--kind", "nope"}, `--kind "nope": want one of gc-pause, clock-jump`},
 		{[]string{"shrink", passing, "--kind", "gc-pause"}, "the run fails no check: nothing to shrink"},
@@ -107,4 +107,39 @@ func TestRunShrinkWritesTheMinimalRunBeside(t *testing.T) {
 	assert.Equal(t, harness.ExitInvalid, code, stderr)
 	assert.Regexp(t, `(?m)^shrunk 17 faults to 1 in \d+ runs`, stdout)
 	assert.FileExists(t, filepath.Join(out+"-shrunk", reports.ScheduleFile))
+}
+
+// TestShrinkSaysWhatMakesARunDirectory: shrink on what is not a run
+// directory says what it is and which file is missing.
+func TestShrinkSaysWhatMakesARunDirectory(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	noSchedule := filepath.Join(dir, "r")
+	code, _, stderr := capture(t, "run", "--system", "redis", "--clients", "2", "--time", "5s", "--seed", "1", "--nemesis", "pause", "--out", noSchedule)
+	require.Contains(t, []int{harness.ExitValid, harness.ExitInvalid}, code, stderr)
+	require.NoError(t, os.Remove(filepath.Join(noSchedule, reports.ScheduleFile)))
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"nothing", []string{"shrink"}, "shrink needs the run directory of a failing run (as 'locklab run --out DIR' writes it)"},
+		{"two", []string{"shrink", empty, file}, "shrink takes one run directory, got 2: " + empty + " " + file},
+		{"no such directory", []string{"shrink", filepath.Join(dir, "nowhere")}, filepath.Join(dir, "nowhere") + ": no such directory"},
+		{"a file", []string{"shrink", file}, file + " is a file, not a run directory: shrink reads the directory a run wrote"},
+		{"no results.json", []string{"shrink", empty}, empty + " is not a run directory: it has no results.json (a run directory, " +
+			"as 'locklab run' writes it, holds results.json, history.jsonl and, when faults ran, schedule.json)"},
+		{"no schedule.json", []string{"shrink", noSchedule}, noSchedule + " is not a whole run directory: its results.json says " +
+			"faults ran, but it has no schedule.json, the faults that ran"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := capture(t, tc.args...)
+			assert.Equal(t, harness.ExitUsage, code)
+			assert.Equal(t, "locklab: "+tc.want+"\nSee 'locklab shrink --help'.\n", stderr)
+		})
+	}
 }

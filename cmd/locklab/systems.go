@@ -12,6 +12,7 @@ import (
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/internal/suggest"
 )
 
 // termWidth is the width the listings fit in.
@@ -69,7 +70,7 @@ func listSystems(out io.Writer, only []string) error {
 		}
 		for _, name := range only {
 			if !slices.Contains(known, name) {
-				return usage("unknown system, workload or storage mode %q (known: %s)", name, strings.Join(known, ", "))
+				return usageError{suggest.Unknown("system, workload or storage mode", name, known)}
 			}
 		}
 		keep := func(es []entry) []entry {
