@@ -127,3 +127,32 @@ func TestExploreCountsRunsWithoutFaults(t *testing.T) {
 	require.NoError(t, printComparison(&b, []harness.Exploration{exp(1, 2, 0)}, []harness.Exploration{exp(0, 0, 1)}))
 	assert.Contains(t, b.String(), "no fault fired (runs that searched nothing) in 3 of 30 runs of swarm random and 1 of 30 runs of the guided search")
 }
+
+// TestRunLiveSaysFirstThatItsNemesisDrewNoFault: a live run whose random
+// nemesis drew nothing says so on its second line, before it spends its real
+// time, and again first in its summary, in results.json and in its report.
+// (raftkv in-process for a second, scaled from 10 s: its pauses draw none
+// for seed 1.)
+func TestRunLiveSaysFirstThatItsNemesisDrewNoFault(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := capture(t, "run", "--live", "--scale", "0.1", "--system", "raftkv", "--time", "10s", "--seed", "1",
+		"--nemesis", "pause", "--out", dir)
+	require.Contains(t, []int{harness.ExitValid, harness.ExitInvalid}, code, "verdicts, not an error: %s", stderr)
+	lines := strings.Split(stdout, "\n")
+	require.Greater(t, len(lines), 5)
+	assert.Equal(t, "WARNING: the random pause nemesis drew no fault in 1s: this run will see none, so its verdicts will judge "+
+		"the system without faults (another --seed or a longer --time draws some)", lines[1])
+	const warning = "no fault fired: the random pause nemesis drew none in 1s, so the verdicts judge a run without faults"
+	assert.Contains(t, stdout, "WARNING: "+warning+"\nhistory: ", "first in the summary")
+	b, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))
+	require.NoError(t, err)
+	var res struct {
+		Faults reports.Faults `json:"faults"`
+	}
+	require.NoError(t, json.Unmarshal(b, &res))
+	assert.True(t, res.Faults.NoneFired)
+	assert.Equal(t, warning, res.Faults.Warning)
+	page, err := os.ReadFile(filepath.Join(dir, reports.ReportFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `id="fault-warning"`)
+}
