@@ -97,9 +97,9 @@ func noneFired(f Faults, s nemesis.Schedule, end, length time.Duration) string {
 }
 
 // randomNemesis names a random nemesis: "the random pause nemesis", "the
-// random nemesis" (every kind, swarm style).
+// random nemesis" (every kind: random, all).
 func randomNemesis(n string) string {
-	if n == "random" {
+	if n == "random" || n == "all" {
 		return "the random nemesis"
 	}
 	return "the random " + n + " nemesis"
@@ -121,7 +121,7 @@ func DrewNoFault(t Test, s nemesis.Schedule) string {
 // whose faults fired, and the warning that names them; nil and "" when the
 // run asked for a swarm ("random", "all") or every group fired.
 func missingKinds(f Faults, s nemesis.Schedule, end time.Duration) ([]string, string) {
-	if f.Nemesis == "" || f.Nemesis == "random" {
+	if f.Nemesis == "" || f.Nemesis == "random" || f.Nemesis == "all" {
 		return nil, ""
 	}
 	var missing, said []string
