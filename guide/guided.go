@@ -250,8 +250,9 @@ func holdsOf(ev []history.Event) []hold {
 
 // Outcome is what a guided search found.
 type Outcome struct {
-	// Runs counts the simulated runs, the finding one included.
-	Runs int
+	// Runs counts the simulated runs, the finding one included; NoFault
+	// those in which no fault fired.
+	Runs, NoFault int
 	// Found reports whether a run showed the hunt's violation; Test is that run.
 	Found bool
 	Test  harness.Test
@@ -329,6 +330,9 @@ func Search(cfg Config, progress func()) (Outcome, error) {
 			return out, fmt.Errorf("guided %s: %w", tg.Name, err)
 		}
 		out.Runs++
+		if r.Faults().NoneFired {
+			out.NoFault++
+		}
 		if progress != nil {
 			progress()
 		}

@@ -6,9 +6,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/backends/storage"
-	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/opt"
-	"github.com/locklab/locklab/nemesis"
 )
 
 // Design is a lock design as its users name it and choose between designs
@@ -170,21 +168,6 @@ func Designs() []Design {
 			d.SystemOptions = maps.Clone(d.SystemOptions)
 			d.Modes = append([]DesignMode(nil), d.Modes...)
 			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// FiredFaults counts, per fault kind, the faults that took hold during a
-// run: a nemesis start event in its history. A fault drawn or scheduled that
-// never started (due after the run ended, or triggered by a step that never
-// came) is not counted: a run whose faults never fired is evidence of
-// nothing about faults.
-func FiredFaults(events []history.Event) map[string]int {
-	out := map[string]int{}
-	for _, e := range events {
-		if e.Process == history.NemesisProcess && e.Type == history.Start && slices.Contains(nemesis.Kinds, nemesis.Kind(e.F)) {
-			out[e.F]++
 		}
 	}
 	return out

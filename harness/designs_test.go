@@ -11,25 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/backends/storage"
-	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
 )
-
-// TestFiredFaultsCountsOnlyFaultsThatStarted: a nemesis start of a fault
-// kind counts; its stop, a system's own events and clients' events do not.
-func TestFiredFaultsCountsOnlyFaultsThatStarted(t *testing.T) {
-	events := []history.Event{
-		{Process: history.NemesisProcess, Type: history.Start, F: "pause"},
-		{Process: history.NemesisProcess, Type: history.Stop, F: "pause"},
-		{Process: history.NemesisProcess, Type: history.Start, F: "pause"},
-		{Process: history.NemesisProcess, Type: history.Start, F: "partition"},
-		{Process: history.NemesisProcess, Type: history.Start, F: "lock-delay"},
-		{Process: 1, Type: history.Invoke, F: "acquire"},
-	}
-	assert.Equal(t, map[string]int{"pause": 2, "partition": 1}, FiredFaults(events))
-	assert.Empty(t, FiredFaults(nil))
-}
 
 // TestEveryDesignPrepares: every registered design runs in each of its
 // modes, and an unfenced mode never names fencing as its guard.

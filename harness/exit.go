@@ -67,5 +67,8 @@ func (r Result) Report(command string) reports.Run {
 		run.FaultOutcomes = append(run.FaultOutcomes, reports.FaultOutcome{Fault: o.Fault, Kind: string(o.Kind),
 			Fired: o.Fired, DidNotFire: o.DidNotFire})
 	}
+	f := r.Faults()
+	run.Faults = &reports.Faults{Nemesis: f.Nemesis, Scheduled: f.Scheduled, Fired: f.Fired, NoneFired: f.NoneFired,
+		Missing: f.Missing, Warning: f.Warning}
 	return run
 }

@@ -174,6 +174,9 @@ type Sweep struct {
 	Start uint64 `json:"start"`
 	// Seeds is how many seeds ran (the finding one included).
 	Seeds int `json:"seeds"`
+	// NoFault counts the runs in which no fault fired (the random nemesis
+	// drew none, or none took effect): they searched nothing.
+	NoFault int `json:"no_fault,omitempty"`
 	// Found reports whether a violation of the hunt's kind turned up; Seed is
 	// the seed that showed it.
 	Found bool   `json:"found"`
@@ -207,6 +210,9 @@ func (h Hunt) Sweep(start uint64, maxSeeds int, progress func()) (Sweep, error) 
 			progress()
 		}
 		found := r.Overall == models.Invalid && slices.Contains(r.ViolationKinds(), h.Kind)
+		if r.Faults().NoneFired {
+			sw.NoFault++
+		}
 		r.Release() // nothing of it is kept but the seed
 		if found {
 			sw.Found, sw.Seed = true, seed
@@ -251,6 +257,16 @@ func (e Exploration) Found() int {
 		}
 	}
 	return c
+}
+
+// NoFault counts the runs of every sweep in which no fault fired, and Runs
+// every run.
+func (e Exploration) NoFault() (noFault, runs int) {
+	for _, s := range e.Sweeps {
+		noFault += s.NoFault
+		runs += s.Seeds
+	}
+	return noFault, runs
 }
 
 // WallPerSeed is the mean machine time per seed.

@@ -42,6 +42,9 @@ type Result struct {
 	SystemFigures map[string]any `json:"system_figures,omitempty"`
 	// KernelEvents is the number of events the simulator executed.
 	KernelEvents uint64 `json:"kernel_events"`
+	// Ended is when the run stopped, if before Test.Time (a live run cut
+	// short); 0: at Test.Time. Faults reads it.
+	Ended time.Duration `json:"-"`
 
 	// log recorded Events (nil: Release has nothing to hand back).
 	log *history.Log

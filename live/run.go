@@ -361,6 +361,9 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	res := harness.Result{Test: t, Schedule: p.Schedule, FaultOutcomes: fs.outcomes(end), Events: events,
 		Verdicts: checked.Verdicts, Skipped: checked.Skipped, Overall: models.Overall(checked.Verdicts),
 		Summary: models.Summarize(events), SystemFigures: figures}
+	if end < t.Time {
+		res.Ended = end // cut short: the faults due after it did not fire because of that
+	}
 	return res, stopErr
 }
 

@@ -10,6 +10,8 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
@@ -136,9 +138,11 @@ type page struct {
 	Config       string
 	Files        []fileLink
 	Porcupine    []fileLink
-	// Warnings are shown under the headline (every scheduled fault did not
-	// fire, say).
+	// Warnings are shown under the headline (a live run's notes).
 	Warnings []string
+	// FaultWarning, when set, is shown in a strip of its own above the
+	// verdict (the run asked for faults and none fired); FaultTitle heads it.
+	FaultWarning, FaultTitle string
 }
 
 type cxView struct {
@@ -199,7 +203,13 @@ func writeHTML(w io.Writer, r Run, v *view, plots []Plot, files map[string]strin
 		pg.Ops = append(pg.Ops, opCounts{F: f, Counts: sum.Ops[f]})
 	}
 	pg.Schedule, pg.ScheduleMore = scheduleRows(r.Schedule, r.FaultOutcomes)
-	pg.Warnings = r.Warnings()
+	fw := r.FaultWarning()
+	for _, w := range r.Warnings() {
+		if w != fw {
+			pg.Warnings = append(pg.Warnings, w)
+		}
+	}
+	pg.FaultTitle, pg.FaultWarning = faultStrip(r, fw)
 	pg.Faults = v.faults
 	if n := len(pg.Faults); n > maxFaultRows {
 		pg.Faults, pg.FaultsMore = pg.Faults[:maxFaultRows], n-maxFaultRows
@@ -434,4 +444,22 @@ func prettyJSON(v any) string {
 		return fmt.Sprintf("(cannot render: %v)", err)
 	}
 	return string(b)
+}
+
+// faultStrip is the title and the sentence of the strip that says a run saw
+// no fault (or none of a kind it asked for): the warning without the words
+// the title says, capitalised.
+func faultStrip(r Run, warning string) (string, string) {
+	if warning == "" {
+		return "", ""
+	}
+	title := "No fault fired"
+	if r.Faults != nil && !r.Faults.NoneFired {
+		title = "A fault kind asked for never fired"
+	}
+	text := strings.TrimPrefix(warning, "no fault fired: ")
+	if c, size := utf8.DecodeRuneInString(text); unicode.IsLower(c) {
+		text = string(unicode.ToUpper(c)) + text[size:]
+	}
+	return title, text
 }

@@ -79,6 +79,7 @@ func ReadDir(dir string) (Run, map[string]string, error) {
 		}
 	}
 	r := res.Run
+	r.Faults = res.Faults
 	hist := HistoryFile
 	if name := res.Files["history"]; name != "" {
 		hist = name

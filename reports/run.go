@@ -36,6 +36,11 @@ type Run struct {
 	// FaultOutcomes say, for each fault of the schedule, whether it fired
 	// (nil: not known, as for a history recorded outside the simulator).
 	FaultOutcomes []FaultOutcome `json:"fault_outcomes,omitempty"`
+	// Faults tally what the run asked of its nemesis and what fired, with
+	// the warning of a run that saw no fault (nil: not known, as for a
+	// history recorded outside the simulator). results.json carries it as
+	// "faults" (Results.Faults), beside the verdicts rather than among them.
+	Faults *Faults `json:"-"`
 	// Extra holds figures a source adds (network counters, kernel events).
 	Extra map[string]any `json:"extra,omitempty"`
 	// Attachments are further files for the run directory (a Porcupine
@@ -72,6 +77,23 @@ type FaultOutcome struct {
 	DidNotFire string `json:"did_not_fire,omitempty"`
 }
 
+// Faults is what a run asked of its nemesis, what was scheduled and what
+// took effect, per fault kind (harness.Faults, as results.json records it).
+type Faults struct {
+	// Nemesis is the random nemesis asked for ("" for a schedule given whole,
+	// or none).
+	Nemesis string `json:"nemesis,omitempty"`
+	// Scheduled and Fired count the faults by kind.
+	Scheduled map[string]int `json:"scheduled"`
+	Fired     map[string]int `json:"fired"`
+	// NoneFired: the run asked for faults and none took effect.
+	NoneFired bool `json:"none_fired"`
+	// Missing are the kinds of a --nemesis list none of whose faults fired.
+	Missing []string `json:"missing,omitempty"`
+	// Warning says so in a sentence ("" when nothing is missing).
+	Warning string `json:"warning,omitempty"`
+}
+
 // notFired returns the faults that did not fire.
 func (r Run) notFired() []FaultOutcome {
 	var out []FaultOutcome
@@ -83,20 +105,33 @@ func (r Run) notFired() []FaultOutcome {
 	return out
 }
 
-// Warnings are what a reader must not miss before reading the verdicts: a
-// run whose every scheduled fault did not fire tested the system without
-// faults.
+// Warnings are what a reader must not miss before reading the verdicts:
+// the notes, then the fault warning (FaultWarning).
 func (r Run) Warnings() []string {
 	out := slices.Clone(r.Notes)
+	if w := r.FaultWarning(); w != "" {
+		out = append(out, w)
+	}
+	return out
+}
+
+// FaultWarning says, when the run asked for faults, that none fired (a
+// random nemesis that drew none, a schedule none of whose faults fired) or
+// that none of a kind it asked for did; "" otherwise. A run directory
+// written before Faults was recorded says it from its fault outcomes.
+func (r Run) FaultWarning() string {
+	if r.Faults != nil {
+		return r.Faults.Warning
+	}
 	n := len(r.FaultOutcomes)
 	if n == 0 || len(r.notFired()) < n {
-		return out
+		return ""
 	}
 	what := fmt.Sprintf("none of the %d scheduled faults fired", n)
 	if n == 1 {
 		what = "the one scheduled fault did not fire"
 	}
-	return append(out, what+": this run saw no fault, so its verdicts say nothing about faults")
+	return what + ": this run saw no fault, so its verdicts say nothing about faults"
 }
 
 // Results is the layout of results.json.
@@ -104,6 +139,9 @@ type Results struct {
 	Format  string `json:"format"`
 	Version int    `json:"version"`
 	Run
+	// Faults repeat Run.Faults (Run leaves them out of its own JSON: they
+	// are not verdicts).
+	Faults *Faults `json:"faults,omitempty"`
 	// Warnings repeat Run.Warnings.
 	Warnings []string          `json:"warnings,omitempty"`
 	Files    map[string]string `json:"files"`
@@ -193,7 +231,7 @@ func writeDirFiles(tmp, dir string, r Run) error {
 		files[plotLabelPrefix+p] = p
 	}
 	return writeJSON(filepath.Join(tmp, ResultsFile), Results{Format: resultsFormat, Version: 1, Run: r,
-		Warnings: r.Warnings(), Files: files})
+		Faults: r.Faults, Warnings: r.Warnings(), Files: files})
 }
 
 func writeJSON(path string, v any) error {
@@ -205,9 +243,14 @@ func writeJSON(path string, v any) error {
 }
 
 // PrintSummary prints the verdicts and figures of a run; dir, when set, is
-// where its files are.
+// where its files are. A run that asked for faults and saw none (or none of
+// a kind it asked for) says so on its first line.
 func PrintSummary(w io.Writer, r Run, dir string) error {
 	var b strings.Builder
+	fw := r.FaultWarning()
+	if fw != "" {
+		fmt.Fprintf(&b, "WARNING: %s\n", fw)
+	}
 	s := r.Summary
 	fmt.Fprintf(&b, "history: %s over %s", history.Plural(s.Events, "event", ""), history.FormatDuration(s.Duration))
 	if n := len(s.Faults); n > 0 {
@@ -232,7 +275,9 @@ func PrintSummary(w io.Writer, r Run, dir string) error {
 	printNotFired(&b, r)
 	b.WriteString("\n")
 	for _, w := range r.Warnings() {
-		fmt.Fprintf(&b, "WARNING: %s\n\n", w)
+		if w != fw {
+			fmt.Fprintf(&b, "WARNING: %s\n\n", w)
+		}
 	}
 	for _, v := range r.Verdicts {
 		fmt.Fprintf(&b, "%-18s %-8s %s\n", v.Check, strings.ToUpper(string(v.Result)), v.Reason)

@@ -55,6 +55,13 @@ type Cell struct {
 	Unknown   int `json:"unknown"`
 	// Crashed counts the seeds on which the harness crashed.
 	Crashed int `json:"crashed,omitempty"`
+	// NoFault counts the seeds of a fault family in which no fault fired
+	// (the random nemesis drew none, or none took effect): they tested the
+	// design without faults and are evidence of nothing about the family.
+	// Evidence says so in words ("1 of 2 seeds fired no fault"; "" when
+	// every seed fired some).
+	NoFault  int    `json:"no_fault,omitempty"`
+	Evidence string `json:"evidence,omitempty"`
 	// LivenessFailed counts the seeds whose liveness check failed.
 	LivenessFailed int `json:"liveness_failed"`
 	// FailingChecks counts, per check, the seeds it was invalid on.
@@ -143,6 +150,9 @@ func (a *cellAcc) add(g Grid, r Run, rec Record) {
 	if rec.Liveness == models.Invalid {
 		c.LivenessFailed++
 	}
+	if rec.NoFault {
+		c.NoFault++
+	}
 	undecided := rec.Crash != ""
 	for check, res := range rec.Checks {
 		switch res {
@@ -186,6 +196,9 @@ func (a *cellAcc) finish() Cell {
 	c.First = a.firstViolation
 	if c.First == nil {
 		c.First = a.firstUndecided
+	}
+	if c.NoFault > 0 {
+		c.Evidence = fmt.Sprintf("%d of %d seeds fired no fault", c.NoFault, c.Seeds)
 	}
 	c.AcquireSuccess = -1
 	if a.attempts > 0 {
@@ -368,8 +381,29 @@ func verdicts(mx Matrix) []string {
 				s += ", as fast"
 			}
 		}
+		if quiet := noFaultNote(mr); quiet != "" {
+			s += " (" + quiet + ")"
+		}
 		parts = append(parts, s)
 	}
 	flush()
 	return out
+}
+
+// noFaultNote says under which fault families some seeds fired no fault
+// ("no fault fired in 1 of 2 seeds under pause, 2 of 2 under crash"): a
+// cell's "0/2" means less than it says there. "" when every seed fired one.
+func noFaultNote(mr MatrixRow) string {
+	var parts []string
+	for _, c := range mr.Cells {
+		if c.NoFault == 0 {
+			continue
+		}
+		if len(parts) == 0 {
+			parts = append(parts, fmt.Sprintf("no fault fired in %d of %d seeds under %s", c.NoFault, c.Seeds, c.Column))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%d of %d under %s", c.NoFault, c.Seeds, c.Column))
+	}
+	return strings.Join(parts, ", ")
 }

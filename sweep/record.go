@@ -40,6 +40,13 @@ type Record struct {
 	AcquireP99US int64 `json:"acquire_p99_us"`
 	// Messages is the number of messages the network carried.
 	Messages uint64 `json:"messages"`
+	// Fired counts the faults that took effect (harness.Faults); NoFault
+	// marks a run that asked for faults (a fault family's column) in which
+	// none did: it tested the design without faults. A record written
+	// before they were kept has neither, and counts as not known to be
+	// fault-free.
+	Fired   int  `json:"fired,omitempty"`
+	NoFault bool `json:"no_fault,omitempty"`
 	// Crash is set when the harness itself failed on this run.
 	Crash string `json:"crash,omitempty"`
 }
@@ -49,7 +56,8 @@ const reasonMax = 240
 
 // NewRecord condenses a result.
 func NewRecord(id string, r harness.Result) Record {
-	rec := Record{ID: id, Overall: r.Overall, Messages: r.Network.Sent}
+	faults := r.Faults()
+	rec := Record{ID: id, Overall: r.Overall, Messages: r.Network.Sent, Fired: faults.TotalFired(), NoFault: faults.NoneFired}
 	var safety, other string
 	for _, v := range r.Verdicts {
 		if v.Check == "liveness" && v.Stats != nil {
@@ -203,6 +211,8 @@ func (r Record) check() error {
 		return fmt.Errorf("stall_max_ms %v", r.StallMaxMS)
 	case r.AcquireP50US < 0 || r.AcquireP99US < r.AcquireP50US:
 		return fmt.Errorf("acquire latency p50 %d µs, p99 %d µs", r.AcquireP50US, r.AcquireP99US)
+	case r.Fired < 0 || (r.NoFault && r.Fired > 0):
+		return fmt.Errorf("fired %d, no_fault %v: a run in which no fault fired fired none", r.Fired, r.NoFault)
 	}
 	return nil
 }

@@ -398,7 +398,7 @@ type evidenceAcc struct {
 
 // add counts one run.
 func (a *evidenceAcc) add(r harness.Result) {
-	fired := harness.FiredFaults(r.Events)
+	fired := r.Faults().Fired
 	n := 0
 	for k, c := range fired {
 		if a.family == "random" || k == a.family {

@@ -277,10 +277,10 @@ func printExplorations(out io.Writer, results []harness.Exploration, f exploreFl
 	// A median of sweeps that found nothing would be a number of seeds that
 	// showed nothing: the column is left out when no sweep found anything.
 	median := func(e harness.Exploration) string { return "" }
-	header := "HUNT\tKIND\tSEEDS TO FIRST VIOLATION\tFOUND\tWALL/SEED"
+	header := "HUNT\tKIND\tSEEDS TO FIRST VIOLATION\tFOUND\tNO FAULT FIRED\tWALL/SEED"
 	if anyFound {
 		median = func(e harness.Exploration) string { return medianText(e) + "\t" }
-		header = "HUNT\tKIND\tSEEDS TO FIRST VIOLATION\tMEDIAN\tFOUND\tWALL/SEED"
+		header = "HUNT\tKIND\tSEEDS TO FIRST VIOLATION\tMEDIAN\tFOUND\tNO FAULT FIRED\tWALL/SEED"
 	}
 	fmt.Fprintln(tw, header)
 	complete := true
@@ -293,11 +293,13 @@ func printExplorations(out io.Writer, results []harness.Exploration, f exploreFl
 			}
 			seeds = append(seeds, n)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%d/%d\t%.1fms\n", e.Hunt.Name, e.Hunt.Kind,
-			strings.Join(seeds, " "), median(e), e.Found(), len(e.Sweeps), float64(e.WallPerSeed().Microseconds())/1000)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%d/%d\t%s\t%.1fms\n", e.Hunt.Name, e.Hunt.Kind,
+			strings.Join(seeds, " "), median(e), e.Found(), len(e.Sweeps), noFaultText(e), float64(e.WallPerSeed().Microseconds())/1000)
 		complete = complete && e.Found() == len(e.Sweeps)
 	}
 	tw.Flush()
+	fmt.Fprintln(out, "NO FAULT FIRED: the runs in which no fault took effect (the random nemesis drew none, or none fired); "+
+		"they searched nothing, and count among the seeds all the same.")
 	for _, e := range results {
 		if e.Found() == 0 {
 			seeds := 0
@@ -364,6 +366,12 @@ func incompleteLine(results []harness.Exploration, maxSeeds int) string {
 	}
 	return fmt.Sprintf("exit 3: %d of %s found no violation within --max-seeds %d (%s); raise --max-seeds or --starts to search further",
 		empty, count(sweeps, "sweep"), maxSeeds, strings.Join(short, ", "))
+}
+
+// noFaultText is how many of a hunt's runs fired no fault: "3 of 120 runs".
+func noFaultText(e harness.Exploration) string {
+	n, runs := e.NoFault()
+	return fmt.Sprintf("%d of %s", n, count(runs, "run"))
 }
 
 // medianText is the median number of seeds the sweeps needed: "-" when none

@@ -22,7 +22,7 @@ func guidedSweep(h harness.Hunt, seed, start uint64, maxRuns int, progress func(
 	if err != nil {
 		return harness.Sweep{}, err
 	}
-	sw := harness.Sweep{Start: seed, Seeds: o.Runs, Found: o.Found, Wall: o.Wall}
+	sw := harness.Sweep{Start: seed, Seeds: o.Runs, NoFault: o.NoFault, Found: o.Found, Wall: o.Wall}
 	if o.Found {
 		sw.Seed = o.Test.Seed
 		sw.Finding = &o.Test
@@ -105,10 +105,24 @@ func printComparison(out io.Writer, swarm, guided []harness.Exploration) error {
 		fmt.Fprintf(out, ": %s", strings.Join(worse, ", "))
 	}
 	fmt.Fprintln(out)
+	sq, sr := noFaultOf(swarm)
+	gq, gr := noFaultOf(guided)
+	fmt.Fprintf(out, "no fault fired (runs that searched nothing) in %d of %s of swarm random and %d of %s of the guided search\n",
+		sq, count(sr, "run"), gq, count(gr, "run"))
 	if !complete {
 		return exitError{harness.ExitUnknown}
 	}
 	return nil
+}
+
+// noFaultOf counts the runs of every exploration in which no fault fired,
+// and every run.
+func noFaultOf(es []harness.Exploration) (noFault, runs int) {
+	for _, e := range es {
+		n, r := e.NoFault()
+		noFault, runs = noFault+n, runs+r
+	}
+	return noFault, runs
 }
 
 // ratio is swarm's median over guided's, when guided's median is known (it

@@ -102,6 +102,10 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 	command := liveCommand(given, f.nemesisFile, dir, lf.scale)
 	out := cmd.OutOrStdout()
 	first := fmt.Sprintf("seed %d (live): %s\n", t.Seed, command)
+	if w := harness.DrewNoFault(p.Test, p.Schedule); w != "" {
+		// Said before the run spends its real time, not only after it.
+		first += fmt.Sprintf("WARNING: %s\n", w)
+	}
 	fmt.Fprint(out, first)
 	ctx, cancel := interruptible()
 	defer cancel()

@@ -237,6 +237,9 @@ func printOutcome(out io.Writer, s harness.Scenario, o harness.Outcome, dir stri
 		return err
 	}
 	fmt.Fprintf(out, "== %s / %s\n%s\nreplay: %s\n\n", s.Name, v.Name, v.Doc, command)
+	if w := run.FaultWarning(); w != "" {
+		fmt.Fprintf(out, "WARNING: %s\n\n", w)
+	}
 	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  CHECK\tEXPECTED\tGOT\t")
 	for _, vd := range r.Verdicts {

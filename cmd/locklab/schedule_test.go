@@ -58,15 +58,16 @@ func TestRunReportsFaultsThatDidNotFire(t *testing.T) {
 		"did not fire: 2 of 2 scheduled faults\n",
 		"  faults[0] (pause): it was due at 1m30s, after the run ended at 30s\n",
 		"  faults[1] (pause): its trigger never happened: c1 recorded no renew ok\n",
-		"WARNING: none of the 2 scheduled faults fired: this run saw no fault, so its verdicts say nothing about faults\n",
+		"WARNING: 2 faults scheduled, none fired (1 due after the run ended, 1 waiting for a trigger that did not come in time), " +
+			"so the verdicts judge a run without faults\n",
 	} {
 		assert.Contains(t, stdout, want)
 	}
-	assert.Less(t, strings.Index(stdout, "WARNING"), strings.Index(stdout, "mutual-exclusion"), "the warning comes before the verdicts")
+	assert.Less(t, strings.Index(stdout, "WARNING"), strings.Index(stdout, "history: "), "the warning comes first")
 
 	summary, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
 	require.NoError(t, err)
-	assert.Contains(t, string(summary), "WARNING: none of the 2 scheduled faults fired")
+	assert.Contains(t, string(summary), "WARNING: 2 faults scheduled, none fired")
 	assert.Contains(t, string(summary), "faults[1] (pause): its trigger never happened")
 
 	b, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))
@@ -84,7 +85,7 @@ func TestRunReportsFaultsThatDidNotFire(t *testing.T) {
 
 	page, err := os.ReadFile(filepath.Join(dir, reports.ReportFile))
 	require.NoError(t, err)
-	assert.Contains(t, string(page), `<p class="warning">Warning: none of the 2 scheduled faults fired`)
+	assert.Contains(t, string(page), `<b>&#9888; No fault fired</b><span>2 faults scheduled, none fired`)
 	assert.Contains(t, string(page), "did not fire: its trigger never happened: c1 recorded no renew ok")
 
 	// The report rebuilt from the run directory says the same.
