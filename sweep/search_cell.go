@@ -500,6 +500,15 @@ func (a *evidenceAcc) evidence(runs int, first map[string]*found) Evidence {
 	}
 	e.Bound = 1 - math.Pow(0.05, 1/float64(a.fired))
 	bound := fmt.Sprintf("< %s per run (95%%)", percent(e.Bound))
+	if len(a.timing.beyond) > 0 {
+		e.Beyond = a.timing.beyond
+		it := "it"
+		if len(a.timing.beyond) > 1 {
+			it = "one of them"
+		}
+		bound += fmt.Sprintf("; runs of %s are shorter than %s: a fault that must outlast %s is beyond this search",
+			a.timing.run, strings.Join(a.timing.beyond, " and "), it)
+	}
 	var found []string
 	for _, k := range findingKinds[1:] {
 		if f := first[k]; f != nil {
@@ -551,6 +560,11 @@ type timing struct {
 	scale time.Duration
 	// name names it ("the lease (ttl 10s)").
 	name string
+	// run is the runs' simulated length; beyond names the system's duration
+	// options longer than it ("lock-delay 1m0s"): a fault that must outlast
+	// one of them to matter cannot show in these runs.
+	run    time.Duration
+	beyond []string
 }
 
 // relative says a fault's size relative to the timing ("3.2x the lease
@@ -601,8 +615,29 @@ func rowTiming(c SearchConfig, row SearchedRow) (timing, error) {
 	} else if sum, words := guide.TimeScale(test); sum > 0 {
 		t.scale, t.name = sum, "the timeouts ("+words+")"
 	}
+	t.run, t.beyond = test.Time, optionsLongerThan(test, test.Time)
 	timings.Store(key, t)
 	return t, nil
+}
+
+// optionsLongerThan names the system's duration options longer than d
+// ("lock-delay 1m0s"), in the option table's order.
+func optionsLongerThan(t harness.Test, d time.Duration) []string {
+	sys, err := harness.FindSystem(t.System)
+	if err != nil || sys.Options == nil {
+		return nil
+	}
+	settings, err := sys.Options.Effective(t.SystemOptions)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range settings {
+		if v, err := time.ParseDuration(s.Value); err == nil && v > d {
+			out = append(out, s.Name+" "+v.String())
+		}
+	}
+	return out
 }
 
 // optionNear names the system option whose duration is within 10% of d

@@ -122,6 +122,10 @@ type Evidence struct {
 	// the ratio.
 	Largest      string  `json:"largest,omitempty"`
 	LargestRatio float64 `json:"largest_ratio,omitempty"`
+	// Beyond names the system's duration options longer than the runs
+	// ("lock-delay 1m0s"): a violation that needs a fault outlasting one of
+	// them is beyond the search, and the Line says so.
+	Beyond []string `json:"beyond,omitempty"`
 	// Bound is the 95% upper bound on the per-run rate of data corruption
 	// given Fired runs without one (1 - 0.05^(1/Fired)); 0 when a
 	// corruption was found or nothing fired.

@@ -422,13 +422,24 @@ func keptEvidence(cells []*SearchedCell) string {
 		if c.Evidence.Bound > 0 {
 			s += fmt.Sprintf(" (<\u00a0%s per run, 95%%)", percent(c.Evidence.Bound))
 		}
-		return s
+		return s + beyondNote(cells)
 	}
 	least := cells[0].Evidence.Fired
 	for _, c := range cells[1:] {
 		least = min(least, c.Evidence.Fired)
 	}
-	return fmt.Sprintf("no corruption found in %d families (≥\u00a0%s runs each with a fault fired)", len(cells), thousands(least))
+	return fmt.Sprintf("no corruption found in %d families (≥\u00a0%s runs each with a fault fired)", len(cells), thousands(least)) + beyondNote(cells)
+}
+
+// beyondNote says which of the system's timeouts the runs were shorter than
+// (Evidence.Beyond): "; runs shorter than lock-delay 1m0s".
+func beyondNote(cells []*SearchedCell) string {
+	for _, c := range cells {
+		if len(c.Evidence.Beyond) > 0 {
+			return "; runs shorter than " + strings.Join(c.Evidence.Beyond, " and ") + ", not searched beyond"
+		}
+	}
+	return ""
 }
 
 // faultNoun is one fault of a family in words ("a pause").
