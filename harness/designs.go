@@ -24,7 +24,16 @@ type Design struct {
 	// Modes are the ways the design protects the data it guards, one row of
 	// the matrix each; at least one.
 	Modes []DesignMode `json:"modes"`
+	// NoLock says the design takes no lock (optimistic concurrency: every
+	// client goes ahead and a version check refuses the losers' writes):
+	// only the data checks judge it, as a lock's checks would find "two
+	// holders" in every run.
+	NoLock bool `json:"no_lock,omitempty"`
 }
+
+// DataChecks are the checks that judge a design without a lock (NoLock):
+// the protected data's, not the lock's.
+var DataChecks = []string{"critical-sections"}
 
 // DesignMode is one way a design is used with the protected storage.
 type DesignMode struct {

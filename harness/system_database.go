@@ -31,7 +31,7 @@ func init() {
 			{Name: "Lock table: unique row with expiry", SystemOptions: map[string]string{"mode": "unique-row"}, Modes: unfencedOnly},
 			{Name: "Lock table: unique row with expiry + fencing token", SystemOptions: map[string]string{"mode": "unique-row"}, Modes: fencedModes},
 			{Name: "Optimistic locking (version column, compare-and-set)", SystemOptions: map[string]string{"mode": "optimistic"},
-				Modes: []DesignMode{{Storage: storage.Unfenced, Guard: GuardVersion}}},
+				Modes: []DesignMode{{Storage: storage.Unfenced, Guard: GuardVersion}}, NoLock: true},
 		},
 		DataGuard: databaseDataGuard,
 	})

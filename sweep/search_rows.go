@@ -122,6 +122,7 @@ func DesignRows() ([]SearchedRow, error) {
 	for _, d := range harness.Designs() {
 		for _, m := range d.Modes {
 			r := NewSearchedRow(d.Name, Config{System: d.System, SystemOptions: d.SystemOptions, Storage: m.Storage, FenceReads: m.FenceReads}, m.Guard)
+			r.NoLock = d.NoLock
 			if other, dup := seen[r.ID]; dup {
 				return nil, fmt.Errorf("designs %q and %q are the same row (%s)", other, d.Name, r.Flags)
 			}
@@ -157,9 +158,29 @@ func FullRows() ([]SearchedRow, error) {
 		if n, ok := names[r.ID]; ok {
 			r.Design = n
 		}
+		r.NoLock = noLock(cfg)
 		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+// noLock reports whether a row is a design without a lock (harness.Design
+// NoLock): a registered lockless design of its system whose options it
+// sets too (database mode=optimistic, whatever else it sets).
+func noLock(c Config) bool {
+	for _, d := range harness.Designs() {
+		if !d.NoLock || d.System != c.System {
+			continue
+		}
+		all := true
+		for k, v := range d.SystemOptions {
+			all = all && c.SystemOptions[k] == v
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // guardOf names what keeps a row's data safe when its lock breaks
@@ -266,6 +287,9 @@ func (c SearchConfig) Validate() error {
 func (c SearchConfig) test(row SearchedRow, family string, seed uint64) harness.Test {
 	t := row.Config.Test()
 	t.Clients, t.Time, t.Nemesis, t.Seed = c.Clients, time.Duration(c.Time), family, seed
+	if row.NoLock {
+		t.Checks = slices.Clone(harness.DataChecks)
+	}
 	t.CheckBudget, t.CheckSteps = harness.Unbounded, 0
 	return t.WithDefaults()
 }

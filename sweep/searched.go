@@ -54,6 +54,9 @@ type SearchedRow struct {
 	ID string `json:"id"`
 	// Design is the design in its users' words (harness.Design.Name).
 	Design string `json:"design"`
+	// NoLock says the design takes no lock (harness.Design.NoLock): its
+	// cells are judged by the data checks alone.
+	NoLock bool `json:"no_lock,omitempty"`
 	// System is the registered system.
 	System string `json:"system"`
 	// Storage is the storage mode: unfenced, fenced, fenced+reads or check.
