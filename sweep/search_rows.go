@@ -81,7 +81,7 @@ const (
 // first.
 func MatrixPresets() []MatrixPreset {
 	return []MatrixPreset{
-		{Name: "matrix", Doc: "every design people choose between (harness.Designs), in each storage mode it is offered in",
+		{Name: "matrix", Doc: "every design people choose between (each system registers its own), in each storage mode it is offered in",
 			Budget: defaultBudget, Time: defaultTime, Clients: defaultClients, CostRuns: defaultCostRuns, ShrinkRuns: defaultShrinkRuns,
 			rows: DesignRows},
 		{Name: "full", Doc: "every option variant of the catalog's designs, in every storage mode it supports",
