@@ -55,7 +55,7 @@ Every cell is deterministic from its row and column: the matrix is the same for 
 however often it is interrupted. Each finished cell is one fsync'd line of DIR/cells.jsonl;
 started again with the same arguments (or --resume DIR) the matrix searches only the cells the
 journal lacks. While it runs the directory is locked (DIR/sweep.lock): a second matrix of it is
-refused (exit 2). It writes DIR/matrix.html (which design kept the data safe under each fault
+refused (exit 2). It writes DIR/matrix.html (which designs kept the data intact under each fault
 model, cheapest first, and the full table with every cell's evidence), DIR/safety-cost.png and
 .svg, DIR/matrix.json, DIR/matrix.txt (the table, every cell's evidence and findings) and prints
 the table. The default DIR is sweeps/matrix-<settings fingerprint>.
