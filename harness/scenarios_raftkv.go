@@ -85,7 +85,10 @@ func raftkvGCPauseVariants() []Variant {
 			Kind:   KindGCPause,
 		},
 		{
-			Name:   "raftkv-fixed",
+			Name: "raftkv-fixed",
+			MatrixNote: "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder whose write " +
+				"lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update that fencing " +
+				"reads prevents (the fenced+reads row)",
 			Doc:    "fenced storage with raftkv's fencing token: client 1's stale write is rejected; the overlap is still reported (the lock cannot prevent it)",
 			Test:   test(storage.Fenced),
 			Expect: expect(models.Valid, models.Invalid).and("lease", models.Valid).and("fencing-tokens", models.Valid),

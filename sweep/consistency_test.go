@@ -169,7 +169,10 @@ func TestCatalogAgreesWithTheMatrix(t *testing.T) {
 			mark = "DISAGREES"
 			t.Errorf("%s -> %s · %s × %s: %s", a.variant, row.Design, row.Storage, a.column, why)
 		case a.note != "":
-			t.Errorf("%s agrees with its cell (%s) but carries a MatrixNote: drop it", a.variant, why)
+			// A note explains a difference the cell's search may or may not
+			// meet within its budget (a violation rarer than 1 in 300 runs):
+			// it stays, and the table says the cell agrees this time.
+			mark = "agrees (the note explains a difference a search may meet: " + a.note + ")"
 		}
 		fmt.Fprintf(&table, "%s -> %s · %s × %s: %s (%s)\n", a.variant, row.Design, row.Storage, a.column, mark, why)
 	}

@@ -63,6 +63,18 @@ type found struct {
 	target shrink.Target
 }
 
+// A cell's search starts with cellFresh random draws of its family and, at
+// length, makes every cellFreshEvery-th run a fresh random draw: half its
+// runs are the random sweep of the family, so that a violation random draws
+// find often is not missed by mutations that chase coverage elsewhere (a
+// 1,000-seed audit of the default matrix found such misses with the guide's
+// hunt defaults, 4 and 8: Redisson's lock under partitions, 2.3% of random
+// seeds; ZooKeeper under random faults, 2%).
+const (
+	cellFresh      = 20
+	cellFreshEvery = 2
+)
+
 // SearchCell decides one cell: a guided search of the row under the column's
 // fault family (guide.Search restricted to it), which goes on after a broken
 // lock, a token-order or a liveness violation to look for corrupted data
@@ -84,6 +96,7 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 		Test: func(s uint64) (harness.Test, error) { return c.test(row, column, s), nil },
 		Stop: func(r harness.Result) bool { return verdictOf(r, dataCheck) == models.Invalid }}
 	out, err := guide.Search(guide.Config{Target: &target, Seed: seed, Start: start, MaxRuns: c.Budget,
+		Fresh: cellFresh, FreshEvery: cellFreshEvery,
 		OnRun: func(t harness.Test, r harness.Result) {
 			runs++
 			ev.add(r)
