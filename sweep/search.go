@@ -198,6 +198,9 @@ func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
 			l := done[item{r, col}]
 			m.Runs += l.Runs
 			row.Cells = append(row.Cells, *l.Cell)
+			if row.Beyond == nil {
+				row.Beyond = l.Cell.Evidence.Beyond
+			}
 		}
 		m.Rows = append(m.Rows, row)
 	}

@@ -513,15 +513,7 @@ func (a *evidenceAcc) evidence(runs int, first map[string]*found) Evidence {
 	}
 	e.Bound = 1 - math.Pow(0.05, 1/float64(a.fired))
 	bound := fmt.Sprintf("< %s per run (95%%)", percent(e.Bound))
-	if len(a.timing.beyond) > 0 {
-		e.Beyond = a.timing.beyond
-		it := "it"
-		if len(a.timing.beyond) > 1 {
-			it = "one of them"
-		}
-		bound += fmt.Sprintf("; runs of %s are shorter than %s: a fault that must outlast %s is beyond this search",
-			a.timing.run, strings.Join(a.timing.beyond, " and "), it)
-	}
+	e.Beyond = a.timing.beyond
 	var found []string
 	for _, k := range findingKinds[1:] {
 		if f := first[k]; f != nil {

@@ -80,6 +80,10 @@ none/N: no violation found in the N runs in which a fault of the family fired: a
 				fmt.Fprintf(&b, "; when the lock breaks: %s", r.Guard)
 			}
 			b.WriteString("\n")
+			if len(r.Beyond) > 0 {
+				fmt.Fprintf(&b, "  runs of %v are shorter than %s: a violation that needs a fault outlasting it is beyond these searches\n",
+					time.Duration(m.Time), strings.Join(r.Beyond, " and "))
+			}
 			if r.Cost != nil {
 				fmt.Fprintf(&b, "  cost without faults: acquire p50 %.1f ms, p99 %.1f ms; %.1f critical sections/s; %.1f messages per acquire\n",
 					r.Cost.AcquireP50MS, r.Cost.AcquireP99MS, r.Cost.CSPerSecond, r.Cost.MessagesPerAcquire)

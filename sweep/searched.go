@@ -69,6 +69,10 @@ type SearchedRow struct {
 	Config Config         `json:"config"`
 	Flags  string         `json:"flags"`
 	Cells  []SearchedCell `json:"cells"`
+	// Beyond names the system's duration options longer than the runs
+	// ("lock-delay 1m0s"): a violation that needs a fault outlasting one of
+	// them cannot show in this row's cells.
+	Beyond []string `json:"beyond,omitempty"`
 	// Cost is measured on fault-free runs; nil when not measured.
 	Cost *Cost `json:"cost,omitempty"`
 }
@@ -127,7 +131,7 @@ type Evidence struct {
 	LargestRatio float64 `json:"largest_ratio,omitempty"`
 	// Beyond names the system's duration options longer than the runs
 	// ("lock-delay 1m0s"): a violation that needs a fault outlasting one of
-	// them is beyond the search, and the Line says so.
+	// them is beyond the search (the row says so once: SearchedRow.Beyond).
 	Beyond []string `json:"beyond,omitempty"`
 	// Bound is the 95% upper bound on the per-run rate of data corruption
 	// given Fired runs without one (1 - 0.05^(1/Fired)); 0 when a
