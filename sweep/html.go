@@ -40,10 +40,10 @@ func writeHTML(w io.Writer, mx Matrix, png []byte) error {
 			states[c.State]++
 		}
 	}
-	headline := fmt.Sprintf("%s × %s × %s: %s with corrupted data, %d where the lock broke but the data stayed intact, %d undecided, %d unavailable, %d safe.",
+	headline := fmt.Sprintf("%s × %s × %s: %s with corrupted data, %d where the lock broke but the data stayed intact, %d undecided, %d unavailable, %d without a violation in their seeds.",
 		count(len(mx.Rows), "row"), count(len(mx.Columns), "fault family"), count(mx.Seeds, "seed"),
 		count(states[StateCorrupted], "cell"), states[StateLockBroke], states[StateUnknown], states[StateUnavailable], states[StateSafe])
-	overall := "safe"
+	overall := StateSafe
 	switch {
 	case states[StateCorrupted] > 0:
 		overall = StateCorrupted
