@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reports"
@@ -381,62 +380,14 @@ func writeRecords(path string, g Grid, shard Shard, line func(i int) ([]byte, er
 }
 
 // runPool runs the pending runs on o.Jobs workers and hands each record to
-// done, in the order they finish, from the calling goroutine.
+// done, in the order they finish, from the calling goroutine. Results are
+// buffered so that workers go on while done fsyncs the journal.
 func runPool(g Grid, o Options, pending []int, done func(Run, Record) error) (int, error) {
-	type result struct {
-		run Run
-		rec Record
-		err error
+	runs := make([]Run, len(pending))
+	for i, p := range pending {
+		runs[i] = g.RunAt(p)
 	}
-	work := make(chan Run)
-	// Buffered so that workers go on while the collector fsyncs the journal.
-	results := make(chan result, 4*o.Jobs)
-	var wg sync.WaitGroup
-	for range o.Jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range work {
-				rec, err := runOne(g, o, r)
-				results <- result{r, rec, err}
-			}
-		}()
-	}
-	quit := make(chan struct{})
-	go func() {
-		defer close(work)
-		for _, i := range pending {
-			select {
-			case work <- g.RunAt(i):
-			case <-quit:
-				return
-			case <-o.Stop:
-				return
-			}
-		}
-	}()
-	go func() { wg.Wait(); close(results) }()
-	ran := 0
-	var firstErr error
-	for res := range results {
-		if firstErr != nil {
-			continue
-		}
-		err := res.err
-		if err == nil {
-			err = done(res.run, res.rec)
-		}
-		if err != nil {
-			firstErr = err
-			close(quit)
-			continue
-		}
-		ran++
-	}
-	if firstErr == nil && ran < len(pending) {
-		firstErr = ErrStopped
-	}
-	return ran, firstErr
+	return pool(runs, o.Jobs, 4*o.Jobs, o.Stop, func(r Run) (Record, error) { return runOne(g, o, r) }, done)
 }
 
 // runOne runs one world and condenses it; with KeepAll it also writes the

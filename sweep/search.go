@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/locklab/locklab/harness"
@@ -242,59 +241,10 @@ func prepareSearchDir(dir string, c SearchConfig) error {
 // searchPool works through the pending items on o.Jobs workers and hands
 // each finished one to done, from the calling goroutine.
 func searchPool(c SearchConfig, o SearchOptions, pending []item, done func(journalLine, item) error) error {
-	type result struct {
-		it   item
-		line journalLine
-		err  error
-	}
-	work := make(chan item)
-	results := make(chan result, o.Jobs)
-	var wg sync.WaitGroup
-	for range o.Jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for it := range work {
-				l, err := searchItem(c, o, it)
-				results <- result{it, l, err}
-			}
-		}()
-	}
-	quit := make(chan struct{})
-	go func() {
-		defer close(work)
-		for _, it := range pending {
-			select {
-			case work <- it:
-			case <-quit:
-				return
-			case <-o.Stop:
-				return
-			}
-		}
-	}()
-	go func() { wg.Wait(); close(results) }()
-	finished := 0
-	var firstErr error
-	for res := range results {
-		if firstErr != nil {
-			continue
-		}
-		err := res.err
-		if err == nil {
-			err = done(res.line, res.it)
-		}
-		if err != nil {
-			firstErr = err
-			close(quit)
-			continue
-		}
-		finished++
-	}
-	if firstErr == nil && finished < len(pending) {
-		firstErr = ErrStopped
-	}
-	return firstErr
+	_, err := pool(pending, o.Jobs, o.Jobs, o.Stop,
+		func(it item) (journalLine, error) { return searchItem(c, o, it) },
+		func(it item, l journalLine) error { return done(l, it) })
+	return err
 }
 
 // searchItem does one item: a row's cost, or a cell.
