@@ -98,16 +98,7 @@ for 0; one that only wants explore to have run treats 3 as a result, not a failu
   locklab explore --hunt redlock-clock-jump --starts 9 --max-seeds 5000`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case cmd.Flags().Changed("progress") && bar:
-				f.progress = progressBar
-			case cmd.Flags().Changed("progress"):
-				f.progress = progressNone
-			case isTerminal(cmd.ErrOrStderr()):
-				f.progress = progressBar
-			default:
-				f.progress = progressLines
-			}
+			f.progress = progressOf(cmd, bar)
 			if all && cmd.Flags().Changed("hunt") {
 				return usage("--all and --hunt exclude each other: --all runs every hunt")
 			}

@@ -78,16 +78,7 @@ func newMatrixCmd() *cobra.Command {
   locklab matrix --resume sweeps/full`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case cmd.Flags().Changed("progress") && bar:
-				f.progress = progressBar
-			case cmd.Flags().Changed("progress"):
-				f.progress = progressNone
-			case isTerminal(cmd.ErrOrStderr()):
-				f.progress = progressBar
-			default:
-				f.progress = progressLines
-			}
+			f.progress = progressOf(cmd, bar)
 			return runMatrix(cmd, f)
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
 
 	"github.com/locklab/locklab/harness"
 )
@@ -116,4 +117,19 @@ func thousands(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// progressOf is the progress display a long command's --progress flag asks
+// for: given true, a bar; given false, nothing; not given, a bar on a
+// terminal and a line per finished item otherwise.
+func progressOf(cmd *cobra.Command, bar bool) progressMode {
+	switch {
+	case cmd.Flags().Changed("progress") && bar:
+		return progressBar
+	case cmd.Flags().Changed("progress"):
+		return progressNone
+	case isTerminal(cmd.ErrOrStderr()):
+		return progressBar
+	}
+	return progressLines
 }

@@ -96,16 +96,7 @@ func sweepCommand(name, short, preset string) *cobra.Command {
   locklab sweep --resume sweeps/m`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case cmd.Flags().Changed("progress") && bar:
-				f.progress = progressBar
-			case cmd.Flags().Changed("progress"):
-				f.progress = progressNone
-			case isTerminal(cmd.ErrOrStderr()):
-				f.progress = progressBar
-			default:
-				f.progress = progressLines
-			}
+			f.progress = progressOf(cmd, bar)
 			return runSweep(cmd, f)
 		},
 	}
