@@ -83,7 +83,11 @@ func plotSearched(v *searchedView) (searchedFigure, error) {
 	var fig searchedFigure
 	for _, r := range v.Rows {
 		if r.Row.Cost == nil || r.Row.Cost.AcquireP50MS <= 0 {
-			fig.Unplotted = append(fig.Unplotted, r.Name)
+			name := r.Name
+			if r.Row.NoLock {
+				name += " (no lock, so no acquire latency)"
+			}
+			fig.Unplotted = append(fig.Unplotted, name)
 			continue
 		}
 		fig.Points = append(fig.Points, costPoint{N: r.N, Name: r.Name, Class: r.Worst, X: r.Row.Cost.AcquireP50MS, Y: float64(r.Kept)})
