@@ -73,9 +73,15 @@ var (
 )
 
 // NewClient connects env's node to the ensemble through d (a session of the
-// session-timeout option) and starts its watchdog.
-func (e *Ensemble) NewClient(env backends.Env, fork func() backends.Env, d *netgate.Dialer, reg *Registry) (*Client, error) {
+// session-timeout option) and starts its watchdog. The client knows every
+// server: it connects to the first-th (zk1 is 0) and, when a connection is
+// lost, resumes its session on the next one, as the simulated client does.
+func (e *Ensemble) NewClient(env backends.Env, fork func() backends.Env, d *netgate.Dialer, reg *Registry, first int) (*Client, error) {
+	if first < 0 || first >= len(e.servers) {
+		return nil, fmt.Errorf("zookeeper client %s: no server %d of %d", env.Name(), first+1, len(e.servers))
+	}
 	conn, events, err := zk.Connect(e.Addrs(), e.opts.SessionTimeout, zk.WithDialer(d.Dial),
+		zk.WithHostProvider(newHosts(e.Addrs(), first)),
 		zk.WithLogger(log.New(io.Discard, "", 0)), zk.WithLogInfo(false))
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper client %s: %w", env.Name(), err)
