@@ -245,11 +245,8 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 	c.mu.Unlock()
 	deadline := c.env.Mono() + wait
 	dir := LockDir(key)
-	if err := c.ensureDir(dir, deadline); err != nil {
-		return backends.Lease{}, fmt.Errorf("zookeeper: acquire %s: %w: %w", key, err, backends.ErrNotAcquired)
-	}
 	guid := fmt.Sprintf("%016x", c.env.Rand().Uint64())
-	ours, stat, err := c.createLockNode(dir, guid)
+	ours, stat, err := c.createLockNode(dir, guid, deadline)
 	if err != nil {
 		return backends.Lease{}, fmt.Errorf("zookeeper: acquire %s: %w", key, err)
 	}
@@ -316,7 +313,8 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 }
 
 // ensureDir creates the lock's parents (persistent), retrying connection
-// losses until deadline.
+// losses until deadline; a create of our node that found no parent asks
+// for it.
 func (c *Client) ensureDir(dir string, deadline time.Duration) error {
 	for _, p := range []string{"/lock", dir} {
 		for {
@@ -334,8 +332,12 @@ func (c *Client) ensureDir(dir string, deadline time.Duration) error {
 }
 
 // createLockNode creates our sequential node within Curator's retry loop;
-// with protection, a retry first looks for a node carrying our guid.
-func (c *Client) createLockNode(dir, guid string) (string, *zk.Stat, error) {
+// with protection, a retry first looks for a node carrying our guid. As
+// Curator's creatingParentContainersIfNeeded, the create comes first and the
+// parents are made only when it fails for want of them (NONODE): the first
+// request of an acquire is the create, as in the simulated recipe, so a
+// fault timed on the acquire meets the create and not a create of a parent.
+func (c *Client) createLockNode(dir, guid string, deadline time.Duration) (string, *zk.Stat, error) {
 	prefix := dir + "/_c_" + guid + "-lock-"
 	var last error
 	uncertain := false
@@ -354,9 +356,17 @@ func (c *Client) createLockNode(dir, guid string) (string, *zk.Stat, error) {
 			}
 		}
 		session := c.conn.SessionID()
-		p, err := call(c, func() (string, error) {
+		create := func() (string, error) {
 			return c.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-		})
+		}
+		p, err := call(c, create)
+		if errors.Is(err, zk.ErrNoNode) {
+			if err := c.ensureDir(dir, deadline); err != nil {
+				return "", nil, fmt.Errorf("%w: %w", err, backends.ErrNotAcquired)
+			}
+			session = c.conn.SessionID()
+			p, err = call(c, create)
+		}
 		if err == nil {
 			c.reg.created(p, c.env.Name(), session)
 			st, err := call(c, func() (*zk.Stat, error) { _, st, err := c.conn.Exists(p); return st, err })
