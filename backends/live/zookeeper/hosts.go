@@ -71,3 +71,11 @@ func (h *hosts) Connected() {
 	defer h.mu.Unlock()
 	h.last = h.curr
 }
+
+// after is the server after the one last handed out (the first one if none
+// was): where a new session starts.
+func (h *hosts) after() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.servers[(h.curr+1)%len(h.servers)]
+}
