@@ -105,6 +105,10 @@ const zkHeldWriteNote = "the fix is for a node left behind by a connection loss;
 // reconnects and retries; the reply, if the cut held it, comes on the closed
 // connection and answers nothing. The cut outlasts the read timeout: over
 // TCP a shorter one only delays the reply, and the client waits for it.
+// Live (real ZooKeeper 3.8, go-zookeeper) the same happens: the create is
+// the acquire's first request (its parents are made only on NONODE, as by
+// Curator), the held reply reaches a connection the client closed, and the
+// retry after the heal creates a second node.
 func zkOrphanVariants() []Variant {
 	test := func(protection string) Test {
 		t := Test{System: "zookeeper", Clients: 3, Seed: 1, Time: 60 * time.Second,
@@ -185,6 +189,10 @@ func zkPartitionedHolderVariants() []Variant {
 // SUSPENDED, 16.7 s after the cut) and opened a new one. The cut outlasts
 // LOST: over TCP, a connection attempt under way at the heal completes and
 // the client resumes its session before LOST. Clients hold the lock 4 s.
+// Live, LOST is locklab's (go-zookeeper has none): as Curator's
+// ConnectionStateManager, the live client gives its session up the session
+// timeout after SUSPENDED, without a word to the servers, and opens a new
+// one; its protected-mode retry then finds the old node by its guid.
 func zkReconnectVariants() []Variant {
 	test := func(adoptCheck string) Test {
 		trig := func(d time.Duration) *nemesis.Trigger {
@@ -211,7 +219,11 @@ func zkReconnectVariants() []Variant {
 // client closes the connection and reconnects to another server; the delete
 // is lost with its connection, which the cut outlasts (a connection's
 // timeout is 15 s: over TCP a shorter cut delivers the delete at the heal,
-// and the server, which does not model SESSIONMOVED, applies it).
+// and the server, which does not model SESSIONMOVED, applies it). Live the
+// client moves its session to the next server at its read timeout too, and
+// the delete its closed socket still held reaches the old server at the
+// heal, after the session moved: real ZooKeeper does not apply it (its
+// SESSIONMOVED check; the node stays, as simulated).
 func zkReleaseLossVariants() []Variant {
 	test := func(retry string) Test {
 		t := Test{System: "zookeeper", Clients: 3, Seed: 1, Time: 60 * time.Second, SystemOptions: map[string]string{"release-retry": retry}}

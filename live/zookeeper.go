@@ -123,7 +123,11 @@ func deployZooKeeper(d Deployment) (*system, error) {
 	return &system{
 		Description: desc,
 		newLock: func(e *env, fork func() backends.Env) backends.Lock {
-			c, err := ens.NewClient(e, fork, netgate.New(d.Net, e.name, ens.ServerAt), reg)
+			// Its own server is a draw of the seed, as the simulated
+			// client's is (a stream of its own: the workload's draws
+			// stay as they were).
+			first := stream(d.Test.Seed, "client/"+e.name+"/zookeeper-server").IntN(o.Servers)
+			c, err := ens.NewClient(e, fork, netgate.New(d.Net, e.name, ens.ServerAt), reg, first)
 			if err != nil {
 				return failedLock{err}
 			}

@@ -11,7 +11,8 @@
 // buffers, timers the library set run late). It also holds every byte while
 // faultnet cuts the link (client -> server for writes, server -> client for
 // reads): a partition that hangs, as tcpproxy's Hang does, in one direction
-// or both. A dial waits for an open link within its timeout.
+// or both, with a TCP socket's timing (see Conn). A dial waits for an open
+// link within its timeout.
 //
 // This package is live-only: nothing simulated imports it.
 package netgate
@@ -21,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -55,7 +57,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		return nil, fmt.Errorf("netgate: %s dials %s, which is no server of this run", d.client, addr)
 	}
 	g := &Conn{d: d, server: server, closed: make(chan struct{})}
-	if err := g.hold(ctx, d.client, server); err != nil {
+	if err := g.hold(ctx, d.client, server, nil); err != nil {
 		return nil, fmt.Errorf("netgate: dial %s (%s): %w", server, addr, err)
 	}
 	var nd net.Dialer
@@ -74,23 +76,50 @@ func (d *Dialer) Dial(network, addr string, timeout time.Duration) (net.Conn, er
 	return d.DialContext(ctx, network, addr)
 }
 
-// Conn is a connection held while its client is paused or its link is cut.
+// Conn is a connection held while its client is paused or its link is cut,
+// with the timing of a TCP socket: a write goes into the socket's send
+// buffer at once, and what a cut held is delivered at the heal, in order,
+// even after the client closed the socket (the kernel keeps retransmitting
+// an orphaned socket's data and its FIN); a read that a cut starves ends at
+// its deadline with a timeout, and the bytes it held stay for the next read.
+// Without the deadlines a client library that closes a silent connection
+// at its read timeout (go-zookeeper) could not do it while one of its
+// goroutines was held in a write, and so never moved to another server.
 type Conn struct {
 	net.Conn
 	d      *Dialer
 	server string
 	once   sync.Once
 	closed chan struct{}
+
+	deadlineMu   sync.Mutex
+	readDeadline time.Time
+
+	readMu    sync.Mutex
+	unread    []byte // bytes read from the socket and not yet handed over
+	unreadErr error  // the error that came with them
+	stashed   bool
+
+	writeMu  sync.Mutex
+	queue    [][]byte // writes a cut holds, in order
+	flushing bool     // a flusher delivers queue
+	closing  bool     // closed by the client; the flusher closes the socket
 }
 
-// hold waits until the client runs and the link from -> to is open.
-func (g *Conn) hold(ctx context.Context, from, to string) error {
+// hold waits until the client runs and the link from -> to is open, or
+// until deadline (zero: none) has passed.
+func (g *Conn) hold(ctx context.Context, from, to string, deadline func() time.Time) error {
 	for {
 		if err := g.d.net.Gate(g.d.client); err != nil {
 			return ErrClosed
 		}
 		if !g.d.net.Blocked(from, to) {
 			return nil
+		}
+		if deadline != nil {
+			if d := deadline(); !d.IsZero() && !time.Now().Before(d) {
+				return os.ErrDeadlineExceeded
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -104,26 +133,124 @@ func (g *Conn) hold(ctx context.Context, from, to string) error {
 	}
 }
 
+func (g *Conn) readDeadlineAt() time.Time {
+	g.deadlineMu.Lock()
+	defer g.deadlineMu.Unlock()
+	return g.readDeadline
+}
+
+// SetDeadline sets both deadlines (see SetReadDeadline).
+func (g *Conn) SetDeadline(t time.Time) error {
+	g.deadlineMu.Lock()
+	g.readDeadline = t
+	g.deadlineMu.Unlock()
+	return g.Conn.SetDeadline(t)
+}
+
+// SetReadDeadline bounds a read, also while a cut holds its bytes.
+func (g *Conn) SetReadDeadline(t time.Time) error {
+	g.deadlineMu.Lock()
+	g.readDeadline = t
+	g.deadlineMu.Unlock()
+	return g.Conn.SetReadDeadline(t)
+}
+
 // Read reads from the server and hands the bytes (or the error) over once
-// the client runs and the link server -> client is open.
+// the client runs and the link server -> client is open. A read whose
+// deadline passes while a cut holds its bytes returns a timeout, as a TCP
+// read that nothing reached; the bytes are the next read's.
 func (g *Conn) Read(b []byte) (int, error) {
-	n, err := g.Conn.Read(b)
-	if herr := g.hold(context.Background(), g.server, g.d.client); herr != nil {
-		return 0, herr
+	g.readMu.Lock()
+	defer g.readMu.Unlock()
+	if !g.stashed {
+		n, err := g.Conn.Read(b)
+		g.unread, g.unreadErr, g.stashed = append(g.unread[:0], b[:n]...), err, true
 	}
+	if err := g.hold(context.Background(), g.server, g.d.client, g.readDeadlineAt); err != nil {
+		var ne net.Error
+		if len(g.unread) == 0 && errors.As(g.unreadErr, &ne) && ne.Timeout() {
+			g.stashed = false // the socket's own timeout: nothing is held
+		}
+		return 0, err
+	}
+	n := copy(b, g.unread)
+	g.unread = g.unread[n:]
+	if len(g.unread) > 0 {
+		return n, nil
+	}
+	err := g.unreadErr
+	g.unread, g.unreadErr, g.stashed = g.unread[:0], nil, false
 	return n, err
 }
 
-// Write writes once the client runs and the link client -> server is open.
+// Write passes the client's gate (a paused client sends nothing) and then
+// writes to the socket, or, while the link client -> server is cut (or
+// earlier writes still wait), queues the bytes for the heal and returns at
+// once, as a write into a TCP send buffer does.
 func (g *Conn) Write(b []byte) (int, error) {
-	if err := g.hold(context.Background(), g.d.client, g.server); err != nil {
-		return 0, err
+	if err := g.d.net.Gate(g.d.client); err != nil {
+		return 0, ErrClosed
 	}
-	return g.Conn.Write(b)
+	g.writeMu.Lock()
+	defer g.writeMu.Unlock()
+	select {
+	case <-g.closed:
+		return 0, net.ErrClosed
+	default:
+	}
+	if !g.flushing && !g.d.net.Blocked(g.d.client, g.server) {
+		return g.Conn.Write(b)
+	}
+	g.queue = append(g.queue, append([]byte(nil), b...))
+	if !g.flushing {
+		g.flushing = true
+		go g.flush()
+	}
+	return len(b), nil
 }
 
-// Close closes the connection and releases its held I/O.
+// flush delivers the queued writes once the link is open again (the
+// kernel's retransmission: a paused client does not stop it), then closes
+// the socket if the client closed it meanwhile. The run's end drops them.
+func (g *Conn) flush() {
+	for g.d.net.Blocked(g.d.client, g.server) {
+		select {
+		case <-g.d.net.Done():
+			g.writeMu.Lock()
+			g.queue, g.flushing = nil, false
+			g.writeMu.Unlock()
+			_ = g.Conn.Close()
+			return
+		case <-time.After(poll):
+		}
+	}
+	g.writeMu.Lock()
+	for _, b := range g.queue {
+		if _, err := g.Conn.Write(b); err != nil {
+			break // the socket failed: the rest is lost with it
+		}
+	}
+	g.queue, g.flushing = nil, false
+	closing := g.closing
+	g.writeMu.Unlock()
+	if closing {
+		_ = g.Conn.Close()
+	}
+}
+
+// Close closes the connection and releases its held I/O. Writes a cut
+// still holds are delivered at the heal before the socket closes (its
+// reads end at once).
 func (g *Conn) Close() error {
 	g.once.Do(func() { close(g.closed) })
+	g.writeMu.Lock()
+	defer g.writeMu.Unlock()
+	if g.flushing {
+		g.closing = true
+		if tc, ok := g.Conn.(interface{ CloseRead() error }); ok {
+			return tc.CloseRead()
+		}
+		return nil
+	}
 	return g.Conn.Close()
 }

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -52,19 +54,32 @@ type hold struct {
 // (continue), as in the simulated client; contact is counted from the send
 // of a request that was answered, and a watchdog goroutine of the client's
 // own checks in every ping interval (an Exists of /), recorded as a renewal.
+//
+// Curator's LOST, which go-zookeeper does not have, is the client's: once
+// the connection has been lost (SUSPENDED) for the session timeout by the
+// client's clock, the next request gives the session up without a word to
+// the servers (Curator's injectSessionExpiration) and runs on a new one,
+// whether or not the ensemble still keeps the old one (CURATOR-604).
 type Client struct {
-	conn *zk.Conn
-	o    zookeeper.Options
-	env  backends.Env
-	fork func() backends.Env
-	reg  *Registry
-	done chan struct{}
-	once sync.Once
+	o     zookeeper.Options
+	env   backends.Env
+	fork  func() backends.Env
+	reg   *Registry
+	addrs []string
+	dial  *netgate.Dialer
+	done  chan struct{}
+	once  sync.Once
 
-	mu        sync.Mutex
-	lastHeard time.Duration
-	held      map[string]*hold
-	onRenew   func(l backends.Lease, done bool, err error)
+	mu          sync.Mutex
+	conn        *zk.Conn
+	hosts       *hosts
+	givenUp     *atomic.Bool // set when the current connection's session is given up
+	epoch       int          // sessions given up so far: the current connection's identity
+	suspended   bool
+	suspendedAt time.Duration
+	lastHeard   time.Duration
+	held        map[string]*hold
+	onRenew     func(l backends.Lease, done bool, err error)
 }
 
 var (
@@ -72,37 +87,147 @@ var (
 	_ backends.RenewObserver = (*Client)(nil)
 )
 
+// errGivenUp refuses the dials of a connection whose session the client gave
+// up, so that it cannot come back (and close the session on a server).
+var errGivenUp = errors.New("zookeeper: the session of this connection was given up (LOST)")
+
 // NewClient connects env's node to the ensemble through d (a session of the
-// session-timeout option) and starts its watchdog.
-func (e *Ensemble) NewClient(env backends.Env, fork func() backends.Env, d *netgate.Dialer, reg *Registry) (*Client, error) {
-	conn, events, err := zk.Connect(e.Addrs(), e.opts.SessionTimeout, zk.WithDialer(d.Dial),
-		zk.WithLogger(log.New(io.Discard, "", 0)), zk.WithLogInfo(false))
-	if err != nil {
-		return nil, fmt.Errorf("zookeeper client %s: %w", env.Name(), err)
+// session-timeout option) and starts its watchdog. The client knows every
+// server: it connects to the first-th (zk1 is 0) and, when a connection is
+// lost, resumes its session on the next one, as the simulated client does.
+func (e *Ensemble) NewClient(env backends.Env, fork func() backends.Env, d *netgate.Dialer, reg *Registry, first int) (*Client, error) {
+	if first < 0 || first >= len(e.servers) {
+		return nil, fmt.Errorf("zookeeper client %s: no server %d of %d", env.Name(), first+1, len(e.servers))
 	}
-	c := &Client{conn: conn, o: e.opts, env: env, fork: fork, reg: reg, done: make(chan struct{}), held: map[string]*hold{}}
-	go func() {
-		for range events { // the library drops events when nobody reads them
-		}
-	}()
+	c := &Client{o: e.opts, env: env, fork: fork, reg: reg, addrs: e.Addrs(), dial: d, done: make(chan struct{}), held: map[string]*hold{}}
+	if err := c.connect(first); err != nil {
+		return nil, err
+	}
 	w := fork()
 	go c.watchdog(w)
 	return c, nil
 }
 
+// connect opens a new connection (and session), trying the servers from
+// the first-th on. Called with c.mu held, or before the client is shared.
+func (c *Client) connect(first int) error {
+	var givenUp atomic.Bool
+	// A connection attempt is bounded as the Java client's (and the
+	// simulated client's) is, by session-timeout/servers, not by
+	// go-zookeeper's one second: over a cut, a round of the servers takes
+	// about a session timeout, and a request made meanwhile waits as long.
+	connectTimeout := c.o.SessionTimeout / time.Duration(max(c.o.Servers, 1))
+	dial := func(network, addr string, _ time.Duration) (net.Conn, error) {
+		if givenUp.Load() {
+			return nil, errGivenUp
+		}
+		return c.dial.Dial(network, addr, connectTimeout)
+	}
+	h := newHosts(c.addrs, first)
+	conn, events, err := zk.Connect(c.addrs, c.o.SessionTimeout, zk.WithDialer(dial), zk.WithHostProvider(h),
+		zk.WithLogger(log.New(io.Discard, "", 0)), zk.WithLogInfo(false))
+	if err != nil {
+		return fmt.Errorf("zookeeper client %s: %w", c.env.Name(), err)
+	}
+	if c.conn != nil {
+		c.epoch++
+	}
+	c.conn, c.hosts, c.suspended = conn, h, false
+	epoch := c.epoch
+	w := c.fork()
+	go func() {
+		// The library drops events when nobody reads them. A lost
+		// connection is SUSPENDED from the first moment the client sees
+		// it, until a connection with the session or the session's end.
+		for ev := range events {
+			if ev.Type != zk.EventSession {
+				continue
+			}
+			now := w.Mono()
+			c.mu.Lock()
+			if c.epoch == epoch {
+				switch ev.State {
+				case zk.StateDisconnected:
+					if !c.suspended {
+						c.suspended, c.suspendedAt = true, now
+						go c.loseAfter(c.fork(), epoch, now)
+					}
+				case zk.StateHasSession, zk.StateExpired:
+					c.suspended = false
+				}
+			}
+			c.mu.Unlock()
+		}
+	}()
+	c.givenUp = &givenUp
+	return nil
+}
+
+// loseAfter is Curator's ConnectionStateManager: it calls the session LOST
+// the session timeout after SUSPENDED began (at since), unless a connection
+// with the session came back meanwhile.
+func (c *Client) loseAfter(w backends.Env, epoch int, since time.Duration) {
+	w.Sleep(since + c.o.SessionTimeout - w.Mono())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.epoch == epoch && c.suspended && c.suspendedAt == since {
+		_ = c.lose(w.Mono())
+	}
+}
+
+// checkLost applies Curator's LOST rule before a request too: suspended for
+// the session timeout, the client gives its session up and connects anew.
+func (c *Client) checkLost() error {
+	now := c.env.Mono()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lose(now)
+}
+
+// lose gives the session up if it has been suspended for the session
+// timeout at now, and connects anew from the server after the one tried
+// last, as the simulated client does. Called with c.mu held.
+func (c *Client) lose(now time.Duration) error {
+	if !c.suspended || now-c.suspendedAt < c.o.SessionTimeout {
+		return nil
+	}
+	select {
+	case <-c.done:
+		return errStopped
+	default:
+	}
+	old := c.conn
+	c.givenUp.Store(true)
+	go old.Close() // in its connect loop: nothing reaches a server
+	next := slices.Index(c.addrs, c.hosts.after())
+	if err := c.connect(next); err != nil {
+		return fmt.Errorf("%w: a new session after LOST: %w", errConnLoss, err)
+	}
+	return nil
+}
+
+// zk is the client's current connection.
+func (c *Client) zk() *zk.Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn
+}
+
 // Close ends the session (its ephemeral nodes go at once) and the watchdog.
 func (c *Client) Close() {
 	c.once.Do(func() {
+		c.mu.Lock()
 		close(c.done)
-		c.conn.Close()
+		c.mu.Unlock()
+		c.zk().Close()
 	})
 }
 
 // Server names the address the client is connected to.
-func (c *Client) Server() string { return c.conn.Server() }
+func (c *Client) Server() string { return c.zk().Server() }
 
 // Session is the client's current session id (0: none yet).
-func (c *Client) Session() int64 { return c.conn.SessionID() }
+func (c *Client) Session() int64 { return c.zk().SessionID() }
 
 // OnRenew registers the observer of the belief's renewals.
 func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) {
@@ -138,6 +263,10 @@ func call[T any](c *Client, f func() (T, error)) (T, error) {
 		v   T
 		err error
 	}
+	var zero T
+	if err := c.checkLost(); err != nil {
+		return zero, err
+	}
 	sent := c.env.Mono()
 	ch := make(chan result, 1)
 	go func() {
@@ -146,12 +275,16 @@ func call[T any](c *Client, f func() (T, error)) (T, error) {
 	}()
 	timer := time.NewTimer(c.readTimeout())
 	defer timer.Stop()
-	var zero T
 	select {
 	case r := <-ch:
 		switch {
 		case errors.Is(r.err, zk.ErrClosing):
-			return zero, errStopped
+			select {
+			case <-c.done:
+				return zero, errStopped
+			default: // the connection of a session given up (LOST)
+				return zero, fmt.Errorf("%w: %w", errConnLoss, r.err)
+			}
 		case errors.Is(r.err, zk.ErrConnectionClosed), errors.Is(r.err, zk.ErrNoServer):
 			return zero, fmt.Errorf("%w: %w", errConnLoss, r.err)
 		case errors.Is(r.err, zk.ErrSessionExpired):
@@ -182,13 +315,13 @@ func (c *Client) watchdog(w backends.Env) {
 		for _, h := range holds {
 			c.observe(h.lease, false, nil)
 		}
-		_, err := call(c, func() (bool, error) { ok, _, err := c.conn.Exists("/"); return ok, err })
+		_, err := call(c, func() (bool, error) { ok, _, err := c.zk().Exists("/"); return ok, err })
 		if err != nil {
 			// Certain: the belief is the client's own, and without a reply
 			// it was not extended.
 			err = fmt.Errorf("ping: %w: %w", err, backends.ErrNotHeld)
 		}
-		session := c.conn.SessionID()
+		session := c.zk().SessionID()
 		for _, h := range holds {
 			c.mu.Lock()
 			if err == nil && h.session == session && c.held[h.lease.Key] == h {
@@ -239,17 +372,14 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 	c.mu.Unlock()
 	deadline := c.env.Mono() + wait
 	dir := LockDir(key)
-	if err := c.ensureDir(dir, deadline); err != nil {
-		return backends.Lease{}, fmt.Errorf("zookeeper: acquire %s: %w: %w", key, err, backends.ErrNotAcquired)
-	}
 	guid := fmt.Sprintf("%016x", c.env.Rand().Uint64())
-	ours, stat, err := c.createLockNode(dir, guid)
+	ours, stat, err := c.createLockNode(dir, guid, deadline)
 	if err != nil {
 		return backends.Lease{}, fmt.Errorf("zookeeper: acquire %s: %w", key, err)
 	}
 	for {
 		if c.o.Sync {
-			if _, err := call(c, func() (string, error) { return c.conn.Sync(dir) }); err != nil {
+			if _, err := call(c, func() (string, error) { return c.zk().Sync(dir) }); err != nil {
 				return c.giveUp(ours, fmt.Errorf("sync: %w", err))
 			}
 		}
@@ -260,13 +390,13 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 				ch []string
 				ev <-chan zk.Event
 			}
-			r, err := call(c, func() (lw, error) { ch, _, ev, err := c.conn.ChildrenW(dir); return lw{ch, ev}, err })
+			r, err := call(c, func() (lw, error) { ch, _, ev, err := c.zk().ChildrenW(dir); return lw{ch, ev}, err })
 			if err != nil {
 				return c.giveUp(ours, fmt.Errorf("getChildren: %w", err))
 			}
 			children, fired = r.ch, r.ev
 		} else {
-			ch, err := call(c, func() ([]string, error) { ch, _, err := c.conn.Children(dir); return ch, err })
+			ch, err := call(c, func() ([]string, error) { ch, _, err := c.zk().Children(dir); return ch, err })
 			if err != nil {
 				return c.giveUp(ours, fmt.Errorf("getChildren: %w", err))
 			}
@@ -286,7 +416,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 				ev <-chan zk.Event
 			}
 			prev := dir + "/" + children[i-1]
-			r, err := call(c, func() (ew, error) { ok, _, ev, err := c.conn.ExistsW(prev); return ew{ok, ev}, err })
+			r, err := call(c, func() (ew, error) { ok, _, ev, err := c.zk().ExistsW(prev); return ew{ok, ev}, err })
 			if err != nil {
 				return c.giveUp(ours, fmt.Errorf("exists: %w", err))
 			}
@@ -310,11 +440,12 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 }
 
 // ensureDir creates the lock's parents (persistent), retrying connection
-// losses until deadline.
+// losses until deadline; a create of our node that found no parent asks
+// for it.
 func (c *Client) ensureDir(dir string, deadline time.Duration) error {
 	for _, p := range []string{"/lock", dir} {
 		for {
-			_, err := call(c, func() (string, error) { return c.conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)) })
+			_, err := call(c, func() (string, error) { return c.zk().Create(p, nil, 0, zk.WorldACL(zk.PermAll)) })
 			if err == nil || errors.Is(err, zk.ErrNodeExists) {
 				break
 			}
@@ -328,8 +459,12 @@ func (c *Client) ensureDir(dir string, deadline time.Duration) error {
 }
 
 // createLockNode creates our sequential node within Curator's retry loop;
-// with protection, a retry first looks for a node carrying our guid.
-func (c *Client) createLockNode(dir, guid string) (string, *zk.Stat, error) {
+// with protection, a retry first looks for a node carrying our guid. As
+// Curator's creatingParentContainersIfNeeded, the create comes first and the
+// parents are made only when it fails for want of them (NONODE): the first
+// request of an acquire is the create, as in the simulated recipe, so a
+// fault timed on the acquire meets the create and not a create of a parent.
+func (c *Client) createLockNode(dir, guid string, deadline time.Duration) (string, *zk.Stat, error) {
 	prefix := dir + "/_c_" + guid + "-lock-"
 	var last error
 	uncertain := false
@@ -347,13 +482,21 @@ func (c *Client) createLockNode(dir, guid string) (string, *zk.Stat, error) {
 				continue
 			}
 		}
-		session := c.conn.SessionID()
-		p, err := call(c, func() (string, error) {
-			return c.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-		})
+		session := c.zk().SessionID()
+		create := func() (string, error) {
+			return c.zk().Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		}
+		p, err := call(c, create)
+		if errors.Is(err, zk.ErrNoNode) {
+			if err := c.ensureDir(dir, deadline); err != nil {
+				return "", nil, fmt.Errorf("%w: %w", err, backends.ErrNotAcquired)
+			}
+			session = c.zk().SessionID()
+			p, err = call(c, create)
+		}
 		if err == nil {
 			c.reg.created(p, c.env.Name(), session)
-			st, err := call(c, func() (*zk.Stat, error) { _, st, err := c.conn.Exists(p); return st, err })
+			st, err := call(c, func() (*zk.Stat, error) { _, st, err := c.zk().Exists(p); return st, err })
 			if err == nil && st != nil && st.Czxid != 0 {
 				return p, st, nil
 			}
@@ -376,7 +519,7 @@ func (c *Client) createLockNode(dir, guid string) (string, *zk.Stat, error) {
 // findProtected lists the lock's children for one carrying our guid. With
 // adopt-check a node another (expired) session of ours created is not ours.
 func (c *Client) findProtected(dir, guid string) (string, *zk.Stat, bool, error) {
-	children, err := call(c, func() ([]string, error) { ch, _, err := c.conn.Children(dir); return ch, err })
+	children, err := call(c, func() ([]string, error) { ch, _, err := c.zk().Children(dir); return ch, err })
 	if err != nil {
 		return "", nil, false, err
 	}
@@ -389,11 +532,11 @@ func (c *Client) findProtected(dir, guid string) (string, *zk.Stat, bool, error)
 			ok bool
 			st *zk.Stat
 		}
-		r, err := call(c, func() (es, error) { ok, st, err := c.conn.Exists(p); return es{ok, st}, err })
+		r, err := call(c, func() (es, error) { ok, st, err := c.zk().Exists(p); return es{ok, st}, err })
 		if err != nil {
 			return "", nil, false, err
 		}
-		if !r.ok || (c.o.AdoptCheck && r.st.EphemeralOwner != c.conn.SessionID()) {
+		if !r.ok || (c.o.AdoptCheck && r.st.EphemeralOwner != c.zk().SessionID()) {
 			continue
 		}
 		c.reg.created(p, c.env.Name(), r.st.EphemeralOwner)
@@ -419,7 +562,7 @@ func (c *Client) granted(key, ours string, st *zk.Stat) backends.Lease {
 // guaranteed delete: retried in the background until it is done).
 func (c *Client) giveUp(ours string, cause error) (backends.Lease, error) {
 	c.reg.released(ours)
-	if _, err := call(c, func() (struct{}, error) { return struct{}{}, c.conn.Delete(ours, -1) }); err != nil &&
+	if _, err := call(c, func() (struct{}, error) { return struct{}{}, c.zk().Delete(ours, -1) }); err != nil &&
 		!errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrNoNode) {
 		go c.guaranteedDelete(c.fork(), ours)
 	}
@@ -447,7 +590,7 @@ func (c *Client) Release(l backends.Lease) error {
 	delete(c.held, l.Key)
 	c.mu.Unlock()
 	c.reg.released(h.path)
-	_, err := call(c, func() (struct{}, error) { return struct{}{}, c.conn.Delete(h.path, -1) })
+	_, err := call(c, func() (struct{}, error) { return struct{}{}, c.zk().Delete(h.path, -1) })
 	switch {
 	case errors.Is(err, zk.ErrSessionExpired):
 		return fmt.Errorf("%w: session expired, %s deleted with it", backends.ErrNotHeld, h.path)
@@ -465,10 +608,10 @@ func (c *Client) Release(l backends.Lease) error {
 // guaranteedDelete keeps deleting path until it or its session is gone. Its
 // Env ends it when the run stops.
 func (c *Client) guaranteedDelete(w backends.Env, p string) {
-	session := c.conn.SessionID()
-	for c.conn.SessionID() == session {
+	session := c.zk().SessionID()
+	for c.zk().SessionID() == session {
 		w.Sleep(c.ping() / 4)
-		_, err := call(c, func() (struct{}, error) { return struct{}{}, c.conn.Delete(p, -1) })
+		_, err := call(c, func() (struct{}, error) { return struct{}{}, c.zk().Delete(p, -1) })
 		if err == nil || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrNoNode) || errors.Is(err, errStopped) {
 			return
 		}

@@ -21,7 +21,7 @@ const Version = "github.com/go-zookeeper/zk v1.0.4 (locklab's Curator-style reci
 // naming one live is an error that says so.
 var simOnly = map[string]string{
 	"read-timeout":    "go-zookeeper's read timeout is fixed at 2/3 of the session timeout (the default here too)",
-	"connect-timeout": "go-zookeeper's connect timeout is fixed at one second",
+	"connect-timeout": "go-zookeeper's connect timeout is fixed; locklab's dialer bounds an attempt by session-timeout/servers (the default here too)",
 }
 
 // Table is the live option table: the simulated ZooKeeper's options (same
