@@ -15,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -169,7 +170,7 @@ func (g Grid) Validate() error {
 	}
 	for _, c := range g.Columns {
 		if !slices.Contains(Columns(), c) {
-			return fmt.Errorf("columns: unknown fault family %q (known: %s)", c, strings.Join(Columns(), ", "))
+			return fmt.Errorf("columns: %w", suggest.Unknown("fault family", c, Columns()))
 		}
 	}
 	if g.Seeds < 1 {

@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/guide"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/internal/suggest"
 )
 
 // SearchConfig is what a searched matrix (`locklab matrix`) runs: every row
@@ -248,7 +249,7 @@ func (c SearchConfig) Validate() error {
 	}
 	for _, col := range c.Columns {
 		if !slices.Contains(SearchColumns(), col) {
-			return fmt.Errorf("columns: unknown fault family %q (known: %s)", col, strings.Join(SearchColumns(), ", "))
+			return fmt.Errorf("columns: %w", suggest.Unknown("fault family", col, SearchColumns()))
 		}
 	}
 	if c.Budget < 1 {

@@ -14,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/sweep"
 )
 
@@ -127,7 +128,7 @@ func (f matrixFlags) config(cmd *cobra.Command) (sweep.SearchConfig, error) {
 	}
 	for _, col := range f.columns {
 		if !slices.Contains(sweep.SearchColumns(), col) {
-			return sweep.SearchConfig{}, usage("--columns: unknown fault family %q (known: %s)", col, strings.Join(sweep.SearchColumns(), ", "))
+			return sweep.SearchConfig{}, usage("--columns: %v", suggest.Unknown("fault family", col, sweep.SearchColumns()))
 		}
 	}
 	c, err := p.Config()
@@ -136,6 +137,9 @@ func (f matrixFlags) config(cmd *cobra.Command) (sweep.SearchConfig, error) {
 	}
 	if len(f.columns) > 0 {
 		c.Columns = slices.Compact(slices.Clone(f.columns))
+	}
+	if err := knownSystems(f.systems); err != nil {
+		return c, err
 	}
 	if c, err = c.Only(f.systems); err != nil {
 		return c, usage("--system: %v", err)

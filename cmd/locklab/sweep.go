@@ -14,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/sweep"
 )
 
@@ -164,6 +165,9 @@ func (f sweepFlags) grid(cmd *cobra.Command) (sweep.Grid, error) {
 		if g, err = sweep.ReadGridFile(f.gridFile, g); err != nil {
 			return g, usageError{err}
 		}
+	}
+	if err := knownSystems(f.systems); err != nil {
+		return g, err
 	}
 	if len(f.systems) > 0 {
 		var keep []sweep.Row
@@ -406,4 +410,15 @@ func (p *sweepProgress) finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
+}
+
+// knownSystems refuses a --system name no system is registered under, with
+// the registry's suggestion ("did you mean "redis"?").
+func knownSystems(names []string) error {
+	for _, n := range names {
+		if _, err := harness.FindSystem(n); err != nil {
+			return usage("--system: %v", err)
+		}
+	}
+	return nil
 }
