@@ -207,7 +207,7 @@ func markLive(run *reports.Run, res harness.Result) {
 func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant, f reproFlags, lf liveFlags) error {
 	ctx, cancel := interruptible()
 	defer cancel()
-	mismatches, skipped := 0, 0
+	mismatches, skipped, missing := 0, 0, 0
 	for _, v := range variants {
 		if sys := v.ReproTest().System; !slices.Contains(live.Systems(), sys) {
 			if !f.all {
@@ -236,6 +236,19 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 			return err
 		}
 		o, err := live.Repro(ctx, v, live.Config{Scale: lf.scale, Dir: servers})
+		var notInstalled *proc.MissingError
+		if err != nil && errors.As(err, &notInstalled) {
+			// A server that is not installed is not a usage error: skip
+			// the variants that need it and run the rest.
+			os.RemoveAll(servers)
+			if !f.all {
+				return fmt.Errorf("%s/%s (live): %w", s.Name, v.Name, notInstalled)
+			}
+			fmt.Fprintf(out, "%s/%s (live): SKIPPED: %v\n", s.Name, v.Name, notInstalled)
+			skipped++
+			missing++
+			continue
+		}
 		if err != nil {
 			err = keepServers(servers, err)
 			if errors.Is(err, harness.ErrCrash) || errors.Is(err, live.ErrInterrupted) {
@@ -261,9 +274,12 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 		ran := len(variants) - skipped
 		line := fmt.Sprintf("%s (live): %d of %d variants matched", s.Name, ran-mismatches, ran)
 		if skipped > 0 {
-			line += fmt.Sprintf(" (%d skipped: no live form, or refused live)", skipped)
+			line += fmt.Sprintf(" (%d skipped: %d for a server that is not installed, %d with no live form or refused live)", skipped, missing, skipped-missing)
 		}
 		fmt.Fprintln(out, line)
+		if ran == 0 && missing > 0 {
+			return fmt.Errorf("%s: no variant ran live: %d need a server that is not installed (see the SKIPPED lines)", s.Name, missing)
+		}
 		if ran == 0 {
 			return usageError{fmt.Errorf("%s: no variant has a live form (live: %s)", s.Name, strings.Join(live.Systems(), ", "))}
 		}
