@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/system"
 	"io"
 	"slices"
 	"strings"
@@ -21,7 +22,7 @@ var CheckNames = models.CheckNames()
 // servers after a run (raftkv: raft-audit), sorted.
 func AuditNames() []string {
 	var out []string
-	for _, s := range systems {
+	for _, s := range system.All() {
 		for _, a := range s.Audits {
 			if !slices.Contains(out, a) {
 				out = append(out, a)
@@ -39,7 +40,7 @@ func RunCheckNames() []string { return append(slices.Clone(CheckNames), AuditNam
 // auditSystems lists the systems that run the audit called name.
 func auditSystems(name string) []string {
 	var out []string
-	for _, s := range systems {
+	for _, s := range system.All() {
 		if slices.Contains(s.Audits, name) {
 			out = append(out, s.Name)
 		}

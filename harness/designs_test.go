@@ -45,7 +45,7 @@ func TestDesignsAreDistinct(t *testing.T) {
 		names[d.Name] = true
 		sys, err := FindSystem(d.System)
 		require.NoError(t, err)
-		eff, err := effective(sys, d.SystemOptions)
+		eff, err := sys.Options.Effective(d.SystemOptions)
 		require.NoError(t, err, d.Name)
 		for _, m := range d.Modes {
 			key := fmt.Sprint(d.System, eff, m.StorageName())

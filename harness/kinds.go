@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/system"
 	"slices"
 	"strings"
 
@@ -153,7 +155,7 @@ func faultWindowsOf(events []history.Event, marks []int32) []window {
 	}
 	for i := range out {
 		// A clock step that stays (it starts and stops at once) lasts to the end.
-		if out[i].stop < 0 || (out[i].kind == "clock-jump" && out[i].stop == out[i].start) {
+		if out[i].stop < 0 || (out[i].kind == string(nemesis.ClockJump) && out[i].stop == out[i].start) {
 			out[i].stop = end
 		}
 	}
@@ -163,7 +165,7 @@ func faultWindowsOf(events []history.Event, marks []int32) []window {
 // isClock reports whether a window moves a clock; ahead, whether it moves it
 // forward (a jump by a positive amount, a positive drift).
 func (w window) isClock() (clock, ahead bool) {
-	clock = w.kind == "clock-jump" || w.kind == "clock-drift"
+	clock = w.kind == string(nemesis.ClockJump) || w.kind == string(nemesis.ClockDrift)
 	return clock, clock && !strings.Contains(w.detail, " -")
 }
 
@@ -186,7 +188,7 @@ func causes(o models.Overlap, windows []window, events []history.Event, clients 
 		clock, ahead := w.isClock()
 		both := grantedBy(o.A.Acquired.Detail, w.targets) && grantedBy(o.B.Acquired.Detail, w.targets)
 		switch {
-		case !early && w.kind == "pause" && slices.Contains(w.targets, o.A.Node) && w.start <= deadline && w.stop >= deadline:
+		case !early && w.kind == string(nemesis.Pause) && slices.Contains(w.targets, o.A.Node) && w.start <= deadline && w.stop >= deadline:
 			out = append(out, KindGCPause)
 		case early && clock && w.start <= o.B.Start && w.stop >= o.A.Start && both:
 			out = append(out, KindClockJump)
@@ -196,9 +198,9 @@ func causes(o models.Overlap, windows []window, events []history.Event, clients 
 		case early && ahead && w.start <= o.B.Start && w.stop >= o.B.Start && !slices.ContainsFunc(w.targets, func(n string) bool { return clients[n] }) &&
 			(!hasGrantor(o.B.Acquired.Detail) || grantedBy(o.B.Acquired.Detail, w.targets)):
 			out = append(out, KindLeaderClockAhead)
-		case early && w.kind == "failover" && w.start >= o.A.Start && w.start <= o.B.Start && grantedBy(o.B.Acquired.Detail, w.targets[:1]):
+		case early && w.kind == string(system.EventFailover) && w.start >= o.A.Start && w.start <= o.B.Start && grantedBy(o.B.Acquired.Detail, w.targets[:1]):
 			out = append(out, KindFailover)
-		case early && w.kind == "crash" && w.stop >= o.A.Start && w.stop <= o.B.Start && both:
+		case early && w.kind == string(nemesis.Crash) && w.stop >= o.A.Start && w.stop <= o.B.Start && both:
 			out = append(out, KindRestartRegrant)
 		}
 	}
@@ -216,7 +218,7 @@ func causes(o models.Overlap, windows []window, events []history.Event, clients 
 // leader on its clock) while A held the lock and before B's grant.
 func sessionExpired(o models.Overlap, windows []window) bool {
 	for _, w := range windows {
-		if w.kind == "session-expired" && slices.Contains(w.targets, o.A.Node) && w.start >= o.A.Start && w.start <= o.B.Start {
+		if w.kind == string(system.EventSessionExpired) && slices.Contains(w.targets, o.A.Node) && w.start >= o.A.Start && w.start <= o.B.Start {
 			return true
 		}
 	}
@@ -230,7 +232,7 @@ func sessionCauses(o models.Overlap, windows []window) []string {
 		return []string{KindSessionExpiry}
 	}
 	for _, w := range windows {
-		if (w.kind == "pause" || w.kind == "partition") && slices.Contains(w.targets, o.A.Node) &&
+		if (w.kind == string(nemesis.Pause) || w.kind == string(nemesis.Partition)) && slices.Contains(w.targets, o.A.Node) &&
 			w.start >= o.A.Start && w.start <= o.B.Start {
 			return []string{KindSessionExpiry}
 		}
@@ -260,7 +262,7 @@ func releasedByAnother(o models.Overlap, events []history.Event) bool {
 // delay ended.
 func delayedWrite(events []history.Event, windows []window) bool {
 	for _, w := range windows {
-		if w.kind != "delay" || !slices.Contains(w.targets, "storage") {
+		if w.kind != string(nemesis.Delay) || !slices.Contains(w.targets, "storage") {
 			continue
 		}
 		for i := range events {

@@ -6,10 +6,11 @@ import (
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 func init() {
-	registerSystem(System{
+	system.Register(System{
 		Name: "chubby",
 		Doc: "Chubby cell (cb1..cb5, an elected master): session leases extended by KeepAlive and expired by the master, " +
 			"exclusive locks with sequencers (generation tokens), lock-delay",
@@ -49,9 +50,9 @@ func deployChubby(w *sim.World, opts map[string]string) (Deployment, error) {
 			return
 		}
 		switch ev.F {
-		case "session-expired":
-			recordSystemEvent(log, w, ev.F, ev.Targets, ev.Detail)
-		case history.FLockDelay:
+		case system.EventSessionExpired:
+			system.RecordEvent(log, w, ev.F, ev.Targets, ev.Detail)
+		case system.EventLockDelay:
 			// A window from the start of the master's lock-delay of the lock
 			// to its end: the liveness check counts the lock as held back by
 			// design, not free, while it lasts.
@@ -59,7 +60,7 @@ func deployChubby(w *sim.World, opts map[string]string) (Deployment, error) {
 			if ev.Over {
 				t = history.Stop
 			}
-			log.Append(history.Event{Time: int64(w.Now()), Process: history.NemesisProcess, Type: t, F: ev.F,
+			log.Append(history.Event{Time: int64(w.Now()), Process: history.NemesisProcess, Type: t, F: string(ev.F),
 				Key: ev.Lock, Targets: ev.Targets, Detail: ev.Detail})
 		}
 	}

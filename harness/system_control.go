@@ -5,13 +5,14 @@ import (
 	"github.com/locklab/locklab/backends/control"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 // controlOptions is the control lock's option table: it has none.
 var controlOptions = opt.Table[struct{}]{Owner: "control"}
 
 func init() {
-	registerSystem(System{
+	system.Register(System{
 		Name:    "control",
 		Doc:     "a lock that grants everything at once (the control: must be judged invalid)",
 		Options: controlOptions,

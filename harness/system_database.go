@@ -6,11 +6,12 @@ import (
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/workloads"
 )
 
 func init() {
-	registerSystem(System{
+	system.Register(System{
 		Name: "database",
 		Doc: "a SQL-like database (node db): unique-row (expiry from the client's wall clock), for-update " +
 			"(row lock held by a transaction), advisory (session locks) or optimistic (version compare-and-swap); " +
@@ -77,7 +78,7 @@ func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 	var log *history.Log
 	srv.OnEvent = func(n *sim.Node, e database.Event) {
 		if log != nil {
-			recordSystemEvent(log, n.World(), e.Kind, []string{n.Name()}, e.Detail)
+			system.RecordEvent(log, n.World(), e.Kind, []string{n.Name()}, e.Detail)
 		}
 	}
 	db := w.AddNode("db", sim.NodeOptions{Handler: srv})

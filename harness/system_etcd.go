@@ -6,10 +6,11 @@ import (
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 func init() {
-	registerSystem(System{
+	system.Register(System{
 		Name: "etcd",
 		Doc: "etcd (3 or 5 members on etcd raft): MVCC revisions, leases expired by the leader and restarted on a " +
 			"leader change, clientv3 Session + queue Mutex or simple txn lock, create revision as fencing token, " +
@@ -62,7 +63,7 @@ func deployEtcd(w *sim.World, opts map[string]string) (Deployment, error) {
 	var log *history.Log
 	c.OnEvent = func(n *sim.Node, e etcd.SystemEvent) {
 		if log != nil {
-			recordSystemEvent(log, n.World(), e.Kind, []string{e.Member}, e.Detail)
+			system.RecordEvent(log, n.World(), e.Kind, []string{e.Member}, e.Detail)
 		}
 	}
 	dep := Deployment{
@@ -89,9 +90,9 @@ func deployEtcd(w *sim.World, opts map[string]string) (Deployment, error) {
 
 // etcdFigures counts the cluster's lease expiries and extensions.
 func etcdFigures(c *etcd.Cluster) map[string]any {
-	counts := map[string]int{"lease-expired": 0, "lease-extended": 0}
+	counts := map[system.EventKind]int{system.EventLeaseExpired: 0, system.EventLeaseExtended: 0}
 	for _, e := range c.Events() {
 		counts[e.Kind]++
 	}
-	return map[string]any{"lease_expired": counts["lease-expired"], "lease_extended": counts["lease-extended"]}
+	return map[string]any{"lease_expired": counts[system.EventLeaseExpired], "lease_extended": counts[system.EventLeaseExtended]}
 }

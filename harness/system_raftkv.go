@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/system"
 
 	"github.com/locklab/locklab/history"
 
@@ -12,7 +13,7 @@ import (
 )
 
 func init() {
-	registerSystem(System{
+	system.Register(System{
 		Name: "raftkv",
 		Doc: "Raft-replicated KV lock with RheaKV semantics on etcd raft (3 or 5 nodes): reentrant, leased, " +
 			"watchdog renewal, fencing tokens from replicated state, leader-stamped lease time",

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/system"
 	"slices"
 
 	"github.com/locklab/locklab/backends"
@@ -11,7 +12,7 @@ import (
 )
 
 func init() {
-	registerSystem(System{
+	system.Register(System{
 		Name: "redis",
 		Doc: "Redis: SET NX PX, release lua|del|check-then-del, watchdog, INCR fencing; " +
 			"with replicas=N a primary, N async replicas and a sentinel-like monitor (failover), WAIT n",
@@ -77,7 +78,7 @@ func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
 	mon := redis.NewMonitor(redis.MonitorConfig{Instances: ids, DownAfter: o.DownAfter,
 		OnFailover: func(n *sim.Node, f redis.Failover) {
 			if log != nil {
-				recordSystemEvent(log, n.World(), "failover", []string{w.Nodes()[f.New].Name(), w.Nodes()[f.Old].Name()}, f.Describe(w))
+				system.RecordEvent(log, n.World(), system.EventFailover, []string{w.Nodes()[f.New].Name(), w.Nodes()[f.Old].Name()}, f.Describe(w))
 			}
 		}})
 	sentinel := w.AddNode("sentinel", sim.NodeOptions{Handler: mon})
@@ -109,14 +110,5 @@ func roleResolver(primary func() *sim.Node, instances []*sim.Node, sentinel *sim
 			}
 		}
 		return nil, false
-	}
-}
-
-// recordSystemEvent records something the system did by itself (a failover)
-// as an instantaneous nemesis-process window, so that checks and reports show
-// it beside the faults that caused it.
-func recordSystemEvent(log *history.Log, w *sim.World, f string, targets []string, detail string) {
-	for _, t := range []history.Type{history.Start, history.Stop} {
-		log.Append(history.Event{Time: int64(w.Now()), Process: history.NemesisProcess, Type: t, F: f, Targets: targets, Detail: detail})
 	}
 }

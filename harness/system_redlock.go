@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/locklab/locklab/system"
 	"slices"
 
 	"github.com/locklab/locklab/backends"
@@ -10,7 +11,7 @@ import (
 )
 
 func init() {
-	registerSystem(System{
+	system.Register(System{
 		Name: "redlock",
 		Doc: "Redlock over N independent Redis instances (redis-a, redis-b, ...): majority, validity check, " +
 			"tokens value|incr|external, restart-delay",

@@ -5,10 +5,11 @@ import (
 	"github.com/locklab/locklab/backends/zookeeper"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 func init() {
-	registerSystem(System{
+	system.Register(System{
 		Name: "zookeeper",
 		Doc: "ZooKeeper ensemble (zk1..zkN, writes through a leader and a quorum) and Curator's InterProcessMutex: " +
 			"EPHEMERAL_SEQUENTIAL nodes, sessions expired by the leader, protection, herd, on-suspend, czxid tokens",
@@ -72,7 +73,7 @@ func recordSessionExpiry(log *history.Log, w *sim.World, ev zookeeper.Event) {
 		}
 		recorded = true
 		for _, t := range []history.Type{history.Start, history.Stop} {
-			e := history.Event{Time: int64(w.Now()), Process: history.NemesisProcess, Type: t, F: ev.F, Targets: ev.Targets,
+			e := history.Event{Time: int64(w.Now()), Process: history.NemesisProcess, Type: t, F: string(ev.F), Targets: ev.Targets,
 				Key: key, Owner: p, Detail: ev.Detail}
 			if ev.Promised > 0 {
 				e.Deadline = history.Ptr(int64(ev.Promised))
@@ -81,6 +82,6 @@ func recordSessionExpiry(log *history.Log, w *sim.World, ev zookeeper.Event) {
 		}
 	}
 	if !recorded {
-		recordSystemEvent(log, w, ev.F, ev.Targets, ev.Detail)
+		system.RecordEvent(log, w, ev.F, ev.Targets, ev.Detail)
 	}
 }

@@ -2,6 +2,7 @@ package chubby
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/system"
 	"slices"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 // Event is something the cell did that a reader of the history needs.
 type Event struct {
 	// F is "session-expired", "master-elected" or "lock-delay".
-	F       string
+	F       system.EventKind
 	Targets []string
 	Detail  string
 	At      time.Duration
@@ -127,7 +128,7 @@ func (c *Cell) masterElected(s *Server, delayed []string) {
 		c.Redelays++
 		d += fmt.Sprintf(" and restarts the lock-delay of %s (%v)", strings.Join(delayed, ", "), c.opts.LockDelay)
 	}
-	c.emit(Event{F: "master-elected", Targets: []string{s.node.Name()}, At: s.node.World().Now(), Detail: d})
+	c.emit(Event{F: system.EventMasterElected, Targets: []string{s.node.Name()}, At: s.node.World().Now(), Detail: d})
 }
 
 func (c *Cell) sessionExpired(s *Server, session int64, lost []string) {
@@ -146,7 +147,7 @@ func (c *Cell) sessionExpired(s *Server, session int64, lost []string) {
 		c.Delays++
 		d += fmt.Sprintf("; lock-delay started on %s for %v", strings.Join(lost, ", "), c.opts.LockDelay)
 	}
-	c.emit(Event{F: "session-expired", Targets: targets, Detail: d, At: s.node.World().Now()})
+	c.emit(Event{F: system.EventSessionExpired, Targets: targets, Detail: d, At: s.node.World().Now()})
 }
 
 // delayKey names a lock-delay window: the master keeping it and the lock.
@@ -163,7 +164,7 @@ func (c *Cell) delayStarted(s *Server, lock, why string) {
 	c.delayOver(s, lock)
 	d := fmt.Sprintf("master %s holds %s back for its lock-delay of %v: %s", k.server, lock, c.opts.LockDelay, why)
 	c.delays[k] = d
-	c.emit(Event{F: "lock-delay", Targets: []string{k.server}, Lock: lock, Detail: d, At: s.node.World().Now()})
+	c.emit(Event{F: system.EventLockDelay, Targets: []string{k.server}, Lock: lock, Detail: d, At: s.node.World().Now()})
 }
 
 // delayOver ends master s's lock-delay window of lock, if one is open.
@@ -174,7 +175,7 @@ func (c *Cell) delayOver(s *Server, lock string) {
 		return
 	}
 	delete(c.delays, k)
-	c.emit(Event{F: "lock-delay", Targets: []string{k.server}, Lock: lock, Detail: d, At: s.node.World().Now(), Over: true})
+	c.emit(Event{F: system.EventLockDelay, Targets: []string{k.server}, Lock: lock, Detail: d, At: s.node.World().Now(), Over: true})
 }
 
 // delaysOver ends every lock-delay window of s (it is no longer master).

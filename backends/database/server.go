@@ -2,6 +2,7 @@ package database
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/system"
 	"maps"
 	"slices"
 	"time"
@@ -52,7 +53,10 @@ type rowLock struct {
 // Event is something the server did by itself that a reader should see:
 // "row-taken-over" (an expired unique row was taken by another owner) or
 // "transaction-aborted" (a connection was silent too long).
-type Event struct{ Kind, Detail string }
+type Event struct {
+	Kind   system.EventKind
+	Detail string
+}
 
 // Server is the database: data rows with versions, unique lock rows, row
 // locks with wait queues, advisory locks, and connections whose transactions
@@ -129,7 +133,7 @@ func (s *Server) Value(key string) int64 {
 	return 0
 }
 
-func (s *Server) event(kind, detail string) {
+func (s *Server) event(kind system.EventKind, detail string) {
 	if s.OnEvent != nil {
 		s.OnEvent(s.node, Event{Kind: kind, Detail: detail})
 	}

@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"github.com/locklab/locklab/system"
 	"slices"
 
 	"go.etcd.io/raft/v3"
@@ -12,7 +13,7 @@ import (
 // history should see: a lease expired ("lease-expired") or a new leader
 // restarted every lease ("lease-extended").
 type SystemEvent struct {
-	Kind   string
+	Kind   system.EventKind
 	Member string
 	Detail string
 }
@@ -74,7 +75,7 @@ func (c *Cluster) remember(cmd Command) uint64 {
 
 func (c *Cluster) command(id uint64) Command { return c.cmds[id] }
 
-func (c *Cluster) event(n *sim.Node, kind, detail string) {
+func (c *Cluster) event(n *sim.Node, kind system.EventKind, detail string) {
 	e := SystemEvent{Kind: kind, Member: n.Name(), Detail: detail}
 	c.events = append(c.events, e)
 	if c.OnEvent != nil {

@@ -3,6 +3,7 @@ package etcd
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/system"
 	"slices"
 	"testing"
 	"time"
@@ -103,12 +104,12 @@ func TestTheLeaderExpiresLeasesAndANewLeaderRestartsThem(t *testing.T) {
 			gone, events := leaseLife(t, tc.crashLeader, tc.opts...)
 			assert.GreaterOrEqual(t, gone, tc.goneFrom)
 			assert.LessOrEqual(t, gone, tc.goneTo)
-			kinds := map[string]int{}
+			kinds := map[system.EventKind]int{}
 			for _, e := range events {
 				kinds[e.Kind]++
 			}
-			assert.Equal(t, 1, kinds["lease-expired"])
-			assert.Equal(t, tc.wantExtended, kinds["lease-extended"] > 0)
+			assert.Equal(t, 1, kinds[system.EventLeaseExpired])
+			assert.Equal(t, tc.wantExtended, kinds[system.EventLeaseExtended] > 0)
 		})
 	}
 }

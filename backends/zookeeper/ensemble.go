@@ -2,6 +2,7 @@ package zookeeper
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/system"
 	"path"
 	"slices"
 	"strings"
@@ -17,7 +18,7 @@ import (
 // a session expired (and the nodes its expiry deleted), a leader elected.
 type Event struct {
 	// F is "session-expired" or "leader-elected".
-	F string
+	F system.EventKind
 	// Targets are the nodes concerned (the leader; the session's client).
 	Targets []string
 	// Detail says it in words.
@@ -184,7 +185,7 @@ func (e *Ensemble) emit(ev Event) {
 
 func (e *Ensemble) leaderElected(s *Server, term uint64) {
 	e.Elections++
-	e.emit(Event{F: "leader-elected", Targets: []string{s.node.Name()}, At: s.node.World().Now(),
+	e.emit(Event{F: system.EventLeaderElected, Targets: []string{s.node.Name()}, At: s.node.World().Now(),
 		Detail: fmt.Sprintf("%s leads epoch %d; it re-arms every session's timeout", s.node.Name(), term)})
 }
 
@@ -206,7 +207,7 @@ func (e *Ensemble) sessionExpired(s *Server, session int64, deleted []string) {
 	if len(deleted) > 0 {
 		d += "; node deleted: " + strings.Join(deleted, ", ")
 	}
-	e.emit(Event{F: "session-expired", Targets: targets, Detail: d, At: s.node.World().Now(), Deleted: deleted, Promised: e.promised(session)})
+	e.emit(Event{F: system.EventSessionExpired, Targets: targets, Detail: d, At: s.node.World().Now(), Deleted: deleted, Promised: e.promised(session)})
 }
 
 func sortedClientNames(m map[string]*Client) []string {

@@ -1,0 +1,185 @@
+// Package system is the contract between locklab and a lock system: what a
+// system is (System: its options, how it deploys into a simulated world, what
+// it claims, the designs people choose it for), what a deployment hands the
+// run (Deployment), and the registry every system adds itself to from its
+// own package's init, the way database/sql drivers do. A lock system's
+// package imports this one; this one imports no system, so a system outside
+// the repository registers the same way the built-in ones do.
+//
+// It imports only the simulator, the history, the checks' models and the
+// backends' shared types.
+package system
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/internal/suggest"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/sim"
+)
+
+// Deployment is a lock system set up in a world.
+type Deployment struct {
+	// Servers are the system's nodes (none for the control lock).
+	Servers []*sim.Node
+	// NewLock makes the lock client library of one client process.
+	NewLock func(p *sim.Proc) backends.Lock
+	// NewStorage, when set, makes the protected storage's client of one client
+	// process from its lock client, for a resource kept inside the lock
+	// service itself (etcd's guarded write); nil: the storage node.
+	NewStorage func(p *sim.Proc, lock backends.Lock) backends.Storage
+	// InitialData, when set, is given the workload's initial values of the
+	// resource kept in the system itself (the database's rows).
+	InitialData func(initial map[string]int64)
+	// HasTokens reports whether grants carry fencing tokens.
+	HasTokens bool
+	// Resolve maps system-specific target names ("primary") to nodes; nil if none.
+	Resolve func(name string) ([]*sim.Node, bool)
+	// Roles are the names Resolve understands that follow the system's state
+	// ("primary"); random schedules aim at them too.
+	Roles []string
+	// Record, when set, is given the run's history so that the system can
+	// record its own events (a failover) beside the nemesis's faults.
+	Record func(log *history.Log)
+	// Audit, when set, judges the system's own invariants after the run (for
+	// raftkv: one leader per term, no acknowledged command lost), as a check
+	// run beside the checks of the history. Its name is in System.Audits.
+	Audit models.Check
+	// Figures, when set, returns what the system measured during the run
+	// (elections, say), for results.json.
+	Figures func() map[string]any
+	// Check, when set, is the system's CheckSequencer, run from a process of
+	// the storage node before each write in the storage's check mode.
+	Check func(p *sim.Proc, key string, token uint64) (current bool, err error)
+	// Messages are one value of every message type the system's nodes and
+	// clients send (the harness adds the storage's): a schedule's delay may
+	// match only these, by their %T name ("redis.SetNX").
+	Messages []any
+	// Release, when set, hands the storage of the servers' own records (a
+	// raftkv cluster's logs and audit) to the next run's; Result.Release
+	// calls it once the run's figures and verdicts are taken.
+	Release func()
+	// Grants is the servers' own record of the grants they made, in true
+	// time: the ground truth the verdicts of a simulated run can be checked
+	// against (see backends.GrantLog). It is kept out of the history.
+	Grants *backends.GrantLog
+	// Writes, when set, is the record of the writes the system's own
+	// protected resource applied (a resource kept inside the lock service:
+	// NewStorage), in true time; nil when the clients write to the storage
+	// node, which keeps its own (Prepared.Writes).
+	Writes *backends.WriteLog
+}
+
+// System is a lock system as the registry knows it: how to deploy it, its
+// options, what it claims and the designs it offers.
+type System struct {
+	// Name is the system's name on the command line.
+	Name string
+	// Doc is one line describing it.
+	Doc string
+	// Options is the system's option table (its opt.Table): every option's
+	// name, meaning and default, for `locklab systems` and results.json.
+	Options opt.Spec
+	// Deploy checks the options and adds the system's nodes to w.
+	Deploy func(w *sim.World, opts map[string]string) (Deployment, error)
+	// Audits name the checks its Deployment.Audit runs on its own servers
+	// (raftkv: raft-audit); a run may name them in Test.Checks.
+	Audits []string
+	// InOrder says the system applies each client's acquires and releases in
+	// the order the client made them, refusing a request a later one had
+	// superseded (raftkv's sessions): the lock checks then let a release of
+	// unknown outcome land only before its owner's next request that returned
+	// ok (models.LockService.InOrder).
+	InOrder bool
+	// Claims are what the system promises, one entry per configuration the
+	// conformance suite (harness/conformance) proves; every registered system
+	// declares at least one.
+	Claims []Claims
+	// Uncounted says the system's lock does not count nested grants: a grant
+	// to the holder is the same grant again and one release frees the lock
+	// (the lease and mutex checks model it so: models.LockService.Uncounted).
+	Uncounted bool
+	// Designs are the lock designs people choose between that this system
+	// offers, named as its users name them (see Design); the safety matrix's
+	// default rows. System is filled in by Designs().
+	Designs []Design
+	// DataGuard, when set, says whether the protected data lives in the
+	// system itself with these options (the database's rows, a key in etcd)
+	// rather than on the storage node, whatever the storage mode, and if so
+	// what keeps it safe when the lock breaks ("" when nothing but the lock
+	// does). GuardOf asks it for rows that are not a registered design's.
+	DataGuard func(opts map[string]string) (guard string, inSystem bool)
+}
+
+// Claims are the semantics a lock system declares for one configuration, so
+// that the conformance suite knows which properties to demand of it.
+type Claims struct {
+	// Variant names the configuration ("" for the defaults, "replicated").
+	Variant string
+	// Options are the system options of this configuration.
+	Options map[string]string
+	// Tokens says grants carry fencing tokens that increase with every grant
+	// (once FencedOptions are added): fenced storage then turns the GC-pause
+	// counterexample valid. Redlock's random values are tokens but not monotonic.
+	Tokens bool
+	// FencedOptions are added to Options for the fenced runs (redis:
+	// fencing=true); nil when the tokens come without asking.
+	FencedOptions map[string]string
+	// SafeRelease says a release by a client that no longer holds the lock
+	// never frees another holder's lock.
+	SafeRelease bool
+	// HolderPause is a pause of the holder long enough that its lock is
+	// certainly given to another client meanwhile (longer than its lease or
+	// session timeout plus the time to notice). Default 15 s.
+	HolderPause time.Duration
+	// ExpectFail names the properties this configuration is known to break
+	// (the control lock: baseline); the suite reports them if they hold.
+	ExpectFail []string
+}
+
+// registry holds the registered systems, sorted by name.
+var registry []System
+
+// Register adds a lock system to the registry; a system's package calls it
+// from init. A second system of the same name, or one without a name or a
+// Deploy, is a programming error: Register panics.
+func Register(s System) {
+	if s.Name == "" || s.Deploy == nil {
+		panic("system.Register: a system needs a Name and a Deploy")
+	}
+	for _, r := range registry {
+		if r.Name == s.Name {
+			panic("system.Register: system " + s.Name + " registered twice")
+		}
+	}
+	registry = append(registry, s)
+	slices.SortFunc(registry, func(a, b System) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// All lists the registered systems, sorted by name.
+func All() []System { return slices.Clone(registry) }
+
+// Find returns the system called name; an unknown name is a
+// *suggest.UnknownError naming the systems it was probably meant to be.
+func Find(name string) (System, error) {
+	for _, s := range registry {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return System{}, suggest.Unknown("system", name, Names())
+}
+
+// Names lists the registered systems' names, sorted.
+func Names() []string {
+	out := make([]string, len(registry))
+	for i, s := range registry {
+		out[i] = s.Name
+	}
+	return out
+}
