@@ -2,7 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -115,7 +114,7 @@ func (h Hunt) Test(seed uint64) (Test, error) {
 	if err != nil {
 		return Test{}, err
 	}
-	t := v.clone()
+	t := v.Clone()
 	t.Schedule, t.Nemesis, t.Seed = nil, "random", seed
 	t.Time = h.Time
 	if t.Time == 0 {
@@ -152,20 +151,10 @@ func variantTest(scenario, variant string) (Test, error) {
 	if variantTests.m == nil {
 		variantTests.m = map[[2]string]Test{}
 	}
-	t := v.Test.clone()
+	t := v.Test.Clone()
 	t.Schedule = nil
 	variantTests.m[key] = t
 	return t, nil
-}
-
-// clone is t with its own copies of its maps and slices (not of its
-// schedule: hunts run without one).
-func (t Test) clone() Test {
-	t.SystemOptions = maps.Clone(t.SystemOptions)
-	t.WorkloadOptions = maps.Clone(t.WorkloadOptions)
-	t.Checks = slices.Clone(t.Checks)
-	t.Random.Kinds = slices.Clone(t.Random.Kinds)
-	return t
 }
 
 // Sweep is one sequential search from a starting seed.

@@ -128,13 +128,6 @@ func TestFindHuntSaysWhichHuntWasMeant(t *testing.T) {
 	}
 }
 
-func TestGrantedBy(t *testing.T) {
-	assert.True(t, grantedBy("granted by redis-a,redis-c,redis-e (3/5), validity 9s", []string{"redis-c"}))
-	assert.False(t, grantedBy("granted by redis-a,redis-b (2/5)", []string{"redis-c"}))
-	assert.True(t, grantedBy("granted by replica1, WAIT 1: 1 replica(s) acknowledged", []string{"replica1"}))
-	assert.False(t, grantedBy("", []string{"redis"}))
-}
-
 func TestSweepRediscoversTheGCPause(t *testing.T) {
 	h, err := FindHunt("kleppmann-gc-pause/redis-unsafe")
 	require.NoError(t, err)

@@ -13,15 +13,15 @@ import (
 // audit selected by default is listed as skipped, with why.
 func Judge(t Test, initial map[string]int64, events []history.Event) (Checked, error) {
 	t = t.WithDefaults()
-	sel, err := t.selectChecks()
+	sel, err := t.SelectChecks()
 	if err != nil {
 		return Checked{}, err
 	}
-	if sel.noHistory {
-		return Checked{}, fmt.Errorf("checks: %v audits the servers of a simulated run; a live run cannot run it", sel.audits)
+	if sel.NoHistory {
+		return Checked{}, fmt.Errorf("checks: %v audits the servers of a simulated run; a live run cannot run it", sel.Audits)
 	}
-	c, err := CheckHistory(CheckConfig(t, initial), sel.history, events)
-	for _, a := range sel.audits {
+	c, err := CheckHistory(CheckConfig(t, initial), sel.History, events)
+	for _, a := range sel.Audits {
 		c.Skipped = append(c.Skipped, models.Skipped{Check: a, Reason: "it audits the servers of a simulated run; this run was live"})
 	}
 	return c, err

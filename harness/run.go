@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/scenario"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,66 +17,6 @@ import (
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/workloads"
 )
-
-// Result is what a run produced.
-type Result struct {
-	// Test is the test that ran, with defaults filled in.
-	Test Test `json:"test"`
-	// Schedule is the fault schedule that ran (drawn, read or given).
-	Schedule nemesis.Schedule `json:"schedule"`
-	// FaultOutcomes say, fault by fault, whether each fault of the schedule
-	// fired, and why not when it did not.
-	FaultOutcomes []nemesis.Outcome `json:"fault_outcomes,omitempty"`
-	// Events is the history.
-	Events []history.Event `json:"-"`
-	// Verdicts are the checks' verdicts, in check order.
-	Verdicts []models.Verdict `json:"verdicts"`
-	// Skipped are the checks left out because they do not apply, with why.
-	Skipped []models.Skipped `json:"skipped,omitempty"`
-	// Overall merges the verdicts.
-	Overall models.Result `json:"overall"`
-	// Summary counts the history's operations and faults.
-	Summary models.Summary `json:"summary"`
-	// Network counts the messages the simulated network carried.
-	Network sim.NetStats `json:"network"`
-	// SystemFigures are what the lock system measured (raft elections, say).
-	SystemFigures map[string]any `json:"system_figures,omitempty"`
-	// KernelEvents is the number of events the simulator executed.
-	KernelEvents uint64 `json:"kernel_events"`
-	// Ended is when the run stopped, if before Test.Time (a live run cut
-	// short); 0: at Test.Time. Faults reads it.
-	Ended time.Duration `json:"-"`
-
-	// log recorded Events (nil: Release has nothing to hand back).
-	log *history.Log
-	// release hands back the system's own storage (Deployment.Release).
-	release func()
-	// marks are the indexes of the start and stop events in Events (nil:
-	// not known), for ViolationKinds.
-	marks []int32
-}
-
-// Release hands the storage of the run's history to the next run, for a
-// caller that runs world after world and keeps nothing of a result but what
-// it copied out (a seed, a verdict's result, a count): Events, and whatever
-// points into them, must not be used afterwards (every string stays valid);
-// so must the verdicts' visualizations, whose search memory goes to the next
-// run's checks, and the system's own records (a raftkv cluster and its audit,
-// Deployment.Release). Release empties r.Events; a result that is kept (an
-// invalid run to report, a run directory to write) is simply not released.
-func (r *Result) Release() {
-	if r.log != nil {
-		r.log.Release()
-	}
-	if r.release != nil {
-		r.release()
-		r.release = nil
-	}
-	for i := range r.Verdicts {
-		r.Verdicts[i].Visualization.Release() // an invalid verdict's search memory, for the next run's checks
-	}
-	r.Events, r.log, r.marks = nil, nil, nil
-}
 
 // ErrCrash marks a failure of the harness itself (a panic inside the
 // simulation), as opposed to a bad test or a verdict.
@@ -113,7 +54,7 @@ func Prepare(t Test) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	cuts, _ := t.cutMode() // validated
+	cuts, _ := t.CutMode() // validated
 	w := sim.NewWorld(sim.Config{Seed: t.Seed, Cuts: cuts})
 	log := history.NewLog()
 	dep, err := sys.Deploy(w, t.SystemOptions)
@@ -200,7 +141,7 @@ func scheduleFor(t Test, w *sim.World, dep Deployment) (nemesis.Schedule, error)
 	if t.Schedule != nil {
 		return *t.Schedule, nil
 	}
-	kinds, err := t.randomKinds()
+	kinds, err := t.RandomKinds()
 	if err != nil || len(kinds) == 0 {
 		return nemesis.Schedule{}, err
 	}
@@ -272,7 +213,7 @@ func (p *Prepared) RunWatched(w Watch) (res Result, err error) {
 	}
 	p.World.Close()
 	res, err = p.judge(p.Log.Events())
-	res.log, res.release = p.Log, p.Deployment.Release
+	res.Attach(p.Log, p.Deployment.Release)
 	return res, err
 }
 
@@ -291,7 +232,7 @@ func (p *Prepared) RecordWrites() { p.Writes.Record(true) }
 // judge checks the history of a run that has finished (events, its log's
 // events) and gathers its result.
 func (p *Prepared) judge(events []history.Event) (Result, error) {
-	sel, err := p.Test.selectChecks()
+	sel, err := p.Test.SelectChecks()
 	if err != nil {
 		return Result{}, err
 	}
@@ -302,20 +243,20 @@ func (p *Prepared) judge(events []history.Event) (Result, error) {
 		h = history.PairRecorded(events)
 	}
 	var checked Checked
-	if !sel.noHistory {
-		if checked, err = checkPaired(CheckConfig(p.Test, p.Initial), sel.history, events, h, pairErr); err != nil {
+	if !sel.NoHistory {
+		if checked, err = scenario.CheckPaired(CheckConfig(p.Test, p.Initial), sel.History, events, h, pairErr); err != nil {
 			return Result{}, err
 		}
 	}
 	verdicts := checked.Verdicts
-	if p.Deployment.Audit != nil && slices.Contains(sel.audits, p.Deployment.Audit.Name()) {
+	if p.Deployment.Audit != nil && slices.Contains(sel.Audits, p.Deployment.Audit.Name()) {
 		verdicts = append(verdicts, models.Run(p.Deployment.Audit, events))
 	}
 	var figures map[string]any
 	if p.Deployment.Figures != nil {
 		figures = p.Deployment.Figures()
 	}
-	return Result{
+	res := Result{
 		SystemFigures: figures,
 		Test:          p.Test,
 		Schedule:      p.Schedule,
@@ -327,6 +268,7 @@ func (p *Prepared) judge(events []history.Event) (Result, error) {
 		Summary:       models.SummarizePaired(h),
 		Network:       p.World.Network().Stats(),
 		KernelEvents:  p.World.Processed(),
-		marks:         h.Marks(),
-	}, nil
+	}
+	res.Mark(h.Marks())
+	return res, nil
 }

@@ -44,7 +44,7 @@ func chubbyScenarios() []Scenario {
 			Name: "baseline-chubby",
 			Doc:  "a 5-replica Chubby cell, defaults, no faults: every check valid, acquires succeed",
 			Variants: []Variant{{Name: "fixed", Doc: "no faults", Test: Test{System: "chubby", Seed: 1},
-				Expect: expect(models.Valid, models.Valid).and("lease", models.Valid).and("fencing-tokens", models.Valid).and("liveness", models.Valid),
+				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
 				Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic)}},
 		},
 		{
@@ -53,7 +53,7 @@ func chubbyScenarios() []Scenario {
 				{Name: "chubby-unsafe", Kind: KindGCPause, Doc: "Chubby without lock-delay, unfenced storage: client 1's session expires during its pause, client 2 takes the lock, client 1's stale write lands",
 					Test: gcPause, Expect: expect(models.Invalid, models.Invalid)},
 				{Name: "chubby-fixed", Doc: "Chubby without lock-delay, storage fenced by the sequencer's generation: client 1's stale write is rejected",
-					Test: fenced(gcPause), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: writesRejected(1)},
+					Test: fenced(gcPause), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: writesRejected(1)},
 			},
 		},
 		{
@@ -62,7 +62,7 @@ func chubbyScenarios() []Scenario {
 				{Name: "chubby-unsafe", Kind: KindDelayedWrite, Doc: "Chubby, unfenced storage: client 1's write outlives its hold in the network (it released cleanly: lock-delay does not apply)",
 					Test: netDelay, Expect: expect(models.Invalid, models.Valid)},
 				{Name: "chubby-fixed", Doc: "Chubby, storage fenced by generation: the late write is rejected",
-					Test: fenced(netDelay), Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid)},
+					Test: fenced(netDelay), Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid)},
 			},
 		},
 		{
@@ -73,7 +73,7 @@ func chubbyScenarios() []Scenario {
 				{Name: "unsafe", NoHunt: "no two clients hold at once (the stale write passes a check answered before client 2's grant): the violation kinds, read from overlaps, do not cover it", Doc: "storage check mode: the check passed before client 2's grant, so client 1's write lands after client 2's — the check and the write are not atomic",
 					Test: checkGap, Expect: expect(models.Invalid, models.Valid)},
 				{Name: "fixed", Doc: "storage fenced by the sequencer's generation, client 1's write delayed 20 s: the storage compares generations itself, atomically with the write, and rejects it",
-					Test: lateWrite, Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid)},
+					Test: lateWrite, Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid)},
 			},
 		},
 		{
@@ -85,7 +85,7 @@ func chubbyScenarios() []Scenario {
 				{Name: "fixed", Doc: "lock-delay 1m (the default), longer than the pause: nobody gets the lock before client 1 has written, so the write is not stale",
 					Test: lockDelay("1m"), Expect: expect(models.Valid, models.Valid), Assert: delayStarted},
 				{Name: "fixed-sequencer", Doc: "lock-delay 2s, storage fenced by the sequencer's generation: client 2 gets the lock, client 1's write is rejected",
-					Test: fenced(lockDelay("2s")), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: allOf(delayStarted, writesRejected(1))},
+					Test: fenced(lockDelay("2s")), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: allOf(delayStarted, writesRejected(1))},
 			},
 		},
 	}

@@ -26,14 +26,14 @@ func databaseScenarios() []Scenario {
 				Expect: expect(models.Invalid, models.Invalid)},
 			{Name: "database-fixed", MatrixNote: "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder whose write lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update that fencing reads prevents (the fenced+reads row)", Doc: "fenced storage with the server's grant number as token: the stale write is rejected",
 				Test:   fenced(dbTest(2, 30*time.Second, schedule(pauseAfter("c1", "read", 15*time.Second)), "mode", "unique-row")),
-				Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: writesRejected(1)},
+				Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: writesRejected(1)},
 		}},
 		{Name: "kleppmann-network-delay", Variants: []Variant{
 			{Name: "database-unsafe", Kind: KindDelayedWrite, Doc: "database unique-row, unfenced storage: the late write overwrites newer data",
 				Test: dbTest(2, 30*time.Second, schedule(delayNextWrite("c1", 15*time.Second)), "mode", "unique-row"), Expect: expect(models.Invalid, models.Valid)},
 			{Name: "database-fixed", Doc: "fenced storage with the grant number as token: the late write is rejected",
 				Test:   fenced(dbTest(2, 30*time.Second, schedule(delayNextWrite("c1", 15*time.Second)), "mode", "unique-row")),
-				Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid)},
+				Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid)},
 		}},
 		{
 			Name: "db-unlock-before-commit",
@@ -63,7 +63,7 @@ func databaseScenarios() []Scenario {
 }
 
 func dbBaselineVariants() []Variant {
-	all := expect(models.Valid, models.Valid).and("liveness", models.Valid)
+	all := expect(models.Valid, models.Valid).And("liveness", models.Valid)
 	var out []Variant
 	for _, m := range []string{"unique-row", "for-update", "advisory"} {
 		out = append(out, Variant{Name: m, Doc: "mode=" + m + ", counter in the storage node, no faults",

@@ -98,14 +98,14 @@ func etcdTxnUnlockRetryVariants() []Variant {
 	return []Variant{
 		{Name: "unsafe", Kind: KindNonOwnerRelease, Doc: "unlock=delete: the client's retry of a delete that already committed deletes the next holder's key; " +
 			"from then on every holder that believes it holds deletes its successor's key on release: the double holding never stops",
-			Test: t("delete"), Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid)},
+			Test: t("delete"), Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid)},
 		{Name: "fixed", Doc: "unlock=guarded: the delete compares the create revision; the retry deletes nothing",
-			Test: t("guarded"), Expect: expect(models.Valid, models.Valid).and("lease", models.Valid)},
+			Test: t("guarded"), Expect: expect(models.Valid, models.Valid).And("lease", models.Valid)},
 	}
 }
 
 func etcdBaselineVariants() []Variant {
-	all := expect(models.Valid, models.Valid).and("lease", models.Valid).and("liveness", models.Valid)
+	all := expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid)
 	return []Variant{
 		{Name: "fixed", Doc: "the queue mutex (clientv3 concurrency.Mutex), storage node, no faults",
 			Test: etcdTest(5, time.Minute, nil), Expect: all, Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic)},
@@ -120,13 +120,13 @@ func etcdGCPauseVariants() []Variant {
 	t := etcdTest(2, 30*time.Second, schedule(pauseAfter("c1", "read", 15*time.Second)))
 	return []Variant{
 		{Name: "etcd-unsafe", Kind: KindGCPause, Doc: "etcd mutex, unfenced storage: client 1's stale write lands after client 2's, an increment is lost",
-			Test: t, Expect: expect(models.Invalid, models.Invalid).and("lease", models.Valid),
+			Test: t, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Valid),
 			Assert: allOf(tokensMonotonic, storyMentions("lease-expired"))},
 		{Name: "etcd-fixed", Doc: "fenced storage with the create revision of the lock key as token: the stale write is rejected; the overlap remains",
-			Test: fenced(t), Expect: expect(models.Valid, models.Invalid).and("lease", models.Valid).and("fencing-tokens", models.Valid),
+			Test: fenced(t), Expect: expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
 			Assert: allOf(tokensMonotonic, writesRejected(1))},
 		{Name: "etcd-guarded", Doc: "the resource in etcd, written by Txn(If IsOwner Then Put): client 1's key is gone, its write fails; the overlap remains",
-			Test: guarded(t), Expect: expect(models.Valid, models.Invalid).and("lease", models.Valid),
+			Test: guarded(t), Expect: expect(models.Valid, models.Invalid).And("lease", models.Valid),
 			Assert: allOf(tokensMonotonic, writesRejected(1))},
 	}
 }
@@ -139,7 +139,7 @@ func etcdNetworkDelayVariants() []Variant {
 		{Name: "etcd-unsafe", Kind: KindDelayedWrite, Doc: "etcd mutex, unfenced storage: the late write overwrites newer data",
 			Test: t, Expect: expect(models.Invalid, models.Valid)},
 		{Name: "etcd-fixed", Doc: "fenced storage with the create revision as token: the late write is rejected",
-			Test: fenced(t), Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid)},
+			Test: fenced(t), Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid)},
 		{Name: "etcd-guarded", Doc: "the resource in etcd: client 1's guarded Txn is the delayed message; its retry lands " +
 			"at once, and the late original finds the lock key gone and writes nothing",
 			Test: guarded(etcdTest(2, 30*time.Second, schedule(delayTxn))), Expect: expect(models.Valid, models.Valid)},
@@ -150,13 +150,13 @@ func etcdLeaseExpiryVariants() []Variant {
 	t := withWorkload(etcdTest(3, 40*time.Second, schedule(pauseAfter("c1", "acquire", 12*time.Second))), "hold", "2s")
 	return []Variant{
 		{Name: "unsafe", Kind: KindGCPause, Doc: "unfenced storage: client 1 reads after waking, the others increment meanwhile, its write loses them",
-			Test: t, Expect: expect(models.Invalid, models.Invalid).and("lease", models.Valid),
+			Test: t, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Valid),
 			Assert: allOf(tokensMonotonic, storyMentions("lease-expired"))},
 		{Name: "fenced", Doc: "fenced storage with the create revision as token: client 1's write is rejected",
-			Test: fenced(t), Expect: expect(models.Valid, models.Invalid).and("lease", models.Valid).and("fencing-tokens", models.Valid),
+			Test: fenced(t), Expect: expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
 			Assert: allOf(tokensMonotonic, writesRejected(1))},
 		{Name: "guarded", Doc: "the resource in etcd, Txn(If IsOwner Then Put): client 1's key is gone, its write fails",
-			Test: guarded(t), Expect: expect(models.Valid, models.Invalid).and("lease", models.Valid),
+			Test: guarded(t), Expect: expect(models.Valid, models.Invalid).And("lease", models.Valid),
 			Assert: allOf(tokensMonotonic, writesRejected(1))},
 	}
 }
@@ -171,7 +171,7 @@ var etcdLeaderChange = schedule(
 
 func etcdLeaderChangeVariants() []Variant {
 	t := withWorkload(etcdTest(2, 40*time.Second, etcdLeaderChange, "initial-leader", "etcd1"), "wait", "30s")
-	safe := expect(models.Valid, models.Valid).and("lease", models.Valid)
+	safe := expect(models.Valid, models.Valid).And("lease", models.Valid)
 	return []Variant{
 		{Name: "extends", Doc: "etcd's behaviour: the new leader restarts the dead holder's lease; the lock is unavailable " +
 			"for about 2 s + election + election timeout + TTL",
@@ -205,7 +205,7 @@ func etcdWaiterLeaseLostVariants() []Variant {
 			Test: etcdWaiterTest(lost, "check-after-wait", "false"), Expect: expect(models.Invalid, models.Invalid),
 			Assert: storyMentions("lease-expired")},
 		{Name: "fixed", Doc: "check-after-wait=true (clientv3 since 3.4.4): after waiting, Get(myKey) finds nothing and Lock fails with session expired",
-			Test: etcdWaiterTest(lost), Expect: expect(models.Valid, models.Valid).and("lease", models.Valid),
+			Test: etcdWaiterTest(lost), Expect: expect(models.Valid, models.Valid).And("lease", models.Valid),
 			Assert: sessionExpiredSeen},
 	}
 }

@@ -31,22 +31,22 @@ func oncallScenarios() []Scenario {
 			{Name: "unsafe", Kind: KindGCPause,
 				Doc: "Redis, unfenced storage: doctor 1 reads doctor 2 on call and pauses past its lease; doctor 2 " +
 					"takes the lock, reads doctor 1 on call and leaves; doctor 1 wakes and leaves too",
-				Test: paused, Expect: onCall(models.Invalid).and("mutual-exclusion", models.Invalid)},
+				Test: paused, Expect: onCall(models.Invalid).And("mutual-exclusion", models.Invalid)},
 			{Name: "fenced-writes-unsafe", MatrixNote: "the write skew needs the oncall workload (two doctors' rows, the on-call check); the matrix runs the fenced counter, one cell, where fencing writes does keep the data", Kind: KindGCPause,
 				Doc: "Redis with INCR fencing tokens, storage fencing writes only: the fence is per row, and doctor 2 " +
 					"wrote only its own row — doctor 1's row never saw token 2, so doctor 1's stale write lands",
 				Test:   fenced(paused, "fencing", "true"),
-				Expect: onCall(models.Invalid).and("fencing-tokens", models.Valid)},
+				Expect: onCall(models.Invalid).And("fencing-tokens", models.Valid)},
 			{Name: "fixed", Doc: "Redis with INCR fencing tokens, storage fencing reads too: doctor 2's read of doctor 1's row " +
 				"raised its fence, so doctor 1's stale read of its own row is rejected and it never writes; it stays on call",
 				Test:   fencedReads,
-				Expect: onCall(models.Valid).and("fencing-tokens", models.Valid), Assert: storageRejected("c1", history.FRead)},
+				Expect: onCall(models.Valid).And("fencing-tokens", models.Valid), Assert: storageRejected("c1", history.FRead)},
 			{Name: "optimistic-row-unsafe",
 				NoHunt: "it fails without any fault: two doctors without a lock decide on the same state by design",
 				Doc: "database optimistic, per-row versions, no lock: both doctors read both rows, each compare-and-swaps " +
 					"only its own row, both succeed — the write skew a per-row compare-and-swap cannot see " +
 					"(every critical section is atomic on its own row: critical-sections is valid)",
-				Test: db("mode", "optimistic"), Expect: onCall(models.Invalid).and("critical-sections", models.Valid)},
+				Test: db("mode", "optimistic"), Expect: onCall(models.Invalid).And("critical-sections", models.Valid)},
 			{Name: "optimistic-pair-fixed",
 				Doc: "database optimistic, versions=pair: each write compares the versions of both rows read; the " +
 					"second doctor's write fails because the first's changed a row it read",
@@ -54,7 +54,7 @@ func oncallScenarios() []Scenario {
 			{Name: "for-update-fixed",
 				Doc: "database for-update with the rows in the database, read and written in the lock's transaction: " +
 					"the doctors' turns are serialized",
-				Test: db("mode", "for-update", "resource", "db"), Expect: onCall(models.Valid).and("critical-sections", models.Valid)},
+				Test: db("mode", "for-update", "resource", "db"), Expect: onCall(models.Valid).And("critical-sections", models.Valid)},
 		},
 	}}
 }

@@ -44,7 +44,7 @@ func raftkvScenarios() []Scenario {
 				Name:   "fixed",
 				Doc:    "no faults",
 				Test:   Test{System: "raftkv", Seed: 1},
-				Expect: expect(models.Valid, models.Valid).and("lease", models.Valid).and("fencing-tokens", models.Valid).and("liveness", models.Valid),
+				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
 				Assert: raftkvAsserts(acquireSuccessAbove(0.99), tokensMonotonic),
 			}},
 		},
@@ -80,7 +80,7 @@ func raftkvGCPauseVariants() []Variant {
 			Name:   "raftkv-unsafe",
 			Doc:    "unfenced storage: client 1's stale write lands after client 2's, an increment is lost",
 			Test:   test(storage.Unfenced),
-			Expect: expect(models.Invalid, models.Invalid).and("lease", models.Valid).and("fencing-tokens", models.Valid),
+			Expect: expect(models.Invalid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
 			Assert: tokensMonotonic,
 			Kind:   KindGCPause,
 		},
@@ -91,7 +91,7 @@ func raftkvGCPauseVariants() []Variant {
 				"reads prevents (the fenced+reads row)",
 			Doc:    "fenced storage with raftkv's fencing token: client 1's stale write is rejected; the overlap is still reported (the lock cannot prevent it)",
 			Test:   test(storage.Fenced),
-			Expect: expect(models.Valid, models.Invalid).and("lease", models.Valid).and("fencing-tokens", models.Valid),
+			Expect: expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, staleWritesRejected(1)),
 		},
 	}
@@ -107,7 +107,7 @@ func raftkvLeaderPartitionVariants() []Variant {
 			Name:   "fixed",
 			Doc:    "fenced storage: every check valid; no lock is granted for about an election timeout after the cut (the availability gap)",
 			Test:   test(storage.Fenced),
-			Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid).and("liveness", models.Valid),
+			Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, gap),
 		},
 		{
@@ -118,7 +118,7 @@ func raftkvLeaderPartitionVariants() []Variant {
 			Doc: "unfenced storage, still valid: a Raft failover loses no lock (unlike Redis' asynchronous failover); " +
 				"what breaks raftkv is time, see raftkv-leader-clock-ahead",
 			Test:   test(storage.Unfenced),
-			Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid).and("liveness", models.Valid),
+			Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, gap),
 		},
 	}
@@ -136,7 +136,7 @@ func raftkvClockAheadVariants() []Variant {
 			Name:   "unsafe",
 			Doc:    "unfenced storage: two clients run their read-modify-write at once and an increment is lost",
 			Test:   test(storage.Unfenced, "leader"),
-			Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid).and("fencing-tokens", models.Valid),
+			Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid).And("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, liveLeaseTakenOver),
 			Kind:   KindLeaderClockAhead,
 		},
@@ -145,7 +145,7 @@ func raftkvClockAheadVariants() []Variant {
 			Doc: "fenced storage fencing reads and writes: the tokens are still monotonic (they come from the log, not " +
 				"the clock), so the old holder's write is rejected; the overlap is still reported",
 			Test:   test(storage.Fenced, "leader"),
-			Expect: expect(models.Valid, models.Invalid).and("lease", models.Invalid).and("fencing-tokens", models.Valid),
+			Expect: expect(models.Valid, models.Invalid).And("lease", models.Invalid).And("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, liveLeaseTakenOver, staleWritesRejected(1)),
 		},
 		{
@@ -153,7 +153,7 @@ func raftkvClockAheadVariants() []Variant {
 			Doc: "stamp=client: the clients' clocks time the leases, so the leader's clock no longer matters and the lock " +
 				"stays exclusive (unfenced storage) — the lease now depends on the clients' clocks instead",
 			Test:   test(storage.Unfenced, "client"),
-			Expect: expect(models.Valid, models.Valid).and("lease", models.Valid),
+			Expect: expect(models.Valid, models.Valid).And("lease", models.Valid),
 			Assert: tokensMonotonic,
 		},
 	}
@@ -169,14 +169,14 @@ func raftkvReentrantVariants() []Variant {
 			Name:   "unsafe",
 			Doc:    "unlock=delete: the nested release deletes the lock while the outer acquire still runs; another client takes it",
 			Test:   test("delete"),
-			Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid),
+			Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid),
 			NoHunt: "the deleting unlock breaks the lock without any fault: every seed shows it",
 		},
 		{
 			Name:   "fixed",
 			Doc:    "unlock=count (RheaKV): nested acquires count up with the same token, releases count down, the lock goes at zero",
 			Test:   test("count"),
-			Expect: expect(models.Valid, models.Valid).and("lease", models.Valid).and("fencing-tokens", models.Valid),
+			Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(tokensMonotonic, nestedAcquiresKeepTheToken),
 		},
 	}

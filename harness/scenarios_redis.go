@@ -22,9 +22,9 @@ func redisScenarios() []Scenario {
 			Doc:  "client 1 pauses (GC) right after it read under the lock, longer than the lease; client 2 takes the lock and writes; client 1 resumes and writes",
 			Variants: []Variant{
 				{Name: "redis-unsafe", Doc: "Redis, unfenced storage: client 1's stale write lands", Kind: KindGCPause,
-					Test: gcPause, Expect: expect(models.Invalid, models.Invalid).and("lease", models.Valid)},
+					Test: gcPause, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Valid)},
 				{Name: "redis-fixed", Doc: "Redis with INCR fencing tokens, fenced storage: client 1's stale write is rejected (the overlap remains: the lock cannot prevent it)",
-					Test: fenced(gcPause, "fencing", "true"), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: writesRejected(1)},
+					Test: fenced(gcPause, "fencing", "true"), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: writesRejected(1)},
 			},
 		},
 		{
@@ -34,7 +34,7 @@ func redisScenarios() []Scenario {
 				{Name: "redis-unsafe", Doc: "Redis, unfenced storage: the late write overwrites newer data (the clients' beliefs never overlapped: the message outlived the lease)", Kind: KindDelayedWrite,
 					Test: netDelay, Expect: expect(models.Invalid, models.Valid)},
 				{Name: "redis-fixed", Doc: "Redis with INCR fencing tokens, fenced storage: the late write is rejected",
-					Test: fenced(netDelay, "fencing", "true"), Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid)},
+					Test: fenced(netDelay, "fencing", "true"), Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid)},
 			},
 		},
 		redisFailover(),
@@ -43,9 +43,9 @@ func redisScenarios() []Scenario {
 			Doc:  "client 1's lease expires while it is paused before its release; another client takes the lock; client 1 releases with plain DEL and deletes that client's lock; a third client takes it while the second still holds it",
 			Variants: []Variant{
 				{Name: "unsafe", Doc: "release del: the DEL frees a lock client 1 no longer holds", Kind: KindNonOwnerRelease,
-					Test: delUnlock("del"), Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid), Assert: overlapWithout("c1")},
+					Test: delUnlock("del"), Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid), Assert: overlapWithout("c1")},
 				{Name: "fixed", Doc: "release lua (compare-and-delete): client 1's release finds another value and deletes nothing",
-					Test: delUnlock("lua"), Expect: expect(models.Valid, models.Valid).and("lease", models.Valid)},
+					Test: delUnlock("lua"), Expect: expect(models.Valid, models.Valid).And("lease", models.Valid)},
 			},
 		},
 		{
@@ -56,7 +56,7 @@ func redisScenarios() []Scenario {
 					NoHunt: "both purchases are over in the first milliseconds, before the random nemesis's fault-free first second ends (0 of 1,000 seeds)",
 					Test:   stock, Expect: expect(models.Invalid, models.Invalid), Assert: oversold(true)},
 				{Name: "fixed", Doc: "Redis with INCR fencing tokens, fenced storage: buyer 1's stale purchase is rejected; it retries, finds 2 left and gives up",
-					Test: fenced(stock, "fencing", "true"), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: oversold(false)},
+					Test: fenced(stock, "fencing", "true"), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: oversold(false)},
 			},
 		},
 	}
@@ -97,11 +97,11 @@ func redisFailover() Scenario {
 		Doc:  "client 1's SET is acknowledged by the primary, which is cut off before replicating it; the monitor promotes a replica that never had the lock; client 2 takes it",
 		Variants: []Variant{
 			{Name: "unsafe", Doc: "asynchronous replication (lagging 5 ms): the promoted replica never saw client 1's lock", Kind: KindFailover,
-				Test: isolated, Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid), Assert: failedOver},
+				Test: isolated, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid), Assert: failedOver},
 			{Name: "fixed-wait", Doc: "WAIT 1 after SET: client 1's acquire returns only once a replica has the lock, so the promoted replica refuses client 2 (same schedule)",
-				Test: withWait, Expect: expect(models.Valid, models.Valid).and("lease", models.Valid), Assert: failedOver},
+				Test: withWait, Expect: expect(models.Valid, models.Valid).And("lease", models.Valid), Assert: failedOver},
 			{Name: "unsafe-wait", Doc: "WAIT 1 narrows the window but does not close it: with three replicas, replica1 acknowledged, then the primary and replica1 are cut off together and the monitor promotes a lagging replica", Kind: KindFailover,
-				Test: split, Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid), Assert: failedOver},
+				Test: split, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid), Assert: failedOver},
 		},
 	}
 }

@@ -20,18 +20,18 @@ func redlockScenarios() []Scenario {
 			Name: "kleppmann-gc-pause",
 			Variants: []Variant{
 				{Name: "redlock-unsafe", Doc: "Redlock, unfenced storage: the majority and the validity check cannot see a pause after acquire returned", Kind: KindGCPause,
-					Test: gcPause, Expect: expect(models.Invalid, models.Invalid).and("lease", models.Valid).and("fencing-tokens", models.Invalid)},
+					Test: gcPause, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Invalid)},
 				{Name: "redlock-fixed", MatrixNote: "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder whose write lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update that fencing reads prevents (the fenced+reads row)", Doc: "Redlock plus tokens from an external monotonic counter (token=external), fenced storage: the stale write is rejected — Redlock's own values could not do it",
-					Test: fenced(gcPause, external...), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: writesRejected(1)},
+					Test: fenced(gcPause, external...), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: writesRejected(1)},
 			},
 		},
 		{
 			Name: "kleppmann-network-delay",
 			Variants: []Variant{
 				{Name: "redlock-unsafe", Doc: "Redlock, unfenced storage: the late write lands after the lease", Kind: KindDelayedWrite,
-					Test: netDelay, Expect: expect(models.Invalid, models.Valid).and("fencing-tokens", models.Invalid)},
+					Test: netDelay, Expect: expect(models.Invalid, models.Valid).And("fencing-tokens", models.Invalid)},
 				{Name: "redlock-fixed", Doc: "Redlock plus external monotonic tokens, fenced storage: the late write is rejected",
-					Test: fenced(netDelay, external...), Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid)},
+					Test: fenced(netDelay, external...), Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid)},
 			},
 		},
 		redlockClockJump(),
@@ -59,11 +59,11 @@ func redlockRestart() Scenario {
 		Doc:  "client 1 locks redis-a, b, c (d and e unreachable for it); redis-c crashes and restarts empty; client 2 locks c, d, e",
 		Variants: []Variant{
 			{Name: "unsafe", Doc: "no persistence, no restart delay: the restarted instance grants the key again at once", Kind: KindRestartRegrant,
-				Test: base, Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid), Assert: storyMentions("crash on redis-c", "granted by redis-c,redis-d,redis-e")},
+				Test: base, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid), Assert: storyMentions("crash on redis-c", "granted by redis-c,redis-d,redis-e")},
 			{Name: "fixed-delay", Doc: "restart-delay=10s (one TTL, antirez's remedy): the restarted instance refuses requests until every key it could have had has expired",
-				Test: delayed, Expect: expect(models.Valid, models.Valid).and("lease", models.Valid)},
+				Test: delayed, Expect: expect(models.Valid, models.Valid).And("lease", models.Valid)},
 			{Name: "fixed-fsync", Doc: "persistence=always (fsync every write): the key survives the restart",
-				Test: persisted, Expect: expect(models.Valid, models.Valid).and("lease", models.Valid)},
+				Test: persisted, Expect: expect(models.Valid, models.Valid).And("lease", models.Valid)},
 		},
 	}
 }
@@ -88,14 +88,14 @@ func redlockClockJump() Scenario {
 		Doc:  "client 1 locks redis-a, b, c (d and e unreachable for it); redis-c's wall clock jumps past the TTL; client 2 locks c, d, e: two majorities at once",
 		Variants: []Variant{
 			{Name: "unsafe", Doc: "instances expire keys on their wall clocks (as Redis does), unfenced storage", Kind: KindClockJump,
-				Test: base, Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid).and("fencing-tokens", models.Invalid),
+				Test: base, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid).And("fencing-tokens", models.Invalid),
 				Assert: storyMentions("clock-jump", "redis-c", "granted by redis-c,redis-d,redis-e")},
 			{Name: "fenced-random-value", Doc: "fenced storage with Redlock's own token, the random value: still invalid. Both holders read before either wrote, and each write carried the highest value seen so far; " +
 				"had the draw given client 2 the smaller value, the storage would have refused the rightful holder instead — the values are not ordered (the story counts how often they went down)",
-				Test: lucky, Expect: expect(models.Invalid, models.Invalid).and("fencing-tokens", models.Invalid),
+				Test: lucky, Expect: expect(models.Invalid, models.Invalid).And("fencing-tokens", models.Invalid),
 				Assert: storyMentions("not ordered")},
 			{Name: "fixed", Doc: "instances expire keys on their monotonic clocks (expiry-clock=mono, antirez's remedy): the jump changes nothing",
-				Test: mono, Expect: expect(models.Valid, models.Valid).and("lease", models.Valid)},
+				Test: mono, Expect: expect(models.Valid, models.Valid).And("lease", models.Valid)},
 		},
 	}
 }
@@ -124,13 +124,13 @@ func redlockGCPause() Scenario {
 		Doc:  "client 1 pauses for longer than the TTL, before or after Redlock's validity check; client 2 acquires meanwhile",
 		Variants: []Variant{
 			{Name: "unsafe", Doc: "the pause comes after acquire returned (after the check): nothing can see it; unfenced storage", Kind: KindGCPause,
-				Test: after, Expect: expect(models.Invalid, models.Invalid).and("fencing-tokens", models.Invalid)},
+				Test: after, Expect: expect(models.Invalid, models.Invalid).And("fencing-tokens", models.Invalid)},
 			{Name: "fixed", MatrixNote: "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder whose write lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update that fencing reads prevents (the fenced+reads row)", Doc: "the same pause, with tokens from an external monotonic counter and fenced storage: the stale write is rejected",
-				Test: fenced(after, "token", "external"), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: writesRejected(1)},
+				Test: fenced(after, "token", "external"), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: writesRejected(1)},
 			{Name: "pause-before-check", MatrixNote: "its faults are of several kinds (the random column), where the same design also meets a pause after the validity check, which no check catches (kleppmann-gc-pause/redlock-unsafe)", Doc: "the pause comes after the SETs were sent and before the replies are read: elapsed on the monotonic clock includes it, no validity is left, client 1 gives up (antirez's point)",
-				Test: before, Expect: expect(models.Valid, models.Valid).and("lease", models.Valid), Assert: storyMentions("no validity left")},
+				Test: before, Expect: expect(models.Valid, models.Valid).And("lease", models.Valid), Assert: storyMentions("no validity left")},
 			{Name: "unsafe-wall-clock", Doc: "the same pause measured on the wall clock, which steps back 15 s as the pause ends: the check is fooled", Kind: KindHolderClock,
-				Test: wall, Expect: expect(models.Invalid, models.Invalid).and("lease", models.Invalid)},
+				Test: wall, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid)},
 		},
 	}
 }

@@ -32,7 +32,7 @@ func zookeeperScenarios() []Scenario {
 			Doc:  "a 3-server ZooKeeper ensemble with Curator's lock recipe, defaults, no faults: every check valid, acquires succeed",
 			Variants: []Variant{{Name: "fixed", Doc: "no faults",
 				Test:   Test{System: "zookeeper", Seed: 1},
-				Expect: expect(models.Valid, models.Valid).and("lease", models.Valid).and("fencing-tokens", models.Valid).and("liveness", models.Valid),
+				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
 				Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic)}},
 		},
 		{
@@ -41,7 +41,7 @@ func zookeeperScenarios() []Scenario {
 				{Name: "zookeeper-unsafe", Kind: KindSessionExpiry, Doc: "ZooKeeper, unfenced storage: client 1's session expires during its pause, client 2 takes the lock, client 1's stale write lands",
 					Test: gcPause, Expect: expect(models.Invalid, models.Invalid), Assert: expired},
 				{Name: "zookeeper-fixed", Doc: "ZooKeeper, fenced storage with the lock node's czxid as token: client 1's stale write is rejected",
-					Test: fenced(gcPause), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid), Assert: writesRejected(1)},
+					Test: fenced(gcPause), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: writesRejected(1)},
 			},
 		},
 		{
@@ -50,7 +50,7 @@ func zookeeperScenarios() []Scenario {
 				{Name: "zookeeper-unsafe", Kind: KindDelayedWrite, Doc: "ZooKeeper, unfenced storage: client 1's write outlives its hold in the network and lands over newer data",
 					Test: netDelay, Expect: expect(models.Invalid, models.Valid)},
 				{Name: "zookeeper-fixed", Doc: "ZooKeeper, fenced storage with czxid tokens: the late write is rejected",
-					Test: fenced(netDelay), Expect: expect(models.Valid, models.Valid).and("fencing-tokens", models.Valid)},
+					Test: fenced(netDelay), Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid)},
 			},
 		},
 		{
@@ -60,7 +60,7 @@ func zookeeperScenarios() []Scenario {
 				{Name: "unsafe", Kind: KindSessionExpiry, Doc: "unfenced storage: client 1 still believes it holds (Curator has not told it LOST yet) and its write lands over client 2's",
 					Test: sessionExpiry, Expect: expect(models.Invalid, models.Invalid), Assert: expired},
 				{Name: "fixed", Doc: "fenced storage with czxid tokens: client 2's node was created later, so its czxid is higher and client 1's write is rejected",
-					Test: fenced(sessionExpiry), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid),
+					Test: fenced(sessionExpiry), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
 					Assert: allOf(expired, writesRejected(1))},
 			},
 		},
@@ -119,9 +119,9 @@ func zkOrphanVariants() []Variant {
 	}
 	return []Variant{
 		{Name: "unsafe", NoHunt: "its failure is liveness (an orphan node blocks the lock), which the violation kinds, read from overlaps, do not cover", Doc: "protection=false: the retry creates a second node; the first, owned by client 1's live session, blocks everyone (client 1 included) as long as the session lives",
-			Test: test("false"), Expect: expect(models.Valid, models.Valid).and("liveness", models.Invalid)},
+			Test: test("false"), Expect: expect(models.Valid, models.Valid).And("liveness", models.Invalid)},
 		{Name: "fixed", MatrixNote: zkHeldWriteNote, Doc: "protection=true (Curator's protected mode): the retry lists the children, finds the node with client 1's guid and adopts it",
-			Test: test("true"), Expect: expect(models.Valid, models.Valid).and("liveness", models.Valid)},
+			Test: test("true"), Expect: expect(models.Valid, models.Valid).And("liveness", models.Valid)},
 	}
 }
 
@@ -153,9 +153,9 @@ func zkHerdVariants() []Variant {
 	}
 	return []Variant{
 		{Name: "herd", Doc: "herd=true: every release wakes all 19 waiters, each lists the children again",
-			Test: zkHerdTest(20, true), Expect: expect(models.Valid, models.Valid).and("liveness", models.Valid), Assert: within(herdLo, 1e9)},
+			Test: zkHerdTest(20, true), Expect: expect(models.Valid, models.Valid).And("liveness", models.Valid), Assert: within(herdLo, 1e9)},
 		{Name: "fixed", Doc: "herd=false (Curator): each waiter watches only the next-lower node; a release wakes one",
-			Test: zkHerdTest(20, false), Expect: expect(models.Valid, models.Valid).and("liveness", models.Valid), Assert: within(0, predecessorHi)},
+			Test: zkHerdTest(20, false), Expect: expect(models.Valid, models.Valid).And("liveness", models.Valid), Assert: within(0, predecessorHi)},
 	}
 }
 
@@ -176,7 +176,7 @@ func zkPartitionedHolderVariants() []Variant {
 			Test: test(SuspendContinue, storage.Unfenced), Expect: expect(models.Invalid, models.Invalid), Assert: allOf(expired, beliefVsExpiry("c1", true))},
 		{Name: "fixed", Doc: "on-suspend=stop (Standard policy) and storage fenced by czxid: client 1's belief ends at SUSPENDED, before its session can expire, " +
 			"but the workload writes anyway (it does not ask the connection state), so the mutual-exclusion check still sees it act late; the fenced storage rejects that write",
-			Test: test(SuspendStop, storage.Fenced), Expect: expect(models.Valid, models.Invalid).and("fencing-tokens", models.Valid),
+			Test: test(SuspendStop, storage.Fenced), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
 			Assert: allOf(expired, writesRejected(1), beliefVsExpiry("c1", false))},
 	}
 }
@@ -233,9 +233,9 @@ func zkReleaseLossVariants() []Variant {
 	}
 	return []Variant{
 		{Name: "unsafe", NoHunt: "its failure is liveness (the node stays while the session lives), which the violation kinds, read from overlaps, do not cover", Doc: "release-retry=false (CURATOR-678): the client forgets its node; the node stays while its session lives and the lock is blocked for good",
-			Test: test("false"), Expect: expect(models.Valid, models.Valid).and("liveness", models.Invalid)},
+			Test: test("false"), Expect: expect(models.Valid, models.Valid).And("liveness", models.Invalid)},
 		{Name: "fixed", MatrixNote: zkHeldWriteNote, Doc: "release-retry=true (a guaranteed delete): the client deletes the node after it reconnects",
-			Test: test("true"), Expect: expect(models.Valid, models.Valid).and("liveness", models.Valid)},
+			Test: test("true"), Expect: expect(models.Valid, models.Valid).And("liveness", models.Valid)},
 	}
 }
 
@@ -259,7 +259,7 @@ func beliefVsExpiry(node string, outlived bool) func(Result) error {
 			}
 			if got := *h.Deadline > expiredAt; got != outlived {
 				return fmt.Errorf("%s believed it held until %s, its session expired at %s: expected outlived=%v",
-					node, at(*h.Deadline), at(expiredAt), outlived)
+					node, history.FormatTime(*h.Deadline), history.FormatTime(expiredAt), outlived)
 			}
 			return nil
 		}

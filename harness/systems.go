@@ -3,10 +3,7 @@ package harness
 import (
 	"github.com/locklab/locklab/system"
 	"slices"
-	"strings"
 
-	"github.com/locklab/locklab/internal/opt"
-	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/workloads"
 )
 
@@ -32,63 +29,18 @@ func FindSystem(name string) (System, error) { return system.Find(name) }
 // SystemNames lists the registered systems.
 func SystemNames() []string { return system.Names() }
 
-// WorkloadEntry is an entry of the workload registry.
-type WorkloadEntry struct {
-	// Name is the workload's name on the command line.
-	Name string
-	// Doc is one line describing it.
-	Doc string
-	// Options is the workload's option table (its opt.Table).
-	Options opt.Spec
-	// New checks the options and returns the workload.
-	New func(opts map[string]string) (workloads.Workload, error)
-}
-
-// workloadEntries is the registry of workloads; each workload's file registers
-// itself from init.
-var workloadEntries []WorkloadEntry
-
-// registerWorkload adds a workload to the registry (called from init).
-func registerWorkload(w WorkloadEntry) {
-	workloadEntries = append(workloadEntries, w)
-	slices.SortFunc(workloadEntries, func(a, b WorkloadEntry) int { return strings.Compare(a.Name, b.Name) })
-}
-
-// registerWorkloadTable registers a workload whose options are the table t:
-// its name is the table's owner, and New parses the options with the table.
-func registerWorkloadTable[W workloads.Workload](doc string, t opt.Table[W]) {
-	registerWorkload(WorkloadEntry{Name: t.Owner, Doc: doc, Options: t,
-		New: func(opts map[string]string) (workloads.Workload, error) {
-			w, err := t.Parse(opts)
-			if err != nil {
-				return nil, err
-			}
-			return w, nil
-		}})
-}
+// WorkloadEntry is an entry of the workload registry (workloads.Entry).
+type WorkloadEntry = workloads.Entry
 
 // Workloads lists the registered workloads, sorted by name.
-func Workloads() []WorkloadEntry { return slices.Clone(workloadEntries) }
+func Workloads() []WorkloadEntry { return workloads.All() }
 
 // WorkloadNames lists the registered workloads.
-func WorkloadNames() []string {
-	out := make([]string, len(workloadEntries))
-	for i, w := range workloadEntries {
-		out[i] = w.Name
-	}
-	return out
-}
+func WorkloadNames() []string { return workloads.Names() }
 
 // FindWorkload returns the workload called name; an unknown name is a
 // *suggest.UnknownError naming the workloads it was probably meant to be.
-func FindWorkload(name string) (WorkloadEntry, error) {
-	for _, w := range workloadEntries {
-		if w.Name == name {
-			return w, nil
-		}
-	}
-	return WorkloadEntry{}, suggest.Unknown("workload", name, WorkloadNames())
-}
+func FindWorkload(name string) (WorkloadEntry, error) { return workloads.Find(name) }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

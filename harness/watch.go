@@ -3,13 +3,13 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/scenario"
 	"time"
 )
 
-// DefaultMaxHistoryEvents is the default bound on a run's history: about 4
-// hours of the default test (5 clients, fenced-counter, 68 events a simulated
-// second) and 1.8 GB of memory at BytesPerEvent.
-const DefaultMaxHistoryEvents = 1_000_000
+// DefaultMaxHistoryEvents is the default bound on a run's history
+// (scenario.DefaultMaxHistoryEvents).
+const DefaultMaxHistoryEvents = scenario.DefaultMaxHistoryEvents
 
 // BytesPerEvent is the memory a run takes per history event at its peak,
 // checks and report included (measured with /usr/bin/time -v: a 4 h default
@@ -47,13 +47,6 @@ type Watch struct {
 	Progress func(Progress)
 }
 
-func (t Test) historyLimit() int64 {
-	if t.MaxHistoryEvents > 0 {
-		return t.MaxHistoryEvents
-	}
-	return DefaultMaxHistoryEvents
-}
-
 // pilotSpan is the simulated time after which a run estimates its whole
 // history: 1% of the test, at least 10 s, at most a minute. A run no longer
 // than that is not estimated (the hard bound still holds).
@@ -68,7 +61,7 @@ func pilotSpan(total time.Duration) time.Duration {
 // progressEvery kernel events and at the end). Both decisions depend only on
 // the simulation, so they are as deterministic as the run.
 func (p *Prepared) simulate(w Watch) error {
-	world, total, limit := p.World, p.Test.Time, p.Test.historyLimit()
+	world, total, limit := p.World, p.Test.Time, p.Test.HistoryLimit()
 	report := func(done bool) {
 		if w.Progress != nil {
 			w.Progress(Progress{Simulated: world.Now(), Total: total, KernelEvents: world.Processed(),

@@ -1,4 +1,4 @@
-package harness
+package scenario
 
 import (
 	"fmt"
@@ -48,27 +48,27 @@ func auditSystems(name string) []string {
 	return out
 }
 
-// selection is a run's choice of checks: the names for
+// Selection is a run's choice of checks: the names for
 // models.Config.Select, and the system's audits to run.
-type selection struct {
-	// history are the names for models.Config.Select (nil: its default).
-	history []string
-	// noHistory says that no check of the history runs (only audits were named).
-	noHistory bool
-	// audits are the audits of the system that run.
-	audits []string
+type Selection struct {
+	// History are the names for models.Config.Select (nil: its default).
+	History []string
+	// NoHistory says that no check of the history runs (only audits were named).
+	NoHistory bool
+	// Audits are the audits of the system that run.
+	Audits []string
 }
 
-// selectChecks resolves t.Checks: with no names, every check that applies
+// SelectChecks resolves t.Checks: with no names, every check that applies
 // and every audit of the system; with names, exactly those (and "+name"
 // adds one to the default). An audit of another system is an error that
 // says which system runs it.
-func (t Test) selectChecks() (selection, error) {
-	sys, err := FindSystem(t.System)
+func (t Test) SelectChecks() (Selection, error) {
+	sys, err := system.Find(t.System)
 	if err != nil {
-		return selection{}, err
+		return Selection{}, err
 	}
-	var s selection
+	var s Selection
 	var exactHistory, extraHistory []string
 	exact := false
 	for _, n := range t.Checks {
@@ -86,8 +86,8 @@ func (t Test) selectChecks() (selection, error) {
 				return s, fmt.Errorf("check %q audits the servers of %s; system %s has no such servers (its audits: %s)",
 					name, strings.Join(auditSystems(name), ", "), t.System, listOrNone(sys.Audits))
 			}
-			if !slices.Contains(s.audits, name) {
-				s.audits = append(s.audits, name)
+			if !slices.Contains(s.Audits, name) {
+				s.Audits = append(s.Audits, name)
 			}
 		default:
 			return s, fmt.Errorf("unknown check %q (known: %s)", name, strings.Join(RunCheckNames(), ", "))
@@ -95,18 +95,18 @@ func (t Test) selectChecks() (selection, error) {
 	}
 	switch {
 	case !exact:
-		s.audits = slices.Clone(sys.Audits)
+		s.Audits = slices.Clone(sys.Audits)
 		for _, n := range extraHistory {
-			s.history = append(s.history, "+"+n)
+			s.History = append(s.History, "+"+n)
 		}
 	case len(exactHistory) > 0:
-		s.history = exactHistory
+		s.History = exactHistory
 		for _, n := range extraHistory {
-			s.history = append(s.history, "+"+n)
+			s.History = append(s.History, "+"+n)
 		}
 	default: // only audits were named exactly: the history's checks are the extras
-		s.history = extraHistory
-		s.noHistory = len(extraHistory) == 0
+		s.History = extraHistory
+		s.NoHistory = len(extraHistory) == 0
 	}
 	return s, nil
 }
@@ -122,7 +122,7 @@ func listOrNone(names []string) string {
 // cells' values before the run (cells it does not name start at 0).
 func CheckConfig(t Test, initial map[string]int64) models.Config {
 	budget := models.Budget{Steps: t.CheckSteps, Time: max(t.CheckBudget, 0)}
-	sys, _ := FindSystem(t.System) // an unknown system counts nested grants and may reorder
+	sys, _ := system.Find(t.System) // an unknown system counts nested grants and may reorder
 	return models.Config{
 		Uncounted:      sys.Uncounted,
 		Budget:         budget,
@@ -164,12 +164,12 @@ type Checked struct {
 // cannot judge a history: naming one is an error that says where it runs.
 func CheckHistory(cfg models.Config, names []string, events []history.Event) (Checked, error) {
 	h, err := history.Pair(events)
-	return checkPaired(cfg, names, events, h, err)
+	return CheckPaired(cfg, names, events, h, err)
 }
 
-// checkPaired is CheckHistory of events already paired by history.Pair
+// CheckPaired is CheckHistory of events already paired by history.Pair
 // (pairErr is its error).
-func checkPaired(cfg models.Config, names []string, events []history.Event, h *history.Paired, pairErr error) (Checked, error) {
+func CheckPaired(cfg models.Config, names []string, events []history.Event, h *history.Paired, pairErr error) (Checked, error) {
 	for _, n := range names {
 		name := strings.TrimPrefix(n, "+")
 		if slices.Contains(AuditNames(), name) && !slices.Contains(CheckNames, name) {

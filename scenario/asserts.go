@@ -1,20 +1,20 @@
-package harness
+package scenario
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/workloads"
 	"strings"
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
-	"github.com/locklab/locklab/workloads"
 )
 
 // Assertions the catalog's variants make beyond the checks' verdicts.
 
-// writesRejected asserts that the fenced storage rejected at least n writes.
-func writesRejected(n int) func(Result) error {
+// WritesRejected asserts that the fenced storage rejected at least n writes.
+func WritesRejected(n int) func(Result) error {
 	return func(r Result) error {
-		got := verdictOf(r, "critical-sections").Stats["write-rejected"]
+		got := VerdictOf(r, "critical-sections").Stats["write-rejected"]
 		if got < float64(n) {
 			return fmt.Errorf("expected the storage to reject at least %d stale write(s), it rejected %v", n, got)
 		}
@@ -22,9 +22,9 @@ func writesRejected(n int) func(Result) error {
 	}
 }
 
-// overlapWithout asserts an overlap between two clients other than node: one
+// OverlapWithout asserts an overlap between two clients other than node: one
 // that node's release caused, not its own lateness.
-func overlapWithout(node string) func(Result) error {
+func OverlapWithout(node string) func(Result) error {
 	return func(r Result) error {
 		for _, o := range models.Overlaps(models.Holdings(r.Events)) {
 			if o.A.Node != node && o.B.Node != node {
@@ -35,18 +35,18 @@ func overlapWithout(node string) func(Result) error {
 	}
 }
 
-// failedOver asserts that the monitor promoted a replica.
-func failedOver(r Result) error {
+// FailedOver asserts that the monitor promoted a replica.
+func FailedOver(r Result) error {
 	if r.Summary.Faults["failover"] == 0 {
 		return fmt.Errorf("expected a failover, the monitor promoted no replica")
 	}
 	return nil
 }
 
-// oversold asserts whether the shop sold more than it had.
-func oversold(want bool) func(Result) error {
+// Oversold asserts whether the shop sold more than it had.
+func Oversold(want bool) func(Result) error {
 	return func(r Result) error {
-		sold, stock, err := itemsSold(r)
+		sold, stock, err := ItemsSold(r)
 		if err != nil {
 			return err
 		}
@@ -57,10 +57,10 @@ func oversold(want bool) func(Result) error {
 	}
 }
 
-// itemsSold adds up the purchases of a stock run — each applied write of
+// ItemsSold adds up the purchases of a stock run — each applied write of
 // level−quantity after a read of level — and returns them with the initial stock.
-func itemsSold(r Result) (sold, stock int64, err error) {
-	initial, err := initialOf(r.Test)
+func ItemsSold(r Result) (sold, stock int64, err error) {
+	initial, err := InitialOf(r.Test)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -83,10 +83,10 @@ func itemsSold(r Result) (sold, stock int64, err error) {
 	return sold, stock, nil
 }
 
-// initialOf is the storage's initial content under the test's workload.
-func initialOf(t Test) (map[string]int64, error) {
+// InitialOf is the storage's initial content under the test's workload.
+func InitialOf(t Test) (map[string]int64, error) {
 	t = t.WithDefaults()
-	entry, err := FindWorkload(t.Workload)
+	entry, err := workloads.Find(t.Workload)
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +100,8 @@ func initialOf(t Test) (map[string]int64, error) {
 	return nil, nil
 }
 
-// storyMentions asserts that the story of the result names every fragment.
-func storyMentions(fragments ...string) func(Result) error {
+// StoryMentions asserts that the story of the result names every fragment.
+func StoryMentions(fragments ...string) func(Result) error {
 	return func(r Result) error {
 		story := strings.Join(Story(r), "\n")
 		var missing []string
@@ -117,7 +117,7 @@ func storyMentions(fragments ...string) func(Result) error {
 	}
 }
 
-func verdictOf(r Result, check string) models.Verdict {
+func VerdictOf(r Result, check string) models.Verdict {
 	for _, v := range r.Verdicts {
 		if v.Check == check {
 			return v

@@ -1,6 +1,8 @@
-package harness
+package scenario
 
 import (
+	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/workloads"
 	"maps"
 
 	"github.com/locklab/locklab/internal/opt"
@@ -43,9 +45,9 @@ func (t Test) Effective() Effective {
 	t = t.WithDefaults()
 	e := Effective{
 		System:          t.System,
-		SystemOptions:   effectiveOptions(t.SystemOptions, func() (opt.Spec, error) { s, err := FindSystem(t.System); return s.Options, err }),
+		SystemOptions:   effectiveOptions(t.SystemOptions, func() (opt.Spec, error) { s, err := system.Find(t.System); return s.Options, err }),
 		Workload:        t.Workload,
-		WorkloadOptions: effectiveOptions(t.WorkloadOptions, func() (opt.Spec, error) { w, err := FindWorkload(t.Workload); return w.Options, err }),
+		WorkloadOptions: effectiveOptions(t.WorkloadOptions, func() (opt.Spec, error) { w, err := workloads.Find(t.Workload); return w.Options, err }),
 		Clients:         t.Clients,
 		Time:            t.Time.String(),
 		Seed:            t.Seed,

@@ -1,7 +1,12 @@
-package harness
+package scenario
 
 import (
+	"encoding/json"
 	"fmt"
+	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/workloads"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,11 +18,11 @@ import (
 
 // Test is one run: everything that determines its history.
 type Test struct {
-	// System is the lock system's name (see Systems). Default "redis".
+	// System is the lock system's name (see system.All). Default "redis".
 	System string `json:"system"`
 	// SystemOptions are the system's options as key=value pairs.
 	SystemOptions map[string]string `json:"system_options,omitempty"`
-	// Workload is the workload's name (see Workloads). Default "fenced-counter".
+	// Workload is the workload's name (see workloads.All). Default "fenced-counter".
 	Workload string `json:"workload"`
 	// WorkloadOptions are the workload's options as key=value pairs.
 	WorkloadOptions map[string]string `json:"workload_options,omitempty"`
@@ -63,8 +68,8 @@ type Test struct {
 	Cuts string `json:"cuts,omitempty"`
 }
 
-// cutMode is the simulator's mode for Cuts.
-func (t Test) cutMode() (sim.CutMode, error) {
+// CutMode is the simulator's mode for Cuts.
+func (t Test) CutMode() (sim.CutMode, error) {
 	switch t.Cuts {
 	case "drop":
 		return sim.CutDrops, nil
@@ -107,10 +112,10 @@ func (t Test) WithDefaults() Test {
 
 // Validate reports a test that cannot run, naming the offending field.
 func (t Test) Validate() error {
-	if _, err := FindSystem(t.System); err != nil {
+	if _, err := system.Find(t.System); err != nil {
 		return err
 	}
-	if _, err := FindWorkload(t.Workload); err != nil {
+	if _, err := workloads.Find(t.Workload); err != nil {
 		return err
 	}
 	if t.Clients < 1 || t.Clients > 1000 {
@@ -123,7 +128,7 @@ func (t Test) Validate() error {
 		return fmt.Errorf("time: must be positive, got %v", t.Time)
 	}
 	if t.Schedule == nil {
-		if _, err := t.randomKinds(); err != nil {
+		if _, err := t.RandomKinds(); err != nil {
 			return fmt.Errorf("nemesis: %w", err)
 		}
 	}
@@ -136,23 +141,23 @@ func (t Test) Validate() error {
 	if t.FenceReads && t.Storage != storage.Fenced {
 		return fmt.Errorf("fence_reads: only a fenced storage fences reads (storage is %s)", t.Storage)
 	}
-	if _, err := t.selectChecks(); err != nil {
+	if _, err := t.SelectChecks(); err != nil {
 		return err
 	}
-	if err := t.Liveness.validate(); err != nil {
+	if err := t.Liveness.Validate(); err != nil {
 		return err
 	}
 	if t.MaxHistoryEvents < 0 {
 		return fmt.Errorf("max history events: must be positive, got %d", t.MaxHistoryEvents)
 	}
-	if _, err := t.cutMode(); err != nil {
+	if _, err := t.CutMode(); err != nil {
 		return err
 	}
 	return nil
 }
 
-// randomKinds parses Nemesis: nil for "none".
-func (t Test) randomKinds() ([]nemesis.Kind, error) {
+// RandomKinds parses Nemesis: nil for "none".
+func (t Test) RandomKinds() ([]nemesis.Kind, error) {
 	switch t.Nemesis {
 	case "none", "":
 		return nil, nil
@@ -203,9 +208,50 @@ func (t Test) Args() []string {
 	if t.CheckSteps != 0 && t.CheckSteps != models.DefaultSteps {
 		args = append(args, "--check-steps", fmt.Sprint(t.CheckSteps))
 	}
-	args = append(args, t.Liveness.args()...)
+	args = append(args, t.Liveness.Args()...)
 	if t.MaxHistoryEvents != 0 {
 		args = append(args, "--max-history-events", fmt.Sprint(t.MaxHistoryEvents))
 	}
 	return args
+}
+
+// MarshalJSON writes a test with its durations in Go's notation ("1m0s"), as
+// schedule files write theirs, so that results.json and the report's
+// configuration read as durations rather than raw nanoseconds; an unbounded
+// check budget is "unbounded".
+func (t Test) MarshalJSON() ([]byte, error) {
+	type plain Test // without this method
+	budget := t.CheckBudget.String()
+	if t.CheckBudget == Unbounded {
+		budget = "unbounded"
+	}
+	return json.Marshal(struct {
+		plain
+		Time        string `json:"time"`
+		CheckBudget string `json:"check_budget"`
+	}{plain(t), t.Time.String(), budget})
+}
+
+// Clone is t with its own copies of its maps and slices (not of its
+// schedule: hunts run without one).
+func (t Test) Clone() Test {
+	t.SystemOptions = maps.Clone(t.SystemOptions)
+	t.WorkloadOptions = maps.Clone(t.WorkloadOptions)
+	t.Checks = slices.Clone(t.Checks)
+	t.Random.Kinds = slices.Clone(t.Random.Kinds)
+	return t
+}
+
+// DefaultMaxHistoryEvents is the default bound on a run's history: about 4
+// hours of the default test (5 clients, fenced-counter, 68 events a simulated
+// second) and 1.8 GB of memory at BytesPerEvent.
+const DefaultMaxHistoryEvents = 1_000_000
+
+// HistoryLimit is the bound on the run's history: MaxHistoryEvents, or
+// DefaultMaxHistoryEvents when it is 0.
+func (t Test) HistoryLimit() int64 {
+	if t.MaxHistoryEvents > 0 {
+		return t.MaxHistoryEvents
+	}
+	return DefaultMaxHistoryEvents
 }

@@ -1,4 +1,4 @@
-package harness
+package scenario
 
 import (
 	"fmt"
@@ -25,7 +25,8 @@ type Liveness struct {
 	RecoveryMax time.Duration `json:"max_recovery,omitempty"`
 }
 
-func (l Liveness) validate() error {
+// Validate reports a limit out of range, naming it.
+func (l Liveness) Validate() error {
 	switch {
 	case l.MinSuccess != nil && !(*l.MinSuccess >= 0 && *l.MinSuccess <= 1):
 		return fmt.Errorf("liveness min success: must be between 0 and 1, got %v", *l.MinSuccess)
@@ -39,8 +40,8 @@ func (l Liveness) validate() error {
 	return nil
 }
 
-// args renders the limits that are set as `locklab run` flags.
-func (l Liveness) args() []string {
+// Args renders the limits that are set as `locklab run` flags.
+func (l Liveness) Args() []string {
 	var out []string
 	if l.MinSuccess != nil {
 		out = append(out, "--liveness-min-success", strconv.FormatFloat(*l.MinSuccess, 'g', -1, 64))

@@ -1,4 +1,4 @@
-package harness
+package scenario
 
 import (
 	"github.com/locklab/locklab/nemesis"

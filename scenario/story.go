@@ -1,4 +1,4 @@
-package harness
+package scenario
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ func Story(r Result) []string {
 		out = append(out, overlapLines(ev, overlaps[0], len(overlaps))...)
 	}
 	out = append(out, tokenOrder(ev)...)
-	if sold, stock, err := itemsSold(r); err == nil && stock > 0 && r.Test.Workload == "stock" {
+	if sold, stock, err := ItemsSold(r); err == nil && stock > 0 && r.Test.Workload == "stock" {
 		verdict := "within the stock"
 		if sold > stock {
 			verdict = "OVERSOLD"
