@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/locklab/locklab/scenario"
 	"slices"
 	"strings"
 	"testing"
@@ -86,7 +87,7 @@ func randomSafety(t *testing.T, r Result, c *raftkv.Cluster) {
 	t.Helper()
 	replay := "locklab run " + strings.Join(r.Test.Args(), " ")
 	assert.Empty(t, c.Violations(), "Raft safety: %s", replay)
-	assert.NoError(t, tokensMonotonic(r), replay)
+	assert.NoError(t, scenario.TokensMonotonic(r), replay)
 	cs := verdict(r, "critical-sections")
 	assert.Equal(t, models.Valid, cs.Result, "%s: %s", replay, cs.Reason)
 	assert.Positive(t, r.Summary.Ops[history.FAcquire].OK, replay)
@@ -142,7 +143,7 @@ func TestRaftKVScenarioFigures(t *testing.T) {
 	v, err := s.FindVariant("fixed")
 	require.NoError(t, err)
 	r, c := raftRun(t, v.Test)
-	g, ok := FaultGap(r.Events)
+	g, ok := scenario.FaultGap(r.Events)
 	require.True(t, ok)
 	el := c.Audit().Elections()
 	require.GreaterOrEqual(t, len(el), 2)
@@ -184,7 +185,7 @@ func TestTokensMonotonicRejectsAndAccepts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tokensMonotonic(Result{Events: tc.events})
+			err := scenario.TokensMonotonic(Result{Events: tc.events})
 			assert.Equal(t, tc.ok, err == nil, "%v", err)
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/system"
 	"reflect"
 	"slices"
 	"strings"
@@ -93,7 +94,7 @@ func Prepare(t Test) (*Prepared, error) {
 				Env:   p,
 				Lock:  dep.NewLock(p),
 				Store: &storage.Client{P: p, Server: stNode.ID(), Timeout: storageTimeout(t.Storage)},
-				Rec:   log.NewRecorder(p.Node().Name(), nodeClock{p.Node()}),
+				Rec:   log.NewRecorder(p.Node().Name(), system.Clock(p.Node())),
 			}
 			if dep.NewStorage != nil {
 				c.Store = dep.NewStorage(p, c.Lock)

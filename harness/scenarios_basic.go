@@ -1,7 +1,7 @@
 package harness
 
 import (
-	"fmt"
+	"github.com/locklab/locklab/scenario"
 	"time"
 
 	"github.com/locklab/locklab/models"
@@ -29,13 +29,13 @@ func basicScenarios() []Scenario {
 				Doc:    "no faults",
 				Test:   Test{System: "redis", Seed: 1},
 				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid),
-				Assert: acquireSuccessAbove(0.99),
+				Assert: scenario.AcquireSuccessAbove(0.99),
 			}, {
 				Name:   "replicated",
 				Doc:    "a primary, two asynchronous replicas and the monitor, WAIT 1, no faults",
 				Test:   Test{System: "redis", Seed: 1, SystemOptions: map[string]string{"replicas": "2", "wait": "1"}},
 				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid),
-				Assert: acquireSuccessAbove(0.99),
+				Assert: scenario.AcquireSuccessAbove(0.99),
 			}},
 		},
 		{
@@ -46,18 +46,8 @@ func basicScenarios() []Scenario {
 				Doc:    "no faults",
 				Test:   Test{System: "redlock", Seed: 1},
 				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid),
-				Assert: acquireSuccessAbove(0.99),
+				Assert: scenario.AcquireSuccessAbove(0.99),
 			}},
 		},
-	}
-}
-
-// acquireSuccessAbove asserts the share of acquires that succeeded.
-func acquireSuccessAbove(min float64) func(Result) error {
-	return func(r Result) error {
-		if s := r.Summary.AcquireSuccess; s <= min {
-			return fmt.Errorf("acquire success %.2f%%, expected more than %.2f%%", 100*s, 100*min)
-		}
-		return nil
 	}
 }

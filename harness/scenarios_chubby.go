@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/locklab/locklab/scenario"
 	"time"
 
 	"github.com/locklab/locklab/backends/storage"
@@ -45,7 +46,7 @@ func chubbyScenarios() []Scenario {
 			Doc:  "a 5-replica Chubby cell, defaults, no faults: every check valid, acquires succeed",
 			Variants: []Variant{{Name: "fixed", Doc: "no faults", Test: Test{System: "chubby", Seed: 1},
 				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
-				Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic)}},
+				Assert: allOf(scenario.AcquireSuccessAbove(0.99), scenario.TokensMonotonic)}},
 		},
 		{
 			Name: "kleppmann-gc-pause",

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/locklab/locklab/scenario"
 	"time"
 
 	"github.com/locklab/locklab/models"
@@ -67,11 +68,11 @@ func dbBaselineVariants() []Variant {
 	var out []Variant
 	for _, m := range []string{"unique-row", "for-update", "advisory"} {
 		out = append(out, Variant{Name: m, Doc: "mode=" + m + ", counter in the storage node, no faults",
-			Test: dbTest(5, time.Minute, nil, "mode", m), Expect: all, Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic)})
+			Test: dbTest(5, time.Minute, nil, "mode", m), Expect: all, Assert: allOf(scenario.AcquireSuccessAbove(0.99), scenario.TokensMonotonic)})
 	}
 	out = append(out,
 		Variant{Name: "for-update-db", Doc: "mode=for-update with the counter in the same database, written in the lock's transaction",
-			Test: dbTest(5, time.Minute, nil, "mode", "for-update", "resource", "db"), Expect: all, Assert: acquireSuccessAbove(0.99)},
+			Test: dbTest(5, time.Minute, nil, "mode", "for-update", "resource", "db"), Expect: all, Assert: scenario.AcquireSuccessAbove(0.99)},
 		Variant{Name: "optimistic", Doc: "no lock: version compare-and-swap; every critical section that commits is atomic (conflicting writes are rejected)",
 			Test:   dbTest(5, time.Minute, nil, "mode", "optimistic"),
 			Expect: expectations{"critical-sections": models.Valid}, Assert: writesRejected(1)},
@@ -83,7 +84,7 @@ func dbClockSkewVariants() []Variant {
 	jump := schedule(nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"c2"}, At: nemesis.Duration(5 * time.Second),
 		Amount: nemesis.Duration(20 * time.Second)})
 	t := func(mode string) Test {
-		return withWorkload(dbTest(2, 20*time.Second, jump, "mode", mode), "hold", "1s")
+		return scenario.WithWorkload(dbTest(2, 20*time.Second, jump, "mode", mode), "hold", "1s")
 	}
 	return []Variant{
 		{Name: "unsafe", Kind: KindHolderClock, Doc: "unique-row: client 2 takes over client 1's live row; both run their read-modify-write at once",

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/scenario"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/models"
@@ -12,12 +14,6 @@ import (
 // duration, system options as key=value pairs.
 func etcdTest(clients int, d time.Duration, s *nemesis.Schedule, opts ...string) Test {
 	return Test{System: "etcd", Clients: clients, Seed: 1, Time: d, Schedule: s, SystemOptions: withOpts(nil, opts...)}
-}
-
-// withWorkload returns t with workload options added.
-func withWorkload(t Test, kv ...string) Test {
-	t.WorkloadOptions = withOpts(t.WorkloadOptions, kv...)
-	return t
 }
 
 // guarded turns an etcd test into its guarded-write form: the resource
@@ -92,7 +88,7 @@ func etcdTxnUnlockRetryVariants() []Variant {
 	cut := nemesis.Fault{Kind: nemesis.Partition, From: []string{"servers"}, To: []string{"c1"}, Duration: nemesis.Duration(1200 * time.Millisecond),
 		After: &nemesis.Trigger{Node: "c1", F: "release", Type: "invoke"}}
 	t := func(unlock string) Test {
-		return withWorkload(etcdTest(3, 20*time.Second, schedule(cut), "lock", "txn", "unlock", unlock, "initial-leader", "etcd1"),
+		return scenario.WithWorkload(etcdTest(3, 20*time.Second, schedule(cut), "lock", "txn", "unlock", unlock, "initial-leader", "etcd1"),
 			"hold", "1s")
 	}
 	return []Variant{
@@ -108,11 +104,11 @@ func etcdBaselineVariants() []Variant {
 	all := expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid)
 	return []Variant{
 		{Name: "fixed", Doc: "the queue mutex (clientv3 concurrency.Mutex), storage node, no faults",
-			Test: etcdTest(5, time.Minute, nil), Expect: all, Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic)},
+			Test: etcdTest(5, time.Minute, nil), Expect: all, Assert: allOf(scenario.AcquireSuccessAbove(0.99), scenario.TokensMonotonic)},
 		{Name: "txn", Doc: "the simple txn lock (If CreateRevision(key)==0 Then Put Else Get), no faults",
-			Test: etcdTest(5, time.Minute, nil, "lock", "txn"), Expect: all, Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic)},
+			Test: etcdTest(5, time.Minute, nil, "lock", "txn"), Expect: all, Assert: allOf(scenario.AcquireSuccessAbove(0.99), scenario.TokensMonotonic)},
 		{Name: "guarded", Doc: "the queue mutex and the resource kept in etcd, written by Txn(If IsOwner Then Put), no faults",
-			Test: guarded(etcdTest(5, time.Minute, nil)), Expect: all, Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic)},
+			Test: guarded(etcdTest(5, time.Minute, nil)), Expect: all, Assert: allOf(scenario.AcquireSuccessAbove(0.99), scenario.TokensMonotonic)},
 	}
 }
 
@@ -121,13 +117,13 @@ func etcdGCPauseVariants() []Variant {
 	return []Variant{
 		{Name: "etcd-unsafe", Kind: KindGCPause, Doc: "etcd mutex, unfenced storage: client 1's stale write lands after client 2's, an increment is lost",
 			Test: t, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Valid),
-			Assert: allOf(tokensMonotonic, storyMentions("lease-expired"))},
+			Assert: allOf(scenario.TokensMonotonic, storyMentions("lease-expired"))},
 		{Name: "etcd-fixed", Doc: "fenced storage with the create revision of the lock key as token: the stale write is rejected; the overlap remains",
 			Test: fenced(t), Expect: expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
-			Assert: allOf(tokensMonotonic, writesRejected(1))},
+			Assert: allOf(scenario.TokensMonotonic, writesRejected(1))},
 		{Name: "etcd-guarded", Doc: "the resource in etcd, written by Txn(If IsOwner Then Put): client 1's key is gone, its write fails; the overlap remains",
 			Test: guarded(t), Expect: expect(models.Valid, models.Invalid).And("lease", models.Valid),
-			Assert: allOf(tokensMonotonic, writesRejected(1))},
+			Assert: allOf(scenario.TokensMonotonic, writesRejected(1))},
 	}
 }
 
@@ -147,17 +143,17 @@ func etcdNetworkDelayVariants() []Variant {
 }
 
 func etcdLeaseExpiryVariants() []Variant {
-	t := withWorkload(etcdTest(3, 40*time.Second, schedule(pauseAfter("c1", "acquire", 12*time.Second))), "hold", "2s")
+	t := scenario.WithWorkload(etcdTest(3, 40*time.Second, schedule(pauseAfter("c1", "acquire", 12*time.Second))), "hold", "2s")
 	return []Variant{
 		{Name: "unsafe", Kind: KindGCPause, Doc: "unfenced storage: client 1 reads after waking, the others increment meanwhile, its write loses them",
 			Test: t, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Valid),
-			Assert: allOf(tokensMonotonic, storyMentions("lease-expired"))},
+			Assert: allOf(scenario.TokensMonotonic, storyMentions("lease-expired"))},
 		{Name: "fenced", Doc: "fenced storage with the create revision as token: client 1's write is rejected",
 			Test: fenced(t), Expect: expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
-			Assert: allOf(tokensMonotonic, writesRejected(1))},
+			Assert: allOf(scenario.TokensMonotonic, writesRejected(1))},
 		{Name: "guarded", Doc: "the resource in etcd, Txn(If IsOwner Then Put): client 1's key is gone, its write fails",
 			Test: guarded(t), Expect: expect(models.Valid, models.Invalid).And("lease", models.Valid),
-			Assert: allOf(tokensMonotonic, writesRejected(1))},
+			Assert: allOf(scenario.TokensMonotonic, writesRejected(1))},
 	}
 }
 
@@ -170,16 +166,16 @@ var etcdLeaderChange = schedule(
 )
 
 func etcdLeaderChangeVariants() []Variant {
-	t := withWorkload(etcdTest(2, 40*time.Second, etcdLeaderChange, "initial-leader", "etcd1"), "wait", "30s")
+	t := scenario.WithWorkload(etcdTest(2, 40*time.Second, etcdLeaderChange, "initial-leader", "etcd1"), "wait", "30s")
 	safe := expect(models.Valid, models.Valid).And("lease", models.Valid)
 	return []Variant{
 		{Name: "extends", Doc: "etcd's behaviour: the new leader restarts the dead holder's lease; the lock is unavailable " +
 			"for about 2 s + election + election timeout + TTL",
-			Test: t, Expect: safe, Assert: allOf(storyMentions("lease-extended", "lease-expired"), availabilityGapWithin(13*time.Second, 17*time.Second))},
+			Test: t, Expect: safe, Assert: allOf(storyMentions("lease-extended", "lease-expired"), scenario.AvailabilityGapWithin(13*time.Second, 17*time.Second))},
 		{Name: "checkpoint", Doc: "leader-change-extends=false: keep-alives checkpointed in the log, the new leader keeps the " +
 			"lease's expiry: unavailable for at most the TTL after the holder's last keep-alive",
 			Test: withOpts2(t, "leader-change-extends", "false"), Expect: safe,
-			Assert: allOf(storyMentions("lease-expired"), availabilityGapWithin(5*time.Second, 11*time.Second))},
+			Assert: allOf(storyMentions("lease-expired"), scenario.AvailabilityGapWithin(5*time.Second, 11*time.Second))},
 	}
 }
 
@@ -194,7 +190,7 @@ func withOpts2(t Test, kv ...string) Test {
 // waits.
 func etcdWaiterTest(f nemesis.Fault, opts ...string) Test {
 	opts = append([]string{"initial-leader", "etcd1"}, opts...)
-	return withWorkload(etcdTest(3, 40*time.Second, schedule(f), opts...), "hold", "12s", "wait", "60s")
+	return scenario.WithWorkload(etcdTest(3, 40*time.Second, schedule(f), opts...), "hold", "12s", "wait", "60s")
 }
 
 func etcdWaiterLeaseLostVariants() []Variant {
@@ -230,7 +226,7 @@ func etcdStaleUnlockVariants() []Variant {
 	cut := nemesis.Fault{Kind: nemesis.Partition, From: []string{"servers"}, To: []string{"c1"}, Duration: nemesis.Duration(4 * time.Second),
 		After: &nemesis.Trigger{Node: "c1", F: "release", Type: "invoke"}}
 	t := func(unlock string) Test {
-		return withWorkload(etcdTest(2, 30*time.Second, schedule(cut), "unlock", unlock, "unlock-retry", "2s"), "hold", "2s", "wait", "30s")
+		return scenario.WithWorkload(etcdTest(2, 30*time.Second, schedule(cut), "unlock", unlock, "unlock-retry", "2s"), "hold", "2s", "wait", "30s")
 	}
 	return []Variant{
 		{Name: "unsafe", NoHunt: "its overlap (a retried unlock deleted the same session's newer key) has no violation kind of its own yet: it is classified other", Doc: "unlock=delete (clientv3 today): the retried delete removes the same session's newer key; c2 acquires while c1 holds",
@@ -244,18 +240,9 @@ func etcdStaleUnlockVariants() []Variant {
 // its own key gone after waiting.
 func sessionExpiredSeen(r Result) error {
 	for _, e := range r.Events {
-		if e.F == "acquire" && e.Type == "fail" && contains(e.Detail, "session expired") {
+		if e.F == "acquire" && e.Type == "fail" && strings.Contains(e.Detail, "session expired") {
 			return nil
 		}
 	}
 	return fmt.Errorf("no acquire failed with session expired")
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,8 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/scenario"
 	"time"
 
 	"github.com/locklab/locklab/backends/storage"
@@ -45,7 +47,7 @@ func raftkvScenarios() []Scenario {
 				Doc:    "no faults",
 				Test:   Test{System: "raftkv", Seed: 1},
 				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
-				Assert: raftkvAsserts(acquireSuccessAbove(0.99), tokensMonotonic),
+				Assert: raftkvAsserts(scenario.AcquireSuccessAbove(0.99), scenario.TokensMonotonic),
 			}},
 		},
 		{
@@ -81,7 +83,7 @@ func raftkvGCPauseVariants() []Variant {
 			Doc:    "unfenced storage: client 1's stale write lands after client 2's, an increment is lost",
 			Test:   test(storage.Unfenced),
 			Expect: expect(models.Invalid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
-			Assert: tokensMonotonic,
+			Assert: scenario.TokensMonotonic,
 			Kind:   KindGCPause,
 		},
 		{
@@ -92,7 +94,7 @@ func raftkvGCPauseVariants() []Variant {
 			Doc:    "fenced storage with raftkv's fencing token: client 1's stale write is rejected; the overlap is still reported (the lock cannot prevent it)",
 			Test:   test(storage.Fenced),
 			Expect: expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
-			Assert: raftkvAsserts(tokensMonotonic, staleWritesRejected(1)),
+			Assert: raftkvAsserts(scenario.TokensMonotonic, staleWritesRejected(1)),
 		},
 	}
 }
@@ -101,14 +103,14 @@ func raftkvLeaderPartitionVariants() []Variant {
 	test := func(st storage.Mode) Test {
 		return Test{System: "raftkv", Seed: 1, Time: 45 * time.Second, Schedule: &raftkvLeaderPartition, Storage: st}
 	}
-	gap := availabilityGapWithin(time.Second, 6*time.Second)
+	gap := scenario.AvailabilityGapWithin(time.Second, 6*time.Second)
 	return []Variant{
 		{
 			Name:   "fixed",
 			Doc:    "fenced storage: every check valid; no lock is granted for about an election timeout after the cut (the availability gap)",
 			Test:   test(storage.Fenced),
 			Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
-			Assert: raftkvAsserts(tokensMonotonic, gap),
+			Assert: raftkvAsserts(scenario.TokensMonotonic, gap),
 		},
 		{
 			Name: "unfenced",
@@ -119,7 +121,7 @@ func raftkvLeaderPartitionVariants() []Variant {
 				"what breaks raftkv is time, see raftkv-leader-clock-ahead",
 			Test:   test(storage.Unfenced),
 			Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
-			Assert: raftkvAsserts(tokensMonotonic, gap),
+			Assert: raftkvAsserts(scenario.TokensMonotonic, gap),
 		},
 	}
 }
@@ -137,7 +139,7 @@ func raftkvClockAheadVariants() []Variant {
 			Doc:    "unfenced storage: two clients run their read-modify-write at once and an increment is lost",
 			Test:   test(storage.Unfenced, "leader"),
 			Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid).And("fencing-tokens", models.Valid),
-			Assert: raftkvAsserts(tokensMonotonic, liveLeaseTakenOver),
+			Assert: raftkvAsserts(scenario.TokensMonotonic, liveLeaseTakenOver),
 			Kind:   KindLeaderClockAhead,
 		},
 		{
@@ -146,7 +148,7 @@ func raftkvClockAheadVariants() []Variant {
 				"the clock), so the old holder's write is rejected; the overlap is still reported",
 			Test:   test(storage.Fenced, "leader"),
 			Expect: expect(models.Valid, models.Invalid).And("lease", models.Invalid).And("fencing-tokens", models.Valid),
-			Assert: raftkvAsserts(tokensMonotonic, liveLeaseTakenOver, staleWritesRejected(1)),
+			Assert: raftkvAsserts(scenario.TokensMonotonic, liveLeaseTakenOver, staleWritesRejected(1)),
 		},
 		{
 			Name: "client-stamp",
@@ -154,7 +156,7 @@ func raftkvClockAheadVariants() []Variant {
 				"stays exclusive (unfenced storage) — the lease now depends on the clients' clocks instead",
 			Test:   test(storage.Unfenced, "client"),
 			Expect: expect(models.Valid, models.Valid).And("lease", models.Valid),
-			Assert: tokensMonotonic,
+			Assert: scenario.TokensMonotonic,
 		},
 	}
 }
@@ -177,7 +179,7 @@ func raftkvReentrantVariants() []Variant {
 			Doc:    "unlock=count (RheaKV): nested acquires count up with the same token, releases count down, the lock goes at zero",
 			Test:   test("count"),
 			Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
-			Assert: raftkvAsserts(tokensMonotonic, nestedAcquiresKeepTheToken),
+			Assert: raftkvAsserts(scenario.TokensMonotonic, nestedAcquiresKeepTheToken),
 		},
 	}
 }
@@ -202,4 +204,51 @@ func staleWritesRejected(n int) func(Result) error {
 		}
 		return nil
 	}
+}
+
+// liveLeaseTakenOver asserts that a lock was granted to a client while its
+// previous holder's lease was still running by the holder's own clock: the
+// lock service judged the lease expired early.
+func liveLeaseTakenOver(r Result) error {
+	for _, o := range models.Overlaps(models.Holdings(r.Events)) {
+		if o.A.Deadline != nil && *o.A.Deadline > o.B.Start {
+			return nil
+		}
+	}
+	return fmt.Errorf("no lock was granted while its previous holder's lease was still running")
+}
+
+// nestedAcquiresKeepTheToken asserts that the workload did nest acquires and
+// that every nested acquire returned the token of the grant it nests in.
+func nestedAcquiresKeepTheToken(r Result) error {
+	type nest struct {
+		owner string
+		token uint64
+		depth int
+	}
+	active := map[string]*nest{} // node+key
+	nested := 0
+	for _, e := range r.Events {
+		k := e.Node + "\x00" + e.Key
+		n := active[k]
+		switch {
+		case e.F == history.FAcquire && e.Type == history.OK && e.Token != nil:
+			if n == nil || n.depth == 0 || n.owner != e.Owner {
+				active[k] = &nest{owner: e.Owner, token: *e.Token, depth: 1}
+				continue
+			}
+			nested++
+			n.depth++
+			if *e.Token != n.token {
+				return fmt.Errorf("%s's nested acquire of %q at %s got token %d inside its grant with token %d",
+					e.Node, e.Key, history.FormatTime(e.Time), *e.Token, n.token)
+			}
+		case e.F == history.FRelease && e.Type == history.Invoke && n != nil:
+			n.depth--
+		}
+	}
+	if nested == 0 {
+		return fmt.Errorf("no nested acquire in the history")
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/scenario"
 	"slices"
 	"time"
 
@@ -33,7 +34,7 @@ func zookeeperScenarios() []Scenario {
 			Variants: []Variant{{Name: "fixed", Doc: "no faults",
 				Test:   Test{System: "zookeeper", Seed: 1},
 				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
-				Assert: allOf(acquireSuccessAbove(0.99), tokensMonotonic)}},
+				Assert: allOf(scenario.AcquireSuccessAbove(0.99), scenario.TokensMonotonic)}},
 		},
 		{
 			Name: "kleppmann-gc-pause",

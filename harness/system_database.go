@@ -115,7 +115,7 @@ func recordTxns(log *history.Log, n *sim.Node) func(database.TxnStep) {
 	var commit history.Op
 	return func(s database.TxnStep) {
 		if rec == nil {
-			rec = log.NewRecorder(n.Name(), nodeClock{n})
+			rec = log.NewRecorder(n.Name(), system.Clock(n))
 		}
 		switch {
 		case !s.Commit:

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"maps"
 	"time"
 
@@ -73,4 +74,20 @@ func WithOpts(m map[string]string, kv ...string) map[string]string {
 		out[kv[i]] = kv[i+1]
 	}
 	return out
+}
+
+// WithWorkload returns t with workload options added.
+func WithWorkload(t Test, kv ...string) Test {
+	t.WorkloadOptions = WithOpts(t.WorkloadOptions, kv...)
+	return t
+}
+
+// AcquireSuccessAbove asserts the share of acquires that succeeded.
+func AcquireSuccessAbove(min float64) func(Result) error {
+	return func(r Result) error {
+		if s := r.Summary.AcquireSuccess; s <= min {
+			return fmt.Errorf("acquire success %.2f%%, expected more than %.2f%%", 100*s, 100*min)
+		}
+		return nil
+	}
 }

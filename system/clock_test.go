@@ -1,4 +1,4 @@
-package harness
+package system
 
 import (
 	"testing"
@@ -33,7 +33,7 @@ func TestNodeClockPlacesPastReadingsInThePast(t *testing.T) {
 			n.SetDrift(tc.drift)
 			w.At(10*time.Second, func() {})
 			w.RunUntil(10 * time.Second)
-			c := nodeClock{n}
+			c := Clock(n)
 			assert.Equal(t, w.Now()+tc.want, c.TrueAt(n.Mono()+tc.local))
 		})
 	}

@@ -1,4 +1,4 @@
-package harness
+package system
 
 import (
 	"math"
@@ -8,10 +8,13 @@ import (
 	"github.com/locklab/locklab/sim"
 )
 
-// nodeClock is the history.Clock of a simulated client node.
-type nodeClock struct{ n *sim.Node }
+// Clock is the history.Clock of a simulated node: what a recorder of the
+// node's operations (a client's, or a system's own: the database's
+// transactions) stamps its events with.
+func Clock(n *sim.Node) history.Clock { return nodeClock{n} }
 
-var _ history.Clock = nodeClock{}
+// nodeClock is the history.Clock of a simulated node.
+type nodeClock struct{ n *sim.Node }
 
 func (c nodeClock) Now() time.Duration   { return c.n.World().Now() }
 func (c nodeClock) Local() time.Duration { return c.n.Mono() }

@@ -1,4 +1,4 @@
-package harness
+package scenario
 
 import (
 	"fmt"
@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/models"
 )
 
-// tokensMonotonic asserts that fencing tokens increase in the real-time order
+// TokensMonotonic asserts that fencing tokens increase in the real-time order
 // of grants, per key: a grant completed before another acquire was invoked
 // has a lower token than that acquire gets, unless both are the same
 // acquirer's nested (reentrant) grant with the same token.
-func tokensMonotonic(r Result) error {
+func TokensMonotonic(r Result) error {
 	type grant struct {
 		token uint64
 		owner string
@@ -91,9 +90,9 @@ func FaultGap(events []history.Event) (Gap, bool) {
 	return Gap{}, false
 }
 
-// availabilityGapWithin asserts that the gap in service around the first
+// AvailabilityGapWithin asserts that the gap in service around the first
 // fault lasted between lo and hi.
-func availabilityGapWithin(lo, hi time.Duration) func(Result) error {
+func AvailabilityGapWithin(lo, hi time.Duration) func(Result) error {
 	return func(r Result) error {
 		g, ok := FaultGap(r.Events)
 		switch {
@@ -105,51 +104,4 @@ func availabilityGapWithin(lo, hi time.Duration) func(Result) error {
 		}
 		return nil
 	}
-}
-
-// liveLeaseTakenOver asserts that a lock was granted to a client while its
-// previous holder's lease was still running by the holder's own clock: the
-// lock service judged the lease expired early.
-func liveLeaseTakenOver(r Result) error {
-	for _, o := range models.Overlaps(models.Holdings(r.Events)) {
-		if o.A.Deadline != nil && *o.A.Deadline > o.B.Start {
-			return nil
-		}
-	}
-	return fmt.Errorf("no lock was granted while its previous holder's lease was still running")
-}
-
-// nestedAcquiresKeepTheToken asserts that the workload did nest acquires and
-// that every nested acquire returned the token of the grant it nests in.
-func nestedAcquiresKeepTheToken(r Result) error {
-	type nest struct {
-		owner string
-		token uint64
-		depth int
-	}
-	active := map[string]*nest{} // node+key
-	nested := 0
-	for _, e := range r.Events {
-		k := e.Node + "\x00" + e.Key
-		n := active[k]
-		switch {
-		case e.F == history.FAcquire && e.Type == history.OK && e.Token != nil:
-			if n == nil || n.depth == 0 || n.owner != e.Owner {
-				active[k] = &nest{owner: e.Owner, token: *e.Token, depth: 1}
-				continue
-			}
-			nested++
-			n.depth++
-			if *e.Token != n.token {
-				return fmt.Errorf("%s's nested acquire of %q at %s got token %d inside its grant with token %d",
-					e.Node, e.Key, history.FormatTime(e.Time), *e.Token, n.token)
-			}
-		case e.F == history.FRelease && e.Type == history.Invoke && n != nil:
-			n.depth--
-		}
-	}
-	if nested == 0 {
-		return fmt.Errorf("no nested acquire in the history")
-	}
-	return nil
 }
