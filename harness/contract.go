@@ -129,9 +129,19 @@ var (
 // expectations map check names to the results a variant must give.
 type expectations = scenario.Expectations
 
+// families are the scenario families not yet registered by their systems'
+// packages, with their ranks (see scenario.Register).
+var families = []struct {
+	rank int
+	f    func() []Scenario
+}{
+	{1, redisBaselineScenarios}, {2, redlockBaselineScenarios},
+	{10, redisScenarios}, {20, redlockScenarios}, {30, raftkvScenarios}, {40, etcdScenarios}, {50, databaseScenarios},
+	{60, zookeeperScenarios}, {70, chubbyScenarios}, {80, redisOncallScenarios}, {81, databaseOncallScenarios},
+}
+
 func init() {
-	for rank, f := range []func() []Scenario{basicScenarios, redisScenarios, redlockScenarios, raftkvScenarios, etcdScenarios,
-		databaseScenarios, zookeeperScenarios, chubbyScenarios, oncallScenarios} {
-		scenario.Register(10*rank, f)
+	for _, f := range families {
+		scenario.Register(f.rank, f.f)
 	}
 }

@@ -3,8 +3,6 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"github.com/locklab/locklab/scenario"
-	"github.com/locklab/locklab/system"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,7 +13,9 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/workloads"
 )
 

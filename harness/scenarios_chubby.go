@@ -1,12 +1,12 @@
 package harness
 
 import (
-	"github.com/locklab/locklab/scenario"
 	"time"
 
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // chubbyScenarios are Chubby's: its baseline, lock-delay against a pause

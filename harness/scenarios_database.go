@@ -1,11 +1,11 @@
 package harness
 
 import (
-	"github.com/locklab/locklab/scenario"
 	"time"
 
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // dbTest is a database test of the catalog: seed 1, the given clients and
@@ -104,4 +104,34 @@ func dbStallVariants() []Variant {
 		{Name: "fixed", Doc: "the data in the same database, written in the lock's transaction: the transaction was aborted, client 1's write is rejected",
 			Test: t("db"), Expect: expect(models.Valid, models.Invalid), Assert: allOf(writesRejected(1), storyMentions("transaction-aborted"))},
 	}
+}
+
+// databaseOncallScenarios are the on-call write skew on the database: its
+// optimistic and for-update locks (see redisOncallScenarios).
+func databaseOncallScenarios() []Scenario {
+	db := func(opts ...string) Test {
+		t := dbTest(2, 20*time.Second, nil, opts...)
+		t.Workload = "oncall"
+		return t
+	}
+	onCall := func(r models.Result) expectations { return expectations{"on-call": r} }
+	return []Scenario{{
+		Name: "oncall-write-skew",
+		Variants: []Variant{
+			{Name: "optimistic-row-unsafe",
+				NoHunt: "it fails without any fault: two doctors without a lock decide on the same state by design",
+				Doc: "database optimistic, per-row versions, no lock: both doctors read both rows, each compare-and-swaps " +
+					"only its own row, both succeed — the write skew a per-row compare-and-swap cannot see " +
+					"(every critical section is atomic on its own row: critical-sections is valid)",
+				Test: db("mode", "optimistic"), Expect: onCall(models.Invalid).And("critical-sections", models.Valid)},
+			{Name: "optimistic-pair-fixed",
+				Doc: "database optimistic, versions=pair: each write compares the versions of both rows read; the " +
+					"second doctor's write fails because the first's changed a row it read",
+				Test: db("mode", "optimistic", "versions", "pair"), Expect: onCall(models.Valid), Assert: writesRejected(1)},
+			{Name: "for-update-fixed",
+				Doc: "database for-update with the rows in the database, read and written in the lock's transaction: " +
+					"the doctors' turns are serialized",
+				Test: db("mode", "for-update", "resource", "db"), Expect: onCall(models.Valid).And("critical-sections", models.Valid)},
+		},
+	}}
 }

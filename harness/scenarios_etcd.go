@@ -2,12 +2,12 @@ package harness
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/scenario"
 	"strings"
 	"time"
 
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // etcdTest is an etcd test of the catalog: seed 1, the given clients and

@@ -3,13 +3,13 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/scenario"
 	"time"
 
 	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // raftkvGCPause pauses client 1 right after it read the counter under the

@@ -1,10 +1,14 @@
 package harness
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // redisScenarios are the Redis family's counterexamples: Kleppmann's pause and
@@ -103,5 +107,71 @@ func redisFailover() Scenario {
 			{Name: "unsafe-wait", Doc: "WAIT 1 narrows the window but does not close it: with three replicas, replica1 acknowledged, then the primary and replica1 are cut off together and the monitor promotes a lagging replica", Kind: KindFailover,
 				Test: split, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid), Assert: failedOver},
 		},
+	}
+}
+
+// redisBaselineScenarios are Redis without faults: every check valid.
+func redisBaselineScenarios() []Scenario {
+	return []Scenario{
+		{
+			Name: "baseline-redis",
+			Doc:  "Redis (one instance; or replicated), defaults, no faults: every check valid, acquires succeed",
+			Variants: []Variant{{
+				Name:   "fixed",
+				Doc:    "no faults",
+				Test:   Test{System: "redis", Seed: 1},
+				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid),
+				Assert: scenario.AcquireSuccessAbove(0.99),
+			}, {
+				Name:   "replicated",
+				Doc:    "a primary, two asynchronous replicas and the monitor, WAIT 1, no faults",
+				Test:   Test{System: "redis", Seed: 1, SystemOptions: map[string]string{"replicas": "2", "wait": "1"}},
+				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid),
+				Assert: scenario.AcquireSuccessAbove(0.99),
+			}},
+		},
+	}
+}
+
+// redisOncallScenarios are the on-call write skew on Redis (the workload oncall): two
+// doctors, each may go off call only if the other still is.
+func redisOncallScenarios() []Scenario {
+	paused := Test{System: "redis", Workload: "oncall", Clients: 2, Seed: 1, Time: 30 * time.Second,
+		Schedule: schedule(pauseAfter("c1", "read", 15*time.Second)), WorkloadOptions: map[string]string{"off-duty": "20s"}}
+	fencedReads := fenced(paused, "fencing", "true")
+	fencedReads.FenceReads = true
+	onCall := func(r models.Result) expectations { return expectations{"on-call": r} }
+	return []Scenario{{
+		Name: "oncall-write-skew",
+		Doc: "two doctors on call; each, under the lock, reads the other's row and goes off call only if the other " +
+			"is still on call. If both decide on the same state, both leave: nobody is on call (write skew)",
+		Variants: []Variant{
+			{Name: "unsafe", Kind: KindGCPause,
+				Doc: "Redis, unfenced storage: doctor 1 reads doctor 2 on call and pauses past its lease; doctor 2 " +
+					"takes the lock, reads doctor 1 on call and leaves; doctor 1 wakes and leaves too",
+				Test: paused, Expect: onCall(models.Invalid).And("mutual-exclusion", models.Invalid)},
+			{Name: "fenced-writes-unsafe", MatrixNote: "the write skew needs the oncall workload (two doctors' rows, the on-call check); the matrix runs the fenced counter, one cell, where fencing writes does keep the data", Kind: KindGCPause,
+				Doc: "Redis with INCR fencing tokens, storage fencing writes only: the fence is per row, and doctor 2 " +
+					"wrote only its own row — doctor 1's row never saw token 2, so doctor 1's stale write lands",
+				Test:   fenced(paused, "fencing", "true"),
+				Expect: onCall(models.Invalid).And("fencing-tokens", models.Valid)},
+			{Name: "fixed", Doc: "Redis with INCR fencing tokens, storage fencing reads too: doctor 2's read of doctor 1's row " +
+				"raised its fence, so doctor 1's stale read of its own row is rejected and it never writes; it stays on call",
+				Test:   fencedReads,
+				Expect: onCall(models.Valid).And("fencing-tokens", models.Valid), Assert: storageRejected("c1", history.FRead)},
+		},
+	}}
+}
+
+// storageRejected asserts that the fenced storage rejected at least one
+// operation f of node.
+func storageRejected(node, f string) func(Result) error {
+	return func(r Result) error {
+		for _, e := range r.Events {
+			if e.Node == node && e.F == f && e.Type == history.Fail && strings.Contains(e.Detail, "rejected by the storage") {
+				return nil
+			}
+		}
+		return fmt.Errorf("expected the storage to reject a %s of %s, it rejected none", f, node)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // redlockScenarios settle the points of the Kleppmann–antirez debate on
@@ -131,6 +132,23 @@ func redlockGCPause() Scenario {
 				Test: before, Expect: expect(models.Valid, models.Valid).And("lease", models.Valid), Assert: storyMentions("no validity left")},
 			{Name: "unsafe-wall-clock", Doc: "the same pause measured on the wall clock, which steps back 15 s as the pause ends: the check is fooled", Kind: KindHolderClock,
 				Test: wall, Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid)},
+		},
+	}
+}
+
+// redlockBaselineScenarios are Redlock without faults: every check valid.
+func redlockBaselineScenarios() []Scenario {
+	return []Scenario{
+		{
+			Name: "baseline-redlock",
+			Doc:  "Redlock over 5 instances, defaults, no faults: every check valid, acquires succeed",
+			Variants: []Variant{{
+				Name:   "fixed",
+				Doc:    "no faults",
+				Test:   Test{System: "redlock", Seed: 1},
+				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid),
+				Assert: scenario.AcquireSuccessAbove(0.99),
+			}},
 		},
 	}
 }

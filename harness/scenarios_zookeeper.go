@@ -2,7 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/scenario"
 	"slices"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // zookeeperScenarios are the session-based lock's counterexamples: a holder

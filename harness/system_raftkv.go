@@ -2,14 +2,13 @@ package harness
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/system"
-
-	"github.com/locklab/locklab/history"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/raftkv"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 func init() {

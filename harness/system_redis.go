@@ -2,13 +2,13 @@ package harness
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/system"
 	"slices"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 func init() {

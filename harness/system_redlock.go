@@ -1,13 +1,13 @@
 package harness
 
 import (
-	"github.com/locklab/locklab/system"
 	"slices"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/backends/redlock"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 func init() {

@@ -1,9 +1,9 @@
 package harness
 
 import (
-	"github.com/locklab/locklab/system"
 	"slices"
 
+	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/workloads"
 )
 

@@ -3,8 +3,9 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"github.com/locklab/locklab/scenario"
 	"time"
+
+	"github.com/locklab/locklab/scenario"
 )
 
 // DefaultMaxHistoryEvents is the default bound on a run's history

@@ -18,6 +18,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	// The lock systems locklab ships register themselves.
+	_ "github.com/locklab/locklab/backends/builtin"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/reports"

@@ -1,8 +1,7 @@
-package harness
+package control
 
 import (
 	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/control"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
@@ -12,19 +11,19 @@ import (
 var controlOptions = opt.Table[struct{}]{Owner: "control"}
 
 func init() {
-	system.Register(System{
+	system.Register(system.System{
 		Name:    "control",
 		Doc:     "a lock that grants everything at once (the control: must be judged invalid)",
 		Options: controlOptions,
 		// The control grants everything: its baseline is invalid, by design.
-		Claims: []Claims{{ExpectFail: []string{"baseline"}}},
-		Deploy: func(w *sim.World, opts map[string]string) (Deployment, error) {
+		Claims: []system.Claims{{ExpectFail: []string{"baseline"}}},
+		Deploy: func(w *sim.World, opts map[string]string) (system.Deployment, error) {
 			if _, err := controlOptions.Parse(opts); err != nil {
-				return Deployment{}, err
+				return system.Deployment{}, err
 			}
 			grants := backends.NewGrantLog(1)
-			return Deployment{Grants: grants, NewLock: func(p *sim.Proc) backends.Lock {
-				l := control.New(p.Name())
+			return system.Deployment{Grants: grants, NewLock: func(p *sim.Proc) backends.Lock {
+				l := New(p.Name())
 				l.RecordGrants(grants, p.World().Now)
 				return l
 			}}, nil

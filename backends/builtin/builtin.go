@@ -1,0 +1,10 @@
+// Package builtin registers every lock system locklab ships: importing it
+// (for its side effects, as a program imports a database/sql driver) fills
+// the system registry and the scenario catalog. A program or test that runs
+// systems imports it; harness itself names no system.
+package builtin
+
+import (
+	// Each system registers itself, its designs and its scenarios from init.
+	_ "github.com/locklab/locklab/backends/control"
+)

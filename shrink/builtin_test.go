@@ -1,0 +1,4 @@
+package shrink
+
+// The built-in lock systems, registered for the tests.
+import _ "github.com/locklab/locklab/backends/builtin"
