@@ -135,9 +135,9 @@ var families = []struct {
 	rank int
 	f    func() []Scenario
 }{
-	{1, redisBaselineScenarios}, {2, redlockBaselineScenarios},
-	{10, redisScenarios}, {20, redlockScenarios}, {30, raftkvScenarios}, {40, etcdScenarios}, {50, databaseScenarios},
-	{60, zookeeperScenarios}, {70, chubbyScenarios}, {80, redisOncallScenarios}, {81, databaseOncallScenarios},
+	{2, redlockBaselineScenarios},
+	{20, redlockScenarios}, {30, raftkvScenarios}, {40, etcdScenarios}, {50, databaseScenarios},
+	{60, zookeeperScenarios}, {70, chubbyScenarios}, {81, databaseOncallScenarios},
 }
 
 func init() {

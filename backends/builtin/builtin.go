@@ -7,4 +7,5 @@ package builtin
 import (
 	// Each system registers itself, its designs and its scenarios from init.
 	_ "github.com/locklab/locklab/backends/control"
+	_ "github.com/locklab/locklab/backends/redis"
 )

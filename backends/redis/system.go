@@ -1,33 +1,32 @@
-package harness
+package redis
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
 
 func init() {
-	system.Register(System{
+	system.Register(system.System{
 		Name: "redis",
 		Doc: "Redis: SET NX PX, release lua|del|check-then-del, watchdog, INCR fencing; " +
 			"with replicas=N a primary, N async replicas and a sentinel-like monitor (failover), WAIT n",
-		Options: redis.Table,
+		Options: Table,
 		Deploy:  deployRedis,
-		Designs: []Design{
-			{Name: "Redis SET NX PX + Lua release", Modes: unfencedOnly},
-			{Name: "Redis SET NX PX + INCR fencing token", SystemOptions: map[string]string{"fencing": "true"}, Modes: fencedModes},
+		Designs: []system.Design{
+			{Name: "Redis SET NX PX + Lua release", Modes: system.UnfencedOnly},
+			{Name: "Redis SET NX PX + INCR fencing token", SystemOptions: map[string]string{"fencing": "true"}, Modes: system.FencedModes},
 			{Name: "Redisson RLock (watchdog renewal, reentrant)", SystemOptions: map[string]string{"watchdog": "true", "reentrancy": "server"},
-				Modes: unfencedOnly},
-			{Name: "Redis + Sentinel failover (2 async replicas)", SystemOptions: map[string]string{"replicas": "2"}, Modes: unfencedOnly},
+				Modes: system.UnfencedOnly},
+			{Name: "Redis + Sentinel failover (2 async replicas)", SystemOptions: map[string]string{"replicas": "2"}, Modes: system.UnfencedOnly},
 			{Name: "Redis + Sentinel failover, WAIT for 1 replica", SystemOptions: map[string]string{"replicas": "2", "wait": "1"},
-				Modes: unfencedOnly},
+				Modes: system.UnfencedOnly},
 		},
-		Claims: []Claims{
+		Claims: []system.Claims{
 			{Tokens: true, FencedOptions: map[string]string{"fencing": "true"}, SafeRelease: true},
 			{Variant: "replicated", Options: map[string]string{"replicas": "2"}, Tokens: true,
 				FencedOptions: map[string]string{"fencing": "true"}, SafeRelease: true},
@@ -39,29 +38,29 @@ func init() {
 // "redis", replicas "replica1".. and the monitor "sentinel". Schedules may
 // name "primary" (the instance the monitor considers primary when the fault
 // starts), "replicas" (the others) and "sentinel".
-func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
-	o, err := redis.Table.Parse(opts)
+func deployRedis(w *sim.World, opts map[string]string) (system.Deployment, error) {
+	o, err := Table.Parse(opts)
 	if err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
 	if err := o.Validate(); err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
 	grants := backends.NewGrantLog(1)
-	server := func(cfg redis.ServerConfig) *redis.Server {
-		s := redis.NewServerWith(cfg)
+	server := func(cfg ServerConfig) *Server {
+		s := NewServerWith(cfg)
 		s.RecordGrants(grants, "redis")
 		return s
 	}
 	primary := w.AddNode("redis", sim.NodeOptions{Handler: server(o.Server())})
 	instances := []*sim.Node{primary}
 	if o.Replicas == 0 {
-		return Deployment{
+		return system.Deployment{
 			Grants:    grants,
 			Servers:   instances,
-			NewLock:   func(p *sim.Proc) backends.Lock { return redis.NewClient(p, primary.ID(), o) },
+			NewLock:   func(p *sim.Proc) backends.Lock { return NewClient(p, primary.ID(), o) },
 			HasTokens: o.Fencing,
-			Messages:  redis.MessageTypes(),
+			Messages:  MessageTypes(),
 			Resolve:   roleResolver(func() *sim.Node { return primary }, instances, nil),
 		}, nil
 	}
@@ -75,20 +74,20 @@ func deployRedis(w *sim.World, opts map[string]string) (Deployment, error) {
 	for i, n := range instances {
 		ids[i] = n.ID()
 	}
-	mon := redis.NewMonitor(redis.MonitorConfig{Instances: ids, DownAfter: o.DownAfter,
-		OnFailover: func(n *sim.Node, f redis.Failover) {
+	mon := NewMonitor(MonitorConfig{Instances: ids, DownAfter: o.DownAfter,
+		OnFailover: func(n *sim.Node, f Failover) {
 			if log != nil {
 				system.RecordEvent(log, n.World(), system.EventFailover, []string{w.Nodes()[f.New].Name(), w.Nodes()[f.Old].Name()}, f.Describe(w))
 			}
 		}})
 	sentinel := w.AddNode("sentinel", sim.NodeOptions{Handler: mon})
-	topo := redis.Topology{Primary: primary.ID(), Monitor: sentinel.ID(), HasMonitor: true}
-	return Deployment{
+	topo := Topology{Primary: primary.ID(), Monitor: sentinel.ID(), HasMonitor: true}
+	return system.Deployment{
 		Grants:    grants,
 		Servers:   append(slices.Clone(instances), sentinel),
-		NewLock:   func(p *sim.Proc) backends.Lock { return redis.NewClientFor(p, topo, o) },
+		NewLock:   func(p *sim.Proc) backends.Lock { return NewClientFor(p, topo, o) },
 		HasTokens: o.Fencing,
-		Messages:  redis.MessageTypes(),
+		Messages:  MessageTypes(),
 		Resolve:   roleResolver(func() *sim.Node { return w.Nodes()[mon.Primary()] }, instances, sentinel),
 		Roles:     []string{"primary", "replicas"},
 		Record:    func(l *history.Log) { log = l },
