@@ -135,8 +135,8 @@ var families = []struct {
 	rank int
 	f    func() []Scenario
 }{
-	{2, redlockBaselineScenarios},
-	{20, redlockScenarios}, {30, raftkvScenarios}, {40, etcdScenarios}, {50, databaseScenarios},
+
+	{30, raftkvScenarios}, {40, etcdScenarios}, {50, databaseScenarios},
 	{60, zookeeperScenarios}, {70, chubbyScenarios}, {81, databaseOncallScenarios},
 }
 

@@ -1,29 +1,28 @@
-package harness
+package redlock
 
 import (
 	"slices"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/redis"
-	"github.com/locklab/locklab/backends/redlock"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
 
 func init() {
-	system.Register(System{
+	system.Register(system.System{
 		Name: "redlock",
 		Doc: "Redlock over N independent Redis instances (redis-a, redis-b, ...): majority, validity check, " +
 			"tokens value|incr|external, restart-delay",
-		Options: redlock.Table,
+		Options: Table,
 		Deploy:  deployRedlock,
 		// Redlock's tokens are random values, not monotonic: no fenced claim.
-		Claims: []Claims{{SafeRelease: true}},
+		Claims: []system.Claims{{SafeRelease: true}},
 		// The random values are unique but not ordered: fencing needs a
 		// counter of its own (token=external).
-		Designs: []Design{
-			{Name: "Redlock (redsync)", Modes: unfencedOnly},
-			{Name: "Redlock + fencing token from a separate counter", SystemOptions: map[string]string{"token": "external"}, Modes: fencedModes},
+		Designs: []system.Design{
+			{Name: "Redlock (redsync)", Modes: system.UnfencedOnly},
+			{Name: "Redlock + fencing token from a separate counter", SystemOptions: map[string]string{"token": "external"}, Modes: system.FencedModes},
 		},
 	})
 }
@@ -31,28 +30,28 @@ func init() {
 // deployRedlock adds the instances redis-a, redis-b, ... and, for
 // token=external, the sequencer "fence" (assumed correct: not a target of
 // random faults). Schedules may name "instances" (all of them).
-func deployRedlock(w *sim.World, opts map[string]string) (Deployment, error) {
-	o, err := redlock.Table.Parse(opts)
+func deployRedlock(w *sim.World, opts map[string]string) (system.Deployment, error) {
+	o, err := Table.Parse(opts)
 	if err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
 	var instances []*sim.Node
-	topo := redlock.Topology{}
+	topo := Topology{}
 	grants := backends.NewGrantLog(o.Quorum())
 	for i := range o.Instances {
 		s := redis.NewServerWith(o.Server())
-		s.RecordGrants(grants, redlock.InstanceName(i))
-		n := w.AddNode(redlock.InstanceName(i), sim.NodeOptions{Handler: s})
+		s.RecordGrants(grants, InstanceName(i))
+		n := w.AddNode(InstanceName(i), sim.NodeOptions{Handler: s})
 		instances = append(instances, n)
 		topo.Instances = append(topo.Instances, n.ID())
 	}
-	if o.Token == redlock.TokenExternal {
-		topo.Fence = w.AddNode(redlock.FenceName, sim.NodeOptions{Handler: redis.NewServer(redis.PersistAlways)}).ID()
+	if o.Token == TokenExternal {
+		topo.Fence = w.AddNode(FenceName, sim.NodeOptions{Handler: redis.NewServer(redis.PersistAlways)}).ID()
 	}
-	return Deployment{
+	return system.Deployment{
 		Grants:    grants,
 		Servers:   instances,
-		NewLock:   func(p *sim.Proc) backends.Lock { return redlock.NewClient(p, topo, o) },
+		NewLock:   func(p *sim.Proc) backends.Lock { return NewClient(p, topo, o) },
 		HasTokens: true,
 		Messages:  redis.MessageTypes(),
 		Resolve: func(name string) ([]*sim.Node, bool) {
