@@ -136,7 +136,7 @@ var families = []struct {
 	f    func() []Scenario
 }{
 
-	{30, raftkvScenarios}, {40, etcdScenarios}, {50, databaseScenarios},
+	{40, etcdScenarios}, {50, databaseScenarios},
 	{60, zookeeperScenarios}, {70, chubbyScenarios}, {81, databaseOncallScenarios},
 }
 

@@ -29,7 +29,7 @@ func raftRun(t testing.TB, tc Test) (Result, *raftkv.Cluster) {
 	require.NoError(t, err)
 	r, err := p.Run()
 	require.NoError(t, err)
-	c := p.RaftCluster()
+	c := raftkv.ClusterOf(p.World)
 	require.NotNil(t, c)
 	return r, c
 }

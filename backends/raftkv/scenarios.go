@@ -1,4 +1,4 @@
-package harness
+package raftkv
 
 import (
 	"errors"
@@ -11,6 +11,11 @@ import (
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 )
+
+// The catalog's families of this system (ranks: see scenario.Register).
+func init() {
+	scenario.Register(30, raftkvScenarios)
+}
 
 // raftkvGCPause pauses client 1 right after it read the counter under the
 // lock, for longer than raftkv's 10 s lease (its watchdog is paused with it).
@@ -37,16 +42,16 @@ var raftkvClockAhead = nemesis.Schedule{Faults: []nemesis.Fault{
 	{Kind: nemesis.Partition, At: nemesis.Duration(10 * time.Second), Targets: []string{"n1"}, Duration: nemesis.Duration(10 * time.Second)},
 }}
 
-func raftkvScenarios() []Scenario {
-	return []Scenario{
+func raftkvScenarios() []scenario.Scenario {
+	return []scenario.Scenario{
 		{
 			Name: "baseline-raftkv",
 			Doc:  "3-node raftkv (RheaKV lock on etcd raft), defaults, no faults: every check valid, acquires succeed",
-			Variants: []Variant{{
+			Variants: []scenario.Variant{{
 				Name:   "fixed",
 				Doc:    "no faults",
-				Test:   Test{System: "raftkv", Seed: 1},
-				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
+				Test:   scenario.Test{System: "raftkv", Seed: 1},
+				Expect: scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
 				Assert: raftkvAsserts(scenario.AcquireSuccessAbove(0.99), scenario.TokensMonotonic),
 			}},
 		},
@@ -73,18 +78,18 @@ func raftkvScenarios() []Scenario {
 	}
 }
 
-func raftkvGCPauseVariants() []Variant {
-	test := func(st storage.Mode) Test {
-		return Test{System: "raftkv", Seed: 1, Time: 30 * time.Second, Schedule: &raftkvGCPause, Storage: st}
+func raftkvGCPauseVariants() []scenario.Variant {
+	test := func(st storage.Mode) scenario.Test {
+		return scenario.Test{System: "raftkv", Seed: 1, Time: 30 * time.Second, Schedule: &raftkvGCPause, Storage: st}
 	}
-	return []Variant{
+	return []scenario.Variant{
 		{
 			Name:   "raftkv-unsafe",
 			Doc:    "unfenced storage: client 1's stale write lands after client 2's, an increment is lost",
 			Test:   test(storage.Unfenced),
-			Expect: expect(models.Invalid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
+			Expect: scenario.Expect(models.Invalid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
 			Assert: scenario.TokensMonotonic,
-			Kind:   KindGCPause,
+			Kind:   scenario.KindGCPause,
 		},
 		{
 			Name: "raftkv-fixed",
@@ -93,23 +98,23 @@ func raftkvGCPauseVariants() []Variant {
 				"reads prevents (the fenced+reads row)",
 			Doc:    "fenced storage with raftkv's fencing token: client 1's stale write is rejected; the overlap is still reported (the lock cannot prevent it)",
 			Test:   test(storage.Fenced),
-			Expect: expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
+			Expect: scenario.Expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(scenario.TokensMonotonic, staleWritesRejected(1)),
 		},
 	}
 }
 
-func raftkvLeaderPartitionVariants() []Variant {
-	test := func(st storage.Mode) Test {
-		return Test{System: "raftkv", Seed: 1, Time: 45 * time.Second, Schedule: &raftkvLeaderPartition, Storage: st}
+func raftkvLeaderPartitionVariants() []scenario.Variant {
+	test := func(st storage.Mode) scenario.Test {
+		return scenario.Test{System: "raftkv", Seed: 1, Time: 45 * time.Second, Schedule: &raftkvLeaderPartition, Storage: st}
 	}
 	gap := scenario.AvailabilityGapWithin(time.Second, 6*time.Second)
-	return []Variant{
+	return []scenario.Variant{
 		{
 			Name:   "fixed",
 			Doc:    "fenced storage: every check valid; no lock is granted for about an election timeout after the cut (the availability gap)",
 			Test:   test(storage.Fenced),
-			Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
+			Expect: scenario.Expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
 			Assert: raftkvAsserts(scenario.TokensMonotonic, gap),
 		},
 		{
@@ -120,34 +125,34 @@ func raftkvLeaderPartitionVariants() []Variant {
 			Doc: "unfenced storage, still valid: a Raft failover loses no lock (unlike Redis' asynchronous failover); " +
 				"what breaks raftkv is time, see raftkv-leader-clock-ahead",
 			Test:   test(storage.Unfenced),
-			Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
+			Expect: scenario.Expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
 			Assert: raftkvAsserts(scenario.TokensMonotonic, gap),
 		},
 	}
 }
 
-func raftkvClockAheadVariants() []Variant {
-	test := func(st storage.Mode, stamp string) Test {
-		return Test{System: "raftkv", Seed: 1, Time: 40 * time.Second, Schedule: &raftkvClockAhead, Storage: st,
+func raftkvClockAheadVariants() []scenario.Variant {
+	test := func(st storage.Mode, stamp string) scenario.Test {
+		return scenario.Test{System: "raftkv", Seed: 1, Time: 40 * time.Second, Schedule: &raftkvClockAhead, Storage: st,
 			FenceReads:      st == storage.Fenced,
 			SystemOptions:   map[string]string{"initial-leader": "n1", "stamp": stamp},
 			WorkloadOptions: map[string]string{"hold": "12s"}}
 	}
-	return []Variant{
+	return []scenario.Variant{
 		{
 			Name:   "unsafe",
 			Doc:    "unfenced storage: two clients run their read-modify-write at once and an increment is lost",
 			Test:   test(storage.Unfenced, "leader"),
-			Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid).And("fencing-tokens", models.Valid),
+			Expect: scenario.Expect(models.Invalid, models.Invalid).And("lease", models.Invalid).And("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(scenario.TokensMonotonic, liveLeaseTakenOver),
-			Kind:   KindLeaderClockAhead,
+			Kind:   scenario.KindLeaderClockAhead,
 		},
 		{
 			Name: "fixed",
 			Doc: "fenced storage fencing reads and writes: the tokens are still monotonic (they come from the log, not " +
 				"the clock), so the old holder's write is rejected; the overlap is still reported",
 			Test:   test(storage.Fenced, "leader"),
-			Expect: expect(models.Valid, models.Invalid).And("lease", models.Invalid).And("fencing-tokens", models.Valid),
+			Expect: scenario.Expect(models.Valid, models.Invalid).And("lease", models.Invalid).And("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(scenario.TokensMonotonic, liveLeaseTakenOver, staleWritesRejected(1)),
 		},
 		{
@@ -155,38 +160,38 @@ func raftkvClockAheadVariants() []Variant {
 			Doc: "stamp=client: the clients' clocks time the leases, so the leader's clock no longer matters and the lock " +
 				"stays exclusive (unfenced storage) — the lease now depends on the clients' clocks instead",
 			Test:   test(storage.Unfenced, "client"),
-			Expect: expect(models.Valid, models.Valid).And("lease", models.Valid),
+			Expect: scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid),
 			Assert: scenario.TokensMonotonic,
 		},
 	}
 }
 
-func raftkvReentrantVariants() []Variant {
-	test := func(unlock string) Test {
-		return Test{System: "raftkv", Workload: "reentrant", Seed: 1, Time: 30 * time.Second,
+func raftkvReentrantVariants() []scenario.Variant {
+	test := func(unlock string) scenario.Test {
+		return scenario.Test{System: "raftkv", Workload: "reentrant", Seed: 1, Time: 30 * time.Second,
 			SystemOptions: map[string]string{"unlock": unlock}}
 	}
-	return []Variant{
+	return []scenario.Variant{
 		{
 			Name:   "unsafe",
 			Doc:    "unlock=delete: the nested release deletes the lock while the outer acquire still runs; another client takes it",
 			Test:   test("delete"),
-			Expect: expect(models.Invalid, models.Invalid).And("lease", models.Invalid),
+			Expect: scenario.Expect(models.Invalid, models.Invalid).And("lease", models.Invalid),
 			NoHunt: "the deleting unlock breaks the lock without any fault: every seed shows it",
 		},
 		{
 			Name:   "fixed",
 			Doc:    "unlock=count (RheaKV): nested acquires count up with the same token, releases count down, the lock goes at zero",
 			Test:   test("count"),
-			Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
+			Expect: scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
 			Assert: raftkvAsserts(scenario.TokensMonotonic, nestedAcquiresKeepTheToken),
 		},
 	}
 }
 
 // raftkvAsserts runs every assertion and reports all that failed.
-func raftkvAsserts(asserts ...func(Result) error) func(Result) error {
-	return func(r Result) error {
+func raftkvAsserts(asserts ...func(scenario.Result) error) func(scenario.Result) error {
+	return func(r scenario.Result) error {
 		var errs []error
 		for _, a := range asserts {
 			errs = append(errs, a(r))
@@ -197,8 +202,8 @@ func raftkvAsserts(asserts ...func(Result) error) func(Result) error {
 
 // staleWritesRejected asserts that the fenced storage rejected at least n
 // writes (the stale writes of holders whose grant was superseded).
-func staleWritesRejected(n int) func(Result) error {
-	return func(r Result) error {
+func staleWritesRejected(n int) func(scenario.Result) error {
+	return func(r scenario.Result) error {
 		if got := r.Summary.Ops["write"].Fail; got < n {
 			return fmt.Errorf("storage rejected %d writes, expected at least %d", got, n)
 		}
@@ -209,7 +214,7 @@ func staleWritesRejected(n int) func(Result) error {
 // liveLeaseTakenOver asserts that a lock was granted to a client while its
 // previous holder's lease was still running by the holder's own clock: the
 // lock service judged the lease expired early.
-func liveLeaseTakenOver(r Result) error {
+func liveLeaseTakenOver(r scenario.Result) error {
 	for _, o := range models.Overlaps(models.Holdings(r.Events)) {
 		if o.A.Deadline != nil && *o.A.Deadline > o.B.Start {
 			return nil
@@ -220,7 +225,7 @@ func liveLeaseTakenOver(r Result) error {
 
 // nestedAcquiresKeepTheToken asserts that the workload did nest acquires and
 // that every nested acquire returned the token of the grant it nests in.
-func nestedAcquiresKeepTheToken(r Result) error {
+func nestedAcquiresKeepTheToken(r scenario.Result) error {
 	type nest struct {
 		owner string
 		token uint64

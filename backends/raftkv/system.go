@@ -1,10 +1,9 @@
-package harness
+package raftkv
 
 import (
 	"fmt"
 
 	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/raftkv"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
@@ -12,39 +11,39 @@ import (
 )
 
 func init() {
-	system.Register(System{
+	system.Register(system.System{
 		Name: "raftkv",
 		Doc: "Raft-replicated KV lock with RheaKV semantics on etcd raft (3 or 5 nodes): reentrant, leased, " +
 			"watchdog renewal, fencing tokens from replicated state, leader-stamped lease time",
-		Options: raftkv.Table,
+		Options: Table,
 		Deploy:  deployRaftKV,
-		Claims:  []Claims{{Tokens: true, SafeRelease: true}},
-		Designs: []Design{
-			{Name: "Raft KV lock (RheaKV)", Modes: unfencedOnly},
-			{Name: "Raft KV lock (RheaKV) + fencing token", Modes: fencedModes},
+		Claims:  []system.Claims{{Tokens: true, SafeRelease: true}},
+		Designs: []system.Design{
+			{Name: "Raft KV lock (RheaKV)", Modes: system.UnfencedOnly},
+			{Name: "Raft KV lock (RheaKV) + fencing token", Modes: system.FencedModes},
 		},
 		Audits:  []string{raftAuditName},
 		InOrder: true, // one session per client, stale sequence numbers refused
 	})
 }
 
-func deployRaftKV(w *sim.World, opts map[string]string) (Deployment, error) {
-	o, err := raftkv.Table.Parse(opts)
+func deployRaftKV(w *sim.World, opts map[string]string) (system.Deployment, error) {
+	o, err := Table.Parse(opts)
 	if err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
-	c, err := raftkv.NewCluster(w, o)
+	c, err := NewCluster(w, o)
 	if err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
 	grants := backends.NewGrantLog(1)
 	c.RecordGrants(grants)
-	return Deployment{
+	return system.Deployment{
 		Grants:    grants,
 		Servers:   c.Nodes(),
 		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewClient(p) },
 		HasTokens: true,
-		Messages:  raftkv.MessageTypes(),
+		Messages:  MessageTypes(),
 		Resolve:   c.Resolve,
 		Audit:     raftAudit{c},
 		Figures:   func() map[string]any { return raftFigures(c) },
@@ -54,7 +53,7 @@ func deployRaftKV(w *sim.World, opts map[string]string) (Deployment, error) {
 
 // raftAudit turns the audit of the raft group into a verdict: Raft's own
 // promises, observed from outside the nodes.
-type raftAudit struct{ c *raftkv.Cluster }
+type raftAudit struct{ c *Cluster }
 
 // raftAuditName is the name of raftkv's audit.
 const raftAuditName = "raft-audit"
@@ -83,7 +82,7 @@ func (a raftAudit) Check([]history.Event) models.Verdict {
 }
 
 // raftFigures are the raft group's elections, for results.json.
-func raftFigures(c *raftkv.Cluster) map[string]any {
+func raftFigures(c *Cluster) map[string]any {
 	type election struct {
 		Term         uint64  `json:"term"`
 		Leader       string  `json:"leader"`
@@ -92,23 +91,20 @@ func raftFigures(c *raftkv.Cluster) map[string]any {
 	}
 	elections := []election{}
 	for _, e := range c.Audit().Elections() {
-		elections = append(elections, election{Term: e.Term, Leader: raftkv.NodeName(e.Leader),
+		elections = append(elections, election{Term: e.Term, Leader: NodeName(e.Leader),
 			AtMS: float64(e.At) / 1e6, LeaderlessMS: float64(e.Leaderless) / 1e6})
 	}
 	return map[string]any{"elections": elections}
 }
 
-// RaftCluster returns the raftkv cluster of a prepared world (nil for other
-// systems), for audits and figures after a run.
-func (p *Prepared) RaftCluster() *raftkv.Cluster {
-	if p.Test.System != "raftkv" {
-		return nil
-	}
-	n := p.World.Node(raftkv.NodeName(1))
+// ClusterOf returns the raftkv cluster deployed in world w (nil when w holds
+// none), for audits and figures after a run.
+func ClusterOf(w *sim.World) *Cluster {
+	n := w.Node(NodeName(1))
 	if n == nil {
 		return nil
 	}
-	if s, ok := n.Handler().(*raftkv.Server); ok {
+	if s, ok := n.Handler().(*Server); ok {
 		return s.Cluster()
 	}
 	return nil
