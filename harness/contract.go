@@ -136,7 +136,7 @@ var families = []struct {
 	f    func() []Scenario
 }{
 
-	{40, etcdScenarios}, {50, databaseScenarios},
+	{50, databaseScenarios},
 	{60, zookeeperScenarios}, {70, chubbyScenarios}, {81, databaseOncallScenarios},
 }
 

@@ -1,8 +1,7 @@
-package harness
+package etcd
 
 import (
 	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/etcd"
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
@@ -10,16 +9,16 @@ import (
 )
 
 func init() {
-	system.Register(System{
+	system.Register(system.System{
 		Name: "etcd",
 		Doc: "etcd (3 or 5 members on etcd raft): MVCC revisions, leases expired by the leader and restarted on a " +
 			"leader change, clientv3 Session + queue Mutex or simple txn lock, create revision as fencing token, " +
 			"optional guarded write Txn(If IsOwner Then Put) to a resource kept in etcd",
-		Options: etcd.Table,
+		Options: Table,
 		Deploy:  deployEtcd,
 		// Tokens are create revisions, given with every grant. The mutex's
 		// key is its own lease's, so a late release deletes only its own.
-		Claims: []Claims{
+		Claims: []system.Claims{
 			{Tokens: true, SafeRelease: true},
 			{Variant: "txn", Options: map[string]string{"lock": "txn", "unlock": "guarded"}, Tokens: true, SafeRelease: true},
 		},
@@ -29,19 +28,19 @@ func init() {
 		// certainly failed still holds the lock; its next acquire is that same
 		// grant, not a nested one.
 		Uncounted: true,
-		Designs: []Design{
-			{Name: "etcd clientv3 Mutex", Modes: unfencedOnly},
-			{Name: "etcd clientv3 Mutex + revision fencing", Modes: fencedModes},
+		Designs: []system.Design{
+			{Name: "etcd clientv3 Mutex", Modes: system.UnfencedOnly},
+			{Name: "etcd clientv3 Mutex + revision fencing", Modes: system.FencedModes},
 			{Name: "etcd Mutex + guarded Txn write", SystemOptions: map[string]string{"resource": "etcd"},
-				Modes: []DesignMode{{Storage: storage.Unfenced, Guard: GuardEtcdTxn}}},
-			{Name: "etcd Txn lock (put if absent, with a lease)", SystemOptions: map[string]string{"lock": "txn"}, Modes: unfencedOnly},
+				Modes: []system.DesignMode{{Storage: storage.Unfenced, Guard: system.GuardEtcdTxn}}},
+			{Name: "etcd Txn lock (put if absent, with a lease)", SystemOptions: map[string]string{"lock": "txn"}, Modes: system.UnfencedOnly},
 		},
 		DataGuard: func(opts map[string]string) (string, bool) {
-			o, err := etcd.Table.Parse(opts)
-			if err != nil || o.Resource != etcd.ResourceEtcd {
+			o, err := Table.Parse(opts)
+			if err != nil || o.Resource != ResourceEtcd {
 				return "", false
 			}
-			return GuardEtcdTxn, true
+			return system.GuardEtcdTxn, true
 		},
 	})
 }
@@ -49,47 +48,47 @@ func init() {
 // deployEtcd adds the members etcd1..etcdN. Schedules may name "leader" and
 // "followers". The cluster's lease expiries and leader-change extensions are
 // recorded in the history beside the faults.
-func deployEtcd(w *sim.World, opts map[string]string) (Deployment, error) {
-	o, err := etcd.Table.Parse(opts)
+func deployEtcd(w *sim.World, opts map[string]string) (system.Deployment, error) {
+	o, err := Table.Parse(opts)
 	if err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
-	c, err := etcd.NewCluster(w, o)
+	c, err := NewCluster(w, o)
 	if err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
 	grants := backends.NewGrantLog(1)
 	c.RecordGrants(grants)
 	var log *history.Log
-	c.OnEvent = func(n *sim.Node, e etcd.SystemEvent) {
+	c.OnEvent = func(n *sim.Node, e SystemEvent) {
 		if log != nil {
 			system.RecordEvent(log, n.World(), e.Kind, []string{e.Member}, e.Detail)
 		}
 	}
-	dep := Deployment{
+	dep := system.Deployment{
 		Grants:    grants,
 		Servers:   c.Nodes(),
 		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewLock(p) },
 		HasTokens: true,
-		Messages:  etcd.MessageTypes(),
+		Messages:  MessageTypes(),
 		Resolve:   c.Resolve,
 		Roles:     []string{"leader", "followers"},
 		Record:    func(l *history.Log) { log = l },
 		Figures:   func() map[string]any { return etcdFigures(c) },
 	}
-	if o.Resource == etcd.ResourceEtcd {
+	if o.Resource == ResourceEtcd {
 		dep.Writes = backends.NewWriteLog()
 		c.RecordWrites(dep.Writes)
 		dep.InitialData = c.Preset
 		dep.NewStorage = func(p *sim.Proc, lock backends.Lock) backends.Storage {
-			return etcd.NewGuardedStore(lock.(*etcd.Lock))
+			return NewGuardedStore(lock.(*Lock))
 		}
 	}
 	return dep, nil
 }
 
 // etcdFigures counts the cluster's lease expiries and extensions.
-func etcdFigures(c *etcd.Cluster) map[string]any {
+func etcdFigures(c *Cluster) map[string]any {
 	counts := map[system.EventKind]int{system.EventLeaseExpired: 0, system.EventLeaseExtended: 0}
 	for _, e := range c.Events() {
 		counts[e.Kind]++
