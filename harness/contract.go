@@ -136,8 +136,7 @@ var families = []struct {
 	f    func() []Scenario
 }{
 
-	{50, databaseScenarios},
-	{60, zookeeperScenarios}, {70, chubbyScenarios}, {81, databaseOncallScenarios},
+	{60, zookeeperScenarios}, {70, chubbyScenarios},
 }
 
 func init() {

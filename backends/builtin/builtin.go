@@ -7,6 +7,7 @@ package builtin
 import (
 	// Each system registers itself, its designs and its scenarios from init.
 	_ "github.com/locklab/locklab/backends/control"
+	_ "github.com/locklab/locklab/backends/database"
 	_ "github.com/locklab/locklab/backends/etcd"
 	_ "github.com/locklab/locklab/backends/raftkv"
 	_ "github.com/locklab/locklab/backends/redis"

@@ -1,8 +1,7 @@
-package harness
+package database
 
 import (
 	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/database"
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
@@ -11,28 +10,28 @@ import (
 )
 
 func init() {
-	system.Register(System{
+	system.Register(system.System{
 		Name: "database",
 		Doc: "a SQL-like database (node db): unique-row (expiry from the client's wall clock), for-update " +
 			"(row lock held by a transaction), advisory (session locks) or optimistic (version compare-and-swap); " +
 			"dead connections abort their transactions",
-		Options: database.Table,
+		Options: Table,
 		Deploy:  deployDatabase,
 		// Tokens are the server's grant numbers.
-		Claims: []Claims{
+		Claims: []system.Claims{
 			{Tokens: true, SafeRelease: true},
 			{Variant: "for-update", Options: map[string]string{"mode": "for-update"}, Tokens: true, SafeRelease: true},
 			{Variant: "advisory", Options: map[string]string{"mode": "advisory"}, Tokens: true, SafeRelease: true},
 		},
-		Designs: []Design{
+		Designs: []system.Design{
 			{Name: "PostgreSQL SELECT FOR UPDATE, data in the same transaction", SystemOptions: map[string]string{"resource": "db"},
-				Modes: []DesignMode{{Storage: storage.Unfenced, Guard: GuardTransaction}}},
-			{Name: "PostgreSQL SELECT FOR UPDATE, data in another store", Modes: unfencedOnly},
-			{Name: "PostgreSQL advisory lock", SystemOptions: map[string]string{"mode": "advisory"}, Modes: unfencedOnly},
-			{Name: "Lock table: unique row with expiry", SystemOptions: map[string]string{"mode": "unique-row"}, Modes: unfencedOnly},
-			{Name: "Lock table: unique row with expiry + fencing token", SystemOptions: map[string]string{"mode": "unique-row"}, Modes: fencedModes},
+				Modes: []system.DesignMode{{Storage: storage.Unfenced, Guard: system.GuardTransaction}}},
+			{Name: "PostgreSQL SELECT FOR UPDATE, data in another store", Modes: system.UnfencedOnly},
+			{Name: "PostgreSQL advisory lock", SystemOptions: map[string]string{"mode": "advisory"}, Modes: system.UnfencedOnly},
+			{Name: "Lock table: unique row with expiry", SystemOptions: map[string]string{"mode": "unique-row"}, Modes: system.UnfencedOnly},
+			{Name: "Lock table: unique row with expiry + fencing token", SystemOptions: map[string]string{"mode": "unique-row"}, Modes: system.FencedModes},
 			{Name: "Optimistic locking (version column, compare-and-set)", SystemOptions: map[string]string{"mode": "optimistic"},
-				Modes: []DesignMode{{Storage: storage.Unfenced, Guard: GuardVersion}}, NoLock: true},
+				Modes: []system.DesignMode{{Storage: storage.Unfenced, Guard: system.GuardVersion}}, NoLock: true},
 		},
 		DataGuard: databaseDataGuard,
 	})
@@ -43,17 +42,17 @@ func init() {
 // lock's own transaction; unique-row and advisory with resource=db write it
 // in rows that nothing but the lock guards.
 func databaseDataGuard(opts map[string]string) (string, bool) {
-	o, err := database.Table.Parse(opts)
-	if err != nil || o.Data() != database.ResourceDB {
+	o, err := Table.Parse(opts)
+	if err != nil || o.Data() != ResourceDB {
 		return "", false
 	}
 	switch {
-	case o.Mode == database.ModeOptimistic && o.Versions == database.VersionsPair:
-		return GuardVersions, true
-	case o.Mode == database.ModeOptimistic:
-		return GuardVersion, true
-	case o.Mode == database.ModeForUpdate:
-		return GuardTransaction, true
+	case o.Mode == ModeOptimistic && o.Versions == VersionsPair:
+		return system.GuardVersions, true
+	case o.Mode == ModeOptimistic:
+		return system.GuardVersion, true
+	case o.Mode == ModeForUpdate:
+		return system.GuardTransaction, true
 	}
 	return "", true
 }
@@ -64,42 +63,42 @@ func databaseDataGuard(opts map[string]string) (string, bool) {
 // commit of every transaction that holds data writes (recordTxns); its
 // grants are recorded in the deployment's Grants, and with resource=db the
 // writes it applies to the data rows in the deployment's Writes.
-func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
-	o, err := database.Table.Parse(opts)
+func deployDatabase(w *sim.World, opts map[string]string) (system.Deployment, error) {
+	o, err := Table.Parse(opts)
 	if err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
 	if err := o.Validate(); err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
-	srv := database.NewServer(o)
+	srv := NewServer(o)
 	grants := backends.NewGrantLog(1)
 	srv.RecordGrants(grants)
 	var log *history.Log
-	srv.OnEvent = func(n *sim.Node, e database.Event) {
+	srv.OnEvent = func(n *sim.Node, e Event) {
 		if log != nil {
 			system.RecordEvent(log, n.World(), e.Kind, []string{n.Name()}, e.Detail)
 		}
 	}
 	db := w.AddNode("db", sim.NodeOptions{Handler: srv})
-	dep := Deployment{
+	dep := system.Deployment{
 		Grants:  grants,
 		Servers: []*sim.Node{db},
 		NewLock: func(p *sim.Proc) backends.Lock {
-			c := database.NewClient(p, db.ID(), o)
+			c := NewClient(p, db.ID(), o)
 			if log != nil {
 				c.OnTxn(recordTxns(log, p.Node()))
 			}
 			return c
 		},
-		HasTokens: o.Mode != database.ModeOptimistic,
-		Messages:  database.MessageTypes(),
+		HasTokens: o.Mode != ModeOptimistic,
+		Messages:  MessageTypes(),
 		Record:    func(l *history.Log) { log = l },
 	}
-	if o.Data() == database.ResourceDB {
+	if o.Data() == ResourceDB {
 		dep.Writes = backends.NewWriteLog()
 		srv.RecordWrites(dep.Writes)
-		dep.NewStorage = func(p *sim.Proc, lock backends.Lock) backends.Storage { return lock.(*database.Client) }
+		dep.NewStorage = func(p *sim.Proc, lock backends.Lock) backends.Storage { return lock.(*Client) }
 		dep.InitialData = srv.Preset
 	}
 	return dep, nil
@@ -110,10 +109,10 @@ func deployDatabase(w *sim.World, opts map[string]string) (Deployment, error) {
 // the first: a run without transactions numbers its processes as before),
 // linked to the writes by owner: a write inside a transaction applies only
 // if its commit does (see package history, Transactions).
-func recordTxns(log *history.Log, n *sim.Node) func(database.TxnStep) {
+func recordTxns(log *history.Log, n *sim.Node) func(TxnStep) {
 	var rec *history.Recorder
 	var commit history.Op
-	return func(s database.TxnStep) {
+	return func(s TxnStep) {
 		if rec == nil {
 			rec = log.NewRecorder(n.Name(), system.Clock(n))
 		}
