@@ -136,7 +136,7 @@ var families = []struct {
 	f    func() []Scenario
 }{
 
-	{60, zookeeperScenarios}, {70, chubbyScenarios},
+	{70, chubbyScenarios},
 }
 
 func init() {

@@ -2,11 +2,11 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/workloads"
 	"strings"
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/workloads"
 )
 
 // Assertions the catalog's variants make beyond the checks' verdicts.
@@ -124,4 +124,14 @@ func VerdictOf(r Result, check string) models.Verdict {
 		}
 	}
 	return models.Verdict{}
+}
+
+// MessagesPerAcquisition is the number of messages the network carried per
+// successful acquire (pings, watches, reads and storage traffic included).
+func MessagesPerAcquisition(r Result) float64 {
+	ok := r.Summary.Ops[history.FAcquire].OK
+	if ok == 0 {
+		return 0
+	}
+	return float64(r.Network.Sent) / float64(ok)
 }

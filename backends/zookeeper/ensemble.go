@@ -2,7 +2,6 @@ package zookeeper
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/system"
 	"path"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 // Event is something the ensemble did that a reader of the history needs:

@@ -3,7 +3,6 @@ package zookeeper
 import (
 	"errors"
 	"fmt"
-	"github.com/locklab/locklab/backends/raftnode"
 	"path"
 	"slices"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 
+	"github.com/locklab/locklab/backends/raftnode"
 	"github.com/locklab/locklab/sim"
 )
 

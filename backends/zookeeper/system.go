@@ -1,58 +1,57 @@
-package harness
+package zookeeper
 
 import (
 	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/zookeeper"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
 
 func init() {
-	system.Register(System{
+	system.Register(system.System{
 		Name: "zookeeper",
 		Doc: "ZooKeeper ensemble (zk1..zkN, writes through a leader and a quorum) and Curator's InterProcessMutex: " +
 			"EPHEMERAL_SEQUENTIAL nodes, sessions expired by the leader, protection, herd, on-suspend, czxid tokens",
-		Options: zookeeper.Table,
+		Options: Table,
 		Deploy:  deployZooKeeper,
-		Claims:  []Claims{{Tokens: true, SafeRelease: true}},
-		Designs: []Design{
-			{Name: "ZooKeeper Curator InterProcessMutex", Modes: unfencedOnly},
-			{Name: "ZooKeeper Curator InterProcessMutex + czxid fencing", Modes: fencedModes},
+		Claims:  []system.Claims{{Tokens: true, SafeRelease: true}},
+		Designs: []system.Design{
+			{Name: "ZooKeeper Curator InterProcessMutex", Modes: system.UnfencedOnly},
+			{Name: "ZooKeeper Curator InterProcessMutex + czxid fencing", Modes: system.FencedModes},
 			{Name: "ZooKeeper Curator InterProcessMutex, holder stops on SUSPENDED", SystemOptions: map[string]string{"on-suspend": "stop"},
-				Modes: unfencedOnly},
+				Modes: system.UnfencedOnly},
 		},
 	})
 }
 
 // deployZooKeeper adds the ensemble. Schedules may name "leader",
 // "followers", "server-of:cN" and "servers-but:cN".
-func deployZooKeeper(w *sim.World, opts map[string]string) (Deployment, error) {
-	o, err := zookeeper.Table.Parse(opts)
+func deployZooKeeper(w *sim.World, opts map[string]string) (system.Deployment, error) {
+	o, err := Table.Parse(opts)
 	if err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
-	e, err := zookeeper.NewEnsemble(w, o)
+	e, err := NewEnsemble(w, o)
 	if err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
 	grants := backends.NewGrantLog(1)
 	e.RecordGrants(grants)
 	var log *history.Log
-	e.OnEvent = func(ev zookeeper.Event) {
+	e.OnEvent = func(ev Event) {
 		if log != nil && ev.F == "session-expired" {
 			recordSessionExpiry(log, w, ev)
 		}
 	}
-	return Deployment{
+	return system.Deployment{
 		Grants:    grants,
 		Servers:   e.Nodes(),
 		NewLock:   func(p *sim.Proc) backends.Lock { return e.NewClient(p) },
 		HasTokens: true,
 		Resolve:   e.Resolve,
-		Roles:     zookeeper.Roles(),
+		Roles:     Roles(),
 		Record:    func(l *history.Log) { log = l },
-		Messages:  zookeeper.MessageTypes(),
+		Messages:  MessageTypes(),
 		Figures: func() map[string]any {
 			return map[string]any{"elections": e.Elections, "sessions_expired": e.Expired}
 		},
@@ -64,10 +63,10 @@ func deployZooKeeper(w *sim.World, opts map[string]string) (Deployment, error) {
 // owner) and until when the leader had promised the session (Deadline, true
 // time), so that the lease check can tell a server that kept its promise
 // from one that broke it; one event without them when it deleted no lock node.
-func recordSessionExpiry(log *history.Log, w *sim.World, ev zookeeper.Event) {
+func recordSessionExpiry(log *history.Log, w *sim.World, ev Event) {
 	recorded := false
 	for _, p := range ev.Deleted {
-		key, ok := zookeeper.LockNode(p)
+		key, ok := LockNode(p)
 		if !ok {
 			continue
 		}

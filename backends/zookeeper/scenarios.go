@@ -1,4 +1,4 @@
-package harness
+package zookeeper
 
 import (
 	"fmt"
@@ -12,57 +12,62 @@ import (
 	"github.com/locklab/locklab/scenario"
 )
 
+// The catalog's families of this system (ranks: see scenario.Register).
+func init() {
+	scenario.Register(60, zookeeperScenarios)
+}
+
 // zookeeperScenarios are the session-based lock's counterexamples: a holder
 // outliving its session (pause, partition, late write), the orphan node of a
 // create whose reply was lost, the herd effect, and two Curator bugs.
-func zookeeperScenarios() []Scenario {
-	zk := func(opts ...string) Test {
-		return Test{System: "zookeeper", Clients: 2, Seed: 1, Time: 30 * time.Second, SystemOptions: withOpts(nil, opts...)}
+func zookeeperScenarios() []scenario.Scenario {
+	zk := func(opts ...string) scenario.Test {
+		return scenario.Test{System: "zookeeper", Clients: 2, Seed: 1, Time: 30 * time.Second, SystemOptions: scenario.WithOpts(nil, opts...)}
 	}
 	gcPause := zk()
-	gcPause.Schedule = schedule(pauseAfter("c1", "read", 15*time.Second))
+	gcPause.Schedule = scenario.Schedule(scenario.PauseAfter("c1", "read", 15*time.Second))
 	netDelay := zk()
-	netDelay.Schedule = schedule(delayNextWrite("c1", 15*time.Second))
+	netDelay.Schedule = scenario.Schedule(scenario.DelayNextWrite("c1", 15*time.Second))
 	sessionExpiry := zk()
 	sessionExpiry.Time = 40 * time.Second
-	sessionExpiry.Schedule = schedule(pauseAfter("c1", "read", 20*time.Second))
-	expired := storyMentions("session-expired", "expired on leader", "node deleted")
-	return []Scenario{
+	sessionExpiry.Schedule = scenario.Schedule(scenario.PauseAfter("c1", "read", 20*time.Second))
+	expired := scenario.StoryMentions("session-expired", "expired on leader", "node deleted")
+	return []scenario.Scenario{
 		{
 			Name: "baseline-zookeeper",
 			Doc:  "a 3-server ZooKeeper ensemble with Curator's lock recipe, defaults, no faults: every check valid, acquires succeed",
-			Variants: []Variant{{Name: "fixed", Doc: "no faults",
-				Test:   Test{System: "zookeeper", Seed: 1},
-				Expect: expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
-				Assert: allOf(scenario.AcquireSuccessAbove(0.99), scenario.TokensMonotonic)}},
+			Variants: []scenario.Variant{{Name: "fixed", Doc: "no faults",
+				Test:   scenario.Test{System: "zookeeper", Seed: 1},
+				Expect: scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid).And("fencing-tokens", models.Valid).And("liveness", models.Valid),
+				Assert: scenario.AllOf(scenario.AcquireSuccessAbove(0.99), scenario.TokensMonotonic)}},
 		},
 		{
 			Name: "kleppmann-gc-pause",
-			Variants: []Variant{
-				{Name: "zookeeper-unsafe", Kind: KindSessionExpiry, Doc: "ZooKeeper, unfenced storage: client 1's session expires during its pause, client 2 takes the lock, client 1's stale write lands",
-					Test: gcPause, Expect: expect(models.Invalid, models.Invalid), Assert: expired},
+			Variants: []scenario.Variant{
+				{Name: "zookeeper-unsafe", Kind: scenario.KindSessionExpiry, Doc: "ZooKeeper, unfenced storage: client 1's session expires during its pause, client 2 takes the lock, client 1's stale write lands",
+					Test: gcPause, Expect: scenario.Expect(models.Invalid, models.Invalid), Assert: expired},
 				{Name: "zookeeper-fixed", Doc: "ZooKeeper, fenced storage with the lock node's czxid as token: client 1's stale write is rejected",
-					Test: fenced(gcPause), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: writesRejected(1)},
+					Test: scenario.Fenced(gcPause), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: scenario.WritesRejected(1)},
 			},
 		},
 		{
 			Name: "kleppmann-network-delay",
-			Variants: []Variant{
-				{Name: "zookeeper-unsafe", Kind: KindDelayedWrite, Doc: "ZooKeeper, unfenced storage: client 1's write outlives its hold in the network and lands over newer data",
-					Test: netDelay, Expect: expect(models.Invalid, models.Valid)},
+			Variants: []scenario.Variant{
+				{Name: "zookeeper-unsafe", Kind: scenario.KindDelayedWrite, Doc: "ZooKeeper, unfenced storage: client 1's write outlives its hold in the network and lands over newer data",
+					Test: netDelay, Expect: scenario.Expect(models.Invalid, models.Valid)},
 				{Name: "zookeeper-fixed", Doc: "ZooKeeper, fenced storage with czxid tokens: the late write is rejected",
-					Test: fenced(netDelay), Expect: expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid)},
+					Test: scenario.Fenced(netDelay), Expect: scenario.Expect(models.Valid, models.Valid).And("fencing-tokens", models.Valid)},
 			},
 		},
 		{
 			Name: "zk-session-expiry",
 			Doc:  "client 1 holds the lock and pauses for twice the session timeout: the leader expires its session and deletes its node, client 2 acquires, client 1 resumes and writes",
-			Variants: []Variant{
-				{Name: "unsafe", Kind: KindSessionExpiry, Doc: "unfenced storage: client 1 still believes it holds (Curator has not told it LOST yet) and its write lands over client 2's",
-					Test: sessionExpiry, Expect: expect(models.Invalid, models.Invalid), Assert: expired},
+			Variants: []scenario.Variant{
+				{Name: "unsafe", Kind: scenario.KindSessionExpiry, Doc: "unfenced storage: client 1 still believes it holds (Curator has not told it LOST yet) and its write lands over client 2's",
+					Test: sessionExpiry, Expect: scenario.Expect(models.Invalid, models.Invalid), Assert: expired},
 				{Name: "fixed", Doc: "fenced storage with czxid tokens: client 2's node was created later, so its czxid is higher and client 1's write is rejected",
-					Test: fenced(sessionExpiry), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
-					Assert: allOf(expired, writesRejected(1))},
+					Test: scenario.Fenced(sessionExpiry), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
+					Assert: scenario.AllOf(expired, scenario.WritesRejected(1))},
 			},
 		},
 		{
@@ -110,75 +115,65 @@ const zkHeldWriteNote = "the fix is for a node left behind by a connection loss;
 // the acquire's first request (its parents are made only on NONODE, as by
 // Curator), the held reply reaches a connection the client closed, and the
 // retry after the heal creates a second node.
-func zkOrphanVariants() []Variant {
-	test := func(protection string) Test {
-		t := Test{System: "zookeeper", Clients: 3, Seed: 1, Time: 60 * time.Second,
+func zkOrphanVariants() []scenario.Variant {
+	test := func(protection string) scenario.Test {
+		t := scenario.Test{System: "zookeeper", Clients: 3, Seed: 1, Time: 60 * time.Second,
 			SystemOptions: map[string]string{"protection": protection}}
-		t.Schedule = schedule(nemesis.Fault{Kind: nemesis.Partition, From: []string{"servers"}, To: []string{"c1"},
+		t.Schedule = scenario.Schedule(nemesis.Fault{Kind: nemesis.Partition, From: []string{"servers"}, To: []string{"c1"},
 			Duration: nemesis.Duration(8 * time.Second), After: &nemesis.Trigger{Node: "c1", F: history.FAcquire, Type: "invoke", Nth: 2}})
 		return t
 	}
-	return []Variant{
+	return []scenario.Variant{
 		{Name: "unsafe", NoHunt: "its failure is liveness (an orphan node blocks the lock), which the violation kinds, read from overlaps, do not cover", Doc: "protection=false: the retry creates a second node; the first, owned by client 1's live session, blocks everyone (client 1 included) as long as the session lives",
-			Test: test("false"), Expect: expect(models.Valid, models.Valid).And("liveness", models.Invalid)},
+			Test: test("false"), Expect: scenario.Expect(models.Valid, models.Valid).And("liveness", models.Invalid)},
 		{Name: "fixed", MatrixNote: zkHeldWriteNote, Doc: "protection=true (Curator's protected mode): the retry lists the children, finds the node with client 1's guid and adopts it",
-			Test: test("true"), Expect: expect(models.Valid, models.Valid).And("liveness", models.Valid)},
+			Test: test("true"), Expect: scenario.Expect(models.Valid, models.Valid).And("liveness", models.Valid)},
 	}
 }
 
 // zkHerdTest is n clients contending for one lock for 10 s, holding it 20 ms.
-func zkHerdTest(n int, herd bool) Test {
-	return Test{System: "zookeeper", Clients: n, Seed: 1, Time: 10 * time.Second,
+func zkHerdTest(n int, herd bool) scenario.Test {
+	return scenario.Test{System: "zookeeper", Clients: n, Seed: 1, Time: 10 * time.Second,
 		SystemOptions:   map[string]string{"herd": fmt.Sprint(herd)},
 		WorkloadOptions: map[string]string{"hold": "20ms", "think": "20ms", "wait": "30s"}}
 }
 
-// MessagesPerAcquisition is the number of messages the network carried per
-// successful acquire (pings, watches, reads and storage traffic included).
-func MessagesPerAcquisition(r Result) float64 {
-	ok := r.Summary.Ops[history.FAcquire].OK
-	if ok == 0 {
-		return 0
-	}
-	return float64(r.Network.Sent) / float64(ok)
-}
-
-func zkHerdVariants() []Variant {
-	within := func(lo, hi float64) func(Result) error {
-		return func(r Result) error {
-			if m := MessagesPerAcquisition(r); m < lo || m > hi {
+func zkHerdVariants() []scenario.Variant {
+	within := func(lo, hi float64) func(scenario.Result) error {
+		return func(r scenario.Result) error {
+			if m := scenario.MessagesPerAcquisition(r); m < lo || m > hi {
 				return fmt.Errorf("%.1f messages per acquisition, expected %v..%v", m, lo, hi)
 			}
 			return nil
 		}
 	}
-	return []Variant{
+	return []scenario.Variant{
 		{Name: "herd", Doc: "herd=true: every release wakes all 19 waiters, each lists the children again",
-			Test: zkHerdTest(20, true), Expect: expect(models.Valid, models.Valid).And("liveness", models.Valid), Assert: within(herdLo, 1e9)},
+			Test: zkHerdTest(20, true), Expect: scenario.Expect(models.Valid, models.Valid).And("liveness", models.Valid), Assert: within(herdLo, 1e9)},
 		{Name: "fixed", Doc: "herd=false (Curator): each waiter watches only the next-lower node; a release wakes one",
-			Test: zkHerdTest(20, false), Expect: expect(models.Valid, models.Valid).And("liveness", models.Valid), Assert: within(0, predecessorHi)},
+			Test: zkHerdTest(20, false), Expect: scenario.Expect(models.Valid, models.Valid).And("liveness", models.Valid), Assert: within(0, predecessorHi)},
 	}
 }
 
 // zkPartitionedHolderVariants: right after client 1's first read (it holds
 // the lock 14 s), client 1 and its server are cut off from the other servers
 // for 25 s; client 1 still reaches the storage.
-func zkPartitionedHolderVariants() []Variant {
-	test := func(onSuspend string, st storage.Mode) Test {
-		t := Test{System: "zookeeper", Clients: 2, Seed: 1, Time: 45 * time.Second, Storage: st, FenceReads: st == storage.Fenced,
+func zkPartitionedHolderVariants() []scenario.Variant {
+	test := func(onSuspend string, st storage.Mode) scenario.Test {
+		t := scenario.Test{System: "zookeeper", Clients: 2, Seed: 1, Time: 45 * time.Second, Storage: st, FenceReads: st == storage.Fenced,
 			SystemOptions: map[string]string{"on-suspend": onSuspend}, WorkloadOptions: map[string]string{"hold": "14s"}}
-		t.Schedule = schedule(nemesis.Fault{Kind: nemesis.Partition, Groups: [][]string{{"c1", "server-of:c1"}, {"servers-but:c1"}},
-			Duration: nemesis.Duration(25 * time.Second), After: after("c1", history.FRead)})
+		t.Schedule = scenario.Schedule(nemesis.Fault{Kind: nemesis.Partition, Groups: [][]string{{"c1", "server-of:c1"}, {"servers-but:c1"}},
+			Duration: nemesis.Duration(25 * time.Second), After: scenario.After("c1", history.FRead)})
 		return t
 	}
-	expired := storyMentions("session-expired", "node deleted")
-	return []Variant{
-		{Name: "unsafe", Kind: KindSessionExpiry, Doc: "on-suspend=continue (Curator's Session policy): client 1 believes it holds until LOST, long after the leader expired its session; two clients hold the lock and client 1's write lands",
-			Test: test(SuspendContinue, storage.Unfenced), Expect: expect(models.Invalid, models.Invalid), Assert: allOf(expired, beliefVsExpiry("c1", true))},
+	expired := scenario.StoryMentions("session-expired", "node deleted")
+	return []scenario.Variant{
+		{Name: "unsafe", Kind: scenario.KindSessionExpiry, Doc: "on-suspend=continue (Curator's Session policy): client 1 believes it holds until LOST, long after the leader expired its session; two clients hold the lock and client 1's write lands",
+			Test: test(SuspendContinue, storage.Unfenced), Expect: scenario.Expect(models.Invalid, models.Invalid), Assert: scenario.AllOf(expired, beliefVsExpiry("c1", true))},
 		{Name: "fixed", Doc: "on-suspend=stop (Standard policy) and storage fenced by czxid: client 1's belief ends at SUSPENDED, before its session can expire, " +
 			"but the workload writes anyway (it does not ask the connection state), so the mutual-exclusion check still sees it act late; the fenced storage rejects that write",
-			Test: test(SuspendStop, storage.Fenced), Expect: expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
-			Assert: allOf(expired, writesRejected(1), beliefVsExpiry("c1", false))},
+			Test: test(SuspendStop, storage.Fenced), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
+			Assert: scenario.AllOf(expired, scenario.WritesRejected(1), beliefVsExpiry("c1", false))},
 	}
 }
 
@@ -194,24 +189,24 @@ func zkPartitionedHolderVariants() []Variant {
 // ConnectionStateManager, the live client gives its session up the session
 // timeout after SUSPENDED, without a word to the servers, and opens a new
 // one; its protected-mode retry then finds the old node by its guid.
-func zkReconnectVariants() []Variant {
-	test := func(adoptCheck string) Test {
+func zkReconnectVariants() []scenario.Variant {
+	test := func(adoptCheck string) scenario.Test {
 		trig := func(d time.Duration) *nemesis.Trigger {
 			return &nemesis.Trigger{Node: "c1", F: history.FAcquire, Type: "invoke", Nth: 2, Delay: nemesis.Duration(d)}
 		}
-		t := Test{System: "zookeeper", Clients: 2, Seed: 1, Time: 45 * time.Second, SystemOptions: map[string]string{"adopt-check": adoptCheck},
+		t := scenario.Test{System: "zookeeper", Clients: 2, Seed: 1, Time: 45 * time.Second, SystemOptions: map[string]string{"adopt-check": adoptCheck},
 			WorkloadOptions: map[string]string{"hold": "4s"}}
-		t.Schedule = schedule(
+		t.Schedule = scenario.Schedule(
 			nemesis.Fault{Kind: nemesis.Partition, From: []string{"servers"}, To: []string{"c1"}, Duration: nemesis.Duration(17500 * time.Millisecond), After: trig(0)},
 			nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"servers"}, Duration: nemesis.Duration(17500 * time.Millisecond), After: trig(50 * time.Millisecond)},
 			nemesis.Fault{Kind: nemesis.Crash, Targets: []string{"leader"}, Duration: nemesis.Duration(3 * time.Second), After: trig(9500 * time.Millisecond)})
 		return t
 	}
-	return []Variant{
+	return []scenario.Variant{
 		{Name: "unsafe", NoHunt: "its overlap classifies as session-expiry, which the zk-session-expiry hunt already hunts; the kinds cannot tell the adopted node of an expired session apart", Doc: "adopt-check=false (Curator): client 1 adopts the node of its expired session, which is the lowest, and believes it holds the lock; the node is deleted when the old session expires and client 2 takes the lock too",
-			Test: test("false"), Expect: expect(models.Invalid, models.Invalid)},
+			Test: test("false"), Expect: scenario.Expect(models.Invalid, models.Invalid)},
 		{Name: "fixed", MatrixNote: "the fix is for a reconnect that adopts its expired session's node; its faults are of several kinds (the random column), where the unfenced recipe still breaks by a pause beyond the session (kleppmann-gc-pause/zookeeper-unsafe)", Doc: "adopt-check=true: a node is adopted only if its ephemeral owner is the current session; client 1 creates a new node and waits its turn",
-			Test: test("true"), Expect: expect(models.Valid, models.Valid)},
+			Test: test("true"), Expect: scenario.Expect(models.Valid, models.Valid)},
 	}
 }
 
@@ -225,25 +220,25 @@ func zkReconnectVariants() []Variant {
 // the delete its closed socket still held reaches the old server at the
 // heal, after the session moved: real ZooKeeper does not apply it (its
 // SESSIONMOVED check; the node stays, as simulated).
-func zkReleaseLossVariants() []Variant {
-	test := func(retry string) Test {
-		t := Test{System: "zookeeper", Clients: 3, Seed: 1, Time: 60 * time.Second, SystemOptions: map[string]string{"release-retry": retry}}
-		t.Schedule = schedule(nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"server-of:c1"},
+func zkReleaseLossVariants() []scenario.Variant {
+	test := func(retry string) scenario.Test {
+		t := scenario.Test{System: "zookeeper", Clients: 3, Seed: 1, Time: 60 * time.Second, SystemOptions: map[string]string{"release-retry": retry}}
+		t.Schedule = scenario.Schedule(nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"server-of:c1"},
 			Duration: nemesis.Duration(16 * time.Second), After: &nemesis.Trigger{Node: "c1", F: history.FRelease, Type: "invoke"}})
 		return t
 	}
-	return []Variant{
+	return []scenario.Variant{
 		{Name: "unsafe", NoHunt: "its failure is liveness (the node stays while the session lives), which the violation kinds, read from overlaps, do not cover", Doc: "release-retry=false (CURATOR-678): the client forgets its node; the node stays while its session lives and the lock is blocked for good",
-			Test: test("false"), Expect: expect(models.Valid, models.Valid).And("liveness", models.Invalid)},
+			Test: test("false"), Expect: scenario.Expect(models.Valid, models.Valid).And("liveness", models.Invalid)},
 		{Name: "fixed", MatrixNote: zkHeldWriteNote, Doc: "release-retry=true (a guaranteed delete): the client deletes the node after it reconnects",
-			Test: test("true"), Expect: expect(models.Valid, models.Valid).And("liveness", models.Valid)},
+			Test: test("true"), Expect: scenario.Expect(models.Valid, models.Valid).And("liveness", models.Valid)},
 	}
 }
 
 // beliefVsExpiry asserts whether node's first grant was still believed (its
 // lease deadline, moved by pings) when the leader expired its session.
-func beliefVsExpiry(node string, outlived bool) func(Result) error {
-	return func(r Result) error {
+func beliefVsExpiry(node string, outlived bool) func(scenario.Result) error {
+	return func(r scenario.Result) error {
 		var expiredAt int64 = -1
 		for _, e := range r.Events {
 			if e.Type == history.Start && e.F == "session-expired" && slices.Contains(e.Targets, node) {
@@ -273,10 +268,4 @@ func beliefVsExpiry(node string, outlived bool) func(Result) error {
 const (
 	herdLo        = 100
 	predecessorHi = 60
-)
-
-// The on-suspend policies, by their option values.
-const (
-	SuspendContinue = "continue"
-	SuspendStop     = "stop"
 )
