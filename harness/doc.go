@@ -3,8 +3,9 @@
 // length and a seed; Run builds the simulated world from them, runs it, checks
 // the history and returns a Result.
 //
-// The registries of systems and workloads live here, so adding a backend means
-// adding one entry to Systems. Each entry carries its option table (an
+// The registries are below it: lock systems register in package system and
+// workloads in package workloads, each from its own package's init, so that
+// harness names no system. Each entry carries its option table (an
 // opt.Table declared beside the system or workload: every option's name,
 // meaning, default and parser, declared once), from which Deploy and New parse
 // the options and `locklab systems` prints them; TestEveryOptionTableIsConsistent
@@ -12,11 +13,11 @@
 // too: client names (c1, c2, ...), server names (redis, ...), "storage",
 // "clients", "servers" and whatever a system adds.
 //
-// The scenario catalog (Catalog, Repro) holds the named counterexamples: each
-// a system, options, workload and fault schedule in an unsafe variant and the
-// variant that fixes it, with the verdicts each must give; every family
-// registers its scenarios from its own file (scenarios_*.go), and TestCatalog
-// asserts them all. Story tells a run in plain words: the faults, and for the
+// The scenario catalog (Catalog, Repro; the types in package scenario) holds
+// the named counterexamples: each a system, options, workload and fault
+// schedule in an unsafe variant and the variant that fixes it, with the
+// verdicts each must give; every system registers its scenarios from its own
+// package (scenario.Register), and TestCatalog asserts them all. Story tells a run in plain words: the faults, and for the
 // first overlap who held the lock, how each grant came about, with which token
 // and until when, and what the storage did. Hunts and Sweep measure how many
 // seeds random faults need to rediscover a catalog counterexample of a given
@@ -32,12 +33,13 @@
 // passes it anyway stops, both with ErrTooLarge. RunWatched reports progress
 // to a callback. Neither changes what a run records.
 //
-// Where a lock system lives: its servers, client library and option table in
-// backends/<name>/; its registration (Deploy, roles, and the Claims the
-// conformance suite holds it to) in harness/system_<name>.go; its scenarios in
-// harness/scenarios_<name>.go, named once in scenarioFamilies. The suite in
-// harness/conformance then proves every registered system (every property a
-// lock system must have) without further code.
+// Where a lock system lives: all of it in backends/<name>/: its servers,
+// client library and option table; its registration (Deploy, roles, and the
+// Claims the conformance suite holds it to) in system.go; its scenarios in
+// scenarios.go; both registered from init. backends/builtin imports every
+// built-in system, and a program (or test) that runs systems imports it.
+// The suite in harness/conformance then proves every registered system
+// (every property a lock system must have) without further code.
 //
 // Run is deterministic: the same Test gives the same history, byte for byte.
 package harness

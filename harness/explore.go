@@ -125,7 +125,8 @@ func (h Hunt) Test(seed uint64) (Test, error) {
 
 // variantTests remembers the tests of the catalog variants hunts ran, by
 // scenario and variant name. The catalog is fixed when the program starts
-// (scenarioFamilies), so a remembered test never goes stale.
+// (every system registers its scenarios from init), so a remembered test
+// never goes stale.
 var variantTests struct {
 	sync.Mutex
 	m map[[2]string]Test

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -135,7 +136,7 @@ func TestReproCountsAFaultThatDidNotFireAsAMismatch(t *testing.T) {
 	require.NoError(t, err)
 	v, err := s.FindVariant("")
 	require.NoError(t, err)
-	v.Test.Schedule = schedule(pauseAfter("c1", "renew", time.Second))
+	v.Test.Schedule = scenario.Schedule(scenario.PauseAfter("c1", "renew", time.Second))
 	out, err := Repro(v)
 	require.NoError(t, err)
 	assert.False(t, out.Match())

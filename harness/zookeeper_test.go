@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // BenchmarkZooKeeperRun60s is one 60-second simulated run of a 3-server
@@ -67,8 +68,8 @@ func TestZooKeeperFencedSweep(t *testing.T) {
 // the record.
 func TestZooKeeperLeaseSaysWhosePromiseBroke(t *testing.T) {
 	drift := Test{System: "zookeeper", Clients: 2, Seed: 1, Time: 40 * time.Second, SystemOptions: map[string]string{"on-suspend": "stop"}}
-	drift.Schedule = schedule(pauseAfter("c1", "read", 20*time.Second),
-		nemesis.Fault{Kind: nemesis.ClockDrift, Targets: []string{"leader"}, Drift: 1, Duration: nemesis.Duration(20 * time.Second), After: after("c1", "read")})
+	drift.Schedule = scenario.Schedule(scenario.PauseAfter("c1", "read", 20*time.Second),
+		nemesis.Fault{Kind: nemesis.ClockDrift, Targets: []string{"leader"}, Drift: 1, Duration: nemesis.Duration(20 * time.Second), After: scenario.After("c1", "read")})
 	random := func(seed uint64) Test {
 		return Test{System: "zookeeper", SystemOptions: map[string]string{"on-suspend": "continue"}, Nemesis: "random", Seed: seed}
 	}

@@ -6,6 +6,7 @@ package builtin
 
 import (
 	// Each system registers itself, its designs and its scenarios from init.
+	_ "github.com/locklab/locklab/backends/chubby"
 	_ "github.com/locklab/locklab/backends/control"
 	_ "github.com/locklab/locklab/backends/database"
 	_ "github.com/locklab/locklab/backends/etcd"

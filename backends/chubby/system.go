@@ -1,8 +1,7 @@
-package harness
+package chubby
 
 import (
 	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/chubby"
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
@@ -10,42 +9,42 @@ import (
 )
 
 func init() {
-	system.Register(System{
+	system.Register(system.System{
 		Name: "chubby",
 		Doc: "Chubby cell (cb1..cb5, an elected master): session leases extended by KeepAlive and expired by the master, " +
 			"exclusive locks with sequencers (generation tokens), lock-delay",
-		Options: chubby.Table,
+		Options: Table,
 		Deploy:  deployChubby,
-		Claims: []Claims{
+		Claims: []system.Claims{
 			// Lock-delay (1 min) outlasts the suite's pause: the unfenced GC
 			// pause stays valid by design, so the suite runs without it.
 			{Options: map[string]string{"lock-delay": "0s"}, Tokens: true, SafeRelease: true},
 		},
-		Designs: []Design{
-			{Name: "Chubby lock with lock-delay", Modes: unfencedOnly},
-			{Name: "Chubby + sequencer", Modes: []DesignMode{
-				{Storage: storage.Check, Guard: GuardSequencer},
-				{Storage: storage.Fenced, Guard: GuardFencing},
-				{Storage: storage.Fenced, FenceReads: true, Guard: GuardFencingReads},
+		Designs: []system.Design{
+			{Name: "Chubby lock with lock-delay", Modes: system.UnfencedOnly},
+			{Name: "Chubby + sequencer", Modes: []system.DesignMode{
+				{Storage: storage.Check, Guard: system.GuardSequencer},
+				{Storage: storage.Fenced, Guard: system.GuardFencing},
+				{Storage: storage.Fenced, FenceReads: true, Guard: system.GuardFencingReads},
 			}},
 		},
 	})
 }
 
 // deployChubby adds the cell. Schedules may name "master" and "replicas".
-func deployChubby(w *sim.World, opts map[string]string) (Deployment, error) {
-	o, err := chubby.Table.Parse(opts)
+func deployChubby(w *sim.World, opts map[string]string) (system.Deployment, error) {
+	o, err := Table.Parse(opts)
 	if err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
-	c, err := chubby.NewCell(w, o)
+	c, err := NewCell(w, o)
 	if err != nil {
-		return Deployment{}, err
+		return system.Deployment{}, err
 	}
 	grants := backends.NewGrantLog(1)
 	c.RecordGrants(grants)
 	var log *history.Log
-	c.OnEvent = func(ev chubby.Event) {
+	c.OnEvent = func(ev Event) {
 		if log == nil {
 			return
 		}
@@ -64,15 +63,15 @@ func deployChubby(w *sim.World, opts map[string]string) (Deployment, error) {
 				Key: ev.Lock, Targets: ev.Targets, Detail: ev.Detail})
 		}
 	}
-	return Deployment{
+	return system.Deployment{
 		Grants:    grants,
 		Servers:   c.Nodes(),
 		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewClient(p) },
 		HasTokens: true,
 		Resolve:   c.Resolve,
-		Roles:     chubby.Roles(),
+		Roles:     Roles(),
 		Record:    func(l *history.Log) { log = l },
-		Messages:  chubby.MessageTypes(),
+		Messages:  MessageTypes(),
 		Check:     c.CheckSequencer,
 		Figures: func() map[string]any {
 			return map[string]any{"elections": c.Elections, "sessions_expired": c.Expired, "lock_delays": c.Delays}
