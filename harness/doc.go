@@ -17,8 +17,8 @@
 // the named counterexamples: each a system, options, workload and fault
 // schedule in an unsafe variant and the variant that fixes it, with the
 // verdicts each must give; every system registers its scenarios from its own
-// package (scenario.Register), and TestCatalog asserts them all. Story tells a run in plain words: the faults, and for the
-// first overlap who held the lock, how each grant came about, with which token
+// package (scenario.Register), and TestCatalog asserts them all. Story tells
+// a run in plain words: the faults, and for the first overlap who held the lock, how each grant came about, with which token
 // and until when, and what the storage did. Hunts and Sweep measure how many
 // seeds random faults need to rediscover a catalog counterexample of a given
 // kind: every unsafe variant declares its kind (Variant.Kind), and Hunts are
