@@ -67,7 +67,8 @@ func Prepare(t Test) (*Prepared, error) {
 	}
 	dep.Grants.Record(false) // until a caller asks for the ground truth (RecordGrants)
 	if t.Storage == storage.Fenced && !dep.HasTokens {
-		return nil, fmt.Errorf("storage fenced: system %s grants no fencing tokens with these options (redis: -o fencing=true)", t.System)
+		return nil, fmt.Errorf("storage fenced: system %s grants no fencing tokens with these options (%s)", t.System,
+			strings.Join(system.FencingFlags(), "; "))
 	}
 	var initial map[string]int64
 	if in, ok := wl.(workloads.Initializer); ok {
@@ -77,7 +78,7 @@ func Prepare(t Test) (*Prepared, error) {
 		dep.InitialData(initial)
 	}
 	if t.Storage == storage.Check && dep.Check == nil {
-		return nil, fmt.Errorf("storage check: system %s has no CheckSequencer (chubby has)", t.System)
+		return nil, fmt.Errorf("storage check: system %s has no CheckSequencer (%s has)", t.System, strings.Join(system.Sequencers(), ", "))
 	}
 	dep.Writes.Record(false) // until a caller asks for the ground truth (RecordWrites)
 	writes := dep.Writes

@@ -181,3 +181,41 @@ func Designs() []Design {
 	}
 	return out
 }
+
+// Sequencers lists the registered systems that offer a design whose storage
+// checks the writer's sequencer with the lock service (storage.Check): the
+// systems whose deployment has a CheckSequencer, for help texts and errors.
+func Sequencers() []string {
+	var out []string
+	for _, s := range registry {
+		if slices.ContainsFunc(s.Designs, func(d Design) bool {
+			return slices.ContainsFunc(d.Modes, func(m DesignMode) bool { return m.Storage == storage.Check })
+		}) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// FencingFlags lists, for every registered system whose fencing tokens
+// must be asked for (Claims.FencedOptions), the system and the flags that
+// ask for them ("redis: -o fencing=true"), for errors that say how to get
+// tokens.
+func FencingFlags() []string {
+	var out []string
+	for _, s := range registry {
+		for _, c := range s.Claims {
+			if len(c.FencedOptions) == 0 {
+				continue
+			}
+			var flags []string
+			for _, k := range slices.Sorted(maps.Keys(c.FencedOptions)) {
+				flags = append(flags, "-o "+k+"="+c.FencedOptions[k])
+			}
+			if hint := s.Name + ": " + strings.Join(flags, " "); !slices.Contains(out, hint) {
+				out = append(out, hint)
+			}
+		}
+	}
+	return out
+}

@@ -36,7 +36,7 @@ var Modes = []ModeDoc{
 		"still lose an update"},
 	{Check, "Chubby's CheckSequencer: before each write the storage asks the lock service whether the " +
 		"writer's sequencer is still current (a round trip: the check and the write are not atomic); " +
-		"only systems with sequencers (chubby)"},
+		"only systems with sequencers"},
 }
 
 // ParseMode parses a mode name.

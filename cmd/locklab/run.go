@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/shrink"
+	"github.com/locklab/locklab/system"
 )
 
 type runFlags struct {
@@ -62,7 +63,8 @@ func newRunCmd() *cobra.Command {
 	fl.IntVar(&f.clients, "clients", 5, "number of clients")
 	fl.DurationVar(&f.simTime, "time", 60*time.Second, "simulated duration")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed (default: drawn and printed)")
-	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: unfenced, fenced or check (chubby: CheckSequencer before each write)")
+	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: unfenced, fenced or check ("+
+		strings.Join(system.Sequencers(), ", ")+": CheckSequencer before each write)")
 	fl.BoolVar(&f.fenceReads, "fence-reads", false, "fenced storage also fences reads")
 	fl.StringVar(&f.cuts, "cuts", "hold", "what a partition does with the messages it catches: hold (a TCP connection: delivered at the heal, lost if the cut outlasts the 15 s connection timeout) or drop (datagrams)")
 	fl.StringVar(&f.nemesis, "nemesis", "none", "faults drawn at random: none, random, or a list of "+kindList())

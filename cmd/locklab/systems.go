@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/internal/suggest"
+	"github.com/locklab/locklab/system"
 )
 
 // termWidth is the width the listings fit in.
@@ -61,7 +62,11 @@ func listSystems(out io.Writer, only []string) error {
 		workloads = append(workloads, entry{name: w.Name, doc: w.Doc, options: w.Options})
 	}
 	for _, m := range storage.Modes {
-		modes = append(modes, entry{name: string(m.Mode), doc: m.Doc})
+		doc := m.Doc
+		if m.Mode == storage.Check { // the systems that have sequencers, from the registry
+			doc += " (" + strings.Join(system.Sequencers(), ", ") + ")"
+		}
+		modes = append(modes, entry{name: string(m.Mode), doc: doc})
 	}
 	if len(only) > 0 {
 		var known []string
