@@ -33,49 +33,73 @@ type guardCase struct {
 	test Test
 }
 
-// guardCases are seeds × systems under random faults (every fault kind, swarm
-// style) and under single fault families, plus the two hunts whose run time
-// issue 17 measures. Each runs the simulation only (no checks), so the whole
-// set costs a few seconds.
-func guardCases() []guardCase {
-	type sys struct {
-		name, system string
-		opts         map[string]string
-		time         time.Duration
-		seeds        int
-	}
-	systems := []sys{
-		{"redis", "redis", nil, time.Minute, 4},
-		{"redis-replicated", "redis", map[string]string{"replicas": "2"}, time.Minute, 3},
-		{"redis-fenced-stock", "redis", map[string]string{"fencing": "true"}, time.Minute, 2},
-		{"redlock", "redlock", nil, time.Minute, 4},
-		{"redlock-sequential-wall", "redlock", map[string]string{"fanout": "sequential", "elapsed-clock": "wall"}, time.Minute, 2},
-		{"raftkv", "raftkv", nil, time.Minute, 3},
-		{"etcd", "etcd", nil, time.Minute, 3},
-		{"zookeeper", "zookeeper", nil, time.Minute, 3},
-		{"chubby", "chubby", nil, 20 * time.Second, 2},
-		{"database", "database", nil, time.Minute, 3},
-		{"control", "control", nil, time.Minute, 2},
-	}
+// recordedCases are the runs the registered systems declare recorded
+// (System.Recorded), their histories (trace false) or their raft messages
+// (trace true), named Label/Nemesis/seed=N.
+func recordedCases(trace bool) []guardCase {
 	var out []guardCase
-	for _, s := range systems {
-		for seed := range uint64(s.seeds) {
-			t := Test{System: s.system, SystemOptions: s.opts, Nemesis: "random", Seed: seed + 1, Time: s.time}
-			if s.name == "redis-fenced-stock" {
-				t.Workload = "stock"
+	for _, s := range Systems() {
+		for _, r := range s.Recorded {
+			if r.Trace != trace {
+				continue
 			}
-			out = append(out, guardCase{fmt.Sprintf("%s/random/seed=%d", s.name, seed+1), t})
+			for _, seed := range r.Seeds {
+				out = append(out, guardCase{fmt.Sprintf("%s/%s/seed=%d", r.Label, r.Nemesis, seed),
+					Test{System: s.Name, SystemOptions: r.Options, Workload: r.Workload, Nemesis: r.Nemesis, Seed: seed, Time: r.Time}})
+			}
 		}
 	}
-	families := []struct{ system, nemesis string }{
-		{"redis", "pause"}, {"redis", "partition"}, {"redis", "clock"}, {"redis", "crash"}, {"redis", "delay"},
-		{"redlock", "pause"}, {"redlock", "clock"}, {"redlock", "crash"}, {"redlock", "partition,delay"},
-		{"raftkv", "partition"}, {"raftkv", "clock"}, {"raftkv", "crash,pause"},
+	return out
+}
+
+// hashLines are the lines of a rewritten hash file: the cases it held
+// before in their order, then new cases in the order given, so that a
+// re-record changes only the lines of the runs that changed.
+func hashLines(old map[string]int, names []string, got map[string]string) []string {
+	ordered := slices.Clone(names)
+	slices.SortStableFunc(ordered, func(a, b string) int {
+		ia, oka := old[a]
+		ib, okb := old[b]
+		switch {
+		case oka && okb:
+			return ia - ib
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return 0
+	})
+	out := make([]string, len(ordered))
+	for i, n := range ordered {
+		out[i] = n + " " + got[n]
 	}
-	for _, f := range families {
-		out = append(out, guardCase{fmt.Sprintf("%s/%s/seed=5", f.system, f.nemesis),
-			Test{System: f.system, Nemesis: f.nemesis, Seed: 5, Time: time.Minute}})
+	return out
+}
+
+// lineOrder is the order of the cases in a hash file (none if it does not
+// exist yet).
+func lineOrder(path string) map[string]int {
+	out := map[string]int{}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return out
 	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, _, ok := strings.Cut(strings.TrimSpace(line), " "); ok && !strings.HasPrefix(line, "#") {
+			out[name] = len(out)
+		}
+	}
+	return out
+}
+
+// guardCases are the runs every registered system declares recorded
+// (System.Recorded: seeds under random faults, every fault kind, swarm style,
+// and under single fault families), plus the two hunts whose run time issue
+// 17 measures. Each runs the simulation only (no checks), so the whole
+// set costs a few seconds.
+func guardCases() []guardCase {
+	out := recordedCases(false)
 	for _, name := range []string{"kleppmann-gc-pause/redis-unsafe", "redlock-clock-jump/unsafe"} {
 		h, err := FindHunt(name)
 		if err != nil {
@@ -123,8 +147,12 @@ func TestHistoriesAreByteIdenticalToRecordedHashes(t *testing.T) {
 		var b strings.Builder
 		b.WriteString("# SHA-256 of the history bytes of each case of TestHistoriesAreByteIdenticalToRecordedHashes.\n")
 		b.WriteString("# Rewrite with: go test ./harness -run TestHistoriesAreByteIdentical -update-hashes\n")
+		var names []string
 		for _, c := range cases {
-			fmt.Fprintf(&b, "%s %s\n", c.name, got[c.name])
+			names = append(names, c.name)
+		}
+		for _, l := range hashLines(lineOrder(hashesFile), names, got) {
+			fmt.Fprintln(&b, l)
 		}
 		require.NoError(t, os.MkdirAll(filepath.Dir(hashesFile), 0o755))
 		tmp := hashesFile + ".tmp"

@@ -380,7 +380,7 @@ func TestRaftkvLeaseVerdictsOfIssue10(t *testing.T) {
 // grants unless a caller asks for it (no verdict reads it), and asking
 // changes nothing of the run.
 func TestGrantsAreRecordedOnlyWhenAsked(t *testing.T) {
-	for _, system := range []string{"redis", "redlock", "raftkv", "etcd", "chubby", "control", "database", "zookeeper"} {
+	for _, system := range SystemNames() {
 		t.Run(system, func(t *testing.T) {
 			tc := Test{System: system, Seed: 3, Time: 5 * time.Second}
 			plain, err := Prepare(tc)

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 	pb "go.etcd.io/raft/v3/raftpb"
 
-	"github.com/locklab/locklab/backends/chubby"
-	"github.com/locklab/locklab/backends/etcd"
-	"github.com/locklab/locklab/backends/raftkv"
-	"github.com/locklab/locklab/backends/zookeeper"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 // raftTracesFile holds the SHA-256 of the message trace of each case of
@@ -29,28 +28,9 @@ import (
 // canonical text, which does not depend on the protobuf library.
 const raftTracesFile = "testdata/raft_trace_hashes.txt"
 
-// raftTraceCases are runs of the systems built on etcd raft (raftkv, etcd,
-// ZooKeeper, Chubby) under random faults and single fault families.
-func raftTraceCases() []guardCase {
-	var out []guardCase
-	add := func(name string, t Test) { out = append(out, guardCase{name, t}) }
-	for seed := range uint64(3) {
-		add(fmt.Sprintf("raftkv/random/seed=%d", seed+11), Test{System: "raftkv", Nemesis: "random", Seed: seed + 11, Time: 40 * time.Second})
-	}
-	add("raftkv/5nodes/partition,crash/seed=3", Test{System: "raftkv", Nemesis: "partition,crash", Seed: 3, Time: 40 * time.Second,
-		SystemOptions: map[string]string{"nodes": "5"}})
-	add("raftkv/fsync=interval/crash/seed=4", Test{System: "raftkv", Nemesis: "crash", Seed: 4, Time: 40 * time.Second,
-		SystemOptions: map[string]string{"fsync": "interval"}})
-	add("raftkv/client-stamp/reentrant/pause,clock/seed=5", Test{System: "raftkv", Workload: "reentrant", Nemesis: "pause,clock",
-		Seed: 5, Time: 30 * time.Second, SystemOptions: map[string]string{"stamp": "client", "prevote": "false"}})
-	add("raftkv/delay/seed=6", Test{System: "raftkv", Nemesis: "delay", Seed: 6, Time: 30 * time.Second})
-	for _, s := range []string{"etcd", "zookeeper", "chubby"} {
-		for seed := range uint64(2) {
-			add(fmt.Sprintf("%s/random/seed=%d", s, seed+11), Test{System: s, Nemesis: "random", Seed: seed + 11, Time: 20 * time.Second})
-		}
-	}
-	return out
-}
+// raftTraceCases are the runs the systems built on raft declare traced
+// (System.Recorded with Trace): random faults and single fault families.
+func raftTraceCases() []guardCase { return recordedCases(true) }
 
 // raftTrace runs the simulation of tc and returns every message the network
 // was given (send time, sender, receiver, and the body: raft messages in
@@ -99,8 +79,8 @@ func TestRaftTracesAreUnchanged(t *testing.T) {
 		var b strings.Builder
 		b.WriteString("# SHA-256 of the message trace and history of each case of TestRaftTracesAreUnchanged.\n")
 		b.WriteString("# Rewrite with: go test ./harness -run TestRaftTracesAreUnchanged -update-hashes\n")
-		for _, n := range names {
-			fmt.Fprintf(&b, "%s %s\n", n, got[n])
+		for _, l := range hashLines(lineOrder(raftTracesFile), names, got) {
+			fmt.Fprintln(&b, l)
 		}
 		tmp := raftTracesFile + ".tmp"
 		require.NoError(t, os.WriteFile(tmp, []byte(b.String()), 0o644))
@@ -134,7 +114,7 @@ func readTraceHashes(t *testing.T) map[string]string {
 // TestRaftTraceIsDeterministic: the trace's premise — the same run gives the
 // same trace — holds for every system it covers.
 func TestRaftTraceIsDeterministic(t *testing.T) {
-	for _, s := range []string{"raftkv", "etcd", "zookeeper", "chubby"} {
+	for _, s := range raftSystems() {
 		tc := Test{System: s, Nemesis: "random", Seed: 1, Time: 10 * time.Second}
 		assert.Equal(t, raftTrace(t, tc), raftTrace(t, tc), s)
 	}
@@ -146,7 +126,7 @@ func TestRaftTraceIsDeterministic(t *testing.T) {
 // network that duplicates and reorders messages, each message sent still
 // reads as the text it read as when it was sent, entries included.
 func TestOutboundMessagesAreNeverWritten(t *testing.T) {
-	for _, s := range []string{"raftkv", "etcd", "zookeeper", "chubby"} {
+	for _, s := range raftSystems() {
 		t.Run(s, func(t *testing.T) {
 			p, err := Prepare(Test{System: s, Nemesis: "random", Seed: 3, Time: 30 * time.Second})
 			require.NoError(t, err)
@@ -184,19 +164,32 @@ func TestOutboundMessagesAreNeverWritten(t *testing.T) {
 // of its own, which the test keeps to read again at the end of the run.
 type raftMessage = *pb.Message
 
-// raftMessageOf is the raft message a body carries, if it carries one.
+// raftMessageOf is the raft message a body carries, if it carries one: a
+// system built on raft wraps each raft message in a struct of its own whose
+// field M holds it (raftkv.RaftMessage, etcd.RaftMessage, ...).
 func raftMessageOf(body any) (raftMessage, bool) {
-	switch body := body.(type) {
-	case raftkv.RaftMessage:
-		return body.M, true
-	case etcd.RaftMessage:
-		return body.M, true
-	case zookeeper.RaftMessage:
-		return body.M, true
-	case chubby.RaftMessage:
-		return body.M, true
+	v := reflect.ValueOf(body)
+	if v.Kind() != reflect.Struct {
+		return nil, false
 	}
-	return nil, false
+	f := v.FieldByName("M")
+	if !f.IsValid() || !f.CanInterface() {
+		return nil, false
+	}
+	m, ok := f.Interface().(raftMessage)
+	return m, ok
+}
+
+// raftSystems are the registered systems that declare traced runs (built
+// on raft), in name order.
+func raftSystems() []string {
+	var out []string
+	for _, s := range Systems() {
+		if slices.ContainsFunc(s.Recorded, func(r system.Recorded) bool { return r.Trace }) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 // raftFields are the fields of a raft message the traces record, as plain

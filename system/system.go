@@ -114,6 +114,41 @@ type System struct {
 	// what keeps it safe when the lock breaks ("" when nothing but the lock
 	// does). GuardOf asks it for rows that are not a registered design's.
 	DataGuard func(opts map[string]string) (guard string, inSystem bool)
+	// Recorded are the runs of the system whose histories (and, with Trace,
+	// raft messages) the repository has recorded: the byte-identity guards
+	// replay every registered system's and compare, so that no change of
+	// behaviour goes unnoticed. Changing them is a re-record.
+	Recorded []Recorded
+}
+
+// Recorded is a set of runs of a system whose histories the repository has
+// recorded, one per seed, named Label/Nemesis/seed=N
+// ("redis-replicated/random/seed=2").
+type Recorded struct {
+	// Label names the configuration: the system's name, or a name for its
+	// options ("redis-replicated", "raftkv/5nodes").
+	Label string
+	// Options and Workload are the runs' (nil and "": the defaults).
+	Options  map[string]string
+	Workload string
+	// Nemesis is "random" or a list of fault kinds drawn at random.
+	Nemesis string
+	// Seeds are the runs' seeds.
+	Seeds []uint64
+	// Time is the simulated duration of each run.
+	Time time.Duration
+	// Trace says the runs record every raft message the system sends, not
+	// the history alone (a system built on raft).
+	Trace bool
+}
+
+// Seeds returns the seeds from first to first+n-1.
+func Seeds(first uint64, n int) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = first + uint64(i)
+	}
+	return out
 }
 
 // Claims are the semantics a lock system declares for one configuration, so

@@ -6,11 +6,16 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
+	"time"
 )
 
 func init() {
 	system.Register(system.System{
 		Name: "chubby",
+		Recorded: []system.Recorded{
+			{Label: "chubby", Nemesis: "random", Seeds: system.Seeds(1, 2), Time: 20 * time.Second},
+			{Label: "chubby", Nemesis: "random", Seeds: system.Seeds(11, 2), Time: 20 * time.Second, Trace: true},
+		},
 		Doc: "Chubby cell (cb1..cb5, an elected master): session leases extended by KeepAlive and expired by the master, " +
 			"exclusive locks with sequencers (generation tokens), lock-delay",
 		Options: Table,

@@ -5,6 +5,7 @@ import (
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
+	"time"
 )
 
 // controlOptions is the control lock's option table: it has none.
@@ -12,9 +13,10 @@ var controlOptions = opt.Table[struct{}]{Owner: "control"}
 
 func init() {
 	system.Register(system.System{
-		Name:    "control",
-		Doc:     "a lock that grants everything at once (the control: must be judged invalid)",
-		Options: controlOptions,
+		Name:     "control",
+		Recorded: []system.Recorded{{Label: "control", Nemesis: "random", Seeds: system.Seeds(1, 2), Time: time.Minute}},
+		Doc:      "a lock that grants everything at once (the control: must be judged invalid)",
+		Options:  controlOptions,
 		// The control grants everything: its baseline is invalid, by design.
 		Claims: []system.Claims{{ExpectFail: []string{"baseline"}}},
 		Deploy: func(w *sim.World, opts map[string]string) (system.Deployment, error) {

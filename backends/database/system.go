@@ -7,11 +7,13 @@ import (
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/workloads"
+	"time"
 )
 
 func init() {
 	system.Register(system.System{
-		Name: "database",
+		Name:     "database",
+		Recorded: []system.Recorded{{Label: "database", Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute}},
 		Doc: "a SQL-like database (node db): unique-row (expiry from the client's wall clock), for-update " +
 			"(row lock held by a transaction), advisory (session locks) or optimistic (version compare-and-swap); " +
 			"dead connections abort their transactions",

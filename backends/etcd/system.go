@@ -6,11 +6,16 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
+	"time"
 )
 
 func init() {
 	system.Register(system.System{
 		Name: "etcd",
+		Recorded: []system.Recorded{
+			{Label: "etcd", Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute},
+			{Label: "etcd", Nemesis: "random", Seeds: system.Seeds(11, 2), Time: 20 * time.Second, Trace: true},
+		},
 		Doc: "etcd (3 or 5 members on etcd raft): MVCC revisions, leases expired by the leader and restarted on a " +
 			"leader change, clientv3 Session + queue Mutex or simple txn lock, create revision as fencing token, " +
 			"optional guarded write Txn(If IsOwner Then Put) to a resource kept in etcd",

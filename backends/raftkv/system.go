@@ -2,6 +2,7 @@ package raftkv
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
@@ -13,6 +14,20 @@ import (
 func init() {
 	system.Register(system.System{
 		Name: "raftkv",
+		Recorded: []system.Recorded{
+			{Label: "raftkv", Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute},
+			{Label: "raftkv", Nemesis: "partition", Seeds: []uint64{5}, Time: time.Minute},
+			{Label: "raftkv", Nemesis: "clock", Seeds: []uint64{5}, Time: time.Minute},
+			{Label: "raftkv", Nemesis: "crash,pause", Seeds: []uint64{5}, Time: time.Minute},
+			{Label: "raftkv", Nemesis: "random", Seeds: system.Seeds(11, 3), Time: 40 * time.Second, Trace: true},
+			{Label: "raftkv/5nodes", Options: map[string]string{"nodes": "5"}, Nemesis: "partition,crash", Seeds: []uint64{3},
+				Time: 40 * time.Second, Trace: true},
+			{Label: "raftkv/fsync=interval", Options: map[string]string{"fsync": "interval"}, Nemesis: "crash", Seeds: []uint64{4},
+				Time: 40 * time.Second, Trace: true},
+			{Label: "raftkv/client-stamp/reentrant", Options: map[string]string{"stamp": "client", "prevote": "false"},
+				Workload: "reentrant", Nemesis: "pause,clock", Seeds: []uint64{5}, Time: 30 * time.Second, Trace: true},
+			{Label: "raftkv", Nemesis: "delay", Seeds: []uint64{6}, Time: 30 * time.Second, Trace: true},
+		},
 		Doc: "Raft-replicated KV lock with RheaKV semantics on etcd raft (3 or 5 nodes): reentrant, leased, " +
 			"watchdog renewal, fencing tokens from replicated state, leader-stamped lease time",
 		Options: Table,

@@ -3,6 +3,7 @@ package redis
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
@@ -13,6 +14,17 @@ import (
 func init() {
 	system.Register(system.System{
 		Name: "redis",
+		Recorded: []system.Recorded{
+			{Label: "redis", Nemesis: "random", Seeds: system.Seeds(1, 4), Time: time.Minute},
+			{Label: "redis-replicated", Options: map[string]string{"replicas": "2"}, Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute},
+			{Label: "redis-fenced-stock", Options: map[string]string{"fencing": "true"}, Workload: "stock", Nemesis: "random",
+				Seeds: system.Seeds(1, 2), Time: time.Minute},
+			{Label: "redis", Nemesis: "pause", Seeds: []uint64{5}, Time: time.Minute},
+			{Label: "redis", Nemesis: "partition", Seeds: []uint64{5}, Time: time.Minute},
+			{Label: "redis", Nemesis: "clock", Seeds: []uint64{5}, Time: time.Minute},
+			{Label: "redis", Nemesis: "crash", Seeds: []uint64{5}, Time: time.Minute},
+			{Label: "redis", Nemesis: "delay", Seeds: []uint64{5}, Time: time.Minute},
+		},
 		Doc: "Redis: SET NX PX, release lua|del|check-then-del, watchdog, INCR fencing; " +
 			"with replicas=N a primary, N async replicas and a sentinel-like monitor (failover), WAIT n",
 		Options: Table,

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"slices"
+	"time"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/redis"
@@ -12,6 +13,15 @@ import (
 func init() {
 	system.Register(system.System{
 		Name: "redlock",
+		Recorded: []system.Recorded{
+			{Label: "redlock", Nemesis: "random", Seeds: system.Seeds(1, 4), Time: time.Minute},
+			{Label: "redlock-sequential-wall", Options: map[string]string{"fanout": "sequential", "elapsed-clock": "wall"},
+				Nemesis: "random", Seeds: system.Seeds(1, 2), Time: time.Minute},
+			{Label: "redlock", Nemesis: "pause", Seeds: []uint64{5}, Time: time.Minute},
+			{Label: "redlock", Nemesis: "clock", Seeds: []uint64{5}, Time: time.Minute},
+			{Label: "redlock", Nemesis: "crash", Seeds: []uint64{5}, Time: time.Minute},
+			{Label: "redlock", Nemesis: "partition,delay", Seeds: []uint64{5}, Time: time.Minute},
+		},
 		Doc: "Redlock over N independent Redis instances (redis-a, redis-b, ...): majority, validity check, " +
 			"tokens value|incr|external, restart-delay",
 		Options: Table,

@@ -5,11 +5,16 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
+	"time"
 )
 
 func init() {
 	system.Register(system.System{
 		Name: "zookeeper",
+		Recorded: []system.Recorded{
+			{Label: "zookeeper", Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute},
+			{Label: "zookeeper", Nemesis: "random", Seeds: system.Seeds(11, 2), Time: 20 * time.Second, Trace: true},
+		},
 		Doc: "ZooKeeper ensemble (zk1..zkN, writes through a leader and a quorum) and Curator's InterProcessMutex: " +
 			"EPHEMERAL_SEQUENTIAL nodes, sessions expired by the leader, protection, herd, on-suspend, czxid tokens",
 		Options: Table,
