@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/system"
 	"io"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/system"
 )
 
 // CheckNames lists the checks of a history, in report order: the checks

@@ -1,13 +1,13 @@
 package scenario
 
 import (
-	"github.com/locklab/locklab/system"
-	"github.com/locklab/locklab/workloads"
 	"maps"
 
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/workloads"
 )
 
 // Effective is the configuration a run used with every value spelled out,

@@ -1,13 +1,13 @@
 package scenario
 
 import (
-	"github.com/locklab/locklab/nemesis"
-	"github.com/locklab/locklab/system"
 	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/system"
 )
 
 // Kinds of violation: what made two clients hold the lock at once, or what

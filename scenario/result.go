@@ -1,11 +1,12 @@
 package scenario
 
 import (
+	"time"
+
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/sim"
-	"time"
 )
 
 // Result is what a run produced.

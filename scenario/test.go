@@ -3,8 +3,6 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/locklab/locklab/system"
-	"github.com/locklab/locklab/workloads"
 	"maps"
 	"slices"
 	"strings"
@@ -14,6 +12,8 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/workloads"
 )
 
 // Test is one run: everything that determines its history.

@@ -2,7 +2,6 @@ package chubby
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/system"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"go.etcd.io/raft/v3"
 
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 // Event is something the cell did that a reader of the history needs.

@@ -1,12 +1,13 @@
 package chubby
 
 import (
+	"time"
+
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
-	"time"
 )
 
 func init() {

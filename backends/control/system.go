@@ -1,11 +1,12 @@
 package control
 
 import (
+	"time"
+
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
-	"time"
 )
 
 // controlOptions is the control lock's option table: it has none.

@@ -2,13 +2,13 @@ package database
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/system"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 // livenessCheck is how often the server looks for dead connections.

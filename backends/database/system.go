@@ -1,13 +1,14 @@
 package database
 
 import (
+	"time"
+
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/workloads"
-	"time"
 )
 
 func init() {

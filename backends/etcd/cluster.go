@@ -1,12 +1,12 @@
 package etcd
 
 import (
-	"github.com/locklab/locklab/system"
 	"slices"
 
 	"go.etcd.io/raft/v3"
 
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 // SystemEvent is something the cluster did by itself that a reader of the

@@ -3,7 +3,6 @@ package etcd
 import (
 	"errors"
 	"fmt"
-	"github.com/locklab/locklab/system"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
 )
 
 // world is a 3-member cluster with etcd1 leading from the start.

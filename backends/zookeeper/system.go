@@ -1,11 +1,12 @@
 package zookeeper
 
 import (
+	"time"
+
 	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
-	"time"
 )
 
 func init() {
