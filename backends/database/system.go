@@ -8,7 +8,6 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
-	"github.com/locklab/locklab/workloads"
 )
 
 func init() {
@@ -129,7 +128,20 @@ func recordTxns(log *history.Log, n *sim.Node) func(TxnStep) {
 			if s.Err != nil {
 				e.Detail = s.Err.Error()
 			}
-			commit.Complete(workloads.Outcome(s.Err), e)
+			commit.Complete(txnOutcome(s.Err), e)
 		}
 	}
+}
+
+// txnOutcome is the history type of a commit that returned err: ok, info
+// when its outcome is unknown (backends.Unknown), else fail; the
+// classification the workloads record their operations with.
+func txnOutcome(err error) history.Type {
+	switch {
+	case err == nil:
+		return history.OK
+	case backends.Unknown(err):
+		return history.Info
+	}
+	return history.Fail
 }
