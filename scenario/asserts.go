@@ -117,6 +117,7 @@ func StoryMentions(fragments ...string) func(Result) error {
 	}
 }
 
+// VerdictOf is the verdict of check in r (the zero verdict if it did not run).
 func VerdictOf(r Result, check string) models.Verdict {
 	for _, v := range r.Verdicts {
 		if v.Check == check {

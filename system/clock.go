@@ -16,7 +16,10 @@ func Clock(n *sim.Node) history.Clock { return nodeClock{n} }
 // nodeClock is the history.Clock of a simulated node.
 type nodeClock struct{ n *sim.Node }
 
-func (c nodeClock) Now() time.Duration   { return c.n.World().Now() }
+// Now is true time: the world's.
+func (c nodeClock) Now() time.Duration { return c.n.World().Now() }
+
+// Local is the node's monotonic clock, which pauses, jumps and drifts with it.
 func (c nodeClock) Local() time.Duration { return c.n.Mono() }
 
 // TrueAt places a reading of the node's monotonic clock in true time: when
