@@ -24,6 +24,7 @@ import (
 // names the Debian package).
 func needPostgres(t *testing.T) {
 	t.Helper()
+	realTime(t)
 	if _, err := livedb.Binaries(); err != nil {
 		t.Skip(err)
 	}

@@ -69,6 +69,7 @@ var etcdZKCrossValidated = []struct {
 // (the error names the Debian package).
 func requireServer(t *testing.T, system string) {
 	t.Helper()
+	realTime(t)
 	var err error
 	switch system {
 	case "etcd":

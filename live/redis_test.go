@@ -27,6 +27,7 @@ import (
 // installed (the message names the Debian package).
 func needRedis(t *testing.T) {
 	t.Helper()
+	realTime(t)
 	if _, err := redisBinary(); err != nil {
 		t.Skip(err)
 	}
