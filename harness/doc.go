@@ -36,7 +36,7 @@
 // backends/<name>/; its registration (Deploy, roles, and the Claims the
 // conformance suite holds it to) in harness/system_<name>.go; its scenarios in
 // harness/scenarios_<name>.go, named once in scenarioFamilies. The suite in
-// harness/conformance then proves every registered system (every property a
+// conformance then proves every registered system (every property a
 // lock system must have) without further code.
 //
 // Run is deterministic: the same Test gives the same history, byte for byte.

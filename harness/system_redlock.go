@@ -16,8 +16,12 @@ func init() {
 			"tokens value|incr|external, restart-delay",
 		Options: redlock.Table,
 		Deploy:  deployRedlock,
-		// Redlock's tokens are random values, not monotonic: no fenced claim.
-		Claims: []Claims{{SafeRelease: true}},
+		// Redlock's tokens are random values, not monotonic: no fenced claim
+		// but with a sequencer of its own (the maximum of the instances'
+		// counters goes back when one restarts empty).
+		Claims: []Claims{{SafeRelease: true},
+			{Variant: "incr", Options: map[string]string{"token": "incr"}, SafeRelease: true},
+			{Variant: "external", Options: map[string]string{"token": "external"}, Tokens: true, SafeRelease: true}},
 		// The random values are unique but not ordered: fencing needs a
 		// counter of its own (token=external).
 		Designs: []Design{
@@ -53,7 +57,7 @@ func deployRedlock(w *sim.World, opts map[string]string) (Deployment, error) {
 		Servers:   instances,
 		NewLock:   func(p *sim.Proc) backends.Lock { return redlock.NewClient(p, topo, o) },
 		HasTokens: true,
-		Messages:  redis.MessageTypes(),
+		Messages:  redlock.MessageTypes(),
 		Resolve: func(name string) ([]*sim.Node, bool) {
 			if name == "instances" {
 				return slices.Clone(instances), true
