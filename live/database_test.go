@@ -24,6 +24,9 @@ import (
 // names the Debian package).
 func needPostgres(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: this test starts a real PostgreSQL")
+	}
 	if _, err := livedb.Binaries(); err != nil {
 		t.Skip(err)
 	}

@@ -69,6 +69,9 @@ var etcdZKCrossValidated = []struct {
 // (the error names the Debian package).
 func requireServer(t *testing.T, system string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: this test starts a real %s", system)
+	}
 	var err error
 	switch system {
 	case "etcd":

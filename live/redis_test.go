@@ -27,6 +27,9 @@ import (
 // installed (the message names the Debian package).
 func needRedis(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: this test starts real redis-server processes")
+	}
 	if _, err := redisBinary(); err != nil {
 		t.Skip(err)
 	}
@@ -293,6 +296,9 @@ func portListening(port int) bool {
 // process_id) and fail as a server that exited before it was ready, which
 // retryDeploy tries again — not run against the other process.
 func TestARedisServerWhosePortWasTakenIsNotReady(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test starts a real redis-server")
+	}
 	bin, err := redisBinary()
 	if err != nil {
 		t.Skip(err)

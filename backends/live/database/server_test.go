@@ -20,6 +20,9 @@ import (
 // installed: the skip names the Debian package).
 func start(t *testing.T) *Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: this test starts a real PostgreSQL")
+	}
 	if _, err := Binaries(); err != nil {
 		t.Skip(err)
 	}
