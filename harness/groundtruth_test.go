@@ -23,7 +23,7 @@ var truthSeeds = flag.Int("truth-seeds", 30,
 	"random-fault seeds per system that the ground-truth sweeps run (go test ./harness -run Servers -truth-seeds 300 for the long version)")
 
 // truthSystems are the deployments the ground-truth sweep covers: every
-// system, with random faults, as the README shows them.
+// system, with random faults, as docs/checks-and-history.md shows them.
 var truthSystems = []struct {
 	name string
 	test Test

@@ -46,7 +46,7 @@ func noLeakRedis(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
 }
 
-// redisCrossValidated are the Redis and Redlock rows of the README's
+// redisCrossValidated are the Redis and Redlock rows of docs/live.md's
 // cross-validation table: the simulated and the live verdicts must agree.
 // The failover rows need the Sentinel's own latency (up to about 1.2 s
 // beyond down-after: a promotion is confirmed by an INFO every second) to
