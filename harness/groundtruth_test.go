@@ -40,7 +40,7 @@ func seedsOfTruth() int {
 }
 
 // truthSystems are the deployments the ground-truth sweep covers: every
-// system, with random faults, as the README shows them.
+// system, with random faults, as docs/checks-and-history.md shows them.
 var truthSystems = []struct {
 	name string
 	test Test

@@ -31,7 +31,7 @@ func needPostgres(t *testing.T) {
 }
 
 // dbCrossValidated are the database scenarios whose simulated verdicts
-// real PostgreSQL must reproduce (README, "Live PostgreSQL").
+// real PostgreSQL must reproduce (docs/live.md, "Live PostgreSQL").
 var dbCrossValidated = []struct {
 	scenario, variant string
 	options           map[string]string
