@@ -121,6 +121,12 @@ when, with which grant and token, what the storage did), and MATCH or MISMATCH. 
 is written to a run directory (default runs/repro/NAME/VARIANT) with the command that
 replays it.
 
+With --live a variant runs in real time against the real system; one that misses its
+expectation (or whose faults did not all fire) runs again, up to --tries times, each miss
+said in a line, and the outcome says in which try it matched: a real-time run can miss
+the moment its story needs, while a model that disagrees with the real system misses
+every try.
+
 Exit codes: 0 every variant matched; 1 a variant did not match its expectation;
 2 usage error; 4 the harness crashed.`,
 		Example: `  locklab repro redlock-clock-jump --variant unsafe
