@@ -99,13 +99,17 @@ func faultSentence(w history.FaultWindow) string {
 
 // foldBlocks splits blocks into those shown, at least one and as many as fit
 // in shown lines, and those folded behind a click; folded counts the lines
-// of the folded ones.
+// of the folded ones. A single line is never folded: the click would save
+// nothing.
 func foldBlocks(blocks []cxBlock, shown int) (open, closed []cxBlock, folded int) {
 	lines := 0
 	for i, b := range blocks {
 		if i > 0 && lines+b.size() > shown {
 			for _, c := range blocks[i:] {
 				folded += c.size()
+			}
+			if folded == 1 {
+				return blocks, nil, 0
 			}
 			return blocks[:i], blocks[i:], folded
 		}

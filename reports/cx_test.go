@@ -94,3 +94,19 @@ func TestFaultNameSaysWhatTheFaultIs(t *testing.T) {
 	assert.Equal(t, "fault 3 (partition groups c1, redis)", faultName(2, "partition", &rows[2]))
 	assert.Equal(t, "fault 5 (crash)", faultName(4, "crash", nil), "a fault the schedule does not list")
 }
+
+func TestFoldBlocksNeverFoldsASingleLine(t *testing.T) {
+	blocks := []cxBlock{{Text: "a", Lines: []string{"a1"}}, {Text: "b"}, {Text: "c"}, {Text: "d"}, {Text: "e"}, {Text: "f"}}
+	open, closed, folded := foldBlocks(blocks, 6)
+	assert.Len(t, open, 6, "seven lines: the seventh is shown rather than folded alone")
+	assert.Empty(t, closed)
+	assert.Zero(t, folded)
+
+	open, closed, folded = foldBlocks(append(blocks, cxBlock{Text: "g"}), 6)
+	assert.Len(t, open, 5, "a with its fault line, then b to e: six lines")
+	assert.Equal(t, []cxBlock{{Text: "f"}, {Text: "g"}}, closed)
+	assert.Equal(t, 2, folded)
+
+	open, _, _ = foldBlocks([]cxBlock{{Text: "x", Lines: make([]string, 9)}, {Text: "y"}, {Text: "z"}}, 6)
+	assert.Len(t, open, 1, "the first finding is shown whatever its length")
+}
