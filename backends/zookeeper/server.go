@@ -316,7 +316,7 @@ func (s *Server) ready() {
 
 // persist writes a Ready's hard state and entries to the log that survives a
 // crash.
-func (s *Server) persist(rd raft.Ready) {
+func (s *Server) persist(rd *raft.Ready) {
 	if !raft.IsEmptyHardState(rd.HardState) {
 		s.term = rd.HardState.Term
 		if err := s.st.SetHardState(rd.HardState); err != nil {
