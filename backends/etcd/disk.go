@@ -58,14 +58,14 @@ func (d *disk) Open() (raft.Storage, uint64) {
 
 // Write stores a Ready's hard state and entries, on the disk and in the
 // running member's storage.
-func (d *disk) Write(rd *raft.Ready) {
-	d.write(rd.HardState, rd.Entries)
-	if !raft.IsEmptyHardState(rd.HardState) {
-		if err := d.st.SetHardState(rd.HardState); err != nil {
+func (d *disk) Write(hard pb.HardState, entries []pb.Entry) {
+	d.write(hard, entries)
+	if !raft.IsEmptyHardState(hard) {
+		if err := d.st.SetHardState(hard); err != nil {
 			panic(fmt.Sprintf("etcd: disk: set hard state: %v", err))
 		}
 	}
-	if err := d.st.Append(rd.Entries); err != nil {
+	if err := d.st.Append(entries); err != nil {
 		panic(fmt.Sprintf("etcd: disk: append: %v", err))
 	}
 }

@@ -126,12 +126,12 @@ type nodeLog struct{ s *Server }
 func (l nodeLog) Open() (raft.Storage, uint64) { return l.s.disk.storage(), l.s.disk.SnapshotIndex() }
 
 // Write writes the Ready's hard state and entries to the disk.
-func (l nodeLog) Write(rd *raft.Ready) {
+func (l nodeLog) Write(hard pb.HardState, entries []pb.Entry) {
 	s := l.s
-	s.disk.write(rd.HardState, rd.Entries)
+	s.disk.write(hard, entries)
 	if d := s.proposingData; d != nil {
-		for i := range rd.Entries {
-			if e := &rd.Entries[i]; len(e.Data) == len(d) && &e.Data[0] == &d[0] {
+		for i := range entries {
+			if e := &entries[i]; len(e.Data) == len(d) && &e.Data[0] == &d[0] {
 				s.cluster.decoder.proposed(e.Index, d, s.proposing)
 				s.proposingData = nil
 				break

@@ -44,7 +44,7 @@ func BenchmarkRawNodeProposal(b *testing.B) {
 	applied := 0
 	steps := func(id uint64) Steps {
 		return Steps{
-			Persist: func(rd *raft.Ready) {
+			Persist: func(rd raft.Ready) {
 				if !raft.IsEmptyHardState(rd.HardState) {
 					_ = stores[id].SetHardState(rd.HardState)
 				}

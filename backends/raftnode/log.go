@@ -40,13 +40,13 @@ func (l *MemoryLog) Open() (raft.Storage, uint64) {
 }
 
 // Write stores the Ready's hard state and entries.
-func (l *MemoryLog) Write(rd *raft.Ready) {
-	if !raft.IsEmptyHardState(rd.HardState) {
-		if err := l.st.SetHardState(rd.HardState); err != nil {
+func (l *MemoryLog) Write(hard pb.HardState, entries []pb.Entry) {
+	if !raft.IsEmptyHardState(hard) {
+		if err := l.st.SetHardState(hard); err != nil {
 			panic(fmt.Sprintf("raftnode: memory log: hard state: %v", err))
 		}
 	}
-	if err := l.st.Append(rd.Entries); err != nil {
+	if err := l.st.Append(entries); err != nil {
 		panic(fmt.Sprintf("raftnode: memory log: append: %v", err))
 	}
 }

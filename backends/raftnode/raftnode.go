@@ -12,13 +12,15 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
-// Steps are what a server does with each part of a Ready batch. Persist,
-// Send and Apply are given a pointer into the batch (no copy); it is valid
-// during the call, and what it points to must not be written.
+// Steps are what a server does with each part of a Ready batch. Send and
+// Apply are given a pointer into the batch (no copy); it is valid during the
+// call, and what it points to must not be written. Persist is given the
+// batch itself (a pointer to it, through a function value, would move every
+// batch to the heap).
 type Steps struct {
 	// Persist makes the batch's hard state and entries durable (and visible
 	// to the RawNode's storage) before any message is sent.
-	Persist func(rd *raft.Ready)
+	Persist func(rd raft.Ready)
 	// Send sends one message to its peer.
 	Send func(m *pb.Message)
 	// Apply applies one committed entry to the state machine.
@@ -37,7 +39,7 @@ type Steps struct {
 func Drain(rn *raft.RawNode, s Steps) {
 	for rn.HasReady() {
 		rd := rn.Ready()
-		s.Persist(&rd)
+		s.Persist(rd)
 		for i := range rd.Messages {
 			s.Send(&rd.Messages[i])
 		}

@@ -19,10 +19,10 @@ type Log interface {
 	// index of the last entry it may count as applied (the bootstrap
 	// snapshot's).
 	Open() (raft.Storage, uint64)
-	// Write stores a Ready's hard state and entries; the storage Open
-	// returned sees them at once. It is called only for a Ready that has
-	// either.
-	Write(rd *raft.Ready)
+	// Write stores a Ready's hard state (unless empty) and entries; the
+	// storage Open returned sees them at once. It is called only for a
+	// Ready that has either.
+	Write(hard pb.HardState, entries []pb.Entry)
 	// Crash throws away what the policy does not keep.
 	Crash()
 }
@@ -284,7 +284,7 @@ func (r *Replica) Propose(data []byte) error { return r.rn.Propose(data) }
 // change, advance.
 func (r *Replica) Drain() { Drain(r.rn, r.steps) }
 
-func (r *Replica) persist(rd *raft.Ready) {
+func (r *Replica) persist(rd raft.Ready) {
 	if !raft.IsEmptyHardState(rd.HardState) {
 		r.term = rd.HardState.Term
 	}
@@ -292,7 +292,7 @@ func (r *Replica) persist(rd *raft.Ready) {
 		panic(fmt.Sprintf("%s: %s: unexpected snapshot (the log is never compacted)", r.cfg.Service, r.node.Name()))
 	}
 	if !raft.IsEmptyHardState(rd.HardState) || len(rd.Entries) > 0 {
-		r.cfg.Log.Write(rd)
+		r.cfg.Log.Write(rd.HardState, rd.Entries)
 	}
 }
 
