@@ -40,10 +40,11 @@ var (
 
 func newServer(c *Cell, id uint64) *Server {
 	s := &Server{cell: c, id: id}
+	rc := raftnode.RaftConfig(id)
+	rc.PreVote = true
 	s.r = raftnode.NewReplica(raftnode.Config{
-		Service: "chubby",
-		Raft: raft.Config{ID: id, ElectionTick: raftnode.NeverElectionTick, HeartbeatTick: 1, PreVote: true,
-			MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, Logger: raftnode.Logger{}},
+		Service:           "chubby",
+		Raft:              rc,
 		Group:             c.opts.Replicas,
 		Tick:              c.opts.Tick,
 		ElectionTimeout:   c.opts.ElectionTimeout,

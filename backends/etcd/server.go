@@ -64,19 +64,12 @@ var (
 func newServer(c *Cluster, id uint64, d *disk) *Server {
 	s := &Server{cluster: c, id: id, disk: d}
 	o := c.opts
+	rc := raftnode.RaftConfig(id)
+	rc.ElectionTick = electionTicks(o) // CheckQuorum's period; campaigns stay the replica's
+	rc.PreVote, rc.CheckQuorum, rc.DisableProposalForwarding = true, true, true
 	s.r = raftnode.NewReplica(raftnode.Config{
-		Service: "etcd",
-		Raft: raft.Config{
-			ID:                        id,
-			ElectionTick:              electionTicks(o),
-			HeartbeatTick:             1,
-			MaxSizePerMsg:             1 << 20,
-			MaxInflightMsgs:           256,
-			PreVote:                   true,
-			CheckQuorum:               true,
-			DisableProposalForwarding: true,
-			Logger:                    raftnode.Logger{},
-		},
+		Service:          "etcd",
+		Raft:             rc,
 		Group:            o.Members,
 		Tick:             o.Tick,
 		ElectionTimeout:  o.ElectionTimeout,

@@ -48,19 +48,11 @@ func newServer(c *Cluster, id uint64, d *Disk) *Server {
 	s := &Server{cluster: c, id: id, disk: d}
 	o := c.opts
 	s.fsyncFn = s.fsync
+	rc := raftnode.RaftConfig(id) // CheckQuorum off
+	rc.HeartbeatTick, rc.PreVote, rc.DisableProposalForwarding = o.HeartbeatTicks, o.PreVote, true
 	s.r = raftnode.NewReplica(raftnode.Config{
-		Service: "raftkv",
-		Raft: raft.Config{
-			ID:                        id,
-			ElectionTick:              raftnode.NeverElectionTick,
-			HeartbeatTick:             o.HeartbeatTicks,
-			MaxSizePerMsg:             1 << 20,
-			MaxInflightMsgs:           256,
-			CheckQuorum:               false,
-			PreVote:                   o.PreVote,
-			DisableProposalForwarding: true,
-			Logger:                    raftnode.Logger{},
-		},
+		Service:         "raftkv",
+		Raft:            rc,
 		Group:           o.Nodes,
 		Tick:            o.Tick,
 		ElectionTimeout: o.ElectionTimeout,

@@ -386,3 +386,12 @@ func Leader[S any](servers []S, replica func(S) *Replica) (int, bool) {
 // campaign by itself (its randomized timeout reads a global random source),
 // the replica's seeded election timer does.
 const NeverElectionTick = 1 << 30
+
+// RaftConfig is the raft configuration the services share, for replica id:
+// raft never campaigns by itself (NeverElectionTick), a heartbeat every
+// tick, up to 1 MiB per message and 256 in flight, and raft's logging
+// discarded. A service changes what it does differently.
+func RaftConfig(id uint64) raft.Config {
+	return raft.Config{ID: id, ElectionTick: NeverElectionTick, HeartbeatTick: 1,
+		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, Logger: Logger{}}
+}

@@ -48,10 +48,11 @@ var (
 func newServer(e *Ensemble, id uint64) *Server {
 	s := &Server{ens: e, id: id}
 	n := e.opts.Servers
+	rc := raftnode.RaftConfig(id)
+	rc.PreVote = true
 	s.r = raftnode.NewReplica(raftnode.Config{
-		Service: "zookeeper",
-		Raft: raft.Config{ID: id, ElectionTick: raftnode.NeverElectionTick, HeartbeatTick: 1, PreVote: true,
-			MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, Logger: raftnode.Logger{}},
+		Service:           "zookeeper",
+		Raft:              rc,
 		Group:             n,
 		Tick:              e.opts.Tick,
 		ElectionTimeout:   e.opts.ElectionTimeout,
