@@ -147,6 +147,15 @@ func NewGrantLog(quorum int) *GrantLog {
 	return &GrantLog{quorum: max(quorum, 1), open: map[ownedKey]*grant{}}
 }
 
+// Quorum is how many scopes must hold a grant for the lock to be held (1
+// but for Redlock's instances).
+func (l *GrantLog) Quorum() int {
+	if l == nil {
+		return 1
+	}
+	return l.quorum
+}
+
 // Record turns recording on (the default of a new log) or off. A run that
 // nobody audits against its servers' record turns it off: the servers then
 // spare the record's memory and time (Recording).

@@ -242,7 +242,7 @@ func TestDataVerdictsAgreeWithTheStorage(t *testing.T) {
 		t.Run(sys.name, func(t *testing.T) {
 			t.Parallel()
 			var invalid, confirmedSeeds, lostSeeds, visibleSeeds, judged []uint64
-			for seed := uint64(1); seed <= uint64(*truthSeeds); seed++ {
+			for seed := uint64(1); seed <= uint64(seedsOfTruth()); seed++ {
 				tc := sys.test
 				tc.Nemesis, tc.Seed = "random", seed
 				d := runWithDataTruth(t, tc)
@@ -271,7 +271,7 @@ func TestDataVerdictsAgreeWithTheStorage(t *testing.T) {
 			}
 			t.Logf("%s, seeds 1..%d: critical-sections INVALID on %d seeds %v, %d confirmed by the record; "+
 				"the record shows a lost update on %d seeds %v, %d of them visible to the history %v, %d judged INVALID",
-				sys.name, *truthSeeds, len(invalid), invalid, len(confirmedSeeds), len(lostSeeds), lostSeeds,
+				sys.name, seedsOfTruth(), len(invalid), invalid, len(confirmedSeeds), len(lostSeeds), lostSeeds,
 				len(visibleSeeds), visibleSeeds, len(judged))
 			t.Logf("TABLE %s | %d | %d | %d | %d | %d", sys.name, len(invalid), len(confirmedSeeds), len(lostSeeds), len(visibleSeeds), len(judged))
 		})
@@ -334,7 +334,7 @@ func TestOnCallVerdictsAgreeWithTheStorage(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
 			var invalid, confirmedSeeds, nobody, judgedInvalid, judgedUnknown []uint64
-			for seed := uint64(1); seed <= uint64(*truthSeeds); seed++ {
+			for seed := uint64(1); seed <= uint64(seedsOfTruth()); seed++ {
 				tc := s.test
 				tc.Workload, tc.Nemesis, tc.Seed, tc.Checks = "oncall", "random", seed, []string{"on-call"}
 				p, err := Prepare(tc)
@@ -368,7 +368,7 @@ func TestOnCallVerdictsAgreeWithTheStorage(t *testing.T) {
 			}
 			t.Logf("%s oncall, seeds 1..%d: on-call INVALID on %d seeds %v, %d confirmed by the record; "+
 				"the record shows nobody on call on %d seeds %v: %d judged INVALID, %d UNKNOWN %v",
-				s.name, *truthSeeds, len(invalid), invalid, len(confirmedSeeds), len(nobody), nobody,
+				s.name, seedsOfTruth(), len(invalid), invalid, len(confirmedSeeds), len(nobody), nobody,
 				len(judgedInvalid), len(judgedUnknown), judgedUnknown)
 			t.Logf("TABLE oncall/%s | %d | %d | %d | %d", s.name, len(invalid), len(confirmedSeeds), len(nobody), len(judgedInvalid))
 		})

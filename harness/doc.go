@@ -38,7 +38,7 @@
 // Claims the conformance suite holds it to) in system.go; its scenarios in
 // scenarios.go; both registered from init. backends/builtin imports every
 // built-in system, and a program (or test) that runs systems imports it.
-// The suite in harness/conformance then proves every registered system
+// The suite in conformance then proves every registered system
 // (every property a lock system must have) without further code.
 //
 // Run is deterministic: the same Test gives the same history, byte for byte.

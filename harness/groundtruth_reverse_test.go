@@ -290,7 +290,7 @@ func TestRecordedBreachesAreJudged(t *testing.T) {
 		}
 		t.Run(sys.name, func(t *testing.T) {
 			t.Parallel()
-			n := *truthSeeds
+			n := seedsOfTruth()
 			if sys.seeds > 0 {
 				n = min(n, sys.seeds)
 			}

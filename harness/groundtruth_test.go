@@ -20,10 +20,27 @@ import (
 )
 
 var truthSeeds = flag.Int("truth-seeds", 30,
-	"random-fault seeds per system that the ground-truth sweeps run (go test ./harness -run Servers -truth-seeds 300 for the long version)")
+	"random-fault seeds per system that the ground-truth sweeps run (go test ./harness -run Servers -truth-seeds 300 for the long version; -short: 6 unless set)")
+
+// shortTruthSeeds is the ground-truth sweeps' number of seeds under -short
+// when -truth-seeds is not given: each seed is a property of its own (an
+// INVALID backed by the record), so fewer seeds test the same thing on a
+// smaller sample.
+const shortTruthSeeds = 6
+
+// seedsOfTruth is the number of seeds per system of the ground-truth sweeps:
+// -truth-seeds, or shortTruthSeeds under -short when the flag is not given.
+func seedsOfTruth() int {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "truth-seeds" })
+	if testing.Short() && !set {
+		return shortTruthSeeds
+	}
+	return *truthSeeds
+}
 
 // truthSystems are the deployments the ground-truth sweep covers: every
-// system, with random faults, as the README shows them.
+// system, with random faults, as docs/checks-and-history.md shows them.
 var truthSystems = []struct {
 	name string
 	test Test
@@ -65,7 +82,7 @@ func TestLockVerdictsAgreeWithTheServers(t *testing.T) {
 	for _, sys := range truthSystems {
 		t.Run(sys.name, func(t *testing.T) {
 			t.Parallel()
-			n := *truthSeeds
+			n := seedsOfTruth()
 			if sys.seeds > 0 {
 				n = min(n, sys.seeds)
 			}
@@ -132,9 +149,22 @@ type truthRun struct {
 // believes it holds the lock, which the record shows as overlaps, because a
 // removal leaves the owner's grant open.
 func clientsSaw(events []history.Event, b backends.Breach) bool {
-	if b.Removal {
-		return false
-	}
+	return beliefsOf(events).saw(b)
+}
+
+// belief is a client's belief that it held a lock, as clientsSaw counts it:
+// its holding (models.Holdings) up to its effective end.
+type belief struct {
+	h   models.Holding
+	end int64
+}
+
+// beliefs are the beliefs of one history, computed once for all the breaches
+// of its run (a run of the control lock has hundreds).
+type beliefs []belief
+
+// beliefsOf computes the beliefs of the clients of a history.
+func beliefsOf(events []history.Event) beliefs {
 	failed := map[int]bool{} // the invocations of releases that certainly failed, the lock still theirs
 	open := map[int]history.Event{}
 	for _, e := range events {
@@ -148,7 +178,7 @@ func clientsSaw(events []history.Event, b backends.Breach) bool {
 			delete(open, e.Process)
 		}
 	}
-	var held, other [][2]int64 // the beliefs of the two owners' clients within the overlap
+	var out beliefs
 	for _, h := range models.Holdings(events) {
 		end := h.End
 		if h.Ended != nil && h.Ended.F == history.FRelease && failed[h.Ended.Index] {
@@ -157,6 +187,20 @@ func clientsSaw(events []history.Event, b backends.Breach) bool {
 		if h.Deadline != nil {
 			end = min(end, *h.Deadline)
 		}
+		out = append(out, belief{h: h, end: end})
+	}
+	return out
+}
+
+// saw reports whether the clients of these beliefs could see the broken
+// promise b (see clientsSaw).
+func (bs beliefs) saw(b backends.Breach) bool {
+	if b.Removal {
+		return false
+	}
+	var held, other [][2]int64 // the beliefs of the two owners' clients within the overlap
+	for _, x := range bs {
+		h, end := x.h, x.end
 		from, to := max(h.Start, int64(b.From)), min(end, int64(b.To))
 		if h.Key != b.Key || from >= to {
 			continue
@@ -202,8 +246,9 @@ func runWithTruth(t *testing.T, tc Test) truthRun {
 	v := verdict(r, tc.Checks[0])
 	require.Equal(t, tc.Checks[0], v.Check)
 	run := truthRun{verdict: v, breaches: p.Deployment.Grants.Breaches(), held: r.Network.Held}
+	saw := beliefsOf(r.Events)
 	for _, b := range run.breaches {
-		if clientsSaw(r.Events, b) {
+		if saw.saw(b) {
 			run.seen = append(run.seen, b)
 		}
 	}
@@ -312,9 +357,10 @@ func TestGrantRecordSeesKnownBreaches(t *testing.T) {
 			require.NoError(t, err)
 			var overlap, removal bool
 			var seen []backends.Breach
+			saw := beliefsOf(r.Events)
 			for _, b := range p.Deployment.Grants.Breaches() {
 				overlap, removal = overlap || !b.Removal, removal || b.Removal
-				if clientsSaw(r.Events, b) {
+				if saw.saw(b) {
 					seen = append(seen, b)
 				}
 			}

@@ -60,7 +60,7 @@ func TestClientLeasesCountFromTheRequest(t *testing.T) {
 			t.Parallel()
 			checked, beyond := 0, 0
 			why, outlives := leasesBeyondPromise[sys.name]
-			for seed := uint64(1); seed <= uint64(max(*truthSeeds/3, 3)); seed++ {
+			for seed := uint64(1); seed <= uint64(max(seedsOfTruth()/3, 3)); seed++ {
 				tc := sys.test
 				tc.Nemesis, tc.Seed, tc.Checks = "pause,partition,crash,delay", seed, []string{lockCheck(tc)}
 				p, err := Prepare(tc)

@@ -50,7 +50,7 @@ func TestFaultsThatDidNotFireAreRecorded(t *testing.T) {
 	assert.Empty(t, run.Warnings(), "one fault fired")
 	var out bytes.Buffer
 	require.NoError(t, reports.PrintSummary(&out, run, ""))
-	assert.Contains(t, out.String(), "did not fire: 4 of 5 scheduled faults\n  faults[1] (pause): it was due at 1m30s")
+	assert.Contains(t, out.String(), "did not fire: 4 of 5 scheduled faults\n  fault 2 (pause c1): it was due at 1m30s")
 	assert.NotContains(t, out.String(), "WARNING")
 
 	schedule.Faults = schedule.Faults[1:]

@@ -24,13 +24,14 @@ import (
 // names the Debian package).
 func needPostgres(t *testing.T) {
 	t.Helper()
+	realTime(t)
 	if _, err := livedb.Binaries(); err != nil {
 		t.Skip(err)
 	}
 }
 
 // dbCrossValidated are the database scenarios whose simulated verdicts
-// real PostgreSQL must reproduce (README, "Live PostgreSQL").
+// real PostgreSQL must reproduce (docs/live.md, "Live PostgreSQL").
 var dbCrossValidated = []struct {
 	scenario, variant string
 	options           map[string]string

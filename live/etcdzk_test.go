@@ -37,7 +37,7 @@ func etcdZKScale(system string) float64 {
 }
 
 // etcdZKCrossValidated are the catalog variants on real etcd and ZooKeeper
-// whose simulated and live verdicts must agree (README, "Live etcd and
+// whose simulated and live verdicts must agree (docs/live.md, "Live etcd and
 // ZooKeeper"). The extended ones run only with LOCKLAB_LIVE_MEASURE=1, to
 // keep the default live cost of `go test ./...` small.
 var etcdZKCrossValidated = []struct {
@@ -69,6 +69,7 @@ var etcdZKCrossValidated = []struct {
 // (the error names the Debian package).
 func requireServer(t *testing.T, system string) {
 	t.Helper()
+	realTime(t)
 	var err error
 	switch system {
 	case "etcd":

@@ -21,6 +21,15 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m, procStarter) }
 
 var procStarter = goleak.IgnoreTopFunction("github.com/locklab/locklab/live/proc.startLocked.func1.1")
 
+// realTime skips a test under -short: it runs live, in real time, and may
+// start real servers (go test -short runs none).
+func realTime(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: a live run takes real time (and may start real servers)")
+	}
+}
+
 // noLeak checks, after the test, that no goroutine it started survives (the
 // live cluster's, the clients', the faults' timers).
 func noLeak(t *testing.T) {
@@ -60,6 +69,7 @@ var fastElection = map[string]string{"heartbeat-timeout": "40ms", "election-time
 func TestSimulatedAndLiveVerdictsAgree(t *testing.T) {
 	for _, tc := range crossValidated {
 		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
+			realTime(t)
 			noLeak(t)
 			s, err := harness.FindScenario(tc.scenario)
 			require.NoError(t, err)
@@ -129,6 +139,7 @@ func TestUnsupportedFaultsAreRefusedBeforeTheRun(t *testing.T) {
 // mid-way: it returns at once with what was recorded, and every goroutine
 // it started is gone.
 func TestARunStopsOnCancelAndLeavesNothingBehind(t *testing.T) {
+	realTime(t)
 	noLeak(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
@@ -144,6 +155,7 @@ func TestARunStopsOnCancelAndLeavesNothingBehind(t *testing.T) {
 // fault (pauses, partitions, crashes with restarts, clock jumps, delays)
 // breaks the data.
 func TestRandomFaultsOnHashicorpRaftKeepTheLockSafe(t *testing.T) {
+	realTime(t)
 	noLeak(t)
 	res, err := Run(context.Background(), harness.Test{System: "raftkv", Seed: 11, Time: 30 * time.Second,
 		Nemesis: "pause,partition,crash,clock-jump,delay", Storage: "fenced", FenceReads: true}, Config{Scale: scale})
@@ -167,6 +179,7 @@ func TestDelayedWriteToTheStorage(t *testing.T) {
 		want    string
 	}{{"unfenced", "invalid"}, {"fenced", "valid"}} {
 		t.Run(tc.storage, func(t *testing.T) {
+			realTime(t)
 			noLeak(t)
 			delay := nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Delay, From: []string{"c1"}, To: []string{"storage"},
 				Match: "storage.WriteReq", Amount: nemesis.Duration(15 * time.Second), Count: 1,

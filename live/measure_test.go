@@ -18,7 +18,7 @@ import (
 	"github.com/locklab/locklab/history"
 )
 
-// The measurements of the README's live section. They take minutes of real
+// The measurements of docs/live.md. They take minutes of real
 // time, so they run only with LOCKLAB_LIVE_MEASURE=1:
 //
 //	LOCKLAB_LIVE_MEASURE=1 go test -run Measure -v ./live
@@ -228,7 +228,7 @@ func TestMeasurePostgreSQLAcquireLatency(t *testing.T) {
 
 // TestMeasureEtcdZooKeeperAcquireLatency runs fenced-counter without faults
 // for 20 s with 1 and 5 clients on real etcd and ZooKeeper and simulated,
-// and reports the acquire latency (README, "Live etcd and ZooKeeper").
+// and reports the acquire latency (docs/live.md, "Live etcd and ZooKeeper").
 func TestMeasureEtcdZooKeeperAcquireLatency(t *testing.T) {
 	measuring(t)
 	for _, system := range []string{"etcd", "zookeeper"} {

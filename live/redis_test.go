@@ -27,6 +27,7 @@ import (
 // installed (the message names the Debian package).
 func needRedis(t *testing.T) {
 	t.Helper()
+	realTime(t)
 	if _, err := redisBinary(); err != nil {
 		t.Skip(err)
 	}
@@ -43,7 +44,7 @@ func noLeakRedis(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
 }
 
-// redisCrossValidated are the Redis and Redlock rows of the README's
+// redisCrossValidated are the Redis and Redlock rows of docs/live.md's
 // cross-validation table: the simulated and the live verdicts must agree.
 // The failover rows need the Sentinel's own latency (up to about 1.2 s
 // beyond down-after: a promotion is confirmed by an INFO every second) to
@@ -293,6 +294,9 @@ func portListening(port int) bool {
 // process_id) and fail as a server that exited before it was ready, which
 // retryDeploy tries again — not run against the other process.
 func TestARedisServerWhosePortWasTakenIsNotReady(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test starts a real redis-server")
+	}
 	bin, err := redisBinary()
 	if err != nil {
 		t.Skip(err)

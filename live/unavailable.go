@@ -3,8 +3,10 @@ package live
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
+	livedb "github.com/locklab/locklab/backends/live/database"
 	"github.com/locklab/locklab/harness"
 )
 
@@ -23,6 +25,22 @@ func Unavailable(t harness.Test) string {
 		return fmt.Sprintf("system %s has no live form (live: %s)", t.System, strings.Join(Systems(), ", "))
 	}
 	if _, err := dep.Describe(t.WithDefaults()); errors.Is(err, ErrNotLive) {
+		return err.Error()
+	}
+	return ""
+}
+
+// UnreachableOut says why the servers of test t cannot keep their data
+// beside the run directory runDir ("" when they can): PostgreSQL, run as
+// its own user when locklab runs as root, must pass through runDir's parent
+// and every directory above it. Said before the run, so that an --out in a
+// private directory (a 0700 temporary directory) is refused, or its
+// database variants skipped, before any server starts.
+func UnreachableOut(t harness.Test, runDir string) string {
+	if t.System != "database" {
+		return ""
+	}
+	if err := livedb.CheckReachable(filepath.Dir(filepath.Clean(runDir))); err != nil {
 		return err.Error()
 	}
 	return ""

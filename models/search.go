@@ -254,8 +254,26 @@ func split(x linOp, before, during []linOp, order func(x, y linOp) int, cur, nex
 	return cur, next
 }
 
+// porcupineRows are the processes of a batch's operations in the order of
+// the rows porcupineOps gives them: row 0 holds the start operation alone,
+// row i+1 the operations of the i-th process by number, so that the first
+// processes, one per client in client order, come first.
+func porcupineRows(ops []linOp) []int {
+	var rows []int
+	seen := map[int]bool{}
+	for _, o := range ops {
+		if !seen[o.client] {
+			seen[o.client] = true
+			rows = append(rows, o.client)
+		}
+	}
+	slices.Sort(rows)
+	return rows
+}
+
 // porcupineOps turns a batch into Porcupine operations after a start
-// operation; open operations return at the end of the batch.
+// operation, each process on a row of its own (porcupineRows); open
+// operations return at the end of the batch.
 func porcupineOps(start any, ops []linOp) []porcupine.Operation {
 	end := int64(0)
 	for _, o := range ops {
@@ -266,18 +284,16 @@ func porcupineOps(start any, ops []linOp) []porcupine.Operation {
 	}
 	out := make([]porcupine.Operation, 0, len(ops)+1)
 	out = append(out, porcupine.Operation{ClientId: 0, Input: startOp{state: start}, Call: -2, Return: -1})
-	clients := map[int]int{} // process -> dense row of the visualization
+	rows := map[int]int{} // process -> row of the visualization
+	for i, p := range porcupineRows(ops) {
+		rows[p] = i + 1
+	}
 	for _, o := range ops {
 		ret := o.ret
 		if o.open {
 			ret = end
 		}
-		row, seen := clients[o.client]
-		if !seen {
-			row = len(clients)
-			clients[o.client] = row
-		}
-		out = append(out, porcupine.Operation{ClientId: row, Input: o.input, Call: o.call, Return: ret})
+		out = append(out, porcupine.Operation{ClientId: rows[o.client], Input: o.input, Call: o.call, Return: ret})
 	}
 	return out
 }

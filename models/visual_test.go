@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,4 +127,48 @@ func TestReleasingAVisualizationHandsItsSearchMemoryBack(t *testing.T) {
 	}
 	var none *Visualization
 	none.Release()
+}
+
+// TestVisualizationNamesItsRowsByClient: Porcupine numbers the rows of its
+// view; the view a verdict writes names them instead: "start" for the state
+// the stretch starts from, then each client, with its process number when
+// the client has several rows. Its legend is wide enough for "jump to first
+// error".
+func TestVisualizationNamesItsRowsByClient(t *testing.T) {
+	events := synth{ops: 400, seed: 3, lostUpdateAt: 35, inversionAt: 35}.events()
+	for _, c := range []Check{CriticalSections{Initial: history.Ptr(int64(0))}, LockService{Leases: true}, FencingTokens{StorageFenced: true}} {
+		t.Run(c.Name(), func(t *testing.T) {
+			v := Run(c, events)
+			require.Equal(t, Invalid, v.Result, v.Reason)
+			var page bytes.Buffer
+			require.NoError(t, v.Visualization.WriteHTML(&page))
+			html := page.String()
+			assert.Regexp(t, `const rowNames = \["start"(,"c\d+( \(p\d+\))?")+\]`, html)
+			assert.Equal(t, 2, strings.Count(html, "i < realClients ? rowName(i) : sortedTags[i - realClients]"), "the rows are measured and drawn with their names")
+			assert.NotContains(t, html, "i.toString()")
+			assert.Contains(t, html, `width="800" height="20" viewBox="0 0 800 20"`, "the legend has room for its last link")
+			assert.NotContains(t, html, `id="row-names"`, "Porcupine's page read as expected")
+		})
+	}
+}
+
+func TestRowNames(t *testing.T) {
+	events := []history.Event{
+		{Index: 0, Process: 3, Node: "c2"}, {Index: 1, Process: 4, Node: "c4"},
+		{Index: 2, Process: 11, Node: "c4"}, {Index: 3, Process: history.NemesisProcess},
+	}
+	batch := []linOp{{client: 11}, {client: 3}, {client: 11}, {client: 4}, {client: 7}}
+	assert.Equal(t, []string{"start", "c2", "c4 (p4)", "p7", "c4 (p11)"}, rowNames(batch, events))
+	ops := porcupineOps(nil, batch)
+	var rows []int
+	for _, o := range ops {
+		rows = append(rows, o.ClientId)
+	}
+	assert.Equal(t, []int{0, 4, 1, 4, 2, 3}, rows, "the start alone on row 0, then a row per process by number")
+}
+
+func TestNameRowsKeepsAPageItCannotReadAndSaysWhichRowIsWhich(t *testing.T) {
+	page := "<html><body><script>render(data)</script></body></html>"
+	assert.Equal(t, `<html><body><script>render(data)</script><p id="row-names">Rows: 0 start · 1 c1 · 2 c&lt;2&gt;</p>
+</body></html>`, nameRows(page, []string{"start", "c1", "c<2>"}))
 }

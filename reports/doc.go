@@ -33,15 +33,23 @@
 //     unknown), and the faults that hit it shaded on its row, over the row
 //     stripes; faults that hit a server (or the storage, or the whole
 //     network) are shaded and labelled in that node's lane above the
-//     clients. Beyond 40 clients, those in an overlap or hit by a fault keep
+//     clients. No fault is drawn in a holding's colours: the faults of one
+//     kind that overlap on one lane are merged into one band (one label,
+//     a thin line at each fault's start), so no number of them shades a
+//     lane like the red of two holders. Beyond 40 clients, those in an overlap or hit by a fault keep
 //     a row and the rest are drawn as one density band (how many of them
 //     held the lock at once);
 //   - timeline-overlap: the same around the first overlap, when there is one;
-//   - latency-raw: every operation's latency at its invoke time, log scale,
+//   - latency-raw: every operation's latency at its invoke time, log scale
+//     fitted to the latencies drawn (not rounded up to a power of ten),
 //     colour by function, marker by outcome (ok, fail, info);
 //   - latency-quantiles: p50, p95, p99 and max per window and function;
 //   - rate: completed operations per second per window, by function and
 //     outcome.
+//
+// The latency and throughput plots shade the faults across the data area,
+// one band per run of overlapping faults of a kind, each labelled once in a
+// strip above the data where its label fits before the next band.
 //
 // # Invariants
 //

@@ -34,14 +34,15 @@ func TestFaultsThatDidNotFireAreShown(t *testing.T) {
 	r.FaultOutcomes = outcomes
 	var out strings.Builder
 	require.NoError(t, PrintSummary(&out, r, ""))
-	assert.Contains(t, out.String(), "did not fire: 11 of 12 scheduled faults\n  faults[1] (pause): reason 1\n")
-	assert.Contains(t, out.String(), "  faults[10] (pause): reason 10\n  ... and 1 more (see fault_outcomes in results.json)\n")
+	assert.Contains(t, out.String(), "did not fire: 11 of 12 scheduled faults\n  fault 2 (pause c1): reason 1\n")
+	assert.Contains(t, out.String(), "  fault 11 (pause c1): reason 10\n  ... and 1 more (see fault_outcomes in results.json)\n")
 	assert.NotContains(t, out.String(), "WARNING")
 	assert.Empty(t, r.Warnings())
 	page := renderHTML(t, r, nil)
-	assert.Contains(t, page, `<tr><td>faults[0]</td><td>pause</td><td>at 1s</td><td>1s</td><td>[c1]</td><td></td><td>fired</td></tr>`)
-	assert.Contains(t, page, `<tr class="missed"><td>faults[11]</td><td>pause</td><td>at 1s</td><td>1s</td><td>[c1]</td><td></td><td>did not fire: reason 11</td></tr>`)
+	assert.Contains(t, page, `<tr><td>fault 1</td><td>pause</td><td>at 1s</td><td>1s</td><td>[c1]</td><td></td><td>fired</td></tr>`)
+	assert.Contains(t, page, `<tr class="missed"><td>fault 12</td><td>pause</td><td>at 1s</td><td>1s</td><td>[c1]</td><td></td><td>did not fire: reason 11</td></tr>`)
 	assert.NotContains(t, page, `class="warning"`)
+	assert.NotContains(t, out.String()+page, "faults[", "faults are named by number, kind and targets, not by their index")
 
 	r.FaultOutcomes = r.FaultOutcomes[1:2]
 	assert.Equal(t, []string{"the one scheduled fault did not fire: this run saw no fault, so its verdicts say nothing about faults"}, r.Warnings())

@@ -10,8 +10,6 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
@@ -58,6 +56,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"fdiv":    func(a, b int) float64 { return float64(a) / float64(b) },
 	"deref":   func(p any) string { return derefString(p) },
 	"joinAll": func(ss []string) string { return strings.Join(ss, ", ") },
+	"inc":     func(i int) int { return i + 1 },
 }).Parse(reportTemplate))
 
 // shellWords splits a command line into the words a reader keeps together:
@@ -147,9 +146,11 @@ type page struct {
 
 type cxView struct {
 	Check string
-	// Explanation is shown, Folded behind a click, LinesMore left out.
-	Explanation []string
-	Folded      []string
+	// Explanation is shown, Folded behind a click (FoldedLines lines),
+	// LinesMore lines left out: each block a finding with its faults.
+	Explanation []cxBlock
+	Folded      []cxBlock
+	FoldedLines int
 	LinesMore   int
 	Events      []history.Event
 	EventsMore  int
@@ -182,9 +183,10 @@ func writeHTML(w io.Writer, r Run, v *view, plots []Plot, files map[string]strin
 		Stats: computeStats(v, r.Extra)}
 	pg.Overall, pg.Headline = headline(r)
 	pg.Title, pg.Subtitle = titles(r, v)
+	windows := history.FaultWindows(v.events)
 	for _, vd := range r.Verdicts {
 		if vd.Counterexample != nil {
-			pg.Cx = append(pg.Cx, newCxView(vd))
+			pg.Cx = append(pg.Cx, newCxView(vd, windows))
 		}
 	}
 	for _, p := range plots {
@@ -298,14 +300,16 @@ func titles(r Run, v *view) (string, string) {
 	return title, strings.Join(parts, " · ")
 }
 
-func newCxView(vd models.Verdict) cxView {
-	cx := cxView{Check: vd.Check, Explanation: vd.Counterexample.Explanation, Events: vd.Counterexample.Events}
-	if n := len(cx.Explanation); n > maxCxLines {
-		cx.Explanation, cx.LinesMore = cx.Explanation[:maxCxLines], n-maxCxLines
+// newCxView is the counterexample of vd as the page shows it: its lines
+// grouped into findings with their faults (explanationBlocks), the first
+// shownCxLines lines open, the rest folded, beyond maxCxLines left out.
+func newCxView(vd models.Verdict, windows []history.FaultWindow) cxView {
+	cx := cxView{Check: vd.Check, Events: vd.Counterexample.Events}
+	lines := vd.Counterexample.Explanation
+	if n := len(lines); n > maxCxLines {
+		lines, cx.LinesMore = lines[:maxCxLines], n-maxCxLines
 	}
-	if len(cx.Explanation) > shownCxLines {
-		cx.Explanation, cx.Folded = cx.Explanation[:shownCxLines], cx.Explanation[shownCxLines:]
-	}
+	cx.Explanation, cx.Folded, cx.FoldedLines = foldBlocks(explanationBlocks(lines, windows), shownCxLines)
 	if n := len(cx.Events); n > maxCxEvents {
 		cx.Events, cx.EventsMore = cx.Events[:maxCxEvents], n-maxCxEvents
 	}
@@ -457,9 +461,5 @@ func faultStrip(r Run, warning string) (string, string) {
 	if r.Faults != nil && !r.Faults.NoneFired {
 		title = "A fault kind asked for never fired"
 	}
-	text := strings.TrimPrefix(warning, "no fault fired: ")
-	if c, size := utf8.DecodeRuneInString(text); unicode.IsLower(c) {
-		text = string(unicode.ToUpper(c)) + text[size:]
-	}
-	return title, text
+	return title, upperFirst(strings.TrimPrefix(warning, "no fault fired: "))
 }

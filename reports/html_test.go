@@ -135,7 +135,7 @@ func TestReportPrintsDurationsOneWay(t *testing.T) {
 	}}
 	r.Config = map[string]any{"clients": 1}
 	r.Verdicts = append(r.Verdicts, models.Verdict{Check: "one", Result: models.Invalid, Counterexample: &models.Counterexample{
-		Explanation: make([]string, 7), Events: r.Events[:1]}})
+		Explanation: make([]string, maxCxLines+1), Events: r.Events[:1]}})
 	r.Command = `locklab run --system redis -o 'ttl=10s lease' --fence-reads --out /tmp/a-very-long-directory-name`
 	page := renderHTML(t, r, nil)
 	for _, want := range []string{
@@ -144,7 +144,7 @@ func TestReportPrintsDurationsOneWay(t *testing.T) {
 		"<td>after c2&#39;s acquire &#43; 10ms</td>",
 		"1 client · ",
 		"the event that shows it",
-		"1 more line</summary>",
+		"1 more line not shown",
 		`<td class="num">9.996s</td>`, // c2's acquire, in the latency table
 		`<span class="w">-o &#39;ttl=10s lease&#39;</span> <span class="w">--fence-reads</span> <span class="w">--out /tmp/a-very-long-directory-name</span>`,
 	} {

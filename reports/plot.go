@@ -2,10 +2,13 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -13,6 +16,8 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/locklab/locklab/history"
 )
 
 // Plot sizes: the width of every figure and the height of the time-series
@@ -218,15 +223,19 @@ func shade(c color.NRGBA, k float64) color.NRGBA {
 // alpha returns c with opacity a.
 func alpha(c color.NRGBA, a uint8) color.NRGBA { c.A = a; return c }
 
-// faultColor is the colour of a fault kind.
+// faultColor is the colour of a fault kind. No fault kind is red, orange or
+// blue, the colours of the lock's holdings (red is two holders at once), and
+// the faults of one kind on one lane are merged into one band (faultBand),
+// so that no number of overlapping faults ever shades a lane in a colour a
+// reader could take for an overlap.
 func faultColor(kind string) color.NRGBA {
 	switch kind {
 	case "pause":
-		return color.NRGBA{220, 60, 60, 255}
+		return color.NRGBA{125, 85, 200, 255} // violet
 	case "partition":
-		return color.NRGBA{230, 150, 0, 255}
+		return color.NRGBA{170, 145, 30, 255} // olive
 	case "clock-jump", "clock-drift":
-		return color.NRGBA{150, 80, 200, 255}
+		return color.NRGBA{0, 140, 145, 255} // teal
 	case "crash":
 		return color.NRGBA{60, 60, 60, 255}
 	case "delay":
@@ -235,10 +244,114 @@ func faultColor(kind string) color.NRGBA {
 	return color.NRGBA{120, 120, 120, 255}
 }
 
-// faultBands shades the fault windows across the whole data area and labels
-// them along its top, on up to faultLabelLines lines, each label inside the
-// data area (clear of the legend) and clear of the others; a label with no
-// room is left out (the fault table lists every fault). They are drawn in
+// faultBand is a stretch of one lane in which faults of one kind follow each
+// other without a gap: it is shaded once, however many faults it merges, and
+// keeps them for its label and for a tick at each fault's start.
+type faultBand struct {
+	kind       string
+	start, end int64
+	faults     []faultWindow
+}
+
+// mergeFaults merges the fault windows of each kind that overlap or touch
+// into bands, in start order (then kind).
+func mergeFaults(faults []faultWindow) []faultBand {
+	sorted := slices.Clone(faults)
+	slices.SortStableFunc(sorted, func(a, b faultWindow) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Start, b.Start))
+	})
+	var out []faultBand
+	for _, f := range sorted {
+		if n := len(out); n > 0 && out[n-1].kind == f.Kind && f.Start <= out[n-1].end {
+			out[n-1].end = max(out[n-1].end, f.End)
+			out[n-1].faults = append(out[n-1].faults, f)
+			continue
+		}
+		out = append(out, faultBand{kind: f.Kind, start: f.Start, end: f.End, faults: []faultWindow{f}})
+	}
+	slices.SortStableFunc(out, func(a, b faultBand) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.kind, b.kind)) })
+	return out
+}
+
+// label names the band: its one fault as faultWindow.label does, or how many
+// faults of its kind it merges and, withTargets, which nodes they hit
+// ("3 pauses: c2, c3").
+func (b faultBand) label(withTargets bool) string {
+	if len(b.faults) == 1 {
+		if withTargets {
+			return b.faults[0].label()
+		}
+		return b.kind
+	}
+	l := history.Plural(len(b.faults), b.kind, pluralKind(b.kind))
+	if !withTargets {
+		return l
+	}
+	var targets []string
+	for _, f := range b.faults {
+		for _, t := range f.Targets {
+			if !slices.Contains(targets, t) {
+				targets = append(targets, t)
+			}
+		}
+	}
+	if len(targets) == 0 {
+		return l
+	}
+	slices.SortFunc(targets, naturalCompare)
+	t := strings.Join(targets, ", ")
+	if len(t) > 24 {
+		t = t[:21] + "..."
+	}
+	return l + ": " + t
+}
+
+// pluralKind is the plural of a fault kind ("crashes", "pauses").
+func pluralKind(kind string) string {
+	if strings.HasSuffix(kind, "sh") || strings.HasSuffix(kind, "ch") || strings.HasSuffix(kind, "s") {
+		return kind + "es"
+	}
+	return kind + "s"
+}
+
+// shadeBands shades each band over [y0, y1] in its kind's colour at opacity
+// a, and returns the bands drawn with their canvas extent. A band narrower
+// than minBand is widened, but never into the band of its kind before it:
+// no spot of a lane is shaded twice by one kind.
+func shadeBands(c *draw.Canvas, trX func(float64) vg.Length, p *plot.Plot, bands []faultBand, a uint8, y0, y1 vg.Length) []drawnBand {
+	var out []drawnBand
+	ends := map[string]vg.Length{}
+	for _, b := range bands {
+		x0, x1, ok := span(trX, p, b.start, b.end)
+		if !ok {
+			continue
+		}
+		if e, seen := ends[b.kind]; seen {
+			x0 = max(x0, e)
+		}
+		if x1 <= x0 {
+			continue
+		}
+		ends[b.kind] = x1
+		fillRect(c, alpha(faultColor(b.kind), a), x0, y0, x1, y1)
+		out = append(out, drawnBand{faultBand: b, x0: x0, x1: x1})
+	}
+	return out
+}
+
+// drawnBand is a band as drawn: its extent on the canvas.
+type drawnBand struct {
+	faultBand
+	x0, x1 vg.Length
+}
+
+// faultBands shades the fault windows across the whole data area, one band
+// per run of overlapping faults of a kind, and labels the bands in a strip
+// above the data area (reserved by addFaultBands), so that labels never sit
+// on the data. A band is labelled only where its label fits between its
+// start and the next band's start (or the data area's end), with its
+// targets when they fit too; a band with no room gets no label (the legend
+// gives its colour, the fault table lists every fault). They are drawn in
 // canvas coordinates, so they work with a log axis and leave the axis ranges
 // alone. An instantaneous fault (a clock jump) is drawn as a thin band.
 type faultBands struct {
@@ -246,38 +359,82 @@ type faultBands struct {
 	labels bool
 }
 
-// minBand is the narrowest band drawn; faultLabelLines the lines of labels.
-const (
-	minBand         = vg.Length(1.5)
-	faultLabelLines = 2
-)
+// minBand is the narrowest band drawn.
+const minBand = vg.Length(1.5)
+
+// faultLabelStyle is the style of the bands' labels.
+func faultLabelStyle() text.Style {
+	sty := textStyle(8.5, color.Black)
+	sty.YAlign = text.YBottom
+	return sty
+}
+
+// addFaultBands adds the fault bands of faults to p, behind what is added
+// after them, and, when they are labelled, reserves the strip for the labels
+// between the title and the data area.
+func addFaultBands(p *plot.Plot, faults []faultWindow, labels bool) {
+	p.Add(faultBands{faults: faults, labels: labels})
+	if labels && len(faults) > 0 {
+		p.Title.Padding += faultLabelStyle().Height("Xg") + vg.Points(3)
+	}
+}
 
 func (b faultBands) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
-	sty := textStyle(8.5, color.Black)
-	sty.YAlign = text.YTop
-	lineH := sty.Height("Xg")
-	var want, widths []vg.Length
-	var shown []faultWindow
-	for _, f := range b.faults {
-		x0, x1, ok := span(trX, p, f.Start, f.End)
-		if !ok {
-			continue
-		}
-		fillRect(&c, alpha(faultColor(f.Kind), 38), x0, c.Min.Y, x1, c.Max.Y)
-		shown = append(shown, f)
-		want, widths = append(want, x0+vg.Points(2)), append(widths, sty.Width(f.label()))
-	}
+	drawn := shadeBands(&c, trX, p, mergeFaults(b.faults), 38, c.Min.Y, c.Max.Y)
 	if !b.labels {
 		return
 	}
-	for i, spot := range placeLabels(want, widths, c.Min.X+vg.Points(1), c.Max.X-vg.Points(1), faultLabelLines, vg.Points(6)) {
+	sty := faultLabelStyle()
+	labels := bandLabels(drawn, sty, vg.Points(2), c.Max.X-vg.Points(1), true)
+	want, widths := labels.spans()
+	for i, spot := range placeLabels(want, widths, c.Min.X+vg.Points(1), c.Max.X-vg.Points(1), 1, vg.Points(6)) {
 		if spot.line < 0 {
 			continue
 		}
-		sty.Color = shade(faultColor(shown[i].Kind), -0.35)
-		c.FillText(sty, vg.Point{X: spot.x, Y: c.Max.Y - vg.Points(2) - vg.Length(spot.line)*lineH}, shown[i].label())
+		sty.Color = shade(faultColor(labels[i].kind), -0.35)
+		c.FillText(sty, vg.Point{X: spot.x, Y: c.Max.Y + vg.Points(2)}, labels[i].text)
 	}
+}
+
+// bandLabel is the label a band gets: its text, where it wants to start and
+// how wide it is.
+type bandLabel struct {
+	text, kind string
+	x, width   vg.Length
+}
+
+type bandLabelList []bandLabel
+
+func (ls bandLabelList) spans() (want, widths []vg.Length) {
+	for _, l := range ls {
+		want, widths = append(want, l.x), append(widths, l.width)
+	}
+	return want, widths
+}
+
+// bandLabels labels the bands drawn, each inset from its start: with its
+// targets (withTargets) when that fits before the next band starts (or
+// maxX), else with its kind alone; a band where neither fits gets none.
+func bandLabels(drawn []drawnBand, sty text.Style, inset, maxX vg.Length, withTargets bool) bandLabelList {
+	var out bandLabelList
+	for i, d := range drawn {
+		room := maxX
+		for _, next := range drawn[i+1:] {
+			if next.x0 > d.x0 {
+				room = min(room, next.x0-vg.Points(3))
+				break
+			}
+		}
+		x := d.x0 + inset
+		for _, l := range []string{d.label(withTargets), d.label(false)} {
+			if w := sty.Width(l); x+w <= room {
+				out = append(out, bandLabel{text: l, kind: d.kind, x: x, width: w})
+				break
+			}
+		}
+	}
+	return out
 }
 
 // labelSpot is where placeLabels put a label: its left edge and its line, or

@@ -95,14 +95,27 @@ func sampleScatter(v *view, xBins, yBins int) (map[string]*scatterSample, int) {
 	return series, drawn
 }
 
-// logRange returns powers of ten around [lo, hi].
-func logRange(lo, hi float64) (float64, float64) {
-	if lo <= 0 || hi <= 0 || lo > hi {
+// Latency axis: latencyPad is the room beyond the smallest and the largest
+// latency drawn (a factor, about a glyph on the log axis), latencyMinSpan
+// the narrowest range the axis spans (a factor of ten, a decade).
+const (
+	latencyPad     = 1.4
+	latencyMinSpan = 10.0
+)
+
+// latencyRange is the latency axis (ms) for latencies drawn from lo to hi:
+// fitted to them with latencyPad of room on both sides, at least a decade
+// wide; [minLatencyMs, 1s] when nothing was drawn. The axis ends where the
+// data ends, not at the next power of ten: latencies of milliseconds to
+// seconds get an axis to seconds, not to 1m40s.
+func latencyRange(lo, hi float64) (float64, float64) {
+	if lo <= 0 || hi <= 0 || lo > hi || math.IsInf(hi, 0) {
 		return minLatencyMs, 1000
 	}
-	lo, hi = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
-	if hi <= lo {
-		hi = lo * 10
+	lo, hi = lo/latencyPad, hi*latencyPad
+	if hi/lo < latencyMinSpan {
+		mid, half := math.Sqrt(lo*hi), math.Sqrt(latencyMinSpan)
+		lo, hi = mid/half, mid*half
 	}
 	return lo, hi
 }
@@ -113,7 +126,8 @@ func latencyFigure(v *view) (*figure, plotNote, error) {
 	p.Y.Label.Text = "latency (log scale)"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = durationTicks{}
-	p.Add(faultBands{faults: v.faults, labels: true}, grid(false, true))
+	addFaultBands(p, v.faults, true)
+	p.Add(grid(false, true))
 	series, drawn, cell := latencyScatter(v)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	total := 0
@@ -136,7 +150,7 @@ func latencyFigure(v *view) (*figure, plotNote, error) {
 			}
 		}
 	}
-	p.Y.Min, p.Y.Max = logRange(lo, hi)
+	p.Y.Min, p.Y.Max = latencyRange(lo, hi)
 	addFaultLegend(fig, v.faults)
 	note := plotNote{}
 	if drawn < total {
@@ -145,15 +159,36 @@ func latencyFigure(v *view) (*figure, plotNote, error) {
 	return fig, note, nil
 }
 
-// durationTicks labels a log axis of milliseconds at the powers of ten, as
-// durations (1ms, 10ms, 1s), the way every duration is printed.
+// durationTicks marks a log axis of milliseconds at 1 to 9 times each power
+// of ten and labels the powers of ten as durations (1ms, 10ms, 1s), the way
+// every duration is printed; on an axis under latencyLabelAll decades wide,
+// 2 and 5 times them too, so that a fitted axis always has labels.
 type durationTicks struct{}
 
+// latencyLabelAll is the span (decades) under which durationTicks labels
+// 1, 2 and 5 times the powers of ten.
+const latencyLabelAll = 2.5
+
 func (durationTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := plot.LogTicks{Prec: -1}.Ticks(lo, hi)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = history.FormatDuration(int64(math.Round(ticks[i].Value * 1e6)))
+	if lo <= 0 || hi <= lo {
+		return nil
+	}
+	labelled := []int{1}
+	if math.Log10(hi/lo) < latencyLabelAll {
+		labelled = []int{1, 2, 5}
+	}
+	var ticks []plot.Tick
+	for e := int(math.Floor(math.Log10(lo))); math.Pow10(e) <= hi; e++ {
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * math.Pow10(e)
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if slices.Contains(labelled, m) {
+				t.Label = history.FormatDuration(int64(math.Round(v * 1e6)))
+			}
+			ticks = append(ticks, t)
 		}
 	}
 	return ticks
@@ -197,7 +232,8 @@ func quantilesFigure(v *view) (*figure, error) {
 	p.Y.Label.Text = "latency (log scale)"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = durationTicks{}
-	p.Add(faultBands{faults: v.faults, labels: true}, grid(false, true))
+	addFaultBands(p, v.faults, true)
+	p.Add(grid(false, true))
 	n := int(v.end/dt) + 1
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, f := range v.functions() {
@@ -230,7 +266,7 @@ func quantilesFigure(v *view) (*figure, error) {
 	for _, ql := range quantileLines {
 		fig.add(ql.name, lineThumb(draw.LineStyle{Color: color.Black, Width: vg.Points(ql.width), Dashes: ql.dashes}))
 	}
-	p.Y.Min, p.Y.Max = logRange(lo, hi)
+	p.Y.Min, p.Y.Max = latencyRange(lo, hi)
 	addFaultLegend(fig, v.faults)
 	return fig, nil
 }

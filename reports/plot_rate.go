@@ -35,7 +35,8 @@ func rateFigure(v *view) (*figure, error) {
 	fig, p := newFigure(fmt.Sprintf("Throughput: completed operations per second (%s windows)", history.FormatDuration(dt)), 0, seconds(v.end), seriesHeight)
 	p.Y.Label.Text = "operations / s"
 	p.Y.Tick.Marker = nonNegative{niceTicks{target: 6}}
-	p.Add(faultBands{faults: v.faults, labels: true}, grid(false, true))
+	addFaultBands(p, v.faults, true)
+	p.Add(grid(false, true))
 	n := int(v.end/dt) + 1
 	counts := map[string][]int{}
 	for _, o := range v.ops {

@@ -475,49 +475,38 @@ func (tl timeline) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// shadeFaults shades each fault over [y0, y1], semi-transparent so that the
-// lane shows through and overlapping faults darken, with a line at its start
-// so that faults that follow each other stay apart.
-func shadeFaults(c *draw.Canvas, trX func(float64) vg.Length, p *plot.Plot, faults []faultWindow, y0, y1 vg.Length) {
-	for _, f := range faults {
-		x0, x1, ok := span(trX, p, f.Start, f.End)
-		if !ok {
-			continue
-		}
-		col := faultColor(f.Kind)
-		fillRect(c, alpha(col, 90), x0, y0, x1, y1)
-		if seconds(f.Start) >= p.X.Min {
-			fillRect(c, alpha(shade(col, -0.2), 220), x0, y0, x0+vg.Points(0.9), y1)
+// shadeFaults shades the faults of one lane over [y0, y1]: the faults of one
+// kind that overlap are merged into one band, shaded once and
+// semi-transparent so that the lane shows through, with a thin line at the
+// start of each fault so that faults that follow each other, or overlap,
+// stay apart. It returns the bands drawn.
+func shadeFaults(c *draw.Canvas, trX func(float64) vg.Length, p *plot.Plot, faults []faultWindow, y0, y1 vg.Length) []drawnBand {
+	drawn := shadeBands(c, trX, p, mergeFaults(faults), 90, y0, y1)
+	for _, d := range drawn {
+		for _, f := range d.faults {
+			if seconds(f.Start) >= p.X.Min && seconds(f.Start) <= p.X.Max {
+				x := trX(seconds(f.Start))
+				fillRect(c, alpha(shade(faultColor(f.Kind), -0.2), 220), x, y0, x+vg.Points(0.9), y1)
+			}
 		}
 	}
+	return drawn
 }
 
-// drawServerLane shades the faults of a server lane and labels them with
-// their kind (and their targets in the lane of all servers), where there is
-// room inside the data area.
+// drawServerLane shades the faults of a server lane and labels each band
+// with its kind, or how many faults it merges ("2 pauses"), and their
+// targets in the lane of all servers, where the label fits before the next
+// band starts.
 func (tl timeline) drawServerLane(c *draw.Canvas, trX func(float64) vg.Length, p *plot.Plot, s serverLane, y0, y1 vg.Length) {
-	shadeFaults(c, trX, p, s.faults, y0, y1)
+	drawn := shadeFaults(c, trX, p, s.faults, y0, y1)
 	sty := textStyle(8.5, color.Black)
 	sty.YAlign = text.YCenter
-	var want, widths []vg.Length
-	var labels []string
-	var cols []color.NRGBA
-	for _, f := range s.faults {
-		x0, _, ok := span(trX, p, f.Start, f.End)
-		if !ok {
-			continue
-		}
-		l := f.Kind
-		if s.name == "servers" || s.name == "network" {
-			l = f.label()
-		}
-		labels, cols = append(labels, l), append(cols, faultColor(f.Kind))
-		want, widths = append(want, x0+vg.Points(2.5)), append(widths, sty.Width(l))
-	}
+	labels := bandLabels(drawn, sty, vg.Points(2.5), c.Max.X-vg.Points(1), s.name == "servers" || s.name == "network")
+	want, widths := labels.spans()
 	for i, spot := range placeLabels(want, widths, c.Min.X+vg.Points(1), c.Max.X-vg.Points(1), 1, vg.Points(6)) {
 		if spot.line >= 0 {
-			sty.Color = shade(cols[i], -0.55)
-			c.FillText(sty, vg.Point{X: spot.x, Y: (y0 + y1) / 2}, labels[i])
+			sty.Color = shade(faultColor(labels[i].kind), -0.55)
+			c.FillText(sty, vg.Point{X: spot.x, Y: (y0 + y1) / 2}, labels[i].text)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func renderPlots(v *view) ([]Plot, error) {
 	}
 	noNote := func(f *figure, err error) (*figure, plotNote, error) { return f, plotNote{}, err }
 	specs := []spec{{TimelinePlot,
-		"One row per client: a bar for each interval in which it believed it held the lock (blue; orange once its own lease deadline had passed), red where two clients believed it at once, marks for its storage writes, and the faults that hit it shaded on its row. Faults that hit a server (or the storage) are shaded and labelled in that node's lane above the clients.",
+		"One row per client: a bar for each interval in which it believed it held the lock (blue; orange once its own lease deadline had passed), red where two clients believed it at once, marks for its storage writes, and the faults that hit it shaded on its row (faults of one kind that overlap shade one band, never red, with a line at each fault's start). Faults that hit a server (or the storage) are shaded and labelled in that node's lane above the clients.",
 		func() (*figure, plotNote, error) {
 			fig, note := timelineFigure(v, "Lock timeline: who believed they held the lock", 0, v.end, false)
 			return fig, note, nil

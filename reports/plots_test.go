@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -114,5 +115,66 @@ func TestCloseUpCaptionSaysWhatBecameOfTheWrites(t *testing.T) {
 		require.Equal(t, OverlapTimelinePlot, ps[1].Name)
 		assert.Contains(t, ps[1].Caption, `c1 and c2 both believed they held "k" from 10.002s to 10.007s.`)
 		assert.Contains(t, ps[1].Caption, tc.want, "fenced=%v", tc.fenced)
+	}
+}
+
+// TestLatencyAxisFitsTheData: the latency plots' axis ends a little beyond
+// the largest latency drawn, not at the next power of ten (a run of
+// milliseconds to 30 s gets no "1m40s"), starts a little below the smallest,
+// and labels its ticks as durations; a narrow range still spans a decade and
+// gets labels at 1, 2 and 5 times the powers of ten.
+func TestLatencyAxisFitsTheData(t *testing.T) {
+	cases := []struct {
+		name     string
+		fastest  float64 // ms
+		slowest  float64 // ms
+		labels   []string
+		unwanted []string
+	}{
+		{"milliseconds to 30 s", 2, 29837, []string{"10ms", "100ms", "1s", "10s"}, []string{"1m40s", "100s"}},
+		{"milliseconds to 5 s", 1.5, 5000, []string{"10ms", "1s"}, []string{"10s", "1m40s"}},
+		{"all about 3 ms", 2.5, 3.5, []string{"2ms", "5ms"}, []string{"100ms"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var b historyBuilder
+			for i := range 40 {
+				at := float64(i * 1000)
+				lat := tc.fastest + (tc.slowest-tc.fastest)*float64(i%2)
+				if i%2 == 1 && i != 21 {
+					lat = tc.fastest * 2
+				}
+				node := fmt.Sprintf("c%d", i+1)
+				b.op(i, node, history.FAcquire, at, at+lat, history.OK, history.Event{Owner: node})
+				b.op(i, node, history.FRelease, at+lat+10, at+lat+11, history.OK, history.Event{Owner: node})
+			}
+			v := newView(b.build())
+			fig, _, err := latencyFigure(v)
+			require.NoError(t, err)
+			lo, hi := fig.plot.Y.Min, fig.plot.Y.Max
+			assert.GreaterOrEqual(t, hi, tc.slowest, "the slowest operation is on the axis")
+			assert.LessOrEqual(t, hi, max(tc.slowest*2, lo*latencyMinSpan*1.01), "the axis ends near the slowest operation, not at %s", history.FormatDuration(int64(hi*1e6)))
+			assert.LessOrEqual(t, lo, min(tc.fastest, 1.0))
+			assert.GreaterOrEqual(t, hi/lo, latencyMinSpan*0.99, "at least a decade")
+			var labels []string
+			for _, tk := range (durationTicks{}).Ticks(lo, hi) {
+				if tk.Label != "" {
+					labels = append(labels, tk.Label)
+				}
+			}
+			for _, l := range tc.labels {
+				assert.Contains(t, labels, l)
+			}
+			for _, l := range tc.unwanted {
+				assert.NotContains(t, labels, l)
+			}
+			ps, err := RenderPlots(b.build())
+			require.NoError(t, err)
+			for _, p := range ps {
+				for _, l := range tc.unwanted {
+					assert.NotContains(t, string(p.SVG), ">"+l+"<", "%s labels %s", p.Name, l)
+				}
+			}
+		})
 	}
 }

@@ -279,11 +279,15 @@ func PrintSummary(w io.Writer, r Run, dir string) error {
 			fmt.Fprintf(&b, "WARNING: %s\n\n", w)
 		}
 	}
+	windows := history.FaultWindows(r.Events)
 	for _, v := range r.Verdicts {
 		fmt.Fprintf(&b, "%-18s %-8s %s\n", v.Check, strings.ToUpper(string(v.Result)), v.Reason)
 		if v.Counterexample != nil {
-			for _, line := range v.Counterexample.Explanation {
-				fmt.Fprintf(&b, "    %s\n", line)
+			for _, blk := range explanationBlocks(v.Counterexample.Explanation, windows) {
+				fmt.Fprintf(&b, "    %s\n", blk.Text)
+				for _, line := range blk.Lines {
+					fmt.Fprintf(&b, "      %s\n", line)
+				}
 			}
 		}
 	}
@@ -305,12 +309,17 @@ func printNotFired(b *strings.Builder, r Run) {
 		return
 	}
 	fmt.Fprintf(b, "did not fire: %d of %d scheduled faults\n", len(missed), len(r.FaultOutcomes))
+	rows, _ := scheduleRows(r.Schedule, nil)
 	for i, o := range missed {
 		if i == maxNotFiredLines {
 			fmt.Fprintf(b, "  ... and %d more (see fault_outcomes in results.json)\n", len(missed)-maxNotFiredLines)
 			break
 		}
-		fmt.Fprintf(b, "  faults[%d] (%s): %s\n", o.Fault, o.Kind, o.DidNotFire)
+		var row *scheduleRow
+		if o.Fault >= 0 && o.Fault < len(rows) {
+			row = &rows[o.Fault]
+		}
+		fmt.Fprintf(b, "  %s: %s\n", faultName(o.Fault, o.Kind, row), o.DidNotFire)
 	}
 }
 

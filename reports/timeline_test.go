@@ -176,56 +176,6 @@ func TestTimelineShadesEachFaultOnTheRowsOfTheNodesItHit(t *testing.T) {
 	assert.Len(t, lanes, 1, "the server's lane is labelled with its name")
 }
 
-// TestFaultLabelsStayInsideTheDataArea: a fault near the end of the run is
-// labelled inside the data area, clear of the legend, and labels of faults
-// close together do not overlap (they go on a second line, or are left out).
-func TestFaultLabelsStayInsideTheDataArea(t *testing.T) {
-	var b historyBuilder
-	for i := range 60 {
-		at := float64(i * 1000)
-		b.op(0, "c1", history.FAcquire, at, at+5, history.OK, history.Event{Owner: "c1"})
-		b.op(0, "c1", history.FRelease, at+500, at+505, history.OK, history.Event{Owner: "c1"})
-	}
-	for i := range 6 {
-		b.fault("pause", []string{fmt.Sprintf("c%d", i+2)}, float64(10000+200*i), float64(12000+200*i))
-	}
-	b.fault("pause", []string{"c2"}, 59200, 59900)
-	ps, err := RenderPlots(b.build())
-	require.NoError(t, err)
-	for _, p := range ps {
-		if p.Name == TimelinePlot {
-			continue // its faults are on rows and lanes, labelled in the lanes
-		}
-		shapes, texts := parseSVG(t, p.SVG)
-		right := math.Inf(-1)
-		for _, s := range shapes {
-			if s.stroke == "#E1E1E1" { // the grid spans the data area
-				right = math.Max(right, s.x1)
-			}
-		}
-		require.False(t, math.IsInf(right, -1), p.Name)
-		type box struct{ x0, x1, y float64 }
-		var labels []box
-		for _, tx := range texts {
-			if !strings.HasPrefix(tx.text, "pause ") {
-				continue
-			}
-			w := float64(textStyle(tx.size, nil).Width(tx.text)) // the SVG's units are points
-			labels = append(labels, box{tx.x, tx.x + w, tx.y})
-			assert.LessOrEqual(t, tx.x+w, right+0.5, "%s: label %q ends at %.1f, past the data area (%.1f)", p.Name, tx.text, tx.x+w, right)
-		}
-		assert.NotEmpty(t, labels, p.Name)
-		for i := range labels {
-			for j := i + 1; j < len(labels); j++ {
-				a, c := labels[i], labels[j]
-				if a.y == c.y {
-					assert.False(t, a.x0 < c.x1 && c.x0 < a.x1, "%s: labels at %.1f and %.1f overlap", p.Name, a.x0, c.x0)
-				}
-			}
-		}
-	}
-}
-
 func TestPlaceLabelsKeepsLabelsApartAndInside(t *testing.T) {
 	got := placeLabels([]vg.Length{0, 5, 12, 90, 95}, []vg.Length{20, 20, 20, 30, 30}, 0, 100, 2, 4)
 	assert.Equal(t, []labelSpot{{x: 0, line: 0}, {x: 5, line: 1}}, got[:2], "the second label goes on the second line")

@@ -103,6 +103,9 @@ func (a agreement) agrees(cell SearchedCell) (bool, string) {
 // when the variant explains it (harness.Variant.MatrixNote), and a note on a
 // variant that agrees is stale. -v logs the table.
 func TestCatalogAgreesWithTheMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: searches every matrix cell a catalog variant maps to (half a minute on 2 cores)")
+	}
 	p, err := FindMatrixPreset("matrix")
 	require.NoError(t, err)
 	c, err := p.Config()

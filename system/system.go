@@ -97,7 +97,7 @@ type System struct {
 	// ok (models.LockService.InOrder).
 	InOrder bool
 	// Claims are what the system promises, one entry per configuration the
-	// conformance suite (harness/conformance) proves; every registered system
+	// conformance suite (conformance) proves; every registered system
 	// declares at least one.
 	Claims []Claims
 	// Uncounted says the system's lock does not count nested grants: a grant

@@ -6,8 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"go.etcd.io/raft/v3"
-
+	"github.com/locklab/locklab/backends/raftnode"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -56,7 +55,7 @@ func NewCell(w *sim.World, o Options) (*Cell, error) {
 	}
 	c := &Cell{opts: o, clients: map[string]*Client{}, delays: map[delayKey]string{}}
 	for i := range o.Replicas {
-		c.servers = append(c.servers, &Server{cell: c, id: uint64(i + 1)})
+		c.servers = append(c.servers, newServer(c, uint64(i+1)))
 	}
 	for i, s := range c.servers {
 		c.nodes = append(c.nodes, w.AddNode(ReplicaName(i+1), sim.NodeOptions{Handler: s}))
@@ -69,19 +68,10 @@ func (c *Cell) Nodes() []*sim.Node { return slices.Clone(c.nodes) }
 
 // Master is the up replica that leads the highest term, nil if none.
 func (c *Cell) Master() *sim.Node {
-	var best *Server
-	for i, s := range c.servers {
-		if c.nodes[i].Down() || s.role != raft.StateLeader {
-			continue
-		}
-		if best == nil || s.term > best.term {
-			best = s
-		}
+	if i, ok := raftnode.Leader(c.servers, (*Server).replica); ok {
+		return c.nodes[i]
 	}
-	if best == nil {
-		return nil
-	}
-	return c.nodes[best.id-1]
+	return nil
 }
 
 // Roles are the names Resolve understands that follow the cell's state.
@@ -123,7 +113,7 @@ func (c *Cell) emit(ev Event) {
 
 func (c *Cell) masterElected(s *Server, delayed []string) {
 	c.Elections++
-	d := fmt.Sprintf("%s is master (term %d); it grants every session a fresh lease", s.node.Name(), s.term)
+	d := fmt.Sprintf("%s is master (term %d); it grants every session a fresh lease", s.node.Name(), s.r.Term())
 	if len(delayed) > 0 && c.opts.LockDelay > 0 {
 		c.Redelays++
 		d += fmt.Sprintf(" and restarts the lock-delay of %s (%v)", strings.Join(delayed, ", "), c.opts.LockDelay)
@@ -214,24 +204,6 @@ func (c *Cell) expiredWhy(session int64) string {
 	}
 	return fmt.Sprintf("its holder's session %#x expired", session)
 }
-
-// quietLogger discards raft's logging but keeps its panics.
-type quietLogger struct{}
-
-func (quietLogger) Debug(...any)              {}
-func (quietLogger) Debugf(string, ...any)     {}
-func (quietLogger) Error(...any)              {}
-func (quietLogger) Errorf(string, ...any)     {}
-func (quietLogger) Info(...any)               {}
-func (quietLogger) Infof(string, ...any)      {}
-func (quietLogger) Warning(...any)            {}
-func (quietLogger) Warningf(string, ...any)   {}
-func (quietLogger) Fatal(v ...any)            { panic(fmt.Sprint(v...)) }
-func (quietLogger) Fatalf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
-func (quietLogger) Panic(v ...any)            { panic(fmt.Sprint(v...)) }
-func (quietLogger) Panicf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
-
-var _ raft.Logger = quietLogger{}
 
 // checkTimeout bounds one CheckSequencer round trip (the storage waits for
 // the answer before it writes).

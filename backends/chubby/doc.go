@@ -92,8 +92,9 @@
 //     that no other master is elected. Modelled differently: the raft leader
 //     (pre-vote on) acts as master only while it has heard from a quorum
 //     within the election timeout, so a deposed master may answer for up to
-//     that long. TestDeterminismOfChubby (a master partitioned, then
-//     crashed) and the ground-truth sweep
+//     that long. The conformance suite (TestEveryRegisteredSystemConforms:
+//     every fault kind on the master, partitioned, then crashed) and the
+//     ground-truth sweep
 //     (TestLockVerdictsAgreeWithTheServers/chubby) run fail-overs.
 //   - Replicated state surviving crashes (2.1, 2.2): the raft log of every
 //     replica survives a crash; the master's in-memory state does not.

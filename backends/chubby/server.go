@@ -1,56 +1,36 @@
 package chubby
 
 import (
-	"errors"
 	"fmt"
-	"github.com/locklab/locklab/backends/raftnode"
 	"time"
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 
+	"github.com/locklab/locklab/backends/raftnode"
 	"github.com/locklab/locklab/sim"
 )
-
-// neverElectionTick keeps etcd raft from campaigning by itself: the seeded
-// election timer of the replica campaigns instead.
-const neverElectionTick = 1 << 30
-
-const pendingTTL = 30 * time.Second
 
 type pendingKey struct {
 	session int64
 	seq     uint64
 }
 
-type pending struct {
-	msg sim.Message
-	at  time.Duration
-}
-
-// Server is one Chubby replica: the consensus (etcd raft, as backends/raftkv
-// and backends/zookeeper run it), the replicated state of sessions and lock
-// files, and, while it is master, the session leases and lock-delays it keeps
-// on its own clock.
+// Server is one Chubby replica: the consensus (a raftnode.Replica, as
+// backends/raftkv and backends/zookeeper run it), the replicated state of
+// sessions and lock files, and, while it is master, the session leases and
+// lock-delays it keeps on its own clock.
 type Server struct {
 	cell *Cell
 	id   uint64
-	st   *raft.MemoryStorage // survives a crash
+	r    *raftnode.Replica // its log survives a crash
 
-	node      *sim.Node
-	rn        *raft.RawNode
-	state     *state
-	lead      uint64
-	role      raft.StateType
-	term      uint64
-	lastHeard time.Duration
-	timeout   time.Duration
-	peerHeard map[uint64]time.Duration
-	contact   map[int64]time.Duration // master: session -> last KeepAlive (monotonic)
-	expiring  map[int64]bool
-	delayed   map[string]time.Duration // master: lock -> end of its lock-delay (monotonic)
-	pending   map[pendingKey]pending
-	ticks     int
+	node     *sim.Node
+	state    *state
+	contact  map[int64]time.Duration // master: session -> last KeepAlive (monotonic)
+	expiring map[int64]bool
+	delayed  map[string]time.Duration // master: lock -> end of its lock-delay (monotonic)
+	pending  raftnode.Pending[pendingKey]
 }
 
 var (
@@ -58,92 +38,55 @@ var (
 	_ sim.Crasher = (*Server)(nil)
 )
 
+func newServer(c *Cell, id uint64) *Server {
+	s := &Server{cell: c, id: id}
+	rc := raftnode.RaftConfig(id)
+	rc.PreVote = true
+	s.r = raftnode.NewReplica(raftnode.Config{
+		Service:           "chubby",
+		Raft:              rc,
+		Group:             c.opts.Replicas,
+		Tick:              c.opts.Tick,
+		ElectionTimeout:   c.opts.ElectionTimeout,
+		TicksSurviveCrash: true,
+		Log:               raftnode.NewMemoryLog(c.opts.Replicas),
+		Apply:             s.apply,
+		Role:              s.changeRole,
+		Send:              s.send,
+		OnTick:            s.tick,
+		Purge:             func() { s.pending.Purge(s.node.Mono()) },
+	})
+	return s
+}
+
+// replica is the server's raft replica.
+func (s *Server) replica() *raftnode.Replica { return s.r }
+
 // Start (re)builds the replica from its log.
 func (s *Server) Start(n *sim.Node) {
 	s.node = n
-	if s.st == nil {
-		s.st = raft.NewMemoryStorage()
-		voters := make([]uint64, len(s.cell.servers))
-		for i := range voters {
-			voters[i] = uint64(i + 1)
-		}
-		snap := pb.Snapshot{Metadata: pb.SnapshotMetadata{ConfState: pb.ConfState{Voters: voters}, Index: 1, Term: 1}}
-		if err := s.st.ApplySnapshot(snap); err != nil {
-			panic(fmt.Sprintf("chubby: %s: bootstrap: %v", n.Name(), err))
-		}
-	}
-	rn, err := raft.NewRawNode(&raft.Config{ID: s.id, ElectionTick: neverElectionTick, HeartbeatTick: 1,
-		Storage: s.st, Applied: 1, PreVote: true, MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, Logger: quietLogger{}})
-	if err != nil {
-		panic(fmt.Sprintf("chubby: %s: new raw node: %v", n.Name(), err))
-	}
-	s.rn, s.state = rn, newState()
-	hs, _, _ := s.st.InitialState()
-	s.lead, s.role, s.term = 0, raft.StateFollower, hs.Term
-	s.peerHeard, s.contact, s.expiring = map[uint64]time.Duration{}, map[int64]time.Duration{}, map[int64]bool{}
-	s.delayed, s.pending = map[string]time.Duration{}, map[pendingKey]pending{}
-	s.heard()
-	n.SetTimer(s.cell.opts.Tick, s.tick)
-	n.SetTimer(s.timeout, s.checkElection)
+	s.state = newState()
+	s.contact, s.expiring = map[int64]time.Duration{}, map[int64]bool{}
+	s.delayed, s.pending = map[string]time.Duration{}, raftnode.Pending[pendingKey]{}
+	s.r.Start(n)
 }
 
 // Crash loses everything but the log.
 func (s *Server) Crash(*sim.Node) {
 	s.cell.delaysOver(s)
-	s.rn, s.state, s.pending, s.contact = nil, nil, nil, nil
-	s.lead, s.role = 0, raft.StateFollower
+	s.r.Crash()
+	s.state, s.pending, s.contact = nil, nil, nil
 }
 
-func (s *Server) heard() {
-	e := s.cell.opts.ElectionTimeout
-	s.lastHeard = s.node.Mono()
-	s.timeout = e + time.Duration(s.node.Rand().Int64N(int64(e)))
-}
-
+// tick lets the master end the sessions whose lease ran out.
 func (s *Server) tick() {
-	s.rn.Tick()
-	s.ticks++
-	if s.ticks%100 == 0 {
-		now := s.node.Mono()
-		for k, p := range s.pending { // determinism:ok deleting stale entries
-			if now-p.at > pendingTTL {
-				delete(s.pending, k)
-			}
-		}
-	}
 	if s.master() {
 		s.expireSessions()
 	}
-	s.ready()
-	s.node.SetTimer(s.cell.opts.Tick, s.tick)
-}
-
-func (s *Server) checkElection() {
-	if s.role == raft.StateLeader {
-		s.heard()
-	} else if s.node.Mono()-s.lastHeard >= s.timeout {
-		s.heard()
-		if err := s.rn.Campaign(); err != nil {
-			panic(fmt.Sprintf("chubby: %s: campaign: %v", s.node.Name(), err))
-		}
-		s.ready()
-	}
-	s.node.SetTimer(s.lastHeard+s.timeout-s.node.Mono(), s.checkElection)
 }
 
 // master reports whether this replica is the master of a working quorum.
-func (s *Server) master() bool {
-	if s.role != raft.StateLeader {
-		return false
-	}
-	now, n := s.node.Mono(), 1
-	for _, at := range s.peerHeard { // determinism:ok counting
-		if now-at < s.cell.opts.ElectionTimeout {
-			n++
-		}
-	}
-	return 2*n > len(s.cell.servers)
-}
+func (s *Server) master() bool { return s.r.QuorumActive() }
 
 // expireSessions ends, through the log, every session whose lease ran out
 // on the master's clock.
@@ -156,7 +99,7 @@ func (s *Server) expireSessions() {
 			continue
 		}
 		if now-at > s.cell.opts.Lease && !s.expiring[id] {
-			if s.rn.Propose(encodeTxn(txn{Op: "expire", Session: id})) == nil {
+			if s.r.Propose(encodeTxn(txn{Op: "expire", Session: id})) == nil {
 				s.expiring[id] = true
 			}
 		}
@@ -178,7 +121,7 @@ func (s *Server) contacted(session int64) {
 func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	switch body := m.Body.(type) {
 	case RaftMessage:
-		s.step(raftnode.Inbound(*body.M))
+		s.r.Step(body.M)
 	case Request:
 		s.request(m, body)
 	default:
@@ -186,24 +129,9 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	}
 }
 
-func (s *Server) step(m pb.Message) {
-	switch m.Type {
-	case pb.MsgApp, pb.MsgHeartbeat, pb.MsgSnap:
-		if m.Term >= s.term {
-			s.heard()
-		}
-	case pb.MsgAppResp, pb.MsgHeartbeatResp:
-		s.peerHeard[m.From] = s.node.Mono()
-	}
-	if err := s.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) && !errors.Is(err, raft.ErrProposalDropped) {
-		panic(fmt.Sprintf("chubby: %s: step %v: %v", s.node.Name(), m.Type, err))
-	}
-	s.ready()
-}
-
 func (s *Server) request(m sim.Message, r Request) {
 	if !s.master() {
-		s.node.Reply(m, Response{Code: CodeNotMaster, Master: s.lead})
+		s.node.Reply(m, Response{Code: CodeNotMaster, Master: s.r.Lead()})
 		return
 	}
 	if r.Op == OpOpen {
@@ -248,46 +176,25 @@ func (s *Server) check(seq Sequencer) Code {
 func (s *Server) propose(m sim.Message, r Request, x txn) {
 	x.Origin, x.Seq = s.id, r.Seq
 	k := pendingKey{r.Session, r.Seq}
-	s.pending[k] = pending{msg: m, at: s.node.Mono()}
-	if err := s.rn.Propose(encodeTxn(x)); err != nil {
+	s.pending[k] = raftnode.Request{Msg: m, At: s.node.Mono()}
+	if err := s.r.Propose(encodeTxn(x)); err != nil {
 		delete(s.pending, k)
-		s.node.Reply(m, Response{Code: CodeNotMaster, Master: s.lead})
+		s.node.Reply(m, Response{Code: CodeNotMaster, Master: s.r.Lead()})
 		return
 	}
-	s.ready()
+	s.r.Drain()
 }
 
-func (s *Server) ready() {
-	raftnode.Drain(s.rn, raftnode.Steps{Persist: s.persist, Send: s.send, Apply: s.apply, Role: s.changeRole})
+// send puts a raft message on the network to its peer.
+func (s *Server) send(to uint64, m *pb.Message) {
+	s.node.Send(s.cell.nodes[to-1].ID(), RaftMessage{M: m})
 }
 
-// persist writes a Ready's hard state and entries to the log that survives a
-// crash.
-func (s *Server) persist(rd raft.Ready) {
-	if !raft.IsEmptyHardState(rd.HardState) {
-		s.term = rd.HardState.Term
-		if err := s.st.SetHardState(rd.HardState); err != nil {
-			panic(fmt.Sprintf("chubby: %s: hard state: %v", s.node.Name(), err))
-		}
-	}
-	if err := s.st.Append(rd.Entries); err != nil {
-		panic(fmt.Sprintf("chubby: %s: append: %v", s.node.Name(), err))
-	}
-}
-
-// send sends a raft message to its peer; a vote granted to us counts as
-// hearing from the cluster.
-func (s *Server) send(m *pb.Message) {
-	if m.Type == pb.MsgVoteResp && !m.Reject {
-		s.heard()
-	}
-	s.node.Send(s.cell.nodes[m.To-1].ID(), RaftMessage{M: raftnode.Outbound(m)})
-}
-
-func (s *Server) changeRole(ss *raft.SoftState) {
-	was := s.role
-	s.lead, s.role = ss.Lead, ss.RaftState
-	if s.role == raft.StateLeader && was != raft.StateLeader {
+// changeRole starts a new master's sessions and lock-delays, and ends a
+// deposed one's lock-delays.
+func (s *Server) changeRole(was raft.StateType) {
+	leading := s.r.Leading()
+	if leading && was != raft.StateLeader {
 		// A new master grants every session a fresh lease (the paper's
 		// failover: clients in their grace period reconnect in time), and
 		// a whole lock-delay to every lock the log shows freed by an
@@ -302,21 +209,12 @@ func (s *Server) changeRole(ss *raft.SoftState) {
 		s.cell.delaysOver(s)
 		lost := s.state.lostLocks()
 		for _, name := range lost {
-			s.delay(name, now+s.cell.opts.LockDelay, fmt.Sprintf("elected in term %d, it knows %s freed by a session's expiry and not granted since", s.term, name))
-		}
-		s.peerHeard = map[uint64]time.Duration{}
-		for i := range s.cell.servers {
-			if uint64(i+1) != s.id {
-				s.peerHeard[uint64(i+1)] = now
-			}
+			s.delay(name, now+s.cell.opts.LockDelay, fmt.Sprintf("elected in term %d, it knows %s freed by a session's expiry and not granted since", s.r.Term(), name))
 		}
 		s.cell.masterElected(s, lost)
 	}
-	if was == raft.StateLeader && s.role != raft.StateLeader {
+	if was == raft.StateLeader && !leading {
 		s.cell.delaysOver(s) // it no longer grants: its lock-delays hold nothing back
-	}
-	if s.lead != 0 && s.lead != s.id {
-		s.heard()
 	}
 }
 
@@ -330,7 +228,7 @@ func (s *Server) delay(lock string, until time.Duration, why string) {
 	s.cell.delayStarted(s, lock, why)
 	s.node.SetTimer(until-s.node.Mono(), func() {
 		// Still this lock-delay: a new term starts a new one, later.
-		if d, ok := s.delayed[lock]; ok && d == until && s.role == raft.StateLeader {
+		if d, ok := s.delayed[lock]; ok && d == until && s.r.Leading() {
 			s.cell.delayOver(s, lock)
 		}
 	})
@@ -353,24 +251,22 @@ func (s *Server) apply(e *pb.Entry) {
 	if x.Op == "expire" {
 		delete(s.expiring, x.Session)
 		delete(s.contact, x.Session)
-		if s.role == raft.StateLeader && o.code == CodeOK {
+		if s.r.Leading() && o.code == CodeOK {
 			s.cell.sessionExpired(s, x.Session, o.lost)
 			for _, name := range o.lost {
 				s.delay(name, s.node.Mono()+s.cell.opts.LockDelay, s.cell.expiredWhy(x.Session))
 			}
 		}
 	}
-	if x.Op == "open" && s.role == raft.StateLeader {
+	if x.Op == "open" && s.r.Leading() {
 		s.contacted(x.Session)
 	}
 	if x.Origin != s.id {
 		return
 	}
-	k := pendingKey{x.Session, x.Seq}
-	p, ok := s.pending[k]
+	p, ok := s.pending.Take(pendingKey{x.Session, x.Seq})
 	if !ok {
 		return
 	}
-	delete(s.pending, k)
-	s.node.Reply(p.msg, Response{Code: o.code, Sequencer: o.seq})
+	s.node.Reply(p.Msg, Response{Code: o.code, Sequencer: o.seq})
 }

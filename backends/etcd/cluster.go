@@ -3,8 +3,7 @@ package etcd
 import (
 	"slices"
 
-	"go.etcd.io/raft/v3"
-
+	"github.com/locklab/locklab/backends/raftnode"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -47,7 +46,7 @@ func NewCluster(w *sim.World, o Options) (*Cluster, error) {
 		voters[i] = uint64(i + 1)
 	}
 	for _, id := range voters {
-		c.servers = append(c.servers, &Server{cluster: c, id: id, disk: newDisk(voters)})
+		c.servers = append(c.servers, newServer(c, id, newDisk(voters)))
 	}
 	for _, s := range c.servers {
 		c.nodes = append(c.nodes, w.AddNode(MemberName(s.id), sim.NodeOptions{Handler: s}))
@@ -85,19 +84,10 @@ func (c *Cluster) event(n *sim.Node, kind system.EventKind, detail string) {
 
 // Leader is the member that is up and leads the highest term, or nil.
 func (c *Cluster) Leader() *sim.Node {
-	var best *Server
-	for i, s := range c.servers {
-		if c.nodes[i].Down() || s.state != raft.StateLeader {
-			continue
-		}
-		if best == nil || s.term > best.term {
-			best = s
-		}
+	if i, ok := raftnode.Leader(c.servers, (*Server).replica); ok {
+		return c.nodes[i]
 	}
-	if best == nil {
-		return nil
-	}
-	return c.nodes[best.id-1]
+	return nil
 }
 
 // Resolve maps "leader" and "followers" to members when a fault starts.

@@ -5,16 +5,23 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/locklab/locklab/backends/raftnode"
 )
 
 // disk is a member's durable raft store (etcd's WAL, fsync on every write):
 // the hard state and the log after the bootstrap snapshot. It survives
-// crashes; the keyspace is rebuilt by replaying the committed entries.
+// crashes; the keyspace is rebuilt by replaying the committed entries. It is
+// the member's raftnode.Log: each start reads it into a new MemoryStorage,
+// which every write also goes to.
 type disk struct {
 	snap    pb.Snapshot
 	hard    pb.HardState
-	entries []pb.Entry // entries[i].Index == snap index + 1 + i
+	entries []pb.Entry          // entries[i].Index == snap index + 1 + i
+	st      *raft.MemoryStorage // what the running member reads (nil while it is down)
 }
+
+var _ raftnode.Log = (*disk)(nil)
 
 func newDisk(voters []uint64) *disk {
 	snap := pb.Snapshot{Metadata: pb.SnapshotMetadata{ConfState: pb.ConfState{Voters: voters}, Index: 1, Term: 1}}
@@ -42,6 +49,29 @@ func (d *disk) write(hard pb.HardState, entries []pb.Entry) {
 		}
 	}
 }
+
+// Open builds the raft storage a (re)starting member reads.
+func (d *disk) Open() (raft.Storage, uint64) {
+	d.st = d.storage()
+	return d.st, d.snap.Metadata.Index
+}
+
+// Write stores a Ready's hard state and entries, on the disk and in the
+// running member's storage.
+func (d *disk) Write(hard pb.HardState, entries []pb.Entry) {
+	d.write(hard, entries)
+	if !raft.IsEmptyHardState(hard) {
+		if err := d.st.SetHardState(hard); err != nil {
+			panic(fmt.Sprintf("etcd: disk: set hard state: %v", err))
+		}
+	}
+	if err := d.st.Append(entries); err != nil {
+		panic(fmt.Sprintf("etcd: disk: append: %v", err))
+	}
+}
+
+// Crash drops the running member's storage: the disk keeps every write.
+func (d *disk) Crash() { d.st = nil }
 
 // storage builds the raft storage a (re)starting member reads.
 func (d *disk) storage() *raft.MemoryStorage {

@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,15 +29,6 @@ func electionTicks(o Options) int {
 // expiryCheck is how often the leader looks for expired leases (etcd: 500ms).
 const expiryCheck = 500 * time.Millisecond
 
-// pendingTTL is how long a leader keeps the reply address of a proposal.
-const pendingTTL = 30 * time.Second
-
-type pendingReq struct {
-	msg  sim.Message
-	at   time.Duration
-	term uint64
-}
-
 type watcher struct {
 	node   sim.NodeID
 	id     uint64
@@ -46,37 +36,58 @@ type watcher struct {
 	prefix bool
 }
 
-// Server is one etcd member: a sim.Handler around an etcd raft RawNode, its
-// durable log, the MVCC Store it applies committed commands to, the lessor
-// (expiry times, meaningful on the leader only) and the watchers registered
-// with it.
+// Server is one etcd member: a sim.Handler around a raftnode.Replica over
+// its durable log (the WAL), the MVCC Store it applies committed commands
+// to, the lessor (expiry times, meaningful on the leader only) and the
+// watchers registered with it.
 type Server struct {
 	cluster *Cluster
 	id      uint64
 	disk    *disk
+	r       *raftnode.Replica
 
 	// volatile state, rebuilt by Start
-	node      *sim.Node
-	st        *raft.MemoryStorage
-	rn        *raft.RawNode
-	store     *Store
-	lead      uint64
-	state     raft.StateType
-	term      uint64
-	ready     bool // leader that has applied an entry of its own term
-	pending   map[uint64]pendingReq
-	expiry    map[int64]time.Duration // lease -> expiry on this member's monotonic clock (leader only)
-	revoking  map[int64]bool
-	watchers  []*watcher
-	lastHeard time.Duration
-	timeout   time.Duration
-	ticks     int
+	node     *sim.Node
+	store    *Store
+	ready    bool // leader that has applied an entry of its own term
+	pending  raftnode.Pending[uint64]
+	expiry   map[int64]time.Duration // lease -> expiry on this member's monotonic clock (leader only)
+	revoking map[int64]bool
+	watchers []*watcher
 }
 
 var (
 	_ sim.Handler = (*Server)(nil)
 	_ sim.Crasher = (*Server)(nil)
 )
+
+func newServer(c *Cluster, id uint64, d *disk) *Server {
+	s := &Server{cluster: c, id: id, disk: d}
+	o := c.opts
+	rc := raftnode.RaftConfig(id)
+	rc.ElectionTick = electionTicks(o) // CheckQuorum's period; campaigns stay the replica's
+	rc.PreVote, rc.CheckQuorum, rc.DisableProposalForwarding = true, true, true
+	s.r = raftnode.NewReplica(raftnode.Config{
+		Service:          "etcd",
+		Raft:             rc,
+		Group:            o.Members,
+		Tick:             o.Tick,
+		ElectionTimeout:  o.ElectionTimeout,
+		InitialLeader:    MemberName(id) == o.InitialLeader,
+		QuiesceFollowers: true,
+		RoleFirst:        true,
+		Log:              d,
+		Apply:            s.apply,
+		Role:             s.changeRole,
+		Send:             s.send,
+		Timers:           func() { s.node.SetTimer(expiryCheck, s.checkExpiry) },
+		Purge:            func() { s.pending.Purge(s.node.Mono()) },
+	})
+	return s
+}
+
+// replica is the member's raft replica.
+func (s *Server) replica() *raftnode.Replica { return s.r }
 
 // ID is the member's raft id.
 func (s *Server) ID() uint64 { return s.id }
@@ -85,96 +96,34 @@ func (s *Server) ID() uint64 { return s.id }
 func (s *Server) Store() *Store { return s.store }
 
 // State is the member's role, the leader it follows and its term.
-func (s *Server) State() (state raft.StateType, lead, term uint64) { return s.state, s.lead, s.term }
+func (s *Server) State() (state raft.StateType, lead, term uint64) {
+	return s.r.Role(), s.r.Lead(), s.r.Term()
+}
 
-// Start rebuilds the member from its log: a new RawNode, an empty store the
-// committed entries replay into, and its timers.
+// Start rebuilds the member from its log: an empty store the committed
+// entries replay into, a new replica, and its timers (the lessor's expiry
+// check after raft's tick).
 func (s *Server) Start(n *sim.Node) {
 	s.node = n
-	o := s.cluster.opts
-	s.st = s.disk.storage()
-	rn, err := raft.NewRawNode(&raft.Config{
-		ID:                        s.id,
-		ElectionTick:              electionTicks(o),
-		HeartbeatTick:             1,
-		Storage:                   s.st,
-		Applied:                   s.disk.snap.Metadata.Index,
-		MaxSizePerMsg:             1 << 20,
-		MaxInflightMsgs:           256,
-		PreVote:                   true,
-		CheckQuorum:               true,
-		DisableProposalForwarding: true,
-		Logger:                    quietLogger{},
-	})
-	if err != nil {
-		panic(fmt.Sprintf("etcd: %s: new raw node: %v", n.Name(), err))
-	}
-	s.rn = rn
 	s.store = NewStore()
 	s.store.preset(s.cluster.initial)
-	s.lead, s.state, s.term, s.ready = 0, raft.StateFollower, s.disk.hard.Term, false
-	s.pending, s.expiry, s.revoking, s.watchers = map[uint64]pendingReq{}, map[int64]time.Duration{}, map[int64]bool{}, nil
-	s.ticks = 0
-	s.heard()
-	n.SetTimer(o.Tick, s.tick)
-	n.SetTimer(expiryCheck, s.checkExpiry)
-	if n.Incarnation() == 0 && MemberName(s.id) == o.InitialLeader {
-		n.SetTimer(0, s.campaign)
-	} else {
-		n.SetTimer(s.timeout, s.checkElection)
-	}
+	s.ready = false
+	s.pending, s.expiry, s.revoking, s.watchers = raftnode.Pending[uint64]{}, map[int64]time.Duration{}, map[int64]bool{}, nil
+	s.r.Start(n)
 }
 
 // Crash loses everything but the log.
 func (s *Server) Crash(n *sim.Node) {
-	s.rn, s.st, s.store, s.pending, s.expiry, s.watchers = nil, nil, nil, nil, nil, nil
-	s.lead, s.state, s.ready = 0, raft.StateFollower, false
-}
-
-func (s *Server) heard() {
-	e := s.cluster.opts.ElectionTimeout
-	s.lastHeard = s.node.Mono()
-	s.timeout = e + time.Duration(s.node.Rand().Int64N(int64(e)))
-}
-
-func (s *Server) tick() {
-	if s.state == raft.StateLeader {
-		s.rn.Tick() // heartbeats; every election timeout, CheckQuorum
-	} else {
-		s.rn.TickQuiesced() // the election clock of the leader's vote lease; never a campaign
-	}
-	s.ticks++
-	if s.ticks%100 == 0 {
-		s.purgePending()
-	}
-	s.process()
-	s.node.SetTimer(s.cluster.opts.Tick, s.tick)
-}
-
-func (s *Server) checkElection() {
-	if s.state == raft.StateLeader {
-		s.heard()
-	} else if s.node.Mono()-s.lastHeard >= s.timeout {
-		s.campaign()
-		return
-	}
-	s.node.SetTimer(s.lastHeard+s.timeout-s.node.Mono(), s.checkElection)
-}
-
-func (s *Server) campaign() {
-	s.heard()
-	if err := s.rn.Campaign(); err != nil {
-		panic(fmt.Sprintf("etcd: %s: campaign: %v", s.node.Name(), err))
-	}
-	s.process()
-	s.node.SetTimer(s.timeout, s.checkElection)
+	s.r.Crash()
+	s.store, s.pending, s.expiry, s.watchers = nil, nil, nil, nil
+	s.ready = false
 }
 
 // Receive handles raft messages, client requests, keep-alives and watches.
 func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	switch body := m.Body.(type) {
 	case RaftMessage:
-		s.step(raftnode.Inbound(*body.M))
+		s.r.Step(body.M)
 	case Request:
 		s.request(m, body)
 	case KeepAlive:
@@ -186,21 +135,8 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	}
 }
 
-func (s *Server) step(m pb.Message) {
-	switch m.Type {
-	case pb.MsgApp, pb.MsgHeartbeat, pb.MsgSnap:
-		if m.Term >= s.term {
-			s.heard()
-		}
-	}
-	if err := s.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
-		panic(fmt.Sprintf("etcd: %s: step %v: %v", s.node.Name(), m.Type, err))
-	}
-	s.process()
-}
-
 func (s *Server) notLeader(m sim.Message) {
-	s.node.Reply(m, Response{NotLeader: true, Leader: s.lead, Member: s.id})
+	s.node.Reply(m, Response{NotLeader: true, Leader: s.r.Lead(), Member: s.id})
 }
 
 // request answers a serializable read locally, and proposes anything else
@@ -228,28 +164,19 @@ func (s *Server) propose(cmd Command, reply *sim.Message) bool {
 	id := s.cluster.remember(cmd)
 	data := binary.BigEndian.AppendUint64(nil, id)
 	if reply != nil {
-		s.pending[id] = pendingReq{msg: *reply, at: s.node.Mono(), term: s.term}
+		s.pending[id] = raftnode.Request{Msg: *reply, At: s.node.Mono(), Term: s.r.Term()}
 		s.cluster.truth.asked(id, clientName(s.node, *reply))
 		s.cluster.writes.proposed(id, cmd, s.node, *reply)
 	}
-	if err := s.rn.Propose(data); err != nil {
+	if err := s.r.Propose(data); err != nil {
 		delete(s.pending, id)
 		if reply != nil {
 			s.notLeader(*reply)
 		}
 		return false
 	}
-	s.process()
+	s.r.Drain()
 	return true
-}
-
-func (s *Server) purgePending() {
-	now := s.node.Mono()
-	for k, p := range s.pending { // determinism:ok deleting stale entries; order cannot matter
-		if now-p.at > pendingTTL {
-			delete(s.pending, k)
-		}
-	}
 }
 
 // keepAlive renews a lease on the leader's lessor; with leader-change-extends
@@ -257,7 +184,7 @@ func (s *Server) purgePending() {
 // wall clock.
 func (s *Server) keepAlive(m sim.Message, ka KeepAlive) {
 	if !s.ready {
-		s.node.Reply(m, KeepAliveResp{NotLeader: true, Leader: s.lead})
+		s.node.Reply(m, KeepAliveResp{NotLeader: true, Leader: s.r.Lead()})
 		return
 	}
 	ttl, _, _, ok := s.store.LeaseInfo(ka.Lease)
@@ -318,56 +245,18 @@ func (s *Server) notify(evs []Event) {
 	}
 }
 
-// process handles Ready batches in the documented order: persist, send,
-// apply, advance.
-func (s *Server) process() {
-	for s.rn.HasReady() {
-		rd := s.rn.Ready()
-		if !raft.IsEmptyHardState(rd.HardState) {
-			s.term = rd.HardState.Term
-		}
-		if !raft.IsEmptySnap(rd.Snapshot) {
-			panic(fmt.Sprintf("etcd: %s: unexpected snapshot (the log is never compacted)", s.node.Name()))
-		}
-		if !raft.IsEmptyHardState(rd.HardState) || len(rd.Entries) > 0 {
-			s.disk.write(rd.HardState, rd.Entries)
-			if !raft.IsEmptyHardState(rd.HardState) {
-				if err := s.st.SetHardState(rd.HardState); err != nil {
-					panic(fmt.Sprintf("etcd: %s: set hard state: %v", s.node.Name(), err))
-				}
-			}
-			if err := s.st.Append(rd.Entries); err != nil {
-				panic(fmt.Sprintf("etcd: %s: append: %v", s.node.Name(), err))
-			}
-		}
-		for i := range rd.Messages {
-			m := &rd.Messages[i]
-			if m.Type == pb.MsgVoteResp && !m.Reject {
-				s.heard()
-			}
-			to := s.cluster.nodes[m.To-1]
-			s.node.Send(to.ID(), RaftMessage{M: raftnode.Outbound(m)})
-		}
-		if rd.SoftState != nil {
-			s.changeRole(rd.SoftState)
-		}
-		for i := range rd.CommittedEntries {
-			s.apply(&rd.CommittedEntries[i])
-		}
-		s.rn.Advance(rd)
-	}
+// send puts a raft message on the network to its peer.
+func (s *Server) send(to uint64, m *pb.Message) {
+	s.node.Send(s.cluster.nodes[to-1].ID(), RaftMessage{M: m})
 }
 
-func (s *Server) changeRole(ss *raft.SoftState) {
-	was := s.state
-	s.lead, s.state = ss.Lead, ss.RaftState
-	if s.lead != 0 && s.lead != s.id {
-		s.heard()
-	}
-	if s.state == raft.StateLeader && was != raft.StateLeader {
+// changeRole starts the lessor of a new leader, and stops a deposed one's.
+func (s *Server) changeRole(was raft.StateType) {
+	leading := s.r.Leading()
+	if leading && was != raft.StateLeader {
 		s.promote()
 	}
-	if s.state != raft.StateLeader {
+	if !leading {
 		s.ready = false
 		clear(s.expiry)
 		clear(s.revoking)
@@ -395,7 +284,7 @@ func (s *Server) promote() {
 	}
 	if o.LeaderChangeExtends && len(ids) > 0 {
 		s.cluster.event(s.node, "lease-extended", fmt.Sprintf("%s became leader in term %d and restarted %d lease(s) "+
-			"to election timeout + TTL (%v + %v) from now: %s", s.node.Name(), s.term, len(ids), o.ElectionTimeout,
+			"to election timeout + TTL (%v + %v) from now: %s", s.node.Name(), s.r.Term(), len(ids), o.ElectionTimeout,
 			o.EffectiveTTL(), strings.Join(names, ", ")))
 	}
 }
@@ -409,7 +298,7 @@ func keyList(keys []string) string {
 
 func (s *Server) apply(e *pb.Entry) {
 	if e.Type != pb.EntryNormal || len(e.Data) == 0 {
-		if e.Term == s.term && s.state == raft.StateLeader {
+		if e.Term == s.r.Term() && s.r.Leading() {
 			s.ready = true // the empty entry of the new term: everything before it is applied
 		}
 		return
@@ -419,17 +308,17 @@ func (s *Server) apply(e *pb.Entry) {
 	res := s.store.Apply(e.Index, cmd)
 	s.cluster.truth.applied(s, e.Index, id, cmd, res)
 	first := s.cluster.writes.applied(s, e.Index, id, cmd, res)
-	if e.Term == s.term && s.state == raft.StateLeader {
+	if e.Term == s.r.Term() && s.r.Leading() {
 		s.ready = true
 	}
 	switch {
-	case cmd.Type == CmdLeaseGrant && s.state == raft.StateLeader:
+	case cmd.Type == CmdLeaseGrant && s.r.Leading():
 		s.expiry[res.Lease] = s.node.Mono() + cmd.TTL
 		s.cluster.truth.promise(res.Lease, cmd.TTL, s.node.World().Now())
 	case cmd.Type == CmdLeaseRevoke:
 		delete(s.expiry, cmd.Lease)
 		delete(s.revoking, cmd.Lease)
-		if cmd.Expired && res.Err == "" && s.state == raft.StateLeader {
+		if cmd.Expired && res.Err == "" && s.r.Leading() {
 			s.cluster.event(s.node, "lease-expired", fmt.Sprintf("%s revoked lease %x, silent for its TTL %v on the "+
 				"leader's clock, at revision %d%s", s.node.Name(), cmd.Lease, s.cluster.opts.EffectiveTTL(), res.Revision,
 				deletedList(res.Revoked)))
@@ -438,16 +327,15 @@ func (s *Server) apply(e *pb.Entry) {
 	if len(res.Events) > 0 {
 		s.notify(res.Events)
 	}
-	p, ok := s.pending[id]
+	p, ok := s.pending.Take(id)
 	if !ok {
 		return
 	}
-	delete(s.pending, id)
-	if p.term == e.Term {
+	if p.Term == e.Term {
 		if first { // a deposed leader catching up answers late: its client has given up
-			s.cluster.writes.served(s, p.msg, cmd, res)
+			s.cluster.writes.served(s, p.Msg, cmd, res)
 		}
-		s.node.Reply(p.msg, Response{Result: res, Member: s.id})
+		s.node.Reply(p.Msg, Response{Result: res, Member: s.id})
 	}
 }
 
@@ -457,19 +345,3 @@ func deletedList(keys []string) string {
 	}
 	return ", deleting " + strings.Join(keys, " ")
 }
-
-// quietLogger discards raft's logging but keeps its panics.
-type quietLogger struct{}
-
-func (quietLogger) Debug(...any)              {}
-func (quietLogger) Debugf(string, ...any)     {}
-func (quietLogger) Error(...any)              {}
-func (quietLogger) Errorf(string, ...any)     {}
-func (quietLogger) Info(...any)               {}
-func (quietLogger) Infof(string, ...any)      {}
-func (quietLogger) Warning(...any)            {}
-func (quietLogger) Warningf(string, ...any)   {}
-func (quietLogger) Fatal(v ...any)            { panic(fmt.Sprint(v...)) }
-func (quietLogger) Fatalf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
-func (quietLogger) Panic(v ...any)            { panic(fmt.Sprint(v...)) }
-func (quietLogger) Panicf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }

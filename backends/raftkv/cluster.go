@@ -1,11 +1,9 @@
 package raftkv
 
 import (
-	"fmt"
 	"slices"
 
-	"go.etcd.io/raft/v3"
-
+	"github.com/locklab/locklab/backends/raftnode"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -39,7 +37,7 @@ func NewCluster(w *sim.World, o Options) (*Cluster, error) {
 		voters[i] = uint64(i + 1)
 	}
 	for _, id := range voters {
-		c.servers = append(c.servers, &Server{cluster: c, id: id, disk: newDisk(voters, o.Fsync, mem.takeLog())})
+		c.servers = append(c.servers, newServer(c, id, newDisk(voters, o.Fsync, mem.takeLog())))
 	}
 	for _, s := range c.servers {
 		c.nodes = append(c.nodes, w.AddNode(NodeName(s.id), sim.NodeOptions{Handler: s}))
@@ -62,19 +60,10 @@ func (c *Cluster) Audit() *Audit { return c.audit }
 // Leader is the node that is up and believes it leads the highest term, or
 // nil when none does.
 func (c *Cluster) Leader() *sim.Node {
-	var best *Server
-	for i, s := range c.servers {
-		if c.nodes[i].Down() || s.state != raft.StateLeader {
-			continue
-		}
-		if best == nil || s.term > best.term {
-			best = s
-		}
+	if i, ok := raftnode.Leader(c.servers, (*Server).replica); ok {
+		return c.nodes[i]
 	}
-	if best == nil {
-		return nil
-	}
-	return c.nodes[best.id-1]
+	return nil
 }
 
 // Followers are the nodes other than the Leader (every node when there is none).
@@ -130,30 +119,3 @@ func (c *Cluster) NewClient(p *sim.Proc) *Client {
 	cl.truth = c.truth
 	return cl
 }
-
-// quietLogger discards raft's logging (formatting it would cost more than
-// the simulation) but keeps its panics.
-type quietLogger struct{}
-
-func (quietLogger) Debug(...any)            {}
-func (quietLogger) Debugf(string, ...any)   {}
-func (quietLogger) Error(...any)            {}
-func (quietLogger) Errorf(string, ...any)   {}
-func (quietLogger) Info(...any)             {}
-func (quietLogger) Infof(string, ...any)    {}
-func (quietLogger) Warning(...any)          {}
-func (quietLogger) Warningf(string, ...any) {}
-func (quietLogger) Fatal(v ...any)          { panic(raftPanic(fmt.Sprint(v...))) }
-func (quietLogger) Fatalf(f string, v ...any) {
-	panic(raftPanic(fmt.Sprintf(f, v...)))
-}
-func (quietLogger) Panic(v ...any) { panic(raftPanic(fmt.Sprint(v...))) }
-func (quietLogger) Panicf(f string, v ...any) {
-	panic(raftPanic(fmt.Sprintf(f, v...)))
-}
-
-// raftPanic is what raft raises when it finds its own state impossible (a
-// log that lost committed entries, say). Server.guard catches it.
-type raftPanic string
-
-var _ raft.Logger = quietLogger{}

@@ -39,9 +39,16 @@ func init() {
 				Modes: system.UnfencedOnly},
 		},
 		Claims: []system.Claims{
-			{Tokens: true, FencedOptions: map[string]string{"fencing": "true"}, SafeRelease: true},
-			{Variant: "replicated", Options: map[string]string{"replicas": "2"}, Tokens: true,
-				FencedOptions: map[string]string{"fencing": "true"}, SafeRelease: true},
+			// The fence counter is a key like any other: a crash without
+			// fsync on every write loses it, and the tokens start again.
+			{Tokens: true, FencedOptions: map[string]string{"fencing": "true", "persistence": "always"}, SafeRelease: true},
+			// A failover loses what the replicas had not received, the
+			// counter included (redis-failover): no token claim.
+			{Variant: "replicated", Options: map[string]string{"replicas": "2"}, SafeRelease: true},
+			// A lease shorter than a hold, so that the watchdog renews.
+			{Variant: "reentrant", Options: map[string]string{"reentrancy": "server", "watchdog": "true", "ttl": "250ms"}, SafeRelease: true},
+			// GET, compare, DEL is not atomic: no safe-release claim.
+			{Variant: "check-then-del", Options: map[string]string{"release": "check-then-del"}},
 		},
 	})
 }

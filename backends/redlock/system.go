@@ -26,8 +26,12 @@ func init() {
 			"tokens value|incr|external, restart-delay",
 		Options: Table,
 		Deploy:  deployRedlock,
-		// Redlock's tokens are random values, not monotonic: no fenced claim.
-		Claims: []system.Claims{{SafeRelease: true}},
+		// Redlock's tokens are random values, not monotonic: no fenced claim
+		// but with a sequencer of its own (the maximum of the instances'
+		// counters goes back when one restarts empty).
+		Claims: []system.Claims{{SafeRelease: true},
+			{Variant: "incr", Options: map[string]string{"token": "incr"}, SafeRelease: true},
+			{Variant: "external", Options: map[string]string{"token": "external"}, Tokens: true, SafeRelease: true}},
 		// The random values are unique but not ordered: fencing needs a
 		// counter of its own (token=external).
 		Designs: []system.Design{
@@ -63,7 +67,7 @@ func deployRedlock(w *sim.World, opts map[string]string) (system.Deployment, err
 		Servers:   instances,
 		NewLock:   func(p *sim.Proc) backends.Lock { return NewClient(p, topo, o) },
 		HasTokens: true,
-		Messages:  redis.MessageTypes(),
+		Messages:  MessageTypes(),
 		Resolve: func(name string) ([]*sim.Node, bool) {
 			if name == "instances" {
 				return slices.Clone(instances), true

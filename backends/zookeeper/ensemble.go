@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"go.etcd.io/raft/v3"
-
 	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/backends/raftnode"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -89,7 +88,7 @@ func NewEnsemble(w *sim.World, o Options) (*Ensemble, error) {
 	}
 	e := &Ensemble{opts: o, clients: map[string]*Client{}, acked: map[int64]time.Duration{}}
 	for i := range o.Servers {
-		e.servers = append(e.servers, &Server{ens: e, id: uint64(i + 1)})
+		e.servers = append(e.servers, newServer(e, uint64(i+1)))
 	}
 	for i, s := range e.servers {
 		e.nodes = append(e.nodes, w.AddNode(ServerName(i+1), sim.NodeOptions{Handler: s}))
@@ -105,19 +104,10 @@ func (e *Ensemble) Nodes() []*sim.Node { return slices.Clone(e.nodes) }
 
 // Leader is the up server that leads the highest term, nil if none.
 func (e *Ensemble) Leader() *sim.Node {
-	var best *Server
-	for i, s := range e.servers {
-		if e.nodes[i].Down() || s.state != raft.StateLeader {
-			continue
-		}
-		if best == nil || s.term > best.term {
-			best = s
-		}
+	if i, ok := raftnode.Leader(e.servers, (*Server).replica); ok {
+		return e.nodes[i]
 	}
-	if best == nil {
-		return nil
-	}
-	return e.nodes[best.id-1]
+	return nil
 }
 
 // Roles are the names Resolve understands that follow the ensemble's state,
@@ -219,24 +209,6 @@ func sortedClientNames(m map[string]*Client) []string {
 	return out
 }
 
-// quietLogger discards raft's logging but keeps its panics.
-type quietLogger struct{}
-
-func (quietLogger) Debug(...any)              {}
-func (quietLogger) Debugf(string, ...any)     {}
-func (quietLogger) Error(...any)              {}
-func (quietLogger) Errorf(string, ...any)     {}
-func (quietLogger) Info(...any)               {}
-func (quietLogger) Infof(string, ...any)      {}
-func (quietLogger) Warning(...any)            {}
-func (quietLogger) Warningf(string, ...any)   {}
-func (quietLogger) Fatal(v ...any)            { panic(fmt.Sprint(v...)) }
-func (quietLogger) Fatalf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
-func (quietLogger) Panic(v ...any)            { panic(fmt.Sprint(v...)) }
-func (quietLogger) Panicf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
-
-var _ raft.Logger = quietLogger{}
-
 // Describe says, server by server, its role, epoch, last zxid, whether it
 // serves clients, and the children of every lock: for debugging and stories.
 func (e *Ensemble) Describe() []string {
@@ -246,7 +218,7 @@ func (e *Ensemble) Describe() []string {
 			out = append(out, fmt.Sprintf("%s: down", ServerName(i+1)))
 			continue
 		}
-		line := fmt.Sprintf("%s: %v term %d lead %d zxid %#x serving=%v sessions=%v", ServerName(i+1), s.state, s.term, s.lead,
+		line := fmt.Sprintf("%s: %v term %d lead %d zxid %#x serving=%v sessions=%v", ServerName(i+1), s.r.Role(), s.r.Term(), s.r.Lead(),
 			s.tree.zxid, s.serving(), s.tree.sessionIDs())
 		if n, ok := s.tree.nodes["/lock"]; ok {
 			for _, k := range n.children {

@@ -1,7 +1,6 @@
 package zookeeper
 
 import (
-	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -14,53 +13,31 @@ import (
 	"github.com/locklab/locklab/sim"
 )
 
-// neverElectionTick keeps etcd raft from campaigning by itself (its
-// randomized timeout reads a global random source): the seeded election
-// timer of the server campaigns instead.
-const neverElectionTick = 1 << 30
-
-// pendingTTL is how long a server keeps the reply address of a request it
-// proposed (the client has long given up after that).
-const pendingTTL = 30 * time.Second
-
 type pendingKey struct {
 	session int64
 	xid     uint64
-}
-
-type pending struct {
-	msg sim.Message
-	at  time.Duration
 }
 
 type watcher struct {
 	client sim.NodeID
 }
 
-// Server is one ZooKeeper server: the atomic broadcast (etcd raft, standing
-// in for ZAB), the data tree it applies committed transactions to, the
-// sessions it tracks when it leads, and the watches of its clients.
+// Server is one ZooKeeper server: the atomic broadcast (a raftnode.Replica,
+// etcd raft standing in for ZAB), the data tree it applies committed
+// transactions to, the sessions it tracks when it leads, and the watches of
+// its clients.
 type Server struct {
 	ens *Ensemble
 	id  uint64
-	st  *raft.MemoryStorage // the transaction log: survives a crash (ZooKeeper fsyncs before acking)
+	r   *raftnode.Replica // its transaction log survives a crash (ZooKeeper fsyncs before acking)
 
-	node      *sim.Node
-	rn        *raft.RawNode
-	tree      *tree
-	lead      uint64
-	state     raft.StateType
-	term      uint64
-	lastHeard time.Duration // election timer: reset by the leader's messages and granted votes
-	fromLead  time.Duration // the leader's last message
-	timeout   time.Duration
-	peerHeard map[uint64]time.Duration
-	contact   map[int64]time.Duration // leader: session -> last contact (monotonic)
-	expiring  map[int64]bool
-	pending   map[pendingKey]pending
-	dataW     map[string][]watcher
-	childW    map[string][]watcher
-	ticks     int
+	node     *sim.Node
+	tree     *tree
+	contact  map[int64]time.Duration // leader: session -> last contact (monotonic)
+	expiring map[int64]bool
+	pending  raftnode.Pending[pendingKey]
+	dataW    map[string][]watcher
+	childW   map[string][]watcher
 }
 
 var (
@@ -68,90 +45,63 @@ var (
 	_ sim.Crasher = (*Server)(nil)
 )
 
+func newServer(e *Ensemble, id uint64) *Server {
+	s := &Server{ens: e, id: id}
+	n := e.opts.Servers
+	rc := raftnode.RaftConfig(id)
+	rc.PreVote = true
+	s.r = raftnode.NewReplica(raftnode.Config{
+		Service:           "zookeeper",
+		Raft:              rc,
+		Group:             n,
+		Tick:              e.opts.Tick,
+		ElectionTimeout:   e.opts.ElectionTimeout,
+		TicksSurviveCrash: true,
+		Log:               raftnode.NewMemoryLog(n),
+		Apply:             s.apply,
+		Role:              s.changeRole,
+		Send:              s.send,
+		OnTick:            s.tick,
+		Purge:             func() { s.pending.Purge(s.node.Mono()) },
+	})
+	return s
+}
+
+// replica is the server's raft replica.
+func (s *Server) replica() *raftnode.Replica { return s.r }
+
 // Start (re)builds the server from its log: the tree is replayed from the
 // committed transactions.
 func (s *Server) Start(n *sim.Node) {
 	s.node = n
-	if s.st == nil {
-		s.st = raft.NewMemoryStorage()
-		voters := make([]uint64, len(s.ens.servers))
-		for i := range voters {
-			voters[i] = uint64(i + 1)
-		}
-		snap := pb.Snapshot{Metadata: pb.SnapshotMetadata{ConfState: pb.ConfState{Voters: voters}, Index: 1, Term: 1}}
-		if err := s.st.ApplySnapshot(snap); err != nil {
-			panic(fmt.Sprintf("zookeeper: %s: bootstrap: %v", n.Name(), err))
-		}
-	}
-	rn, err := raft.NewRawNode(&raft.Config{ID: s.id, ElectionTick: neverElectionTick, HeartbeatTick: 1,
-		Storage: s.st, Applied: 1, PreVote: true, MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, Logger: quietLogger{}})
-	if err != nil {
-		panic(fmt.Sprintf("zookeeper: %s: new raw node: %v", n.Name(), err))
-	}
-	s.rn, s.tree = rn, newTree()
-	hs, _, _ := s.st.InitialState()
-	s.lead, s.state, s.term = 0, raft.StateFollower, hs.Term
-	s.peerHeard, s.contact, s.expiring = map[uint64]time.Duration{}, map[int64]time.Duration{}, map[int64]bool{}
-	s.pending = map[pendingKey]pending{}
+	s.tree = newTree()
+	s.contact, s.expiring = map[int64]time.Duration{}, map[int64]bool{}
+	s.pending = raftnode.Pending[pendingKey]{}
 	s.dataW, s.childW = map[string][]watcher{}, map[string][]watcher{}
-	s.heard()
-	n.SetTimer(s.ens.opts.Tick, s.tick)
-	n.SetTimer(s.timeout, s.checkElection)
+	s.r.Start(n)
 }
 
 // Crash loses everything but the log.
 func (s *Server) Crash(*sim.Node) {
-	s.rn, s.tree, s.pending, s.contact = nil, nil, nil, nil
-	s.lead, s.state = 0, raft.StateFollower
+	s.r.Crash()
+	s.tree, s.pending, s.contact = nil, nil, nil
 }
 
-func (s *Server) heard() {
-	e := s.ens.opts.ElectionTimeout
-	s.lastHeard = s.node.Mono()
-	s.timeout = e + time.Duration(s.node.Rand().Int64N(int64(e)))
-}
-
+// tick lets a serving leader close the sessions that timed out.
 func (s *Server) tick() {
-	s.rn.Tick()
-	s.ticks++
-	if s.ticks%100 == 0 {
-		s.purgePending()
-	}
-	if s.state == raft.StateLeader && s.serving() {
+	if s.r.Leading() && s.serving() {
 		s.expireSessions()
 	}
-	s.ready()
-	s.node.SetTimer(s.ens.opts.Tick, s.tick)
-}
-
-func (s *Server) checkElection() {
-	if s.state == raft.StateLeader {
-		s.heard()
-	} else if s.node.Mono()-s.lastHeard >= s.timeout {
-		s.heard()
-		if err := s.rn.Campaign(); err != nil {
-			panic(fmt.Sprintf("zookeeper: %s: campaign: %v", s.node.Name(), err))
-		}
-		s.ready()
-	}
-	s.node.SetTimer(s.lastHeard+s.timeout-s.node.Mono(), s.checkElection)
 }
 
 // serving reports whether the server is part of a working quorum: a leader
 // that heard from a majority within the election timeout, or a follower that
 // heard from its leader. Otherwise it closes its clients' connections.
 func (s *Server) serving() bool {
-	now, e := s.node.Mono(), s.ens.opts.ElectionTimeout
-	if s.state == raft.StateLeader {
-		n := 1
-		for _, at := range s.peerHeard { // determinism:ok counting
-			if now-at < e {
-				n++
-			}
-		}
-		return 2*n > len(s.ens.servers)
+	if s.r.Leading() {
+		return s.r.QuorumActive()
 	}
-	return s.state == raft.StateFollower && s.lead != 0 && now-s.fromLead < e
+	return s.r.Role() == raft.StateFollower && s.r.Lead() != 0 && s.node.Mono()-s.r.LeaderAt() < s.ens.opts.ElectionTimeout
 }
 
 // expireSessions closes, through the log, every session the leader has not
@@ -165,7 +115,7 @@ func (s *Server) expireSessions() {
 			continue
 		}
 		if now-at > s.tree.sessions[id] && !s.expiring[id] {
-			if s.rn.Propose(encodeTxn(txn{Op: "close", Session: id, Expired: true})) == nil {
+			if s.r.Propose(encodeTxn(txn{Op: "close", Session: id, Expired: true})) == nil {
 				s.expiring[id] = true
 			}
 		}
@@ -176,9 +126,9 @@ func (s *Server) expireSessions() {
 func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	switch body := m.Body.(type) {
 	case RaftMessage:
-		s.step(raftnode.Inbound(*body.M))
+		s.r.Step(body.M)
 	case Touch:
-		if s.state == raft.StateLeader {
+		if s.r.Leading() {
 			s.contacted(body.Session)
 		}
 	case Request:
@@ -186,22 +136,6 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	default:
 		panic(fmt.Sprintf("zookeeper: %s: unexpected message %T", n.Name(), m.Body))
 	}
-}
-
-func (s *Server) step(m pb.Message) {
-	switch m.Type {
-	case pb.MsgApp, pb.MsgHeartbeat, pb.MsgSnap:
-		if m.Term >= s.term {
-			s.heard()
-			s.fromLead = s.node.Mono()
-		}
-	case pb.MsgAppResp, pb.MsgHeartbeatResp:
-		s.peerHeard[m.From] = s.node.Mono()
-	}
-	if err := s.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) && !errors.Is(err, raft.ErrProposalDropped) {
-		panic(fmt.Sprintf("zookeeper: %s: step %v: %v", s.node.Name(), m.Type, err))
-	}
-	s.ready()
 }
 
 func (s *Server) reply(m sim.Message, r Response) {
@@ -279,84 +213,42 @@ func (s *Server) contacted(session int64) {
 
 // touch records a client's contact with the leader (relayed by a follower).
 func (s *Server) touch(session int64) {
-	if s.state == raft.StateLeader {
+	if s.r.Leading() {
 		s.contacted(session)
 		return
 	}
-	if s.lead != 0 {
-		s.node.Send(s.ens.nodes[s.lead-1].ID(), Touch{Session: session})
+	if lead := s.r.Lead(); lead != 0 {
+		s.node.Send(s.ens.nodes[lead-1].ID(), Touch{Session: session})
 	}
 }
 
 func (s *Server) propose(m sim.Message, r Request, x txn) {
 	x.Origin, x.Xid = s.id, r.Xid
 	k := pendingKey{r.Session, r.Xid}
-	s.pending[k] = pending{msg: m, at: s.node.Mono()}
-	if err := s.rn.Propose(encodeTxn(x)); err != nil {
+	s.pending[k] = raftnode.Request{Msg: m, At: s.node.Mono()}
+	if err := s.r.Propose(encodeTxn(x)); err != nil {
 		delete(s.pending, k)
 		s.reply(m, Response{Code: CodeNotReady})
 		return
 	}
-	s.ready()
+	s.r.Drain()
 }
 
-func (s *Server) purgePending() {
-	now := s.node.Mono()
-	for k, p := range s.pending { // determinism:ok deleting stale entries; order cannot matter
-		if now-p.at > pendingTTL {
-			delete(s.pending, k)
-		}
-	}
+// send puts a raft message on the network to its peer.
+func (s *Server) send(to uint64, m *pb.Message) {
+	s.node.Send(s.ens.nodes[to-1].ID(), RaftMessage{M: m})
 }
 
-// ready handles raft's Ready batches: persist, send, apply, advance.
-func (s *Server) ready() {
-	raftnode.Drain(s.rn, raftnode.Steps{Persist: s.persist, Send: s.send, Apply: s.apply, Role: s.changeRole})
-}
-
-// persist writes a Ready's hard state and entries to the log that survives a
-// crash.
-func (s *Server) persist(rd raft.Ready) {
-	if !raft.IsEmptyHardState(rd.HardState) {
-		s.term = rd.HardState.Term
-		if err := s.st.SetHardState(rd.HardState); err != nil {
-			panic(fmt.Sprintf("zookeeper: %s: hard state: %v", s.node.Name(), err))
-		}
-	}
-	if err := s.st.Append(rd.Entries); err != nil {
-		panic(fmt.Sprintf("zookeeper: %s: append: %v", s.node.Name(), err))
-	}
-}
-
-// send sends a raft message to its peer; a vote granted to us counts as
-// hearing from the cluster.
-func (s *Server) send(m *pb.Message) {
-	if m.Type == pb.MsgVoteResp && !m.Reject {
-		s.heard()
-	}
-	s.node.Send(s.ens.nodes[m.To-1].ID(), RaftMessage{M: raftnode.Outbound(m)})
-}
-
-func (s *Server) changeRole(ss *raft.SoftState) {
-	was := s.state
-	s.lead, s.state = ss.Lead, ss.RaftState
-	if s.state == raft.StateLeader && was != raft.StateLeader {
-		// A new leader re-arms every session's timeout, as ZooKeeper does.
+// changeRole re-arms every session's timeout on a new leader, as ZooKeeper
+// does.
+func (s *Server) changeRole(was raft.StateType) {
+	if s.r.Leading() && was != raft.StateLeader {
 		now := s.node.Mono()
 		s.contact, s.expiring = map[int64]time.Duration{}, map[int64]bool{}
 		for _, id := range s.tree.sessionIDs() {
 			s.contact[id] = now
 		}
-		s.peerHeard = map[uint64]time.Duration{}
-		for i := range s.ens.servers {
-			if uint64(i+1) != s.id {
-				s.peerHeard[uint64(i+1)] = now
-			}
-		}
-		s.ens.leaderElected(s, s.term)
-	}
-	if s.lead != 0 && s.lead != s.id {
-		s.heard()
+		s.ens.leaderElected(s, s.r.Term())
 	}
 }
 
@@ -371,24 +263,22 @@ func (s *Server) apply(e *pb.Entry) {
 	if x.Op == "close" {
 		delete(s.expiring, x.Session)
 		delete(s.contact, x.Session)
-		if x.Expired && c.code == CodeOK && s.state == raft.StateLeader {
+		if x.Expired && c.code == CodeOK && s.r.Leading() {
 			s.ens.sessionExpired(s, x.Session, c.deleted)
 		}
 	}
-	if x.Op == "session" && s.state == raft.StateLeader {
+	if x.Op == "session" && s.r.Leading() {
 		s.contacted(x.Session)
 	}
 	s.fire(c)
 	if x.Origin != s.id {
 		return
 	}
-	k := pendingKey{x.Session, x.Xid}
-	p, ok := s.pending[k]
+	p, ok := s.pending.Take(pendingKey{x.Session, x.Xid})
 	if !ok {
 		return
 	}
-	delete(s.pending, k)
-	s.reply(p.msg, Response{Code: c.code, Path: c.path, Stat: c.stat})
+	s.reply(p.Msg, Response{Code: c.code, Path: c.path, Stat: c.stat})
 }
 
 // fire sends the one-shot watches a change triggers, in the order of the change.

@@ -240,6 +240,7 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 			fmt.Fprint(out, text)
 			return err
 		}
+		recordRun(cmd.ErrOrStderr(), f.out)
 	}
 	text, err := checkOutput(path, run, checked, f.out, read)
 	if err != nil {

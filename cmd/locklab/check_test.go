@@ -23,7 +23,7 @@ func TestCheckJudgesAHandWrittenHistory(t *testing.T) {
 	for _, want := range []string{
 		`critical-sections  INVALID  the critical sections on "orders" are not atomic: lost update (app-1 and app-2 both read 100 and both wrote)`,
 		"First:  app-1 read 100 at 0.004s (token 33), wrote 101 at 15.001s: write applied.",
-		"during fault: #4 0.005s p-1 start pause targets=[app-1] (stop-the-world GC)",
+		"During the pause of app-1 from 0.005s to 15.000s (14.995s): stop-the-world GC.",
 		"critical-sections counterexample (10 events):",
 		"#14 15.001s p0 app-1 invoke write key=orders token=33 value=101",
 		"lease              VALID",
@@ -155,7 +155,7 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 			"faults: 1 partition",
 			"mutual-exclusion   INVALID  1 overlap",
 			`p0 held "lock" from 0.020s until its release at 2.000s; p1 held "lock" from 1.200s until its release at 2.100s.`,
-			`during fault: #2 0.500s p-1 start partition (:start-partition :majority -> [:isolated {"n1" #{"n3" "n4" "n5"} "n2" #{"n3" "n4" "n5"}}])`,
+			`During the partition from 0.500s to 3.010s (2.51s): :start-partition :majority -> [:isolated {"n1" #{"n3" "n4" "n5"} "n2" #{"n3" "n4" "n5"}}].`,
 			"mutex              INVALID  the lock service broke the mutex model on \"lock\": p1 was granted the lock while p0 held it",
 			"overall: INVALID (exit 1)",
 		}},
@@ -175,7 +175,7 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 		}},
 		{"lock-stale-token.edn", harness.ExitInvalid, []string{
 			"fencing-tokens     INVALID  fencing tokens on \"lock\": token went backwards: 6 after 7",
-			"during fault: #2 0.100s p-1 start pause targets=[n1] (:pause :primaries -> {\"n1\" :paused})",
+			"During the pause of n1 from 0.100s to 2.210s (2.11s): :pause :primaries -> {\"n1\" :paused}.",
 			"overall: INVALID (exit 1)",
 		}},
 	}

@@ -60,15 +60,7 @@ func newExploreCmd() *cobra.Command {
 instead of its schedule, seed after seed, until a run fails a check with a violation of the
 hunt's kind. The hunts are derived from the catalog: every unsafe variant declares the kind
 of violation it shows, one of:
-  gc-pause            the earlier holder was paused across its lease deadline
-  clock-jump          a server whose clock jumped or drifted granted both holders
-  failover            the later grant came from a promoted replica
-  restart-regrant     a server that granted the earlier holder restarted empty and granted again
-  non-owner-release   a third client released a lock it no longer held (DEL unlock)
-  leader-clock-ahead  a server whose clock was set ahead granted before the lease ran out
-  holder-clock        a holder's own clock jumped or drifted around its grant
-  session-expiry      a holder without a lease deadline was paused or cut off, its session expired
-  delayed-write       a write delayed in the network was overtaken by another client's grant
+` + violationKindList() + `
 It does so from several starting seeds (sweeps of --max-seeds each; -j of them at once) and
 reports the seeds each sweep needed, their median (when a sweep found one), and the machine
 time per seed. On a terminal stderr shows a progress bar; otherwise (a log file, a pipe, CI) a
@@ -123,6 +115,30 @@ for 0; one that only wants explore to have run treats 3 as a result, not a failu
 	fl.BoolVar(&f.compare, "compare", false, "run swarm random and guided side by side from the same --starts and print runs to the first violation of each, "+
 		"median and speedup (use --starts 9 or more)")
 	return cmd
+}
+
+// violationKinds are the kinds of violation a hunt looks for, each with what
+// made the second holder get the lock: explore's help and the kinds table of
+// docs/scenarios.md (locklab docs) are both printed from it.
+var violationKinds = []struct{ kind, doc string }{
+	{harness.KindGCPause, "the earlier holder was paused across its lease deadline"},
+	{harness.KindClockJump, "a server whose clock jumped or drifted granted both holders"},
+	{harness.KindFailover, "the later grant came from a promoted replica"},
+	{harness.KindRestartRegrant, "a server that granted the earlier holder restarted empty and granted again"},
+	{harness.KindNonOwnerRelease, "a third client released a lock it no longer held (DEL unlock)"},
+	{harness.KindLeaderClockAhead, "a server whose clock was set ahead granted before the lease ran out"},
+	{harness.KindHolderClock, "a holder's own clock jumped or drifted around its grant"},
+	{harness.KindSessionExpiry, "a holder without a lease deadline was paused or cut off, its session expired"},
+	{harness.KindDelayedWrite, "a write delayed in the network was overtaken by another client's grant"},
+}
+
+// violationKindList is violationKinds as explore's help shows them, one a line.
+func violationKindList() string {
+	var lines []string
+	for _, k := range violationKinds {
+		lines = append(lines, "  "+pad(k.kind, 20)+k.doc)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func runExplore(out, errOut io.Writer, f exploreFlags) error {

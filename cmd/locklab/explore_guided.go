@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,6 +48,7 @@ func writeFinding(out io.Writer, h harness.Hunt, sw harness.Sweep, dir string) e
 	if err := reports.WriteDir(runDir, run); err != nil {
 		return err
 	}
+	recordRun(os.Stderr, runDir)
 	fmt.Fprintf(out, "\n%s first found by the guided search from seed %d, after %s (%d faults): %s\n",
 		h.Name, sw.Start, count(sw.Seeds, "run"), len(t.Schedule.Faults), command)
 	return nil

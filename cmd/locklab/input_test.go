@@ -199,7 +199,7 @@ func TestUserErrorsArePlainAndExitTwo(t *testing.T) {
 	}
 }
 
-// Every check the README lists is accepted: raft-audit in a raftkv run; a
+// Every check docs/checks-and-history.md lists is accepted: raft-audit in a raftkv run; a
 // check that does not apply says where it does (item 9).
 func TestRaftAuditCanBeNamed(t *testing.T) {
 	dir := t.TempDir()

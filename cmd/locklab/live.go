@@ -49,7 +49,9 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return proc.StopOnSignal(context.Background())
 }
 
-func liveCommand(t harness.Test, nemesisFile, dir string, scale float64) string {
+// liveCommand is the command that runs t live again; withOut: into dir
+// (otherwise into a new directory of the store).
+func liveCommand(t harness.Test, nemesisFile, dir string, scale float64, withOut bool) string {
 	args := append([]string{"locklab", "run", "--live"}, t.Args()...)
 	if scale != 1 {
 		args = append(args, "--scale", fmt.Sprint(scale))
@@ -57,7 +59,10 @@ func liveCommand(t harness.Test, nemesisFile, dir string, scale float64) string 
 	if nemesisFile != "" {
 		args = append(args, "--nemesis-file", filepath.Join(dir, reports.ScheduleFile))
 	}
-	return shellJoin(append(args, "--out", dir))
+	if withOut {
+		args = append(args, "--out", dir)
+	}
+	return shellJoin(args)
 }
 
 // liveLines describe a live run: what ran, for how long, and that it does not replay.
@@ -79,16 +84,21 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 	}
 	// The command names the test as given; the run scales it.
 	given := t
-	dir := f.out
-	if dir == "" {
-		nem := t.Nemesis
-		if f.nemesisFile != "" {
-			nem = strings.TrimSuffix(filepath.Base(f.nemesisFile), filepath.Ext(f.nemesisFile))
+	dir, inStore := f.out, f.out == ""
+	if inStore {
+		// A new directory in the store: an earlier run of the same seed stays.
+		if dir, err = storeRun(cmd.ErrOrStderr(), filepath.Join("live", runName(t, f.nemesisFile)), time.Now()); err != nil {
+			return err
 		}
-		dir = filepath.Join("runs", "live", fmt.Sprintf("%s-%s-%s-%s-seed%d", t.System, t.Workload, t.Storage, strings.ReplaceAll(nem, ",", "+"), t.Seed))
-	}
-	if err := reports.CheckOutDir(dir); err != nil {
+		defer removeIfEmpty(dir)
+	} else if err := reports.CheckOutDir(dir); err != nil {
 		return err
+	}
+	if why := live.UnreachableOut(t, dir); why != "" {
+		if inStore {
+			return usage("%s, the run directory in the store of runs: %s; choose another with --out", dir, why)
+		}
+		return usage("--out %s: %s", dir, why)
 	}
 	servers, err := serversScratch(dir)
 	if err != nil {
@@ -99,7 +109,8 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 		os.RemoveAll(servers)
 		return usageError{err}
 	}
-	command := liveCommand(given, f.nemesisFile, dir, lf.scale)
+	// A run of the store, run again, goes to a new directory of the store.
+	command := liveCommand(given, f.nemesisFile, dir, lf.scale, !inStore)
 	out := cmd.OutOrStdout()
 	first := fmt.Sprintf("seed %d (live): %s\n", t.Seed, command)
 	if w := harness.DrewNoFault(p.Test, p.Schedule); w != "" {
@@ -120,6 +131,7 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 	}
 	err = writeLive(out, first, command, dir, servers, res, interrupted, err)
 	os.RemoveAll(servers) // gone already when it was moved into the run directory
+	recordRun(cmd.ErrOrStderr(), dir)
 	return err
 }
 
@@ -207,7 +219,7 @@ func markLive(run *reports.Run, res harness.Result) {
 func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant, f reproFlags, lf liveFlags) error {
 	ctx, cancel := interruptible()
 	defer cancel()
-	mismatches, skipped, missing := 0, 0, 0
+	mismatches, skipped, missing, unreachable := 0, 0, 0, 0
 	for _, v := range variants {
 		if sys := v.ReproTest().System; !slices.Contains(live.Systems(), sys) {
 			if !f.all {
@@ -226,21 +238,25 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 			skipped++
 			continue
 		}
-		start := time.Now()
 		dir := filepath.Join(f.out, "live", s.Name, v.Name)
+		if why := live.UnreachableOut(v.ReproTest(), dir); why != "" {
+			// Refused before any server starts: the other variants run.
+			if !f.all {
+				return usage("--out %s: %s", f.out, why)
+			}
+			fmt.Fprintf(out, "%s/%s (live): SKIPPED: --out %s: %s\n", s.Name, v.Name, f.out, why)
+			skipped++
+			unreachable++
+			continue
+		}
 		if err := reports.CheckOutDir(dir); err != nil {
 			return err
 		}
-		servers, err := serversScratch(dir)
-		if err != nil {
-			return err
-		}
-		o, err := live.Repro(ctx, v, live.Config{Scale: lf.scale, Dir: servers})
+		o, servers, err := reproLiveTries(ctx, out, s, v, dir, f.tries, lf, live.Repro)
 		var notInstalled *proc.MissingError
 		if err != nil && errors.As(err, &notInstalled) {
 			// A server that is not installed is not a usage error: skip
 			// the variants that need it and run the rest.
-			os.RemoveAll(servers)
 			if !f.all {
 				return fmt.Errorf("%s/%s (live): %w", s.Name, v.Name, notInstalled)
 			}
@@ -250,14 +266,8 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 			continue
 		}
 		if err != nil {
-			err = keepServers(servers, err)
-			if errors.Is(err, harness.ErrCrash) || errors.Is(err, live.ErrInterrupted) {
-				return err
-			}
-			return usageError{err}
+			return err
 		}
-		fmt.Fprint(out, liveLines(o.Result))
-		fmt.Fprintf(out, "live: wall time %v\n", time.Since(start).Round(time.Millisecond))
 		err = printOutcomeLive(out, s, o, dir, f.verbose, lf.scale)
 		if err == nil {
 			err = moveServers(servers, dir)
@@ -274,11 +284,24 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 		ran := len(variants) - skipped
 		line := fmt.Sprintf("%s (live): %d of %d variants matched", s.Name, ran-mismatches, ran)
 		if skipped > 0 {
-			line += fmt.Sprintf(" (%d skipped: %d for a server that is not installed, %d with no live form or refused live)", skipped, missing, skipped-missing)
+			var why []string
+			for _, c := range []struct {
+				n    int
+				what string
+			}{{missing, "for a server that is not installed"}, {unreachable, "for an --out the server's user cannot reach"},
+				{skipped - missing - unreachable, "with no live form or refused live"}} {
+				if c.n > 0 {
+					why = append(why, fmt.Sprintf("%d %s", c.n, c.what))
+				}
+			}
+			line += fmt.Sprintf(" (%d skipped: %s)", skipped, strings.Join(why, ", "))
 		}
 		fmt.Fprintln(out, line)
 		if ran == 0 && missing > 0 {
 			return fmt.Errorf("%s: no variant ran live: %d need a server that is not installed (see the SKIPPED lines)", s.Name, missing)
+		}
+		if ran == 0 && unreachable > 0 {
+			return usage("--out %s: no variant ran live: the server's user cannot reach the directory (see the SKIPPED lines)", f.out)
 		}
 		if ran == 0 {
 			return usageError{fmt.Errorf("%s: no variant has a live form (live: %s)", s.Name, strings.Join(live.Systems(), ", "))}
@@ -290,8 +313,81 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 	return nil
 }
 
+// reproLiveTries runs variant v live up to tries times, until its outcome
+// matches the variant's expectations and every fault fired: a real-time run
+// can miss the moment its story needs (raftkv-leader-clock-ahead: the new
+// leader is elected 1 to 3 s after the cut, and the holder it must overrule
+// releases 2.5 s after it), while a model that disagrees with the real
+// system misses every try. Each missed try is said in a line; the outcome
+// returned is the last try's, with the directory holding its servers' data
+// and logs; repro runs one try (live.Repro). A server that is not installed is a *proc.MissingError, and the
+// servers' directory is then removed.
+func reproLiveTries(ctx context.Context, out io.Writer, s harness.Scenario, v harness.Variant, dir string, tries int,
+	lf liveFlags, repro func(context.Context, harness.Variant, live.Config) (harness.Outcome, error)) (harness.Outcome, string, error) {
+	var missed []string
+	for try := 1; ; try++ {
+		start := time.Now()
+		servers, err := serversScratch(dir)
+		if err != nil {
+			return harness.Outcome{}, "", err
+		}
+		o, err := repro(ctx, v, live.Config{Scale: lf.scale, Dir: servers})
+		var notInstalled *proc.MissingError
+		if errors.As(err, &notInstalled) {
+			os.RemoveAll(servers)
+			return o, "", err
+		}
+		if err != nil {
+			err = keepServers(servers, err)
+			if errors.Is(err, harness.ErrCrash) || errors.Is(err, live.ErrInterrupted) {
+				return o, "", err
+			}
+			return o, "", usageError{err}
+		}
+		var short []string
+		for _, m := range o.Mismatches {
+			m, _, _ = strings.Cut(m, " (") // the check and the verdicts, without the reason
+			short = append(short, m)
+		}
+		miss := strings.Join(short, "; ")
+		if miss == "" {
+			miss = notFired(o.Result)
+		}
+		if miss == "" || try >= tries {
+			fmt.Fprint(out, liveLines(o.Result))
+			fmt.Fprintf(out, "live: wall time %v\n", time.Since(start).Round(time.Millisecond))
+			if tries > 1 {
+				verdict := "MATCH"
+				if !o.Match() {
+					verdict = "MISMATCH"
+				}
+				fmt.Fprintf(out, "live: %s in try %d of at most %d", verdict, try, tries)
+				if len(missed) > 0 {
+					fmt.Fprintf(out, " (%d missed before: %s)", len(missed), strings.Join(missed, " | "))
+				}
+				fmt.Fprintln(out)
+			}
+			return o, servers, nil
+		}
+		os.RemoveAll(servers)
+		missed = append(missed, miss)
+		fmt.Fprintf(out, "%s/%s (live): try %d of at most %d missed (%s); trying again\n", s.Name, v.Name, try, tries, miss)
+	}
+}
+
+// notFired says which scheduled fault of a live run did not fire ("" when
+// every one did).
+func notFired(r harness.Result) string {
+	for _, f := range r.FaultOutcomes {
+		if !f.Fired {
+			return fmt.Sprintf("fault %d (%s) did not fire: %s", f.Fault, f.Kind, f.DidNotFire)
+		}
+	}
+	return ""
+}
+
 func printOutcomeLive(out io.Writer, s harness.Scenario, o harness.Outcome, dir string, verbose bool, scale float64) error {
 	t := o.Variant.ReproTest().WithDefaults()
-	command := liveCommand(t, scheduleFile(t), dir, scale)
+	command := liveCommand(t, scheduleFile(t), dir, scale, true)
 	return printOutcome(out, s, o, dir, verbose, command)
 }

@@ -63,6 +63,9 @@ func exited(pid int) bool {
 // it with SIGINT, SIGTERM or SIGKILL once its servers run, and requires that
 // no server process and no listening port is left.
 func TestALiveRunLeavesNoServerBehind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts real servers")
+	}
 	if _, err := proc.Binary("redis-server", "redis-server", "/usr/bin/redis-server"); err != nil {
 		t.Skip(err)
 	}
@@ -110,6 +113,9 @@ func TestALiveRunLeavesNoServerBehind(t *testing.T) {
 // that runs in a directory of its own (ZooKeeper's JVM refused its config
 // when the paths in it were relative to the harness's directory).
 func TestALiveRunWithARelativeOutDirectory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts real servers")
+	}
 	if _, err := os.Stat("/usr/share/java/zookeeper.jar"); err != nil {
 		t.Skip("ZooKeeper is not installed: install the Debian package zookeeper")
 	}

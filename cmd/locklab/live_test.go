@@ -39,6 +39,9 @@ func TestLiveUsageErrors(t *testing.T) {
 // from 10 s) with random pauses and checks the run directory says it was
 // live (a pause past the lease may make the verdicts invalid: either is fine).
 func TestRunLiveWritesAMarkedRunDirectory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a live run takes real time")
+	}
 	leaks := goleak.IgnoreCurrent()
 	defer goleak.VerifyNone(t, leaks) // no goroutine of the stopped cluster survives
 	dir := filepath.Join(t.TempDir(), "run")

@@ -110,7 +110,7 @@ func TestHandEditedScheduleReproducesACounterexample(t *testing.T) {
 ]}`), 0o644))
 	code, stdout, _ := capture(t, "run", "--nemesis-file", sched, "--seed", "1", "--time", "30s", "--out", filepath.Join(dir, "r"))
 	assert.Equal(t, harness.ExitInvalid, code, stdout)
-	assert.Contains(t, stdout, "start pause targets=[c1]")
+	assert.Contains(t, stdout, "During the pause of c1 from ")
 	assert.Contains(t, stdout, "--nemesis-file "+filepath.Join(dir, "r", "schedule.json"))
 
 	bad := filepath.Join(dir, "bad.json")

@@ -18,6 +18,7 @@ import (
 )
 
 type reportFlags struct {
+	index      bool
 	screenshot bool
 	browser    string
 	height     int
@@ -26,12 +27,17 @@ type reportFlags struct {
 func newReportCmd() *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
-		Use:   "report RUN_DIR",
-		Short: "Regenerate report.html and the plots of a stored run directory",
+		Use:   "report RUN_DIR | report --index [STORE]",
+		Short: "Regenerate report.html and the plots of a stored run directory, or the index page of the store of runs",
 		Long: `report regenerates report.html and the plots (PNG and SVG) of a run directory
 from what it stores: results.json, history.jsonl and schedule.json. The same
 directory always gives the same files, byte for byte. A directory holding only
 a history.jsonl gets a report without verdicts.
+
+With --index it writes instead the index page of the store of runs, STORE/index.html
+(default runs/index.html): every run directory under STORE, newest first, with its
+system, workload, storage, the faults that fired, the seed, the verdict, when it ran
+and a link to its report. locklab writes it after each run it writes into the store.
 
 With --screenshot it also opens the report in headless Chromium, checks that the
 page rendered its verdict and every image, and saves the top of the page as
@@ -39,17 +45,37 @@ report.png in the run directory.
 
 Exit codes: 0 the report was written; 2 usage error; 4 the directory could not
 be read or the report not written (or, with --screenshot, the page did not render).`,
-		Example: `  locklab report runs/redis-fenced-counter-unfenced-pause-seed7
-  locklab report --screenshot runs/redis-fenced-counter-unfenced-pause-seed7`,
-		Args: exactArgs(1),
+		Example: `  locklab report runs/latest
+  locklab report --screenshot runs/redis-fenced-counter-unfenced-pause-seed7/latest
+  locklab report --index`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if f.index {
+				if len(args) > 1 {
+					return usage("report --index takes at most one directory, the store of runs, got %d: %s", len(args), strings.Join(args, " "))
+				}
+				return nil
+			}
+			if len(args) == 0 {
+				return usage("report needs a run directory (or --index for the index page of the store of runs)")
+			}
+			return exactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.validate(cmd.Flags()); err != nil {
 				return err
+			}
+			if f.index {
+				store := reports.StoreDir
+				if len(args) == 1 {
+					store = args[0]
+				}
+				return runIndex(cmd.OutOrStdout(), store)
 			}
 			return runReport(cmd.OutOrStdout(), args[0], f)
 		},
 	}
 	fl := cmd.Flags()
+	fl.BoolVar(&f.index, "index", false, "write the index page of the store of runs (STORE/index.html, default runs/) instead of a run's report")
 	fl.BoolVar(&f.screenshot, "screenshot", false, "open the report in headless Chromium, check it rendered, save "+reports.ScreenshotFile)
 	fl.StringVar(&f.browser, "browser", "", "browser executable for --screenshot (default: chromium or chrome on PATH)")
 	fl.IntVar(&f.height, "screenshot-height", 2400, "height in pixels of the page's top that --screenshot captures")
@@ -60,6 +86,9 @@ be read or the report not written (or, with --screenshot, the page did not rende
 func (f reportFlags) validate(fl *pflag.FlagSet) error {
 	if err := noEmptyStrings(fl); err != nil {
 		return err
+	}
+	if f.index && f.screenshot {
+		return usage("--index and --screenshot exclude each other: --screenshot captures a run's report")
 	}
 	for _, name := range []string{"browser", "screenshot-height"} {
 		if fl.Changed(name) && !f.screenshot {
@@ -142,5 +171,18 @@ func screenshot(out io.Writer, dir string, f reportFlags) error {
 		return fmt.Errorf("screenshot: %w", err)
 	}
 	fmt.Fprintf(out, "screenshot: %s (rendered verdict %s, %d of %d images loaded)\n", shot, page.Overall, page.Loaded, page.Images)
+	return nil
+}
+
+// runIndex writes the index page of the store of runs store.
+func runIndex(out io.Writer, store string) error {
+	if st, err := os.Stat(store); err != nil || !st.IsDir() {
+		return usage("report --index: %s is not a directory (the store of runs, where 'locklab run' writes run directories)", store)
+	}
+	n, err := reports.WriteIndex(store)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "index: %s (%s)\n", filepath.Join(store, reports.IndexFile), count(n, "run"))
 	return nil
 }

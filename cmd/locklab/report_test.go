@@ -44,7 +44,8 @@ func TestReportUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"report"}, "accepts 1 arg(s), received 0"},
+		{[]string{"report"}, "report needs a run directory (or --index for the index page of the store of runs)"},
+		{[]string{"report", "a", "b"}, "accepts 1 arg(s), received 2"},
 		{[]string{"report", "/nonexistent/run"}, "/nonexistent/run is not a run directory"},
 		{[]string{"report", empty}, empty + " has no history.jsonl"},
 	}

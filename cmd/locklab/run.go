@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -76,7 +77,7 @@ func newRunCmd() *cobra.Command {
 	fl.Int64Var(&f.checkSteps, "check-steps", models.DefaultSteps, "step budget of each key's search, deterministic (-1: unbounded)")
 	addLiveFlags(fl, &lf)
 	fl.BoolVar(&f.shrink, "shrink", false, "when a check fails, also shrink the run to a minimal schedule that fails it the same way, written to <out>-shrunk (see locklab shrink)")
-	fl.StringVar(&f.out, "out", "", "run directory (default runs/<system>-<workload>-<storage>-<nemesis>-seed<N>); a run directory from before is replaced whole, any other non-empty directory is refused")
+	fl.StringVar(&f.out, "out", "", "run directory, used as named: a run directory from before is replaced whole, any other non-empty directory is refused (default: a new directory runs/<system>-<workload>-<storage>-<nemesis>-seed<N>/<UTC start time> in the store of runs, which keeps every run, points runs/latest at the newest and lists them all in runs/index.html)")
 	f.live.register(fl)
 	return cmd
 }
@@ -214,26 +215,30 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if err := t.Validate(); err != nil {
 		return usageError{err}
 	}
-	dir := f.out
-	if dir == "" {
-		nem := t.Nemesis
-		if f.nemesisFile != "" {
-			nem = strings.TrimSuffix(filepath.Base(f.nemesisFile), filepath.Ext(f.nemesisFile))
-		}
-		dir = filepath.Join("runs", fmt.Sprintf("%s-%s-%s-%s-seed%d", t.System, t.Workload, t.Storage, strings.ReplaceAll(nem, ",", "+"), t.Seed))
-	}
-	command := replayCommand(t, f.nemesisFile, dir)
 	out := cmd.OutOrStdout()
 	prep, err := harness.Prepare(t)
 	if err != nil {
 		return usageError{err}
 	}
-	if err := reports.CheckOutDir(dir); err != nil {
+	start := time.Now()
+	dir, inStore := f.out, f.out == ""
+	if inStore {
+		// A new directory in the store: an earlier run of the same seed stays.
+		if dir, err = storeRun(cmd.ErrOrStderr(), runName(t, f.nemesisFile), start); err != nil {
+			return err
+		}
+		defer removeIfEmpty(dir)
+	} else if err := reports.CheckOutDir(dir); err != nil {
 		return err
+	}
+	command := replayCommand(t, f.nemesisFile, dir)
+	if inStore {
+		// Replayed, the run goes to a new directory of the store, so that the
+		// replay keeps the run it replays.
+		command = storeReplayCommand(t, f.nemesisFile, dir)
 	}
 	first := fmt.Sprintf("seed %d: %s\n", t.Seed, command)
 	fmt.Fprint(out, first)
-	start := time.Now()
 	res, err := runWatched(cmd, prep)
 	if err != nil {
 		if errors.Is(err, harness.ErrCrash) {
@@ -256,10 +261,11 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		_ = reports.PrintSummary(out, run, "")
 		return err
 	}
+	recordRun(cmd.ErrOrStderr(), dir)
 	fmt.Fprint(out, speed+rest.String())
 	if f.shrink && res.Overall == models.Invalid {
 		fmt.Fprintln(out)
-		if err := shrinkInto(out, t, strings.TrimSuffix(filepath.Clean(dir), string(filepath.Separator))+"-shrunk", dir, shrink.Options{}); err != nil {
+		if err := shrinkInto(out, t, shrunkDir(dir), dir, shrink.Options{}); err != nil {
 			return err
 		}
 	}
@@ -278,4 +284,20 @@ func replayCommand(t harness.Test, nemesisFile, dir string) string {
 	}
 	args = append(args, "--out", dir)
 	return shellJoin(args)
+}
+
+// storeReplayCommand replays a run of the store into a new directory of the
+// store: replayCommand without --out.
+func storeReplayCommand(t harness.Test, nemesisFile, dir string) string {
+	args := append([]string{"locklab", "run"}, t.Args()...)
+	if nemesisFile != "" {
+		args = append(args, "--nemesis-file", filepath.Join(dir, reports.ScheduleFile))
+	}
+	return shellJoin(args)
+}
+
+// removeIfEmpty removes the directory reserved for a run that wrote nothing
+// (it failed before its directory was written); a written one stays.
+func removeIfEmpty(dir string) {
+	_ = os.Remove(dir) // fails, and does nothing, unless dir is empty
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -104,6 +105,7 @@ func showSchedule(out, errOut io.Writer, name, variant string) error {
 type reproFlags struct {
 	variant, out string
 	all, verbose bool
+	tries        int
 	live         liveFlags
 }
 
@@ -119,6 +121,12 @@ when, with which grant and token, what the storage did), and MATCH or MISMATCH. 
 is written to a run directory (default runs/repro/NAME/VARIANT) with the command that
 replays it.
 
+With --live a variant runs in real time against the real system; one that misses its
+expectation (or whose faults did not all fire) runs again, up to --tries times, each miss
+said in a line, and the outcome says in which try it matched: a real-time run can miss
+the moment its story needs, while a model that disagrees with the real system misses
+every try.
+
 Exit codes: 0 every variant matched; 1 a variant did not match its expectation;
 2 usage error; 4 the harness crashed.`,
 		Example: `  locklab repro redlock-clock-jump --variant unsafe
@@ -127,6 +135,12 @@ Exit codes: 0 every variant matched; 1 a variant did not match its expectation;
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := lf.validate(cmd.Flags()); err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("tries") && !lf.live {
+				return usage("--tries needs --live (a simulated run gives the same outcome every time)")
+			}
+			if f.tries < 1 {
+				return usage("--tries %d: want at least one try", f.tries)
 			}
 			f.live = lf
 			return runRepro(cmd.OutOrStdout(), args[0], f)
@@ -137,6 +151,8 @@ Exit codes: 0 every variant matched; 1 a variant did not match its expectation;
 	fl.BoolVar(&f.all, "all", false, "run every variant")
 	fl.StringVar(&f.out, "out", filepath.Join("runs", "repro"), "base directory of the run directories")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print the checks' counterexamples in full")
+	fl.IntVar(&f.tries, "tries", 5, "with --live: run a variant up to this many times, until it matches and every fault fired "+
+		"(a real-time run can miss the moment its story needs; a model that disagrees with the real system misses every try)")
 	addLiveFlags(fl, &lf)
 	return cmd
 }
@@ -236,6 +252,7 @@ func printOutcome(out io.Writer, s harness.Scenario, o harness.Outcome, dir stri
 	if err := reports.WriteDir(dir, run); err != nil {
 		return err
 	}
+	recordRun(os.Stderr, dir)
 	fmt.Fprintf(out, "== %s / %s\n%s\nreplay: %s\n\n", s.Name, v.Name, v.Doc, command)
 	if w := run.FaultWarning(); w != "" {
 		fmt.Fprintf(out, "WARNING: %s\n\n", w)

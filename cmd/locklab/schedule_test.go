@@ -56,8 +56,8 @@ func TestRunReportsFaultsThatDidNotFire(t *testing.T) {
 	require.Equal(t, harness.ExitValid, code, stderr)
 	for _, want := range []string{
 		"did not fire: 2 of 2 scheduled faults\n",
-		"  faults[0] (pause): it was due at 1m30s, after the run ended at 30s\n",
-		"  faults[1] (pause): its trigger never happened: c1 recorded no renew ok\n",
+		"  fault 1 (pause c1): it was due at 1m30s, after the run ended at 30s\n",
+		"  fault 2 (pause c1): its trigger never happened: c1 recorded no renew ok\n",
 		"WARNING: 2 faults scheduled, none fired (1 due after the run ended, 1 waiting for a trigger that did not come in time), " +
 			"so the verdicts judge a run without faults\n",
 	} {
@@ -68,7 +68,7 @@ func TestRunReportsFaultsThatDidNotFire(t *testing.T) {
 	summary, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(summary), "WARNING: 2 faults scheduled, none fired")
-	assert.Contains(t, string(summary), "faults[1] (pause): its trigger never happened")
+	assert.Contains(t, string(summary), "fault 2 (pause c1): its trigger never happened")
 
 	b, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))
 	require.NoError(t, err)

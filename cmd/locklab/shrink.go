@@ -64,7 +64,7 @@ Exit codes: 0 shrunk; 2 usage error (not a run directory, or a run that fails no
 			}
 			out := f.out
 			if out == "" {
-				out = strings.TrimSuffix(filepath.Clean(args[0]), string(filepath.Separator)) + "-shrunk"
+				out = shrunkDir(args[0])
 			}
 			opts := shrink.Options{MaxRuns: f.maxRuns}
 			// Every candidate is a short-lived world: the sweep's collector setting.
@@ -158,6 +158,20 @@ func shrinkInto(out io.Writer, t harness.Test, dir, from string, opts shrink.Opt
 	if err := reports.WriteDir(dir, run); err != nil {
 		return err
 	}
+	recordRun(os.Stderr, dir)
 	_, err = io.WriteString(out, b.String())
 	return err
+}
+
+// shrunkDir is the default directory of a run's shrunk run: RUN_DIR-shrunk
+// beside it, the directory a link such as runs/latest names rather than
+// the link.
+func shrunkDir(runDir string) string {
+	if real, err := filepath.EvalSymlinks(runDir); err == nil {
+		if rel, err := filepath.Rel(".", real); err == nil && !strings.HasPrefix(rel, "..") {
+			real = rel
+		}
+		runDir = real
+	}
+	return strings.TrimSuffix(filepath.Clean(runDir), string(filepath.Separator)) + "-shrunk"
 }

@@ -29,6 +29,17 @@ records neither, and says so.`,
 	}
 }
 
+// The revision a build without a git checkout was made from, stamped with
+// -ldflags "-X main.stampedRevision=..." (the Dockerfile does: its build
+// context has no .git for Go to read): the commit, its commit time and
+// "true" when the tree had uncommitted changes. Empty in every other build,
+// where Go's own VCS stamp (or its absence) is what version reports.
+var (
+	stampedRevision string
+	stampedTime     string
+	stampedModified string
+)
+
 // setVersionFlag makes `locklab --version` print what `locklab version` does.
 func setVersionFlag(root *cobra.Command) {
 	root.Version = versionText(debug.ReadBuildInfo())
@@ -53,6 +64,9 @@ func versionText(info *debug.BuildInfo, ok bool) string {
 		for _, s := range info.Settings {
 			settings[s.Key] = s.Value
 		}
+	}
+	if settings["vcs.revision"] == "" && stampedRevision != "" {
+		settings["vcs.revision"], settings["vcs.time"], settings["vcs.modified"] = stampedRevision, stampedTime, stampedModified
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "locklab %s\n", version)

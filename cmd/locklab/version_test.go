@@ -55,6 +55,17 @@ func TestVersionText(t *testing.T) {
 	}
 }
 
+func TestVersionTextReportsTheRevisionStampedByTheContainerBuild(t *testing.T) {
+	defer func(r, c, m string) { stampedRevision, stampedTime, stampedModified = r, c, m }(stampedRevision, stampedTime, stampedModified)
+	stampedRevision, stampedTime, stampedModified = "9886833a", "2026-11-27T15:00:00Z", "false"
+	devel := &debug.BuildInfo{Main: debug.Module{Path: "github.com/locklab/locklab", Version: "(devel)"}}
+
+	assert.Contains(t, versionText(devel, true), "revision  9886833a (committed 2026-11-27T15:00:00Z, clean)",
+		"a build without .git reports the stamped revision")
+	withVCS := &debug.BuildInfo{Main: devel.Main, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0ed14bc5"}}}
+	assert.Contains(t, versionText(withVCS, true), "revision  0ed14bc5\n", "Go's own VCS stamp wins over the -X one")
+}
+
 func TestVersionCommandAndFlagAgree(t *testing.T) {
 	code, cmdOut, stderr := capture(t, "version")
 	require.Equal(t, harness.ExitValid, code, stderr)

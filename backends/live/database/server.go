@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -110,9 +111,7 @@ func Start(ctx context.Context, dir string, setup time.Duration, clients int) (*
 		return nil, fmt.Errorf("postgresql directory: %w", err)
 	}
 	s := &Server{dir: dir, data: filepath.Join(dir, "data"), bin: bin, connections: 2*clients + 10}
-	if os.Geteuid() == 0 {
-		s.user = "postgres" // postgres refuses to run as root
-	}
+	s.user = RunUser() // postgres refuses to run as root
 	if err := s.prepareDir(); err != nil {
 		return nil, err
 	}
@@ -159,13 +158,52 @@ func (s *Server) prepareDir() error {
 			return fmt.Errorf("postgresql directory: %w", err)
 		}
 	}
-	for d := filepath.Dir(parent); ; d = filepath.Dir(d) {
+	if err := searchable(filepath.Dir(parent)); err != nil {
+		return fmt.Errorf("the user %s cannot reach %s: %w", s.user, s.data, err)
+	}
+	return nil
+}
+
+// RunUser is the system user PostgreSQL runs as: postgres when locklab runs
+// as root (postgres refuses to run as root), "" (locklab's own user) otherwise.
+func RunUser() string {
+	if os.Geteuid() == 0 {
+		return "postgres"
+	}
+	return ""
+}
+
+// CheckReachable says, before any server starts, whether the user
+// PostgreSQL runs as can reach a data directory that locklab makes under
+// dir: dir and every directory above it must be searchable by others
+// (mode o+x) when that user is not locklab's own. A directory not made yet
+// is skipped (locklab makes it 0755). The error names the directory that
+// stops the user.
+func CheckReachable(dir string) error {
+	if RunUser() == "" {
+		return nil
+	}
+	if err := searchable(dir); err != nil {
+		return fmt.Errorf("PostgreSQL runs as the user %s (locklab runs as root), which cannot reach %s: %w", RunUser(), dir, err)
+	}
+	return nil
+}
+
+// searchable checks that dir's existing ancestors, dir included, are
+// searchable by others.
+func searchable(dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("postgresql directory: %w", err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
 		st, err := os.Stat(d)
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
 			return fmt.Errorf("postgresql directory: %w", err)
-		}
-		if st.Mode().Perm()&0o001 == 0 {
-			return fmt.Errorf("the user %s cannot reach %s: directory %s is not searchable by others (put the run directory elsewhere)", s.user, s.data, d)
+		case st.Mode().Perm()&0o001 == 0:
+			return fmt.Errorf("directory %s (mode %04o) is not searchable by others (chmod o+x it, or put the run directory elsewhere)", d, st.Mode().Perm())
 		}
 		if d == filepath.Dir(d) {
 			return nil

@@ -20,6 +20,9 @@ import (
 // installed: the skip names the Debian package).
 func start(t *testing.T) *Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: starts real servers")
+	}
 	if _, err := Binaries(); err != nil {
 		t.Skip(err)
 	}

@@ -18,6 +18,9 @@ import (
 // it while the member itself exits; the member is not ready, and the error
 // says the process exited first (so a deployment's retry starts it again).
 func TestAMemberWhosePortWasTakenIsNotReady(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts real servers")
+	}
 	bin, err := Binary()
 	if err != nil {
 		t.Skip(err)

@@ -19,6 +19,9 @@ import (
 // on it while the server itself exits; the server is not serving, and the
 // error says the process exited first (so Start tries again on fresh ports).
 func TestAServerWhosePortWasTakenIsNotServing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts real servers")
+	}
 	java, err := Java()
 	if err != nil {
 		t.Skip(err)

@@ -1,0 +1,155 @@
+package conformance
+
+import (
+	"errors"
+	"flag"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+)
+
+var (
+	seeds  = flag.Int("conformance.seeds", 0, "baseline and honest-outcomes seeds per claim (0: the default, 2)")
+	budget = flag.Int("conformance.budget", 0, "fenced-safety runs per fault family (0: 100 here, 20 under -short; the suite's own default, as the safety matrix's, is 300)")
+)
+
+// config is the suite's size in this package's tests: a search of 100 runs
+// per fault family, 20 under -short, or what the flags say.
+func config() Config {
+	c := Config{Seeds: *seeds, Budget: *budget}
+	switch {
+	case c.Budget != 0:
+	case testing.Short():
+		c.Budget = 20
+	default:
+		// A third of the matrix's budget keeps go test ./... within minutes;
+		// -conformance.budget 300 runs the matrix's own search.
+		c.Budget = 100
+	}
+	return c
+}
+
+func system(t *testing.T, name string) harness.System {
+	t.Helper()
+	s, err := harness.FindSystem(name)
+	require.NoError(t, err)
+	return s
+}
+
+// TestEveryRegisteredSystemConforms runs the suite on every configuration each
+// registered system claims; a system that claims nothing fails.
+func TestEveryRegisteredSystemConforms(t *testing.T) {
+	for _, sys := range harness.Systems() {
+		t.Run(sys.Name, func(t *testing.T) { TestSystem(t, sys, config()) })
+	}
+}
+
+// TestAFalseSafetyClaimFails: Redis with two replicas and fencing tokens
+// from the primary's counter claiming that its tokens fence (the catalog's
+// redis-failover shows a failover losing the lock and the counter): the
+// fenced-safety search finds the counterexample and names it.
+func TestAFalseSafetyClaimFails(t *testing.T) {
+	claim := harness.Claims{Variant: "replicated", Options: map[string]string{"replicas": "2"}, Tokens: true,
+		FencedOptions: map[string]string{"fencing": "true"}, SafeRelease: true}
+	err := Check(system(t, "redis"), claim, config())
+	require.Error(t, err, "a false claim must fail the suite")
+	var found bool
+	for _, e := range unjoin(err) {
+		var m Misbehaviour
+		require.ErrorAs(t, e, &m)
+		if m.Property == FencedSafety {
+			found = true
+			assert.Regexp(t, `faults, run \d+ of the search: .*(critical-sections|fencing-tokens).* fails .*faults: `, m.Detail)
+		}
+	}
+	assert.True(t, found, "fenced-safety names the counterexample: %v", err)
+}
+
+// TestTheSuiteReportsEveryMisbehaviour: claims a system cannot keep are
+// reported, each as a Misbehaviour, all at once.
+func TestTheSuiteReportsEveryMisbehaviour(t *testing.T) {
+	small := Config{Seeds: 1, Budget: 10, Families: []string{"pause"}}
+	// The control lock claiming what a real lock claims: its baseline is
+	// invalid, and it gives no token (a fenced run is refused) and frees
+	// nothing safely.
+	err := Check(system(t, "control"), harness.Claims{Tokens: true, SafeRelease: true}, small)
+	require.Error(t, err)
+	broken := map[string]bool{}
+	var m Misbehaviour
+	for _, e := range unjoin(err) {
+		require.ErrorAs(t, e, &m)
+		broken[m.Property] = true
+	}
+	assert.Equal(t, map[string]bool{Baseline: true, Declared: true, GCPauseFenced: true, FencedSafety: true, SafeRelease: true}, broken)
+
+	// Redis with release=del claiming a safe release.
+	err = Check(system(t, "redis"), harness.Claims{Options: map[string]string{"release": "del", "ttl": "5s"}, SafeRelease: true, HolderPause: 6e9}, small)
+	require.Error(t, err)
+	assert.Regexp(t, `safe-release: c[23] and c[23] held the lock at once`, err.Error())
+
+	// An expected failure that does not happen is reported too.
+	err = Check(system(t, "redis"), harness.Claims{ExpectFail: []string{Baseline}}, small)
+	require.Error(t, err)
+	assert.EqualError(t, err, "redis: baseline: expected to fail (Claims.ExpectFail), but it holds")
+
+	assert.ErrorContains(t, Check(harness.System{Name: "nope"}, harness.Claims{}, Config{}), `unknown system "nope"`)
+}
+
+// TestOutcomesAreJudgedAgainstTheGrantRecord: the honest-outcomes rules on
+// small histories and records, the ones it must reject and the ones it must
+// accept.
+func TestOutcomesAreJudgedAgainstTheGrantRecord(t *testing.T) {
+	s := time.Second
+	acquire := func(node, owner string, from, to time.Duration, outcome history.Type) []history.Event {
+		return []history.Event{
+			{Type: history.Invoke, F: history.FAcquire, Process: 1, Node: node, Owner: owner, Time: int64(from)},
+			{Type: outcome, F: history.FAcquire, Process: 1, Node: node, Owner: owner, Time: int64(to)},
+		}
+	}
+	grant := func(scope string, at, until, released time.Duration) backends.Grant {
+		return backends.Grant{Scope: scope, Client: "c1", Owner: "o1", Key: "lock", At: at, Until: until, Released: released}
+	}
+	tests := []struct {
+		name    string
+		events  []history.Event
+		grants  []backends.Grant
+		quorum  int
+		honest  bool
+		judged  int
+		unknown int
+	}{
+		{"ok with a grant before it returned", acquire("c1", "o1", s, 2*s, history.OK), []backends.Grant{grant("r", s, 10*s, 0)}, 1, true, 1, 0},
+		{"ok with no grant at all", acquire("c1", "o1", s, 2*s, history.OK), nil, 1, false, 1, 0},
+		{"ok granted only after it returned", acquire("c1", "o1", s, 2*s, history.OK), []backends.Grant{grant("r", 3*s, 10*s, 0)}, 1, false, 1, 0},
+		{"ok on a minority of a quorum's scopes", acquire("c1", "o1", s, 2*s, history.OK), []backends.Grant{grant("a", s, 10*s, 0), grant("b", s, 10*s, 0)}, 3, false, 1, 0},
+		{"ok on a majority", acquire("c1", "o1", s, 2*s, history.OK), []backends.Grant{grant("a", s, 10*s, 0), grant("b", s, 10*s, 0), grant("c", s, 10*s, 0)}, 3, true, 1, 0},
+		{"fail with nothing granted", acquire("c1", "o1", s, 2*s, history.Fail), nil, 1, true, 1, 0},
+		{"fail whose grant is still in force", acquire("c1", "o1", s, 2*s, history.Fail), []backends.Grant{grant("r", 1500*time.Millisecond, 10*s, 0)}, 1, false, 1, 0},
+		{"fail whose grant was given back before it returned", acquire("c1", "o1", s, 2*s, history.Fail), []backends.Grant{grant("r", 1500*time.Millisecond, 10*s, 1800*time.Millisecond)}, 1, true, 1, 0},
+		{"fail whose grant had run out", acquire("c1", "o1", s, 2*s, history.Fail), []backends.Grant{grant("r", 1100*time.Millisecond, 1500*time.Millisecond, 0)}, 1, true, 1, 0},
+		{"fail with a grant from an earlier call", acquire("c1", "o1", s, 2*s, history.Fail), []backends.Grant{grant("r", 0, 10*s, 0)}, 1, true, 1, 0},
+		{"fail granted on a minority only", acquire("c1", "o1", s, 2*s, history.Fail), []backends.Grant{grant("a", 1500*time.Millisecond, 10*s, 0)}, 2, true, 1, 0},
+		{"info is what the record allows either way", acquire("c1", "o1", s, 2*s, history.Info), []backends.Grant{grant("r", 1500*time.Millisecond, 10*s, 0)}, 1, true, 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			problems, judged, unknown := judgeOutcomes(tc.events, tc.grants, tc.quorum)
+			assert.Equal(t, tc.honest, len(problems) == 0, "%v", problems)
+			assert.Equal(t, tc.judged, judged)
+			assert.Equal(t, tc.unknown, unknown)
+		})
+	}
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{errors.Unwrap(err)}
+}
