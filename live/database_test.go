@@ -55,10 +55,10 @@ var dbCrossValidated = []struct {
 // assertions (the story's "transaction-aborted", "row-taken-over", the
 // rejected writes) and every fault fired.
 func TestPostgreSQLSimulatedAndLiveAgree(t *testing.T) {
+	crossValidation(t)
 	needPostgres(t)
 	for _, tc := range dbCrossValidated {
 		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
-			noLeak(t)
 			s, err := harness.FindScenario(tc.scenario)
 			require.NoError(t, err)
 			v, err := s.FindVariant(tc.variant)

@@ -91,6 +91,7 @@ func requireServer(t *testing.T, system string) {
 // names the lease or session expiry that the real servers did, seen by
 // locklab's watch).
 func TestEtcdAndZooKeeperSimulatedAndLiveAgree(t *testing.T) {
+	crossValidation(t)
 	for _, tc := range etcdZKCrossValidated {
 		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
 			if tc.extended && os.Getenv("LOCKLAB_LIVE_MEASURE") == "" {
@@ -101,7 +102,6 @@ func TestEtcdAndZooKeeperSimulatedAndLiveAgree(t *testing.T) {
 			v, err := s.FindVariant(tc.variant)
 			require.NoError(t, err)
 			requireServer(t, v.Test.System)
-			noLeak(t)
 			simulated, err := harness.Repro(v)
 			require.NoError(t, err)
 			real := reproLive(t, v, Config{Scale: etcdZKScale(v.Test.System)})

@@ -82,13 +82,13 @@ var redlockTimeout = map[string]string{"request-timeout": "50ms"}
 // simulator and live on real redis-server processes (and redis-sentinel),
 // and compares the verdicts of every check the variant names.
 func TestRedisAndRedlockSimulatedAndLiveAgree(t *testing.T) {
+	crossValidation(t)
 	needRedis(t)
 	for _, tc := range redisCrossValidated {
 		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
 			if tc.long && os.Getenv("LOCKLAB_LIVE_MEASURE") == "" {
 				t.Skip("set LOCKLAB_LIVE_MEASURE=1 for the longer failover rows")
 			}
-			noLeakRedis(t)
 			s, err := harness.FindScenario(tc.scenario)
 			require.NoError(t, err)
 			v, err := s.FindVariant(tc.variant)
