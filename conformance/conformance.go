@@ -20,7 +20,7 @@
 //     configuration (this one or another the system registers, fenced or
 //     not) under random faults or of the system's catalog variants;
 //   - honest-outcomes: under random faults, every acquire that returned ok was
-//     granted by the servers (their own record, backends.GrantLog: a grant to
+//     granted by the servers (their own record, lockapi.GrantLog: a grant to
 //     its client and owner by then, on a quorum of scopes), and every acquire
 //     that returned fail holds no grant made during the call that was still in
 //     force when it returned; info (unknown) is what the record allows either
@@ -61,13 +61,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/sweep"
 )
 
@@ -492,10 +492,10 @@ func (s suite) honestOutcomes() []string {
 // judgeOutcomes judges the acquires of a history against the grants the
 // servers recorded: the dishonest outcomes, the acquires judged and those
 // that ended unknown.
-func judgeOutcomes(events []history.Event, grants []backends.Grant, quorum int) (problems []string, judged, infos int) {
+func judgeOutcomes(events []history.Event, grants []lockapi.Grant, quorum int) (problems []string, judged, infos int) {
 	quorum = max(quorum, 1)
 	type asked struct{ node, owner string }
-	byAsker := map[asked][]backends.Grant{}
+	byAsker := map[asked][]lockapi.Grant{}
 	for _, g := range grants {
 		k := asked{g.Client, g.Owner}
 		byAsker[k] = append(byAsker[k], g)
@@ -534,7 +534,7 @@ func judgeOutcomes(events []history.Event, grants []backends.Grant, quorum int) 
 				problems = append(problems, fmt.Sprintf("%s's acquire that returned ok at %s names no owner to look up", e.Node, history.FormatTime(e.Time)))
 				continue
 			}
-			if n := scopes(gs, func(g backends.Grant) bool { return g.At <= at }); n < quorum {
+			if n := scopes(gs, func(g lockapi.Grant) bool { return g.At <= at }); n < quorum {
 				problems = append(problems, fmt.Sprintf("%s's acquire returned ok at %s as %s, but the servers granted %s on %d of the %d scopes it needs by then",
 					e.Node, history.FormatTime(e.Time), owner, owner, n, quorum))
 			}
@@ -544,7 +544,7 @@ func judgeOutcomes(events []history.Event, grants []backends.Grant, quorum int) 
 				continue // nothing was asked in a name the servers could grant
 			}
 			from := time.Duration(inv.Time)
-			inForce := func(g backends.Grant) bool {
+			inForce := func(g lockapi.Grant) bool {
 				return g.At >= from && g.At <= at && (g.Released == 0 || g.Released > at) && (g.Removed == 0 || g.Removed > at) &&
 					(g.Until == 0 || g.Until > at)
 			}
@@ -558,7 +558,7 @@ func judgeOutcomes(events []history.Event, grants []backends.Grant, quorum int) 
 }
 
 // scopes counts the distinct scopes of the grants that satisfy keep.
-func scopes(gs []backends.Grant, keep func(backends.Grant) bool) int {
+func scopes(gs []lockapi.Grant, keep func(lockapi.Grant) bool) int {
 	seen := map[string]bool{}
 	for _, g := range gs {
 		if keep(g) {

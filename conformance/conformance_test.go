@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 )
 
 var (
@@ -112,30 +112,30 @@ func TestOutcomesAreJudgedAgainstTheGrantRecord(t *testing.T) {
 			{Type: outcome, F: history.FAcquire, Process: 1, Node: node, Owner: owner, Time: int64(to)},
 		}
 	}
-	grant := func(scope string, at, until, released time.Duration) backends.Grant {
-		return backends.Grant{Scope: scope, Client: "c1", Owner: "o1", Key: "lock", At: at, Until: until, Released: released}
+	grant := func(scope string, at, until, released time.Duration) lockapi.Grant {
+		return lockapi.Grant{Scope: scope, Client: "c1", Owner: "o1", Key: "lock", At: at, Until: until, Released: released}
 	}
 	tests := []struct {
 		name    string
 		events  []history.Event
-		grants  []backends.Grant
+		grants  []lockapi.Grant
 		quorum  int
 		honest  bool
 		judged  int
 		unknown int
 	}{
-		{"ok with a grant before it returned", acquire("c1", "o1", s, 2*s, history.OK), []backends.Grant{grant("r", s, 10*s, 0)}, 1, true, 1, 0},
+		{"ok with a grant before it returned", acquire("c1", "o1", s, 2*s, history.OK), []lockapi.Grant{grant("r", s, 10*s, 0)}, 1, true, 1, 0},
 		{"ok with no grant at all", acquire("c1", "o1", s, 2*s, history.OK), nil, 1, false, 1, 0},
-		{"ok granted only after it returned", acquire("c1", "o1", s, 2*s, history.OK), []backends.Grant{grant("r", 3*s, 10*s, 0)}, 1, false, 1, 0},
-		{"ok on a minority of a quorum's scopes", acquire("c1", "o1", s, 2*s, history.OK), []backends.Grant{grant("a", s, 10*s, 0), grant("b", s, 10*s, 0)}, 3, false, 1, 0},
-		{"ok on a majority", acquire("c1", "o1", s, 2*s, history.OK), []backends.Grant{grant("a", s, 10*s, 0), grant("b", s, 10*s, 0), grant("c", s, 10*s, 0)}, 3, true, 1, 0},
+		{"ok granted only after it returned", acquire("c1", "o1", s, 2*s, history.OK), []lockapi.Grant{grant("r", 3*s, 10*s, 0)}, 1, false, 1, 0},
+		{"ok on a minority of a quorum's scopes", acquire("c1", "o1", s, 2*s, history.OK), []lockapi.Grant{grant("a", s, 10*s, 0), grant("b", s, 10*s, 0)}, 3, false, 1, 0},
+		{"ok on a majority", acquire("c1", "o1", s, 2*s, history.OK), []lockapi.Grant{grant("a", s, 10*s, 0), grant("b", s, 10*s, 0), grant("c", s, 10*s, 0)}, 3, true, 1, 0},
 		{"fail with nothing granted", acquire("c1", "o1", s, 2*s, history.Fail), nil, 1, true, 1, 0},
-		{"fail whose grant is still in force", acquire("c1", "o1", s, 2*s, history.Fail), []backends.Grant{grant("r", 1500*time.Millisecond, 10*s, 0)}, 1, false, 1, 0},
-		{"fail whose grant was given back before it returned", acquire("c1", "o1", s, 2*s, history.Fail), []backends.Grant{grant("r", 1500*time.Millisecond, 10*s, 1800*time.Millisecond)}, 1, true, 1, 0},
-		{"fail whose grant had run out", acquire("c1", "o1", s, 2*s, history.Fail), []backends.Grant{grant("r", 1100*time.Millisecond, 1500*time.Millisecond, 0)}, 1, true, 1, 0},
-		{"fail with a grant from an earlier call", acquire("c1", "o1", s, 2*s, history.Fail), []backends.Grant{grant("r", 0, 10*s, 0)}, 1, true, 1, 0},
-		{"fail granted on a minority only", acquire("c1", "o1", s, 2*s, history.Fail), []backends.Grant{grant("a", 1500*time.Millisecond, 10*s, 0)}, 2, true, 1, 0},
-		{"info is what the record allows either way", acquire("c1", "o1", s, 2*s, history.Info), []backends.Grant{grant("r", 1500*time.Millisecond, 10*s, 0)}, 1, true, 0, 1},
+		{"fail whose grant is still in force", acquire("c1", "o1", s, 2*s, history.Fail), []lockapi.Grant{grant("r", 1500*time.Millisecond, 10*s, 0)}, 1, false, 1, 0},
+		{"fail whose grant was given back before it returned", acquire("c1", "o1", s, 2*s, history.Fail), []lockapi.Grant{grant("r", 1500*time.Millisecond, 10*s, 1800*time.Millisecond)}, 1, true, 1, 0},
+		{"fail whose grant had run out", acquire("c1", "o1", s, 2*s, history.Fail), []lockapi.Grant{grant("r", 1100*time.Millisecond, 1500*time.Millisecond, 0)}, 1, true, 1, 0},
+		{"fail with a grant from an earlier call", acquire("c1", "o1", s, 2*s, history.Fail), []lockapi.Grant{grant("r", 0, 10*s, 0)}, 1, true, 1, 0},
+		{"fail granted on a minority only", acquire("c1", "o1", s, 2*s, history.Fail), []lockapi.Grant{grant("a", 1500*time.Millisecond, 10*s, 0)}, 2, true, 1, 0},
+		{"info is what the record allows either way", acquire("c1", "o1", s, 2*s, history.Info), []lockapi.Grant{grant("r", 1500*time.Millisecond, 10*s, 0)}, 1, true, 0, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

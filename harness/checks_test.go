@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/storage"
 )
 
 func checksOf(r Result) (ran []string, skipped map[string]string) {

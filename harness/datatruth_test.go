@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/storage"
 )
 
 // dataTruthSystems are the deployments the data's ground-truth sweep covers:
@@ -89,10 +89,10 @@ type dataRun struct {
 	// out: a write nobody read whose client never learnt it was applied
 	// (its outcome was unknown, or it is a duplicate of nothing the client
 	// sent then).
-	lost, visible []backends.LostUpdate
+	lost, visible []lockapi.LostUpdate
 	// stale are the stale reads the record shows (a replica's, served
 	// behind the write in force: etcd's serializable reads).
-	stale []backends.StaleRead
+	stale []lockapi.StaleRead
 }
 
 // runWithDataTruth runs tc with only the critical-sections check, the
@@ -146,7 +146,7 @@ func runWithDataTruth(t *testing.T, tc Test) dataRun {
 			replacedAt[w.Replaced] = min(replacedAt[w.Replaced], int64(w.CommittedAt))
 		}
 	}
-	hidden := func(i int, w backends.AppliedWrite) bool {
+	hidden := func(i int, w lockapi.AppliedWrite) bool {
 		if acked[writeSig{w.Client, w.Key, w.Value, w.Token}] {
 			return false
 		}
@@ -183,7 +183,7 @@ func sigOf(e history.Event) writeSig {
 // backedByRecord reports whether a lost update of the record is on the key
 // of the verdict's counterexample and involves a client it names (the
 // overwriting write's or the lost write's).
-func backedByRecord(v models.Verdict, lost []backends.LostUpdate) bool {
+func backedByRecord(v models.Verdict, lost []lockapi.LostUpdate) bool {
 	if v.Counterexample == nil {
 		return false
 	}
@@ -194,7 +194,7 @@ func backedByRecord(v models.Verdict, lost []backends.LostUpdate) bool {
 		}
 		keys, clients = append(keys, e.Key), append(clients, e.Node)
 	}
-	return slices.ContainsFunc(lost, func(u backends.LostUpdate) bool {
+	return slices.ContainsFunc(lost, func(u lockapi.LostUpdate) bool {
 		return slices.Contains(keys, u.By.Key) &&
 			(slices.Contains(clients, u.By.Client) || slices.Contains(clients, u.Lost.Client))
 	})
@@ -204,13 +204,13 @@ func backedByRecord(v models.Verdict, lost []backends.LostUpdate) bool {
 // of the verdict's counterexample and by a client it names: a section that
 // read a value the resource no longer held (its write rejected by the guard,
 // or lost) cannot be placed.
-func backedByStaleRead(v models.Verdict, stale []backends.StaleRead) bool {
+func backedByStaleRead(v models.Verdict, stale []lockapi.StaleRead) bool {
 	if v.Counterexample == nil {
 		return false
 	}
 	return slices.ContainsFunc(v.Counterexample.Events, func(e history.Event) bool {
 		return e.Process != history.NemesisProcess && e.F == history.FRead && e.Value != nil &&
-			slices.ContainsFunc(stale, func(r backends.StaleRead) bool {
+			slices.ContainsFunc(stale, func(r lockapi.StaleRead) bool {
 				return r.Key == e.Key && r.Client == e.Node && r.Value == *e.Value
 			})
 	})
@@ -281,7 +281,7 @@ func TestDataVerdictsAgreeWithTheStorage(t *testing.T) {
 // nobodyOnCall is the first moment at which the storage's record shows every
 // on-call row at 0 (replaying its committed writes over the initial rows),
 // and whether there is one.
-func nobodyOnCall(writes []backends.AppliedWrite, initial map[string]int64) (time.Duration, bool) {
+func nobodyOnCall(writes []lockapi.AppliedWrite, initial map[string]int64) (time.Duration, bool) {
 	rows := map[string]int64{}
 	for k, v := range initial { // determinism:ok copying a map
 		if strings.HasPrefix(k, models.OnCallPrefix) {
@@ -290,8 +290,8 @@ func nobodyOnCall(writes []backends.AppliedWrite, initial map[string]int64) (tim
 	}
 	// In commit order: a transactional resource commits its writes in
 	// another order than it applied them.
-	writes = slices.DeleteFunc(slices.Clone(writes), func(w backends.AppliedWrite) bool { return !w.Committed })
-	slices.SortStableFunc(writes, func(a, b backends.AppliedWrite) int { return cmp.Compare(a.CommittedAt, b.CommittedAt) })
+	writes = slices.DeleteFunc(slices.Clone(writes), func(w lockapi.AppliedWrite) bool { return !w.Committed })
+	slices.SortStableFunc(writes, func(a, b lockapi.AppliedWrite) int { return cmp.Compare(a.CommittedAt, b.CommittedAt) })
 	for _, w := range writes {
 		if !strings.HasPrefix(w.Key, models.OnCallPrefix) {
 			continue

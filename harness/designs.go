@@ -1,7 +1,7 @@
 package harness
 
 import (
-	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 )
 

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/storage"
 )
 
 // TestEveryDesignPrepares: every registered design runs in each of its

@@ -6,9 +6,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/storage"
 )
 
 // TestAnEtcdRegrantAfterAFailedReleaseIsNotNested: etcd's Mutex takes a lock

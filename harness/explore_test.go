@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/storage"
 )
 
 var explore = flag.Bool("explore", false, "run the random-exploration sweeps (seeds to first violation per hunt; minutes)")

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/storage"
 )
 
 // TestLostUpdatesBehindAFence are the random-fault seeds of issue 10, item

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 )
 
@@ -132,7 +132,7 @@ func endsBy(a []span, at int64) bool {
 // the history shows each owner holding each key.
 type breachRule struct {
 	name, why string
-	applies   func(b backends.Breach, holds map[holderKey][]span) bool
+	applies   func(b lockapi.Breach, holds map[holderKey][]span) bool
 }
 
 // breachRules are the reasons, in the order they are tried; a breach counts
@@ -144,7 +144,7 @@ var breachRules = []breachRule{
 		why: "an owner of the breach (the broken holding's; for an overlap, either) never held the lock by the history: " +
 			"none of its acquires or renewals returned ok (they failed or their outcome was unknown), so its client never " +
 			"learnt of the grant and never relied on it",
-		applies: func(b backends.Breach, holds map[holderKey][]span) bool {
+		applies: func(b lockapi.Breach, holds map[holderKey][]span) bool {
 			if len(holds[holderKey{b.Key, b.Held.Owner}]) == 0 {
 				return true
 			}
@@ -156,7 +156,7 @@ var breachRules = []breachRule{
 		why: "the broken holding's client had let go before the breach: every span in which the history shows it holding " +
 			"(from an ok acquire or renewal to the invocation of its release or its recorded lease deadline) ended by the " +
 			"moment the other grant began (an overlap) or the lock was deleted or revoked (a removal)",
-		applies: func(b backends.Breach, holds map[holderKey][]span) bool {
+		applies: func(b lockapi.Breach, holds map[holderKey][]span) bool {
 			return endsBy(holds[holderKey{b.Key, b.Held.Owner}], int64(b.From))
 		},
 	},
@@ -165,7 +165,7 @@ var breachRules = []breachRule{
 		why: "the two owners' spans in the history never overlap (an overlap), or after the removal no other owner's span " +
 			"overlaps the removed owner's (a removal): the history is one of a mutex that kept its promise, each client " +
 			"relying on the lock only while no other did",
-		applies: func(b backends.Breach, holds map[holderKey][]span) bool {
+		applies: func(b lockapi.Breach, holds map[holderKey][]span) bool {
 			held := holds[holderKey{b.Key, b.Held.Owner}]
 			if !b.Removal {
 				return !overlaps(held, holds[holderKey{b.Key, b.Other.Owner}], math.MinInt64)
@@ -244,7 +244,7 @@ func judgeBreaches(t *testing.T, tc Test, tally *breachTally) {
 // describeHolds says in which spans the history shows the breach's owners
 // holding the key, from a second before the broken holding to a second
 // after the breach (an owner a client reuses holds many times).
-func describeHolds(b backends.Breach, holds map[holderKey][]span) string {
+func describeHolds(b lockapi.Breach, holds map[holderKey][]span) string {
 	var parts []string
 	for _, owner := range []string{b.Held.Owner, b.Other.Owner} {
 		if owner == "" {
@@ -328,17 +328,17 @@ func TestBreachRulesExplainOnlyWhatNoClientReliedOn(t *testing.T) {
 		typ      history.Type
 		deadline float64
 	}
-	overlap := func(a, b string, from, to float64) backends.Breach {
-		return backends.Breach{Key: "k", Held: backends.Holding{Owner: a}, Other: backends.Holding{Owner: b}, From: s(from), To: s(to)}
+	overlap := func(a, b string, from, to float64) lockapi.Breach {
+		return lockapi.Breach{Key: "k", Held: lockapi.Holding{Owner: a}, Other: lockapi.Holding{Owner: b}, From: s(from), To: s(to)}
 	}
-	removal := func(a string, at float64) backends.Breach {
-		return backends.Breach{Key: "k", Held: backends.Holding{Owner: a}, Other: backends.Holding{Client: "db"},
+	removal := func(a string, at float64) lockapi.Breach {
+		return lockapi.Breach{Key: "k", Held: lockapi.Holding{Owner: a}, Other: lockapi.Holding{Client: "db"},
 			From: s(at), To: s(at), Removal: true}
 	}
 	tests := []struct {
 		name   string
 		ops    []op
-		breach backends.Breach
+		breach lockapi.Breach
 		rule   string // "": none explains it
 	}{
 		{"both held at once: visible", []op{

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/storage"
 )
 
 var truthSeeds = flag.Int("truth-seeds", 30,
@@ -124,7 +124,7 @@ type truthRun struct {
 	verdict models.Verdict
 	// breaches are the record's broken promises; seen those of them the
 	// history can show (clientsSaw).
-	breaches, seen []backends.Breach
+	breaches, seen []lockapi.Breach
 	// held is the number of messages the cuts held (Test.Cuts "hold").
 	held uint64
 }
@@ -148,7 +148,7 @@ type truthRun struct {
 // applied); it shows through the grants that follow while the owner still
 // believes it holds the lock, which the record shows as overlaps, because a
 // removal leaves the owner's grant open.
-func clientsSaw(events []history.Event, b backends.Breach) bool {
+func clientsSaw(events []history.Event, b lockapi.Breach) bool {
 	return beliefsOf(events).saw(b)
 }
 
@@ -194,7 +194,7 @@ func beliefsOf(events []history.Event) beliefs {
 
 // saw reports whether the clients of these beliefs could see the broken
 // promise b (see clientsSaw).
-func (bs beliefs) saw(b backends.Breach) bool {
+func (bs beliefs) saw(b lockapi.Breach) bool {
 	if b.Removal {
 		return false
 	}
@@ -260,7 +260,7 @@ func runWithTruth(t *testing.T, tc Test) truthRun {
 // a removal, the owner whose lock went). A lease verdict that blames the
 // client's own deadline (the service ended the hold once its promise had run
 // out) is confirmed by the opposite: no breach of the record between them.
-func confirmed(v models.Verdict, breaches []backends.Breach) bool {
+func confirmed(v models.Verdict, breaches []lockapi.Breach) bool {
 	if v.Counterexample == nil {
 		return false
 	}
@@ -271,11 +271,11 @@ func confirmed(v models.Verdict, breaches []backends.Breach) bool {
 		}
 	}
 	if strings.HasPrefix(v.Reason, clientSide) {
-		return len(owners) > 0 && !slices.ContainsFunc(breaches, func(b backends.Breach) bool {
+		return len(owners) > 0 && !slices.ContainsFunc(breaches, func(b lockapi.Breach) bool {
 			return slices.Contains(owners, b.Held.Owner) || slices.Contains(owners, b.Other.Owner)
 		})
 	}
-	return slices.ContainsFunc(breaches, func(b backends.Breach) bool {
+	return slices.ContainsFunc(breaches, func(b lockapi.Breach) bool {
 		if b.Removal {
 			return slices.Contains(owners, b.Held.Owner)
 		}
@@ -356,7 +356,7 @@ func TestGrantRecordSeesKnownBreaches(t *testing.T) {
 			r, err := p.Run()
 			require.NoError(t, err)
 			var overlap, removal bool
-			var seen []backends.Breach
+			var seen []lockapi.Breach
 			saw := beliefsOf(r.Events)
 			for _, b := range p.Deployment.Grants.Breaches() {
 				overlap, removal = overlap || !b.Removal, removal || b.Removal
@@ -458,13 +458,13 @@ func TestClientsSawOnlyBreachesBothClientsLivedThrough(t *testing.T) {
 		deadline       float64 // seconds; 0: none
 		detail         string  // of the completion
 	}
-	overlap := backends.Breach{Key: "k", Held: backends.Holding{Key: "k", Owner: "k/1", Client: "c1"},
-		Other: backends.Holding{Key: "k", Owner: "k/2", Client: "c2"}, From: 5 * time.Second, To: 8 * time.Second}
+	overlap := lockapi.Breach{Key: "k", Held: lockapi.Holding{Key: "k", Owner: "k/1", Client: "c1"},
+		Other: lockapi.Holding{Key: "k", Owner: "k/2", Client: "c2"}, From: 5 * time.Second, To: 8 * time.Second}
 	c2Holds := []op{{"c2", history.FAcquire, "k/2", 4, 6, history.OK, 16, ""}, {"c2", history.FRelease, "k/2", 7.5, 7.6, history.OK, 0, ""}}
 	tests := []struct {
 		name   string
 		ops    []op
-		breach backends.Breach
+		breach lockapi.Breach
 		saw    bool
 	}{
 		{"both believed they held it", append([]op{{"c1", history.FAcquire, "k/1", 1, 2, history.OK, 12, ""},
@@ -487,7 +487,7 @@ func TestClientsSawOnlyBreachesBothClientsLivedThrough(t *testing.T) {
 			overlap, false},
 		{"another owner of the same client", append([]op{{"c1", history.FAcquire, "k/3", 1, 2, history.OK, 12, ""},
 			{"c1", history.FRelease, "k/3", 9, 9.1, history.OK, 0, ""}}, c2Holds...), overlap, false},
-		{"a removal", nil, backends.Breach{Key: "k", Held: overlap.Held, Other: backends.Holding{Client: "c2"},
+		{"a removal", nil, lockapi.Breach{Key: "k", Held: overlap.Held, Other: lockapi.Holding{Client: "c2"},
 			From: 5 * time.Second, To: 5 * time.Second, Removal: true}, false},
 	}
 	for _, tc := range tests {

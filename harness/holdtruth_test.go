@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 )
 
@@ -108,7 +108,7 @@ func TestHuntInvalidsUnderHoldingCuts(t *testing.T) {
 // (60 s, a guard case) is the same story, the node deleted before the delete
 // arrived.
 func TestReleaseRefusedAfterSessionExpiryIsNoBreach(t *testing.T) {
-	require.Equal(t, backends.ErrNotHeld.Error(), models.NotHeld, "the lock model reads the clients' error text")
+	require.Equal(t, lockapi.ErrNotHeld.Error(), models.NotHeld, "the lock model reads the clients' error text")
 	tests := []struct {
 		cuts string
 		time time.Duration

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/internal/jsonerr"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/storage"
 )
 
 // LoadTest reads the test a run directory ran: its configuration from

@@ -13,11 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/backends/raftkv"
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/storage"
 )
 
 var raftkvSeeds = flag.Int("raftkv.seeds", 6, "seeds of the randomised raftkv safety sweep (TestRaftKVRandomFaults)")

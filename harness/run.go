@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/workloads"
 )
@@ -40,7 +40,7 @@ type Prepared struct {
 	// write to applied (the storage node's, or the system's own resource's:
 	// Deployment.Writes, nil when the system keeps none), the ground truth
 	// of the data. It records only after RecordWrites.
-	Writes *backends.WriteLog
+	Writes *lockapi.WriteLog
 }
 
 // Prepare builds the world of a test without running it.
@@ -82,7 +82,7 @@ func Prepare(t Test) (*Prepared, error) {
 	}
 	dep.Writes.Record(false) // until a caller asks for the ground truth (RecordWrites)
 	writes := dep.Writes
-	stWrites := backends.NewWriteLog()
+	stWrites := lockapi.NewWriteLog()
 	if dep.NewStorage == nil { // the clients write to the storage node
 		writes = stWrites
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
@@ -144,7 +144,7 @@ func TestZooKeeperRecordsItsGrants(t *testing.T) {
 			}
 			// Every acquire that returned ok was granted by the record.
 			for owner := range acquired {
-				assert.True(t, slices.ContainsFunc(grants, func(g backends.Grant) bool { return g.Owner == owner }), "%s is not in the record", owner)
+				assert.True(t, slices.ContainsFunc(grants, func(g lockapi.Grant) bool { return g.Owner == owner }), "%s is not in the record", owner)
 			}
 			assert.Empty(t, recorded.Deployment.Grants.Breaches())
 		})

@@ -9,12 +9,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	simdb "github.com/locklab/locklab/backends/database"
 	livedb "github.com/locklab/locklab/backends/live/database"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/live/tcpproxy"
+	"github.com/locklab/locklab/internal/tcpproxy"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/workloads"
 )
@@ -132,7 +132,7 @@ func deployDatabase(d Deployment) (*system, error) {
 		close:    closeAll,
 	}
 	if o.Data() == simdb.ResourceDB {
-		sys.storage = func(l backends.Lock) backends.Storage { return l.(*livedb.Client) }
+		sys.storage = func(l lockapi.Lock) lockapi.Storage { return l.(*livedb.Client) }
 	}
 	return sys, nil
 }
@@ -146,7 +146,7 @@ func (dd *dbDeployment) onDB(fn func() error) func(string) error {
 	}
 }
 
-func (dd *dbDeployment) newLock(e *env, fork func() backends.Env) backends.Lock {
+func (dd *dbDeployment) newLock(e *env, fork func() lockapi.Env) lockapi.Lock {
 	c := livedb.NewClient(dd.stopped, e, fork, dd.srv, dd.proxies[e.name].Addr(), dd.opts)
 	c.OnTakeover = func(detail string) { dd.event("row-taken-over", detail) }
 	c.OnTxn = recordTxns(e.r, e.name)

@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // env is a client's live environment: the run's clocks and real sleep. Every
@@ -19,7 +19,7 @@ type env struct {
 	rnd  *rand.Rand
 }
 
-var _ backends.Env = (*env)(nil)
+var _ lockapi.Env = (*env)(nil)
 
 func (e *env) gate() {
 	if e.r.net.Gate(e.name) != nil || e.r.stopped() {
@@ -65,18 +65,18 @@ func (c clock) TrueAt(local time.Duration) time.Duration { return local }
 // call: a client paused while its request was out sees the reply only when
 // it resumes, and a call that returns after the run stopped records nothing.
 type gatedLock struct {
-	backends.Lock
+	lockapi.Lock
 	e *env
 }
 
-func (g gatedLock) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (g gatedLock) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	g.e.gate()
 	l, err := g.Lock.Acquire(key, wait)
 	g.e.gate()
 	return l, err
 }
 
-func (g gatedLock) Release(l backends.Lease) error {
+func (g gatedLock) Release(l lockapi.Lease) error {
 	g.e.gate()
 	err := g.Lock.Release(l)
 	g.e.gate()
@@ -84,14 +84,14 @@ func (g gatedLock) Release(l backends.Lease) error {
 }
 
 // OnRenew forwards the watchdog observer, if the lock has one.
-func (g gatedLock) OnRenew(fn func(l backends.Lease, done bool, err error)) {
-	if ro, ok := g.Lock.(backends.RenewObserver); ok {
+func (g gatedLock) OnRenew(fn func(l lockapi.Lease, done bool, err error)) {
+	if ro, ok := g.Lock.(lockapi.RenewObserver); ok {
 		ro.OnRenew(fn)
 	}
 }
 
 type gatedStorage struct {
-	backends.Storage
+	lockapi.Storage
 	e *env
 }
 

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/etcd"
 	liveetcd "github.com/locklab/locklab/backends/live/etcd"
 	"github.com/locklab/locklab/backends/live/netgate"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -123,11 +123,11 @@ func prefixed(s string, prefixes ...string) bool {
 // every call fails with that error.
 type failedLock struct{ err error }
 
-func (f failedLock) Acquire(string, time.Duration) (backends.Lease, error) {
-	return backends.Lease{}, fmt.Errorf("%w: %w", f.err, backends.ErrNotAcquired)
+func (f failedLock) Acquire(string, time.Duration) (lockapi.Lease, error) {
+	return lockapi.Lease{}, fmt.Errorf("%w: %w", f.err, lockapi.ErrNotAcquired)
 }
-func (f failedLock) Release(backends.Lease) error {
-	return fmt.Errorf("%w: %w", f.err, backends.ErrNotHeld)
+func (f failedLock) Release(lockapi.Lease) error {
+	return fmt.Errorf("%w: %w", f.err, lockapi.ErrNotHeld)
 }
 
 func deployEtcd(d Deployment) (*system, error) {
@@ -147,7 +147,7 @@ func deployEtcd(d Deployment) (*system, error) {
 	expired := 0
 	sys := &system{
 		Description: desc,
-		newLock: func(e *env, fork func() backends.Env) backends.Lock {
+		newLock: func(e *env, fork func() lockapi.Env) lockapi.Lock {
 			cl, err := c.NewClient(e, fork, netgate.New(d.Net, e.name, c.ServerAt))
 			if err != nil {
 				return failedLock{err}
@@ -207,7 +207,7 @@ func deployEtcd(d Deployment) (*system, error) {
 		}),
 	}
 	if o.Resource == etcd.ResourceEtcd {
-		sys.storage = func(lock backends.Lock) backends.Storage {
+		sys.storage = func(lock lockapi.Lock) lockapi.Storage {
 			if cl, ok := lock.(*liveetcd.Client); ok {
 				return cl.Guarded()
 			}

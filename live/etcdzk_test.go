@@ -19,7 +19,7 @@ import (
 	liveetcd "github.com/locklab/locklab/backends/live/etcd"
 	livezk "github.com/locklab/locklab/backends/live/zookeeper"
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/live/proc"
+	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/nemesis"
 )
 

@@ -9,17 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/storage"
 )
 
-// TestMain checks that no goroutine outlives the tests, except live/proc's
+// TestMain checks that no goroutine outlives the tests, except internal/proc's
 // starter (one goroutine locked to its thread for the harness's lifetime,
 // so that the servers' parent-death signal holds).
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, procStarter) }
 
-var procStarter = goleak.IgnoreTopFunction("github.com/locklab/locklab/live/proc.startLocked.func1.1")
+var procStarter = goleak.IgnoreTopFunction("github.com/locklab/locklab/internal/proc.startLocked.func1.1")
 
 // realTime skips a test under -short: it runs live, in real time, and may
 // start real servers (go test -short runs none).

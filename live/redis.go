@@ -9,14 +9,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	liveredis "github.com/locklab/locklab/backends/live/redis"
 	"github.com/locklab/locklab/backends/live/store"
 	simredis "github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/backends/redlock"
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/live/proc"
-	"github.com/locklab/locklab/live/tcpproxy"
+	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/internal/tcpproxy"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -472,7 +472,7 @@ func deployRedlockLive(d Deployment) (sys *system, err error) {
 	}
 	sys = c.system(desc)
 	var mu sync.Mutex
-	sys.newLock = func(e *env, _ func() backends.Env) backends.Lock {
+	sys.newLock = func(e *env, _ func() lockapi.Env) lockapi.Lock {
 		t := liveredis.RedlockTopology{Instances: desc.Servers, Addrs: addrs[e.name]}
 		if o.Token == redlock.TokenExternal {
 			t.Fence = c.servers[redlock.FenceName].addr()
@@ -532,7 +532,7 @@ func deploySingle(d Deployment, o simredis.Options, bin string) (sys *system, c 
 	desc, _ := describeRedis(d.Test)
 	sys = c.system(desc)
 	var mu sync.Mutex
-	sys.newLock = func(e *env, fork func() backends.Env) backends.Lock {
+	sys.newLock = func(e *env, fork func() lockapi.Env) lockapi.Lock {
 		l := liveredis.NewClient(e, fork, liveredis.Topology{Primary: "redis", Addrs: addrs[e.name]}, o)
 		mu.Lock()
 		c.closers = append(c.closers, l.Close)

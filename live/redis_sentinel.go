@@ -12,11 +12,11 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/backends"
 	liveredis "github.com/locklab/locklab/backends/live/redis"
 	simredis "github.com/locklab/locklab/backends/redis"
-	"github.com/locklab/locklab/live/proc"
-	"github.com/locklab/locklab/live/tcpproxy"
+	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/internal/tcpproxy"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // deploySentinel starts a primary "redis", replicas "replica1".. and one
@@ -204,7 +204,7 @@ func deploySentinel(d Deployment, o simredis.Options, bin string) (sys *system, 
 		return false, nil
 	}
 	var cmu sync.Mutex
-	sys.newLock = func(e *env, fork func() backends.Env) backends.Lock {
+	sys.newLock = func(e *env, fork func() lockapi.Env) lockapi.Lock {
 		l := liveredis.NewClient(e, fork, liveredis.Topology{Primary: "redis", Addrs: addrs[e.name],
 			Sentinel: addrs[e.name]["sentinel"], Master: sentinelMaster, Announced: announced}, o)
 		cmu.Lock()

@@ -14,7 +14,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	simredis "github.com/locklab/locklab/backends/redis"
-	"github.com/locklab/locklab/live/proc"
+	"github.com/locklab/locklab/internal/proc"
 )
 
 // The libfaketime preload that works with Debian's redis-server (LIVE.md

@@ -18,8 +18,8 @@ import (
 
 	simredis "github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/live/proc"
-	"github.com/locklab/locklab/live/proc/proctest"
+	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/internal/proc/proctest"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -36,11 +36,11 @@ func needRedis(t *testing.T) {
 	}
 }
 
-// noLeakRedis is noLeak, allowing live/proc's process starter (a goroutine
+// noLeakRedis is noLeak, allowing internal/proc's process starter (a goroutine
 // that lives as long as the harness, started by the first server).
 func noLeakRedis(t *testing.T) {
 	t.Helper()
-	opts := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/locklab/locklab/live/proc.startLocked.func1.1")}
+	opts := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/locklab/locklab/internal/proc.startLocked.func1.1")}
 	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
 }
 

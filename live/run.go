@@ -16,15 +16,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/live/faultnet"
 	"github.com/locklab/locklab/backends/live/store"
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/workloads"
 )
 
@@ -298,14 +298,14 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 		e := &env{r: r, name: name, rnd: stream(t.Seed, "client/"+name)}
 		forks := 0
 		var forkMu sync.Mutex
-		fork := func() backends.Env {
+		fork := func() lockapi.Env {
 			forkMu.Lock()
 			defer forkMu.Unlock()
 			forks++
 			return &env{r: r, name: name, rnd: stream(t.Seed, fmt.Sprintf("client/%s/watchdog%d", name, forks))}
 		}
 		lock := sys.newLock(e, fork)
-		var stor backends.Storage = &store.Client{Net: net, Node: name, Server: st}
+		var stor lockapi.Storage = &store.Client{Net: net, Node: name, Server: st}
 		if sys.storage != nil {
 			stor = sys.storage(lock)
 		}

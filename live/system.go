@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/live/faultnet"
 	liveraft "github.com/locklab/locklab/backends/live/raftkv"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -66,7 +66,7 @@ type Deployment struct {
 // system is a lock system deployed live.
 type system struct {
 	Description
-	newLock  func(e *env, fork func() backends.Env) backends.Lock
+	newLock  func(e *env, fork func() lockapi.Env) lockapi.Lock
 	crash    func(name string) error
 	restart  func(name string) error
 	figures  func(start time.Duration) map[string]any
@@ -91,7 +91,7 @@ type system struct {
 	//
 	// storage, when set, is the storage of the client whose lock is l,
 	// instead of the in-process store.
-	storage func(l backends.Lock) backends.Storage
+	storage func(l lockapi.Lock) lockapi.Storage
 	// preset puts the workload's initial values into that storage.
 	preset func(initial map[string]int64) error
 	// events, when set, is given the function that records the system's own
@@ -183,7 +183,7 @@ func deployRaftKV(d Deployment) (*system, error) {
 	desc.Resolve = c.Resolve
 	return &system{
 		Description: desc,
-		newLock: func(e *env, fork func() backends.Env) backends.Lock {
+		newLock: func(e *env, fork func() lockapi.Env) lockapi.Lock {
 			return c.NewClient(e, fork)
 		},
 		crash:   c.Crash,

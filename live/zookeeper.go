@@ -9,11 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/live/netgate"
 	livezk "github.com/locklab/locklab/backends/live/zookeeper"
 	"github.com/locklab/locklab/backends/zookeeper"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -122,7 +122,7 @@ func deployZooKeeper(d Deployment) (*system, error) {
 	}
 	return &system{
 		Description: desc,
-		newLock: func(e *env, fork func() backends.Env) backends.Lock {
+		newLock: func(e *env, fork func() lockapi.Env) lockapi.Lock {
 			// Its own server is a draw of the seed, as the simulated
 			// client's is (a stream of its own: the workload's draws
 			// stay as they were).

@@ -160,7 +160,7 @@ const (
 
 // NotHeld is the text of the error a lock client gives when a release (or
 // renewal) finds the lock no longer held by its acquirer
-// (backends.ErrNotHeld), which the completion's detail of a failed release
+// (lockapi.ErrNotHeld), which the completion's detail of a failed release
 // carries: the lock model ends the owner's holding at such a release.
 const NotHeld = "lock not held by this acquirer"
 

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 )
 

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/workloads"
 )

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/storage"
 )
 
 // Columns are the fault families, in matrix order: no faults, each fault kind

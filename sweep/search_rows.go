@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/guide"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/suggest"
+	"github.com/locklab/locklab/storage"
 )
 
 // SearchConfig is what a searched matrix (`locklab matrix`) runs: every row

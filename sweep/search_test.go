@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/storage"
 )
 
 // defaultSettings is the default matrix's settings with the given rows.

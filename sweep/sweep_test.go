@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/storage"
 )
 
 // smallGrid is a grid of a few runs: redis unfenced and redis with tokens and

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/storage"
 )
 
 // Design is a lock design as its users name it and choose between designs

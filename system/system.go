@@ -15,10 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/internal/suggest"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
 )
@@ -28,11 +28,11 @@ type Deployment struct {
 	// Servers are the system's nodes (none for the control lock).
 	Servers []*sim.Node
 	// NewLock makes the lock client library of one client process.
-	NewLock func(p *sim.Proc) backends.Lock
+	NewLock func(p *sim.Proc) lockapi.Lock
 	// NewStorage, when set, makes the protected storage's client of one client
 	// process from its lock client, for a resource kept inside the lock
 	// service itself (etcd's guarded write); nil: the storage node.
-	NewStorage func(p *sim.Proc, lock backends.Lock) backends.Storage
+	NewStorage func(p *sim.Proc, lock lockapi.Lock) lockapi.Storage
 	// InitialData, when set, is given the workload's initial values of the
 	// resource kept in the system itself (the database's rows).
 	InitialData func(initial map[string]int64)
@@ -66,13 +66,13 @@ type Deployment struct {
 	Release func()
 	// Grants is the servers' own record of the grants they made, in true
 	// time: the ground truth the verdicts of a simulated run can be checked
-	// against (see backends.GrantLog). It is kept out of the history.
-	Grants *backends.GrantLog
+	// against (see lockapi.GrantLog). It is kept out of the history.
+	Grants *lockapi.GrantLog
 	// Writes, when set, is the record of the writes the system's own
 	// protected resource applied (a resource kept inside the lock service:
 	// NewStorage), in true time; nil when the clients write to the storage
 	// node, which keeps its own (Prepared.Writes).
-	Writes *backends.WriteLog
+	Writes *lockapi.WriteLog
 }
 
 // System is a lock system as the registry knows it: how to deploy it, its

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // ListAppend is the list-append workload: each client loops acquire -> read
@@ -62,7 +62,7 @@ func (w ListAppend) Run(c Client) {
 
 // section is one critical section: find the current list, read it, and
 // append to it (or start the next list when it is full).
-func (w ListAppend) section(c Client, key string, lease backends.Lease, seq int64) {
+func (w ListAppend) section(c Client, key string, lease lockapi.Lease, seq int64) {
 	genKey := key + "/gen"
 	gen, err := Read(c, genKey, lease)
 	if err != nil {
@@ -96,7 +96,7 @@ func elementOf(node string, seq int64) int64 {
 // ReadList reads the list stored under list (its length, then each element)
 // under lease l and records it as one read whose completion carries the
 // values.
-func ReadList(c Client, list string, l backends.Lease) ([]int64, error) {
+func ReadList(c Client, list string, l lockapi.Lease) ([]int64, error) {
 	op := c.Rec.Invoke(history.Event{F: history.FRead, Key: list, Owner: l.Owner, Token: tokenOf(l)})
 	elems, err := readCells(c, list, l)
 	e := history.Event{Detail: detail(err), Token: tokenOf(l)}
@@ -107,7 +107,7 @@ func ReadList(c Client, list string, l backends.Lease) ([]int64, error) {
 	return elems, err
 }
 
-func readCells(c Client, list string, l backends.Lease) ([]int64, error) {
+func readCells(c Client, list string, l lockapi.Lease) ([]int64, error) {
 	n, err := c.Store.Read(list+"/len", l.Token)
 	if err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func readCells(c Client, list string, l backends.Lease) ([]int64, error) {
 // append overwrites it), so the length write decides the outcome: when the
 // element write fails in any way the length is not written and the append
 // certainly did not happen.
-func Append(c Client, list string, n, x int64, l backends.Lease) error {
+func Append(c Client, list string, n, x int64, l lockapi.Lease) error {
 	op := c.Rec.Invoke(history.Event{F: history.FAppend, Key: list, Owner: l.Owner, Token: tokenOf(l), Value: history.Ptr(x)})
 	outcome := history.Fail
 	err := c.Store.Write(fmt.Sprintf("%s/%d", list, n), x, l.Token)

@@ -6,7 +6,7 @@
 // history.Recorder, never the simulator, so the same program can later drive
 // real servers. The recording helpers here (Acquire, Release, Read, Write) are
 // the one place where an operation's outcome becomes ok, fail or info: nil
-// error -> ok, an error wrapping backends.ErrUnknown -> info, any other error ->
+// error -> ok, an error wrapping lockapi.ErrUnknown -> info, any other error ->
 // fail. Renewals made by a lock's watchdog are recorded by the same helpers
 // (RecordRenewals) under processes of their own.
 //

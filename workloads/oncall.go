@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // OnCall is the on-call workload (Kleppmann's doctors): Doctors doctors,
@@ -89,7 +89,7 @@ func (w OnCall) Run(c Client) {
 // after the first read falls between the reads that decide and the write),
 // then goes off call if another doctor is on call, or back on call if it is
 // off. It reports whether the doctor went off call.
-func (w OnCall) turn(c Client, me int, lease backends.Lease) (off bool) {
+func (w OnCall) turn(c Client, me int, lease lockapi.Lease) (off bool) {
 	others := 0
 	for i := 1; i <= w.Doctors; i++ {
 		if i == me {

@@ -3,16 +3,16 @@ package workloads
 import (
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // Client is what a workload program is given: its environment, its lock client,
 // the storage client and the recorder of its operations.
 type Client struct {
-	Env   backends.Env
-	Lock  backends.Lock
-	Store backends.Storage
+	Env   lockapi.Env
+	Lock  lockapi.Lock
+	Store lockapi.Storage
 	Rec   *history.Recorder
 }
 
@@ -35,7 +35,7 @@ func Outcome(err error) history.Type {
 	switch {
 	case err == nil:
 		return history.OK
-	case backends.Unknown(err):
+	case lockapi.Unknown(err):
 		return history.Info
 	default:
 		return history.Fail
@@ -53,7 +53,7 @@ func detail(err error) string {
 // deadline are written to *token and *deadline, which the event points to:
 // the caller's variables, so recording a grant allocates nothing (the log
 // copies the values).
-func leaseEvent(rec *history.Recorder, l backends.Lease, token *uint64, deadline *int64) history.Event {
+func leaseEvent(rec *history.Recorder, l lockapi.Lease, token *uint64, deadline *int64) history.Event {
 	e := history.Event{Owner: l.Owner, Detail: l.Detail}
 	if l.HasToken {
 		*token = l.Token
@@ -66,7 +66,7 @@ func leaseEvent(rec *history.Recorder, l backends.Lease, token *uint64, deadline
 	return e
 }
 
-func tokenOf(l backends.Lease) *uint64 {
+func tokenOf(l lockapi.Lease) *uint64 {
 	if l.HasToken {
 		return history.Ptr(l.Token)
 	}
@@ -74,7 +74,7 @@ func tokenOf(l backends.Lease) *uint64 {
 }
 
 // Acquire acquires key through c.Lock and records it.
-func Acquire(c Client, key string, wait time.Duration) (backends.Lease, error) {
+func Acquire(c Client, key string, wait time.Duration) (lockapi.Lease, error) {
 	op := c.Rec.Invoke(history.Event{F: history.FAcquire, Key: key})
 	l, err := c.Lock.Acquire(key, wait)
 	e := history.Event{Detail: detail(err)}
@@ -88,7 +88,7 @@ func Acquire(c Client, key string, wait time.Duration) (backends.Lease, error) {
 }
 
 // Release releases l through c.Lock and records it.
-func Release(c Client, l backends.Lease) error {
+func Release(c Client, l lockapi.Lease) error {
 	op := c.Rec.Invoke(history.Event{F: history.FRelease, Key: l.Key, Owner: l.Owner, Token: tokenOf(l)})
 	err := c.Lock.Release(l)
 	op.Complete(Outcome(err), history.Event{Detail: detail(err)})
@@ -96,7 +96,7 @@ func Release(c Client, l backends.Lease) error {
 }
 
 // Read reads key from the storage under lease l and records it.
-func Read(c Client, key string, l backends.Lease) (int64, error) {
+func Read(c Client, key string, l lockapi.Lease) (int64, error) {
 	op := c.Rec.Invoke(history.Event{F: history.FRead, Key: key, Owner: l.Owner, Token: tokenOf(l)})
 	v, err := c.Store.Read(key, l.Token)
 	e := history.Event{Detail: detail(err), Token: tokenOf(l)}
@@ -108,7 +108,7 @@ func Read(c Client, key string, l backends.Lease) (int64, error) {
 }
 
 // Write writes value to key in the storage under lease l and records it.
-func Write(c Client, key string, value int64, l backends.Lease) error {
+func Write(c Client, key string, value int64, l lockapi.Lease) error {
 	op := c.Rec.Invoke(history.Event{F: history.FWrite, Key: key, Owner: l.Owner, Token: tokenOf(l), Value: history.Ptr(value)})
 	err := c.Store.Write(key, value, l.Token)
 	op.Complete(Outcome(err), history.Event{Detail: detail(err), Token: tokenOf(l), Value: history.Ptr(value)})
@@ -120,7 +120,7 @@ func Write(c Client, key string, value int64, l backends.Lease) error {
 // renewal overlapping the client's own operations keeps the one-operation-per-
 // process rule.
 func RecordRenewals(c Client) {
-	ro, ok := c.Lock.(backends.RenewObserver)
+	ro, ok := c.Lock.(lockapi.RenewObserver)
 	if !ok {
 		return
 	}
@@ -129,7 +129,7 @@ func RecordRenewals(c Client) {
 		rec *history.Recorder
 		op  history.Op
 	}{}
-	ro.OnRenew(func(l backends.Lease, done bool, err error) {
+	ro.OnRenew(func(l lockapi.Lease, done bool, err error) {
 		if !done {
 			var rec *history.Recorder
 			if n := len(idle); n > 0 {

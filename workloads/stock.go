@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // Stock is the stock workload: a shop keeps Items items in one storage cell
@@ -91,7 +91,7 @@ func (w Stock) Run(c Client) {
 				if !done {
 					c.Env.Sleep(w.Hold)
 					err := Write(c, StockKey, level-qty, lease)
-					done = err == nil || backends.Unknown(err) // a rejected write is tried again
+					done = err == nil || lockapi.Unknown(err) // a rejected write is tried again
 
 				}
 			}

@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 )
 
 func TestOutcome(t *testing.T) {
 	assert.Equal(t, history.OK, Outcome(nil))
-	assert.Equal(t, history.Info, Outcome(fmt.Errorf("x: %w", backends.ErrUnknown)))
-	assert.Equal(t, history.Fail, Outcome(fmt.Errorf("x: %w", backends.ErrNotAcquired)))
+	assert.Equal(t, history.Info, Outcome(fmt.Errorf("x: %w", lockapi.ErrUnknown)))
+	assert.Equal(t, history.Fail, Outcome(fmt.Errorf("x: %w", lockapi.ErrNotAcquired)))
 	assert.Equal(t, history.Fail, Outcome(errors.New("refused")))
 }
 

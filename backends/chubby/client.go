@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -16,7 +16,7 @@ var (
 )
 
 type hold struct {
-	lease   backends.Lease
+	lease   lockapi.Lease
 	session int64
 	count   int
 }
@@ -40,12 +40,12 @@ type Client struct {
 	opening  bool
 	io       *sim.Proc
 	held     map[string]*hold
-	onRenew  func(l backends.Lease, done bool, err error)
+	onRenew  func(l lockapi.Lease, done bool, err error)
 }
 
 var (
-	_ backends.Lock          = (*Client)(nil)
-	_ backends.RenewObserver = (*Client)(nil)
+	_ lockapi.Lock          = (*Client)(nil)
+	_ lockapi.RenewObserver = (*Client)(nil)
 )
 
 func newClient(p *sim.Proc, c *Cell) *Client {
@@ -63,7 +63,7 @@ func leaseOwner(procName string, session int64) string {
 }
 
 // OnRenew registers the observer of the local lease's renewals.
-func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) { c.onRenew = fn }
+func (c *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) { c.onRenew = fn }
 
 // call sends r to the master, following redirections, for at most one
 // round over the replicas. unknown reports whether some attempt got no reply.
@@ -145,12 +145,12 @@ func (c *Client) keepAlive(w *sim.Proc) {
 		switch {
 		case err != nil:
 			// No master answered: the lease may have been extended or not.
-			err = fmt.Errorf("keepalive: %w (%w)", err, backends.ErrUnknown)
+			err = fmt.Errorf("keepalive: %w (%w)", err, lockapi.ErrUnknown)
 		case resp.Code == CodeExpired:
 			if c.session == session {
 				c.session = 0
 			}
-			err = fmt.Errorf("keepalive: %w: %w", errExpired, backends.ErrNotHeld)
+			err = fmt.Errorf("keepalive: %w: %w", errExpired, lockapi.ErrNotHeld)
 		default:
 			c.leaseEnd = sent + c.o.Lease
 		}
@@ -167,7 +167,7 @@ func (c *Client) keepAlive(w *sim.Proc) {
 	}
 }
 
-func (c *Client) observe(l backends.Lease, done bool, err error) {
+func (c *Client) observe(l lockapi.Lease, done bool, err error) {
 	if c.onRenew != nil {
 		c.onRenew(l, done, err)
 	}
@@ -184,7 +184,7 @@ func (c *Client) heldKeys() []string {
 
 // Acquire takes the exclusive lock key, retrying while it is held or in its
 // lock-delay until wait runs out; reentrant on the client.
-func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	p := c.p
 	if h := c.held[key]; h != nil {
 		h.count++
@@ -200,7 +200,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			unknown = unknown || lost
 			switch {
 			case err == nil && resp.Code == CodeOK:
-				l := backends.Lease{Key: key, Owner: leaseOwner(p.Name(), session), Token: resp.Sequencer.Generation,
+				l := lockapi.Lease{Key: key, Owner: leaseOwner(p.Name(), session), Token: resp.Sequencer.Generation,
 					HasToken: true, Deadline: c.leaseEnd,
 					Detail: fmt.Sprintf("sequencer (%s, %s, generation %d), session %#x", key, resp.Sequencer.Mode, resp.Sequencer.Generation, session)}
 				c.held[key] = &hold{lease: l, session: session, count: 1}
@@ -217,16 +217,16 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		p.Sleep(c.o.Backoff)
 	}
 	if unknown {
-		return backends.Lease{}, fmt.Errorf("acquire %s: no reply to some attempt (%w)", key, backends.ErrUnknown)
+		return lockapi.Lease{}, fmt.Errorf("acquire %s: no reply to some attempt (%w)", key, lockapi.ErrUnknown)
 	}
-	return backends.Lease{}, fmt.Errorf("acquire %s: held by another session or in its lock-delay: %w", key, backends.ErrNotAcquired)
+	return lockapi.Lease{}, fmt.Errorf("acquire %s: held by another session or in its lock-delay: %w", key, lockapi.ErrNotAcquired)
 }
 
 // Release gives the lock back cleanly (no lock-delay follows).
-func (c *Client) Release(l backends.Lease) error {
+func (c *Client) Release(l lockapi.Lease) error {
 	h := c.held[l.Key]
 	if h == nil || h.lease.Owner != l.Owner {
-		return fmt.Errorf("%w: no hold of %s", backends.ErrNotHeld, l.Owner)
+		return fmt.Errorf("%w: no hold of %s", lockapi.ErrNotHeld, l.Owner)
 	}
 	if h.count--; h.count > 0 {
 		return nil
@@ -234,20 +234,20 @@ func (c *Client) Release(l backends.Lease) error {
 	delete(c.held, l.Key)
 	session := h.session
 	if session != c.session {
-		return fmt.Errorf("%w: the session that held %s is gone", backends.ErrNotHeld, l.Key)
+		return fmt.Errorf("%w: the session that held %s is gone", lockapi.ErrNotHeld, l.Key)
 	}
 	c.seq++
 	resp, unknown, err := c.call(c.p, Request{Op: OpRelease, Session: session, Seq: c.seq, Lock: l.Key})
 	switch {
 	case err != nil:
-		return fmt.Errorf("release %s: %w (%w)", l.Key, err, backends.ErrUnknown)
+		return fmt.Errorf("release %s: %w (%w)", l.Key, err, lockapi.ErrUnknown)
 	case resp.Code == CodeOK:
 		return nil
 	case unknown:
 		// An earlier attempt got no reply: it may have released the lock
 		// (issue 28), so this attempt's "busy" or "expired" says nothing of
 		// whether the release happened.
-		return fmt.Errorf("release %s: %s after an attempt with no reply (%w)", l.Key, resp.Code, backends.ErrUnknown)
+		return fmt.Errorf("release %s: %s after an attempt with no reply (%w)", l.Key, resp.Code, lockapi.ErrUnknown)
 	}
-	return fmt.Errorf("release %s: %s: %w", l.Key, resp.Code, backends.ErrNotHeld)
+	return fmt.Errorf("release %s: %s: %w", l.Key, resp.Code, lockapi.ErrNotHeld)
 }

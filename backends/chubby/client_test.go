@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -77,8 +77,8 @@ func TestReleaseAfterALostReplyIsUnknown(t *testing.T) {
 				return
 			}
 			assert.ErrorContains(t, relErr, "busy", "the retry found the lock already released")
-			assert.ErrorIs(t, relErr, backends.ErrUnknown)
-			assert.NotErrorIs(t, relErr, backends.ErrNotHeld)
+			assert.ErrorIs(t, relErr, lockapi.ErrUnknown)
+			assert.NotErrorIs(t, relErr, lockapi.ErrNotHeld)
 		})
 	}
 }
@@ -93,7 +93,7 @@ func TestAKeepAliveWithNoReplyIsUnknown(t *testing.T) {
 		wantErr error
 	}{
 		{"answered: renewed", false, nil},
-		{"no reply to any attempt: unknown", true, backends.ErrUnknown},
+		{"no reply to any attempt: unknown", true, lockapi.ErrUnknown},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestAKeepAliveWithNoReplyIsUnknown(t *testing.T) {
 			var renewals []error
 			n.Spawn("c1", func(p *sim.Proc) {
 				c := cell.NewClient(p)
-				c.OnRenew(func(_ backends.Lease, done bool, err error) {
+				c.OnRenew(func(_ lockapi.Lease, done bool, err error) {
 					if done {
 						renewals = append(renewals, err)
 					}
@@ -120,7 +120,7 @@ func TestAKeepAliveWithNoReplyIsUnknown(t *testing.T) {
 				return
 			}
 			assert.ErrorIs(t, renewals[0], tc.wantErr)
-			assert.NotErrorIs(t, renewals[0], backends.ErrNotHeld)
+			assert.NotErrorIs(t, renewals[0], lockapi.ErrNotHeld)
 		})
 	}
 }
@@ -176,7 +176,7 @@ func TestLockDelaySurvivesAMasterChange(t *testing.T) {
 				assert.NoError(t, got)
 				return
 			}
-			assert.ErrorIs(t, got, backends.ErrNotAcquired)
+			assert.ErrorIs(t, got, lockapi.ErrNotAcquired)
 		})
 	}
 }
@@ -281,7 +281,7 @@ func TestTheRecordOfGrants(t *testing.T) {
 			o := DefaultOptions()
 			o.LockDelay = tc.lockDelay
 			w, cell := newTestCell(t, o)
-			log := backends.NewGrantLog(1)
+			log := lockapi.NewGrantLog(1)
 			cell.RecordGrants(log)
 			c1 := w.AddNode("c1", sim.NodeOptions{})
 			var expiredBy time.Duration

@@ -3,10 +3,10 @@ package chubby
 import (
 	"time"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/storage"
 )
 
 // The catalog's families of this system (ranks: see scenario.Register).

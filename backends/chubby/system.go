@@ -3,10 +3,10 @@ package chubby
 import (
 	"time"
 
-	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 )
 
@@ -47,7 +47,7 @@ func deployChubby(w *sim.World, opts map[string]string) (system.Deployment, erro
 	if err != nil {
 		return system.Deployment{}, err
 	}
-	grants := backends.NewGrantLog(1)
+	grants := lockapi.NewGrantLog(1)
 	c.RecordGrants(grants)
 	var log *history.Log
 	c.OnEvent = func(ev Event) {
@@ -72,7 +72,7 @@ func deployChubby(w *sim.World, opts map[string]string) (system.Deployment, erro
 	return system.Deployment{
 		Grants:    grants,
 		Servers:   c.Nodes(),
-		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewClient(p) },
+		NewLock:   func(p *sim.Proc) lockapi.Lock { return c.NewClient(p) },
 		HasTokens: true,
 		Resolve:   c.Resolve,
 		Roles:     Roles(),

@@ -3,7 +3,7 @@ package chubby
 import (
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // grantScope is the scope of the cell's grants in the record: one lock state,
@@ -26,7 +26,7 @@ const grantScope = "chubby"
 //     extended to the expiry plus the lock-delay (nobody else is to get the
 //     lock before), so a grant to another within it is a breach in the record.
 type truth struct {
-	log      *backends.GrantLog
+	log      *lockapi.GrantLog
 	lease    time.Duration
 	delay    time.Duration
 	applied  []bool                  // by log index: recorded already
@@ -38,7 +38,7 @@ type owner struct{ owner, client string }
 
 // RecordGrants makes the cell record in log every grant, lease promise and
 // release (scope "chubby"). Call it before the run.
-func (c *Cell) RecordGrants(log *backends.GrantLog) {
+func (c *Cell) RecordGrants(log *lockapi.GrantLog) {
 	c.truth = &truth{log: log, lease: c.opts.Lease, delay: c.opts.LockDelay,
 		promise: map[int64]time.Duration{}, sessions: map[int64]owner{}}
 }

@@ -7,18 +7,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // Lock grants everything.
 type Lock struct {
 	name   string
 	seq    int
-	grants *backends.GrantLog
+	grants *lockapi.GrantLog
 	now    func() time.Duration
 }
 
-var _ backends.Lock = (*Lock)(nil)
+var _ lockapi.Lock = (*Lock)(nil)
 
 // New returns the control lock for the client called name.
 func New(name string) *Lock { return &Lock{name: name} }
@@ -26,22 +26,22 @@ func New(name string) *Lock { return &Lock{name: name} }
 // RecordGrants makes the lock record its grants in log, at the true times
 // now returns: the control lock is its own server, and each grant is its own
 // scope (it grants everyone at once).
-func (l *Lock) RecordGrants(log *backends.GrantLog, now func() time.Duration) {
+func (l *Lock) RecordGrants(log *lockapi.GrantLog, now func() time.Duration) {
 	l.grants, l.now = log, now
 }
 
 // Acquire always succeeds immediately.
-func (l *Lock) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (l *Lock) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	l.seq++
 	owner := fmt.Sprintf("%s-%d", l.name, l.seq)
 	if l.grants.Recording() {
 		l.grants.Granted("control/"+owner, "control", key, owner, l.name, l.now(), 0)
 	}
-	return backends.Lease{Key: key, Owner: owner}, nil
+	return lockapi.Lease{Key: key, Owner: owner}, nil
 }
 
 // Release always succeeds.
-func (l *Lock) Release(ls backends.Lease) error {
+func (l *Lock) Release(ls lockapi.Lease) error {
 	if l.grants.Recording() {
 		l.grants.Released("control/"+ls.Owner, ls.Key, ls.Owner, l.now())
 	}

@@ -3,8 +3,8 @@ package control
 import (
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -24,8 +24,8 @@ func init() {
 			if _, err := controlOptions.Parse(opts); err != nil {
 				return system.Deployment{}, err
 			}
-			grants := backends.NewGrantLog(1)
-			return system.Deployment{Grants: grants, NewLock: func(p *sim.Proc) backends.Lock {
+			grants := lockapi.NewGrantLog(1)
+			return system.Deployment{Grants: grants, NewLock: func(p *sim.Proc) lockapi.Lock {
 				l := New(p.Name())
 				l.RecordGrants(grants, p.World().Now)
 				return l

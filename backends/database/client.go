@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -22,8 +22,8 @@ var errAborted = errors.New("transaction aborted")
 // Client is the lock client and the data client of one client node: one
 // connection at a time (a new one after the server closed it), kept alive
 // by a background process that pings it every conn-timeout/3. It implements
-// backends.Lock in the configured mode and, with resource=db (or
-// optimistic), backends.Storage over the data rows.
+// lockapi.Lock in the configured mode and, with resource=db (or
+// optimistic), lockapi.Storage over the data rows.
 type Client struct {
 	p        *sim.Proc
 	server   sim.NodeID
@@ -32,7 +32,7 @@ type Client struct {
 	conn     string
 	pinging  bool
 	acquired int
-	held     *backends.Lease
+	held     *lockapi.Lease
 	inTxn    bool             // for-update: the lock's transaction is open
 	versions map[string]int64 // optimistic: version read per row
 	pending  bool             // unique-row, unlock-before-commit: a data transaction awaits commit
@@ -54,7 +54,7 @@ type TxnStep struct {
 	// holds; Key is the data row first written (begin).
 	Owner, Key string
 	// Err is the commit's outcome (Done): nil committed, an error wrapping
-	// backends.ErrUnknown maybe, any other certainly not.
+	// lockapi.ErrUnknown maybe, any other certainly not.
 	Err error
 }
 
@@ -74,7 +74,7 @@ func (c *Client) txnBegun(key string) {
 
 // commit commits the connection's transaction, telling onTxn when the
 // transaction holds writes of owner: nil committed, errClosed or
-// errAborted certainly not, backends.ErrUnknown maybe.
+// errAborted certainly not, lockapi.ErrUnknown maybe.
 func (c *Client) commit(owner string) error {
 	told := c.onTxn != nil && c.txnOwner == owner && owner != ""
 	if told {
@@ -92,8 +92,8 @@ func (c *Client) commit(owner string) error {
 }
 
 var (
-	_ backends.Lock    = (*Client)(nil)
-	_ backends.Storage = (*Client)(nil)
+	_ lockapi.Lock    = (*Client)(nil)
+	_ lockapi.Storage = (*Client)(nil)
 )
 
 // NewClient returns the client of process p.
@@ -127,7 +127,7 @@ func (c *Client) call(req Req, extra time.Duration) (Resp, error) {
 	req.Conn = c.conn
 	body, err := c.p.Call(c.server, req, c.opts.RequestTimeout+extra)
 	if err != nil {
-		return Resp{}, fmt.Errorf("database: %s %s: %w: %w", req.Op, req.Key, backends.ErrUnknown, err)
+		return Resp{}, fmt.Errorf("database: %s %s: %w: %w", req.Op, req.Key, lockapi.ErrUnknown, err)
 	}
 	r := body.(Resp)
 	if r.Err == "closed" {
@@ -138,12 +138,12 @@ func (c *Client) call(req Req, extra time.Duration) (Resp, error) {
 }
 
 // Acquire takes key in the configured mode, waiting at most wait.
-func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	c.acquired++
 	owner := fmt.Sprintf("%s#%d", c.p.Name(), c.acquired)
 	if c.opts.Mode == ModeOptimistic {
 		clear(c.versions) // a critical section's reads start afresh
-		l := backends.Lease{Key: key, Owner: owner, Detail: "optimistic: no lock"}
+		l := lockapi.Lease{Key: key, Owner: owner, Detail: "optimistic: no lock"}
 		c.held = &l
 		return l, nil
 	}
@@ -159,15 +159,15 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			c.held = &l
 			return l, nil
 		}
-		if !errors.Is(err, backends.ErrNotAcquired) || c.p.Mono() >= until {
-			return backends.Lease{}, fmt.Errorf("database: acquire %s (%s, %d attempts): %w", key, c.opts.Mode, attempt, err)
+		if !errors.Is(err, lockapi.ErrNotAcquired) || c.p.Mono() >= until {
+			return lockapi.Lease{}, fmt.Errorf("database: acquire %s (%s, %d attempts): %w", key, c.opts.Mode, attempt, err)
 		}
-		backends.SleepBackoff(c.p, c.opts.BackoffMax, until-c.p.Mono())
+		lockapi.SleepBackoff(c.p, c.opts.BackoffMax, until-c.p.Mono())
 	}
 }
 
 // try makes one attempt; ErrNotAcquired means busy.
-func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, error) {
+func (c *Client) try(key, owner string, until time.Duration) (lockapi.Lease, error) {
 	switch c.opts.Mode {
 	case ModeUniqueRow:
 		now := c.p.Wall()
@@ -176,48 +176,48 @@ func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, er
 		}
 		r, err := c.call(Req{Op: OpInsertLock, Key: key, Owner: owner, Now: now, Expiry: now + c.opts.TTL}, 0)
 		if err != nil {
-			return backends.Lease{}, notAcquired(err)
+			return lockapi.Lease{}, notAcquired(err)
 		}
 		if !r.OK {
-			return backends.Lease{}, fmt.Errorf("row held by %s: %w", r.Owner, backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("row held by %s: %w", r.Owner, lockapi.ErrNotAcquired)
 		}
-		return backends.Lease{Token: r.Token, Detail: fmt.Sprintf("lock row %q inserted, expiry by the client's wall clock", key)}, nil
+		return lockapi.Lease{Token: r.Token, Detail: fmt.Sprintf("lock row %q inserted, expiry by the client's wall clock", key)}, nil
 	case ModeAdvisory:
 		r, err := c.call(Req{Op: OpAdvisoryTry, Key: key, Owner: owner}, 0)
 		if err != nil {
-			return backends.Lease{}, notAcquired(err)
+			return lockapi.Lease{}, notAcquired(err)
 		}
 		if !r.OK {
-			return backends.Lease{}, fmt.Errorf("advisory lock held by %s: %w", r.Owner, backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("advisory lock held by %s: %w", r.Owner, lockapi.ErrNotAcquired)
 		}
-		return backends.Lease{Token: r.Token, Detail: "pg_try_advisory_lock on " + c.conn}, nil
+		return lockapi.Lease{Token: r.Token, Detail: "pg_try_advisory_lock on " + c.conn}, nil
 	}
 	wait := max(0, until-c.p.Mono())
 	r, err := c.call(Req{Op: OpSelectForUpdate, Key: "lock/" + key, Owner: owner, Wait: wait}, min(wait, c.opts.LockWaitTimeout))
 	if err != nil {
-		if backends.Unknown(err) {
+		if lockapi.Unknown(err) {
 			_, _ = c.call(Req{Op: OpRollback}, 0)
 			c.reconnect() // the lock may be granted to the old connection; the server ends it
 		}
-		return backends.Lease{}, notAcquired(err)
+		return lockapi.Lease{}, notAcquired(err)
 	}
 	if !r.OK {
 		_, _ = c.call(Req{Op: OpRollback}, 0)
-		return backends.Lease{}, fmt.Errorf("row held by %s (%s): %w", r.Owner, r.Err, backends.ErrNotAcquired)
+		return lockapi.Lease{}, fmt.Errorf("row held by %s (%s): %w", r.Owner, r.Err, lockapi.ErrNotAcquired)
 	}
 	c.inTxn = true
-	return backends.Lease{Token: r.Token, Detail: "SELECT FOR UPDATE in a transaction of " + c.conn}, nil
+	return lockapi.Lease{Token: r.Token, Detail: "SELECT FOR UPDATE in a transaction of " + c.conn}, nil
 }
 
 func notAcquired(err error) error {
-	if backends.Unknown(err) {
+	if lockapi.Unknown(err) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", err, backends.ErrNotAcquired)
+	return fmt.Errorf("%w: %w", err, lockapi.ErrNotAcquired)
 }
 
 // Release gives the lock back.
-func (c *Client) Release(l backends.Lease) error {
+func (c *Client) Release(l lockapi.Lease) error {
 	c.held = nil
 	switch c.opts.Mode {
 	case ModeOptimistic:
@@ -235,22 +235,22 @@ func (c *Client) Release(l backends.Lease) error {
 		return released(l, r, err)
 	}
 	if !c.inTxn {
-		return fmt.Errorf("database: release %s: no transaction open: %w", l.Key, backends.ErrNotHeld)
+		return fmt.Errorf("database: release %s: no transaction open: %w", l.Key, lockapi.ErrNotHeld)
 	}
 	c.inTxn = false
 	err := c.commit(l.Owner)
 	if errors.Is(err, errAborted) {
-		return fmt.Errorf("database: release %s: aborted: %w", l.Key, backends.ErrNotHeld)
+		return fmt.Errorf("database: release %s: aborted: %w", l.Key, lockapi.ErrNotHeld)
 	}
 	return released(l, Resp{OK: true}, err)
 }
 
-func released(l backends.Lease, r Resp, err error) error {
+func released(l lockapi.Lease, r Resp, err error) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("database: release %s: %w", l.Key, err)
 	case !r.OK:
-		return fmt.Errorf("database: release %s: %s: %w", l.Key, r.Err, backends.ErrNotHeld)
+		return fmt.Errorf("database: release %s: %s: %w", l.Key, r.Err, lockapi.ErrNotHeld)
 	}
 	return nil
 }
@@ -297,11 +297,11 @@ func (c *Client) Write(key string, value int64, token uint64) error {
 func rejectedOr(key string, r Resp, err error) error {
 	switch {
 	case errors.Is(err, errClosed):
-		return fmt.Errorf("database: write %s: %w: %w", key, err, backends.ErrRejected)
+		return fmt.Errorf("database: write %s: %w: %w", key, err, lockapi.ErrRejected)
 	case err != nil:
 		return fmt.Errorf("database: write %s: %w", key, err)
 	case !r.OK:
-		return fmt.Errorf("database: write %s: %s: %w", key, r.Err, backends.ErrRejected)
+		return fmt.Errorf("database: write %s: %s: %w", key, r.Err, lockapi.ErrRejected)
 	}
 	return nil
 }

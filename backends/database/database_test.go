@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -110,7 +110,7 @@ func TestDataInTheLockTransaction(t *testing.T) {
 		p.Node().Pause() // stalls past conn-timeout while holding
 		p.World().After(8*time.Second, p.Node().Resume)
 		err = c.Write("k", 2, l.Token)
-		errs = append(errs, fmt.Sprint(errors.Is(err, backends.ErrRejected)))
+		errs = append(errs, fmt.Sprint(errors.Is(err, lockapi.ErrRejected)))
 	})})
 	_ = c1
 	w.Run(20 * time.Second)
@@ -129,7 +129,7 @@ func TestOptimisticRejectsAConflictingWrite(t *testing.T) {
 			require.NoError(t, err)
 			p.Sleep(100 * time.Millisecond)
 			err = c.Write("k", v+1, l.Token)
-			got = append(got, fmt.Sprintf("%s rejected=%v", name, errors.Is(err, backends.ErrRejected)))
+			got = append(got, fmt.Sprintf("%s rejected=%v", name, errors.Is(err, lockapi.ErrRejected)))
 		})})
 	}
 	w.Run(time.Second)
@@ -176,7 +176,7 @@ func TestVersionsOfThePairSeeTheWriteSkew(t *testing.T) {
 						p.Sleep(100 * time.Millisecond)
 					}
 					err := c.Write(own, 0, l.Token)
-					got = append(got, fmt.Sprintf("%s rejected=%v", name, errors.Is(err, backends.ErrRejected)))
+					got = append(got, fmt.Sprintf("%s rejected=%v", name, errors.Is(err, lockapi.ErrRejected)))
 				})})
 			}
 			w.Run(time.Second)
@@ -220,7 +220,7 @@ func TestACrashEndsEveryConnection(t *testing.T) {
 				require.NoError(t, err)
 				p.Sleep(4*time.Second - p.World().Now())
 				err = c.Write("k", 2, l.Token)
-				got = append(got, fmt.Sprintf("rejected=%v", errors.Is(err, backends.ErrRejected)))
+				got = append(got, fmt.Sprintf("rejected=%v", errors.Is(err, lockapi.ErrRejected)))
 				got = append(got, fmt.Sprintf("release ok=%v", c.Release(l) == nil))
 			})})
 			if tc.pause {
@@ -263,7 +263,7 @@ func TestTheServersRecordOfGrants(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w, db, srv, o := setup(t, "mode", tc.mode)
-			log := backends.NewGrantLog(1)
+			log := lockapi.NewGrantLog(1)
 			srv.RecordGrants(log)
 			for _, name := range []string{"c1", "c2"} {
 				w.AddNode(name, sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
@@ -300,11 +300,11 @@ func TestTheServersRecordOfGrants(t *testing.T) {
 func TestAnUnknownOutcomeStaysUnknown(t *testing.T) {
 	tests := []struct {
 		name string
-		op   func(c *Client, l backends.Lease) error
+		op   func(c *Client, l lockapi.Lease) error
 	}{
-		{"a write in the lock's transaction", func(c *Client, l backends.Lease) error { return c.Write("k", 1, l.Token) }},
-		{"the release's commit", func(c *Client, l backends.Lease) error { return c.Release(l) }},
-		{"a read", func(c *Client, l backends.Lease) error { _, err := c.Read("k", l.Token); return err }},
+		{"a write in the lock's transaction", func(c *Client, l lockapi.Lease) error { return c.Write("k", 1, l.Token) }},
+		{"the release's commit", func(c *Client, l lockapi.Lease) error { return c.Release(l) }},
+		{"a read", func(c *Client, l lockapi.Lease) error { _, err := c.Read("k", l.Token); return err }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -320,9 +320,9 @@ func TestAnUnknownOutcomeStaysUnknown(t *testing.T) {
 			w.At(500*time.Millisecond, func() { w.Network().Block(db, w.Node("c1")) })
 			w.Run(5 * time.Second)
 			require.Len(t, got, 1)
-			assert.True(t, backends.Unknown(got[0]), "unknown: %v", got[0])
-			assert.NotErrorIs(t, got[0], backends.ErrRejected)
-			assert.NotErrorIs(t, got[0], backends.ErrNotHeld)
+			assert.True(t, lockapi.Unknown(got[0]), "unknown: %v", got[0])
+			assert.NotErrorIs(t, got[0], lockapi.ErrRejected)
+			assert.NotErrorIs(t, got[0], lockapi.ErrNotHeld)
 		})
 	}
 }
@@ -348,7 +348,7 @@ func TestAUniqueRowPromisesFromItsStamp(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w, db, srv, o := setup(t, "mode", "unique-row")
-			log := backends.NewGrantLog(1)
+			log := lockapi.NewGrantLog(1)
 			srv.RecordGrants(log)
 			db.Pause()
 			w.At(tc.pause, db.Resume)

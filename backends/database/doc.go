@@ -10,11 +10,11 @@
 // with a ping every conn-timeout/3 from a background process, which a pause
 // of the client stops too.
 //
-// Client implements backends.Lock in one of four modes: unique-row (INSERT a
+// Client implements lockapi.Lock in one of four modes: unique-row (INSERT a
 // row with an expiry taken from the client's wall clock; an acquirer whose
 // clock says the row expired takes it over), for-update (a transaction
 // holding a row lock until commit), advisory (pg_try_advisory_lock) and
-// optimistic (no lock). With resource=db it is also the backends.Storage of
+// optimistic (no lock). With resource=db it is also the lockapi.Storage of
 // the protected data: for-update writes in the lock's own transaction and
 // commits it (a write after the server aborted the transaction is
 // rejected), optimistic writes compare the version they read, and

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -21,11 +21,11 @@ const scope = "db"
 // advisory lock until pg_advisory_unlock. A lock without a lease that the
 // server takes from its holder — the transaction or session of a connection
 // silent for conn-timeout, or every one of them in a crash — is a revocation
-// (backends.GrantLog.Revoked). A later acquisition on the connection that
+// (lockapi.GrantLog.Revoked). A later acquisition on the connection that
 // already holds a lock takes it over: the earlier one's grant ends there.
 // The record is the ground truth of a simulated run; it changes nothing of
 // the run.
-func (s *Server) RecordGrants(log *backends.GrantLog) { s.record = log }
+func (s *Server) RecordGrants(log *lockapi.GrantLog) { s.record = log }
 
 func (s *Server) now() time.Duration { return s.node.World().Now() }
 

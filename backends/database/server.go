@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -75,8 +75,8 @@ type Server struct {
 	advisory map[string]*conn
 	advOwner map[string]string // the acquisition each advisory lock was taken for (the record of grants)
 	grants   uint64
-	record   *backends.GrantLog         // the ground truth, when recorded (RecordGrants)
-	writes   *backends.WriteLog         // the ground truth of the data rows, when recorded (RecordWrites)
+	record   *lockapi.GrantLog          // the ground truth, when recorded (RecordGrants)
+	writes   *lockapi.WriteLog          // the ground truth of the data rows, when recorded (RecordWrites)
 	stamps   map[stampKey]time.Duration // when (true time) each unique-row insert in flight was stamped (the record of grants)
 	// OnEvent, when set, is told of every Event.
 	OnEvent func(n *sim.Node, e Event)

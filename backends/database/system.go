@@ -3,10 +3,10 @@ package database
 import (
 	"time"
 
-	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 )
 
@@ -74,7 +74,7 @@ func deployDatabase(w *sim.World, opts map[string]string) (system.Deployment, er
 		return system.Deployment{}, err
 	}
 	srv := NewServer(o)
-	grants := backends.NewGrantLog(1)
+	grants := lockapi.NewGrantLog(1)
 	srv.RecordGrants(grants)
 	var log *history.Log
 	srv.OnEvent = func(n *sim.Node, e Event) {
@@ -86,7 +86,7 @@ func deployDatabase(w *sim.World, opts map[string]string) (system.Deployment, er
 	dep := system.Deployment{
 		Grants:  grants,
 		Servers: []*sim.Node{db},
-		NewLock: func(p *sim.Proc) backends.Lock {
+		NewLock: func(p *sim.Proc) lockapi.Lock {
 			c := NewClient(p, db.ID(), o)
 			if log != nil {
 				c.OnTxn(recordTxns(log, p.Node()))
@@ -98,9 +98,9 @@ func deployDatabase(w *sim.World, opts map[string]string) (system.Deployment, er
 		Record:    func(l *history.Log) { log = l },
 	}
 	if o.Data() == ResourceDB {
-		dep.Writes = backends.NewWriteLog()
+		dep.Writes = lockapi.NewWriteLog()
 		srv.RecordWrites(dep.Writes)
-		dep.NewStorage = func(p *sim.Proc, lock backends.Lock) backends.Storage { return lock.(*Client) }
+		dep.NewStorage = func(p *sim.Proc, lock lockapi.Lock) lockapi.Storage { return lock.(*Client) }
 		dep.InitialData = srv.Preset
 	}
 	return dep, nil
@@ -134,13 +134,13 @@ func recordTxns(log *history.Log, n *sim.Node) func(TxnStep) {
 }
 
 // txnOutcome is the history type of a commit that returned err: ok, info
-// when its outcome is unknown (backends.Unknown), else fail; the
+// when its outcome is unknown (lockapi.Unknown), else fail; the
 // classification the workloads record their operations with.
 func txnOutcome(err error) history.Type {
 	switch {
 	case err == nil:
 		return history.OK
-	case backends.Unknown(err):
+	case lockapi.Unknown(err):
 		return history.Info
 	}
 	return history.Fail

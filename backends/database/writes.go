@@ -3,11 +3,11 @@ package database
 import (
 	"strings"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
-// WritesResource is the name of the database's data rows in a backends.WriteLog.
+// WritesResource is the name of the database's data rows in a lockapi.WriteLog.
 const WritesResource = "database"
 
 // RecordWrites makes the server record in log every write of a data row it
@@ -16,13 +16,13 @@ const WritesResource = "database"
 // write (optimistic, or unique-row and advisory with resource=db) is
 // committed when it is applied; a write inside a transaction is applied
 // uncommitted when the server takes it into the transaction and committed
-// (backends.WriteLog.Commit) when the transaction commits, or never, when
+// (lockapi.WriteLog.Commit) when the transaction commits, or never, when
 // it is rolled back, aborted by the server, lost in a crash, or superseded
 // by a later write of the same row in the same transaction. A read that
 // returns the transaction's own uncommitted write derives from what that
-// write derived from (backends.WriteLog.ReadOwn). The record is the ground
+// write derived from (lockapi.WriteLog.ReadOwn). The record is the ground
 // truth of a simulated run; it changes nothing of the run.
-func (s *Server) RecordWrites(log *backends.WriteLog) { s.writes = log }
+func (s *Server) RecordWrites(log *lockapi.WriteLog) { s.writes = log }
 
 // dataKey is the history's key of a data row ("data/<key>").
 func dataKey(row string) string { return strings.TrimPrefix(row, "data/") }

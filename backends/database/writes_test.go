@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -77,7 +77,7 @@ func TestTheServersRecordOfWrites(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w, db, srv, _ := setup(t, "mode", "for-update", "resource", "db")
-			log := backends.NewWriteLog()
+			log := lockapi.NewWriteLog()
 			log.Record(true)
 			srv.RecordWrites(log)
 			for _, name := range []string{"c1", "c2"} {

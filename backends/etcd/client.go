@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -19,7 +19,7 @@ var ErrLeaseGone = errors.New(ErrLeaseNotFound)
 
 // KVClient is the KV, lease and watch client of one client node (clientv3's
 // Client): it finds the leader, retries requests across members within a
-// budget and reports backends.ErrUnknown when an attempt timed out and none
+// budget and reports lockapi.ErrUnknown when an attempt timed out and none
 // settled it. A retried write may apply twice, as with etcd. Its methods take
 // the process that calls them, so a node's main process and its keep-alive
 // process can share it.
@@ -56,7 +56,7 @@ func (c *KVClient) Do(p *sim.Proc, cmd Command, serializable bool) (Response, er
 			r := body.(Response)
 			r.Retried = true
 			return r, fmt.Errorf("etcd: %s: %d attempts, one timed out, the last refused (%w): %w: %w", describe(cmd),
-				attempt, ErrLeaseGone, backends.ErrUnknown, uncertain)
+				attempt, ErrLeaseGone, lockapi.ErrUnknown, uncertain)
 		case body.(Response).Result.Err != "":
 			r := body.(Response)
 			return r, fmt.Errorf("etcd: %s: %w", describe(cmd), ErrLeaseGone)
@@ -68,7 +68,7 @@ func (c *KVClient) Do(p *sim.Proc, cmd Command, serializable bool) (Response, er
 		if p.Mono() >= until {
 			if uncertain != nil {
 				return Response{}, fmt.Errorf("etcd: %s: %d attempts in %v, one timed out: %w: %w", describe(cmd), attempt,
-					c.opts.RetryBudget, backends.ErrUnknown, uncertain)
+					c.opts.RetryBudget, lockapi.ErrUnknown, uncertain)
 			}
 			return Response{}, fmt.Errorf("etcd: %s: %d attempts in %v: %w", describe(cmd), attempt, c.opts.RetryBudget, ErrNoLeader)
 		}
@@ -83,7 +83,7 @@ func (c *KVClient) redirect(p *sim.Proc, target int, leader uint64) {
 		return
 	}
 	c.leader = (target + 1) % len(c.members)
-	p.Sleep(backends.Backoff(p.Rand(), c.opts.BackoffMax))
+	p.Sleep(lockapi.Backoff(p.Rand(), c.opts.BackoffMax))
 }
 
 func describe(cmd Command) string {
@@ -134,7 +134,7 @@ func (c *KVClient) KeepAliveOnce(p *sim.Proc, lease int64) (time.Duration, error
 			return body.(KeepAliveResp).TTL, nil
 		}
 		if p.Mono() >= until {
-			return 0, fmt.Errorf("etcd: keep-alive %x: no answer in %v: %w", lease, c.opts.RetryBudget, backends.ErrUnknown)
+			return 0, fmt.Errorf("etcd: keep-alive %x: no answer in %v: %w", lease, c.opts.RetryBudget, lockapi.ErrUnknown)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/raft/v3"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -181,7 +181,7 @@ func TestTryLockFailsAtOnceAndLeavesNoKey(t *testing.T) {
 	})})
 	w.Run(5 * time.Second)
 	require.Len(t, errs, 1)
-	assert.True(t, errors.Is(errs[0], backends.ErrNotAcquired), "%v", errs[0])
+	assert.True(t, errors.Is(errs[0], lockapi.ErrNotAcquired), "%v", errs[0])
 	keys := c.Servers()[0].Store().Apply(0, txn(Op{Type: OpGet, Key: "k/", Prefix: true})).Results[0].Kvs
 	assert.Len(t, keys, 1, "the failed try-lock deleted its own key")
 }
@@ -199,7 +199,7 @@ func TestGuardedWriteFailsOnceTheLockKeyIsGone(t *testing.T) {
 		_, err = c.NewKV(p).Txn(p, Txn{Then: []Op{{Type: OpDelete, Key: lease.Owner}}})
 		require.NoError(t, err)
 		err = store.Write("x", 2, lease.Token)
-		errs = append(errs, fmt.Sprint(errors.Is(err, backends.ErrRejected)))
+		errs = append(errs, fmt.Sprint(errors.Is(err, lockapi.ErrRejected)))
 		v, err := store.Read("x", 0)
 		require.NoError(t, err)
 		errs = append(errs, fmt.Sprint(v))
@@ -260,7 +260,7 @@ func TestAnIsolatedLeaderStepsDown(t *testing.T) {
 				assert.Equal(t, 10*time.Second, ttl)
 			} else {
 				assert.Zero(t, ttl, "no member renewed the lease")
-				assert.True(t, backends.Unknown(kaErr), "%v", kaErr)
+				assert.True(t, lockapi.Unknown(kaErr), "%v", kaErr)
 			}
 		})
 	}
@@ -328,7 +328,7 @@ func TestARetryRefusedForAGoneLeaseAfterATimeoutIsUnknown(t *testing.T) {
 			w.Run(10 * time.Second)
 			require.True(t, applied, "the first attempt applied; only its reply was lost")
 			assert.Equal(t, tc.wantErr, err != nil, "%v", err)
-			assert.Equal(t, tc.wantUnknown, backends.Unknown(err), "%v", err)
+			assert.Equal(t, tc.wantUnknown, lockapi.Unknown(err), "%v", err)
 		})
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -28,7 +28,7 @@ const grantScope = "etcd"
 // the next holder's key): a removal of the owner's lock, which does not end
 // the promise made to it.
 type truth struct {
-	log      *backends.GrantLog
+	log      *lockapi.GrantLog
 	mutex    bool
 	recorded uint64                  // the highest log index recorded
 	promised map[int64]time.Duration // lease -> latest end promised to its client (true time)
@@ -44,7 +44,7 @@ type holder struct {
 
 // RecordGrants makes the cluster record in log every grant, renewal and
 // release of a lock (scope "etcd"). Call it before the run.
-func (c *Cluster) RecordGrants(log *backends.GrantLog) {
+func (c *Cluster) RecordGrants(log *lockapi.GrantLog) {
 	c.truth = &truth{log: log, mutex: c.opts.Lock == LockMutex, promised: map[int64]time.Duration{},
 		holders: map[string]holder{}, creators: map[string]string{},
 		clients: map[uint64]string{}}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -31,7 +31,7 @@ func (s *Session) Done(mono time.Duration) bool { return s.done || mono >= s.dea
 
 // hold is the lock the client believes it holds.
 type hold struct {
-	lease backends.Lease
+	lease lockapi.Lease
 	key   string // the key whose existence is the lock
 	owner string // who holds it: the key (queue mutex) or the value put in it (txn lock)
 	rev   int64  // its create revision: the fencing token
@@ -39,8 +39,8 @@ type hold struct {
 
 // Lock is the lock client of one client node: a Session and one of the two
 // recipes (the queue mutex or the simple txn lock), plus the guarded write
-// of a resource kept in etcd. It implements backends.Lock and
-// backends.RenewObserver (the session's keep-alives are recorded as renewals
+// of a resource kept in etcd. It implements lockapi.Lock and
+// lockapi.RenewObserver (the session's keep-alives are recorded as renewals
 // of the lock held at the time).
 type Lock struct {
 	kv      *KVClient
@@ -48,18 +48,18 @@ type Lock struct {
 	p       *sim.Proc
 	sess    *Session
 	held    *hold
-	onRenew func(l backends.Lease, done bool, err error)
+	onRenew func(l lockapi.Lease, done bool, err error)
 }
 
 var (
-	_ backends.Lock          = (*Lock)(nil)
-	_ backends.RenewObserver = (*Lock)(nil)
+	_ lockapi.Lock          = (*Lock)(nil)
+	_ lockapi.RenewObserver = (*Lock)(nil)
 )
 
 func newLock(p *sim.Proc, kv *KVClient, o Options) *Lock { return &Lock{p: p, kv: kv, opts: o} }
 
 // OnRenew registers the observer of keep-alives.
-func (l *Lock) OnRenew(fn func(l backends.Lease, done bool, err error)) { l.onRenew = fn }
+func (l *Lock) OnRenew(fn func(l lockapi.Lease, done bool, err error)) { l.onRenew = fn }
 
 // Session is the current session (nil before the first acquire).
 func (l *Lock) Session() *Session { return l.sess }
@@ -102,7 +102,7 @@ func (l *Lock) keepAlive(w *sim.Proc, s *Session) {
 			s.deadline = max(s.deadline, sent+ttl)
 		case err == nil:
 			s.done = true
-			err = fmt.Errorf("etcd: keep-alive %x: lease gone: %w", s.lease, backends.ErrNotHeld)
+			err = fmt.Errorf("etcd: keep-alive %x: lease gone: %w", s.lease, lockapi.ErrNotHeld)
 		}
 		if h != nil && l.onRenew != nil {
 			if err == nil && l.held == h {
@@ -118,11 +118,11 @@ func (l *Lock) keepAlive(w *sim.Proc, s *Session) {
 }
 
 // Acquire takes key with the configured recipe, waiting at most wait.
-func (l *Lock) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (l *Lock) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	until := l.p.Mono() + wait
 	s, err := l.session()
 	if err != nil {
-		return backends.Lease{}, fmt.Errorf("etcd: acquire %s: %w", key, notAcquired(err))
+		return lockapi.Lease{}, fmt.Errorf("etcd: acquire %s: %w", key, notAcquired(err))
 	}
 	var h *hold
 	if l.opts.Lock == LockTxn {
@@ -131,7 +131,7 @@ func (l *Lock) Acquire(key string, wait time.Duration) (backends.Lease, error) {
 		h, err = l.mutexLock(s, key, wait, until)
 	}
 	if err != nil {
-		return backends.Lease{}, fmt.Errorf("etcd: acquire %s: %w", key, err)
+		return lockapi.Lease{}, fmt.Errorf("etcd: acquire %s: %w", key, err)
 	}
 	h.lease.Key, h.lease.Owner, h.lease.Token, h.lease.HasToken = key, h.owner, uint64(h.rev), true
 	h.lease.Deadline = s.deadline
@@ -142,10 +142,10 @@ func (l *Lock) Acquire(key string, wait time.Duration) (backends.Lease, error) {
 // notAcquired keeps an unknown outcome unknown and makes any other error a
 // certain refusal.
 func notAcquired(err error) error {
-	if backends.Unknown(err) {
+	if lockapi.Unknown(err) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", err, backends.ErrNotAcquired)
+	return fmt.Errorf("%w: %w", err, lockapi.ErrNotAcquired)
 }
 
 // mutexLock is clientv3's Mutex.Lock (TryLock when wait is 0).
@@ -175,7 +175,7 @@ func (l *Lock) mutexLock(s *Session, key string, wait, until time.Duration) (*ho
 	}
 	if wait == 0 {
 		l.unlock(h)
-		return nil, fmt.Errorf("held by %s: %w", r.Results[1].Kvs[0].Key, backends.ErrNotAcquired)
+		return nil, fmt.Errorf("held by %s: %w", r.Results[1].Kvs[0].Key, lockapi.ErrNotAcquired)
 	}
 	if err := l.waitDeletes(pfx, myRev-1, until); err != nil {
 		l.unlock(h)
@@ -192,7 +192,7 @@ func (l *Lock) mutexLock(s *Session, key string, wait, until time.Duration) (*ho
 	}
 	if len(g.Results[0].Kvs) == 0 {
 		s.done = true
-		return nil, fmt.Errorf("key %s gone after waiting: %w: %w", myKey, ErrSessionExpired, backends.ErrNotAcquired)
+		return nil, fmt.Errorf("key %s gone after waiting: %w: %w", myKey, ErrSessionExpired, lockapi.ErrNotAcquired)
 	}
 	h.lease.Detail += ", own key checked after waiting"
 	return h, nil
@@ -211,7 +211,7 @@ func (l *Lock) waitDeletes(pfx string, maxRev int64, until time.Duration) error 
 		}
 		last := r.Results[0].Kvs[0]
 		if !l.kv.WaitDelete(l.p, last.Key, r.Revision, until) {
-			return fmt.Errorf("waited for %s until the budget ran out: %w", last.Key, backends.ErrNotAcquired)
+			return fmt.Errorf("waited for %s until the budget ran out: %w", last.Key, lockapi.ErrNotAcquired)
 		}
 	}
 }
@@ -241,7 +241,7 @@ func (l *Lock) txnLock(s *Session, key string, until time.Duration) (*hold, erro
 					holder = kvs[0].Value
 				}
 				if l.p.Mono() >= until || !l.kv.WaitDelete(l.p, key, r.Revision, until) {
-					return nil, fmt.Errorf("held by %s: %w", holder, backends.ErrNotAcquired)
+					return nil, fmt.Errorf("held by %s: %w", holder, lockapi.ErrNotAcquired)
 				}
 				continue
 			}
@@ -254,7 +254,7 @@ func (l *Lock) txnLock(s *Session, key string, until time.Duration) (*hold, erro
 }
 
 // Release deletes the lock's key.
-func (l *Lock) Release(lease backends.Lease) error {
+func (l *Lock) Release(lease lockapi.Lease) error {
 	h := l.held
 	if h == nil || h.owner != lease.Owner || uint64(h.rev) != lease.Token {
 		h = &hold{key: lease.Owner, owner: lease.Owner, rev: int64(lease.Token)}
@@ -264,7 +264,7 @@ func (l *Lock) Release(lease backends.Lease) error {
 	}
 	l.held = nil
 	if err := l.unlock(h); err != nil {
-		if l.opts.UnlockRetry > 0 && backends.Unknown(err) {
+		if l.opts.UnlockRetry > 0 && lockapi.Unknown(err) {
 			l.p.Spawn(l.p.Name()+"/unlock-retry", func(w *sim.Proc) {
 				w.Sleep(l.opts.UnlockRetry)
 				_ = l.unlockOn(w, h)
@@ -292,9 +292,9 @@ func (l *Lock) unlockOn(p *sim.Proc, h *hold) error {
 		return err
 	case (!r.Succeeded || r.Results[0].Deleted == 0) && resp.Retried:
 		return fmt.Errorf("key %s (create revision %d) no longer there, perhaps deleted by an attempt that timed out: %w",
-			h.key, h.rev, backends.ErrUnknown)
+			h.key, h.rev, lockapi.ErrUnknown)
 	case !r.Succeeded || r.Results[0].Deleted == 0:
-		return fmt.Errorf("key %s (create revision %d) no longer there: %w", h.key, h.rev, backends.ErrNotHeld)
+		return fmt.Errorf("key %s (create revision %d) no longer there: %w", h.key, h.rev, lockapi.ErrNotHeld)
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // ResourcePrefix is the prefix of the keys that hold a resource kept in etcd.
@@ -44,7 +44,7 @@ type GuardedStore struct {
 	lock *Lock
 }
 
-var _ backends.Storage = (*GuardedStore)(nil)
+var _ lockapi.Storage = (*GuardedStore)(nil)
 
 // NewGuardedStore returns the resource client that writes under lock.
 func NewGuardedStore(lock *Lock) *GuardedStore { return &GuardedStore{lock: lock} }
@@ -70,7 +70,7 @@ func (r *GuardedStore) Read(key string, token uint64) (int64, error) {
 func (r *GuardedStore) Write(key string, value int64, token uint64) error {
 	h, ok := r.lock.heldKey(token)
 	if !ok {
-		return fmt.Errorf("etcd: write %s: no lock held with token %d: %w", key, token, backends.ErrRejected)
+		return fmt.Errorf("etcd: write %s: no lock held with token %d: %w", key, token, lockapi.ErrRejected)
 	}
 	res, err := r.lock.kv.Txn(r.lock.p, Txn{
 		If:   []Compare{{Key: h.key, Target: TargetCreate, Result: "=", Int: h.rev}},
@@ -81,7 +81,7 @@ func (r *GuardedStore) Write(key string, value int64, token uint64) error {
 		return fmt.Errorf("etcd: write %s: %w", key, err)
 	case !res.Succeeded:
 		return fmt.Errorf("etcd: write %s: lock key %s is no longer create revision %d: %w", key, h.key, h.rev,
-			backends.ErrRejected)
+			lockapi.ErrRejected)
 	}
 	return nil
 }

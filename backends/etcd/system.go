@@ -3,10 +3,10 @@ package etcd
 import (
 	"time"
 
-	"github.com/locklab/locklab/backends"
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 )
 
@@ -63,7 +63,7 @@ func deployEtcd(w *sim.World, opts map[string]string) (system.Deployment, error)
 	if err != nil {
 		return system.Deployment{}, err
 	}
-	grants := backends.NewGrantLog(1)
+	grants := lockapi.NewGrantLog(1)
 	c.RecordGrants(grants)
 	var log *history.Log
 	c.OnEvent = func(n *sim.Node, e SystemEvent) {
@@ -74,7 +74,7 @@ func deployEtcd(w *sim.World, opts map[string]string) (system.Deployment, error)
 	dep := system.Deployment{
 		Grants:    grants,
 		Servers:   c.Nodes(),
-		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewLock(p) },
+		NewLock:   func(p *sim.Proc) lockapi.Lock { return c.NewLock(p) },
 		HasTokens: true,
 		Messages:  MessageTypes(),
 		Resolve:   c.Resolve,
@@ -83,10 +83,10 @@ func deployEtcd(w *sim.World, opts map[string]string) (system.Deployment, error)
 		Figures:   func() map[string]any { return etcdFigures(c) },
 	}
 	if o.Resource == ResourceEtcd {
-		dep.Writes = backends.NewWriteLog()
+		dep.Writes = lockapi.NewWriteLog()
 		c.RecordWrites(dep.Writes)
 		dep.InitialData = c.Preset
-		dep.NewStorage = func(p *sim.Proc, lock backends.Lock) backends.Storage {
+		dep.NewStorage = func(p *sim.Proc, lock lockapi.Lock) lockapi.Storage {
 			return NewGuardedStore(lock.(*Lock))
 		}
 	}

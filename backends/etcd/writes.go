@@ -4,12 +4,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
 // WritesResource is the name of the resource kept in etcd (resource=etcd) in
-// a backends.WriteLog.
+// a lockapi.WriteLog.
 const WritesResource = "etcd"
 
 // writeTruth records the writes the cluster applied to the resource kept in
@@ -26,7 +26,7 @@ const WritesResource = "etcd"
 // revision is the key's mod revision in the answering member's store, so a
 // stale read derives from the write it saw, not the write in force.
 type writeTruth struct {
-	log      *backends.WriteLog
+	log      *lockapi.WriteLog
 	recorded uint64               // the highest log index recorded
 	byRev    map[int64]int        // revision of a recorded put -> its index in the log
 	asked    map[uint64]clientReq // command id of a resource write -> the request it came from
@@ -44,7 +44,7 @@ type clientReq struct {
 // resource kept in etcd and every read of it a member serves (resource
 // "etcd", keys without ResourcePrefix). The log records only once its
 // Record(true) is called; recording changes nothing of the run.
-func (c *Cluster) RecordWrites(log *backends.WriteLog) {
+func (c *Cluster) RecordWrites(log *lockapi.WriteLog) {
 	c.writes = &writeTruth{log: log, byRev: map[int64]int{}, asked: map[uint64]clientReq{}}
 }
 

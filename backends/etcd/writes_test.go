@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -32,7 +32,7 @@ func TestTheRecordOfWritesDerivesEachWriteFromTheReadServed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w, c := world(t)
-			log := backends.NewWriteLog()
+			log := lockapi.NewWriteLog()
 			c.RecordWrites(log)
 			log.Record(true)
 			if tc.cut {
@@ -104,7 +104,7 @@ func TestTheRecordOfWritesDerivesEachWriteFromTheReadServed(t *testing.T) {
 // nothing until the log's Record(true).
 func TestTheRecordOfWritesIsOffUntilAsked(t *testing.T) {
 	w, c := world(t)
-	log := backends.NewWriteLog()
+	log := lockapi.NewWriteLog()
 	c.RecordWrites(log)
 	w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
 		l := c.NewLock(p)
@@ -124,7 +124,7 @@ func TestTheRecordOfWritesIsOffUntilAsked(t *testing.T) {
 // 1, and the record shows no lost update.
 func TestALateReplyOfADeposedLeaderIsNoRead(t *testing.T) {
 	w, c := world(t)
-	log := backends.NewWriteLog()
+	log := lockapi.NewWriteLog()
 	c.RecordWrites(log)
 	log.Record(true)
 	get := Txn{Then: []Op{{Type: OpGet, Key: ResourcePrefix + "x"}}}

@@ -12,14 +12,14 @@ import (
 	"errors"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
 // Hold is a lock the client believes it holds.
 type Hold struct {
 	// Lease is the grant, its deadline moved by each renewal.
-	Lease backends.Lease
+	Lease lockapi.Lease
 	// Count is the nesting depth of reentrant acquires.
 	Count int
 	// Released is set when the client gave the lock back; the watchdog stops.
@@ -27,14 +27,14 @@ type Hold struct {
 }
 
 // Renew performs one renewal of l on process w: nil when the lease was
-// extended, an error wrapping backends.ErrNotHeld when it is certainly lost,
-// any other error (typically wrapping backends.ErrUnknown) when the outcome is
+// extended, an error wrapping lockapi.ErrNotHeld when it is certainly lost,
+// any other error (typically wrapping lockapi.ErrUnknown) when the outcome is
 // unknown and the watchdog should try again.
-type Renew func(w *sim.Proc, l backends.Lease) error
+type Renew func(w *sim.Proc, l lockapi.Lease) error
 
 // Observer is told of every renewal: before it (done false) and after it,
-// with the outcome (see backends.RenewObserver).
-type Observer func(l backends.Lease, done bool, err error)
+// with the outcome (see lockapi.RenewObserver).
+type Observer func(l lockapi.Lease, done bool, err error)
 
 // Watchdog renews h every interval, on process w's monotonic clock, until h
 // is released or a renewal finds the lease lost. A successful renewal moves
@@ -58,7 +58,7 @@ func Watchdog(w *sim.Proc, h *Hold, every, ttl time.Duration, renew Renew, obser
 		if observe != nil {
 			observe(lease, true, err)
 		}
-		if errors.Is(err, backends.ErrNotHeld) {
+		if errors.Is(err, lockapi.ErrNotHeld) {
 			return
 		}
 	}

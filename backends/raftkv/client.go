@@ -6,8 +6,8 @@ import (
 	"github.com/locklab/locklab/backends/holds"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -25,13 +25,13 @@ type Client struct {
 	owners  map[string]string // key -> Acquirer(key), built once per key
 	context []byte            // the context of this client's try-locks (its node's name); read-only
 	held    map[string]*holds.Hold
-	onRenew func(l backends.Lease, done bool, err error)
+	onRenew func(l lockapi.Lease, done bool, err error)
 	truth   *truth // the cluster's ground truth, told of client stamps
 }
 
 var (
-	_ backends.Lock          = (*Client)(nil)
-	_ backends.RenewObserver = (*Client)(nil)
+	_ lockapi.Lock          = (*Client)(nil)
+	_ lockapi.RenewObserver = (*Client)(nil)
 )
 
 // ErrNoLeader means no node accepted the request within the retry budget and
@@ -55,7 +55,7 @@ func NewClient(p *sim.Proc, servers []sim.NodeID, o Options) *Client {
 }
 
 // OnRenew registers the watchdog observer.
-func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) { c.onRenew = fn }
+func (c *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) { c.onRenew = fn }
 
 // Acquirer is the acquirer id this client uses for key: the same for every
 // acquire of key by this client, which is what makes its acquires reentrant.
@@ -102,7 +102,7 @@ func (c *Client) request(p *sim.Proc, session string, cmd lockfsm.Command) (lock
 				break
 			}
 			c.leader = (target + 1) % len(c.servers)
-			p.Sleep(backends.Backoff(p.Rand(), c.opts.BackoffMax))
+			p.Sleep(lockapi.Backoff(p.Rand(), c.opts.BackoffMax))
 		case r.Invalid != "":
 			return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s refused: %s", cmd.Op, cmd.Key, r.Invalid)
 		case r.Result.Code == lockfsm.Stale:
@@ -114,7 +114,7 @@ func (c *Client) request(p *sim.Proc, session string, cmd lockfsm.Command) (lock
 		if p.Mono() >= until {
 			if uncertain != nil {
 				return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s: %d attempts in %v, last uncertain: %w: %w",
-					cmd.Op, cmd.Key, attempt, c.opts.RetryBudget, backends.ErrUnknown, uncertain)
+					cmd.Op, cmd.Key, attempt, c.opts.RetryBudget, lockapi.ErrUnknown, uncertain)
 			}
 			return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s: %d attempts in %v: %w", cmd.Op, cmd.Key, attempt, c.opts.RetryBudget, ErrNoLeader)
 		}
@@ -137,7 +137,7 @@ func describeOwner(r lockfsm.Result) string {
 
 // Acquire takes key (reentrantly if this client holds it), retrying try-lock
 // with random back-off until wait is spent on the client's monotonic clock.
-func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	start := c.p.Mono()
 	var uncertain, last error
 	var refused lockfsm.Result // the last refusal, made an error only if it is the last outcome
@@ -150,7 +150,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			return c.granted(key, r, sent), nil
 		case err == nil:
 			refused, last = r, nil
-		case backends.Unknown(err):
+		case lockapi.Unknown(err):
 			uncertain = err
 		default:
 			last = err
@@ -158,20 +158,20 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		elapsed := c.p.Mono() - start
 		if elapsed >= wait {
 			if uncertain != nil {
-				return backends.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts, one uncertain: %w", key, attempt, uncertain)
+				return lockapi.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts, one uncertain: %w", key, attempt, uncertain)
 			}
 			if last == nil {
 				last = refusal{refused}
 			}
-			return backends.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts in %v, last: %v: %w", key, attempt, elapsed,
-				last, backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts in %v, last: %v: %w", key, attempt, elapsed,
+				last, lockapi.ErrNotAcquired)
 		}
-		backends.SleepBackoff(c.p, c.opts.BackoffMax, wait-elapsed)
+		lockapi.SleepBackoff(c.p, c.opts.BackoffMax, wait-elapsed)
 	}
 }
 
 // granted records a successful try-lock sent at sent (client monotonic time).
-func (c *Client) granted(key string, r lockfsm.Result, sent time.Duration) backends.Lease {
+func (c *Client) granted(key string, r lockfsm.Result, sent time.Duration) lockapi.Lease {
 	deadline := sent + c.opts.Lease
 	h := c.held[key]
 	if r.Code == lockfsm.ReentrantSuccess && h != nil && !h.Released {
@@ -182,7 +182,7 @@ func (c *Client) granted(key string, r lockfsm.Result, sent time.Duration) backe
 	if h != nil {
 		h.Released = true // our earlier grant was lost; its watchdog stops
 	}
-	lease := backends.Lease{Key: key, Owner: c.Acquirer(key), Token: r.Owner.Token, HasToken: true, Deadline: deadline}
+	lease := lockapi.Lease{Key: key, Owner: c.Acquirer(key), Token: r.Owner.Token, HasToken: true, Deadline: deadline}
 	h = &holds.Hold{Lease: lease, Count: 1}
 	c.held[key] = h
 	if c.opts.Watchdog {
@@ -193,14 +193,14 @@ func (c *Client) granted(key string, r lockfsm.Result, sent time.Duration) backe
 
 // watchdog renews h every lease·2/3 until it is released or found lost.
 func (c *Client) watchdog(w *sim.Proc, h *holds.Hold) {
-	holds.Watchdog(w, h, c.opts.Lease*2/3, c.opts.Lease, func(w *sim.Proc, l backends.Lease) error {
+	holds.Watchdog(w, h, c.opts.Lease*2/3, c.opts.Lease, func(w *sim.Proc, l lockapi.Lease) error {
 		r, err := c.request(w, c.watchdogSession(l.Key), lockfsm.Command{Op: lockfsm.OpKeepLease, Key: l.Key,
 			Acquirer: l.Owner, Lease: c.opts.Lease})
 		switch {
 		case err != nil:
 			return err
 		case !r.Success:
-			return fmt.Errorf("raftkv: keep lease %s: %s: %w", l.Key, describeOwner(r), backends.ErrNotHeld)
+			return fmt.Errorf("raftkv: keep lease %s: %s: %w", l.Key, describeOwner(r), lockapi.ErrNotHeld)
 		}
 		return nil
 	}, c.onRenew)
@@ -209,7 +209,7 @@ func (c *Client) watchdog(w *sim.Proc, h *holds.Hold) {
 // Release gives back one acquire of l. The last release of a hold unlocks
 // until the server's count reaches zero, giving back acquires that took
 // effect without the client knowing (at most maxDrain of them).
-func (c *Client) Release(l backends.Lease) error {
+func (c *Client) Release(l lockapi.Lease) error {
 	h := c.held[l.Key]
 	if h != nil && (h.Released || h.Lease.Owner != l.Owner) {
 		h = nil
@@ -239,13 +239,13 @@ const maxDrain = 16
 // errStillHeld reports an unlock after which the acquirer still holds the key.
 var errStillHeld = errors.New("still held")
 
-func (c *Client) unlock(l backends.Lease) error {
+func (c *Client) unlock(l lockapi.Lease) error {
 	r, err := c.request(c.p, c.mainSession(), lockfsm.Command{Op: lockfsm.OpUnlock, Key: l.Key, Acquirer: l.Owner})
 	switch {
 	case err != nil:
 		return fmt.Errorf("raftkv: release %s: %w", l.Key, err)
 	case !r.Success:
-		return fmt.Errorf("raftkv: release %s: %s: %w", l.Key, describeOwner(r), backends.ErrNotHeld)
+		return fmt.Errorf("raftkv: release %s: %s: %w", l.Key, describeOwner(r), lockapi.ErrNotHeld)
 	case r.Owner.Acquires > 0:
 		return errStillHeld
 	}

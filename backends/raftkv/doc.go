@@ -38,10 +38,10 @@
 //
 // # Client
 //
-// Client implements backends.Lock. It discovers the leader (following
+// Client implements lockapi.Lock. It discovers the leader (following
 // NotLeader hints, rotating over the nodes on timeouts and while no leader is
 // known), retries each request within a retry budget, and reports
-// backends.ErrUnknown when an attempt timed out and none settled it. Acquire
+// lockapi.ErrUnknown when an attempt timed out and none settled it. Acquire
 // retries try-lock with random back-off until the wait budget is spent; one
 // acquirer id per client and key makes nested acquires reentrant
 // (REENTRANT_SUCCESS, same fencing token) and each Release gives back one of

@@ -3,15 +3,15 @@ package raftkv
 import (
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // truth records the lock state machine's grants as the ground truth of a
 // simulated run: each log entry once, when the first node applies it, with
 // leases counted from the true time the command was stamped.
 type truth struct {
-	log     *backends.GrantLog
+	log     *lockapi.GrantLog
 	applied []uint64 // by log index: term of the entry recorded there (0: none yet)
 	stamps  map[stampKey]stamping
 }
@@ -31,7 +31,7 @@ type stamping struct {
 
 // RecordGrants makes the cluster record in log every grant, renewal and
 // release its state machine makes (scope "raft"). Call it before the run.
-func (c *Cluster) RecordGrants(log *backends.GrantLog) {
+func (c *Cluster) RecordGrants(log *lockapi.GrantLog) {
 	c.truth = &truth{log: log, stamps: map[stampKey]stamping{}}
 	if c.mem != nil {
 		c.truth.applied, c.mem.truth = c.mem.truth, nil

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/raft/v3"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -94,7 +94,7 @@ func TestLockGrantsRefusesAndReenters(t *testing.T) {
 	w.client("c2", func(p *sim.Proc, c *Client) {
 		p.Sleep(3 * time.Second)
 		_, err := c.Acquire("k", 0)
-		assert.ErrorIs(t, err, backends.ErrNotAcquired)
+		assert.ErrorIs(t, err, lockapi.ErrNotAcquired)
 		assert.ErrorContains(t, err, `context "c1"`)
 		l, err := c.Acquire("k", 10*time.Second)
 		require.NoError(t, err)
@@ -115,7 +115,7 @@ func TestWatchdogKeepsTheLeaseUntilReleased(t *testing.T) {
 	renewals := 0
 	var c2Err error
 	w.client("c1", func(p *sim.Proc, c *Client) {
-		c.OnRenew(func(l backends.Lease, done bool, err error) {
+		c.OnRenew(func(l lockapi.Lease, done bool, err error) {
 			if done && err == nil {
 				renewals++
 			}
@@ -130,7 +130,7 @@ func TestWatchdogKeepsTheLeaseUntilReleased(t *testing.T) {
 		_, c2Err = c.Acquire("k", 0)
 	})
 	w.w.Run(20 * time.Second)
-	assert.ErrorIs(t, c2Err, backends.ErrNotAcquired)
+	assert.ErrorIs(t, c2Err, lockapi.ErrNotAcquired)
 	assert.GreaterOrEqual(t, renewals, 4)
 }
 
@@ -222,7 +222,7 @@ func TestRequestLostInAPartitionIsUnknown(t *testing.T) {
 		w.w.Network().Partition([]*sim.Node{w.w.Node("n1"), c1}, []*sim.Node{w.w.Node("n2"), w.w.Node("n3")})
 	})
 	w.w.Run(10 * time.Second)
-	assert.ErrorIs(t, err, backends.ErrUnknown, "the proposal may still commit: the outcome is unknown")
+	assert.ErrorIs(t, err, lockapi.ErrUnknown, "the proposal may still commit: the outcome is unknown")
 	assert.ErrorContains(t, err, "timed out")
 }
 
@@ -230,7 +230,7 @@ func TestRetriedRequestTakesEffectOnce(t *testing.T) {
 	o := DefaultOptions()
 	o.InitialLeader = "n1"
 	w := newWorld(t, 8, o)
-	var lease backends.Lease
+	var lease lockapi.Lease
 	var err error
 	c1 := w.client("c1", func(p *sim.Proc, c *Client) {
 		p.Sleep(time.Second)

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/storage"
 )
 
 // The catalog's families of this system (ranks: see scenario.Register).

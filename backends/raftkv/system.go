@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
@@ -51,12 +51,12 @@ func deployRaftKV(w *sim.World, opts map[string]string) (system.Deployment, erro
 	if err != nil {
 		return system.Deployment{}, err
 	}
-	grants := backends.NewGrantLog(1)
+	grants := lockapi.NewGrantLog(1)
 	c.RecordGrants(grants)
 	return system.Deployment{
 		Grants:    grants,
 		Servers:   c.Nodes(),
-		NewLock:   func(p *sim.Proc) backends.Lock { return c.NewClient(p) },
+		NewLock:   func(p *sim.Proc) lockapi.Lock { return c.NewClient(p) },
 		HasTokens: true,
 		Messages:  MessageTypes(),
 		Resolve:   c.Resolve,

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -24,7 +24,7 @@ type Client struct {
 	// spare is a hold given back (released or forgotten) that nothing points
 	// to any more (no watchdog), for the next hold to reuse.
 	spare   *holds.Hold
-	onRenew func(l backends.Lease, done bool, err error)
+	onRenew func(l lockapi.Lease, done bool, err error)
 
 	// the last acquire command, boxed: the retries of one acquire send it again
 	cmdKey, cmdOwner string
@@ -46,8 +46,8 @@ type Topology struct {
 }
 
 var (
-	_ backends.Lock          = (*Client)(nil)
-	_ backends.RenewObserver = (*Client)(nil)
+	_ lockapi.Lock          = (*Client)(nil)
+	_ lockapi.RenewObserver = (*Client)(nil)
 )
 
 // NewClient returns a lock client for process p talking to the Redis instance
@@ -69,7 +69,7 @@ func NewClientFor(p *sim.Proc, t Topology, opts Options) *Client {
 }
 
 // OnRenew registers the watchdog observer.
-func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) { c.onRenew = fn }
+func (c *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) { c.onRenew = fn }
 
 func (c *Client) budgetClock() time.Duration {
 	if c.opts.BudgetClock == ClockWall {
@@ -103,7 +103,7 @@ func (c *Client) call(p *sim.Proc, cmd any, timeout time.Duration) (Reply, error
 	r, err := p.Call(to, cmd, timeout)
 	if err != nil {
 		c.stale = true
-		return Reply{}, &unknownError{node: c.nodeName(to), errs: [2]error{backends.ErrUnknown, err}}
+		return Reply{}, &unknownError{node: c.nodeName(to), errs: [2]error{lockapi.ErrUnknown, err}}
 	}
 	rep := r.(Reply)
 	if rep.Err != "" {
@@ -121,7 +121,7 @@ type unknownError struct {
 }
 
 func (e *unknownError) Error() string {
-	return "redis " + e.node + ": " + backends.ErrUnknown.Error() + ": " + e.errs[1].Error()
+	return "redis " + e.node + ": " + lockapi.ErrUnknown.Error() + ": " + e.errs[1].Error()
 }
 
 func (e *unknownError) Unwrap() []error { return e.errs[:] }
@@ -170,7 +170,7 @@ func (c *Client) newAcquireCmd(key, owner string) any {
 }
 
 // Acquire takes the lock, retrying with random back-off until wait is spent.
-func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	if h := c.held[key]; h != nil && !h.Released && c.opts.Reentrancy == ReentrancyClient {
 		h.Count++
 		return h.Lease, nil
@@ -187,41 +187,41 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		switch {
 		case err == nil:
 			return lease, nil
-		case backends.Unknown(err):
+		case lockapi.Unknown(err):
 			unknown = err
-		case err != backends.ErrNotAcquired:
+		case err != lockapi.ErrNotAcquired:
 			refused = err // a refusal, or a WAIT that fell short
 		}
 		elapsed := c.budgetClock() - start
 		if elapsed >= wait {
 			switch {
 			case unknown != nil:
-				return backends.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts, one uncertain: %w", key, attempt, unknown)
+				return lockapi.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts, one uncertain: %w", key, attempt, unknown)
 			case refused != nil:
-				return backends.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts in %v, last: %v: %w",
-					key, attempt, elapsed, refused, backends.ErrNotAcquired)
+				return lockapi.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts in %v, last: %v: %w",
+					key, attempt, elapsed, refused, lockapi.ErrNotAcquired)
 			}
-			return backends.Lease{}, fmt.Errorf("redis: acquire %s: held by another client after %d attempts in %v: %w",
-				key, attempt, elapsed, backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("redis: acquire %s: held by another client after %d attempts in %v: %w",
+				key, attempt, elapsed, lockapi.ErrNotAcquired)
 		}
-		backends.SleepBackoff(c.p, c.opts.BackoffMax, wait-elapsed)
+		lockapi.SleepBackoff(c.p, c.opts.BackoffMax, wait-elapsed)
 	}
 }
 
 // attempt makes one acquire attempt: nil with the lease, ErrNotAcquired when
 // the key is held (or WAIT fell short), ErrUnknown on a timeout, another error
 // when the instance refused the command.
-func (c *Client) attempt(key, owner string) (backends.Lease, error) {
+func (c *Client) attempt(key, owner string) (lockapi.Lease, error) {
 	sent := c.p.Mono()
 	r, err := c.do(c.acquireCmd(key, owner))
 	if err != nil {
-		return backends.Lease{}, err
+		return lockapi.Lease{}, err
 	}
 	if !r.OK {
-		return backends.Lease{}, backends.ErrNotAcquired
+		return lockapi.Lease{}, lockapi.ErrNotAcquired
 	}
 	granter := c.primary
-	lease := backends.Lease{Key: key, Owner: owner, Deadline: sent + c.opts.TTL, Detail: c.grantedBy(granter)}
+	lease := lockapi.Lease{Key: key, Owner: owner, Deadline: sent + c.opts.TTL, Detail: c.grantedBy(granter)}
 	if c.opts.Fencing {
 		lease.Token, lease.HasToken = uint64(r.Int), true
 	}
@@ -229,14 +229,14 @@ func (c *Client) attempt(key, owner string) (backends.Lease, error) {
 		wr, err := c.call(c.p, Wait{N: c.opts.Wait, Timeout: c.opts.WaitTimeout}, c.opts.RequestTimeout+c.opts.WaitTimeout)
 		if err != nil || !wr.OK {
 			// Not replicated as asked: give the key back and try again.
-			if _, gerr := c.do(DelIfValue{Key: key, Value: owner}); backends.Unknown(gerr) {
+			if _, gerr := c.do(DelIfValue{Key: key, Value: owner}); lockapi.Unknown(gerr) {
 				// Issue 28: the key may still be ours; the retries' refusals
 				// (our own value) would not undo that.
-				return backends.Lease{}, fmt.Errorf("WAIT %d after SET on %s: %d replica(s) acknowledged (%v), giving the key back: %w",
+				return lockapi.Lease{}, fmt.Errorf("WAIT %d after SET on %s: %d replica(s) acknowledged (%v), giving the key back: %w",
 					c.opts.Wait, c.nodeName(granter), wr.Int, err, gerr)
 			}
-			return backends.Lease{}, fmt.Errorf("WAIT %d after SET on %s: %d replica(s) acknowledged (%v): %w",
-				c.opts.Wait, c.nodeName(granter), wr.Int, err, backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("WAIT %d after SET on %s: %d replica(s) acknowledged (%v): %w",
+				c.opts.Wait, c.nodeName(granter), wr.Int, err, lockapi.ErrNotAcquired)
 		}
 		lease.Detail += fmt.Sprintf(", WAIT %d: %d replica(s) acknowledged", c.opts.Wait, wr.Int)
 	}
@@ -249,7 +249,7 @@ func (c *Client) attempt(key, owner string) (backends.Lease, error) {
 	return lease, nil
 }
 
-func (c *Client) hold(l backends.Lease) {
+func (c *Client) hold(l lockapi.Lease) {
 	h := c.spare
 	if h == nil {
 		h = new(holds.Hold)
@@ -264,20 +264,20 @@ func (c *Client) hold(l backends.Lease) {
 
 // watchdog renews h every TTL/3 until it is released or found lost.
 func (c *Client) watchdog(w *sim.Proc, h *holds.Hold) {
-	holds.Watchdog(w, h, c.opts.TTL/3, c.opts.TTL, func(w *sim.Proc, l backends.Lease) error {
+	holds.Watchdog(w, h, c.opts.TTL/3, c.opts.TTL, func(w *sim.Proc, l lockapi.Lease) error {
 		r, err := c.call(w, ExpireIfValue{Key: l.Key, Value: l.Owner, TTL: c.opts.TTL}, c.opts.RequestTimeout)
 		switch {
 		case err != nil:
 			return fmt.Errorf("redis: renew %s: %w", l.Key, err)
 		case !r.OK:
-			return fmt.Errorf("redis: renew %s: %w", l.Key, backends.ErrNotHeld)
+			return fmt.Errorf("redis: renew %s: %w", l.Key, lockapi.ErrNotHeld)
 		}
 		return nil
 	}, c.onRenew)
 }
 
 // Release gives the lock back with the configured release variant.
-func (c *Client) Release(l backends.Lease) error {
+func (c *Client) Release(l lockapi.Lease) error {
 	h := c.held[l.Key]
 	if h != nil && !h.Released && c.opts.Reentrancy == ReentrancyClient && h.Count > 1 {
 		h.Count--
@@ -296,7 +296,7 @@ func (c *Client) Release(l backends.Lease) error {
 		}
 		if !r.OK {
 			c.forget(l.Key)
-			return fmt.Errorf("redis: release %s: %w", l.Key, backends.ErrNotHeld)
+			return fmt.Errorf("redis: release %s: %w", l.Key, lockapi.ErrNotHeld)
 		}
 		if r.Int == 0 {
 			c.forget(l.Key)
@@ -310,7 +310,7 @@ func (c *Client) Release(l backends.Lease) error {
 			return err
 		}
 		if !r.OK {
-			return fmt.Errorf("redis: DEL %s: no such key: %w", l.Key, backends.ErrNotHeld)
+			return fmt.Errorf("redis: DEL %s: no such key: %w", l.Key, lockapi.ErrNotHeld)
 		}
 		return nil
 	case c.opts.Release == ReleaseCheckThenDel:
@@ -319,7 +319,7 @@ func (c *Client) Release(l backends.Lease) error {
 			return err
 		}
 		if !r.OK || r.Value != l.Owner {
-			return fmt.Errorf("redis: release %s: value is %q, not ours: %w", l.Key, r.Value, backends.ErrNotHeld)
+			return fmt.Errorf("redis: release %s: value is %q, not ours: %w", l.Key, r.Value, lockapi.ErrNotHeld)
 		}
 		if _, err := c.do(Del{Key: l.Key}); err != nil {
 			return err
@@ -331,7 +331,7 @@ func (c *Client) Release(l backends.Lease) error {
 			return err
 		}
 		if !r.OK {
-			return fmt.Errorf("redis: release %s: %w", l.Key, backends.ErrNotHeld)
+			return fmt.Errorf("redis: release %s: %w", l.Key, lockapi.ErrNotHeld)
 		}
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -46,7 +46,7 @@ func TestAcquireWaitsWithinItsBudget(t *testing.T) {
 	w.client("c2", o, func(p *sim.Proc, c *Client) {
 		p.Sleep(10 * time.Millisecond)
 		_, err := c.Acquire("k", 500*time.Millisecond)
-		log = append(log, fmt.Sprintf("short budget: not acquired=%v at %v", errors.Is(err, backends.ErrNotAcquired), p.World().Now().Round(100*time.Millisecond)))
+		log = append(log, fmt.Sprintf("short budget: not acquired=%v at %v", errors.Is(err, lockapi.ErrNotAcquired), p.World().Now().Round(100*time.Millisecond)))
 		l, err := c.Acquire("k", 5*time.Second)
 		log = append(log, fmt.Sprintf("long budget: err=%v after %v", err, p.World().Now().Round(time.Second)))
 		assert.Equal(t, "k", l.Key)
@@ -104,7 +104,7 @@ func TestReleaseVariants(t *testing.T) {
 			_, held := w.rs.Keyspace().lookup("k", w.srv.Wall())
 			assert.Equal(t, tc.c2StillHolds, held)
 			if tc.c2StillHolds {
-				assert.ErrorIs(t, c1Err, backends.ErrNotHeld)
+				assert.ErrorIs(t, c1Err, lockapi.ErrNotHeld)
 			} else {
 				assert.NoError(t, c1Err, "plain DEL cannot tell it deleted someone else's lock")
 			}
@@ -119,7 +119,7 @@ func TestWatchdogRenewsWhileHeldAndStopsAfterRelease(t *testing.T) {
 	var renewals []string
 	var c2Err error
 	w.client("c1", o, func(p *sim.Proc, c *Client) {
-		c.OnRenew(func(l backends.Lease, done bool, err error) {
+		c.OnRenew(func(l lockapi.Lease, done bool, err error) {
 			if done {
 				renewals = append(renewals, fmt.Sprintf("%v ok=%v", p.World().Now().Round(time.Second), err == nil))
 			}
@@ -134,7 +134,7 @@ func TestWatchdogRenewsWhileHeldAndStopsAfterRelease(t *testing.T) {
 		_, c2Err = c.Acquire("k", 0)
 	})
 	w.w.Run(20 * time.Second)
-	assert.ErrorIs(t, c2Err, backends.ErrNotAcquired)
+	assert.ErrorIs(t, c2Err, lockapi.ErrNotAcquired)
 	assert.Equal(t, []string{"1s ok=true", "2s ok=true", "3s ok=true", "4s ok=true", "5s ok=true", "6s ok=true", "7s ok=true", "8s ok=true", "9s ok=true"}, renewals)
 }
 
@@ -198,7 +198,7 @@ func TestFencingTokensAndReentrancy(t *testing.T) {
 			w.w.Run(time.Minute)
 			assert.Equal(t, []uint64{1, 2}, tokens)
 			assert.Equal(t, tc.nestedOK, nestedErr == nil, "nested acquire: %v", nestedErr)
-			assert.ErrorIs(t, otherErr, backends.ErrNotAcquired, "the lock is held throughout the nested section")
+			assert.ErrorIs(t, otherErr, lockapi.ErrNotAcquired, "the lock is held throughout the nested section")
 		})
 	}
 }
@@ -229,7 +229,7 @@ func TestPersistenceDecidesWhatSurvivesACrash(t *testing.T) {
 				_, err2 = c.Acquire("k", 0)
 			})
 			w.w.Run(10 * time.Second)
-			assert.Equal(t, tc.survives, errors.Is(err2, backends.ErrNotAcquired), "err=%v", err2)
+			assert.Equal(t, tc.survives, errors.Is(err2, lockapi.ErrNotAcquired), "err=%v", err2)
 		})
 	}
 }
@@ -261,7 +261,7 @@ func TestUnreachableServerGivesUnknown(t *testing.T) {
 	c := w.client("c1", o, func(p *sim.Proc, c *Client) { _, err = c.Acquire("k", time.Second) })
 	w.w.Network().Block(c, w.srv)
 	w.w.Run(10 * time.Second)
-	assert.ErrorIs(t, err, backends.ErrUnknown)
+	assert.ErrorIs(t, err, lockapi.ErrUnknown)
 }
 
 func TestWallClockBudgetIsFooledByAJumpBack(t *testing.T) {
@@ -316,10 +316,10 @@ func TestOwnerIDIsTheSprintfText(t *testing.T) {
 		assert.Equal(t, fmt.Sprintf("%s-%d-%08x", tc.name, tc.seq, tc.r), ownerID(tc.name, tc.seq, tc.r))
 	}
 	cause := fmt.Errorf("call to redis: %w after 1s", sim.ErrTimeout)
-	want := fmt.Errorf("redis %s: %w: %w", "redis", backends.ErrUnknown, cause)
-	got := &unknownError{node: "redis", errs: [2]error{backends.ErrUnknown, cause}}
+	want := fmt.Errorf("redis %s: %w: %w", "redis", lockapi.ErrUnknown, cause)
+	got := &unknownError{node: "redis", errs: [2]error{lockapi.ErrUnknown, cause}}
 	assert.Equal(t, want.Error(), got.Error())
-	assert.ErrorIs(t, got, backends.ErrUnknown)
+	assert.ErrorIs(t, got, lockapi.ErrUnknown)
 	assert.ErrorIs(t, got, sim.ErrTimeout)
 }
 
@@ -355,11 +355,11 @@ func TestAGiveBackWithNoReplyIsUnknown(t *testing.T) {
 			w.w.Run(10 * time.Second)
 			require.Error(t, got)
 			if tc.unknown {
-				assert.ErrorIs(t, got, backends.ErrUnknown)
-				assert.NotErrorIs(t, got, backends.ErrNotAcquired)
+				assert.ErrorIs(t, got, lockapi.ErrUnknown)
+				assert.NotErrorIs(t, got, lockapi.ErrNotAcquired)
 				return
 			}
-			assert.ErrorIs(t, got, backends.ErrNotAcquired)
+			assert.ErrorIs(t, got, lockapi.ErrNotAcquired)
 		})
 	}
 }

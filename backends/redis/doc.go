@@ -37,7 +37,7 @@
 //
 // # Client
 //
-// The client (Client, a backends.Lock) acquires with SET key value NX PX ttl,
+// The client (Client, a lockapi.Lock) acquires with SET key value NX PX ttl,
 // value a random per-acquisition id, retrying with random back-off (0–100 ms)
 // until the wait budget — measured on the client's monotonic clock, or its wall
 // clock to show why that is wrong — is spent. Release variants: lua (atomic

@@ -3,7 +3,7 @@ package redis
 import (
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -11,7 +11,7 @@ import (
 // executes as a primary in log, under scope (the lock state it belongs to:
 // the deployment for a primary and its replicas, the instance itself for
 // Redlock). The record is the ground truth of a simulated run.
-func (s *Server) RecordGrants(log *backends.GrantLog, scope string) { s.grants, s.scope = log, scope }
+func (s *Server) RecordGrants(log *lockapi.GrantLog, scope string) { s.grants, s.scope = log, scope }
 
 // holderBefore is, when grants are recorded, the value a lock command's key
 // holds before the command runs at wall ("" if none).

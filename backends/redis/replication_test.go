@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -174,7 +174,7 @@ func TestWaitShortOfReplicasReleasesAndFails(t *testing.T) {
 		_, err = cl.Acquire("k", 0)
 	})
 	c.w.Run(3 * time.Second)
-	assert.ErrorIs(t, err, backends.ErrNotAcquired)
+	assert.ErrorIs(t, err, lockapi.ErrNotAcquired)
 	assert.ErrorContains(t, err, "WAIT 2 after SET on redis: 1 replica(s) acknowledged")
 	assert.False(t, c.has(0, "k"), "the client gave the key back")
 }
@@ -220,7 +220,7 @@ func TestMonoExpiryIgnoresClockJumps(t *testing.T) {
 			if clk == ClockWall {
 				assert.NoError(t, err2, "the jump expired the key")
 			} else {
-				assert.ErrorIs(t, err2, backends.ErrNotAcquired)
+				assert.ErrorIs(t, err2, lockapi.ErrNotAcquired)
 			}
 		})
 	}

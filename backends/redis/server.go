@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -65,7 +65,7 @@ type Server struct {
 	repl        replState
 	acking      bool // a replica's ack timer is running
 
-	grants *backends.GrantLog // the ground truth, when recorded (see RecordGrants)
+	grants *lockapi.GrantLog // the ground truth, when recorded (see RecordGrants)
 
 	// the last reply boxed that is not a recurring one: a contended key gets
 	// the same "held by VALUE" reply many times in a row

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -65,7 +65,7 @@ func deployRedis(w *sim.World, opts map[string]string) (system.Deployment, error
 	if err := o.Validate(); err != nil {
 		return system.Deployment{}, err
 	}
-	grants := backends.NewGrantLog(1)
+	grants := lockapi.NewGrantLog(1)
 	server := func(cfg ServerConfig) *Server {
 		s := NewServerWith(cfg)
 		s.RecordGrants(grants, "redis")
@@ -77,7 +77,7 @@ func deployRedis(w *sim.World, opts map[string]string) (system.Deployment, error
 		return system.Deployment{
 			Grants:    grants,
 			Servers:   instances,
-			NewLock:   func(p *sim.Proc) backends.Lock { return NewClient(p, primary.ID(), o) },
+			NewLock:   func(p *sim.Proc) lockapi.Lock { return NewClient(p, primary.ID(), o) },
 			HasTokens: o.Fencing,
 			Messages:  MessageTypes(),
 			Resolve:   roleResolver(func() *sim.Node { return primary }, instances, nil),
@@ -104,7 +104,7 @@ func deployRedis(w *sim.World, opts map[string]string) (system.Deployment, error
 	return system.Deployment{
 		Grants:    grants,
 		Servers:   append(slices.Clone(instances), sentinel),
-		NewLock:   func(p *sim.Proc) backends.Lock { return NewClientFor(p, topo, o) },
+		NewLock:   func(p *sim.Proc) lockapi.Lock { return NewClientFor(p, topo, o) },
 		HasTokens: o.Fencing,
 		Messages:  MessageTypes(),
 		Resolve:   roleResolver(func() *sim.Node { return w.Nodes()[mon.Primary()] }, instances, sentinel),

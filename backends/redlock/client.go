@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -33,7 +33,7 @@ type Client struct {
 	fail roundFailure
 }
 
-var _ backends.Lock = (*Client)(nil)
+var _ lockapi.Lock = (*Client)(nil)
 
 // NewClient returns a Redlock client for process p.
 func NewClient(p *sim.Proc, t Topology, opts Options) *Client {
@@ -192,7 +192,7 @@ func (f *roundFailure) Error() string {
 // timeout, succeed iff a majority granted it and some validity is left,
 // otherwise release everywhere and retry after a random delay until wait is
 // spent.
-func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	start := c.p.Mono()
 	uncertain := 0 // the attempt that may have left our value on a quorum
 	for attempt := 1; ; attempt++ {
@@ -207,14 +207,14 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		if elapsed >= wait && uncertain > 0 {
 			// Issue 28: a later attempt's refusal does not undo an earlier
 			// one whose value may still hold a quorum.
-			return backends.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v; attempt %d may have left its value "+
-				"on a quorum (neither its set nor its release answered there): %w", key, attempt, elapsed, err, uncertain, backends.ErrUnknown)
+			return lockapi.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v; attempt %d may have left its value "+
+				"on a quorum (neither its set nor its release answered there): %w", key, attempt, elapsed, err, uncertain, lockapi.ErrUnknown)
 		}
 		if elapsed >= wait {
-			return backends.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v: %w",
-				key, attempt, elapsed, err, backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v: %w",
+				key, attempt, elapsed, err, lockapi.ErrNotAcquired)
 		}
-		backends.SleepBackoff(c.p, c.opts.BackoffMax, wait-elapsed)
+		lockapi.SleepBackoff(c.p, c.opts.BackoffMax, wait-elapsed)
 	}
 }
 
@@ -222,7 +222,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 // everywhere; maybe reports that the value may still be on a quorum: the
 // instances whose set granted it or did not answer, and whose release did
 // not answer, make one.
-func (c *Client) attempt(key string) (_ backends.Lease, maybe bool, _ error) {
+func (c *Client) attempt(key string) (_ lockapi.Lease, maybe bool, _ error) {
 	v := c.p.Rand().Uint64()
 	value := strconv.FormatUint(v, 10) // the token (token=value) is the same number, printed alike
 	start := c.clock()
@@ -233,7 +233,7 @@ func (c *Client) attempt(key string) (_ backends.Lease, maybe bool, _ error) {
 		body = redis.SetNX{Key: key, Value: value, TTL: c.opts.TTL}
 	}
 	t := c.count(c.fanout(body))
-	lease := backends.Lease{Key: key, Owner: value, Token: v, HasToken: true}
+	lease := lockapi.Lease{Key: key, Owner: value, Token: v, HasToken: true}
 	var failure error
 	if t.granted >= c.opts.Quorum() && c.opts.Token == TokenExternal {
 		failure = c.externalToken(&lease)
@@ -255,7 +255,7 @@ func (c *Client) attempt(key string) (_ backends.Lease, maybe bool, _ error) {
 				left++
 			}
 		}
-		return backends.Lease{}, left >= c.opts.Quorum(), failure
+		return lockapi.Lease{}, left >= c.opts.Quorum(), failure
 	}
 	if c.opts.Token == TokenIncr {
 		lease.Token = uint64(t.maxIncr)
@@ -281,7 +281,7 @@ func (c *Client) grantDetail(t tally, validity time.Duration) string {
 }
 
 // externalToken takes the token from the external sequencer.
-func (c *Client) externalToken(l *backends.Lease) error {
+func (c *Client) externalToken(l *lockapi.Lease) error {
 	r, err := c.p.Call(c.topo.Fence, redis.Incr{Key: l.Key + ":fence"}, c.opts.RequestTimeout)
 	if err != nil {
 		return fmt.Errorf("external token from %s: %w", c.name(c.topo.Fence), err)
@@ -310,7 +310,7 @@ func (c *Client) releaseAll(key, value string) []sim.Response {
 //     instance that still had it; the others lost it before its time (a
 //     restart, a clock jump) and nobody took it over, so what was left of our
 //     lock is released.
-func (c *Client) Release(l backends.Lease) error {
+func (c *Client) Release(l lockapi.Lease) error {
 	valid := c.p.Mono() < l.Deadline
 	rs := c.releaseAll(l.Key, l.Owner)
 	released, timedOut := 0, 0
@@ -335,16 +335,16 @@ func (c *Client) Release(l backends.Lease) error {
 		return nil
 	case released+timedOut >= q:
 		return fmt.Errorf("redlock: release %s: deleted on %d instance(s), %d timed out, quorum %d: %w",
-			l.Key, released, timedOut, q, backends.ErrUnknown)
+			l.Key, released, timedOut, q, lockapi.ErrUnknown)
 	case !valid:
 		return fmt.Errorf("redlock: release %s: our value was on %d instance(s) only, quorum %d: the lease had run out: %w",
-			l.Key, released, q, backends.ErrNotHeld)
+			l.Key, released, q, lockapi.ErrNotHeld)
 	case held >= q:
 		return fmt.Errorf("redlock: release %s: our value was on %d instance(s), %s holds %d, quorum %d: the lock is another's: %w",
-			l.Key, released, holder, held, q, backends.ErrNotHeld)
+			l.Key, released, holder, held, q, lockapi.ErrNotHeld)
 	case released > 0:
 		return nil
 	}
 	return fmt.Errorf("redlock: release %s: our value was on 0 instance(s) only, quorum %d: already released, or lost by the instances: %w",
-		l.Key, q, backends.ErrNotHeld)
+		l.Key, q, lockapi.ErrNotHeld)
 }

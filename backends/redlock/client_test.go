@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -66,7 +66,7 @@ func TestMajorityGrantsAndValidity(t *testing.T) {
 				got = append(got, l.Detail)
 				require.NoError(t, c.Release(l))
 				err = c.Release(l)
-				assert.ErrorIs(t, err, backends.ErrNotHeld, "a, b and c answered: even if d and e had the key, no majority")
+				assert.ErrorIs(t, err, lockapi.ErrNotHeld, "a, b and c answered: even if d and e had the key, no majority")
 				assert.ErrorContains(t, err, "our value was on 0 instance(s) only, quorum 3")
 			})
 			r.cut(c1, 3, 4)
@@ -97,7 +97,7 @@ func TestReleaseOfAStaleKeyIsNotHeld(t *testing.T) {
 	o := DefaultOptions()
 	r := newRig(o)
 	var c1Err, c2Err error
-	var c2Lease backends.Lease
+	var c2Lease lockapi.Lease
 	r.client("c1", o, func(p *sim.Proc, c *Client) {
 		l, err := c.Acquire("k", 0)
 		require.NoError(t, err)
@@ -115,7 +115,7 @@ func TestReleaseOfAStaleKeyIsNotHeld(t *testing.T) {
 	})
 	r.w.Run(20 * time.Second)
 	assert.Contains(t, c2Lease.Detail, "granted by redis-a,redis-b,redis-c,redis-d (4/5)")
-	assert.ErrorIs(t, c1Err, backends.ErrNotHeld)
+	assert.ErrorIs(t, c1Err, lockapi.ErrNotHeld)
 	assert.ErrorContains(t, c1Err, "our value was on 1 instance(s) only, quorum 3: the lease had run out")
 	assert.NoError(t, c2Err, "c2's value survived c1's release on every instance that granted it")
 }
@@ -155,7 +155,7 @@ func TestReleaseOfAPartlyLostLock(t *testing.T) {
 			})
 			r.cut(c1, 3, 4)
 			var c2Err error
-			var c2Lease backends.Lease
+			var c2Lease lockapi.Lease
 			c2 = r.client("c2", o, func(p *sim.Proc, c *Client) {
 				if !tc.takeover {
 					p.Sleep(2 * time.Second)
@@ -174,11 +174,11 @@ func TestReleaseOfAPartlyLostLock(t *testing.T) {
 				assert.NoError(t, errs[0], "c1's value was deleted on b and c: its lock is released")
 				assert.Contains(t, c2Lease.Detail, "(5/5)", "the lock was free after c1's release")
 			} else {
-				assert.ErrorIs(t, errs[0], backends.ErrNotHeld)
+				assert.ErrorIs(t, errs[0], lockapi.ErrNotHeld)
 				assert.ErrorContains(t, errs[0], "our value was on 2 instance(s), "+c2Lease.Owner+" "+tc.want)
 				assert.Contains(t, c2Lease.Detail, "granted by redis-a,redis-d,redis-e (3/5)")
 			}
-			assert.ErrorIs(t, errs[1], backends.ErrNotHeld, "released already")
+			assert.ErrorIs(t, errs[1], lockapi.ErrNotHeld, "released already")
 		})
 	}
 }
@@ -209,7 +209,7 @@ func TestClockJumpBreaksTheMajority(t *testing.T) {
 				require.NoError(t, err2)
 				assert.Less(t, at, c1Deadline, "both believe they hold the lock")
 			} else {
-				assert.ErrorIs(t, err2, backends.ErrNotAcquired, "monotonic expiry ignores the jump")
+				assert.ErrorIs(t, err2, lockapi.ErrNotAcquired, "monotonic expiry ignores the jump")
 			}
 		})
 	}
@@ -320,7 +320,7 @@ func TestTokens(t *testing.T) {
 func TestValueIsPrintedAsItsToken(t *testing.T) {
 	o := DefaultOptions()
 	r := newRig(o)
-	var lease backends.Lease
+	var lease lockapi.Lease
 	r.client("c1", o, func(p *sim.Proc, c *Client) {
 		l, err := c.Acquire("k", 0)
 		require.NoError(t, err)
@@ -383,11 +383,11 @@ func TestAFailedRoundThatMayHoldAQuorumIsUnknown(t *testing.T) {
 			r.w.Run(5 * time.Second)
 			require.True(t, done)
 			if tc.unknown {
-				assert.ErrorIs(t, got, backends.ErrUnknown)
-				assert.NotErrorIs(t, got, backends.ErrNotAcquired)
+				assert.ErrorIs(t, got, lockapi.ErrUnknown)
+				assert.NotErrorIs(t, got, lockapi.ErrNotAcquired)
 				return
 			}
-			assert.ErrorIs(t, got, backends.ErrNotAcquired)
+			assert.ErrorIs(t, got, lockapi.ErrNotAcquired)
 		})
 	}
 }

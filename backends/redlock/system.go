@@ -4,8 +4,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -51,7 +51,7 @@ func deployRedlock(w *sim.World, opts map[string]string) (system.Deployment, err
 	}
 	var instances []*sim.Node
 	topo := Topology{}
-	grants := backends.NewGrantLog(o.Quorum())
+	grants := lockapi.NewGrantLog(o.Quorum())
 	for i := range o.Instances {
 		s := redis.NewServerWith(o.Server())
 		s.RecordGrants(grants, InstanceName(i))
@@ -65,7 +65,7 @@ func deployRedlock(w *sim.World, opts map[string]string) (system.Deployment, err
 	return system.Deployment{
 		Grants:    grants,
 		Servers:   instances,
-		NewLock:   func(p *sim.Proc) backends.Lock { return NewClient(p, topo, o) },
+		NewLock:   func(p *sim.Proc) lockapi.Lock { return NewClient(p, topo, o) },
 		HasTokens: true,
 		Messages:  MessageTypes(),
 		Resolve: func(name string) ([]*sim.Node, bool) {

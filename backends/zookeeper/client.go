@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -26,7 +26,7 @@ var (
 
 // hold is a lock the client believes it holds.
 type hold struct {
-	lease backends.Lease
+	lease lockapi.Lease
 	path  string
 	count int
 }
@@ -59,12 +59,12 @@ type Client struct {
 	xid         uint64
 	io          *sim.Proc
 	held        map[string]*hold
-	onRenew     func(l backends.Lease, done bool, err error)
+	onRenew     func(l lockapi.Lease, done bool, err error)
 }
 
 var (
-	_ backends.Lock          = (*Client)(nil)
-	_ backends.RenewObserver = (*Client)(nil)
+	_ lockapi.Lock          = (*Client)(nil)
+	_ lockapi.RenewObserver = (*Client)(nil)
 )
 
 func newClient(p *sim.Proc, e *Ensemble) *Client {
@@ -77,7 +77,7 @@ func newClient(p *sim.Proc, e *Ensemble) *Client {
 }
 
 // OnRenew registers the observer of the belief's renewals.
-func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) { c.onRenew = fn }
+func (c *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) { c.onRenew = fn }
 
 func (c *Client) ownsSession(id int64) bool { return slices.Contains(c.sessions, id) }
 
@@ -209,7 +209,7 @@ func (c *Client) pinger(w *sim.Proc) {
 		if err != nil {
 			// Certain: the belief is the client's own, and without a reply
 			// it was not extended.
-			err = fmt.Errorf("ping: %w: %w", err, backends.ErrNotHeld)
+			err = fmt.Errorf("ping: %w: %w", err, lockapi.ErrNotHeld)
 		}
 		for _, k := range keys {
 			h := c.held[k]
@@ -224,7 +224,7 @@ func (c *Client) pinger(w *sim.Proc) {
 	}
 }
 
-func (c *Client) observe(l backends.Lease, done bool, err error) {
+func (c *Client) observe(l lockapi.Lease, done bool, err error) {
 	if c.onRenew != nil {
 		c.onRenew(l, done, err)
 	}
@@ -243,7 +243,7 @@ func (c *Client) heldKeys() []string {
 // client; otherwise create /lock/<key>/_c_<guid>-lock- EPHEMERAL_SEQUENTIAL,
 // list the children, hold if ours is the lowest, else watch the next-lower
 // node (or, with herd, the children) and look again when it fires.
-func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	p := c.p
 	if h := c.held[key]; h != nil {
 		h.count++
@@ -252,7 +252,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 	deadline := p.Mono() + wait
 	for c.ensureSession(p) != nil {
 		if p.Mono() >= deadline {
-			return backends.Lease{}, fmt.Errorf("%w: no session: no server of a working quorum answered", backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("%w: no session: no server of a working quorum answered", lockapi.ErrNotAcquired)
 		}
 		p.Sleep(min(100*time.Millisecond, deadline-p.Mono()))
 	}
@@ -260,12 +260,12 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 	guid := fmt.Sprintf("%016x", p.Rand().Uint64())
 	ours, stat, orphan, err := c.createLockNode(dir, guid)
 	if err != nil {
-		return backends.Lease{}, err
+		return lockapi.Lease{}, err
 	}
 	// giveUp, and the outcome of an acquire that fails after an earlier
 	// create of it went unanswered: that node may exist, be the lowest and
 	// hold the lock for our session (an orphan), so the failure is unknown.
-	giveUp := func(cause error) (backends.Lease, error) {
+	giveUp := func(cause error) (lockapi.Lease, error) {
 		l, err := c.giveUp(ours, cause)
 		return l, orphaned(err, orphan)
 	}
@@ -284,7 +284,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		sortBySequence(children)
 		i := slices.Index(children, path.Base(ours))
 		if i < 0 {
-			return backends.Lease{}, orphaned(fmt.Errorf("%w: our node %s is gone (session expired)", backends.ErrNotAcquired, ours), orphan)
+			return lockapi.Lease{}, orphaned(fmt.Errorf("%w: our node %s is gone (session expired)", lockapi.ErrNotAcquired, ours), orphan)
 		}
 		if i == 0 {
 			return c.granted(key, ours, stat), nil
@@ -301,7 +301,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		for {
 			left := deadline - p.Mono()
 			if left <= 0 {
-				return giveUp(backends.ErrNotAcquired)
+				return giveUp(lockapi.ErrNotAcquired)
 			}
 			if _, ok := p.Recv(min(left, c.o.ping())); ok || c.epoch != epoch || c.session == 0 {
 				break // a watch fired, or the watches were lost with a connection: look again
@@ -348,9 +348,9 @@ func (c *Client) createLockNode(dir, guid string) (_ string, _ Stat, orphan bool
 		last = err
 	}
 	if !uncertain {
-		return "", Stat{}, false, fmt.Errorf("create %s: %w (%w)", prefix, last, backends.ErrNotAcquired)
+		return "", Stat{}, false, fmt.Errorf("create %s: %w (%w)", prefix, last, lockapi.ErrNotAcquired)
 	}
-	return "", Stat{}, false, fmt.Errorf("create %s: %w (%w)", prefix, last, backends.ErrUnknown)
+	return "", Stat{}, false, fmt.Errorf("create %s: %w (%w)", prefix, last, lockapi.ErrUnknown)
 }
 
 // orphaned is the outcome of an acquire that failed with err after creating
@@ -360,7 +360,7 @@ func orphaned(err error, orphan bool) error {
 	if !orphan || err == nil {
 		return err
 	}
-	return fmt.Errorf("%w; an earlier create had no reply: its node may exist and hold the lock (%w)", err, backends.ErrUnknown)
+	return fmt.Errorf("%w; an earlier create had no reply: its node may exist and hold the lock (%w)", err, lockapi.ErrUnknown)
 }
 
 // findProtected lists the lock's children for one carrying our guid. With
@@ -387,12 +387,12 @@ func (c *Client) findProtected(dir, guid string) (string, Stat, bool, error) {
 	return "", Stat{}, false, nil
 }
 
-func (c *Client) granted(key, ours string, st Stat) backends.Lease {
+func (c *Client) granted(key, ours string, st Stat) lockapi.Lease {
 	token := st.Czxid
 	if c.o.Token == TokenSequence {
 		token = sequence(ours)
 	}
-	l := backends.Lease{Key: key, Owner: ours, Token: token, HasToken: true,
+	l := lockapi.Lease{Key: key, Owner: ours, Token: token, HasToken: true,
 		Deadline: c.lastHeard + c.window(), Detail: fmt.Sprintf("node %s, czxid %#x, session %#x", ours, st.Czxid, c.session)}
 	c.held[key] = &hold{lease: l, path: ours, count: 1}
 	return l
@@ -403,15 +403,15 @@ func (c *Client) granted(key, ours string, st Stat) backends.Lease {
 //
 // While the delete is not done our node may be the lowest and hold the lock
 // for our session: the outcome is unknown until then, as a release's.
-func (c *Client) giveUp(ours string, cause error) (backends.Lease, error) {
-	if !errors.Is(cause, backends.ErrNotAcquired) {
-		cause = fmt.Errorf("%w: %w", backends.ErrNotAcquired, cause)
+func (c *Client) giveUp(ours string, cause error) (lockapi.Lease, error) {
+	if !errors.Is(cause, lockapi.ErrNotAcquired) {
+		cause = fmt.Errorf("%w: %w", lockapi.ErrNotAcquired, cause)
 	}
 	if _, err := c.call(c.p, Request{Op: OpDelete, Path: ours}); err != nil && !errors.Is(err, errExpired) {
 		c.p.Spawn(c.p.Name()+"/zk-delete", func(w *sim.Proc) { c.guaranteedDelete(w, ours) })
-		return backends.Lease{}, fmt.Errorf("%w; deleting %s: %w: it may hold the lock until the delete is done (%w)", cause, ours, err, backends.ErrUnknown)
+		return lockapi.Lease{}, fmt.Errorf("%w; deleting %s: %w: it may hold the lock until the delete is done (%w)", cause, ours, err, lockapi.ErrUnknown)
 	}
-	return backends.Lease{}, cause
+	return lockapi.Lease{}, cause
 }
 
 // Release gives the lock back: counts down a reentrant hold, then deletes
@@ -419,10 +419,10 @@ func (c *Client) giveUp(ours string, cause error) (backends.Lease, error) {
 // with release-retry (Curator's guaranteed delete) the client keeps deleting
 // in the background, without it the node stays while the client forgets it
 // (CURATOR-678): the lock is blocked while the session lives.
-func (c *Client) Release(l backends.Lease) error {
+func (c *Client) Release(l lockapi.Lease) error {
 	h := c.held[l.Key]
 	if h == nil || h.lease.Owner != l.Owner {
-		return fmt.Errorf("%w: no hold of %s", backends.ErrNotHeld, l.Owner)
+		return fmt.Errorf("%w: no hold of %s", lockapi.ErrNotHeld, l.Owner)
 	}
 	if h.count--; h.count > 0 {
 		return nil
@@ -431,9 +431,9 @@ func (c *Client) Release(l backends.Lease) error {
 	r, err := c.call(c.p, Request{Op: OpDelete, Path: h.path})
 	switch {
 	case errors.Is(err, errExpired):
-		return fmt.Errorf("%w: session expired, %s deleted with it", backends.ErrNotHeld, h.path)
+		return fmt.Errorf("%w: session expired, %s deleted with it", lockapi.ErrNotHeld, h.path)
 	case err == nil && r.Code == CodeNoNode:
-		return fmt.Errorf("%w: %s is gone", backends.ErrNotHeld, h.path)
+		return fmt.Errorf("%w: %s is gone", lockapi.ErrNotHeld, h.path)
 	case err == nil:
 		return nil
 	}
@@ -442,7 +442,7 @@ func (c *Client) Release(l backends.Lease) error {
 		// the node or its session is gone.
 		c.p.Spawn(c.p.Name()+"/zk-delete", func(w *sim.Proc) { c.guaranteedDelete(w, h.path) })
 	}
-	return fmt.Errorf("delete %s: %w (%w)", h.path, err, backends.ErrUnknown)
+	return fmt.Errorf("delete %s: %w (%w)", h.path, err, lockapi.ErrUnknown)
 }
 
 func (c *Client) guaranteedDelete(w *sim.Proc, path string) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/raftnode"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -59,7 +59,7 @@ type Ensemble struct {
 	// The record of grants (RecordGrants): the holder of each lock is the
 	// owner of its lowest node; grants are recorded by the first server to
 	// apply each transaction.
-	grants   *backends.GrantLog
+	grants   *lockapi.GrantLog
 	recorded uint64       // the last zxid the record has seen
 	holders  []lockHolder // the lowest node of each lock, by key
 	// acked is, per session, the true time of its last contact with the
@@ -236,7 +236,7 @@ func (e *Ensemble) Describe() []string {
 }
 
 // RecordGrants makes the ensemble keep its record of the grants it makes in
-// g (see backends.GrantLog): a grant is a lock's lowest node, given to the
+// g (see lockapi.GrantLog): a grant is a lock's lowest node, given to the
 // client whose session owns it, from the transaction that made it the lowest
 // until it is deleted. A deletion by its owner (a release) ends the grant; a
 // session's expiry does not: the grant then lasts as long as the leader had
@@ -244,7 +244,7 @@ func (e *Ensemble) Describe() []string {
 // highest term, plus its timeout, moved by every contact), so an expiry
 // before that promise ran out (a leader whose clock runs fast) shows as an
 // overlap with the next grant.
-func (e *Ensemble) RecordGrants(g *backends.GrantLog) { e.grants = g }
+func (e *Ensemble) RecordGrants(g *lockapi.GrantLog) { e.grants = g }
 
 // applied updates the record with the transaction x, of zxid, that s
 // applied, if no server applied it before.

@@ -3,8 +3,8 @@ package zookeeper
 import (
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -41,7 +41,7 @@ func deployZooKeeper(w *sim.World, opts map[string]string) (system.Deployment, e
 	if err != nil {
 		return system.Deployment{}, err
 	}
-	grants := backends.NewGrantLog(1)
+	grants := lockapi.NewGrantLog(1)
 	e.RecordGrants(grants)
 	var log *history.Log
 	e.OnEvent = func(ev Event) {
@@ -52,7 +52,7 @@ func deployZooKeeper(w *sim.World, opts map[string]string) (system.Deployment, e
 	return system.Deployment{
 		Grants:    grants,
 		Servers:   e.Nodes(),
-		NewLock:   func(p *sim.Proc) backends.Lock { return e.NewClient(p) },
+		NewLock:   func(p *sim.Proc) lockapi.Lock { return e.NewClient(p) },
 		HasTokens: true,
 		Resolve:   e.Resolve,
 		Roles:     Roles(),

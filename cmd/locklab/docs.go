@@ -15,10 +15,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/live"
+	"github.com/locklab/locklab/storage"
 )
 
 // The tables of README.md and docs/*.md that locklab can print (systems and

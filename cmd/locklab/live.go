@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/live"
-	"github.com/locklab/locklab/live/proc"
 	"github.com/locklab/locklab/reports"
 )
 

@@ -11,12 +11,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/shrink"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 )
 

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/internal/suggest"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 )
 

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends/storage"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/storage"
 )
 
 // blocks splits the listing into blocks separated by blank lines, keyed by

@@ -13,7 +13,7 @@ import (
 )
 
 // simulated are the package patterns that run inside the simulator.
-var simulated = []string{"../../sim/...", "../../backends/...", "../../workloads/...", "../../nemesis/..."}
+var simulated = []string{"../../sim/...", "../../backends/...", "../../lockapi/...", "../../storage/...", "../../workloads/...", "../../nemesis/..."}
 
 // forbiddenFuncs are package-level functions that read the machine's clock or
 // global randomness.

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/locklab/locklab/backends"
 	simdb "github.com/locklab/locklab/backends/database"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // PgxVersion is the version of github.com/jackc/pgx the clients use.
@@ -28,12 +28,12 @@ var errClosed = errors.New("connection closed by the server")
 // database.Client. One connection at a time (a new one after the server
 // ended it or a request on it timed out), kept alive by a background
 // goroutine that pings it every conn-timeout/3 and stops with the client's
-// pauses. It implements backends.Lock in the configured mode and, with
-// resource=db (or optimistic), backends.Storage over the data rows.
+// pauses. It implements lockapi.Lock in the configured mode and, with
+// resource=db (or optimistic), lockapi.Storage over the data rows.
 type Client struct {
 	ctx  context.Context // ends every request when the run stops
-	env  backends.Env
-	fork func() backends.Env
+	env  lockapi.Env
+	fork func() lockapi.Env
 	srv  *Server
 	addr string // the server's address, or the client's own proxy's
 	opts simdb.Options
@@ -68,15 +68,15 @@ type Client struct {
 }
 
 var (
-	_ backends.Lock    = (*Client)(nil)
-	_ backends.Storage = (*Client)(nil)
+	_ lockapi.Lock    = (*Client)(nil)
+	_ lockapi.Storage = (*Client)(nil)
 )
 
 // NewClient returns the client of the node env names, connecting to addr
 // (the server's address or a proxy's); fork gives the environment of its
 // keep-alive goroutine (paused with the client). When ctx ends, every
 // request in flight ends (the run stopped).
-func NewClient(ctx context.Context, env backends.Env, fork func() backends.Env, srv *Server, addr string, o simdb.Options) *Client {
+func NewClient(ctx context.Context, env lockapi.Env, fork func() lockapi.Env, srv *Server, addr string, o simdb.Options) *Client {
 	return &Client{ctx: ctx, env: env, fork: fork, srv: srv, addr: addr, opts: o, versions: map[string]int64{}, use: make(chan struct{}, 1)}
 }
 
@@ -163,7 +163,7 @@ func (c *Client) open(ctx context.Context) (*pgx.Conn, error) {
 // the request timeout: pgx closes a connection whose request timed out,
 // and a ping lost in a short partition must not end a connection the
 // server keeps. Meanwhile the client's own requests are not sent (errBusy).
-func (c *Client) ping(env backends.Env) {
+func (c *Client) ping(env lockapi.Env) {
 	for {
 		env.Sleep(c.opts.ConnTimeout / 3)
 		if !c.take(c.opts.ConnTimeout) {
@@ -185,7 +185,7 @@ func (c *Client) ping(env backends.Env) {
 // call runs fn on the connection within the request timeout (plus extra).
 // A request the server certainly did not run (it had ended the connection,
 // or none could be opened) is errClosed; a timeout or a connection lost
-// mid-request is backends.ErrUnknown; an error the server returned (a
+// mid-request is lockapi.ErrUnknown; an error the server returned (a
 // failed statement) is returned as is. A connection that ended is dropped:
 // the next call opens a new one.
 func (c *Client) call(what string, extra time.Duration, fn func(ctx context.Context, conn *pgx.Conn) error) error {
@@ -222,7 +222,7 @@ func classify(err error) error {
 	case pgconn.SafeToRetry(err):
 		return fmt.Errorf("%w: %w", errClosed, err)
 	}
-	return fmt.Errorf("%w: %w", backends.ErrUnknown, err)
+	return fmt.Errorf("%w: %w", lockapi.ErrUnknown, err)
 }
 
 // lockNotAvailable is PostgreSQL's lock_not_available (NOWAIT, lock_timeout).
@@ -232,13 +232,13 @@ func lockNotAvailable(err error) bool {
 }
 
 // Acquire takes key in the configured mode, waiting at most wait.
-func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	c.acquired++
 	owner := fmt.Sprintf("%s#%d", c.env.Name(), c.acquired)
 	if c.opts.Mode == simdb.ModeOptimistic {
 		clear(c.versions) // a critical section's reads start afresh
 		c.owner = owner
-		return backends.Lease{Key: key, Owner: owner, Detail: "optimistic: no lock"}, nil
+		return lockapi.Lease{Key: key, Owner: owner, Detail: "optimistic: no lock"}, nil
 	}
 	until := c.env.Mono() + wait
 	for attempt := 1; ; attempt++ {
@@ -252,22 +252,22 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			c.owner = owner
 			return l, nil
 		}
-		if !errors.Is(err, backends.ErrNotAcquired) || c.env.Mono() >= until {
-			return backends.Lease{}, fmt.Errorf("database: acquire %s (%s, %d attempts): %w", key, c.opts.Mode, attempt, err)
+		if !errors.Is(err, lockapi.ErrNotAcquired) || c.env.Mono() >= until {
+			return lockapi.Lease{}, fmt.Errorf("database: acquire %s (%s, %d attempts): %w", key, c.opts.Mode, attempt, err)
 		}
-		backends.SleepBackoff(c.env, c.opts.BackoffMax, until-c.env.Mono())
+		lockapi.SleepBackoff(c.env, c.opts.BackoffMax, until-c.env.Mono())
 	}
 }
 
 func notAcquired(err error) error {
-	if backends.Unknown(err) {
+	if lockapi.Unknown(err) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", err, backends.ErrNotAcquired)
+	return fmt.Errorf("%w: %w", err, lockapi.ErrNotAcquired)
 }
 
 // try makes one attempt; ErrNotAcquired means busy (or certainly not run).
-func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, error) {
+func (c *Client) try(key, owner string, until time.Duration) (lockapi.Lease, error) {
 	switch c.opts.Mode {
 	case simdb.ModeUniqueRow:
 		return c.insertLock(key, owner)
@@ -277,15 +277,15 @@ func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, er
 			return conn.QueryRow(ctx, "SELECT CASE WHEN pg_try_advisory_lock(hashtext($1)) THEN nextval('grants') ELSE 0 END", key).Scan(&token)
 		})
 		if err != nil {
-			return backends.Lease{}, notAcquired(err)
+			return lockapi.Lease{}, notAcquired(err)
 		}
 		if token == 0 {
-			return backends.Lease{}, fmt.Errorf("advisory lock held by another session: %w", backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("advisory lock held by another session: %w", lockapi.ErrNotAcquired)
 		}
 		if c.OnHold != nil {
 			c.OnHold(c.connName(), key, true)
 		}
-		return backends.Lease{Token: uint64(token), Detail: "pg_try_advisory_lock on " + c.connName()}, nil
+		return lockapi.Lease{Token: uint64(token), Detail: "pg_try_advisory_lock on " + c.connName()}, nil
 	}
 	return c.selectForUpdate(key, until)
 }
@@ -293,7 +293,7 @@ func (c *Client) try(key, owner string, until time.Duration) (backends.Lease, er
 // insertLock inserts the lock row, or takes over a row whose expiry is
 // before this client's wall clock (INSERT ... ON CONFLICT DO UPDATE WHERE
 // expiry < now).
-func (c *Client) insertLock(key, owner string) (backends.Lease, error) {
+func (c *Client) insertLock(key, owner string) (lockapi.Lease, error) {
 	now := int64(c.env.Wall())
 	var token int64
 	var oldOwner *string
@@ -313,10 +313,10 @@ RETURNING token, xmax::text <> '0', (SELECT owner FROM old), (SELECT expiry FROM
 		return err
 	})
 	if err != nil {
-		return backends.Lease{}, notAcquired(err)
+		return lockapi.Lease{}, notAcquired(err)
 	}
 	if !found {
-		return backends.Lease{}, fmt.Errorf("lock row %q held (not expired by this client's clock): %w", key, backends.ErrNotAcquired)
+		return lockapi.Lease{}, fmt.Errorf("lock row %q held (not expired by this client's clock): %w", key, lockapi.ErrNotAcquired)
 	}
 	// xmax is set on a row the statement updated: it replaced an expired
 	// row (whose owner and expiry the snapshot before it shows).
@@ -324,7 +324,7 @@ RETURNING token, xmax::text <> '0', (SELECT owner FROM old), (SELECT expiry FROM
 		c.OnTakeover(fmt.Sprintf("%s took over lock row %q of %s: its expiry %s is before %s's clock %s",
 			owner, key, *oldOwner, wallTime(*oldExpiry), owner, wallTime(now)))
 	}
-	return backends.Lease{Token: uint64(token), Detail: fmt.Sprintf("lock row %q inserted, expiry by the client's wall clock", key)}, nil
+	return lockapi.Lease{Token: uint64(token), Detail: fmt.Sprintf("lock row %q inserted, expiry by the client's wall clock", key)}, nil
 }
 
 func wallTime(ns int64) string { return time.Unix(0, ns).UTC().Format("15:04:05.000") }
@@ -333,7 +333,7 @@ func wallTime(ns int64) string { return time.Unix(0, ns).UTC().Format("15:04:05.
 // FOR UPDATE, waiting up to min(wait, lock-wait-timeout) by lock_timeout,
 // NOWAIT when there is no time left); the grant takes a number from the
 // grant sequence.
-func (c *Client) selectForUpdate(key string, until time.Duration) (backends.Lease, error) {
+func (c *Client) selectForUpdate(key string, until time.Duration) (lockapi.Lease, error) {
 	wait := min(max(0, until-c.env.Mono()), c.opts.LockWaitTimeout)
 	var token int64
 	err := c.call("select for update "+key, wait, func(ctx context.Context, conn *pgx.Conn) error {
@@ -359,9 +359,9 @@ func (c *Client) selectForUpdate(key string, until time.Duration) (backends.Leas
 	})
 	if err != nil {
 		c.rollback()
-		return backends.Lease{}, notAcquired(err)
+		return lockapi.Lease{}, notAcquired(err)
 	}
-	return backends.Lease{Token: uint64(token), Detail: "SELECT FOR UPDATE in a transaction of " + c.connName()}, nil
+	return lockapi.Lease{Token: uint64(token), Detail: "SELECT FOR UPDATE in a transaction of " + c.connName()}, nil
 }
 
 // rollback ends an open transaction after a failed or unknown lock request
@@ -378,7 +378,7 @@ func (c *Client) rollback() {
 }
 
 // Release gives the lock back.
-func (c *Client) Release(l backends.Lease) error {
+func (c *Client) Release(l lockapi.Lease) error {
 	c.owner = ""
 	switch c.opts.Mode {
 	case simdb.ModeOptimistic:
@@ -406,7 +406,7 @@ func (c *Client) Release(l backends.Lease) error {
 		return released(l, ok, "not owner", err)
 	}
 	if !c.inTxn || c.conn == nil {
-		return fmt.Errorf("database: release %s: no transaction open: %w", l.Key, backends.ErrNotHeld)
+		return fmt.Errorf("database: release %s: no transaction open: %w", l.Key, lockapi.ErrNotHeld)
 	}
 	told := c.commitBegins(l.Owner)
 	var committed bool
@@ -455,19 +455,19 @@ func (c *Client) commitBegins(owner string) bool {
 func (c *Client) committed(owner string, committed bool, err error) {
 	switch {
 	case errors.Is(err, errBusy):
-		err = fmt.Errorf("%w: the transaction stays open: %w", err, backends.ErrUnknown)
+		err = fmt.Errorf("%w: the transaction stays open: %w", err, lockapi.ErrUnknown)
 	case err == nil && !committed:
 		err = errors.New("database: commit: the server rolled the transaction back (aborted)")
 	}
 	c.OnTxn(simdb.TxnStep{Commit: true, Done: true, Owner: owner, Err: err})
 }
 
-func released(l backends.Lease, ok bool, why string, err error) error {
+func released(l lockapi.Lease, ok bool, why string, err error) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("database: release %s: %w", l.Key, err)
 	case !ok:
-		return fmt.Errorf("database: release %s: %s: %w", l.Key, why, backends.ErrNotHeld)
+		return fmt.Errorf("database: release %s: %s: %w", l.Key, why, lockapi.ErrNotHeld)
 	}
 	return nil
 }
@@ -523,7 +523,7 @@ func (c *Client) Read(key string, token uint64) (int64, error) {
 
 func readError(err error) error {
 	if errors.Is(err, errClosed) {
-		return fmt.Errorf("%w: %w", err, backends.ErrRejected)
+		return fmt.Errorf("%w: %w", err, lockapi.ErrRejected)
 	}
 	return err
 }
@@ -566,11 +566,11 @@ func (c *Client) Write(key string, value int64, token uint64) error {
 	}
 	switch {
 	case errors.Is(err, errClosed):
-		return fmt.Errorf("database: write %s: %w: %w", key, err, backends.ErrRejected)
+		return fmt.Errorf("database: write %s: %w: %w", key, err, lockapi.ErrRejected)
 	case err != nil:
 		return fmt.Errorf("database: write %s: %w", key, err)
 	case !ok:
-		return fmt.Errorf("database: write %s: version: %w", key, backends.ErrRejected)
+		return fmt.Errorf("database: write %s: version: %w", key, lockapi.ErrRejected)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@
 // user's cache directory) and postgres on a free 127.0.0.1 port, with no
 // unix socket, its data directory and logs in the run's directory, as the
 // postgres user when the harness is root (postgres refuses root), through
-// live/proc (own process group, parent-death signal, stopped on exit). It
+// internal/proc (own process group, parent-death signal, stopped on exit). It
 // performs the real faults: Pause/Resume (SIGSTOP/SIGCONT of the
 // postmaster and every backend: postgres puts its backends in sessions of
 // their own), Crash (SIGKILL of them all) and Restart (on the same data:

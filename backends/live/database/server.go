@@ -20,7 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sys/unix"
 
-	"github.com/locklab/locklab/live/proc"
+	"github.com/locklab/locklab/internal/proc"
 )
 
 // Package is the Debian package that provides the PostgreSQL server.

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/live/proc"
+	"github.com/locklab/locklab/internal/proc"
 )
 
 // start starts a server for the test (skipped when PostgreSQL is not

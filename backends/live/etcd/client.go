@@ -15,9 +15,9 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/etcd"
 	"github.com/locklab/locklab/backends/live/netgate"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // LockPrefix is the prefix of every lock's keys: the mutex of key k queues
@@ -37,8 +37,8 @@ const LockPrefix = "/lock/"
 type Client struct {
 	cli   *clientv3.Client
 	opts  etcd.Options
-	env   backends.Env
-	fork  func() backends.Env
+	env   lockapi.Env
+	fork  func() lockapi.Env
 	ctx   context.Context
 	close context.CancelFunc
 	once  sync.Once
@@ -46,7 +46,7 @@ type Client struct {
 	mu      sync.Mutex
 	sess    *session
 	held    map[string]*hold
-	onRenew func(l backends.Lease, done bool, err error)
+	onRenew func(l lockapi.Lease, done bool, err error)
 }
 
 type session struct {
@@ -57,20 +57,20 @@ type session struct {
 }
 
 type hold struct {
-	lease backends.Lease
+	lease lockapi.Lease
 	key   string
 	rev   int64
 }
 
 var (
-	_ backends.Lock          = (*Client)(nil)
-	_ backends.RenewObserver = (*Client)(nil)
+	_ lockapi.Lock          = (*Client)(nil)
+	_ lockapi.RenewObserver = (*Client)(nil)
 )
 
 // NewClient returns the lock client of env's node, dialling the cluster's
 // members through d. fork makes the Env of the watchdog goroutine (the same
 // node). Close it when the run ends.
-func (c *Cluster) NewClient(env backends.Env, fork func() backends.Env, d *netgate.Dialer) (*Client, error) {
+func (c *Cluster) NewClient(env lockapi.Env, fork func() lockapi.Env, d *netgate.Dialer) (*Client, error) {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), Logger: zap.NewNop(),
 		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 			return d.DialContext(ctx, "tcp", addr)
@@ -92,9 +92,9 @@ func (l *Client) Close() {
 }
 
 // OnRenew registers the observer of the watchdog's renewals.
-func (l *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) {
+func (l *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) {
 	var mu sync.Mutex
-	l.onRenew = func(le backends.Lease, done bool, err error) {
+	l.onRenew = func(le lockapi.Lease, done bool, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		fn(le, done, err)
@@ -149,7 +149,7 @@ func (l *Client) ended(s *session) bool {
 
 // watchdog renews s every TTL/3 with KeepAliveOnce until it ends. Its Env
 // ends the goroutine when the run stops.
-func (l *Client) watchdog(w backends.Env, s *session) {
+func (l *Client) watchdog(w lockapi.Env, s *session) {
 	for {
 		w.Sleep(s.ttl / 3)
 		if l.ended(s) {
@@ -174,9 +174,9 @@ func (l *Client) watchdog(w backends.Env, s *session) {
 			s.deadline = max(s.deadline, sent+time.Duration(r.TTL)*time.Second)
 		case errors.Is(err, rpctypes.ErrLeaseNotFound) || err == nil:
 			s.done = true
-			err = fmt.Errorf("etcd: keep-alive %x: lease gone: %w", int64(s.s.Lease()), backends.ErrNotHeld)
+			err = fmt.Errorf("etcd: keep-alive %x: lease gone: %w", int64(s.s.Lease()), lockapi.ErrNotHeld)
 		default:
-			err = fmt.Errorf("etcd: keep-alive %x: %w: %w", int64(s.s.Lease()), err, backends.ErrUnknown)
+			err = fmt.Errorf("etcd: keep-alive %x: %w: %w", int64(s.s.Lease()), err, lockapi.ErrUnknown)
 		}
 		if h != nil && err == nil && l.held[h.lease.Key] == h {
 			h.lease.Deadline = s.deadline
@@ -193,10 +193,10 @@ func (l *Client) watchdog(w backends.Env, s *session) {
 
 // Acquire locks key with concurrency.Mutex: TryLock when wait is 0,
 // otherwise Lock within wait.
-func (l *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (l *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	s, err := l.session()
 	if err != nil {
-		return backends.Lease{}, fmt.Errorf("etcd: acquire %s: %w: %w", key, err, backends.ErrNotAcquired)
+		return lockapi.Lease{}, fmt.Errorf("etcd: acquire %s: %w: %w", key, err, lockapi.ErrNotAcquired)
 	}
 	m := concurrency.NewMutex(s.s, LockPrefix+key)
 	var ctx context.Context
@@ -216,11 +216,11 @@ func (l *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 			s.done = true
 			l.mu.Unlock()
 		}
-		return backends.Lease{}, fmt.Errorf("etcd: acquire %s: %w", key, classify(err, rev))
+		return lockapi.Lease{}, fmt.Errorf("etcd: acquire %s: %w", key, classify(err, rev))
 	}
 	h := &hold{key: m.Key(), rev: rev}
 	l.mu.Lock()
-	h.lease = backends.Lease{Key: key, Owner: h.key, Token: uint64(rev), HasToken: true, Deadline: s.deadline,
+	h.lease = lockapi.Lease{Key: key, Owner: h.key, Token: uint64(rev), HasToken: true, Deadline: s.deadline,
 		Detail: fmt.Sprintf("key %s, create revision %d (clientv3 Mutex)", h.key, rev)}
 	l.held[key] = h
 	l.mu.Unlock()
@@ -241,19 +241,19 @@ func classify(err error, rev int64) error {
 	switch {
 	case errors.Is(err, concurrency.ErrSessionExpired):
 		// The simulated client's sentinel too: the same outcome, named alike.
-		return fmt.Errorf("%w (%w): %w", err, etcd.ErrSessionExpired, backends.ErrNotAcquired)
+		return fmt.Errorf("%w (%w): %w", err, etcd.ErrSessionExpired, lockapi.ErrNotAcquired)
 	case errors.Is(err, concurrency.ErrLocked):
-		return fmt.Errorf("%w: %w", err, backends.ErrNotAcquired)
+		return fmt.Errorf("%w: %w", err, lockapi.ErrNotAcquired)
 	case rev <= 0 && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
-		return fmt.Errorf("%w: %w", err, backends.ErrUnknown)
+		return fmt.Errorf("%w: %w", err, lockapi.ErrUnknown)
 	}
-	return fmt.Errorf("%w: %w", err, backends.ErrNotAcquired)
+	return fmt.Errorf("%w: %w", err, lockapi.ErrNotAcquired)
 }
 
 // Release deletes the holder's key: by name (unlock=delete, what
 // Mutex.Unlock sends) or only if its create revision is still the one
 // acquired (unlock=guarded: Txn If IsOwner Then Delete).
-func (l *Client) Release(lease backends.Lease) error {
+func (l *Client) Release(lease lockapi.Lease) error {
 	l.mu.Lock()
 	h := l.held[lease.Key]
 	if h == nil || h.key != lease.Owner || uint64(h.rev) != lease.Token {
@@ -272,9 +272,9 @@ func (l *Client) Release(lease backends.Lease) error {
 	r, err := t.Then(del).Commit()
 	switch {
 	case err != nil:
-		return fmt.Errorf("etcd: release %s: %w: %w", lease.Key, err, backends.ErrUnknown)
+		return fmt.Errorf("etcd: release %s: %w: %w", lease.Key, err, lockapi.ErrUnknown)
 	case !r.Succeeded || r.Responses[0].GetResponseDeleteRange().Deleted == 0:
-		return fmt.Errorf("etcd: release %s: key %s (create revision %d) no longer there: %w", lease.Key, h.key, h.rev, backends.ErrNotHeld)
+		return fmt.Errorf("etcd: release %s: key %s (create revision %d) no longer there: %w", lease.Key, h.key, h.rev, lockapi.ErrNotHeld)
 	}
 	return nil
 }
@@ -290,7 +290,7 @@ const ResourcePrefix = etcd.ResourcePrefix
 // expired) fails: safe by construction.
 type GuardedStore struct{ l *Client }
 
-var _ backends.Storage = GuardedStore{}
+var _ lockapi.Storage = GuardedStore{}
 
 // Guarded returns the resource client that writes under l's locks.
 func (l *Client) Guarded() GuardedStore { return GuardedStore{l} }
@@ -306,7 +306,7 @@ func (g GuardedStore) Read(key string, token uint64) (int64, error) {
 	}
 	r, err := g.l.cli.Get(ctx, ResourcePrefix+key, opts...)
 	if err != nil {
-		return 0, fmt.Errorf("etcd: read %s: %w: %w", key, err, backends.ErrUnknown)
+		return 0, fmt.Errorf("etcd: read %s: %w: %w", key, err, lockapi.ErrUnknown)
 	}
 	if len(r.Kvs) == 0 {
 		return 0, nil
@@ -329,7 +329,7 @@ func (g GuardedStore) Write(key string, value int64, token uint64) error {
 	}
 	g.l.mu.Unlock()
 	if h == nil {
-		return fmt.Errorf("etcd: write %s: no lock held with token %d: %w", key, token, backends.ErrRejected)
+		return fmt.Errorf("etcd: write %s: no lock held with token %d: %w", key, token, lockapi.ErrRejected)
 	}
 	ctx, cancel := g.l.budget()
 	defer cancel()
@@ -337,9 +337,9 @@ func (g GuardedStore) Write(key string, value int64, token uint64) error {
 		Then(clientv3.OpPut(ResourcePrefix+key, strconv.FormatInt(value, 10))).Commit()
 	switch {
 	case err != nil:
-		return fmt.Errorf("etcd: write %s: %w: %w", key, err, backends.ErrUnknown)
+		return fmt.Errorf("etcd: write %s: %w: %w", key, err, lockapi.ErrUnknown)
 	case !r.Succeeded:
-		return fmt.Errorf("etcd: write %s: lock key %s is no longer create revision %d: %w", key, h.key, h.rev, backends.ErrRejected)
+		return fmt.Errorf("etcd: write %s: lock key %s is no longer create revision %d: %w", key, h.key, h.rev, lockapi.ErrRejected)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/backends/etcd"
-	"github.com/locklab/locklab/live/proc"
+	"github.com/locklab/locklab/internal/proc"
 )
 
 // Binary finds Debian's etcd server (package etcd-server).

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/backends/etcd"
-	"github.com/locklab/locklab/live/proc/proctest"
+	"github.com/locklab/locklab/internal/proc/proctest"
 )
 
 // TestAMemberWhosePortWasTakenIsNotReady: another cluster's etcd that took a

@@ -1,6 +1,6 @@
 // Package etcd is the live form of locklab's etcd system: a real etcd
 // cluster (Debian's etcd-server 3.4, members etcd1..etcdN on loopback,
-// started and stopped by locklab with live/proc) and the real client,
+// started and stopped by locklab with internal/proc) and the real client,
 // go.etcd.io/etcd/client/v3 v3.7.3 with concurrency.Session and
 // concurrency.Mutex.
 //

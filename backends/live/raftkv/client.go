@@ -6,11 +6,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/holds"
 	"github.com/locklab/locklab/backends/live/faultnet"
 	"github.com/locklab/locklab/backends/raftkv"
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // Client is the live lock client (RheaKV's DistributedLock), the same
@@ -22,34 +22,34 @@ import (
 // its own, with its own Env (the same node: a pause of the client stops it).
 type Client struct {
 	c        *Cluster
-	env      backends.Env
-	watchEnv func() backends.Env
+	env      lockapi.Env
+	watchEnv func() lockapi.Env
 	id       string
 
 	mu      sync.Mutex
 	leader  int
 	seqs    map[string]uint64
 	held    map[string]*holds.Hold
-	onRenew func(l backends.Lease, done bool, err error)
+	onRenew func(l lockapi.Lease, done bool, err error)
 }
 
 var (
-	_ backends.Lock          = (*Client)(nil)
-	_ backends.RenewObserver = (*Client)(nil)
+	_ lockapi.Lock          = (*Client)(nil)
+	_ lockapi.RenewObserver = (*Client)(nil)
 )
 
 // NewClient returns a lock client for the client node env.Name(). watchEnv
 // makes the Env of each watchdog goroutine (same node, own randomness).
-func (c *Cluster) NewClient(env backends.Env, watchEnv func() backends.Env) *Client {
+func (c *Cluster) NewClient(env lockapi.Env, watchEnv func() lockapi.Env) *Client {
 	return &Client{c: c, env: env, watchEnv: watchEnv, id: fmt.Sprintf("%s-%08x", env.Name(), env.Rand().Uint32()),
 		leader: env.Rand().IntN(len(c.nodes)), seqs: map[string]uint64{}, held: map[string]*holds.Hold{}}
 }
 
 // OnRenew registers the watchdog observer.
 // Calls are serialised: watchdogs of several holds may renew at once.
-func (cl *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) {
+func (cl *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) {
 	var mu sync.Mutex
-	cl.onRenew = func(l backends.Lease, done bool, err error) {
+	cl.onRenew = func(l lockapi.Lease, done bool, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		fn(l, done, err)
@@ -64,7 +64,7 @@ func (cl *Client) watchdogSession(key string) string { return cl.id + "/watchdog
 
 // request sends cmd under session from env's node until a leader answers,
 // the retry budget is spent, or the state machine refuses it.
-func (cl *Client) request(env backends.Env, session string, cmd lockfsm.Command) (lockfsm.Result, error) {
+func (cl *Client) request(env lockapi.Env, session string, cmd lockfsm.Command) (lockfsm.Result, error) {
 	o := cl.c.opts
 	cl.mu.Lock()
 	cl.seqs[session]++
@@ -85,7 +85,7 @@ func (cl *Client) request(env backends.Env, session string, cmd lockfsm.Command)
 		next := (target + 1) % len(cl.c.nodes)
 		switch {
 		case errors.Is(err, faultnet.ErrClosed):
-			return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s: %w: %w", cmd.Op, cmd.Key, backends.ErrUnknown, err)
+			return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s: %w: %w", cmd.Op, cmd.Key, lockapi.ErrUnknown, err)
 		case err != nil:
 			uncertain = err
 			cl.setLeader(next)
@@ -98,7 +98,7 @@ func (cl *Client) request(env backends.Env, session string, cmd lockfsm.Command)
 				break
 			}
 			cl.setLeader(next)
-			env.Sleep(backends.Backoff(env.Rand(), o.BackoffMax))
+			env.Sleep(lockapi.Backoff(env.Rand(), o.BackoffMax))
 		case r.Invalid != "":
 			return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s refused: %s", cmd.Op, cmd.Key, r.Invalid)
 		case r.Result.Code == lockfsm.Stale:
@@ -110,7 +110,7 @@ func (cl *Client) request(env backends.Env, session string, cmd lockfsm.Command)
 		if env.Mono() >= until {
 			if uncertain != nil {
 				return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s: %d attempts in %v, last uncertain: %w: %w",
-					cmd.Op, cmd.Key, attempt, o.RetryBudget, backends.ErrUnknown, uncertain)
+					cmd.Op, cmd.Key, attempt, o.RetryBudget, lockapi.ErrUnknown, uncertain)
 			}
 			return lockfsm.Result{}, fmt.Errorf("raftkv: %s %s: %d attempts in %v: %w", cmd.Op, cmd.Key, attempt, o.RetryBudget, raftkv.ErrNoLeader)
 		}
@@ -133,7 +133,7 @@ func describeOwner(r lockfsm.Result) string {
 
 // Acquire takes key (reentrantly if this client holds it), retrying try-lock
 // with random back-off until wait is spent on the client's monotonic clock.
-func (cl *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (cl *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	env, o := cl.env, cl.c.opts
 	start := env.Mono()
 	var uncertain, last error
@@ -146,7 +146,7 @@ func (cl *Client) Acquire(key string, wait time.Duration) (backends.Lease, error
 			return cl.granted(key, r, sent), nil
 		case err == nil:
 			last = errors.New(describeOwner(r))
-		case backends.Unknown(err):
+		case lockapi.Unknown(err):
 			uncertain = err
 		default:
 			last = err
@@ -154,16 +154,16 @@ func (cl *Client) Acquire(key string, wait time.Duration) (backends.Lease, error
 		elapsed := env.Mono() - start
 		if elapsed >= wait {
 			if uncertain != nil {
-				return backends.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts, one uncertain: %w", key, attempt, uncertain)
+				return lockapi.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts, one uncertain: %w", key, attempt, uncertain)
 			}
-			return backends.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts in %v, last: %v: %w", key, attempt, elapsed,
-				last, backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("raftkv: acquire %s: %d attempts in %v, last: %v: %w", key, attempt, elapsed,
+				last, lockapi.ErrNotAcquired)
 		}
-		backends.SleepBackoff(env, o.BackoffMax, wait-elapsed)
+		lockapi.SleepBackoff(env, o.BackoffMax, wait-elapsed)
 	}
 }
 
-func (cl *Client) granted(key string, r lockfsm.Result, sent time.Duration) backends.Lease {
+func (cl *Client) granted(key string, r lockfsm.Result, sent time.Duration) lockapi.Lease {
 	o := cl.c.opts
 	deadline := sent + o.Lease
 	cl.mu.Lock()
@@ -177,7 +177,7 @@ func (cl *Client) granted(key string, r lockfsm.Result, sent time.Duration) back
 	if h != nil {
 		h.Released = true
 	}
-	lease := backends.Lease{Key: key, Owner: cl.Acquirer(key), Token: r.Owner.Token, HasToken: true, Deadline: deadline}
+	lease := lockapi.Lease{Key: key, Owner: cl.Acquirer(key), Token: r.Owner.Token, HasToken: true, Deadline: deadline}
 	h = &holds.Hold{Lease: lease, Count: 1}
 	cl.held[key] = h
 	if o.Watchdog {
@@ -189,7 +189,7 @@ func (cl *Client) granted(key string, r lockfsm.Result, sent time.Duration) back
 
 // watchdog renews h every lease·2/3 until it is released or found lost. It
 // ends when the run ends (its Env's Sleep does not return then).
-func (cl *Client) watchdog(w backends.Env, h *holds.Hold) {
+func (cl *Client) watchdog(w lockapi.Env, h *holds.Hold) {
 	o := cl.c.opts
 	for {
 		w.Sleep(o.Lease * 2 / 3)
@@ -206,7 +206,7 @@ func (cl *Client) watchdog(w backends.Env, h *holds.Hold) {
 		r, err := cl.request(w, cl.watchdogSession(lease.Key), lockfsm.Command{Op: lockfsm.OpKeepLease, Key: lease.Key,
 			Acquirer: lease.Owner, Lease: o.Lease})
 		if err == nil && !r.Success {
-			err = fmt.Errorf("raftkv: keep lease %s: %s: %w", lease.Key, describeOwner(r), backends.ErrNotHeld)
+			err = fmt.Errorf("raftkv: keep lease %s: %s: %w", lease.Key, describeOwner(r), lockapi.ErrNotHeld)
 		}
 		if err == nil {
 			cl.mu.Lock()
@@ -217,7 +217,7 @@ func (cl *Client) watchdog(w backends.Env, h *holds.Hold) {
 		if cl.onRenew != nil {
 			cl.onRenew(lease, true, err)
 		}
-		if errors.Is(err, backends.ErrNotHeld) {
+		if errors.Is(err, lockapi.ErrNotHeld) {
 			return
 		}
 	}
@@ -225,7 +225,7 @@ func (cl *Client) watchdog(w backends.Env, h *holds.Hold) {
 
 // Release gives back one acquire of l (see the simulated client: the last
 // release drains acquires that took effect without the client knowing).
-func (cl *Client) Release(l backends.Lease) error {
+func (cl *Client) Release(l lockapi.Lease) error {
 	cl.mu.Lock()
 	h := cl.held[l.Key]
 	if h != nil && (h.Released || h.Lease.Owner != l.Owner) {
@@ -256,13 +256,13 @@ const maxDrain = 16
 
 var errStillHeld = errors.New("still held")
 
-func (cl *Client) unlock(l backends.Lease) error {
+func (cl *Client) unlock(l lockapi.Lease) error {
 	r, err := cl.request(cl.env, cl.mainSession(), lockfsm.Command{Op: lockfsm.OpUnlock, Key: l.Key, Acquirer: l.Owner})
 	switch {
 	case err != nil:
 		return fmt.Errorf("raftkv: release %s: %w", l.Key, err)
 	case !r.Success:
-		return fmt.Errorf("raftkv: release %s: %s: %w", l.Key, describeOwner(r), backends.ErrNotHeld)
+		return fmt.Errorf("raftkv: release %s: %s: %w", l.Key, describeOwner(r), lockapi.ErrNotHeld)
 	case r.Owner.Acquires > 0:
 		return errStillHeld
 	}

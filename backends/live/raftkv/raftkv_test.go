@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/live/faultnet"
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // testEnv is a plain live Env: the Net's clocks, real sleep.
@@ -72,12 +72,12 @@ func TestClusterGrantsWithTokensAndRedirects(t *testing.T) {
 func grantsWithTokens(t *testing.T, nodes int) {
 	net, c := startCluster(t, func(o *Options) { o.Nodes = nodes })
 	require.Len(t, c.Names(), nodes)
-	a := c.NewClient(newEnv(net, "c1", 1), func() backends.Env { return newEnv(net, "c1", 2) })
-	b := c.NewClient(newEnv(net, "c2", 3), func() backends.Env { return newEnv(net, "c2", 4) })
+	a := c.NewClient(newEnv(net, "c1", 1), func() lockapi.Env { return newEnv(net, "c1", 2) })
+	b := c.NewClient(newEnv(net, "c2", 3), func() lockapi.Env { return newEnv(net, "c2", 4) })
 	la, err := a.Acquire("k", 0)
 	require.NoError(t, err)
 	_, err = b.Acquire("k", 0)
-	assert.ErrorIs(t, err, backends.ErrNotAcquired, "held by c1")
+	assert.ErrorIs(t, err, lockapi.ErrNotAcquired, "held by c1")
 	require.NoError(t, a.Release(la))
 	lb, err := b.Acquire("k", time.Second)
 	require.NoError(t, err)
@@ -113,7 +113,7 @@ func TestLeaderIsolationElectsAnotherLeader(t *testing.T) {
 
 func TestCrashRestartKeepsTheLockState(t *testing.T) {
 	net, c := startCluster(t, func(o *Options) { o.SnapshotThreshold = 2; o.TrailingLogs = 1 })
-	a := c.NewClient(newEnv(net, "c1", 1), func() backends.Env { return newEnv(net, "c1", 2) })
+	a := c.NewClient(newEnv(net, "c1", 1), func() lockapi.Env { return newEnv(net, "c1", 2) })
 	for range 5 {
 		l, err := a.Acquire("k", time.Second)
 		require.NoError(t, err)
@@ -146,7 +146,7 @@ func TestCrashRestartKeepsTheLockState(t *testing.T) {
 // to it again.
 func TestRestartWithLostStoresRejoinsEmpty(t *testing.T) {
 	net, c := startCluster(t, func(o *Options) { o.Restart = RestartLose })
-	a := c.NewClient(newEnv(net, "c1", 1), func() backends.Env { return newEnv(net, "c1", 2) })
+	a := c.NewClient(newEnv(net, "c1", 1), func() lockapi.Env { return newEnv(net, "c1", 2) })
 	l, err := a.Acquire("k", time.Second)
 	require.NoError(t, err)
 	var follower string

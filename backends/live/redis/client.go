@@ -10,9 +10,9 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/holds"
 	simredis "github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // Topology is where a live client finds Redis.
@@ -47,8 +47,8 @@ func CheckOptions(o simredis.Options) error {
 // doc). Acquire and Release are called from one goroutine; watchdogs run on
 // their own.
 type Client struct {
-	env      backends.Env
-	watchEnv func() backends.Env
+	env      lockapi.Env
+	watchEnv func() lockapi.Env
 	topo     Topology
 	opts     simredis.Options
 
@@ -59,18 +59,18 @@ type Client struct {
 	stale    bool
 	seq      int
 	held     map[string]*holds.Hold
-	onRenew  func(l backends.Lease, done bool, err error)
+	onRenew  func(l lockapi.Lease, done bool, err error)
 	closed   bool
 }
 
 var (
-	_ backends.Lock          = (*Client)(nil)
-	_ backends.RenewObserver = (*Client)(nil)
+	_ lockapi.Lock          = (*Client)(nil)
+	_ lockapi.RenewObserver = (*Client)(nil)
 )
 
 // NewClient returns a live lock client for the client node env.Name();
 // watchEnv makes the Env of each watchdog goroutine.
-func NewClient(env backends.Env, watchEnv func() backends.Env, t Topology, o simredis.Options) *Client {
+func NewClient(env lockapi.Env, watchEnv func() lockapi.Env, t Topology, o simredis.Options) *Client {
 	c := &Client{env: env, watchEnv: watchEnv, topo: t, opts: o, conns: map[string]*goredis.Client{},
 		primary: t.Primary, held: map[string]*holds.Hold{}}
 	if t.Sentinel != "" {
@@ -126,9 +126,9 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // OnRenew registers the watchdog observer (calls are serialised).
-func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) {
+func (c *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) {
 	var mu sync.Mutex
-	c.onRenew = func(l backends.Lease, done bool, err error) {
+	c.onRenew = func(l lockapi.Lease, done bool, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		fn(l, done, err)
@@ -199,7 +199,7 @@ func (c *Client) budgetClock() time.Duration {
 
 // Acquire takes the lock, retrying with random back-off until wait is spent
 // (on the budget clock), as the simulated client.
-func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	c.seq++
 	owner := fmt.Sprintf("%s-%d-%08x", c.env.Name(), c.seq, c.env.Rand().Uint32())
 	start := c.budgetClock()
@@ -209,29 +209,29 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		switch {
 		case err == nil:
 			return lease, nil
-		case backends.Unknown(err):
+		case lockapi.Unknown(err):
 			unknown = err
-		case !errors.Is(err, backends.ErrNotAcquired):
+		case !errors.Is(err, lockapi.ErrNotAcquired):
 			refusal = err
 		}
 		elapsed := c.budgetClock() - start
 		if elapsed >= wait {
 			switch {
 			case unknown != nil:
-				return backends.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts, one uncertain: %w", key, attempt, unknown)
+				return lockapi.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts, one uncertain: %w", key, attempt, unknown)
 			case refusal != nil:
-				return backends.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts in %v, last: %v: %w",
-					key, attempt, elapsed, refusal, backends.ErrNotAcquired)
+				return lockapi.Lease{}, fmt.Errorf("redis: acquire %s: %d attempts in %v, last: %v: %w",
+					key, attempt, elapsed, refusal, lockapi.ErrNotAcquired)
 			}
-			return backends.Lease{}, fmt.Errorf("redis: acquire %s: held by another client after %d attempts in %v: %w",
-				key, attempt, elapsed, backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("redis: acquire %s: held by another client after %d attempts in %v: %w",
+				key, attempt, elapsed, lockapi.ErrNotAcquired)
 		}
-		backends.SleepBackoff(c.env, c.opts.BackoffMax, wait-elapsed)
+		lockapi.SleepBackoff(c.env, c.opts.BackoffMax, wait-elapsed)
 	}
 }
 
 // attempt is one SET NX PX (with its token and WAIT, as configured).
-func (c *Client) attempt(key, owner string) (backends.Lease, error) {
+func (c *Client) attempt(key, owner string) (lockapi.Lease, error) {
 	o := c.opts
 	sent := c.env.Mono()
 	ttl := o.TTL.Milliseconds()
@@ -266,12 +266,12 @@ func (c *Client) attempt(key, owner string) (backends.Lease, error) {
 		return nil
 	})
 	if err != nil {
-		return backends.Lease{}, err
+		return lockapi.Lease{}, err
 	}
 	if !ok {
-		return backends.Lease{}, backends.ErrNotAcquired
+		return lockapi.Lease{}, lockapi.ErrNotAcquired
 	}
-	lease := backends.Lease{Key: key, Owner: owner, Deadline: sent + o.TTL, Detail: "granted by " + granter}
+	lease := lockapi.Lease{Key: key, Owner: owner, Deadline: sent + o.TTL, Detail: "granted by " + granter}
 	if o.Fencing {
 		lease.Token, lease.HasToken = uint64(token), true
 	}
@@ -281,8 +281,8 @@ func (c *Client) attempt(key, owner string) (backends.Lease, error) {
 			_, _ = c.do(o.RequestTimeout, func(ctx context.Context, cl *goredis.Client) error {
 				return releaseLua.Run(ctx, cl, []string{key}, owner).Err()
 			})
-			return backends.Lease{}, fmt.Errorf("WAIT %d after SET on %s: %d replica(s) acknowledged: %w",
-				o.Wait, granter, max(acked, 0), backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("WAIT %d after SET on %s: %d replica(s) acknowledged: %w",
+				o.Wait, granter, max(acked, 0), lockapi.ErrNotAcquired)
 		}
 		lease.Detail += fmt.Sprintf(", WAIT %d: %d replica(s) acknowledged", o.Wait, acked)
 	}
@@ -298,7 +298,7 @@ func (c *Client) attempt(key, owner string) (backends.Lease, error) {
 
 // watchdog renews h every TTL/3 until it is released or found lost; it ends
 // when the run ends (its Env's Sleep does not return then).
-func (c *Client) watchdog(w backends.Env, h *holds.Hold) {
+func (c *Client) watchdog(w lockapi.Env, h *holds.Hold) {
 	o := c.opts
 	for {
 		w.Sleep(o.TTL / 3)
@@ -319,7 +319,7 @@ func (c *Client) watchdog(w backends.Env, h *holds.Hold) {
 			return err
 		})
 		if err == nil && n == 0 {
-			err = fmt.Errorf("redis: renew %s: %w", lease.Key, backends.ErrNotHeld)
+			err = fmt.Errorf("redis: renew %s: %w", lease.Key, lockapi.ErrNotHeld)
 		} else if err != nil {
 			err = fmt.Errorf("redis: renew %s: %w", lease.Key, err)
 		}
@@ -332,14 +332,14 @@ func (c *Client) watchdog(w backends.Env, h *holds.Hold) {
 		if c.onRenew != nil {
 			c.onRenew(lease, true, err)
 		}
-		if errors.Is(err, backends.ErrNotHeld) {
+		if errors.Is(err, lockapi.ErrNotHeld) {
 			return
 		}
 	}
 }
 
 // Release gives the lock back with the configured release variant.
-func (c *Client) Release(l backends.Lease) error {
+func (c *Client) Release(l lockapi.Lease) error {
 	c.mu.Lock()
 	if h := c.held[l.Key]; h != nil && h.Lease.Owner == l.Owner {
 		h.Released = true
@@ -359,7 +359,7 @@ func (c *Client) Release(l backends.Lease) error {
 			return err
 		}
 		if n == 0 {
-			return fmt.Errorf("redis: DEL %s: no such key: %w", l.Key, backends.ErrNotHeld)
+			return fmt.Errorf("redis: DEL %s: no such key: %w", l.Key, lockapi.ErrNotHeld)
 		}
 		return nil
 	case simredis.ReleaseCheckThenDel:
@@ -373,7 +373,7 @@ func (c *Client) Release(l backends.Lease) error {
 			return err
 		}
 		if v != l.Owner {
-			return fmt.Errorf("redis: release %s: value is %q, not ours: %w", l.Key, v, backends.ErrNotHeld)
+			return fmt.Errorf("redis: release %s: value is %q, not ours: %w", l.Key, v, lockapi.ErrNotHeld)
 		}
 		_, err = c.do(t, func(ctx context.Context, cl *goredis.Client) error { return cl.Del(ctx, l.Key).Err() })
 		return err
@@ -388,7 +388,7 @@ func (c *Client) Release(l backends.Lease) error {
 			return err
 		}
 		if n == 0 {
-			return fmt.Errorf("redis: release %s: %w", l.Key, backends.ErrNotHeld)
+			return fmt.Errorf("redis: release %s: %w", l.Key, lockapi.ErrNotHeld)
 		}
 		return nil
 	}

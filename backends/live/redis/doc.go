@@ -17,7 +17,7 @@
 // it and a release counts what each instance answered.
 //
 // Outcomes map as in the simulator: a request that timed out (or whose
-// connection broke after it was sent) is indeterminate (backends.ErrUnknown);
+// connection broke after it was sent) is indeterminate (lockapi.ErrUnknown);
 // a refused connection or an error reply (READONLY, LOADING) is certain. The
 // lease deadline is counted from the moment the request was sent, on the
 // client's monotonic clock.

@@ -8,7 +8,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // classify wraps a go-redis error from instance: certain when the command
@@ -26,11 +26,11 @@ func classify(instance string, err error) error {
 	if errors.As(err, &op) && op.Op == "dial" {
 		return fmt.Errorf("redis %s: connection refused: %w", instance, err)
 	}
-	return fmt.Errorf("redis %s: %w: %w", instance, backends.ErrUnknown, err)
+	return fmt.Errorf("redis %s: %w: %w", instance, lockapi.ErrUnknown, err)
 }
 
 // refused reports whether err (from classify) says the command did not run.
-func refused(err error) bool { return err != nil && !backends.Unknown(err) }
+func refused(err error) bool { return err != nil && !lockapi.Unknown(err) }
 
 // newConn is a go-redis client for one instance at addr: every request bounded
 // by its context, no retries of its own (the lock recipes retry), no client

@@ -9,9 +9,9 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 
-	"github.com/locklab/locklab/backends"
 	simredis "github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/backends/redlock"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // replyError is an error reply of the server, as go-redis returns one.
@@ -33,7 +33,7 @@ func TestOutcomesOfFailedRequests(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := classify("redis", tc.err)
-			assert.Equal(t, tc.unknown, backends.Unknown(err), "%v", err)
+			assert.Equal(t, tc.unknown, lockapi.Unknown(err), "%v", err)
 			assert.Equal(t, !tc.unknown, refused(err))
 			assert.Contains(t, err.Error(), "redis redis")
 		})

@@ -14,9 +14,9 @@ import (
 	rsgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/backends"
 	simredis "github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/backends/redlock"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // RedsyncVersion is the redsync version the live Redlock client runs.
@@ -52,7 +52,7 @@ type RedlockTopology struct {
 // Redlock is the live Redlock client of one client node: redsync, one try
 // per attempt, with locklab's retry loop.
 type Redlock struct {
-	env   backends.Env
+	env   lockapi.Env
 	topo  RedlockTopology
 	opts  redlock.Options
 	rs    *redsync.Redsync
@@ -61,10 +61,10 @@ type Redlock struct {
 	rec   *recorder
 }
 
-var _ backends.Lock = (*Redlock)(nil)
+var _ lockapi.Lock = (*Redlock)(nil)
 
 // NewRedlock returns a live Redlock client for the client node env.Name().
-func NewRedlock(env backends.Env, t RedlockTopology, o redlock.Options) *Redlock {
+func NewRedlock(env lockapi.Env, t RedlockTopology, o redlock.Options) *Redlock {
 	r := &Redlock{env: env, topo: t, opts: o, rec: &recorder{}}
 	var pools []rsredis.Pool
 	for i, name := range t.Instances {
@@ -159,7 +159,7 @@ func (r *Redlock) mutex(key string, opts ...redsync.Option) *redsync.Mutex {
 
 // Acquire runs Redlock attempts (redsync TryLock) with random back-off until
 // wait is spent on the client's monotonic clock.
-func (r *Redlock) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (r *Redlock) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	start := r.env.Mono()
 	for attempt := 1; ; attempt++ {
 		lease, err := r.attempt(key)
@@ -168,14 +168,14 @@ func (r *Redlock) Acquire(key string, wait time.Duration) (backends.Lease, error
 		}
 		elapsed := r.env.Mono() - start
 		if elapsed >= wait {
-			return backends.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v: %w",
-				key, attempt, elapsed, err, backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v: %w",
+				key, attempt, elapsed, err, lockapi.ErrNotAcquired)
 		}
-		backends.SleepBackoff(r.env, r.opts.BackoffMax, wait-elapsed)
+		lockapi.SleepBackoff(r.env, r.opts.BackoffMax, wait-elapsed)
 	}
 }
 
-func (r *Redlock) attempt(key string) (backends.Lease, error) {
+func (r *Redlock) attempt(key string) (lockapi.Lease, error) {
 	v := r.env.Rand().Uint64()
 	value := strconv.FormatUint(v, 10)
 	r.rec.reset()
@@ -207,19 +207,19 @@ func (r *Redlock) attempt(key string) (backends.Lease, error) {
 	votes := fmt.Sprintf("%s (%d/%d)", gr, len(granted), n)
 	if lockErr != nil {
 		if len(granted) >= q {
-			return backends.Lease{}, fmt.Errorf("granted by %s but no validity left (redsync: %v)", votes, lockErr)
+			return lockapi.Lease{}, fmt.Errorf("granted by %s but no validity left (redsync: %v)", votes, lockErr)
 		}
-		return backends.Lease{}, fmt.Errorf("granted by %s, quorum %d; %s", votes, q, strings.Join(others, ", "))
+		return lockapi.Lease{}, fmt.Errorf("granted by %s, quorum %d; %s", votes, q, strings.Join(others, ", "))
 	}
 	validity := time.Until(m.Until())
-	lease := backends.Lease{Key: key, Owner: value, Token: v, HasToken: true, Deadline: r.env.Mono() + validity}
+	lease := lockapi.Lease{Key: key, Owner: value, Token: v, HasToken: true, Deadline: r.env.Mono() + validity}
 	if r.opts.Token == redlock.TokenExternal {
 		ctx, cancel := context.WithTimeout(context.Background(), r.opts.RequestTimeout)
 		tok, err := r.fence.Incr(ctx, key+":fence").Result()
 		cancel()
 		if err != nil {
 			r.releaseAll(key, value)
-			return backends.Lease{}, fmt.Errorf("external token from %s: %w", redlock.FenceName, classify(redlock.FenceName, err))
+			return lockapi.Lease{}, fmt.Errorf("external token from %s: %w", redlock.FenceName, classify(redlock.FenceName, err))
 		}
 		lease.Token = uint64(tok)
 	}
@@ -242,7 +242,7 @@ func (r *Redlock) releaseAll(key, value string) {
 // lock was ours to release; see backends/redlock.Client.Release. Redsync's
 // compare-and-delete answers 0 for "another value" without naming it, so
 // "another holds a majority" counts every other value together.
-func (r *Redlock) Release(l backends.Lease) error {
+func (r *Redlock) Release(l lockapi.Lease) error {
 	valid := r.env.Mono() < l.Deadline
 	r.releaseAll(l.Key, l.Owner)
 	released, timedOut, held := 0, 0, 0
@@ -267,16 +267,16 @@ func (r *Redlock) Release(l backends.Lease) error {
 		return nil
 	case released+timedOut >= q:
 		return fmt.Errorf("redlock: release %s: deleted on %d instance(s), %d timed out, quorum %d: %w",
-			l.Key, released, timedOut, q, backends.ErrUnknown)
+			l.Key, released, timedOut, q, lockapi.ErrUnknown)
 	case !valid:
 		return fmt.Errorf("redlock: release %s: our value was on %d instance(s) only, quorum %d: the lease had run out: %w",
-			l.Key, released, q, backends.ErrNotHeld)
+			l.Key, released, q, lockapi.ErrNotHeld)
 	case held >= q:
 		return fmt.Errorf("redlock: release %s: our value was on %d instance(s), other values on %d, quorum %d: the lock is another's: %w",
-			l.Key, released, held, q, backends.ErrNotHeld)
+			l.Key, released, held, q, lockapi.ErrNotHeld)
 	case released > 0:
 		return nil
 	}
 	return fmt.Errorf("redlock: release %s: our value was on 0 instance(s) only, quorum %d: already released, or lost by the instances: %w",
-		l.Key, q, backends.ErrNotHeld)
+		l.Key, q, lockapi.ErrNotHeld)
 }

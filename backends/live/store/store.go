@@ -1,7 +1,7 @@
 // Package store is the protected storage of live mode: an in-process server
-// with the same cells and fencing rule as backends/storage, reached by each
+// with the same cells and fencing rule as storage, reached by each
 // client through a faultnet.Net, so that its links can be cut and its writes
-// delayed. The messages are backends/storage's types, so a fault schedule's
+// delayed. The messages are storage's types, so a fault schedule's
 // "match": "storage.WriteReq" means the same thing live and simulated.
 //
 // This package is live-only: nothing simulated imports it.
@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/live/faultnet"
-	"github.com/locklab/locklab/backends/storage"
+	"github.com/locklab/locklab/lockapi"
+	"github.com/locklab/locklab/storage"
 )
 
 // Name is the storage's node name.
@@ -53,7 +53,7 @@ func (s *Server) cell(key string) *cell {
 	return c
 }
 
-// admit applies the fencing rule (the same as backends/storage's).
+// admit applies the fencing rule (the same as storage's).
 func (s *Server) admit(c *cell, token uint64, isWrite bool) bool {
 	if s.opts.Mode != storage.Fenced || (!isWrite && !s.opts.FenceReads) {
 		return true
@@ -105,7 +105,7 @@ type Client struct {
 	Timeout time.Duration // 0: storage.DefaultTimeout
 }
 
-var _ backends.Storage = (*Client)(nil)
+var _ lockapi.Storage = (*Client)(nil)
 
 func (c *Client) call(req any) (storage.Reply, error) {
 	timeout := c.Timeout
@@ -114,7 +114,7 @@ func (c *Client) call(req any) (storage.Reply, error) {
 	}
 	r, err := faultnet.Call(c.Net, c.Node, Name, req, timeout, func() storage.Reply { return c.Server.Serve(req) })
 	if err != nil {
-		return storage.Reply{}, fmt.Errorf("storage: %w: %w", backends.ErrUnknown, err)
+		return storage.Reply{}, fmt.Errorf("storage: %w: %w", lockapi.ErrUnknown, err)
 	}
 	return r, nil
 }
@@ -126,7 +126,7 @@ func (c *Client) Read(key string, token uint64) (int64, error) {
 		return 0, err
 	}
 	if r.Rejected {
-		return 0, fmt.Errorf("storage: read %s with token %d (highest %d): %w", key, token, r.Highest, backends.ErrRejected)
+		return 0, fmt.Errorf("storage: read %s with token %d (highest %d): %w", key, token, r.Highest, lockapi.ErrRejected)
 	}
 	return r.Value, nil
 }
@@ -138,7 +138,7 @@ func (c *Client) Write(key string, value int64, token uint64) error {
 		return err
 	}
 	if r.Rejected {
-		return fmt.Errorf("storage: write %s with token %d (highest %d): %w", key, token, r.Highest, backends.ErrRejected)
+		return fmt.Errorf("storage: write %s with token %d (highest %d): %w", key, token, r.Highest, lockapi.ErrRejected)
 	}
 	return nil
 }

@@ -16,9 +16,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/locklab/locklab/backends"
 	"github.com/locklab/locklab/backends/live/netgate"
 	"github.com/locklab/locklab/backends/zookeeper"
+	"github.com/locklab/locklab/lockapi"
 )
 
 // Client-side outcomes of a request, as in the simulated client.
@@ -32,7 +32,7 @@ var (
 
 // hold is a lock the client believes it holds.
 type hold struct {
-	lease   backends.Lease
+	lease   lockapi.Lease
 	path    string
 	session int64
 	count   int
@@ -62,8 +62,8 @@ type hold struct {
 // whether or not the ensemble still keeps the old one (CURATOR-604).
 type Client struct {
 	o     zookeeper.Options
-	env   backends.Env
-	fork  func() backends.Env
+	env   lockapi.Env
+	fork  func() lockapi.Env
 	reg   *Registry
 	addrs []string
 	dial  *netgate.Dialer
@@ -79,12 +79,12 @@ type Client struct {
 	suspendedAt time.Duration
 	lastHeard   time.Duration
 	held        map[string]*hold
-	onRenew     func(l backends.Lease, done bool, err error)
+	onRenew     func(l lockapi.Lease, done bool, err error)
 }
 
 var (
-	_ backends.Lock          = (*Client)(nil)
-	_ backends.RenewObserver = (*Client)(nil)
+	_ lockapi.Lock          = (*Client)(nil)
+	_ lockapi.RenewObserver = (*Client)(nil)
 )
 
 // errGivenUp refuses the dials of a connection whose session the client gave
@@ -95,7 +95,7 @@ var errGivenUp = errors.New("zookeeper: the session of this connection was given
 // session-timeout option) and starts its watchdog. The client knows every
 // server: it connects to the first-th (zk1 is 0) and, when a connection is
 // lost, resumes its session on the next one, as the simulated client does.
-func (e *Ensemble) NewClient(env backends.Env, fork func() backends.Env, d *netgate.Dialer, reg *Registry, first int) (*Client, error) {
+func (e *Ensemble) NewClient(env lockapi.Env, fork func() lockapi.Env, d *netgate.Dialer, reg *Registry, first int) (*Client, error) {
 	if first < 0 || first >= len(e.servers) {
 		return nil, fmt.Errorf("zookeeper client %s: no server %d of %d", env.Name(), first+1, len(e.servers))
 	}
@@ -166,7 +166,7 @@ func (c *Client) connect(first int) error {
 // loseAfter is Curator's ConnectionStateManager: it calls the session LOST
 // the session timeout after SUSPENDED began (at since), unless a connection
 // with the session came back meanwhile.
-func (c *Client) loseAfter(w backends.Env, epoch int, since time.Duration) {
+func (c *Client) loseAfter(w lockapi.Env, epoch int, since time.Duration) {
 	w.Sleep(since + c.o.SessionTimeout - w.Mono())
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -230,9 +230,9 @@ func (c *Client) Server() string { return c.zk().Server() }
 func (c *Client) Session() int64 { return c.zk().SessionID() }
 
 // OnRenew registers the observer of the belief's renewals.
-func (c *Client) OnRenew(fn func(l backends.Lease, done bool, err error)) {
+func (c *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) {
 	var mu sync.Mutex
-	c.onRenew = func(l backends.Lease, done bool, err error) {
+	c.onRenew = func(l lockapi.Lease, done bool, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		fn(l, done, err)
@@ -303,7 +303,7 @@ func call[T any](c *Client, f func() (T, error)) (T, error) {
 
 // watchdog checks in with the server every ping interval and moves the
 // belief of every hold of the current session.
-func (c *Client) watchdog(w backends.Env) {
+func (c *Client) watchdog(w lockapi.Env) {
 	for {
 		w.Sleep(c.ping())
 		select {
@@ -319,7 +319,7 @@ func (c *Client) watchdog(w backends.Env) {
 		if err != nil {
 			// Certain: the belief is the client's own, and without a reply
 			// it was not extended.
-			err = fmt.Errorf("ping: %w: %w", err, backends.ErrNotHeld)
+			err = fmt.Errorf("ping: %w: %w", err, lockapi.ErrNotHeld)
 		}
 		session := c.zk().SessionID()
 		for _, h := range holds {
@@ -349,7 +349,7 @@ func (c *Client) holds() []*hold {
 	return out
 }
 
-func (c *Client) observe(l backends.Lease, done bool, err error) {
+func (c *Client) observe(l lockapi.Lease, done bool, err error) {
 	if c.onRenew != nil {
 		c.onRenew(l, done, err)
 	}
@@ -362,7 +362,7 @@ func LockDir(key string) string { return "/lock/" + key }
 // reentrant on the client; otherwise create /lock/<key>/_c_<guid>-lock-
 // EPHEMERAL_SEQUENTIAL, list the children, hold if ours is the lowest, else
 // watch the next-lower node (or, with herd, the children) and look again.
-func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error) {
+func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	c.mu.Lock()
 	if h := c.held[key]; h != nil {
 		h.count++
@@ -375,7 +375,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 	guid := fmt.Sprintf("%016x", c.env.Rand().Uint64())
 	ours, stat, err := c.createLockNode(dir, guid, deadline)
 	if err != nil {
-		return backends.Lease{}, fmt.Errorf("zookeeper: acquire %s: %w", key, err)
+		return lockapi.Lease{}, fmt.Errorf("zookeeper: acquire %s: %w", key, err)
 	}
 	for {
 		if c.o.Sync {
@@ -405,7 +405,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		sortBySequence(children)
 		i := slices.Index(children, path.Base(ours))
 		if i < 0 {
-			return backends.Lease{}, fmt.Errorf("zookeeper: acquire %s: our node %s is gone (session expired): %w", key, ours, backends.ErrNotAcquired)
+			return lockapi.Lease{}, fmt.Errorf("zookeeper: acquire %s: our node %s is gone (session expired): %w", key, ours, lockapi.ErrNotAcquired)
 		}
 		if i == 0 {
 			return c.granted(key, ours, stat), nil
@@ -427,7 +427,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (backends.Lease, error)
 		}
 		left := deadline - c.env.Mono()
 		if left <= 0 {
-			return c.giveUp(ours, backends.ErrNotAcquired)
+			return c.giveUp(ours, lockapi.ErrNotAcquired)
 		}
 		timer := time.NewTimer(left)
 		select {
@@ -489,7 +489,7 @@ func (c *Client) createLockNode(dir, guid string, deadline time.Duration) (strin
 		p, err := call(c, create)
 		if errors.Is(err, zk.ErrNoNode) {
 			if err := c.ensureDir(dir, deadline); err != nil {
-				return "", nil, fmt.Errorf("%w: %w", err, backends.ErrNotAcquired)
+				return "", nil, fmt.Errorf("%w: %w", err, lockapi.ErrNotAcquired)
 			}
 			session = c.zk().SessionID()
 			p, err = call(c, create)
@@ -502,18 +502,18 @@ func (c *Client) createLockNode(dir, guid string, deadline time.Duration) (strin
 			}
 			// Created, but its stat is unknown: the token cannot be given.
 			c.giveUp(p, fmt.Errorf("stat of %s: %w", p, err))
-			return "", nil, fmt.Errorf("create %s: stat: %w (%w)", p, err, backends.ErrNotAcquired)
+			return "", nil, fmt.Errorf("create %s: stat: %w (%w)", p, err, lockapi.ErrNotAcquired)
 		}
 		if errors.Is(err, errStopped) {
-			return "", nil, fmt.Errorf("create %s: %w (%w)", prefix, err, backends.ErrNotAcquired)
+			return "", nil, fmt.Errorf("create %s: %w (%w)", prefix, err, lockapi.ErrNotAcquired)
 		}
 		uncertain = uncertain || errors.Is(err, errConnLoss)
 		last = err
 	}
 	if !uncertain {
-		return "", nil, fmt.Errorf("create %s: %w (%w)", prefix, last, backends.ErrNotAcquired)
+		return "", nil, fmt.Errorf("create %s: %w (%w)", prefix, last, lockapi.ErrNotAcquired)
 	}
-	return "", nil, fmt.Errorf("create %s: %w (%w)", prefix, last, backends.ErrUnknown)
+	return "", nil, fmt.Errorf("create %s: %w (%w)", prefix, last, lockapi.ErrUnknown)
 }
 
 // findProtected lists the lock's children for one carrying our guid. With
@@ -545,14 +545,14 @@ func (c *Client) findProtected(dir, guid string) (string, *zk.Stat, bool, error)
 	return "", nil, false, nil
 }
 
-func (c *Client) granted(key, ours string, st *zk.Stat) backends.Lease {
+func (c *Client) granted(key, ours string, st *zk.Stat) lockapi.Lease {
 	token := uint64(st.Czxid)
 	if c.o.Token == zookeeper.TokenSequence {
 		token = uint64(sequence(ours))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	l := backends.Lease{Key: key, Owner: ours, Token: token, HasToken: true, Deadline: c.lastHeard + c.window(),
+	l := lockapi.Lease{Key: key, Owner: ours, Token: token, HasToken: true, Deadline: c.lastHeard + c.window(),
 		Detail: fmt.Sprintf("node %s, czxid %#x, session %#x", ours, st.Czxid, st.EphemeralOwner)}
 	c.held[key] = &hold{lease: l, path: ours, session: st.EphemeralOwner, count: 1}
 	return l
@@ -560,28 +560,28 @@ func (c *Client) granted(key, ours string, st *zk.Stat) backends.Lease {
 
 // giveUp deletes our node after a failed wait (Curator's deleteOurPath, a
 // guaranteed delete: retried in the background until it is done).
-func (c *Client) giveUp(ours string, cause error) (backends.Lease, error) {
+func (c *Client) giveUp(ours string, cause error) (lockapi.Lease, error) {
 	c.reg.released(ours)
 	if _, err := call(c, func() (struct{}, error) { return struct{}{}, c.zk().Delete(ours, -1) }); err != nil &&
 		!errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrNoNode) {
 		go c.guaranteedDelete(c.fork(), ours)
 	}
-	if errors.Is(cause, backends.ErrNotAcquired) {
-		return backends.Lease{}, cause
+	if errors.Is(cause, lockapi.ErrNotAcquired) {
+		return lockapi.Lease{}, cause
 	}
-	return backends.Lease{}, fmt.Errorf("%w: %w", backends.ErrNotAcquired, cause)
+	return lockapi.Lease{}, fmt.Errorf("%w: %w", lockapi.ErrNotAcquired, cause)
 }
 
 // Release counts down a reentrant hold, then deletes our node. A connection
 // loss during the delete leaves the outcome unknown; with release-retry
 // (Curator's guaranteed delete) the client keeps deleting in the background,
 // without it the node stays while the session lives (CURATOR-678).
-func (c *Client) Release(l backends.Lease) error {
+func (c *Client) Release(l lockapi.Lease) error {
 	c.mu.Lock()
 	h := c.held[l.Key]
 	if h == nil || h.lease.Owner != l.Owner {
 		c.mu.Unlock()
-		return fmt.Errorf("%w: no hold of %s", backends.ErrNotHeld, l.Owner)
+		return fmt.Errorf("%w: no hold of %s", lockapi.ErrNotHeld, l.Owner)
 	}
 	if h.count--; h.count > 0 {
 		c.mu.Unlock()
@@ -593,21 +593,21 @@ func (c *Client) Release(l backends.Lease) error {
 	_, err := call(c, func() (struct{}, error) { return struct{}{}, c.zk().Delete(h.path, -1) })
 	switch {
 	case errors.Is(err, zk.ErrSessionExpired):
-		return fmt.Errorf("%w: session expired, %s deleted with it", backends.ErrNotHeld, h.path)
+		return fmt.Errorf("%w: session expired, %s deleted with it", lockapi.ErrNotHeld, h.path)
 	case errors.Is(err, zk.ErrNoNode):
-		return fmt.Errorf("%w: %s is gone", backends.ErrNotHeld, h.path)
+		return fmt.Errorf("%w: %s is gone", lockapi.ErrNotHeld, h.path)
 	case err == nil:
 		return nil
 	}
 	if c.o.ReleaseRetry {
 		go c.guaranteedDelete(c.fork(), h.path)
 	}
-	return fmt.Errorf("delete %s: %w (%w)", h.path, err, backends.ErrUnknown)
+	return fmt.Errorf("delete %s: %w (%w)", h.path, err, lockapi.ErrUnknown)
 }
 
 // guaranteedDelete keeps deleting path until it or its session is gone. Its
 // Env ends it when the run stops.
-func (c *Client) guaranteedDelete(w backends.Env, p string) {
+func (c *Client) guaranteedDelete(w lockapi.Env, p string) {
 	session := c.zk().SessionID()
 	for c.zk().SessionID() == session {
 		w.Sleep(c.ping() / 4)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/zookeeper"
-	"github.com/locklab/locklab/live/proc"
+	"github.com/locklab/locklab/internal/proc"
 )
 
 // Jar is where Debian's zookeeper package puts the server's classes.

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/backends/zookeeper"
-	"github.com/locklab/locklab/live/proc/proctest"
+	"github.com/locklab/locklab/internal/proc/proctest"
 )
 
 // TestAServerWhosePortWasTakenIsNotServing: another ensemble's server that

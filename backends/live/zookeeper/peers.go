@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/locklab/locklab/live/tcpproxy"
+	"github.com/locklab/locklab/internal/tcpproxy"
 )
 
 // peerLinks carries the server-to-server traffic of an ensemble through

@@ -1,11 +1,13 @@
-// Package backends holds the contract between workloads and the lock services
+// Package lockapi holds the contract between workloads and the lock services
 // under test: the Lock client interface, the Lease it grants, the protected
-// Storage, the client's Env (clock, sleep, randomness), and the errors that
-// classify every outcome as certain or unknown.
+// Storage, the client's Env (clock, sleep, randomness), the errors that
+// classify every outcome as certain or unknown, and the servers' own records
+// of grants and applied writes (the ground truth of a simulated run).
 //
-// Each lock system is a sub-package (redis, control, ...) that provides its
-// server models (event-driven sim.Handlers) and a client library implementing
-// Lock on top of a sim.Proc. The protected resource is backends/storage. The
+// Each lock system is a package under backends/ (redis, control, ...) that
+// provides its server models (event-driven sim.Handlers) and a client library
+// implementing Lock on top of a sim.Proc. The protected resource is package
+// storage. The
 // same interfaces will be implemented by live clients against real servers, so
 // nothing here mentions the simulator.
 //
@@ -21,4 +23,4 @@
 // verdicts judged from the history can be checked against what the servers
 // actually did (GrantLog.Breaches: two owners holding one lock at once, or a
 // lock deleted under its owner).
-package backends
+package lockapi

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -50,7 +50,7 @@ func TestFencing(t *testing.T) {
 					}
 					rejected = append(rejected, err != nil)
 					if err != nil {
-						assert.ErrorIs(t, err, backends.ErrRejected)
+						assert.ErrorIs(t, err, lockapi.ErrRejected)
 					}
 				}
 			})
@@ -69,7 +69,7 @@ func TestTimeoutIsUnknown(t *testing.T) {
 	var err error
 	cn.Spawn("c", func(p *sim.Proc) { err = (&Client{P: p, Server: sn.ID()}).Write("k", 1, 0) })
 	w.Run(time.Second)
-	assert.ErrorIs(t, err, backends.ErrUnknown)
+	assert.ErrorIs(t, err, lockapi.ErrUnknown)
 }
 
 func TestParseMode(t *testing.T) {
@@ -91,7 +91,7 @@ func TestCheckModeAsksBeforeEachWrite(t *testing.T) {
 		name    string
 		current bool
 		want    error
-	}{{"current token: applied", true, nil}, {"stale token: rejected", false, backends.ErrRejected}} {
+	}{{"current token: applied", true, nil}, {"stale token: rejected", false, lockapi.ErrRejected}} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := sim.NewWorld(sim.Config{Seed: 1})
 			var asked []uint64
@@ -132,7 +132,7 @@ func TestStorageRecordsItsWrites(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w := sim.NewWorld(sim.Config{Seed: 1})
-			log := backends.NewWriteLog()
+			log := lockapi.NewWriteLog()
 			log.Record(true)
 			sn := w.AddNode("storage", sim.NodeOptions{Handler: NewServer(Options{Mode: tc.mode, Writes: log})})
 			a, b := w.AddNode("a", sim.NodeOptions{}), w.AddNode("b", sim.NodeOptions{})

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/backends"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -64,11 +64,11 @@ type Options struct {
 	Checker func(p *sim.Proc, key string, token uint64) (current bool, err error)
 	// Writes, when set and recording, is given every write the storage
 	// applies and every read it serves, in true time: the ground truth of
-	// the data (see backends.WriteLog), kept out of the history.
-	Writes *backends.WriteLog
+	// the data (see lockapi.WriteLog), kept out of the history.
+	Writes *lockapi.WriteLog
 }
 
-// Resource is the name of the storage node's writes in a backends.WriteLog.
+// Resource is the name of the storage node's writes in a lockapi.WriteLog.
 const Resource = "storage"
 
 // ReadReq asks for the value of a cell.
@@ -229,7 +229,7 @@ type Client struct {
 // DefaultTimeout is the client's request timeout when Client.Timeout is zero.
 const DefaultTimeout = 500 * time.Millisecond
 
-var _ backends.Storage = (*Client)(nil)
+var _ lockapi.Storage = (*Client)(nil)
 
 func (c *Client) call(req any) (Reply, error) {
 	timeout := c.Timeout
@@ -238,7 +238,7 @@ func (c *Client) call(req any) (Reply, error) {
 	}
 	r, err := c.P.Call(c.Server, req, timeout)
 	if err != nil {
-		return Reply{}, fmt.Errorf("storage: %w: %w", backends.ErrUnknown, err)
+		return Reply{}, fmt.Errorf("storage: %w: %w", lockapi.ErrUnknown, err)
 	}
 	return r.(Reply), nil
 }
@@ -250,7 +250,7 @@ func (c *Client) Read(key string, token uint64) (int64, error) {
 		return 0, err
 	}
 	if r.Rejected {
-		return 0, fmt.Errorf("storage: read %s with token %d (highest %d): %w", key, token, r.Highest, backends.ErrRejected)
+		return 0, fmt.Errorf("storage: read %s with token %d (highest %d): %w", key, token, r.Highest, lockapi.ErrRejected)
 	}
 	return r.Value, nil
 }
@@ -262,7 +262,7 @@ func (c *Client) Write(key string, value int64, token uint64) error {
 		return err
 	}
 	if r.Rejected {
-		return fmt.Errorf("storage: write %s with token %d (highest %d): %w", key, token, r.Highest, backends.ErrRejected)
+		return fmt.Errorf("storage: write %s with token %d (highest %d): %w", key, token, r.Highest, lockapi.ErrRejected)
 	}
 	return nil
 }

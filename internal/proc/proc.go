@@ -13,7 +13,7 @@
 // Pause and Resume send SIGSTOP/SIGCONT to the whole group: the real-server
 // form of a process pause (a GC pause of the server). Bytes sent to a
 // stopped process wait in its socket buffers and are read on resume, so a
-// pause is not a partition (see live/tcpproxy for those).
+// pause is not a partition (see internal/tcpproxy for those).
 //
 // This package is live-only: nothing simulated imports it.
 package proc

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/live/proc"
+	"github.com/locklab/locklab/internal/proc"
 )
 
 // Group returns a temporary directory, a process group whose logs are under
