@@ -42,7 +42,17 @@
 //     one fails with its counterexample (the shrunk faults and the story);
 //   - safe-release (claims SafeRelease only): the paused holder's release
 //     after its lock went to another client frees nothing: no two clients
-//     other than it ever overlap.
+//     other than it ever overlap;
+//   - live-parity (Config.Live only; once per system, with its first claimed
+//     configuration, as the catalog's variants are the system's): every
+//     catalog variant of the system that runs live (package live) runs in
+//     real time at Config.LiveScale (or as Config.LiveTuning says), up to 3
+//     tries, and one try must match the variant's expectations (its
+//     verdicts, every fault fired, and at scale 1 its assertions, which may
+//     measure unscaled times), as the simulation does. It does not apply to a system with no
+//     live form; a variant live refuses before starting (an option or fault
+//     with no live form) is not run, and one whose server is not installed is
+//     skipped, not a misbehaviour: both are said through Config.Logf.
 //
 // A system proves itself by declaring its Claims in its registration
 // (harness.System.Claims); TestEveryRegisteredSystemConforms runs the suite on
@@ -53,6 +63,8 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -63,6 +75,8 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
@@ -82,12 +96,14 @@ const (
 	GCPauseFenced    = "gc-pause-fenced"
 	FencedSafety     = "fenced-safety"
 	SafeRelease      = "safe-release"
+	LiveParity       = "live-parity"
 	defaultPause     = 15 * time.Second
 	baselineMinShare = 0.99
 )
 
 // Properties lists every property in the order Check runs them.
-var Properties = []string{Baseline, Determinism, Declared, HonestOutcomes, ServerFaults, GCPauseUnfenced, GCPauseFenced, FencedSafety, SafeRelease}
+var Properties = []string{Baseline, Determinism, Declared, HonestOutcomes, ServerFaults, GCPauseUnfenced, GCPauseFenced, FencedSafety, SafeRelease,
+	LiveParity}
 
 // Config sizes the suite. The zero value is the default.
 type Config struct {
@@ -100,10 +116,36 @@ type Config struct {
 	// Families are the fault families fenced-safety searches (default every
 	// family of the safety matrix: sweep.SearchColumns).
 	Families []string
+	// Live runs the live-parity property: the system's catalog variants in
+	// real time against the real library or servers (default false: it
+	// takes real time, and may start real servers).
+	Live bool
+	// LiveScale multiplies every duration of a live-parity run (default
+	// 0.1, as the live package's own cross-validation of raftkv).
+	LiveScale float64
+	// LiveTuning, if set, tunes one variant's live-parity run: its scale (0:
+	// LiveScale) and the system options that override the variant's after
+	// scaling (live.Config.Options), for a variant whose story needs a
+	// timing of the real system that the scale alone does not give
+	// (hashicorp/raft's election shortened, a slower scale for a server's
+	// own timers).
+	LiveTuning func(v harness.Variant) (scale float64, options map[string]string)
+	// Logf, if set, is told what the suite skipped and why (a variant live
+	// refuses, a server that is not installed) and how each live-parity
+	// variant went, try by try; TestSystem sets it to t.Logf.
+	Logf func(format string, args ...any)
 }
 
 // DefaultBudget is the fenced-safety search's default budget per family.
 const DefaultBudget = 300
+
+// DefaultLiveScale is live-parity's default scale of every duration.
+const DefaultLiveScale = 0.1
+
+// liveTries is how many times live-parity runs a variant before its misses
+// count: a real-time run on a loaded machine can miss the moment its story
+// needs; a model that disagrees with the real system misses every try.
+const liveTries = 3
 
 // Misbehaviour is one property a system broke (or, expected to break, held).
 type Misbehaviour struct {
@@ -138,6 +180,10 @@ func TestSystem(t *testing.T, sys harness.System, cfg Config) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			cfg := cfg
+			if cfg.Logf == nil {
+				cfg.Logf = t.Logf
+			}
 			if err := Check(sys, c, cfg); err != nil {
 				t.Errorf("%s does not conform:\n%v", sys.Name, err)
 			}
@@ -160,6 +206,12 @@ func Check(sys harness.System, c harness.Claims, cfg Config) error {
 	}
 	if len(cfg.Families) == 0 {
 		cfg.Families = sweep.SearchColumns()
+	}
+	if cfg.LiveScale <= 0 {
+		cfg.LiveScale = DefaultLiveScale
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
 	}
 	if c.HolderPause <= 0 {
 		c.HolderPause = defaultPause
@@ -199,6 +251,9 @@ func (s suite) applies(p string) bool {
 		return s.c.Tokens
 	case SafeRelease:
 		return s.c.SafeRelease
+	case LiveParity:
+		return s.cfg.Live && slices.Contains(live.Systems(), s.system) &&
+			(len(s.sys.Claims) == 0 || s.c.Variant == s.sys.Claims[0].Variant)
 	}
 	return true
 }
@@ -226,6 +281,8 @@ func (s suite) run(p string) []string {
 		return s.fencedSafety()
 	case SafeRelease:
 		return s.safeRelease()
+	case LiveParity:
+		return s.liveParity()
 	}
 	panic("conformance: unknown property " + p)
 }
@@ -706,4 +763,72 @@ func verdictOf(r harness.Result, check string) models.Verdict {
 		}
 	}
 	return models.Verdict{Check: check, Result: models.Unknown, Reason: "the check did not run"}
+}
+
+// liveParity runs each of the system's catalog variants that live can run in
+// real time, up to liveTries times, and reports those no try matched (see
+// the package doc). Variants live refuses and servers not installed are
+// logged as skipped.
+func (s suite) liveParity() []string {
+	var out []string
+	for _, v := range s.variants() {
+		cfg := live.Config{Scale: s.cfg.LiveScale}
+		if s.cfg.LiveTuning != nil {
+			if scale, options := s.cfg.LiveTuning(v); scale > 0 || options != nil {
+				cfg.Scale, cfg.Options = cmp.Or(scale, cfg.Scale), options
+			}
+		}
+		if why := live.Unavailable(v.ReproTest()); why != "" {
+			s.cfg.Logf("%s: %s/%s: skipped: %s", LiveParity, s.system, v.Name, why)
+			continue
+		}
+		if _, err := live.Prepare(v.ReproTest(), cfg); errors.Is(err, live.ErrNotLive) {
+			s.cfg.Logf("%s: %s/%s: skipped: %v", LiveParity, s.system, v.Name, err)
+			continue
+		}
+		problem, err := s.liveTries(v, cfg)
+		var missing *proc.MissingError
+		switch {
+		case errors.As(err, &missing):
+			s.cfg.Logf("%s: %s/%s: skipped: %v", LiveParity, s.system, v.Name, missing)
+		case err != nil:
+			out = append(out, fmt.Sprintf("%s (live, scale %g): %v", v.Name, cfg.Scale, err))
+		case problem != "":
+			out = append(out, fmt.Sprintf("%s (live, scale %g): no try of %d matched; the last: %s", v.Name, cfg.Scale, liveTries, problem))
+		}
+	}
+	return out
+}
+
+// liveTries runs v live until it matches its expectations, at most
+// liveTries times, logging each try; it returns the last try's mismatches
+// ("" when one matched) or the error that stopped a try. At a scale other
+// than 1 a try whose verdicts match and whose faults all fired matches even
+// if the variant's own assertions missed (logged): they may measure times,
+// which the scale does not reach (an availability gap of at least 1 s).
+func (s suite) liveTries(v harness.Variant, cfg live.Config) (string, error) {
+	problem := ""
+	for try := 1; try <= liveTries; try++ {
+		o, err := live.Repro(context.Background(), v, cfg)
+		if err != nil {
+			return "", err
+		}
+		if o.Match() {
+			s.cfg.Logf("%s: %s/%s: matched live in try %d of at most %d (scale %g)", LiveParity, s.system, v.Name, try, liveTries, cfg.Scale)
+			return "", nil
+		}
+		problem = strings.Join(o.Mismatches, "; ")
+		if cfg.Scale != 1 && v.Assert != nil {
+			unasserted := v
+			unasserted.Assert = nil
+			same := func(harness.Test) (harness.Result, error) { return o.Result, nil }
+			if u, err := harness.ReproWith(unasserted, same); err == nil && u.Match() {
+				s.cfg.Logf("%s: %s/%s: matched live in try %d of at most %d (scale %g), its verdicts and faults; its assertions, not judged at this scale, missed: %s",
+					LiveParity, s.system, v.Name, try, liveTries, cfg.Scale, problem)
+				return "", nil
+			}
+		}
+		s.cfg.Logf("%s: %s/%s: live try %d of %d missed: %s", LiveParity, s.system, v.Name, try, liveTries, problem)
+	}
+	return problem, nil
 }

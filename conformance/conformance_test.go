@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"flag"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 var (
 	seeds  = flag.Int("conformance.seeds", 0, "baseline and honest-outcomes seeds per claim (0: the default, 2)")
 	budget = flag.Int("conformance.budget", 0, "fenced-safety runs per fault family (0: 100 here, 20 under -short; the suite's own default, as the safety matrix's, is 300)")
+	liveOn = flag.Bool("conformance.live", false, "run live-parity in TestEveryRegisteredSystemConforms: each system's catalog variants in real time (servers not installed are skipped)")
+	scale  = flag.Float64("conformance.live-scale", 0, "live-parity's scale of every duration (0: the suite's default, 0.1)")
 )
 
 // config is the suite's size in this package's tests: a search of 100 runs
@@ -35,6 +38,30 @@ func config() Config {
 	return c
 }
 
+// liveTuning is how the live package's own cross-validation runs each
+// system's variants (live/*_test.go): etcd at 0.2, ZooKeeper at 0.3, Redis
+// and Redlock at 0.2 (Redlock's per-instance timeout kept at 50 ms, the
+// Sentinel failover at 0.5 with down-after 100 ms), the rest at
+// -conformance.live-scale's 0.1; hashicorp/raft's election shortened where
+// a takeover must fit a scaled window. -conformance.live-scale sets every
+// scale.
+func liveTuning(v harness.Variant) (float64, map[string]string) {
+	scales := map[string]float64{"etcd": 0.2, "zookeeper": 0.3, "redis": 0.2, "redlock": 0.2}
+	var options map[string]string
+	switch {
+	case strings.HasPrefix(v.Name, "raftkv-leader-clock-ahead/"):
+		options = map[string]string{"heartbeat-timeout": "40ms", "election-timeout": "40ms", "leader-lease-timeout": "20ms"}
+	case strings.HasPrefix(v.Name, "redis-failover/"):
+		scales["redis"], options = 0.5, map[string]string{"down-after": "100ms"}
+	case v.Test.System == "redlock":
+		options = map[string]string{"request-timeout": "50ms"}
+	}
+	if *scale != 0 {
+		return *scale, options
+	}
+	return scales[v.Test.System], options
+}
+
 func system(t *testing.T, name string) harness.System {
 	t.Helper()
 	s, err := harness.FindSystem(name)
@@ -43,10 +70,17 @@ func system(t *testing.T, name string) harness.System {
 }
 
 // TestEveryRegisteredSystemConforms runs the suite on every configuration each
-// registered system claims; a system that claims nothing fails.
+// registered system claims; a system that claims nothing fails. With
+// -conformance.live it runs live-parity too (not under -short: a live run
+// takes real time).
 func TestEveryRegisteredSystemConforms(t *testing.T) {
+	c := config()
+	if *liveOn && testing.Short() {
+		t.Log("-conformance.live under -short: live-parity does not run (a live run takes real time)")
+	}
+	c.Live, c.LiveScale, c.LiveTuning = *liveOn && !testing.Short(), *scale, liveTuning
 	for _, sys := range harness.Systems() {
-		t.Run(sys.Name, func(t *testing.T) { TestSystem(t, sys, config()) })
+		t.Run(sys.Name, func(t *testing.T) { TestSystem(t, sys, c) })
 	}
 }
 
@@ -99,6 +133,33 @@ func TestTheSuiteReportsEveryMisbehaviour(t *testing.T) {
 	assert.EqualError(t, err, "redis: baseline: expected to fail (Claims.ExpectFail), but it holds")
 
 	assert.ErrorContains(t, Check(harness.System{Name: "nope"}, harness.Claims{}, Config{}), `unknown system "nope"`)
+}
+
+// TestLiveParityAppliesOncePerLiveSystemWhenAskedFor: live-parity runs only
+// with Config.Live, only for a system with a live form, and once per system
+// (with its first claimed configuration: the catalog's variants are the
+// system's, not a claim's).
+func TestLiveParityAppliesOncePerLiveSystemWhenAskedFor(t *testing.T) {
+	tests := []struct {
+		name    string
+		system  string
+		claim   int
+		live    bool
+		applies bool
+	}{
+		{"a live system, asked for", "raftkv", 0, true, true},
+		{"a live system, not asked for (the default)", "raftkv", 0, false, false},
+		{"a live system's second claim", "etcd", 1, true, false},
+		{"a system with no live form", "chubby", 0, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sys := system(t, tc.system)
+			require.Greater(t, len(sys.Claims), tc.claim)
+			s := suite{sys: sys, system: sys.Name, c: sys.Claims[tc.claim], cfg: Config{Live: tc.live}}
+			assert.Equal(t, tc.applies, s.applies(LiveParity))
+		})
+	}
 }
 
 // TestOutcomesAreJudgedAgainstTheGrantRecord: the honest-outcomes rules on

@@ -90,8 +90,8 @@ func (r *run) checkSchedule(s nemesis.Schedule) error {
 				if f.Kind == nemesis.Crash && !r.isRole(name) {
 					for _, n := range ns {
 						if !slices.Contains(r.sys.Servers, n) {
-							return fail(i, fld.name, fmt.Sprintf("%s cannot crash live: only the lock servers (%s) crash and restart",
-								n, strings.Join(r.sys.Servers, ", ")))
+							return fmt.Errorf("%w (%w)", fail(i, fld.name, fmt.Sprintf("%s cannot crash live: only the lock servers (%s) crash and restart",
+								n, strings.Join(r.sys.Servers, ", "))), ErrNotLive)
 						}
 					}
 				}
