@@ -67,6 +67,8 @@ var truthSystems = []struct {
 	{"database-unique-row", Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row"}}, 0, false},
 	{"zookeeper", Test{System: "zookeeper"}, 0, false},
 	{"zookeeper-suspend-stop", Test{System: "zookeeper", SystemOptions: map[string]string{"on-suspend": "stop"}}, 0, false},
+	{"kubernetes", Test{System: "kubernetes"}, 0, true},
+	{"kubernetes-release-on-cancel", Test{System: "kubernetes", SystemOptions: map[string]string{"release-on-cancel": "true"}}, 0, true},
 }
 
 // TestLockVerdictsAgreeWithTheServers sweeps random-fault seeds of every

@@ -1,0 +1,185 @@
+package kubernetes
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
+)
+
+// The catalog's families of this system (ranks: see scenario.Register).
+func init() {
+	scenario.Register(90, kubernetesScenarios)
+}
+
+// lateStart pauses client c2 for the first 5 s, so that c1 (the client the
+// story follows) becomes leader first.
+var lateStart = nemesis.Fault{Kind: nemesis.Pause, Targets: []string{"c2"}, Duration: nemesis.Duration(5 * time.Second)}
+
+// cutFromAPIServers cuts client node off from every API server (of n) right
+// after its first read, until the end of the run.
+func cutFromAPIServers(node string, n int) nemesis.Fault {
+	servers := make([]string, n)
+	for i := range servers {
+		servers[i] = APIServerName(i + 1)
+	}
+	return nemesis.Fault{Kind: nemesis.Partition, Groups: [][]string{{node}, servers}, After: scenario.After(node, "read")}
+}
+
+// kubernetesScenarios are client-go leader election's: the baseline, a
+// leader paused past LeaseDuration, a leader's slow clock against a clock
+// merely set wrong, a leader cut off from the API servers and an API server
+// cut off from etcd, ReleaseOnCancel after a pause, and many candidates.
+func kubernetesScenarios() []scenario.Scenario {
+	k8s := func(opts ...string) scenario.Test {
+		return scenario.Test{System: "kubernetes", Clients: 2, Seed: 1, Time: 50 * time.Second, SystemOptions: scenario.WithOpts(nil, opts...)}
+	}
+	fenced := func(t scenario.Test, fencing Fencing) scenario.Test {
+		return scenario.Fenced(t, "fencing", string(fencing))
+	}
+
+	paused := k8s()
+	paused.Schedule = scenario.Schedule(lateStart, scenario.PauseAfter("c1", "read", 30*time.Second))
+
+	// c1 leads, reads, is cut off from the API servers and works 13 s (on
+	// its own clock) before it writes.
+	clock := func(f nemesis.Fault, opts ...string) scenario.Test {
+		t := scenario.WithWorkload(k8s(opts...), "hold", "13s")
+		t.Schedule = scenario.Schedule(lateStart, cutFromAPIServers("c1", 1), f)
+		return t
+	}
+	slow := nemesis.Fault{Kind: nemesis.ClockDrift, Targets: []string{"c1"}, Drift: -0.5}
+	jumped := nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"c1"}, Amount: nemesis.Duration(-time.Hour)}
+
+	cutLeader := scenario.WithWorkload(k8s("api-servers", "3"), "hold", "25s")
+	cutLeader.Schedule = scenario.Schedule(lateStart, cutFromAPIServers("c1", 3))
+
+	etcdCut := k8s()
+	etcdCut.Schedule = scenario.Schedule(nemesis.Fault{Kind: nemesis.Partition, At: nemesis.Duration(15 * time.Second),
+		Duration: nemesis.Duration(20 * time.Second), Groups: [][]string{{"apiserver1"}, {"etcd1", "etcd2", "etcd3"}}})
+
+	releasing := func(release string) scenario.Test {
+		t := fenced(k8s("release-on-cancel", release), FencingTransitions)
+		t.Schedule = scenario.Schedule(lateStart, scenario.PauseAfter("c1", "read", 30*time.Second))
+		return t
+	}
+
+	many := func(opts ...string) scenario.Test {
+		t := k8s(append([]string{"release-on-cancel", "true"}, opts...)...)
+		t.Clients, t.Time = 10, 30*time.Second
+		return t
+	}
+
+	return []scenario.Scenario{
+		{
+			Name: "baseline-kubernetes",
+			Doc:  "client-go leader election over a Lease, one API server and 3 etcd members, client-go's defaults, 5 controllers, no faults: every check valid",
+			Variants: []scenario.Variant{{Name: "fixed", Doc: "no faults", Test: scenario.Test{System: "kubernetes", Seed: 1},
+				Expect: scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid)}},
+		},
+		{
+			Name: "kubernetes-paused-leader",
+			Doc: "controller c1 leads and pauses 30 s (a GC or stop-the-world pause) right after it read; c2 saw the Lease unchanged for " +
+				"LeaseDuration (15 s on its own clock) and took it over; c1 resumes and writes what it computed before the pause. " +
+				"The renewal c1 sent just before the pause was answered during it: on resuming, client-go takes the answer as a " +
+				"successful renewal and c1 believes it leads for RetryPeriod + RenewDeadline more (mutual exclusion broken even when fenced)",
+			Variants: []scenario.Variant{
+				{Name: "unsafe", Kind: scenario.KindGCPause, Doc: "client-go as it is (no fencing), unfenced storage: c1's stale write lands after c2's",
+					Test: paused, Expect: scenario.Expect(models.Invalid, models.Invalid)},
+				{Name: "fixed", Doc: "the Lease's leaseTransitions as a fencing token, checked by the storage: c1's token (1) is older than c2's (2), its write is rejected",
+					Test: fenced(paused, FencingTransitions), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
+					Assert: scenario.WritesRejected(1)},
+				{Name: "fixed-resource-version", Doc: "the resourceVersion of the Lease write that made each leader, checked by the storage: c1's stale write is rejected",
+					Test: fenced(paused, FencingResourceVersion), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
+					Assert: scenario.WritesRejected(1)},
+			},
+		},
+		{
+			Name: "kubernetes-slow-clock",
+			Doc: "leader c1 is cut off from the API server right after it read and works 13 s on its own clock before it writes; " +
+				"c2 takes the Lease over once it has seen it unchanged for LeaseDuration on c2's clock",
+			Variants: []scenario.Variant{
+				{Name: "unsafe", NoHunt: "the overlap needs a slow clock on the leader and a cut together, past what random faults draw at once",
+					Doc: "c1's clock runs at half speed: its RenewDeadline (10 s on its clock) lasts 20 s, so it still believes it leads when c2, " +
+						"15 s after it last saw the Lease change, takes over; c1's late write lands after c2's",
+					Test: clock(slow), Expect: scenario.Expect(models.Invalid, models.Invalid)},
+				{Name: "offset-only", Doc: "c1's wall clock is set an hour back instead: the elector compares only times it took itself on its " +
+					"monotonic clock (observedTime), the Lease's renewTime only tells it that the record changed; c1 stops leading and writes before c2 takes over",
+					Test: clock(jumped), Expect: scenario.Expect(models.Valid, models.Valid)},
+				{Name: "fixed", Doc: "half-speed clock on c1, lease-duration 30s: client-go's rule, LeaseDuration/RenewDeadline at least the rate " +
+					"skew to tolerate (here 3 against 2): c2 waits 30 s, c1 has written by then",
+					Test: clock(slow, "lease-duration", "30s"), Expect: scenario.Expect(models.Valid, models.Valid)},
+			},
+		},
+		{
+			Name: "kubernetes-cut-off",
+			Doc:  "leader c1 is cut off from all 3 API servers right after it read, and its work in progress (25 s) outlives its leadership",
+			Variants: []scenario.Variant{
+				{Name: "unsafe", Kind: scenario.KindSessionExpiry, Doc: "c1's renewals fail; after RenewDeadline it stops leading (OnStoppedLeading), " +
+					"but the work it started goes on; c2 takes over after LeaseDuration and c1's late write lands after c2's",
+					Test: cutLeader, Expect: scenario.Expect(models.Invalid, models.Invalid)},
+				{Name: "fixed", Doc: "leaseTransitions fencing on reads and writes (c2 reads before c1's late write: a fence on writes alone " +
+					"would let c1's write through and lose c2's update): c1's late write is rejected",
+					Test: fenceReads(fenced(cutLeader, FencingTransitions)), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
+					Assert: scenario.WritesRejected(1)},
+				{Name: "etcd-cut", Doc: "the one API server is cut off from etcd for 20 s: every request it serves fails, the leader stops leading " +
+					"after RenewDeadline and nobody can take over until the cut heals: safe, unavailable",
+					Test: etcdCut, Expect: scenario.Expect(models.Valid, models.Valid)},
+			},
+		},
+		{
+			Name: "kubernetes-release-on-cancel",
+			Doc: "c1 leads and pauses 30 s right after it read; c2 takes over; c1 resumes (believing, from the renewal answered during " +
+				"its pause, that it still leads), writes and stops leading; storage fenced with leaseTransitions",
+			Variants: []scenario.Variant{
+				{Name: "unsafe", NoHunt: "the overlap needs ReleaseOnCancel and a holder paused past LeaseDuration",
+					Doc: "ReleaseOnCancel: c1 releases the Lease as client-go does: it gets the Lease (now c2's), still believes " +
+						"it leads (IsLeader reads its last observation, not the record just fetched), and updates it to no holder with " +
+						"c2's resourceVersion: the update succeeds and c2's Lease is gone while c2 leads",
+					Test: releasing("true"), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
+					Assert: foreignReleases(true)},
+				{Name: "fixed", Doc: "without ReleaseOnCancel (client-go's default) c1 stops leading and releases nothing: c2 keeps the Lease",
+					Test: releasing("false"), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
+					Assert: foreignReleases(false)},
+			},
+		},
+		{
+			Name: "kubernetes-many-candidates",
+			Doc:  "10 controllers elect at once and hand the Lease round (ReleaseOnCancel), no faults",
+			Variants: []scenario.Variant{
+				{Name: "unsafe", NoHunt: "a configuration mistake, not a fault",
+					Doc: "lease-duration 900ms: client-go writes leaseDurationSeconds in whole seconds, 0, so every candidate finds the Lease " +
+						"expired and takes it over from the leader: several leaders at once",
+					Test:   many("lease-duration", "900ms", "renew-deadline", "600ms", "retry-period", "100ms"),
+					Expect: scenario.Expect(models.Invalid, models.Invalid)},
+				{Name: "fixed", Doc: "lease-duration 2s: candidates take over only an unchanged Lease, and their concurrent updates conflict " +
+					"on resourceVersion: one wins, the others get 409 Conflict",
+					Test:   many("lease-duration", "2s", "renew-deadline", "1s", "retry-period", "100ms"),
+					Expect: scenario.Expect(models.Valid, models.Valid)},
+			},
+		},
+	}
+}
+
+// fenceReads fences the storage's reads too.
+func fenceReads(t scenario.Test) scenario.Test {
+	t.FenceReads = true
+	return t
+}
+
+// foreignReleases asserts that some client's release cleared a Lease
+// another held (want) or that none did.
+func foreignReleases(want bool) func(scenario.Result) error {
+	return func(r scenario.Result) error {
+		n, _ := r.SystemFigures["foreign_releases"].(int)
+		switch {
+		case want && n == 0:
+			return fmt.Errorf("no release cleared a Lease another client held")
+		case !want && n > 0:
+			return fmt.Errorf("%d release(s) cleared a Lease another client held", n)
+		}
+		return nil
+	}
+}
