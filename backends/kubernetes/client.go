@@ -101,6 +101,13 @@ func (c *Client) call(p *sim.Proc, r Request, until time.Duration) (Response, er
 		c.server = (c.server + 1) % len(c.servers)
 		return Response{}, fmt.Errorf("%s lease %s/%s: %w (%w)", r.Verb, Namespace, r.Name, err, lockapi.ErrUnknown)
 	}
+	if p.Mono() > until {
+		// The answer was read only after the context's deadline (the
+		// client was paused meanwhile): the expired context wins, as the
+		// timer fires before the response is read and parsed; the request
+		// may have been applied.
+		return Response{}, fmt.Errorf("%s lease %s/%s: %w after the request was sent (%w)", r.Verb, Namespace, r.Name, errDeadline, lockapi.ErrUnknown)
+	}
 	resp := body.(Response)
 	switch resp.Status {
 	case StatusOK, StatusCreated:

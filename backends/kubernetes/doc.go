@@ -43,8 +43,10 @@
 // gives up RenewDeadline after it started (OnStoppedLeading); the next poll
 // starts RetryPeriod after a success. The lease handed to the workload has
 // as Deadline the end of the current poll: the leader believes it leads
-// until then. A renewal answered after a pause counts as a success from the
-// moment the answer is read, as in client-go. Release cancels the context
+// until then. An answer read only after its context's deadline (the client
+// was paused meanwhile) is an expired context, outcome unknown: on resuming,
+// the context's timer fires before the response is read and parsed. Release
+// cancels the context
 // (the renewal in flight is abandoned); with ReleaseOnCancel, client-go's
 // release() follows (also when the renew loop gave up): get the Lease, and
 // if the record last observed names this elector (IsLeader, not the record

@@ -82,9 +82,8 @@ func kubernetesScenarios() []scenario.Scenario {
 		{
 			Name: "kubernetes-paused-leader",
 			Doc: "controller c1 leads and pauses 30 s (a GC or stop-the-world pause) right after it read; c2 saw the Lease unchanged for " +
-				"LeaseDuration (15 s on its own clock) and took it over; c1 resumes and writes what it computed before the pause. " +
-				"The renewal c1 sent just before the pause was answered during it: on resuming, client-go takes the answer as a " +
-				"successful renewal and c1 believes it leads for RetryPeriod + RenewDeadline more (mutual exclusion broken even when fenced)",
+				"LeaseDuration (15 s on its own clock) and took it over; c1 resumes, its renew poll's deadline has passed (it stops " +
+				"leading), but the write it computed before the pause goes out (mutual exclusion broken even when fenced: c1 acted past its own deadline)",
 			Variants: []scenario.Variant{
 				{Name: "unsafe", Kind: scenario.KindGCPause, Doc: "client-go as it is (no fencing), unfenced storage: c1's stale write lands after c2's",
 					Test: paused, Expect: scenario.Expect(models.Invalid, models.Invalid)},
@@ -117,8 +116,9 @@ func kubernetesScenarios() []scenario.Scenario {
 			Name: "kubernetes-cut-off",
 			Doc:  "leader c1 is cut off from all 3 API servers right after it read, and its work in progress (25 s) outlives its leadership",
 			Variants: []scenario.Variant{
-				{Name: "unsafe", Kind: scenario.KindSessionExpiry, Doc: "c1's renewals fail; after RenewDeadline it stops leading (OnStoppedLeading), " +
-					"but the work it started goes on; c2 takes over after LeaseDuration and c1's late write lands after c2's",
+				{Name: "unsafe", NoHunt: "the leader knows its deadline and acts past it while cut off, not paused: no violation kind has a rule for it",
+					Doc: "c1's renewals fail; after RenewDeadline it stops leading (OnStoppedLeading), " +
+						"but the work it started goes on; c2 takes over after LeaseDuration and c1's late write lands after c2's",
 					Test: cutLeader, Expect: scenario.Expect(models.Invalid, models.Invalid)},
 				{Name: "fixed", Doc: "leaseTransitions fencing on reads and writes (c2 reads before c1's late write: a fence on writes alone " +
 					"would let c1's write through and lose c2's update): c1's late write is rejected",
@@ -131,8 +131,8 @@ func kubernetesScenarios() []scenario.Scenario {
 		},
 		{
 			Name: "kubernetes-release-on-cancel",
-			Doc: "c1 leads and pauses 30 s right after it read; c2 takes over; c1 resumes (believing, from the renewal answered during " +
-				"its pause, that it still leads), writes and stops leading; storage fenced with leaseTransitions",
+			Doc: "c1 leads and pauses 30 s right after it read; c2 takes over; c1 resumes, its renew poll has run out: it stops " +
+				"leading, and its late write is rejected (storage fenced with leaseTransitions)",
 			Variants: []scenario.Variant{
 				{Name: "unsafe", NoHunt: "the overlap needs ReleaseOnCancel and a holder paused past LeaseDuration",
 					Doc: "ReleaseOnCancel: c1 releases the Lease as client-go does: it gets the Lease (now c2's), still believes " +
