@@ -109,7 +109,7 @@ func (c *Cluster) saw(server, name, client string, rev int64, rec Record, at tim
 	default:
 		c.Takeovers++
 	}
-	c.truth.saw(server, name, last.holder, rec, c.clients[rec.Holder], at)
+	c.truth.saw(server, name, client, last.holder, rec, c.clients, at)
 }
 
 // leaseName is the Lease's name in its etcd key.

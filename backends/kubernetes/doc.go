@@ -77,7 +77,9 @@
 // resourceVersion newer than any seen is a grant (new holder), a renewal
 // (same holder) or a release (no holder), at the true time it saw it; a
 // grant's promise is then plus leaseDurationSeconds. A takeover does not end
-// the earlier grant: its promise does (TestTheRecordOfGrants).
+// the earlier grant: its promise does (TestTheRecordOfGrants). A release
+// written by a client other than the holder removes the holder's lock, a
+// broken promise (TestAReleaseWithAnOldObservationIsARemovalInTheRecord).
 //
 // # Not modelled
 //
