@@ -2,8 +2,10 @@ package kubernetes
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
@@ -59,6 +61,12 @@ func kubernetesScenarios() []scenario.Scenario {
 	etcdCut := k8s()
 	etcdCut.Schedule = scenario.Schedule(nemesis.Fault{Kind: nemesis.Partition, At: nemesis.Duration(15 * time.Second),
 		Duration: nemesis.Duration(20 * time.Second), Groups: [][]string{{"apiserver1"}, {"etcd1", "etcd2", "etcd3"}}})
+
+	// With 3 API servers, seed 1: c1's connection goes to apiserver3
+	// (viaAPIServer3 checks it), c2's to another.
+	leadersServerCut := k8s("api-servers", "3")
+	leadersServerCut.Schedule = scenario.Schedule(lateStart, nemesis.Fault{Kind: nemesis.Partition, At: nemesis.Duration(10 * time.Second),
+		Groups: [][]string{{"apiserver3"}, {"etcd1", "etcd2", "etcd3"}}})
 
 	releasing := func(release string) scenario.Test {
 		t := fenced(k8s("release-on-cancel", release), FencingTransitions)
@@ -127,6 +135,11 @@ func kubernetesScenarios() []scenario.Scenario {
 				{Name: "etcd-cut", Doc: "the one API server is cut off from etcd for 20 s: every request it serves fails, the leader stops leading " +
 					"after RenewDeadline and nobody can take over until the cut heals: safe, unavailable",
 					Test: etcdCut, Expect: scenario.Expect(models.Valid, models.Valid)},
+				{Name: "leaders-apiserver-cut", Doc: "3 API servers; at 10 s the one leader c1 talks to (apiserver3) is cut off from etcd " +
+					"for good: it answers c1's renewals with errors, and c1's connection stays on it (it answers); c1 stops leading " +
+					"RenewDeadline after its last renewal, before c2, through another API server, takes over LeaseDuration after " +
+					"the Lease last changed: safe, unavailable meanwhile",
+					Test: leadersServerCut, Expect: scenario.Expect(models.Valid, models.Valid), Assert: viaAPIServer3},
 			},
 		},
 		{
@@ -161,6 +174,30 @@ func kubernetesScenarios() []scenario.Scenario {
 			},
 		},
 	}
+}
+
+// viaAPIServer3 asserts that c1 first became leader through apiserver3 and
+// that c2 became leader later.
+func viaAPIServer3(r scenario.Result) error {
+	c1, c2 := false, false
+	for _, e := range r.Events {
+		if e.F != history.FAcquire || e.Type != history.OK {
+			continue
+		}
+		switch {
+		case e.Node == "c1" && !c1:
+			if !strings.Contains(e.Detail, "via apiserver3") {
+				return fmt.Errorf("c1 first led through another API server than apiserver3: %s", e.Detail)
+			}
+			c1 = true
+		case e.Node == "c2":
+			c2 = true
+		}
+	}
+	if !c1 || !c2 {
+		return fmt.Errorf("want c1 then c2 to lead (c1 led: %t, c2 led: %t)", c1, c2)
+	}
+	return nil
 }
 
 // fenceReads fences the storage's reads too.
