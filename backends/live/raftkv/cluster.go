@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
+	"github.com/locklab/locklab/internal/faultnet"
 	"github.com/locklab/locklab/backends/raftkv"
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
 )

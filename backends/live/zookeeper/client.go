@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/locklab/locklab/backends/live/netgate"
+	"github.com/locklab/locklab/internal/netgate"
 	"github.com/locklab/locklab/backends/zookeeper"
 	"github.com/locklab/locklab/lockapi"
 )
