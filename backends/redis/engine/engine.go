@@ -64,7 +64,9 @@ type DB struct {
 }
 
 // New returns an empty data set.
-func New() *DB { return &DB{keys: map[string]*item{}, scripts: map[string]string{}, rand: 0x2545F4914F6CDD1D} }
+func New() *DB {
+	return &DB{keys: map[string]*item{}, scripts: map[string]string{}, rand: 0x2545F4914F6CDD1D}
+}
 
 // Clone copies the data set (a snapshot for persistence or replication).
 func (db *DB) Clone() *DB {
