@@ -44,6 +44,7 @@ type Client struct {
 	p       *sim.Proc
 	ens     *Ensemble
 	o       Options
+	tm      Timeouts // derived from o once
 	servers []sim.NodeID
 
 	session     int64 // 0: none
@@ -72,7 +73,7 @@ func newClient(p *sim.Proc, e *Ensemble) *Client {
 	for i, n := range e.nodes {
 		ids[i] = n.ID()
 	}
-	return &Client{p: p, ens: e, o: e.opts, servers: ids, conn: p.Rand().IntN(len(ids)),
+	return &Client{p: p, ens: e, o: e.opts, tm: e.opts.Timeouts(), servers: ids, conn: p.Rand().IntN(len(ids)),
 		nextSession: int64(p.Node().ID()+1) << 32, held: map[string]*hold{}}
 }
 
@@ -84,9 +85,9 @@ func (c *Client) ownsSession(id int64) bool { return slices.Contains(c.sessions,
 // window is how long after the last reply the holder still believes it holds.
 func (c *Client) window() time.Duration {
 	if c.o.OnSuspend == SuspendStop {
-		return c.o.readTimeout()
+		return c.tm.Read
 	}
-	return c.o.readTimeout() + c.o.SessionTimeout
+	return c.tm.Read + c.o.SessionTimeout
 }
 
 // call sends r to the connected server (connecting first if needed).
@@ -97,7 +98,7 @@ func (c *Client) call(p *sim.Proc, r Request) (Response, error) {
 	c.xid++
 	r.Session, r.Xid = c.session, c.xid
 	conn := c.epoch
-	reply, err := p.Call(c.servers[c.conn], r, c.o.readTimeout())
+	reply, err := p.Call(c.servers[c.conn], r, c.tm.Read)
 	if err != nil {
 		if conn == c.epoch {
 			c.disconnect(p)
@@ -170,9 +171,9 @@ func (c *Client) ensureSession(p *sim.Proc) error {
 		c.sessions = append(c.sessions, c.session)
 	}
 	for range c.servers {
-		until := p.Node().TrueTimeAtMono(p.Mono() + c.o.connectTimeout())
+		until := p.Node().TrueTimeAtMono(p.Mono() + c.tm.Connect)
 		reply, err := p.Call(c.servers[c.conn], Request{Op: OpConnect, Session: c.session, New: fresh,
-			Timeout: int64(c.o.SessionTimeout), Until: until}, c.o.connectTimeout())
+			Timeout: int64(c.o.SessionTimeout), Until: until}, c.tm.Connect)
 		if err == nil {
 			switch reply.(Response).Code {
 			case CodeOK:
@@ -197,7 +198,7 @@ func (c *Client) ensureSession(p *sim.Proc) error {
 // session alive and the holder's belief current.
 func (c *Client) pinger(w *sim.Proc) {
 	for {
-		w.Sleep(c.o.ping())
+		w.Sleep(c.tm.Ping)
 		if c.session == 0 || c.busy {
 			continue
 		}
@@ -303,7 +304,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) 
 			if left <= 0 {
 				return giveUp(lockapi.ErrNotAcquired)
 			}
-			if _, ok := p.Recv(min(left, c.o.ping())); ok || c.epoch != epoch || c.session == 0 {
+			if _, ok := p.Recv(min(left, c.tm.Ping)); ok || c.epoch != epoch || c.session == 0 {
 				break // a watch fired, or the watches were lost with a connection: look again
 			}
 		}
@@ -448,7 +449,7 @@ func (c *Client) Release(l lockapi.Lease) error {
 func (c *Client) guaranteedDelete(w *sim.Proc, path string) {
 	session := c.session
 	for c.session == session {
-		w.Sleep(c.o.ping() / 4)
+		w.Sleep(c.tm.Ping / 4)
 		_, err := c.call(w, Request{Op: OpDelete, Path: path})
 		if err == nil || errors.Is(err, errExpired) {
 			return

@@ -116,7 +116,7 @@ func (c *Client) connect(first int) error {
 	// simulated client's) is, by session-timeout/servers, not by
 	// go-zookeeper's one second: over a cut, a round of the servers takes
 	// about a session timeout, and a request made meanwhile waits as long.
-	connectTimeout := c.o.SessionTimeout / time.Duration(max(c.o.Servers, 1))
+	connectTimeout := c.o.Timeouts().Connect
 	dial := func(network, addr string, _ time.Duration) (net.Conn, error) {
 		if givenUp.Load() {
 			return nil, errGivenUp
@@ -239,14 +239,11 @@ func (c *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) {
 	}
 }
 
-func (c *Client) readTimeout() time.Duration { return c.o.SessionTimeout * 2 / 3 }
+// readTimeout is go-zookeeper's own: 2/3 of the session timeout (the
+// read-timeout option is refused live, so the derivation is its default).
+func (c *Client) readTimeout() time.Duration { return c.o.Timeouts().Read }
 
-func (c *Client) ping() time.Duration {
-	if c.o.PingInterval > 0 {
-		return c.o.PingInterval
-	}
-	return c.o.SessionTimeout / 3
-}
+func (c *Client) ping() time.Duration { return c.o.Timeouts().Ping }
 
 // window is how long after the last contact the holder believes it holds.
 func (c *Client) window() time.Duration {
