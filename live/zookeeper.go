@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/live/netgate"
-	livezk "github.com/locklab/locklab/backends/live/zookeeper"
 	"github.com/locklab/locklab/backends/zookeeper"
+	livezk "github.com/locklab/locklab/backends/zookeeper/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
