@@ -176,9 +176,9 @@ func (c *Client) watchdog(w lockapi.Env) {
 		if !c.t.Ready() {
 			continue
 		}
-		keys := c.heldKeys()
-		for _, k := range keys {
-			c.observe(c.lease(k), false, nil)
+		holds := c.holds()
+		for _, l := range holds {
+			c.observe(l, false, nil)
 		}
 		_, err := c.call(w, Request{Op: OpPing})
 		if errors.Is(err, ErrClosed) {
@@ -189,9 +189,9 @@ func (c *Client) watchdog(w lockapi.Env) {
 			// it was not extended.
 			err = fmt.Errorf("ping: %w: %w", err, lockapi.ErrNotHeld)
 		}
-		for _, k := range keys {
+		for _, l := range holds {
 			c.mu.Lock()
-			h := c.held[k]
+			h := c.held[l.Key]
 			if h == nil {
 				c.mu.Unlock()
 				continue
@@ -206,23 +206,14 @@ func (c *Client) watchdog(w lockapi.Env) {
 	}
 }
 
-// lease is the belief of key's hold (zero when there is none).
-func (c *Client) lease(key string) lockapi.Lease {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if h := c.held[key]; h != nil {
-		return h.lease
-	}
-	return lockapi.Lease{}
-}
-
 func (c *Client) observe(l lockapi.Lease, done bool, err error) {
 	if c.onRenew != nil {
 		c.onRenew(l, done, err)
 	}
 }
 
-func (c *Client) heldKeys() []string {
+// holds are the beliefs of the locks held, in the order of their keys.
+func (c *Client) holds() []lockapi.Lease {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	keys := make([]string, 0, len(c.held))
@@ -230,7 +221,11 @@ func (c *Client) heldKeys() []string {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	return keys
+	out := make([]lockapi.Lease, len(keys))
+	for i, k := range keys {
+		out[i] = c.held[k].lease
+	}
+	return out
 }
 
 // Acquire runs Curator's InterProcessMutex.acquire(wait): reentrant on the
