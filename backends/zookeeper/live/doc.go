@@ -24,5 +24,8 @@
 // directories (a node that vanished without its client's delete) and
 // recorded as system events.
 //
-// This package is live-only: nothing simulated imports it.
+// The package registers ZooKeeper's live form (liveform.Register: describe,
+// deploy, the faults its real servers perform); backends/builtin imports it,
+// and through it the simulated form. It is live-only: nothing simulated
+// imports it.
 package live
