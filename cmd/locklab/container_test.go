@@ -43,7 +43,7 @@ func TestDockerfileBuildsAStaticBinaryAndTheLiveTarget(t *testing.T) {
 	for _, pkg := range []string{
 		"redis-server", "redis-sentinel", // live/redis.go, live/redis_sentinel.go
 		"etcd-server",                               // backends/live/etcd
-		"libzookeeper-java", "default-jre-headless", // ZooKeeper's jars and a JVM (backends/live/zookeeper)
+		"libzookeeper-java", "default-jre-headless", // ZooKeeper's jars and a JVM (backends/zookeeper/live)
 		"postgresql", // backends/live/database
 		"faketime",   // libfaketime, which moves redis-server's clock
 	} {
