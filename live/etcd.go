@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/etcd"
-	liveetcd "github.com/locklab/locklab/backends/live/etcd"
+	liveetcd "github.com/locklab/locklab/backends/etcd/live"
 	"github.com/locklab/locklab/backends/live/netgate"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/lockapi"
@@ -18,7 +18,7 @@ import (
 
 func init() {
 	register("etcd", Deployer{
-		Note:     "etcd-server 3.4 (Debian), clientv3 concurrency.Mutex",
+		Note:     "etcd-server 3.4 (Debian), clientv3 carrying concurrency.Mutex's recipe",
 		Options:  liveetcd.Table,
 		Describe: describeEtcd,
 		Deploy:   retryDeploy(deployEtcd),
