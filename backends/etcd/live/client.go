@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/locklab/locklab/backends/etcd"
-	"github.com/locklab/locklab/backends/live/netgate"
+	"github.com/locklab/locklab/internal/netgate"
 	"github.com/locklab/locklab/lockapi"
 )
 
@@ -29,7 +29,7 @@ const LockPrefix = "/lock/"
 // lock recipe (etcd.Lock: the session, the queue mutex as clientv3's
 // concurrency.Mutex writes it, the keep-alive watchdog, the releases and the
 // guarded write) over clientv3. Its connections pass the node's gate
-// (backends/live/netgate), so a pause of the client stops the session's
+// (internal/netgate), so a pause of the client stops the session's
 // keep-alives too. The fencing token is the create revision of the holder's
 // key (the revision Mutex.IsOwner compares).
 type Client struct {
