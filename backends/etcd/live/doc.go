@@ -34,5 +34,9 @@
 // are seen by a watch of the lock keys (a key deleted with its lease) and
 // recorded as system events, as the simulator records its leader's.
 //
-// This package is live-only: nothing simulated imports it.
+// The package registers the live form with liveform from its init (the
+// servers and roles it describes, the faults real etcd members cannot run
+// and why, the deployment: start, pause, crash, cut, lease-expiry events);
+// backends/builtin imports it, which registers the simulated etcd too.
+// Nothing simulated imports it.
 package live
