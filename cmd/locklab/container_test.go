@@ -42,7 +42,7 @@ func TestDockerfileBuildsAStaticBinaryAndTheLiveTarget(t *testing.T) {
 	live := dockerfile[strings.Index(dockerfile, " AS live"):strings.Index(dockerfile, " AS static")]
 	for _, pkg := range []string{
 		"redis-server", "redis-sentinel", // live/redis.go, live/redis_sentinel.go
-		"etcd-server",                               // backends/live/etcd
+		"etcd-server",                               // backends/etcd/live
 		"libzookeeper-java", "default-jre-headless", // ZooKeeper's jars and a JVM (backends/zookeeper/live)
 		"postgresql", // backends/live/database
 		"faketime",   // libfaketime, which moves redis-server's clock
