@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -19,6 +21,7 @@ import (
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/system"
 )
 
 // The tables of README.md and docs/*.md that locklab can print (systems and
@@ -106,7 +109,8 @@ func docsGenerators() []docsGenerator {
 	return []docsGenerator{
 		{"commands", "", "every command of locklab with what it does", docsCommands},
 		{"systems", "", "every lock system, what it models and its live form", docsSystems},
-		{"options", "NAME", "the options of a system or a workload", docsOptions},
+		{"system-options", "", "every registered system, in registry order: what it models and its options", docsSystemOptions},
+		{"options", "NAME", "the options of one system or workload", docsOptions},
 		{"designs", "", "the lock designs the systems register (the safety matrix's rows)", docsDesigns},
 		{"workloads", "", "every workload and its options", docsWorkloads},
 		{"storage-modes", "", "the storage modes", docsStorageModes},
@@ -347,14 +351,44 @@ func docsOptions(args []string) (string, error) {
 	if spec == nil {
 		return "", fmt.Errorf("no system or workload %q (known: %s)", args[0], strings.Join(known, ", "))
 	}
+	return optionsTable(spec), nil
+}
+
+// docsSystemOptions is a section per registered system, in registry order:
+// its name as a heading, what it models and its option table. A system
+// registered from its own package appears here with no page to edit.
+func docsSystemOptions([]string) (string, error) {
+	var b strings.Builder
+	for i, s := range system.All() {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "#### %s\n\n%s.\n\n%s", code(s.Name), mdCell(sentence(s.Doc)), optionsTable(s.Options))
+	}
+	return b.String(), nil
+}
+
+// sentence makes a one-line description a sentence: a capital first letter
+// and a final period.
+func sentence(doc string) string {
+	doc = strings.TrimSuffix(strings.TrimSpace(doc), ".")
+	if doc == "" {
+		return "(no description)"
+	}
+	r, n := utf8.DecodeRuneInString(doc)
+	return string(unicode.ToUpper(r)) + doc[n:]
+}
+
+// optionsTable is the Markdown table of an option table, or "(no options)".
+func optionsTable(spec opt.Spec) string {
 	var rows [][]string
 	for _, d := range spec.Docs() {
 		rows = append(rows, []string{code(d.Name), code(showDefault(d.Default)), d.Doc, d.Accepts})
 	}
 	if len(rows) == 0 {
-		return "(no options)\n", nil
+		return "(no options)\n"
 	}
-	return mdTable([]string{"option", "default", "meaning", "values"}, rows), nil
+	return mdTable([]string{"option", "default", "meaning", "values"}, rows)
 }
 
 func docsDesigns([]string) (string, error) {
