@@ -20,11 +20,11 @@ type (
 )
 
 // Systems lists the registered systems, sorted by name.
-func Systems() []System { return system.All() }
+func Systems() []system.System { return system.All() }
 
 // FindSystem returns the system called name; an unknown name is a
 // *suggest.UnknownError naming the systems it was probably meant to be.
-func FindSystem(name string) (System, error) { return system.Find(name) }
+func FindSystem(name string) (system.System, error) { return system.Find(name) }
 
 // SystemNames lists the registered systems.
 func SystemNames() []string { return system.Names() }
@@ -33,14 +33,14 @@ func SystemNames() []string { return system.Names() }
 type WorkloadEntry = workloads.Entry
 
 // Workloads lists the registered workloads, sorted by name.
-func Workloads() []WorkloadEntry { return workloads.All() }
+func Workloads() []workloads.Entry { return workloads.All() }
 
 // WorkloadNames lists the registered workloads.
 func WorkloadNames() []string { return workloads.Names() }
 
 // FindWorkload returns the workload called name; an unknown name is a
 // *suggest.UnknownError naming the workloads it was probably meant to be.
-func FindWorkload(name string) (WorkloadEntry, error) { return workloads.Find(name) }
+func FindWorkload(name string) (workloads.Entry, error) { return workloads.Find(name) }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

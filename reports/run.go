@@ -78,7 +78,7 @@ type FaultOutcome struct {
 }
 
 // Faults is what a run asked of its nemesis, what was scheduled and what
-// took effect, per fault kind (harness.Faults, as results.json records it).
+// took effect, per fault kind (scenario.Faults, as results.json records it).
 type Faults struct {
 	// Nemesis is the random nemesis asked for ("" for a schedule given whole,
 	// or none).

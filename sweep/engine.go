@@ -15,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 // Files of a sweep directory.
@@ -418,7 +419,7 @@ func RunDir(g Grid, r Run) string {
 }
 
 // ReplayCommand is the `locklab run` command that replays test t into dir.
-func ReplayCommand(t harness.Test, dir string) string {
+func ReplayCommand(t scenario.Test, dir string) string {
 	args := append([]string{"locklab", "run"}, t.Args()...)
 	args = append(args, "--out", dir)
 	return shellJoin(args)

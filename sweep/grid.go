@@ -16,7 +16,9 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/system"
 )
 
 // Columns are the fault families, in matrix order: no faults, each fault kind
@@ -59,8 +61,8 @@ type Config struct {
 }
 
 // Test is the harness test of the configuration, defaults filled in.
-func (c Config) Test() harness.Test {
-	return harness.Test{System: c.System, SystemOptions: c.SystemOptions, Workload: c.Workload,
+func (c Config) Test() scenario.Test {
+	return scenario.Test{System: c.System, SystemOptions: c.SystemOptions, Workload: c.Workload,
 		WorkloadOptions: c.WorkloadOptions, Clients: c.Clients, Storage: c.Storage, FenceReads: c.FenceReads}.WithDefaults()
 }
 
@@ -138,12 +140,12 @@ func (g Grid) IndexOf(id string) (int, bool) {
 }
 
 // Test is the harness test of a run.
-func (g Grid) Test(r Run) harness.Test {
+func (g Grid) Test(r Run) scenario.Test {
 	t := g.Rows[r.Row].Config.Test()
 	t.Nemesis, t.Seed, t.Time = r.Column, r.Seed, time.Duration(g.Time)
 	// Search checks stop after a number of steps, never after a wall-clock
 	// time: a verdict must not depend on the machine or on -j.
-	t.CheckBudget, t.CheckSteps = harness.Unbounded, 0
+	t.CheckBudget, t.CheckSteps = scenario.Unbounded, 0
 	return t.WithDefaults()
 }
 
@@ -217,7 +219,7 @@ func NewRow(c Config) Row {
 	for _, k := range sortedKeys(c.SystemOptions) {
 		design += " " + k + "=" + c.SystemOptions[k]
 	}
-	def := harness.Test{}.WithDefaults()
+	def := scenario.Test{}.WithDefaults()
 	if c.Workload != def.Workload || len(c.WorkloadOptions) > 0 {
 		design += " · " + c.Workload
 		for _, k := range sortedKeys(c.WorkloadOptions) {
@@ -244,10 +246,10 @@ func NewRow(c Config) Row {
 // part of the design (every row runs the default workload and clients).
 func CatalogRows() ([]Row, error) {
 	var designs []Config
-	for _, s := range harness.Systems() {
+	for _, s := range system.All() {
 		designs = append(designs, Config{System: s.Name})
 	}
-	for _, sc := range harness.Catalog() {
+	for _, sc := range scenario.Catalog() {
 		for _, v := range sc.Variants {
 			designs = append(designs, Config{System: v.Test.System, SystemOptions: v.Test.SystemOptions})
 		}
@@ -279,8 +281,8 @@ func CatalogRows() ([]Row, error) {
 
 // nonDefault drops the options set to their default, so that a design is
 // named the same whichever way it was written.
-func nonDefault(system string, opts map[string]string) map[string]string {
-	sys, err := harness.FindSystem(system)
+func nonDefault(name string, opts map[string]string) map[string]string {
+	sys, err := system.Find(name)
 	if err != nil || sys.Options == nil {
 		return opts
 	}

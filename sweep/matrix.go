@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/system"
 )
 
 // Cell states, worst first.
@@ -21,7 +21,7 @@ const (
 	// StateLockBroke: the lock broke (overlapping holders, a broken lease or
 	// token order, a broken system invariant) in some seed, but every
 	// critical section stayed atomic: the row's guard saved the data
-	// (harness.GuardOf: fencing tokens checked by the storage, the database
+	// (system.GuardOf: fencing tokens checked by the storage, the database
 	// transaction, a compare-and-set, etcd's guarded Txn), or, in a row with
 	// none, no seed happened to corrupt it.
 	StateLockBroke = "lock-broke"
@@ -222,7 +222,7 @@ func (a *cellAcc) finish() Cell {
 }
 
 // savedBy says what kept a row's data when its lock broke: its guard (see
-// harness.GuardOf), or, when nothing but the lock guards it, that no seed
+// system.GuardOf), or, when nothing but the lock guards it, that no seed
 // happened to corrupt it. An unfenced row's guard never says fencing.
 func savedBy(guard string) string {
 	if guard == "" {
@@ -353,7 +353,7 @@ func verdicts(mx Matrix) []string {
 		}
 		if len(broke) > 0 {
 			says = append(says, "lock broke ("+strings.Join(sortedKeys(brokeChecks), ", ")+") "+under(broke)+
-				savedBy(harness.GuardOf(mr.Row.Config.System, mr.Row.Config.SystemOptions, mr.Row.Config.Storage, mr.Row.Config.FenceReads)))
+				savedBy(system.GuardOf(mr.Row.Config.System, mr.Row.Config.SystemOptions, mr.Row.Config.Storage, mr.Row.Config.FenceReads)))
 		}
 		if len(unknown) > 0 {
 			says = append(says, "undecided "+under(unknown))

@@ -17,11 +17,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/live"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/workloads"
 )
 
 // The tables of README.md and docs/*.md that locklab can print (systems and
@@ -320,7 +321,7 @@ func liveForms() map[string]string {
 func docsSystems([]string) (string, error) {
 	forms := liveForms()
 	var rows [][]string
-	for _, s := range harness.Systems() {
+	for _, s := range system.All() {
 		form := forms[s.Name]
 		if form == "" {
 			form = "none (simulated only)"
@@ -336,13 +337,13 @@ func docsOptions(args []string) (string, error) {
 	}
 	var spec opt.Spec
 	var known []string
-	for _, s := range harness.Systems() {
+	for _, s := range system.All() {
 		if s.Name == args[0] {
 			spec = s.Options
 		}
 		known = append(known, s.Name)
 	}
-	for _, w := range harness.Workloads() {
+	for _, w := range workloads.All() {
 		if w.Name == args[0] {
 			spec = w.Options
 		}
@@ -393,7 +394,7 @@ func optionsTable(spec opt.Spec) string {
 
 func docsDesigns([]string) (string, error) {
 	var rows [][]string
-	for _, d := range harness.Designs() {
+	for _, d := range system.Designs() {
 		rows = append(rows, []string{d.Name, code(d.System), code("locklab run " + designFlags(d))})
 	}
 	return mdTable([]string{"design", "system", "run it with"}, rows), nil
@@ -401,7 +402,7 @@ func docsDesigns([]string) (string, error) {
 
 func docsWorkloads([]string) (string, error) {
 	var rows [][]string
-	for _, w := range harness.Workloads() {
+	for _, w := range workloads.All() {
 		var opts []string
 		for _, d := range w.Options.Docs() {
 			opts = append(opts, code(d.Name)+" ("+showDefault(d.Default)+")")
@@ -421,7 +422,7 @@ func docsStorageModes([]string) (string, error) {
 
 func docsScenarios([]string) (string, error) {
 	var rows [][]string
-	for _, s := range harness.Catalog() {
+	for _, s := range scenario.Catalog() {
 		var vs []string
 		for _, v := range s.Variants {
 			vs = append(vs, v.Name)
@@ -433,7 +434,7 @@ func docsScenarios([]string) (string, error) {
 
 func docsVariants([]string) (string, error) {
 	var rows [][]string
-	for _, s := range harness.Catalog() {
+	for _, s := range scenario.Catalog() {
 		for _, v := range s.Variants {
 			system := v.Test.System
 			if system == "" {
@@ -447,7 +448,7 @@ func docsVariants([]string) (string, error) {
 				system += " " + strings.Join(opts, " ")
 			}
 			var expect []string
-			for _, c := range harness.RunCheckNames() {
+			for _, c := range scenario.RunCheckNames() {
 				if r, ok := v.Expect[c]; ok {
 					expect = append(expect, c+" "+strings.ToUpper(fmt.Sprint(r)))
 				}

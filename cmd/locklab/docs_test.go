@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -144,8 +144,8 @@ func TestEveryViolationKindIsExplained(t *testing.T) {
 	for _, k := range violationKinds {
 		explained = append(explained, k.kind)
 	}
-	for _, k := range harness.Kinds {
-		if k != harness.KindOther {
+	for _, k := range scenario.Kinds {
+		if k != scenario.KindOther {
 			assert.True(t, slices.Contains(explained, k), "kind %q has no meaning in violationKinds", k)
 		}
 	}
