@@ -3,6 +3,7 @@ package harness
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -115,7 +116,7 @@ func TestCatalogUnderHoldingCuts(t *testing.T) {
 // expectation summarizes a variant's expected verdicts ("mutual-exclusion=invalid ...").
 func expectation(v scenario.Variant) string {
 	var parts []string
-	for _, check := range sortedKeys(v.Expect) {
+	for _, check := range slices.Sorted(maps.Keys(v.Expect)) {
 		parts = append(parts, fmt.Sprintf("%s=%s", check, v.Expect[check]))
 	}
 	if v.Assert != nil {
@@ -167,7 +168,7 @@ func TestHuntsUnderHoldingCuts(t *testing.T) {
 		}
 	})
 	var b strings.Builder
-	for _, name := range sortedKeys(counts) {
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
 		c := counts[name]
 		state := "agree"
 		if c[0].kind != c[1].kind || c[0].invalid != c[1].invalid {

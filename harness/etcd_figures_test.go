@@ -2,7 +2,9 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -65,7 +67,7 @@ func TestEtcdGuardedWriteSweep(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for _, c := range sortedKeys(counts) {
+	for _, c := range slices.Sorted(maps.Keys(counts)) {
 		t.Logf("%-18s %v", c, counts[c])
 	}
 	assert.Empty(t, bad)

@@ -3,19 +3,15 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/locklab/locklab/internal/jsonerr"
-	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
-	"github.com/locklab/locklab/system"
-	"github.com/locklab/locklab/workloads"
 )
 
 // LoadTest reads the test a run directory ran: its configuration from
@@ -57,8 +53,8 @@ func LoadTest(dir string) (scenario.Test, error) {
 	if !(len(e.Checks) == 1 && e.Checks[0] == "default") {
 		t.Checks = e.Checks
 	}
-	t.SystemOptions = nonDefault(e.SystemOptions, func() (opt.Spec, error) { s, err := system.Find(t.System); return s.Options, err })
-	t.WorkloadOptions = nonDefault(e.WorkloadOptions, func() (opt.Spec, error) { w, err := workloads.Find(t.Workload); return w.Options, err })
+	t.SystemOptions = scenario.NonDefault(e.SystemOptions, scenario.SystemOptionTable(t.System))
+	t.WorkloadOptions = scenario.NonDefault(e.WorkloadOptions, scenario.WorkloadOptionTable(t.Workload))
 	if e.Nemesis != "none" {
 		s, err := nemesis.ReadFile(filepath.Join(dir, reports.ScheduleFile))
 		if err != nil {
@@ -67,27 +63,4 @@ func LoadTest(dir string) (scenario.Test, error) {
 		t.Schedule = &s
 	}
 	return t.WithDefaults(), nil
-}
-
-// nonDefault is the options of given whose value differs from the table's
-// default (all of them when the table is unknown).
-func nonDefault(given map[string]string, table func() (opt.Spec, error)) map[string]string {
-	spec, err := table()
-	if err != nil || spec == nil {
-		return given
-	}
-	defaults, err := spec.Effective(nil)
-	if err != nil {
-		return given
-	}
-	out := maps.Clone(given)
-	for _, s := range defaults {
-		if out[s.Name] == s.Value {
-			delete(out, s.Name)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }

@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -122,7 +123,7 @@ func TestEveryMessageTypeIsDeclared(t *testing.T) {
 				p.World.Close()
 			}
 			require.NotEmpty(t, seen)
-			for _, name := range sortedKeys(seen) {
+			for _, name := range slices.Sorted(maps.Keys(seen)) {
 				assert.True(t, slices.Contains(declared, name), "%s sends %s, which its deployment does not declare", base.System, name)
 			}
 		})

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,7 +27,7 @@ func TestEveryOptionTableIsConsistent(t *testing.T) {
 		require.NotNil(t, w.Options, "workload %s has no option table", w.Name)
 		specs["workload "+w.Name] = w.Options
 	}
-	for _, name := range sortedKeys(specs) {
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
 		t.Run(name, func(t *testing.T) {
 			spec := specs[name]
 			assert.NoError(t, spec.Check())

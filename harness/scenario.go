@@ -2,6 +2,8 @@ package harness
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
@@ -28,7 +30,7 @@ func Repro(v scenario.Variant) (Outcome, error) {
 // compareOutcome compares a variant's result with its expectations.
 func compareOutcome(v scenario.Variant, r scenario.Result) Outcome {
 	out := Outcome{Variant: v, Result: r}
-	for _, check := range sortedKeys(v.Expect) {
+	for _, check := range slices.Sorted(maps.Keys(v.Expect)) {
 		want := v.Expect[check]
 		got, found := models.Verdict{}, false
 		for _, vd := range r.Verdicts {

@@ -485,31 +485,31 @@ func smallest(lo, hi time.Duration, fails func(time.Duration) bool) time.Duratio
 	return smallestStep(lo, hi, max(time.Millisecond, (hi-lo)/16), fails)
 }
 
+// smallestStep is smallest to the precision prec.
 func smallestStep(lo, hi, prec time.Duration, fails func(time.Duration) bool) time.Duration {
-	for hi-lo > prec {
-		mid := nice(lo, hi, prec)
-		if fails(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
+	_, hi = bisect(lo, hi, prec, func(d time.Duration) bool { return !fails(d) })
 	return hi
 }
 
 // largest is the largest d in [lo, hi) for which fails(d) holds, assuming
 // fails(lo), by binary search to the millisecond or 1/16 of the range.
 func largest(lo, hi time.Duration, fails func(time.Duration) bool) time.Duration {
-	prec := max(time.Millisecond, (hi-lo)/16)
+	lo, _ = bisect(lo, hi, max(time.Millisecond, (hi-lo)/16), fails)
+	return lo
+}
+
+// bisect narrows [lo, hi] to prec or less, at round durations (nice): a
+// midpoint for which low holds becomes lo, any other hi.
+func bisect(lo, hi, prec time.Duration, low func(time.Duration) bool) (time.Duration, time.Duration) {
 	for hi-lo > prec {
 		mid := nice(lo, hi, prec)
-		if fails(mid) {
+		if low(mid) {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	return lo
+	return lo, hi
 }
 
 // nice is the middle of (lo, hi), rounded to a round number (of prec's

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -126,7 +127,7 @@ func TestCatalogAgreesWithTheMatrix(t *testing.T) {
 				continue
 			}
 			a := agreement{variant: s.Name + "/" + v.Name, row: row.ID, column: col, note: v.MatrixNote}
-			for _, check := range sortedKeys(v.Expect) {
+			for _, check := range slices.Sorted(maps.Keys(v.Expect)) {
 				switch {
 				case check == livenessCheck:
 				case v.Expect[check] == models.Invalid:

@@ -221,21 +221,10 @@ func Sweep(g Grid, o Options) (int, error) {
 	if o.Keep == "" {
 		o.Keep = KeepFailures
 	}
-	unlock, err := LockDir(o.Dir)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
 	m := Manifest{Format: manifestFormat, Fingerprint: g.Fingerprint(), Shard: o.Shard, Grid: g}
-	if err := prepareDir(o.Dir, m); err != nil {
-		return 0, err
-	}
-	if err := removeLeftovers(o.Dir); err != nil {
-		return 0, err
-	}
 	spans := make([]span, g.NumRuns())
 	journalPath := filepath.Join(o.Dir, JournalFile)
-	j, err := openJournal(journalPath, func(line []byte, off int64) error {
+	j, release, err := openWork(o.Dir, func() error { return prepareDir(o.Dir, m) }, JournalFile, func(line []byte, off int64) error {
 		i, _, err := parseRecord(g, line)
 		if err != nil {
 			return err
@@ -257,7 +246,7 @@ func Sweep(g Grid, o Options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer j.f.Close()
+	defer release()
 	defer TuneGC()()
 	var pending []int
 	total, done := 0, 0

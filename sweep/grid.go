@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -211,18 +212,15 @@ func NewRow(c Config) Row {
 	if len(c.WorkloadOptions) == 0 {
 		c.WorkloadOptions = nil
 	}
-	storageName := string(c.Storage)
-	if c.FenceReads {
-		storageName += "+reads"
-	}
+	storageName := system.DesignMode{Storage: c.Storage, FenceReads: c.FenceReads}.StorageName()
 	design := c.System
-	for _, k := range sortedKeys(c.SystemOptions) {
+	for _, k := range slices.Sorted(maps.Keys(c.SystemOptions)) {
 		design += " " + k + "=" + c.SystemOptions[k]
 	}
 	def := scenario.Test{}.WithDefaults()
 	if c.Workload != def.Workload || len(c.WorkloadOptions) > 0 {
 		design += " · " + c.Workload
-		for _, k := range sortedKeys(c.WorkloadOptions) {
+		for _, k := range slices.Sorted(maps.Keys(c.WorkloadOptions)) {
 			design += " " + k + "=" + c.WorkloadOptions[k]
 		}
 	}
@@ -258,45 +256,19 @@ func CatalogRows() ([]Row, error) {
 	seen := map[string]bool{}
 	for _, d := range designs {
 		d.Storage, d.FenceReads = storage.Unfenced, false
-		d.SystemOptions = nonDefault(d.System, d.SystemOptions)
+		d.SystemOptions = scenario.NonDefault(d.SystemOptions, scenario.SystemOptionTable(d.System))
 		base := NewRow(d)
 		if seen[base.ID] {
 			continue
 		}
 		seen[base.ID] = true
-		tokens, err := hasTokens(base.Config)
+		modes, err := everyMode(d)
 		if err != nil {
 			return nil, fmt.Errorf("design %s: %w", base.Design, err)
 		}
-		rows = append(rows, base)
-		if tokens {
-			d.Storage = storage.Fenced
-			rows = append(rows, NewRow(d))
-			d.FenceReads = true
-			rows = append(rows, NewRow(d))
-		}
+		rows = append(rows, modes...)
 	}
 	return rows, nil
-}
-
-// nonDefault drops the options set to their default, so that a design is
-// named the same whichever way it was written.
-func nonDefault(name string, opts map[string]string) map[string]string {
-	sys, err := system.Find(name)
-	if err != nil || sys.Options == nil {
-		return opts
-	}
-	defaults := map[string]string{}
-	for _, d := range sys.Options.Docs() {
-		defaults[d.Name] = d.Default
-	}
-	out := map[string]string{}
-	for k, v := range opts {
-		if d, ok := defaults[k]; !ok || d != v {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // hasTokens reports whether the design's grants carry fencing tokens.
@@ -381,7 +353,13 @@ func rowsOf(t Config) ([]Row, error) {
 	if t.Storage != "" {
 		return []Row{NewRow(t)}, nil
 	}
-	t.Storage = storage.Unfenced
+	return everyMode(t)
+}
+
+// everyMode is a design's rows in every storage mode it supports: unfenced,
+// and fenced and fenced+reads when its grants carry fencing tokens.
+func everyMode(t Config) ([]Row, error) {
+	t.Storage, t.FenceReads = storage.Unfenced, false
 	tokens, err := hasTokens(t)
 	if err != nil {
 		return nil, err
@@ -394,13 +372,4 @@ func rowsOf(t Config) ([]Row, error) {
 		rows = append(rows, NewRow(t))
 	}
 	return rows, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -3,6 +3,7 @@ package sweep
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -352,7 +353,7 @@ func verdicts(mx Matrix) []string {
 			says = append(says, "data corrupted "+under(corrupted))
 		}
 		if len(broke) > 0 {
-			says = append(says, "lock broke ("+strings.Join(sortedKeys(brokeChecks), ", ")+") "+under(broke)+
+			says = append(says, "lock broke ("+strings.Join(slices.Sorted(maps.Keys(brokeChecks)), ", ")+") "+under(broke)+
 				savedBy(system.GuardOf(mr.Row.Config.System, mr.Row.Config.SystemOptions, mr.Row.Config.Storage, mr.Row.Config.FenceReads)))
 		}
 		if len(unknown) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -179,7 +180,7 @@ func (r Record) check() error {
 		return fmt.Errorf("overall %q: want valid, invalid or unknown", r.Overall)
 	}
 	worst := []models.Result{models.Valid}
-	for _, name := range sortedKeys(r.Checks) {
+	for _, name := range slices.Sorted(maps.Keys(r.Checks)) {
 		res := r.Checks[name]
 		if res != models.Invalid && res != models.Unknown {
 			return fmt.Errorf("check %q is %q: a record keeps only invalid and unknown checks", name, res)

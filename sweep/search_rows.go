@@ -198,7 +198,7 @@ func guardOf(c Config) string {
 // its flags those of `locklab run`. The row runs the default workload; the
 // matrix sets the clients, the faults, the seed and the time.
 func NewSearchedRow(design string, c Config, guard string) SearchedRow {
-	c = Config{System: c.System, SystemOptions: nonDefault(c.System, c.SystemOptions), Storage: c.Storage, FenceReads: c.FenceReads}
+	c = Config{System: c.System, SystemOptions: scenario.NonDefault(c.SystemOptions, scenario.SystemOptionTable(c.System)), Storage: c.Storage, FenceReads: c.FenceReads}
 	if c.Storage == "" {
 		c.Storage = storage.Unfenced
 	}
@@ -210,20 +210,9 @@ func NewSearchedRow(design string, c Config, guard string) SearchedRow {
 		panic(fmt.Sprintf("sweep: configuration does not marshal: %v", err))
 	}
 	sum := sha256.Sum256(b)
-	mode := string(c.Storage)
-	if c.FenceReads {
-		mode += "+reads"
-	}
-	flags := []string{"--system", c.System}
-	for _, k := range sortedKeys(c.SystemOptions) {
-		flags = append(flags, "-o", k+"="+c.SystemOptions[k])
-	}
-	flags = append(flags, "--storage", string(c.Storage))
-	if c.FenceReads {
-		flags = append(flags, "--fence-reads")
-	}
-	return SearchedRow{ID: hex.EncodeToString(sum[:5]), Design: design, System: c.System, Storage: mode, Guard: guard,
-		Config: c, Flags: strings.Join(flags, " ")}
+	mode := system.DesignMode{Storage: c.Storage, FenceReads: c.FenceReads}
+	return SearchedRow{ID: hex.EncodeToString(sum[:5]), Design: design, System: c.System, Storage: mode.StorageName(), Guard: guard,
+		Config: c, Flags: system.Design{System: c.System, SystemOptions: c.SystemOptions}.Flags(mode)}
 }
 
 // Fingerprint identifies the matrix's settings and rows: a resume refuses a

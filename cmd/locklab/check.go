@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,7 +69,7 @@ func (f checkFlags) validate(fl *pflag.FlagSet) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range sortedKeys(opts) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		if flag, ok := flagOptions[k]; ok && fl.Changed(strings.TrimPrefix(flag, "--")) {
 			return usage("-o %s=%s and %s both set it: give one", k, opts[k], flag)
 		}
@@ -160,7 +161,7 @@ func (f checkFlags) config() (models.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	for _, k := range sortedKeys(opts) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		if err := set("--opt", k, opts[k]); err != nil {
 			return cfg, err
 		}
@@ -357,15 +358,6 @@ func shellJoin(args []string) string {
 		}
 	}
 	return strings.Join(out, " ")
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // historyFormats are the formats check reads.

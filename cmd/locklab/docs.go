@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -441,7 +442,7 @@ func docsVariants([]string) (string, error) {
 				system = "redis"
 			}
 			var opts []string
-			for _, k := range sortedKeys(v.Test.SystemOptions) {
+			for _, k := range slices.Sorted(maps.Keys(v.Test.SystemOptions)) {
 				opts = append(opts, k+"="+v.Test.SystemOptions[k])
 			}
 			if len(opts) > 0 {

@@ -293,16 +293,8 @@ func printExplorations(out io.Writer, results []harness.Exploration, f exploreFl
 	fmt.Fprintln(tw, header)
 	complete := true
 	for _, e := range results {
-		var seeds []string
-		for _, s := range e.Sweeps {
-			n := fmt.Sprint(s.Seeds)
-			if !s.Found {
-				n = ">" + n
-			}
-			seeds = append(seeds, n)
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%d/%d\t%s\t%.1fms\n", e.Hunt.Name, e.Hunt.Kind,
-			strings.Join(seeds, " "), median(e), e.Found(), len(e.Sweeps), noFaultText(e), float64(e.WallPerSeed().Microseconds())/1000)
+			runsText(e), median(e), e.Found(), len(e.Sweeps), noFaultText(e), float64(e.WallPerSeed().Microseconds())/1000)
 		complete = complete && e.Found() == len(e.Sweeps)
 	}
 	tw.Flush()

@@ -148,6 +148,8 @@ func without(a, b []string) []string {
 	return out
 }
 
+// runsText is the seeds (or runs) each sweep of an exploration took to its
+// first violation, ">n" for one that found none in n: "3 >40 12".
 func runsText(e harness.Exploration) string {
 	var out []string
 	for _, s := range e.Sweeps {
