@@ -9,10 +9,11 @@ import (
 	"sync"
 	"time"
 
-	liveredis "github.com/locklab/locklab/backends/live/redis"
 	"github.com/locklab/locklab/backends/live/store"
 	simredis "github.com/locklab/locklab/backends/redis"
+	redislive "github.com/locklab/locklab/backends/redis/live"
 	"github.com/locklab/locklab/backends/redlock"
+	redlocklive "github.com/locklab/locklab/backends/redlock/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/internal/tcpproxy"
@@ -34,7 +35,7 @@ func init() {
 		Deploy:   retryDeploy(deployRedisLive),
 	})
 	register("redlock", Deployer{
-		Note:     "redis-server ×N; redsync " + liveredis.RedsyncVersion,
+		Note:     "redis-server ×N; redsync " + redlocklive.RedsyncVersion,
 		Options:  redlock.Table,
 		Describe: describeRedlock,
 		Deploy:   retryDeploy(deployRedlockLive),
@@ -77,7 +78,7 @@ func redisOptions(t harness.Test) (simredis.Options, error) {
 	if err != nil {
 		return o, err
 	}
-	if err := liveredis.CheckOptions(o); err != nil {
+	if err := redislive.CheckOptions(o); err != nil {
 		return o, noLiveForm{err}
 	}
 	return o, nil
@@ -88,7 +89,7 @@ func redlockOptions(t harness.Test) (redlock.Options, error) {
 	if err != nil {
 		return o, err
 	}
-	if err := liveredis.CheckRedlockOptions(o); err != nil {
+	if err := redlocklive.CheckOptions(o); err != nil {
 		return o, noLiveForm{err}
 	}
 	return o, nil
@@ -473,11 +474,11 @@ func deployRedlockLive(d Deployment) (sys *system, err error) {
 	sys = c.system(desc)
 	var mu sync.Mutex
 	sys.newLock = func(e *env, _ func() lockapi.Env) lockapi.Lock {
-		t := liveredis.RedlockTopology{Instances: desc.Servers, Addrs: addrs[e.name]}
+		t := redlocklive.Topology{Instances: desc.Servers, Addrs: addrs[e.name]}
 		if o.Token == redlock.TokenExternal {
 			t.Fence = c.servers[redlock.FenceName].addr()
 		}
-		l := liveredis.NewRedlock(e, t, o)
+		l := redlocklive.NewClient(e, t, o)
 		mu.Lock()
 		c.closers = append(c.closers, l.Close)
 		mu.Unlock()
@@ -485,7 +486,7 @@ func deployRedlockLive(d Deployment) (sys *system, err error) {
 	}
 	sys.tokens = true
 	sys.versions = c.versions(desc.Servers[0])
-	sys.versions["redsync"] = liveredis.RedsyncVersion
+	sys.versions["redsync"] = redlocklive.RedsyncVersion
 	return sys, nil
 }
 
@@ -533,7 +534,7 @@ func deploySingle(d Deployment, o simredis.Options, bin string) (sys *system, c 
 	sys = c.system(desc)
 	var mu sync.Mutex
 	sys.newLock = func(e *env, fork func() lockapi.Env) lockapi.Lock {
-		l := liveredis.NewClient(e, fork, liveredis.Topology{Primary: "redis", Addrs: addrs[e.name]}, o)
+		l := redislive.NewClient(e, fork, redislive.Topology{Primary: "redis", Addrs: addrs[e.name]}, o)
 		mu.Lock()
 		c.closers = append(c.closers, l.Close)
 		mu.Unlock()

@@ -12,8 +12,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	liveredis "github.com/locklab/locklab/backends/live/redis"
 	simredis "github.com/locklab/locklab/backends/redis"
+	redislive "github.com/locklab/locklab/backends/redis/live"
 	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/internal/tcpproxy"
 	"github.com/locklab/locklab/lockapi"
@@ -205,7 +205,7 @@ func deploySentinel(d Deployment, o simredis.Options, bin string) (sys *system, 
 	}
 	var cmu sync.Mutex
 	sys.newLock = func(e *env, fork func() lockapi.Env) lockapi.Lock {
-		l := liveredis.NewClient(e, fork, liveredis.Topology{Primary: "redis", Addrs: addrs[e.name],
+		l := redislive.NewClient(e, fork, redislive.Topology{Primary: "redis", Addrs: addrs[e.name],
 			Sentinel: addrs[e.name]["sentinel"], Master: sentinelMaster, Announced: announced}, o)
 		cmu.Lock()
 		c.closers = append(c.closers, l.Close)

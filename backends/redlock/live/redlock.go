@@ -1,4 +1,4 @@
-package redis
+package redlocklive
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	simredis "github.com/locklab/locklab/backends/redis"
+	redislive "github.com/locklab/locklab/backends/redis/live"
 	"github.com/locklab/locklab/backends/redlock"
 	"github.com/locklab/locklab/lockapi"
 )
@@ -22,9 +23,9 @@ import (
 // RedsyncVersion is the redsync version the live Redlock client runs.
 const RedsyncVersion = "v4.18.0"
 
-// CheckRedlockOptions refuses the options of the simulated redlock system
+// CheckOptions refuses the options of the simulated redlock system
 // that redsync or the real servers cannot honour.
-func CheckRedlockOptions(o redlock.Options) error {
+func CheckOptions(o redlock.Options) error {
 	switch {
 	case o.ElapsedClock != simredis.ClockMono:
 		return fmt.Errorf("redlock option elapsed-clock=%s has no live form: redsync measures elapsed with time.Now's monotonic reading", o.ElapsedClock)
@@ -38,8 +39,8 @@ func CheckRedlockOptions(o redlock.Options) error {
 	return nil
 }
 
-// RedlockTopology is where a live Redlock client finds its instances.
-type RedlockTopology struct {
+// Topology is where a live Redlock client finds its instances.
+type Topology struct {
 	// Instances are the instance names, in the order of redsync's pools.
 	Instances []string
 	// Addrs is, per instance name, the address this client dials (its own
@@ -49,11 +50,11 @@ type RedlockTopology struct {
 	Fence string
 }
 
-// Redlock is the live Redlock client of one client node: redsync, one try
+// Client is the live Redlock client of one client node: redsync, one try
 // per attempt, with locklab's retry loop.
-type Redlock struct {
+type Client struct {
 	env   lockapi.Env
-	topo  RedlockTopology
+	topo  Topology
 	opts  redlock.Options
 	rs    *redsync.Redsync
 	conns []*goredis.Client
@@ -61,30 +62,30 @@ type Redlock struct {
 	rec   *recorder
 }
 
-var _ lockapi.Lock = (*Redlock)(nil)
+var _ lockapi.Lock = (*Client)(nil)
 
-// NewRedlock returns a live Redlock client for the client node env.Name().
-func NewRedlock(env lockapi.Env, t RedlockTopology, o redlock.Options) *Redlock {
-	r := &Redlock{env: env, topo: t, opts: o, rec: &recorder{}}
+// NewClient returns a live Redlock client for the client node env.Name().
+func NewClient(env lockapi.Env, t Topology, o redlock.Options) *Client {
+	r := &Client{env: env, topo: t, opts: o, rec: &recorder{}}
 	var pools []rsredis.Pool
 	for i, name := range t.Instances {
-		cl := newConn(t.Addrs[name], o.RequestTimeout)
+		cl := redislive.NewConn(t.Addrs[name], o.RequestTimeout)
 		r.conns = append(r.conns, cl)
 		pools = append(pools, recordingPool{inner: rsgoredis.NewPool(cl), node: i, rec: r.rec})
-		// A warm connection, as a long-running application's pool has (see Client.warm).
+		// A warm connection, as a long-running application's pool has (see redislive.NewClient).
 		ctx, cancel := context.WithTimeout(context.Background(), 5*o.RequestTimeout)
 		_ = cl.Ping(ctx).Err()
 		cancel()
 	}
 	r.rs = redsync.New(pools...)
 	if t.Fence != "" {
-		r.fence = newConn(t.Fence, o.RequestTimeout)
+		r.fence = redislive.NewConn(t.Fence, o.RequestTimeout)
 	}
 	return r
 }
 
 // Close closes the client's connections.
-func (r *Redlock) Close() {
+func (r *Client) Close() {
 	for _, c := range r.conns {
 		_ = c.Close()
 	}
@@ -151,7 +152,7 @@ func (c recordingConn) Eval(script *rsredis.Script, keysAndArgs ...any) (any, er
 	return v, err
 }
 
-func (r *Redlock) mutex(key string, opts ...redsync.Option) *redsync.Mutex {
+func (r *Client) mutex(key string, opts ...redsync.Option) *redsync.Mutex {
 	o := r.opts
 	return r.rs.NewMutex(key, append([]redsync.Option{redsync.WithExpiry(o.TTL), redsync.WithTries(1),
 		redsync.WithDriftFactor(o.DriftFactor), redsync.WithTimeoutFactor(float64(o.RequestTimeout) / float64(o.TTL))}, opts...)...)
@@ -159,7 +160,7 @@ func (r *Redlock) mutex(key string, opts ...redsync.Option) *redsync.Mutex {
 
 // Acquire runs Redlock attempts (redsync TryLock) with random back-off until
 // wait is spent on the client's monotonic clock.
-func (r *Redlock) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
+func (r *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	start := r.env.Mono()
 	for attempt := 1; ; attempt++ {
 		lease, err := r.attempt(key)
@@ -175,7 +176,7 @@ func (r *Redlock) Acquire(key string, wait time.Duration) (lockapi.Lease, error)
 	}
 }
 
-func (r *Redlock) attempt(key string) (lockapi.Lease, error) {
+func (r *Client) attempt(key string) (lockapi.Lease, error) {
 	v := r.env.Rand().Uint64()
 	value := strconv.FormatUint(v, 10)
 	r.rec.reset()
@@ -188,7 +189,7 @@ func (r *Redlock) attempt(key string) (lockapi.Lease, error) {
 		switch {
 		case !ok:
 			others = append(others, name+" not asked")
-		case o.err != nil && refused(classify(name, o.err)):
+		case o.err != nil && redislive.Refused(redislive.Classify(name, o.err)):
 			others = append(others, name+" refused")
 		case o.err != nil:
 			others = append(others, name+" timed out")
@@ -219,7 +220,7 @@ func (r *Redlock) attempt(key string) (lockapi.Lease, error) {
 		cancel()
 		if err != nil {
 			r.releaseAll(key, value)
-			return lockapi.Lease{}, fmt.Errorf("external token from %s: %w", redlock.FenceName, classify(redlock.FenceName, err))
+			return lockapi.Lease{}, fmt.Errorf("external token from %s: %w", redlock.FenceName, redislive.Classify(redlock.FenceName, err))
 		}
 		lease.Token = uint64(tok)
 	}
@@ -230,7 +231,7 @@ func (r *Redlock) attempt(key string) (lockapi.Lease, error) {
 	return lease, nil
 }
 
-func (r *Redlock) releaseAll(key, value string) {
+func (r *Client) releaseAll(key, value string) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.opts.RequestTimeout)
 	defer cancel()
 	r.rec.reset()
@@ -242,7 +243,7 @@ func (r *Redlock) releaseAll(key, value string) {
 // lock was ours to release; see backends/redlock.Client.Release. Redsync's
 // compare-and-delete answers 0 for "another value" without naming it, so
 // "another holds a majority" counts every other value together.
-func (r *Redlock) Release(l lockapi.Lease) error {
+func (r *Client) Release(l lockapi.Lease) error {
 	valid := r.env.Mono() < l.Deadline
 	r.releaseAll(l.Key, l.Owner)
 	released, timedOut, held := 0, 0, 0
