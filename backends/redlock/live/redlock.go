@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -50,9 +48,56 @@ type Topology struct {
 	Fence string
 }
 
-// Client is the live Redlock client of one client node: redsync, one try
-// per attempt, with locklab's retry loop.
+// Client is the live Redlock client of one client node: the recipe of
+// backends/redlock (redlock.Client, written once) over redsync, one TryLock
+// per round.
 type Client struct {
+	*redlock.Client
+	t *transport
+}
+
+var _ lockapi.Lock = (*Client)(nil)
+
+// NewClient returns a live Redlock client for the client node env.Name().
+func NewClient(env lockapi.Env, t Topology, o redlock.Options) *Client {
+	tr := &transport{env: env, topo: t, opts: o, rec: &recorder{}}
+	var pools []rsredis.Pool
+	for i, name := range t.Instances {
+		cl := redislive.NewConn(t.Addrs[name], o.RequestTimeout)
+		tr.conns = append(tr.conns, cl)
+		pools = append(pools, recordingPool{inner: rsgoredis.NewPool(cl), node: i, rec: tr.rec})
+		// A warm connection, as a long-running application's pool has (see redislive.NewClient).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*o.RequestTimeout)
+		_ = cl.Ping(ctx).Err()
+		cancel()
+	}
+	tr.rs = redsync.New(pools...)
+	if t.Fence != "" {
+		tr.fence = redislive.NewConn(t.Fence, o.RequestTimeout)
+	}
+	return &Client{Client: redlock.New(env, tr, o), t: tr}
+}
+
+// Close closes the client's connections.
+func (c *Client) Close() {
+	for _, cl := range c.t.conns {
+		_ = cl.Close()
+	}
+	if c.t.fence != nil {
+		_ = c.t.fence.Close()
+	}
+}
+
+// AnotherValue is the Holder of a live release's answer when the key holds
+// another value: redsync's compare-and-delete answers 0 without naming it,
+// so "another holds a majority" counts every other value together.
+const AnotherValue = "another value (redsync does not name it)"
+
+// transport is the live redlock.Transport: a round is redsync's TryLock
+// (set everywhere at once, its own validity check, its own release after a
+// failed round), a release redsync's Unlock; a recording wrapper around each
+// instance's pool says what each instance answered.
+type transport struct {
 	env   lockapi.Env
 	topo  Topology
 	opts  redlock.Options
@@ -60,39 +105,12 @@ type Client struct {
 	conns []*goredis.Client
 	fence *goredis.Client
 	rec   *recorder
+
+	round   redlock.Round
+	answers []redlock.Answer
 }
 
-var _ lockapi.Lock = (*Client)(nil)
-
-// NewClient returns a live Redlock client for the client node env.Name().
-func NewClient(env lockapi.Env, t Topology, o redlock.Options) *Client {
-	r := &Client{env: env, topo: t, opts: o, rec: &recorder{}}
-	var pools []rsredis.Pool
-	for i, name := range t.Instances {
-		cl := redislive.NewConn(t.Addrs[name], o.RequestTimeout)
-		r.conns = append(r.conns, cl)
-		pools = append(pools, recordingPool{inner: rsgoredis.NewPool(cl), node: i, rec: r.rec})
-		// A warm connection, as a long-running application's pool has (see redislive.NewClient).
-		ctx, cancel := context.WithTimeout(context.Background(), 5*o.RequestTimeout)
-		_ = cl.Ping(ctx).Err()
-		cancel()
-	}
-	r.rs = redsync.New(pools...)
-	if t.Fence != "" {
-		r.fence = redislive.NewConn(t.Fence, o.RequestTimeout)
-	}
-	return r
-}
-
-// Close closes the client's connections.
-func (r *Client) Close() {
-	for _, c := range r.conns {
-		_ = c.Close()
-	}
-	if r.fence != nil {
-		_ = r.fence.Close()
-	}
-}
+var _ redlock.Transport = (*transport)(nil)
 
 // recorder keeps what each instance answered in the current round.
 type recorder struct {
@@ -152,132 +170,119 @@ func (c recordingConn) Eval(script *rsredis.Script, keysAndArgs ...any) (any, er
 	return v, err
 }
 
-func (r *Client) mutex(key string, opts ...redsync.Option) *redsync.Mutex {
-	o := r.opts
-	return r.rs.NewMutex(key, append([]redsync.Option{redsync.WithExpiry(o.TTL), redsync.WithTries(1),
+func (t *transport) mutex(key string, opts ...redsync.Option) *redsync.Mutex {
+	o := t.opts
+	return t.rs.NewMutex(key, append([]redsync.Option{redsync.WithExpiry(o.TTL), redsync.WithTries(1),
 		redsync.WithDriftFactor(o.DriftFactor), redsync.WithTimeoutFactor(float64(o.RequestTimeout) / float64(o.TTL))}, opts...)...)
 }
 
-// Acquire runs Redlock attempts (redsync TryLock) with random back-off until
-// wait is spent on the client's monotonic clock.
-func (r *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
-	start := r.env.Mono()
-	for attempt := 1; ; attempt++ {
-		lease, err := r.attempt(key)
-		if err == nil {
-			return lease, nil
-		}
-		elapsed := r.env.Mono() - start
-		if elapsed >= wait {
-			return lockapi.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v: %w",
-				key, attempt, elapsed, err, lockapi.ErrNotAcquired)
-		}
-		lockapi.SleepBackoff(r.env, r.opts.BackoffMax, wait-elapsed)
-	}
-}
+// Instances names the instances.
+func (t *transport) Instances() []string { return t.topo.Instances }
 
-func (r *Client) attempt(key string) (lockapi.Lease, error) {
-	v := r.env.Rand().Uint64()
-	value := strconv.FormatUint(v, 10)
-	r.rec.reset()
-	m := r.mutex(key, redsync.WithGenValueFunc(func() (string, error) { return value, nil }))
+// Round is one redsync TryLock of value (WithGenValueFunc), then, with
+// token=external, an INCR on the sequencer (after redsync's validity check:
+// redsync cannot take it inside its round). A round redsync refused with a
+// majority granted is one with no validity left.
+func (t *transport) Round(key, value string) *redlock.Round {
+	r := &t.round
+	*r = redlock.Round{Outs: r.Outs[:0]}
+	t.rec.reset()
+	m := t.mutex(key, redsync.WithGenValueFunc(func() (string, error) { return value, nil }))
+	start := t.env.Mono()
 	lockErr := m.TryLockContext(context.Background())
-	r.rec.mu.Lock()
-	var granted, others []string
-	for i, name := range r.topo.Instances {
-		o, ok := r.rec.setnx[i]
+	r.Elapsed = t.env.Mono() - start
+	t.rec.mu.Lock()
+	for i, name := range t.topo.Instances {
+		o, ok := t.rec.setnx[i]
+		var out redlock.Outcome
 		switch {
 		case !ok:
-			others = append(others, name+" not asked")
+			out = redlock.NotAsked
 		case o.err != nil && redislive.Refused(redislive.Classify(name, o.err)):
-			others = append(others, name+" refused")
+			out = redlock.Refused
 		case o.err != nil:
-			others = append(others, name+" timed out")
+			out = redlock.TimedOut
 		case o.n == 1:
-			granted = append(granted, name)
+			out = redlock.Granted
+			r.Granted++
 		default:
-			others = append(others, name+" held")
+			out = redlock.Held
 		}
+		r.Outs = append(r.Outs, out)
 	}
-	r.rec.mu.Unlock()
-	n, q := len(r.topo.Instances), r.opts.Instances/2+1
-	gr := strings.Join(granted, ",")
-	if gr == "" {
-		gr = "none"
-	}
-	votes := fmt.Sprintf("%s (%d/%d)", gr, len(granted), n)
+	t.rec.mu.Unlock()
 	if lockErr != nil {
-		if len(granted) >= q {
-			return lockapi.Lease{}, fmt.Errorf("granted by %s but no validity left (redsync: %v)", votes, lockErr)
+		r.Failure = redlock.FailQuorum
+		if r.Granted >= t.opts.Quorum() {
+			r.Failure = redlock.FailValidity
 		}
-		return lockapi.Lease{}, fmt.Errorf("granted by %s, quorum %d; %s", votes, q, strings.Join(others, ", "))
+		r.Maybe = t.left(r.Outs)
+		return r
 	}
-	validity := time.Until(m.Until())
-	lease := lockapi.Lease{Key: key, Owner: value, Token: v, HasToken: true, Deadline: r.env.Mono() + validity}
-	if r.opts.Token == redlock.TokenExternal {
-		ctx, cancel := context.WithTimeout(context.Background(), r.opts.RequestTimeout)
-		tok, err := r.fence.Incr(ctx, key+":fence").Result()
+	if t.opts.Token == redlock.TokenExternal {
+		ctx, cancel := context.WithTimeout(context.Background(), t.opts.RequestTimeout)
+		tok, err := t.fence.Incr(ctx, key+":fence").Result()
 		cancel()
 		if err != nil {
-			r.releaseAll(key, value)
-			return lockapi.Lease{}, fmt.Errorf("external token from %s: %w", redlock.FenceName, redislive.Classify(redlock.FenceName, err))
+			t.unlock(key, value)
+			r.Failure = redlock.FailFence
+			r.FenceErr = fmt.Errorf("external token from %s: %w", redlock.FenceName, redislive.Classify(redlock.FenceName, err))
+			r.Maybe = t.left(r.Outs)
+			return r
 		}
-		lease.Token = uint64(tok)
+		r.Token = uint64(tok)
 	}
-	lease.Detail = fmt.Sprintf("granted by %s, validity %v", votes, validity.Round(time.Millisecond))
-	if len(others) > 0 {
-		lease.Detail += "; " + strings.Join(others, ", ")
-	}
-	return lease, nil
+	r.Validity = time.Until(m.Until())
+	return r
 }
 
-func (r *Client) releaseAll(key, value string) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.opts.RequestTimeout)
+// left reports whether the value of a failed round may still be on a
+// quorum: the instances whose set granted it or did not answer, and whose
+// release (redsync's, recorded) did not answer or was not sent, make one.
+func (t *transport) left(outs []redlock.Outcome) bool {
+	t.rec.mu.Lock()
+	defer t.rec.mu.Unlock()
+	n := 0
+	for i, name := range t.topo.Instances {
+		if outs[i] != redlock.Granted && outs[i] != redlock.TimedOut {
+			continue
+		}
+		if o, ok := t.rec.released[i]; !ok || (o.err != nil && !redislive.Refused(redislive.Classify(name, o.err))) {
+			n++
+		}
+	}
+	return n >= t.opts.Quorum()
+}
+
+// unlock is redsync's Unlock of value, recorded.
+func (t *transport) unlock(key, value string) {
+	ctx, cancel := context.WithTimeout(context.Background(), t.opts.RequestTimeout)
 	defer cancel()
-	r.rec.reset()
-	_, _ = r.mutex(key, redsync.WithValue(value)).UnlockContext(ctx)
+	t.rec.reset()
+	_, _ = t.mutex(key, redsync.WithValue(value)).UnlockContext(ctx)
 }
 
-// Release deletes the key on every instance where it still has our value
-// (redsync Unlock) and reports, as the simulated client does, whether the
-// lock was ours to release; see backends/redlock.Client.Release. Redsync's
-// compare-and-delete answers 0 for "another value" without naming it, so
-// "another holds a majority" counts every other value together.
-func (r *Client) Release(l lockapi.Lease) error {
-	valid := r.env.Mono() < l.Deadline
-	r.releaseAll(l.Key, l.Owner)
-	released, timedOut, held := 0, 0, 0
-	r.rec.mu.Lock()
-	for i := range r.topo.Instances {
-		o, ok := r.rec.released[i]
+// ReleaseAll is redsync's Unlock of value; each instance's answer is what the
+// recording wrapper saw.
+func (t *transport) ReleaseAll(key, value string) []redlock.Answer {
+	t.unlock(key, value)
+	t.answers = t.answers[:0]
+	t.rec.mu.Lock()
+	defer t.rec.mu.Unlock()
+	for i, name := range t.topo.Instances {
+		var a redlock.Answer
+		o, ok := t.rec.released[i]
 		switch {
 		case !ok:
 		case o.err != nil && errors.Is(o.err, redsync.ErrLockAlreadyExpired):
 		case o.err != nil:
-			timedOut++
+			a.TimedOut = !redislive.Refused(redislive.Classify(name, o.err))
 		case o.n == 1:
-			released++
+			a.Deleted = true
 		case o.n == 0:
-			held++
+			a.Holder = AnotherValue
 		}
+		t.answers = append(t.answers, a)
 	}
-	r.rec.mu.Unlock()
-	q := r.opts.Instances/2 + 1
-	switch {
-	case released >= q:
-		return nil
-	case released+timedOut >= q:
-		return fmt.Errorf("redlock: release %s: deleted on %d instance(s), %d timed out, quorum %d: %w",
-			l.Key, released, timedOut, q, lockapi.ErrUnknown)
-	case !valid:
-		return fmt.Errorf("redlock: release %s: our value was on %d instance(s) only, quorum %d: the lease had run out: %w",
-			l.Key, released, q, lockapi.ErrNotHeld)
-	case held >= q:
-		return fmt.Errorf("redlock: release %s: our value was on %d instance(s), other values on %d, quorum %d: the lock is another's: %w",
-			l.Key, released, held, q, lockapi.ErrNotHeld)
-	case released > 0:
-		return nil
-	}
-	return fmt.Errorf("redlock: release %s: our value was on 0 instance(s) only, quorum %d: already released, or lost by the instances: %w",
-		l.Key, q, lockapi.ErrNotHeld)
+	return t.answers
 }
