@@ -86,20 +86,31 @@ func NewClient(p *sim.Proc, server sim.NodeID, opts Options) *Client {
 
 // NewClientFor returns a lock client for process p that finds Redis through t.
 func NewClientFor(p *sim.Proc, t Topology, opts Options) *Client {
-	return New(p, newSimTransport(p, t, opts.RequestTimeout), opts)
+	// one allocation for the client, its transport and its route
+	s := &struct {
+		c Client
+		t simTransport
+		r route
+	}{}
+	s.r = route{topo: t, primary: t.Primary, timeout: opts.RequestTimeout}
+	s.t = simTransport{p: p, r: &s.r}
+	s.c.init(p, &s.t, opts)
+	return &s.c
 }
 
 // New returns the lock client of the client env, reaching Redis through t
 // (simulated or live). It draws the client's acquirer id from env's random
 // stream.
 func New(env lockapi.Env, t Transport, opts Options) *Client {
-	return &Client{
-		env:  env,
-		t:    t,
-		opts: opts,
-		id:   fmt.Sprintf("%s:%016x", env.Name(), env.Rand().Uint64()),
-		held: map[string]*holds.Hold{},
-	}
+	c := new(Client)
+	c.init(env, t, opts)
+	return c
+}
+
+func (c *Client) init(env lockapi.Env, t Transport, opts Options) {
+	c.env, c.t, c.opts = env, t, opts
+	c.id = fmt.Sprintf("%s:%016x", env.Name(), env.Rand().Uint64())
+	c.held = map[string]*holds.Hold{}
 }
 
 // OnRenew registers the watchdog observer (its calls are serialised).

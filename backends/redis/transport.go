@@ -28,12 +28,6 @@ type route struct {
 
 var _ Transport = (*simTransport)(nil)
 
-// newSimTransport returns the transport of process p to the Redis of t;
-// timeout bounds a question to the monitor.
-func newSimTransport(p *sim.Proc, t Topology, timeout time.Duration) *simTransport {
-	return &simTransport{p: p, r: &route{topo: t, primary: t.Primary, timeout: timeout}}
-}
-
 func (t *simTransport) nodeName(id sim.NodeID) string { return t.p.World().Nodes()[id].Name() }
 
 // Do sends cmd to the primary and waits at most timeout. A timeout is

@@ -117,7 +117,14 @@ var _ lockapi.Lock = (*Client)(nil)
 
 // NewClient returns a Redlock client for process p.
 func NewClient(p *sim.Proc, t Topology, opts Options) *Client {
-	return New(p, newSimTransport(p, t, opts), opts)
+	// one allocation for the client and its transport
+	s := &struct {
+		c Client
+		t simTransport
+	}{}
+	s.t.init(p, t, opts)
+	s.c = Client{env: p, t: &s.t, opts: opts}
+	return &s.c
 }
 
 // New returns the Redlock client of the client env, reaching its instances

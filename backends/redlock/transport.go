@@ -25,12 +25,13 @@ type simTransport struct {
 
 var _ Transport = (*simTransport)(nil)
 
-func newSimTransport(p *sim.Proc, t Topology, o Options) *simTransport {
-	names := make([]string, len(t.Instances))
-	for i, id := range t.Instances {
+// init makes t the transport of process p to the instances of topo.
+func (t *simTransport) init(p *sim.Proc, topo Topology, o Options) {
+	names := make([]string, len(topo.Instances))
+	for i, id := range topo.Instances {
 		names[i] = p.World().Nodes()[id].Name()
 	}
-	return &simTransport{p: p, topo: t, opts: o, names: names}
+	*t = simTransport{p: p, topo: topo, opts: o, names: names, answers: make([]Answer, 0, len(names))}
 }
 
 // Instances names the instances.
