@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/holds"
-	"github.com/locklab/locklab/backends/live/faultnet"
 	"github.com/locklab/locklab/backends/raftkv"
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/internal/faultnet"
 	"github.com/locklab/locklab/lockapi"
 )
 
