@@ -16,7 +16,7 @@ import (
 	_ "github.com/locklab/locklab/backends/database"
 	_ "github.com/locklab/locklab/backends/etcd/live"
 	_ "github.com/locklab/locklab/backends/raftkv"
-	_ "github.com/locklab/locklab/backends/redis"
-	_ "github.com/locklab/locklab/backends/redlock"
+	_ "github.com/locklab/locklab/backends/redis/live"
+	_ "github.com/locklab/locklab/backends/redlock/live"
 	_ "github.com/locklab/locklab/backends/zookeeper/live"
 )

@@ -1,4 +1,4 @@
-package redis
+package redislive
 
 import (
 	"errors"
@@ -11,10 +11,10 @@ import (
 	"github.com/locklab/locklab/lockapi"
 )
 
-// classify wraps a go-redis error from instance: certain when the command
+// Classify wraps a go-redis error from instance: certain when the command
 // cannot have run (a refused connection, an error reply), ErrUnknown
 // otherwise (a timeout, a connection that broke after the command went out).
-func classify(instance string, err error) error {
+func Classify(instance string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -29,13 +29,13 @@ func classify(instance string, err error) error {
 	return fmt.Errorf("redis %s: %w: %w", instance, lockapi.ErrUnknown, err)
 }
 
-// refused reports whether err (from classify) says the command did not run.
-func refused(err error) bool { return err != nil && !lockapi.Unknown(err) }
+// Refused reports whether err (from Classify) says the command did not run.
+func Refused(err error) bool { return err != nil && !lockapi.Unknown(err) }
 
-// newConn is a go-redis client for one instance at addr: every request bounded
+// NewConn is a go-redis client for one instance at addr: every request bounded
 // by its context, no retries of its own (the lock recipes retry), no client
 // identity commands (CLIENT SETINFO is newer than Debian's redis 7.0).
-func newConn(addr string, dial time.Duration) *goredis.Client {
+func NewConn(addr string, dial time.Duration) *goredis.Client {
 	return goredis.NewClient(&goredis.Options{
 		Addr:                  addr,
 		DialTimeout:           dial,

@@ -1,4 +1,4 @@
-package redis
+package redislive
 
 import (
 	"context"
@@ -9,8 +9,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 
-	simredis "github.com/locklab/locklab/backends/redis"
-	"github.com/locklab/locklab/backends/redlock"
+	redis "github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/lockapi"
 )
 
@@ -32,25 +31,19 @@ func TestOutcomesOfFailedRequests(t *testing.T) {
 		{"a broken connection after the command went out", &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := classify("redis", tc.err)
+			err := Classify("redis", tc.err)
 			assert.Equal(t, tc.unknown, lockapi.Unknown(err), "%v", err)
-			assert.Equal(t, !tc.unknown, refused(err))
+			assert.Equal(t, !tc.unknown, Refused(err))
 			assert.Contains(t, err.Error(), "redis redis")
 		})
 	}
-	assert.NoError(t, classify("redis", nil))
+	assert.NoError(t, Classify("redis", nil))
 	var _ goredis.Error = replyError("")
 }
 
 func TestOptionsTheLiveClientsCannotHonourAreRefused(t *testing.T) {
-	o := simredis.DefaultOptions()
+	o := redis.DefaultOptions()
 	assert.NoError(t, CheckOptions(o))
-	o.Reentrancy = simredis.ReentrancyClient
+	o.Reentrancy = redis.ReentrancyClient
 	assert.ErrorContains(t, CheckOptions(o), "reentrancy=client has no live form")
-	r := redlock.DefaultOptions()
-	assert.NoError(t, CheckRedlockOptions(r))
-	r.Token = redlock.TokenExternal
-	assert.NoError(t, CheckRedlockOptions(r), "token=external: INCR on a separate instance")
-	r.Token = redlock.TokenIncr
-	assert.ErrorContains(t, CheckRedlockOptions(r), "token=incr has no live form")
 }

@@ -1,4 +1,4 @@
-package live
+package redislive
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	simredis "github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/internal/proc"
 )
 
@@ -141,11 +141,11 @@ func cleanFaketime(pid int) {
 }
 
 // persistenceArgs are redis-server's flags for a persistence option.
-func persistenceArgs(p simredis.Persistence) []string {
+func persistenceArgs(p redis.Persistence) []string {
 	switch p {
-	case simredis.PersistAlways:
+	case redis.PersistAlways:
 		return []string{"--appendonly", "yes", "--appendfsync", "always"}
-	case simredis.PersistEverySec:
+	case redis.PersistEverySec:
 		return []string{"--appendonly", "yes", "--appendfsync", "everysec"}
 	}
 	return []string{"--appendonly", "no"}

@@ -1,9 +1,8 @@
-package live
+package redislive
 
 import (
 	"context"
 	"fmt"
-	"github.com/locklab/locklab/liveform"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,10 +12,10 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	liveredis "github.com/locklab/locklab/backends/live/redis"
-	simredis "github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/internal/tcpproxy"
+	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 )
 
@@ -32,7 +31,7 @@ import (
 // replicas at the new primary's announced address: those replication links
 // then share the sentinel->X proxy (a cut between two instances after a
 // failover also cuts the Sentinel's link to that instance).
-func deploySentinel(d liveform.Deployment, o simredis.Options, bin string) (sys *liveform.Deployed, c *redisCluster, err error) {
+func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *liveform.Deployed, c *redisCluster, err error) {
 	sbin, err := proc.Binary("redis-sentinel", "redis-sentinel", "/usr/bin/redis-sentinel")
 	if err != nil {
 		return nil, nil, err
@@ -207,7 +206,7 @@ func deploySentinel(d liveform.Deployment, o simredis.Options, bin string) (sys 
 	var cmu sync.Mutex
 	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
 		e, fork := lc.Env, lc.Fork
-		l := liveredis.NewClient(e, fork, liveredis.Topology{Primary: "redis", Addrs: addrs[e.Name()],
+		l := NewClient(e, fork, Topology{Primary: "redis", Addrs: addrs[e.Name()],
 			Sentinel: addrs[e.Name()]["sentinel"], Master: sentinelMaster, Announced: announced}, o)
 		cmu.Lock()
 		c.closers = append(c.closers, l.Close)

@@ -1,44 +1,35 @@
-package live
+package redislive
 
 import (
 	"context"
 	"fmt"
-	"github.com/locklab/locklab/liveform"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	liveredis "github.com/locklab/locklab/backends/live/redis"
-	simredis "github.com/locklab/locklab/backends/redis"
-	"github.com/locklab/locklab/backends/redlock"
-	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/internal/store"
 	"github.com/locklab/locklab/internal/tcpproxy"
+	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
-// The live Redis systems: "redis" (one redis-server; with replicas=N a
+// The live form of the redis system: one redis-server; with replicas=N a
 // primary "redis", replicas "replica1".. linked to it through proxies, and
-// one redis-sentinel "sentinel") and "redlock" (independent instances
-// redis-a, redis-b, ..., and for token=external the sequencer "fence"). The
-// names and roles are the simulator's (harness/system_redis.go,
-// system_redlock.go).
+// one redis-sentinel "sentinel". The names and roles are the simulator's
+// (backends/redis/system.go). Redlock's live form (backends/redlock/live)
+// starts its instances with a Cluster.
 func init() {
 	liveform.Register("redis", liveform.Form{
 		Note:     "redis-server, redis-sentinel; go-redis " + goRedisVersion,
-		Options:  simredis.Table,
+		Options:  redis.Table,
 		Describe: describeRedis,
 		Deploy:   liveform.RetryDeploy(deployRedisLive),
-	})
-	liveform.Register("redlock", liveform.Form{
-		Note:     "redis-server ×N; redsync " + liveredis.RedsyncVersion,
-		Options:  redlock.Table,
-		Describe: describeRedlock,
-		Deploy:   liveform.RetryDeploy(deployRedlockLive),
 	})
 }
 
@@ -47,23 +38,12 @@ const goRedisVersion = "v9.23.0"
 // sentinelMaster is the name the Sentinel monitors the primary under.
 const sentinelMaster = "locklab"
 
-func redisOptions(t harness.Test) (simredis.Options, error) {
-	o, err := simredis.Table.Parse(t.SystemOptions)
+func redisOptions(t scenario.Test) (redis.Options, error) {
+	o, err := redis.Table.Parse(t.SystemOptions)
 	if err != nil {
 		return o, err
 	}
-	if err := liveredis.CheckOptions(o); err != nil {
-		return o, liveform.NotLive(err)
-	}
-	return o, nil
-}
-
-func redlockOptions(t harness.Test) (redlock.Options, error) {
-	o, err := redlock.Table.Parse(t.SystemOptions)
-	if err != nil {
-		return o, err
-	}
-	if err := liveredis.CheckRedlockOptions(o); err != nil {
+	if err := CheckOptions(o); err != nil {
 		return o, liveform.NotLive(err)
 	}
 	return o, nil
@@ -77,7 +57,7 @@ func redisRefuse(f nemesis.Fault) string {
 	return ""
 }
 
-func describeRedis(t harness.Test) (liveform.Description, error) {
+func describeRedis(t scenario.Test) (liveform.Description, error) {
 	o, err := redisOptions(t)
 	if err != nil {
 		return liveform.Description{}, err
@@ -120,27 +100,9 @@ func roleResolve(instances []string, primary *func() string) func(string) ([]str
 	}
 }
 
-func describeRedlock(t harness.Test) (liveform.Description, error) {
-	o, err := redlockOptions(t)
-	if err != nil {
-		return liveform.Description{}, err
-	}
-	var instances []string
-	for i := range o.Instances {
-		instances = append(instances, redlock.InstanceName(i))
-	}
-	return liveform.Description{Servers: instances, Roles: []string{"instances"},
-		Resolve: func(role string) ([]string, bool) {
-			if role == "instances" {
-				return slices.Clone(instances), true
-			}
-			return nil, false
-		}, Refuse: redisRefuse}, nil
-}
-
 // wantsClock reports whether a run may jump a server's clock (then the
 // servers run under libfaketime).
-func wantsClock(t harness.Test) bool {
+func wantsClock(t scenario.Test) bool {
 	if t.Schedule != nil {
 		for _, f := range t.Schedule.Faults {
 			if f.Kind == nemesis.ClockJump {
@@ -403,68 +365,6 @@ func redisBinary() (string, error) {
 	return proc.Binary("redis-server", "redis-server", "/usr/bin/redis-server")
 }
 
-func deployRedlockLive(d liveform.Deployment) (sys *liveform.Deployed, err error) {
-	o, err := redlockOptions(d.Test)
-	if err != nil {
-		return nil, err
-	}
-	bin, err := redisBinary()
-	if err != nil {
-		return nil, err
-	}
-	c, err := newRedisCluster(d)
-	if err != nil {
-		return nil, err
-	}
-	cluster := c // c, a named result, is nil in an error return
-	defer func() {
-		if err != nil {
-			cluster.close()
-		}
-	}()
-	c.restartDelay = o.RestartDelay
-	clock := wantsClock(d.Test)
-	desc, _ := describeRedlock(d.Test)
-	for _, name := range desc.Servers {
-		if _, err := c.add(d.Dir, name, bin, clock, persistenceArgs(o.Persistence)...); err != nil {
-			return nil, err
-		}
-	}
-	names := slices.Clone(desc.Servers)
-	if o.Token == redlock.TokenExternal {
-		// The sequencer is assumed correct: no faults reach it, its data is fsynced.
-		if _, err := c.add(d.Dir, redlock.FenceName, bin, false, persistenceArgs(simredis.PersistAlways)...); err != nil {
-			return nil, err
-		}
-		names = append(names, redlock.FenceName)
-	}
-	if err := c.startAll(names...); err != nil {
-		return nil, err
-	}
-	addrs, err := c.clientProxies(d.Test.ClientNames(), desc.Servers)
-	if err != nil {
-		return nil, err
-	}
-	sys = c.system(desc)
-	var mu sync.Mutex
-	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
-		e := lc.Env
-		t := liveredis.RedlockTopology{Instances: desc.Servers, Addrs: addrs[e.Name()]}
-		if o.Token == redlock.TokenExternal {
-			t.Fence = c.servers[redlock.FenceName].addr()
-		}
-		l := liveredis.NewRedlock(e, t, o)
-		mu.Lock()
-		c.closers = append(c.closers, l.Close)
-		mu.Unlock()
-		return l
-	}
-	sys.Tokens = true
-	sys.Versions = c.versions(desc.Servers[0])
-	sys.Versions["redsync"] = liveredis.RedsyncVersion
-	return sys, nil
-}
-
 func deployRedisLive(d liveform.Deployment) (*liveform.Deployed, error) {
 	o, err := redisOptions(d.Test)
 	if err != nil {
@@ -483,7 +383,7 @@ func deployRedisLive(d liveform.Deployment) (*liveform.Deployed, error) {
 }
 
 // deploySingle starts one redis-server, "redis".
-func deploySingle(d liveform.Deployment, o simredis.Options, bin string) (sys *liveform.Deployed, c *redisCluster, err error) {
+func deploySingle(d liveform.Deployment, o redis.Options, bin string) (sys *liveform.Deployed, c *redisCluster, err error) {
 	c, err = newRedisCluster(d)
 	if err != nil {
 		return nil, nil, err
@@ -510,7 +410,7 @@ func deploySingle(d liveform.Deployment, o simredis.Options, bin string) (sys *l
 	var mu sync.Mutex
 	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
 		e, fork := lc.Env, lc.Fork
-		l := liveredis.NewClient(e, fork, liveredis.Topology{Primary: "redis", Addrs: addrs[e.Name()]}, o)
+		l := NewClient(e, fork, Topology{Primary: "redis", Addrs: addrs[e.Name()]}, o)
 		mu.Lock()
 		c.closers = append(c.closers, l.Close)
 		mu.Unlock()
