@@ -22,7 +22,7 @@
 // with the same proportions.
 //
 // Systems with a live form: raftkv (hashicorp/raft, in-process; see
-// backends/live/raftkv); redis (redis-server, with replicas=N a primary,
+// backends/raftkv/live); redis (redis-server, with replicas=N a primary,
 // replicas and redis-sentinel; go-redis) and redlock (independent
 // redis-server instances; redsync), see backends/live/redis; database (a
 // real PostgreSQL server with pgx clients; see backends/live/database); etcd

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/backends/live/faultnet"
-	liveraft "github.com/locklab/locklab/backends/live/raftkv"
+	liveraft "github.com/locklab/locklab/backends/raftkv/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 )

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/live/faultnet"
-	liveraft "github.com/locklab/locklab/backends/live/raftkv"
+	liveraft "github.com/locklab/locklab/backends/raftkv/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/lockapi"
