@@ -10,7 +10,7 @@ import (
 	"time"
 
 	simdb "github.com/locklab/locklab/backends/database"
-	livedb "github.com/locklab/locklab/backends/live/database"
+	livedb "github.com/locklab/locklab/backends/database/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/tcpproxy"
@@ -71,7 +71,7 @@ type dbDeployment struct {
 
 	mu      sync.Mutex
 	cuts    map[string]int // per client: active cuts of its link
-	clients []*livedb.Client
+	clients []*livedb.Transport
 	record  func(kind string, targets []string, detail string)
 	holders map[string]string // advisory: connection -> lock held on it
 }
@@ -132,7 +132,7 @@ func deployDatabase(d Deployment) (*system, error) {
 		close:    closeAll,
 	}
 	if o.Data() == simdb.ResourceDB {
-		sys.storage = func(l lockapi.Lock) lockapi.Storage { return l.(*livedb.Client) }
+		sys.storage = func(l lockapi.Lock) lockapi.Storage { return l.(*simdb.Client) }
 	}
 	return sys, nil
 }
@@ -147,10 +147,10 @@ func (dd *dbDeployment) onDB(fn func() error) func(string) error {
 }
 
 func (dd *dbDeployment) newLock(e *env, fork func() lockapi.Env) lockapi.Lock {
-	c := livedb.NewClient(dd.stopped, e, fork, dd.srv, dd.proxies[e.name].Addr(), dd.opts)
-	c.OnTakeover = func(detail string) { dd.event("row-taken-over", detail) }
-	c.OnTxn = recordTxns(e.r, e.name)
-	c.OnHold = func(conn, key string, held bool) {
+	c, t := livedb.NewClient(dd.stopped, e, fork, dd.srv, dd.proxies[e.name].Addr(), dd.opts)
+	t.OnTakeover = func(detail string) { dd.event("row-taken-over", detail) }
+	c.OnTxn(recordTxns(e.r, e.name))
+	t.OnHold = func(conn, key string, held bool) {
 		dd.mu.Lock()
 		defer dd.mu.Unlock()
 		if dd.holders == nil {
@@ -163,7 +163,7 @@ func (dd *dbDeployment) newLock(e *env, fork func() lockapi.Env) lockapi.Lock {
 		}
 	}
 	dd.mu.Lock()
-	dd.clients = append(dd.clients, c)
+	dd.clients = append(dd.clients, t)
 	dd.mu.Unlock()
 	return c
 }

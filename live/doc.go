@@ -25,7 +25,7 @@
 // backends/raftkv/live); redis (redis-server, with replicas=N a primary,
 // replicas and redis-sentinel; go-redis) and redlock (independent
 // redis-server instances; redsync), see backends/live/redis; database (a
-// real PostgreSQL server with pgx clients; see backends/live/database); etcd
+// real PostgreSQL server with pgx clients; see backends/database/live); etcd
 // (real etcd-server members and clientv3; see backends/live/etcd) and
 // zookeeper (a real ZooKeeper ensemble and go-zookeeper; see
 // backends/live/zookeeper). Nothing simulated imports this package.

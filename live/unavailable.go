@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	livedb "github.com/locklab/locklab/backends/live/database"
+	livedb "github.com/locklab/locklab/backends/database/live"
 	"github.com/locklab/locklab/harness"
 )
 
