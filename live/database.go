@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"github.com/locklab/locklab/liveform"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -23,23 +24,31 @@ import (
 const dbNode = "db"
 
 func init() {
-	register("database", Deployer{
+	liveform.Register("database", liveform.Form{
 		Note:     "PostgreSQL (Debian package postgresql) with pgx",
 		Options:  simdb.Table,
 		Describe: describeDatabase,
-		Deploy:   retryDeploy(deployDatabase),
+		Deploy:   liveform.RetryDeploy(deployDatabase),
+		// PostgreSQL, run as its own user when locklab runs as root, must
+		// pass through the run directory's parent and every directory above.
+		UnreachableOut: func(_ harness.Test, runDir string) string {
+			if err := livedb.CheckReachable(filepath.Dir(filepath.Clean(runDir))); err != nil {
+				return err.Error()
+			}
+			return ""
+		},
 	})
 }
 
-func describeDatabase(t harness.Test) (Description, error) {
+func describeDatabase(t harness.Test) (liveform.Description, error) {
 	o, err := simdb.Table.Parse(t.SystemOptions)
 	if err != nil {
-		return Description{}, err
+		return liveform.Description{}, err
 	}
 	if err := o.Validate(); err != nil {
-		return Description{}, err
+		return liveform.Description{}, err
 	}
-	return Description{
+	return liveform.Description{
 		Servers: []string{dbNode},
 		Resolve: func(string) ([]string, bool) { return nil, false },
 		Refuse:  refuseDatabase,
@@ -76,7 +85,7 @@ type dbDeployment struct {
 	holders map[string]string // advisory: connection -> lock held on it
 }
 
-func deployDatabase(d Deployment) (*system, error) {
+func deployDatabase(d liveform.Deployment) (*liveform.Deployed, error) {
 	o, err := simdb.Table.Parse(d.Test.SystemOptions)
 	if err != nil {
 		return nil, err
@@ -108,31 +117,31 @@ func deployDatabase(d Deployment) (*system, error) {
 	}
 	srv.OnEvent(dd.serverEvent)
 	desc, _ := describeDatabase(d.Test)
-	sys := &system{
+	sys := &liveform.Deployed{
 		Description: desc,
-		newLock:     dd.newLock,
-		tokens:      o.Mode != simdb.ModeOptimistic,
-		pause:       dd.onDB(srv.Pause),
-		resume:      dd.onDB(srv.Resume),
-		crash:       dd.onDB(srv.Crash),
-		restart:     dd.onDB(func() error { return srv.Restart(d.Ctx, d.Setup) }),
-		cut:         dd.cut,
-		heal:        dd.heal,
-		preset:      dd.preset,
-		events: func(record func(kind string, targets []string, detail string)) {
+		NewLock:     dd.newLock,
+		Tokens:      o.Mode != simdb.ModeOptimistic,
+		Pause:       dd.onDB(srv.Pause),
+		Resume:      dd.onDB(srv.Resume),
+		Crash:       dd.onDB(srv.Crash),
+		Restart:     dd.onDB(func() error { return srv.Restart(d.Ctx, d.Setup) }),
+		Cut:         dd.cut,
+		Heal:        dd.heal,
+		Preset:      dd.preset,
+		Events: func(record func(kind string, targets []string, detail string)) {
 			dd.mu.Lock()
 			dd.record = record
 			dd.mu.Unlock()
 		},
-		figures: func(time.Duration) map[string]any {
+		Figures: func(time.Duration) map[string]any {
 			return map[string]any{"postgresql": map[string]any{"mode": string(o.Mode), "data": string(o.Data()),
 				"session": livedb.Params(o)}}
 		},
-		versions: map[string]string{"postgresql": srv.Version(), "pgx": livedb.PgxVersion},
-		close:    closeAll,
+		Versions: map[string]string{"postgresql": srv.Version(), "pgx": livedb.PgxVersion},
+		Close:    closeAll,
 	}
 	if o.Data() == simdb.ResourceDB {
-		sys.storage = func(l lockapi.Lock) lockapi.Storage { return l.(*simdb.Client) }
+		sys.Storage = func(l lockapi.Lock) lockapi.Storage { return l.(*simdb.Client) }
 	}
 	return sys, nil
 }
@@ -146,10 +155,11 @@ func (dd *dbDeployment) onDB(fn func() error) func(string) error {
 	}
 }
 
-func (dd *dbDeployment) newLock(e *env, fork func() lockapi.Env) lockapi.Lock {
-	c, t := livedb.NewClient(dd.stopped, e, fork, dd.srv, dd.proxies[e.name].Addr(), dd.opts)
+func (dd *dbDeployment) newLock(lc liveform.Client) lockapi.Lock {
+	e := lc.Env
+	c, t := livedb.NewClient(dd.stopped, e, lc.Fork, dd.srv, dd.proxies[e.Name()].Addr(), dd.opts)
 	t.OnTakeover = func(detail string) { dd.event("row-taken-over", detail) }
-	c.OnTxn(recordTxns(e.r, e.name))
+	c.OnTxn(recordTxns(lc))
 	t.OnHold = func(conn, key string, held bool) {
 		dd.mu.Lock()
 		defer dd.mu.Unlock()
@@ -175,16 +185,16 @@ func (dd *dbDeployment) newLock(e *env, fork func() lockapi.Env) lockapi.Lock {
 // its commit does (see package history, Transactions). A step told after
 // the run stopped is not recorded: a commit whose outcome the run did not
 // see stays without a completion (unknown).
-func recordTxns(r *run, node string) func(simdb.TxnStep) {
+func recordTxns(lc liveform.Client) func(simdb.TxnStep) {
 	var rec *history.Recorder
 	var commit history.Op
 	open := false
 	return func(s simdb.TxnStep) {
-		if r.stopped() {
+		if lc.Stopped() {
 			return
 		}
 		if rec == nil {
-			rec = r.log.NewRecorder(node, clock{r})
+			rec = lc.NewRecorder()
 		}
 		switch {
 		case !s.Commit:

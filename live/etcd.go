@@ -4,24 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/liveform"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/locklab/locklab/backends/etcd"
 	liveetcd "github.com/locklab/locklab/backends/live/etcd"
-	"github.com/locklab/locklab/backends/live/netgate"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/internal/netgate"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
 )
 
 func init() {
-	register("etcd", Deployer{
+	liveform.Register("etcd", liveform.Form{
 		Note:     "etcd-server 3.4 (Debian), clientv3 concurrency.Mutex",
 		Options:  liveetcd.Table,
 		Describe: describeEtcd,
-		Deploy:   retryDeploy(deployEtcd),
+		Deploy:   liveform.RetryDeploy(deployEtcd),
 	})
 }
 
@@ -35,19 +36,19 @@ const (
 		"(delays of the storage's messages run)"
 )
 
-func describeEtcd(t harness.Test) (Description, error) {
+func describeEtcd(t harness.Test) (liveform.Description, error) {
 	o, err := liveetcd.ParseOptions(t.SystemOptions)
 	if errors.Is(err, liveetcd.ErrNotHonoured) {
-		return Description{}, fmt.Errorf("%w: %w", ErrNotLive, err)
+		return liveform.Description{}, fmt.Errorf("%w: %w", ErrNotLive, err)
 	}
 	if err != nil {
-		return Description{}, err
+		return liveform.Description{}, err
 	}
 	var servers []string
 	for i := 1; i <= o.Members; i++ {
 		servers = append(servers, fmt.Sprintf("etcd%d", i))
 	}
-	return Description{
+	return liveform.Description{
 		Servers: servers,
 		Roles:   []string{"leader", "followers"},
 		Resolve: func(role string) ([]string, bool) {
@@ -58,79 +59,12 @@ func describeEtcd(t harness.Test) (Description, error) {
 			return nil, false
 		},
 		Refuse: func(f nemesis.Fault) string {
-			return refuseRealServers(f, servers, []string{"leader", "followers"}, etcdNoClock, etcdNoPeerCut, etcdNoDelay)
+			return liveform.RefuseRealServers(f, servers, []string{"leader", "followers"}, etcdNoClock, etcdNoPeerCut, etcdNoDelay)
 		},
 	}, nil
 }
 
-// refuseRealServers says why a fault cannot run on a cluster of real
-// servers whose clocks libfaketime cannot move (noClock, "" if it can),
-// whose server-to-server links locklab does not carry (noPeerCut) and whose
-// messages do not pass through locklab (noDelay).
-func refuseRealServers(f nemesis.Fault, servers, roles []string, noClock, noPeerCut, noDelay string) string {
-	serverish := func(names []string) bool {
-		for _, n := range names {
-			if n == "servers" || slices.Contains(servers, n) || slices.Contains(roles, n) || prefixed(n, "server-of:", "servers-but:") {
-				return true
-			}
-		}
-		return false
-	}
-	switch f.Kind {
-	case nemesis.ClockJump:
-		if noClock != "" && serverish(f.Targets) {
-			return noClock
-		}
-	case nemesis.Partition:
-		switch {
-		case len(f.Groups) > 0:
-			n := 0
-			for _, g := range f.Groups {
-				if serverish(g) {
-					n++
-				}
-			}
-			if n > 1 {
-				return noPeerCut
-			}
-		case len(f.From) > 0:
-			if serverish(f.From) && serverish(f.To) {
-				return noPeerCut
-			}
-		default:
-			if serverish(f.Targets) {
-				return noPeerCut
-			}
-		}
-	case nemesis.Delay:
-		if serverish(f.From) || serverish(f.To) {
-			return noDelay
-		}
-	}
-	return ""
-}
-
-func prefixed(s string, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if len(s) > len(p) && s[:len(p)] == p {
-			return true
-		}
-	}
-	return false
-}
-
-// failedLock is the lock of a client whose library could not be set up:
-// every call fails with that error.
-type failedLock struct{ err error }
-
-func (f failedLock) Acquire(string, time.Duration) (lockapi.Lease, error) {
-	return lockapi.Lease{}, fmt.Errorf("%w: %w", f.err, lockapi.ErrNotAcquired)
-}
-func (f failedLock) Release(lockapi.Lease) error {
-	return fmt.Errorf("%w: %w", f.err, lockapi.ErrNotHeld)
-}
-
-func deployEtcd(d Deployment) (*system, error) {
+func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 	o, err := liveetcd.ParseOptions(d.Test.SystemOptions)
 	if err != nil {
 		return nil, err
@@ -145,12 +79,13 @@ func deployEtcd(d Deployment) (*system, error) {
 	var mu sync.Mutex
 	var clients []*liveetcd.Client
 	expired := 0
-	sys := &system{
+	sys := &liveform.Deployed{
 		Description: desc,
-		newLock: func(e *env, fork func() lockapi.Env) lockapi.Lock {
-			cl, err := c.NewClient(e, fork, netgate.New(d.Net, e.name, c.ServerAt))
+		NewLock: func(lc liveform.Client) lockapi.Lock {
+			e, fork := lc.Env, lc.Fork
+			cl, err := c.NewClient(e, fork, netgate.New(d.Net, e.Name(), c.ServerAt))
 			if err != nil {
-				return failedLock{err}
+				return liveform.FailedLock{Err: err}
 			}
 			mu.Lock()
 			clients = append(clients, cl)
@@ -166,7 +101,7 @@ func deployEtcd(d Deployment) (*system, error) {
 			}()
 			return cl
 		},
-		events: func(record func(f string, targets []string, detail string)) {
+		Events: func(record func(f string, targets []string, detail string)) {
 			c.Observe(ctx, func(x liveetcd.Expiry) {
 				mu.Lock()
 				expired++
@@ -178,24 +113,24 @@ func deployEtcd(d Deployment) (*system, error) {
 				record("lease-expired", targets, x.String())
 			})
 		},
-		pause:   c.Pause,
-		resume:  c.Resume,
-		crash:   c.Crash,
-		restart: c.Restart,
-		cut: func(from, to string) (bool, error) {
+		Pause:   c.Pause,
+		Resume:  c.Resume,
+		Crash:   c.Crash,
+		Restart: c.Restart,
+		Cut: func(from, to string) (bool, error) {
 			if slices.Contains(desc.Servers, from) && slices.Contains(desc.Servers, to) {
 				return true, fmt.Errorf("%s -> %s: %s", from, to, etcdNoPeerCut)
 			}
 			return false, nil
 		},
-		tokens: true,
-		figures: func(time.Duration) map[string]any {
+		Tokens: true,
+		Figures: func(time.Duration) map[string]any {
 			mu.Lock()
 			defer mu.Unlock()
 			return map[string]any{"lease_expired": expired}
 		},
-		versions: map[string]string{"etcd": c.ServerVersion(), "client": liveetcd.Version},
-		close: sync.OnceFunc(func() {
+		Versions: map[string]string{"etcd": c.ServerVersion(), "client": liveetcd.Version},
+		Close: sync.OnceFunc(func() {
 			cancel()
 			mu.Lock()
 			cls := slices.Clone(clients)
@@ -207,19 +142,12 @@ func deployEtcd(d Deployment) (*system, error) {
 		}),
 	}
 	if o.Resource == etcd.ResourceEtcd {
-		sys.storage = func(lock lockapi.Lock) lockapi.Storage {
+		sys.Storage = func(lock lockapi.Lock) lockapi.Storage {
 			if cl, ok := lock.(*liveetcd.Client); ok {
 				return cl.Guarded()
 			}
-			return failedStorage{fmt.Errorf("etcd: no client for the guarded resource")}
+			return liveform.FailedStorage{Err: fmt.Errorf("etcd: no client for the guarded resource")}
 		}
 	}
 	return sys, nil
 }
-
-// failedStorage is the storage of a client whose library could not be set
-// up: every call fails with that error.
-type failedStorage struct{ err error }
-
-func (f failedStorage) Read(string, uint64) (int64, error) { return 0, f.err }
-func (f failedStorage) Write(string, int64, uint64) error  { return f.err }

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"github.com/locklab/locklab/liveform"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,11 +11,11 @@ import (
 	"time"
 
 	liveredis "github.com/locklab/locklab/backends/live/redis"
-	"github.com/locklab/locklab/backends/live/store"
 	simredis "github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/backends/redlock"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/internal/store"
 	"github.com/locklab/locklab/internal/tcpproxy"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
@@ -27,44 +28,18 @@ import (
 // names and roles are the simulator's (harness/system_redis.go,
 // system_redlock.go).
 func init() {
-	register("redis", Deployer{
+	liveform.Register("redis", liveform.Form{
 		Note:     "redis-server, redis-sentinel; go-redis " + goRedisVersion,
 		Options:  simredis.Table,
 		Describe: describeRedis,
-		Deploy:   retryDeploy(deployRedisLive),
+		Deploy:   liveform.RetryDeploy(deployRedisLive),
 	})
-	register("redlock", Deployer{
+	liveform.Register("redlock", liveform.Form{
 		Note:     "redis-server ×N; redsync " + liveredis.RedsyncVersion,
 		Options:  redlock.Table,
 		Describe: describeRedlock,
-		Deploy:   retryDeploy(deployRedlockLive),
+		Deploy:   liveform.RetryDeploy(deployRedlockLive),
 	})
-}
-
-// retryDeploy tries a deployment up to three times when a server exits
-// before it is ready: ports are reserved by binding and releasing them
-// (proc.FreePorts), and a proxy's own listener, or another process, may
-// take one before its server binds it. Each try has its own directory.
-// Every system of real servers deploys through it (ZooKeeper's ensemble also
-// starts again on fresh ports itself); a server counts as ready only when
-// its port answers as itself, so a start whose port was taken fails as one
-// that exited before it was ready.
-func retryDeploy(deploy func(Deployment) (*system, error)) func(Deployment) (*system, error) {
-	return func(d Deployment) (*system, error) {
-		var err error
-		for try := 1; try <= 3; try++ {
-			dt := d
-			if try > 1 {
-				dt.Dir = filepath.Join(d.Dir, fmt.Sprintf("retry%d", try))
-			}
-			var sys *system
-			sys, err = deploy(dt)
-			if err == nil || !strings.Contains(err.Error(), "before it was ready") || (d.Ctx != nil && d.Ctx.Err() != nil) {
-				return sys, err
-			}
-		}
-		return nil, err
-	}
 }
 
 const goRedisVersion = "v9.23.0"
@@ -78,7 +53,7 @@ func redisOptions(t harness.Test) (simredis.Options, error) {
 		return o, err
 	}
 	if err := liveredis.CheckOptions(o); err != nil {
-		return o, noLiveForm{err}
+		return o, liveform.NotLive(err)
 	}
 	return o, nil
 }
@@ -89,7 +64,7 @@ func redlockOptions(t harness.Test) (redlock.Options, error) {
 		return o, err
 	}
 	if err := liveredis.CheckRedlockOptions(o); err != nil {
-		return o, noLiveForm{err}
+		return o, liveform.NotLive(err)
 	}
 	return o, nil
 }
@@ -102,13 +77,13 @@ func redisRefuse(f nemesis.Fault) string {
 	return ""
 }
 
-func describeRedis(t harness.Test) (Description, error) {
+func describeRedis(t harness.Test) (liveform.Description, error) {
 	o, err := redisOptions(t)
 	if err != nil {
-		return Description{}, err
+		return liveform.Description{}, err
 	}
 	if o.Replicas == 0 {
-		return Description{Servers: []string{"redis"}, Roles: []string{"primary", "replicas"},
+		return liveform.Description{Servers: []string{"redis"}, Roles: []string{"primary", "replicas"},
 			Resolve: func(role string) ([]string, bool) {
 				switch role {
 				case "primary":
@@ -124,7 +99,7 @@ func describeRedis(t harness.Test) (Description, error) {
 		instances = append(instances, fmt.Sprintf("replica%d", i+1))
 	}
 	primary := func() string { return "redis" }
-	return Description{Servers: append(slices.Clone(instances), "sentinel"), Roles: []string{"primary", "replicas", "sentinel"},
+	return liveform.Description{Servers: append(slices.Clone(instances), "sentinel"), Roles: []string{"primary", "replicas", "sentinel"},
 		Resolve: roleResolve(instances, &primary), Refuse: redisRefuse}, nil
 }
 
@@ -145,16 +120,16 @@ func roleResolve(instances []string, primary *func() string) func(string) ([]str
 	}
 }
 
-func describeRedlock(t harness.Test) (Description, error) {
+func describeRedlock(t harness.Test) (liveform.Description, error) {
 	o, err := redlockOptions(t)
 	if err != nil {
-		return Description{}, err
+		return liveform.Description{}, err
 	}
 	var instances []string
 	for i := range o.Instances {
 		instances = append(instances, redlock.InstanceName(i))
 	}
-	return Description{Servers: instances, Roles: []string{"instances"},
+	return liveform.Description{Servers: instances, Roles: []string{"instances"},
 		Resolve: func(role string) ([]string, bool) {
 			if role == "instances" {
 				return slices.Clone(instances), true
@@ -197,7 +172,7 @@ type redisCluster struct {
 	closed bool
 }
 
-func newRedisCluster(d Deployment) (*redisCluster, error) {
+func newRedisCluster(d liveform.Deployment) (*redisCluster, error) {
 	g, err := proc.NewGroup(filepath.Join(d.Dir, "logs"))
 	if err != nil {
 		return nil, err
@@ -418,17 +393,17 @@ func (c *redisCluster) versions(first string) map[string]string {
 	return map[string]string{"redis-server": redisVersion(c.ctx, c.servers[first].addr()), "go-redis": goRedisVersion}
 }
 
-func (c *redisCluster) system(desc Description) *system {
-	return &system{Description: desc, crash: c.crash, restart: c.restart, pause: c.pause, resume: c.resume,
-		jumpClock: c.jumpClock, cut: c.cut, heal: c.heal, close: c.close,
-		figures: func(time.Duration) map[string]any { return map[string]any{} }}
+func (c *redisCluster) system(desc liveform.Description) *liveform.Deployed {
+	return &liveform.Deployed{Description: desc, Crash: c.crash, Restart: c.restart, Pause: c.pause, Resume: c.resume,
+		JumpClock: c.jumpClock, Cut: c.cut, Heal: c.heal, Close: c.close,
+		Figures: func(time.Duration) map[string]any { return map[string]any{} }}
 }
 
 func redisBinary() (string, error) {
 	return proc.Binary("redis-server", "redis-server", "/usr/bin/redis-server")
 }
 
-func deployRedlockLive(d Deployment) (sys *system, err error) {
+func deployRedlockLive(d liveform.Deployment) (sys *liveform.Deployed, err error) {
 	o, err := redlockOptions(d.Test)
 	if err != nil {
 		return nil, err
@@ -472,8 +447,9 @@ func deployRedlockLive(d Deployment) (sys *system, err error) {
 	}
 	sys = c.system(desc)
 	var mu sync.Mutex
-	sys.newLock = func(e *env, _ func() lockapi.Env) lockapi.Lock {
-		t := liveredis.RedlockTopology{Instances: desc.Servers, Addrs: addrs[e.name]}
+	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
+		e := lc.Env
+		t := liveredis.RedlockTopology{Instances: desc.Servers, Addrs: addrs[e.Name()]}
 		if o.Token == redlock.TokenExternal {
 			t.Fence = c.servers[redlock.FenceName].addr()
 		}
@@ -483,13 +459,13 @@ func deployRedlockLive(d Deployment) (sys *system, err error) {
 		mu.Unlock()
 		return l
 	}
-	sys.tokens = true
-	sys.versions = c.versions(desc.Servers[0])
-	sys.versions["redsync"] = liveredis.RedsyncVersion
+	sys.Tokens = true
+	sys.Versions = c.versions(desc.Servers[0])
+	sys.Versions["redsync"] = liveredis.RedsyncVersion
 	return sys, nil
 }
 
-func deployRedisLive(d Deployment) (*system, error) {
+func deployRedisLive(d liveform.Deployment) (*liveform.Deployed, error) {
 	o, err := redisOptions(d.Test)
 	if err != nil {
 		return nil, err
@@ -507,7 +483,7 @@ func deployRedisLive(d Deployment) (*system, error) {
 }
 
 // deploySingle starts one redis-server, "redis".
-func deploySingle(d Deployment, o simredis.Options, bin string) (sys *system, c *redisCluster, err error) {
+func deploySingle(d liveform.Deployment, o simredis.Options, bin string) (sys *liveform.Deployed, c *redisCluster, err error) {
 	c, err = newRedisCluster(d)
 	if err != nil {
 		return nil, nil, err
@@ -532,14 +508,15 @@ func deploySingle(d Deployment, o simredis.Options, bin string) (sys *system, c 
 	desc, _ := describeRedis(d.Test)
 	sys = c.system(desc)
 	var mu sync.Mutex
-	sys.newLock = func(e *env, fork func() lockapi.Env) lockapi.Lock {
-		l := liveredis.NewClient(e, fork, liveredis.Topology{Primary: "redis", Addrs: addrs[e.name]}, o)
+	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
+		e, fork := lc.Env, lc.Fork
+		l := liveredis.NewClient(e, fork, liveredis.Topology{Primary: "redis", Addrs: addrs[e.Name()]}, o)
 		mu.Lock()
 		c.closers = append(c.closers, l.Close)
 		mu.Unlock()
 		return l
 	}
-	sys.tokens = o.Fencing
-	sys.versions = c.versions("redis")
+	sys.Tokens = o.Fencing
+	sys.Versions = c.versions("redis")
 	return sys, c, nil
 }

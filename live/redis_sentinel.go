@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"github.com/locklab/locklab/liveform"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,7 +32,7 @@ import (
 // replicas at the new primary's announced address: those replication links
 // then share the sentinel->X proxy (a cut between two instances after a
 // failover also cuts the Sentinel's link to that instance).
-func deploySentinel(d Deployment, o simredis.Options, bin string) (sys *system, c *redisCluster, err error) {
+func deploySentinel(d liveform.Deployment, o simredis.Options, bin string) (sys *liveform.Deployed, c *redisCluster, err error) {
 	sbin, err := proc.Binary("redis-sentinel", "redis-sentinel", "/usr/bin/redis-sentinel")
 	if err != nil {
 		return nil, nil, err
@@ -187,12 +188,12 @@ func deploySentinel(d Deployment, o simredis.Options, bin string) (sys *system, 
 	}()
 	c.closers = append([]func(){func() { _ = sub.Close(); _ = watch.Close(); wg.Wait() }}, c.closers...)
 	sys = c.system(desc)
-	sys.events = func(r func(f string, targets []string, detail string)) {
+	sys.Events = func(r func(f string, targets []string, detail string)) {
 		mu.Lock()
 		record = r
 		mu.Unlock()
 	}
-	sys.delay = func(from, to string, dl time.Duration, until time.Time) (bool, error) {
+	sys.Delay = func(from, to string, dl time.Duration, until time.Time) (bool, error) {
 		switch {
 		case from == "redis" && links[to] != nil:
 			links[to].set(dl, 0, until)
@@ -204,16 +205,17 @@ func deploySentinel(d Deployment, o simredis.Options, bin string) (sys *system, 
 		return false, nil
 	}
 	var cmu sync.Mutex
-	sys.newLock = func(e *env, fork func() lockapi.Env) lockapi.Lock {
-		l := liveredis.NewClient(e, fork, liveredis.Topology{Primary: "redis", Addrs: addrs[e.name],
-			Sentinel: addrs[e.name]["sentinel"], Master: sentinelMaster, Announced: announced}, o)
+	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
+		e, fork := lc.Env, lc.Fork
+		l := liveredis.NewClient(e, fork, liveredis.Topology{Primary: "redis", Addrs: addrs[e.Name()],
+			Sentinel: addrs[e.Name()]["sentinel"], Master: sentinelMaster, Announced: announced}, o)
 		cmu.Lock()
 		c.closers = append(c.closers, l.Close)
 		cmu.Unlock()
 		return l
 	}
-	sys.tokens = o.Fencing
-	sys.versions = c.versions("redis")
+	sys.Tokens = o.Fencing
+	sys.Versions = c.versions("redis")
 	return sys, c, nil
 }
 

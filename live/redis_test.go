@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"github.com/locklab/locklab/liveform"
 	"net"
 	"os"
 	"path/filepath"
@@ -152,12 +153,12 @@ func TestAReplicationLinkCutLosesAnAcknowledgedWrite(t *testing.T) {
 	require.NoError(t, err)
 	o := simredis.DefaultOptions()
 	o.Replicas = 3
-	sys, c, err := deploySentinel(Deployment{Ctx: context.Background(), Test: harness.Test{System: "redis", Clients: 1,
+	sys, c, err := deploySentinel(liveform.Deployment{Ctx: context.Background(), Test: harness.Test{System: "redis", Clients: 1,
 		SystemOptions: map[string]string{"replicas": "3"}}.WithDefaults(), Setup: 10 * time.Second, Dir: t.TempDir()}, o, bin)
 	require.NoError(t, err)
-	defer sys.close()
+	defer sys.Close()
 	for _, r := range []string{"replica2", "replica3"} {
-		ok, err := sys.delay("redis", r, 3*time.Second, time.Time{})
+		ok, err := sys.Delay("redis", r, 3*time.Second, time.Time{})
 		require.NoError(t, err)
 		require.True(t, ok, "the replication link to %s is carried by locklab", r)
 	}
@@ -172,13 +173,13 @@ func TestAReplicationLinkCutLosesAnAcknowledgedWrite(t *testing.T) {
 	acked, err := conn.Do(ctx, "WAIT", 1, 1000).Int64()
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), acked, "only the prompt replica acknowledged")
-	mine, err := sys.cut("replica3", "redis")
+	mine, err := sys.Cut("replica3", "redis")
 	require.NoError(t, err)
 	require.True(t, mine)
 	time.Sleep(100 * time.Millisecond)
 	_, err = lagging.Get(ctx, "k").Result()
 	assert.ErrorIs(t, err, goredis.Nil, "the lagging replica never got the acknowledged write")
-	require.NoError(t, sys.heal("replica3", "redis"))
+	require.NoError(t, sys.Heal("replica3", "redis"))
 	assert.Eventually(t, func() bool { return lagging.Get(ctx, "k").Err() == nil }, 15*time.Second, 10*time.Millisecond,
 		"after the heal the held bytes arrive")
 }
@@ -192,12 +193,12 @@ func TestAClockJumpExpiresAKeyEarly(t *testing.T) {
 	jump := nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.ClockJump, Targets: []string{"redis"}, Amount: nemesis.Duration(time.Minute)}}}
 	bin, err := redisBinary()
 	require.NoError(t, err)
-	sys, c, err := deploySingle(Deployment{Ctx: context.Background(), Test: harness.Test{System: "redis", Clients: 1, Schedule: &jump}.WithDefaults(),
+	sys, c, err := deploySingle(liveform.Deployment{Ctx: context.Background(), Test: harness.Test{System: "redis", Clients: 1, Schedule: &jump}.WithDefaults(),
 		Setup: 10 * time.Second, Dir: t.TempDir()}, simredis.DefaultOptions(), bin)
 	require.NoError(t, err)
 	var pids []int
 	defer func() {
-		sys.close()
+		sys.Close()
 		for _, pid := range pids {
 			assert.NoFileExists(t, fmt.Sprintf("/dev/shm/faketime_shm_%d", pid))
 		}
@@ -207,9 +208,9 @@ func TestAClockJumpExpiresAKeyEarly(t *testing.T) {
 	r := goredis.NewClient(&goredis.Options{Addr: c.servers["redis"].addr(), Protocol: 2})
 	defer r.Close()
 	require.NoError(t, r.Set(ctx, "k", "v", 30*time.Second).Err())
-	require.NoError(t, sys.jumpClock("redis", 29*time.Second))
+	require.NoError(t, sys.JumpClock("redis", 29*time.Second))
 	assert.NoError(t, r.Get(ctx, "k").Err(), "29 s of a 30 s TTL: still there")
-	require.NoError(t, sys.jumpClock("redis", 2*time.Second))
+	require.NoError(t, sys.JumpClock("redis", 2*time.Second))
 	assert.ErrorIs(t, r.Get(ctx, "k").Err(), goredis.Nil, "31 s: expired by the jump")
 	now, err := r.Time(ctx).Result()
 	require.NoError(t, err)

@@ -4,21 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/liveform"
+	"github.com/locklab/locklab/sim"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/backends/live/netgate"
 	livezk "github.com/locklab/locklab/backends/live/zookeeper"
 	"github.com/locklab/locklab/backends/zookeeper"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/internal/netgate"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
 )
 
 func init() {
-	register("zookeeper", Deployer{
+	liveform.Register("zookeeper", liveform.Form{
 		Note:     "zookeeper 3.8 (Debian) standalone or ensemble, go-zookeeper with a Curator-style recipe",
 		Options:  livezk.Table,
 		Describe: describeZooKeeper,
@@ -37,34 +39,34 @@ const (
 		"(delays of the storage's messages run)"
 )
 
-func describeZooKeeper(t harness.Test) (Description, error) {
+func describeZooKeeper(t harness.Test) (liveform.Description, error) {
 	o, err := livezk.ParseOptions(t.SystemOptions)
 	if errors.Is(err, livezk.ErrNotHonoured) {
-		return Description{}, fmt.Errorf("%w: %w", ErrNotLive, err)
+		return liveform.Description{}, fmt.Errorf("%w: %w", ErrNotLive, err)
 	}
 	if err != nil {
-		return Description{}, err
+		return liveform.Description{}, err
 	}
 	var servers []string
 	for i := 1; i <= o.Servers; i++ {
 		servers = append(servers, zookeeper.ServerName(i))
 	}
 	roles := zookeeper.Roles()
-	return Description{
+	return liveform.Description{
 		Servers: servers,
 		Roles:   roles,
 		Resolve: func(role string) ([]string, bool) {
-			if role == "leader" || role == "followers" || prefixed(role, "server-of:", "servers-but:") {
+			if role == "leader" || role == "followers" || liveform.ServerRole(role) {
 				return servers, true
 			}
 			return nil, false
 		},
 		Refuse: func(f nemesis.Fault) string {
-			if why := refuseRealServers(f, servers, []string{"leader", "followers"}, zkNoClock, "", zkNoDelay); why != "" {
+			if why := liveform.RefuseRealServers(f, servers, []string{"leader", "followers"}, zkNoClock, "", zkNoDelay); why != "" {
 				return why
 			}
 			if f.Kind == nemesis.Partition && len(f.Groups) == 0 && len(f.From) > 0 &&
-				refuseRealServers(f, servers, []string{"leader", "followers"}, "", "x", "") != "" {
+				liveform.RefuseRealServers(f, servers, []string{"leader", "followers"}, "", "x", "") != "" {
 				return zkNoOneWay
 			}
 			return ""
@@ -72,7 +74,7 @@ func describeZooKeeper(t harness.Test) (Description, error) {
 	}, nil
 }
 
-func deployZooKeeper(d Deployment) (*system, error) {
+func deployZooKeeper(d liveform.Deployment) (*liveform.Deployed, error) {
 	o, err := livezk.ParseOptions(d.Test.SystemOptions)
 	if err != nil {
 		return nil, err
@@ -120,19 +122,20 @@ func deployZooKeeper(d Deployment) (*system, error) {
 		}
 		return nil, false
 	}
-	return &system{
+	return &liveform.Deployed{
 		Description: desc,
-		newLock: func(e *env, fork func() lockapi.Env) lockapi.Lock {
+		NewLock: func(lc liveform.Client) lockapi.Lock {
+			e, fork := lc.Env, lc.Fork
 			// Its own server is a draw of the seed, as the simulated
 			// client's is (a stream of its own: the workload's draws
 			// stay as they were).
-			first := stream(d.Test.Seed, "client/"+e.name+"/zookeeper-server").IntN(o.Servers)
-			c, err := ens.NewClient(e, fork, netgate.New(d.Net, e.name, ens.ServerAt), reg, first)
+			first := sim.NewRand(d.Test.Seed, "client/"+e.Name()+"/zookeeper-server").IntN(o.Servers)
+			c, err := ens.NewClient(e, fork, netgate.New(d.Net, e.Name(), ens.ServerAt), reg, first)
 			if err != nil {
-				return failedLock{err}
+				return liveform.FailedLock{Err: err}
 			}
 			mu.Lock()
-			clients[e.name] = c
+			clients[e.Name()] = c
 			mu.Unlock()
 			// The run stops when its Net closes: calls blocked in the
 			// library return at once.
@@ -145,7 +148,7 @@ func deployZooKeeper(d Deployment) (*system, error) {
 			}()
 			return c
 		},
-		events: func(record func(f string, targets []string, detail string)) {
+		Events: func(record func(f string, targets []string, detail string)) {
 			err := ens.Observe(ctx, reg, func(x livezk.Expiry) {
 				mu.Lock()
 				expired++
@@ -163,28 +166,28 @@ func deployZooKeeper(d Deployment) (*system, error) {
 				record("observer-failed", nil, err.Error())
 			}
 		},
-		pause:   ens.Pause,
-		resume:  ens.Resume,
-		crash:   ens.Crash,
-		restart: ens.Restart,
-		cut: func(from, to string) (bool, error) {
+		Pause:   ens.Pause,
+		Resume:  ens.Resume,
+		Crash:   ens.Crash,
+		Restart: ens.Restart,
+		Cut: func(from, to string) (bool, error) {
 			if slices.Contains(desc.Servers, from) && slices.Contains(desc.Servers, to) {
 				return ens.Cut(from, to), nil
 			}
 			return false, nil
 		},
-		heal: func(from, to string) error {
+		Heal: func(from, to string) error {
 			ens.Heal(from, to)
 			return nil
 		},
-		tokens: true,
-		figures: func(time.Duration) map[string]any {
+		Tokens: true,
+		Figures: func(time.Duration) map[string]any {
 			mu.Lock()
 			defer mu.Unlock()
 			return map[string]any{"sessions_expired": expired}
 		},
-		versions: map[string]string{"zookeeper": ens.ServerVersion(), "client": livezk.Version},
-		close: sync.OnceFunc(func() {
+		Versions: map[string]string{"zookeeper": ens.ServerVersion(), "client": livezk.Version},
+		Close: sync.OnceFunc(func() {
 			cancel()
 			mu.Lock()
 			var cls []*livezk.Client

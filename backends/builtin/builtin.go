@@ -2,6 +2,11 @@
 // (for its side effects, as a program imports a database/sql driver) fills
 // the system registry and the scenario catalog. A program or test that runs
 // systems imports it; harness itself names no system.
+//
+// A system with a live form is imported through it (backends/<x>/live,
+// which imports and so registers the simulated form too): one line per
+// system either way. The determinism test knows this package as wiring: it
+// runs nothing, so importing live forms does not make it real-time code.
 package builtin
 
 import (

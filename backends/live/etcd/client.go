@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/locklab/locklab/backends/etcd"
-	"github.com/locklab/locklab/backends/live/netgate"
+	"github.com/locklab/locklab/internal/netgate"
 	"github.com/locklab/locklab/lockapi"
 )
 
@@ -27,7 +27,7 @@ const LockPrefix = "/lock/"
 // Client is the live lock client of one client node: clientv3 with a
 // concurrency.Session (its lease kept alive by clientv3's lessor) and a
 // concurrency.Mutex per acquire. Its connections pass the node's gate
-// (backends/live/netgate), so a pause of the client stops the session's
+// (internal/netgate), so a pause of the client stops the session's
 // keep-alives too. The fencing token is the create revision of the
 // holder's key (the revision Mutex.IsOwner compares). The lease deadline the
 // client believes in is counted from the request that granted or last

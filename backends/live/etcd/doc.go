@@ -19,7 +19,7 @@
 //
 // The fencing token is the holder key's create revision (the revision
 // Mutex.IsOwner compares). Each client's connections pass its node's gate
-// (backends/live/netgate): a paused client's keep-alives stop with it and
+// (internal/netgate): a paused client's keep-alives stop with it and
 // its lease expires at the server, as in a real GC pause. Lease expiries
 // are seen by a watch of the lock keys (a key deleted with its lease) and
 // recorded as system events, as the simulator records its leader's.

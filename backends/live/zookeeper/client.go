@@ -16,8 +16,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/locklab/locklab/backends/live/netgate"
 	"github.com/locklab/locklab/backends/zookeeper"
+	"github.com/locklab/locklab/internal/netgate"
 	"github.com/locklab/locklab/lockapi"
 )
 

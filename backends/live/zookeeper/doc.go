@@ -15,7 +15,7 @@
 // Timing comes from the simulated options: tick is the servers' tickTime,
 // election-timeout their syncLimit (in ticks), session-timeout the
 // client's requested session timeout (the servers allow it). Client
-// connections pass the client node's gate (backends/live/netgate), so a
+// connections pass the client node's gate (internal/netgate), so a
 // paused client's pings stop and its session expires at the leader.
 // Server-to-server links go through per-link proxies (see peerLinks), so
 // partitions that split or isolate servers run; a one-way cut between

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
 	"github.com/locklab/locklab/backends/raftkv"
+	"github.com/locklab/locklab/internal/faultnet"
 	"github.com/locklab/locklab/lockapi"
 )
 

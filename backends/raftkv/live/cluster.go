@@ -11,9 +11,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
 	"github.com/locklab/locklab/backends/raftkv"
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/internal/faultnet"
 )
 
 // Response is a live node's answer to a raftkv.Request: the simulated

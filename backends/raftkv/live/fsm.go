@@ -7,8 +7,8 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/internal/faultnet"
 )
 
 // FSM is the RheaKV lock state machine (lockfsm) as a hashicorp/raft FSM.

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
 	"github.com/locklab/locklab/backends/raftkv"
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
+	"github.com/locklab/locklab/internal/faultnet"
 	"github.com/locklab/locklab/lockapi"
 )
 

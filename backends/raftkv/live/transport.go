@@ -7,8 +7,8 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
 	"github.com/locklab/locklab/backends/raftkv"
+	"github.com/locklab/locklab/internal/faultnet"
 )
 
 // transport wraps a raft.InmemTransport so that every RPC crosses the

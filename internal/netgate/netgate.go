@@ -26,7 +26,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
+	"github.com/locklab/locklab/internal/faultnet"
 )
 
 // poll is how often a held connection looks again at a cut link.

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
+	"github.com/locklab/locklab/internal/faultnet"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/storage"
 )

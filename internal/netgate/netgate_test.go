@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
+	"github.com/locklab/locklab/internal/faultnet"
 )
 
 // echo serves one echo server on loopback and returns its address.
