@@ -28,5 +28,5 @@
 // real PostgreSQL server with pgx clients; see backends/database/live); etcd
 // (real etcd-server members and clientv3; see backends/live/etcd) and
 // zookeeper (a real ZooKeeper ensemble and go-zookeeper; see
-// backends/live/zookeeper). Nothing simulated imports this package.
+// backends/zookeeper/live). Nothing simulated imports this package.
 package live

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	liveetcd "github.com/locklab/locklab/backends/live/etcd"
-	livezk "github.com/locklab/locklab/backends/live/zookeeper"
+	livezk "github.com/locklab/locklab/backends/zookeeper/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/nemesis"

@@ -18,5 +18,5 @@ import (
 	_ "github.com/locklab/locklab/backends/raftkv/live"
 	_ "github.com/locklab/locklab/backends/redis"
 	_ "github.com/locklab/locklab/backends/redlock"
-	_ "github.com/locklab/locklab/backends/zookeeper"
+	_ "github.com/locklab/locklab/backends/zookeeper/live"
 )

@@ -55,7 +55,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(newScenariosCmd(), newReproCmd(), newExploreCmd(), newShrinkCmd())
 	root.AddCommand(newSweepCmd(), newMatrixCmd(), newMergeCmd())
 	root.AddCommand(newCheckCmd())
-	root.AddCommand(newSystemsCmd(), newVersionCmd(), newDocsCmd())
+	root.AddCommand(newSystemsCmd(), newVersionCmd(), newDocsCmd(), newVetCmd())
 	setVersionFlag(root)
 	return root
 }

@@ -10,24 +10,12 @@ import (
 	"testing"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/locklab/locklab/vet"
 )
 
 // simulated are the package patterns that run inside the simulator.
 var simulated = []string{"../../sim/...", "../../backends/...", "../../lockapi/...", "../../storage/...", "../../workloads/...", "../../nemesis/..."}
-
-// forbiddenFuncs are package-level functions that read the machine's clock or
-// global randomness.
-var forbiddenFuncs = map[string][]string{
-	"time":         {"Now", "Sleep", "After", "AfterFunc", "NewTimer", "NewTicker", "Tick", "Since", "Until"},
-	"math/rand":    nil, // every package-level function uses the global source, except the constructors below
-	"math/rand/v2": nil,
-	"crypto/rand":  nil,
-	"runtime":      {"Gosched"},
-	"os":           {"Getenv", "LookupEnv"},
-}
-
-// allowedRand are the constructors of explicit sources.
-var allowedRand = []string{"New", "NewPCG", "NewChaCha8", "NewSource", "NewZipf"}
 
 // isLive reports a live-mode package (real time, goroutines): the live
 // runner (live/...), a system's live form (backends/<x>/live) and the live
@@ -74,60 +62,12 @@ func TestSimulatedPackagesAreDeterministic(t *testing.T) {
 	}
 }
 
+// check applies locklab's determinism rules (package vet) to one file.
 func check(fset *token.FileSet, info *types.Info, f *ast.File) []string {
 	var out []string
-	okLines := map[int]bool{}
-	for _, cg := range f.Comments {
-		for _, c := range cg.List {
-			if strings.Contains(c.Text, "determinism:ok") {
-				okLines[fset.Position(c.Pos()).Line] = true
-			}
-		}
+	for _, d := range vet.Check(fset, info, f) {
+		out = append(out, fmt.Sprintf("%s: %s", fset.Position(d.Pos), d.Message))
 	}
-	report := func(n ast.Node, format string, args ...any) {
-		pos := fset.Position(n.Pos())
-		if okLines[pos.Line] {
-			return
-		}
-		out = append(out, fmt.Sprintf("%s: %s", pos, fmt.Sprintf(format, args...)))
-	}
-	for _, imp := range f.Imports {
-		if strings.Trim(imp.Path.Value, `"`) == "crypto/rand" {
-			report(imp, "imports crypto/rand")
-		}
-	}
-	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.GoStmt:
-			report(n, "starts a goroutine (only the kernel's coroutines may run)")
-		case *ast.SelectStmt:
-			report(n, "select statement (channels are not deterministic under the kernel)")
-		case *ast.RangeStmt:
-			if tv, ok := info.Types[n.X]; ok {
-				if _, isMap := tv.Type.Underlying().(*types.Map); isMap {
-					report(n, "ranges over a map (random order); sort the keys first")
-				}
-			}
-		case *ast.SelectorExpr:
-			obj := info.Uses[n.Sel]
-			fn, ok := obj.(*types.Func)
-			if !ok || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
-				return true
-			}
-			path := fn.Pkg().Path()
-			names, listed := forbiddenFuncs[path]
-			if !listed {
-				return true
-			}
-			if strings.HasPrefix(path, "math/rand") && slices.Contains(allowedRand, fn.Name()) {
-				return true
-			}
-			if names == nil || slices.Contains(names, fn.Name()) {
-				report(n, "calls %s.%s (the machine's clock, global randomness or environment)", path, fn.Name())
-			}
-		}
-		return true
-	})
 	return out
 }
 

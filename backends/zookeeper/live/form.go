@@ -4,25 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/locklab/locklab/liveform"
-	"github.com/locklab/locklab/sim"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	livezk "github.com/locklab/locklab/backends/live/zookeeper"
 	"github.com/locklab/locklab/backends/zookeeper"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/netgate"
+	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/sim"
 )
 
+// ZooKeeper's live form registers itself with the live runner.
 func init() {
 	liveform.Register("zookeeper", liveform.Form{
 		Note:     "zookeeper 3.8 (Debian) standalone or ensemble, go-zookeeper with a Curator-style recipe",
-		Options:  livezk.Table,
+		Options:  Table,
 		Describe: describeZooKeeper,
 		Deploy:   deployZooKeeper,
 	})
@@ -39,10 +39,10 @@ const (
 		"(delays of the storage's messages run)"
 )
 
-func describeZooKeeper(t harness.Test) (liveform.Description, error) {
-	o, err := livezk.ParseOptions(t.SystemOptions)
-	if errors.Is(err, livezk.ErrNotHonoured) {
-		return liveform.Description{}, fmt.Errorf("%w: %w", ErrNotLive, err)
+func describeZooKeeper(t scenario.Test) (liveform.Description, error) {
+	o, err := ParseOptions(t.SystemOptions)
+	if errors.Is(err, ErrNotHonoured) {
+		return liveform.Description{}, fmt.Errorf("%w: %w", liveform.ErrNotLive, err)
 	}
 	if err != nil {
 		return liveform.Description{}, err
@@ -75,21 +75,21 @@ func describeZooKeeper(t harness.Test) (liveform.Description, error) {
 }
 
 func deployZooKeeper(d liveform.Deployment) (*liveform.Deployed, error) {
-	o, err := livezk.ParseOptions(d.Test.SystemOptions)
+	o, err := ParseOptions(d.Test.SystemOptions)
 	if err != nil {
 		return nil, err
 	}
 	// Three JVMs starting at once on a loaded two-core machine were seen
 	// to take over 10 s before electing: ZooKeeper gets at least 30 s.
-	ens, err := livezk.Start(d.Ctx, o, d.Dir, max(d.Setup, 30*time.Second))
+	ens, err := Start(d.Ctx, o, d.Dir, max(d.Setup, 30*time.Second))
 	if err != nil {
 		return nil, err
 	}
 	desc, _ := describeZooKeeper(d.Test)
-	reg := livezk.NewRegistry()
+	reg := NewRegistry()
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
-	clients := map[string]*livezk.Client{}
+	clients := map[string]*Client{}
 	expired := 0
 	serverOf := func(client string) string {
 		mu.Lock()
@@ -149,7 +149,7 @@ func deployZooKeeper(d liveform.Deployment) (*liveform.Deployed, error) {
 			return c
 		},
 		Events: func(record func(f string, targets []string, detail string)) {
-			err := ens.Observe(ctx, reg, func(x livezk.Expiry) {
+			err := ens.Observe(ctx, reg, func(x Expiry) {
 				mu.Lock()
 				expired++
 				mu.Unlock()
@@ -186,11 +186,11 @@ func deployZooKeeper(d liveform.Deployment) (*liveform.Deployed, error) {
 			defer mu.Unlock()
 			return map[string]any{"sessions_expired": expired}
 		},
-		Versions: map[string]string{"zookeeper": ens.ServerVersion(), "client": livezk.Version},
+		Versions: map[string]string{"zookeeper": ens.ServerVersion(), "client": Version},
 		Close: sync.OnceFunc(func() {
 			cancel()
 			mu.Lock()
-			var cls []*livezk.Client
+			var cls []*Client
 			for _, c := range clients {
 				cls = append(cls, c)
 			}
