@@ -85,12 +85,7 @@ func NewClient(env lockapi.Env, t Transport, o Options) *Client {
 // OnRenew registers the watchdog observer. Its calls are serialised:
 // watchdogs of several holds may renew at once.
 func (c *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) {
-	var mu sync.Mutex
-	c.onRenew = func(l lockapi.Lease, done bool, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		fn(l, done, err)
-	}
+	c.onRenew = lockapi.SerialRenewals(fn)
 }
 
 // Acquirer is the acquirer id this client uses for key: the same for every
