@@ -26,7 +26,7 @@
 // replicas and redis-sentinel; go-redis) and redlock (independent
 // redis-server instances; redsync), see backends/live/redis; database (a
 // real PostgreSQL server with pgx clients; see backends/database/live); etcd
-// (real etcd-server members and clientv3; see backends/live/etcd) and
+// (real etcd-server members and clientv3; see backends/etcd/live) and
 // zookeeper (a real ZooKeeper ensemble and go-zookeeper; see
 // backends/zookeeper/live). Nothing simulated imports this package.
 package live

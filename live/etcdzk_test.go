@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	liveetcd "github.com/locklab/locklab/backends/live/etcd"
+	liveetcd "github.com/locklab/locklab/backends/etcd/live"
 	livezk "github.com/locklab/locklab/backends/zookeeper/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/proc"

@@ -14,7 +14,7 @@ import (
 	_ "github.com/locklab/locklab/backends/chubby"
 	_ "github.com/locklab/locklab/backends/control"
 	_ "github.com/locklab/locklab/backends/database/live"
-	_ "github.com/locklab/locklab/backends/etcd"
+	_ "github.com/locklab/locklab/backends/etcd/live"
 	_ "github.com/locklab/locklab/backends/raftkv/live"
 	_ "github.com/locklab/locklab/backends/redis"
 	_ "github.com/locklab/locklab/backends/redlock"

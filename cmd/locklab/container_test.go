@@ -42,8 +42,8 @@ func TestDockerfileBuildsAStaticBinaryAndTheLiveTarget(t *testing.T) {
 	live := dockerfile[strings.Index(dockerfile, " AS live"):strings.Index(dockerfile, " AS static")]
 	for _, pkg := range []string{
 		"redis-server", "redis-sentinel", // live/redis.go, live/redis_sentinel.go
-		"etcd-server",                               // backends/live/etcd
-		"libzookeeper-java", "default-jre-headless", // ZooKeeper's jars and a JVM (backends/live/zookeeper)
+		"etcd-server",                               // backends/etcd/live
+		"libzookeeper-java", "default-jre-headless", // ZooKeeper's jars and a JVM (backends/zookeeper/live)
 		"postgresql", // backends/database/live
 		"faketime",   // libfaketime, which moves redis-server's clock
 	} {

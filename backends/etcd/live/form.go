@@ -4,23 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/locklab/locklab/liveform"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/locklab/locklab/backends/etcd"
-	liveetcd "github.com/locklab/locklab/backends/live/etcd"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/netgate"
+	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
+// The live etcd registers itself with the live runner: importing this
+// package (backends/builtin does) makes `--live --system etcd` run it.
 func init() {
 	liveform.Register("etcd", liveform.Form{
-		Note:     "etcd-server 3.4 (Debian), clientv3 concurrency.Mutex",
-		Options:  liveetcd.Table,
+		Note:     "etcd-server 3.4 (Debian), clientv3 carrying concurrency.Mutex's recipe",
+		Options:  Table,
 		Describe: describeEtcd,
 		Deploy:   liveform.RetryDeploy(deployEtcd),
 	})
@@ -36,10 +37,10 @@ const (
 		"(delays of the storage's messages run)"
 )
 
-func describeEtcd(t harness.Test) (liveform.Description, error) {
-	o, err := liveetcd.ParseOptions(t.SystemOptions)
-	if errors.Is(err, liveetcd.ErrNotHonoured) {
-		return liveform.Description{}, fmt.Errorf("%w: %w", ErrNotLive, err)
+func describeEtcd(t scenario.Test) (liveform.Description, error) {
+	o, err := ParseOptions(t.SystemOptions)
+	if errors.Is(err, ErrNotHonoured) {
+		return liveform.Description{}, fmt.Errorf("%w: %w", liveform.ErrNotLive, err)
 	}
 	if err != nil {
 		return liveform.Description{}, err
@@ -65,11 +66,11 @@ func describeEtcd(t harness.Test) (liveform.Description, error) {
 }
 
 func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
-	o, err := liveetcd.ParseOptions(d.Test.SystemOptions)
+	o, err := ParseOptions(d.Test.SystemOptions)
 	if err != nil {
 		return nil, err
 	}
-	c, err := liveetcd.Start(d.Ctx, o, d.Dir, d.Setup)
+	c, err := Start(d.Ctx, o, d.Dir, d.Setup)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 	desc.Resolve = c.Resolve
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
-	var clients []*liveetcd.Client
+	var clients []*Client
 	expired := 0
 	sys := &liveform.Deployed{
 		Description: desc,
@@ -102,7 +103,7 @@ func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 			return cl
 		},
 		Events: func(record func(f string, targets []string, detail string)) {
-			c.Observe(ctx, func(x liveetcd.Expiry) {
+			c.Observe(ctx, func(x Expiry) {
 				mu.Lock()
 				expired++
 				mu.Unlock()
@@ -129,7 +130,7 @@ func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 			defer mu.Unlock()
 			return map[string]any{"lease_expired": expired}
 		},
-		Versions: map[string]string{"etcd": c.ServerVersion(), "client": liveetcd.Version},
+		Versions: map[string]string{"etcd": c.ServerVersion(), "client": Version},
 		Close: sync.OnceFunc(func() {
 			cancel()
 			mu.Lock()
@@ -143,7 +144,7 @@ func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 	}
 	if o.Resource == etcd.ResourceEtcd {
 		sys.Storage = func(lock lockapi.Lock) lockapi.Storage {
-			if cl, ok := lock.(*liveetcd.Client); ok {
+			if cl, ok := lock.(*Client); ok {
 				return cl.Guarded()
 			}
 			return liveform.FailedStorage{Err: fmt.Errorf("etcd: no client for the guarded resource")}

@@ -1,4 +1,4 @@
-package etcd
+package live
 
 import (
 	"errors"
@@ -37,8 +37,10 @@ func sortedKeys(m map[string]string) []string {
 // cannot honour (as opposed to a value that is not valid at all).
 var ErrNotHonoured = errors.New("not honoured live")
 
-// Version is the client library live etcd runs (go.mod pins it).
-const Version = "go.etcd.io/etcd/client/v3 v3.7.3 (concurrency.Session + Mutex)"
+// Version is the client library live etcd runs (go.mod pins it): its KV,
+// lease and watch calls and its sessions carry the recipe of backends/etcd
+// (clientv3's concurrency.Mutex, as written there).
+const Version = "go.etcd.io/etcd/client/v3 v3.7.3 (concurrency.Session; the Mutex recipe of backends/etcd)"
 
 // ParseOptions reads the simulated etcd's options (same names, same
 // defaults: etcd.Table) and refuses the values that the real server and
@@ -61,12 +63,11 @@ func ParseOptions(given map[string]string) (etcd.Options, error) {
 	}
 	switch {
 	case o.Lock != etcd.LockMutex:
-		return o, refuse("lock", "only clientv3's concurrency.Mutex runs live (the simple txn lock is locklab's own recipe, not a library's)")
+		return o, refuse("lock", "only clientv3's concurrency.Mutex runs live, the recipe as clientv3 v3.7.3 writes it "+
+			"(the simple txn lock is locklab's own recipe, not a library's)")
 	case !o.CheckAfterWait:
 		return o, refuse("check-after-wait", "clientv3 v3.7.3's Mutex always checks its own key after waiting (since 3.4.4); "+
-			"3.4.3's behaviour (etcd issue 11456) cannot run live")
-	case o.UnlockRetry != 0:
-		return o, refuse("unlock-retry", "the background unlock retry is not built live")
+			"3.4.3's behaviour (etcd issue 11456) is not the pinned client's, and live runs the pinned client's")
 	}
 	if o.Tick < time.Millisecond || o.Tick%time.Millisecond != 0 {
 		return o, refuse("tick", "etcd's --heartbeat-interval is a whole number of milliseconds, at least 1")
@@ -77,8 +78,9 @@ func ParseOptions(given map[string]string) (etcd.Options, error) {
 	return o, nil
 }
 
-// TTLSeconds is the session TTL clientv3 asks for: whole seconds (rounded
-// up), at least the server's minimum (1.5 election timeouts, rounded up).
-func TTLSeconds(o etcd.Options) int {
-	return int((o.EffectiveTTL() + time.Second - 1) / time.Second)
+// ttlSeconds is the TTL of a lease clientv3 asks for: whole seconds (rounded
+// up), at least least (the server's minimum, 1.5 election timeouts rounded
+// up).
+func ttlSeconds(ttl, least time.Duration) int {
+	return int((max(ttl, least) + time.Second - 1) / time.Second)
 }
