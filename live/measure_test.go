@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 
-	liveraft "github.com/locklab/locklab/backends/live/raftkv"
+	liveraft "github.com/locklab/locklab/backends/raftkv/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/faultnet"

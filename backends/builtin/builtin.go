@@ -13,9 +13,9 @@ import (
 	// Each system registers itself, its designs and its scenarios from init.
 	_ "github.com/locklab/locklab/backends/chubby"
 	_ "github.com/locklab/locklab/backends/control"
-	_ "github.com/locklab/locklab/backends/database"
+	_ "github.com/locklab/locklab/backends/database/live"
 	_ "github.com/locklab/locklab/backends/etcd/live"
-	_ "github.com/locklab/locklab/backends/raftkv"
+	_ "github.com/locklab/locklab/backends/raftkv/live"
 	_ "github.com/locklab/locklab/backends/redis/live"
 	_ "github.com/locklab/locklab/backends/redlock/live"
 	_ "github.com/locklab/locklab/backends/zookeeper/live"

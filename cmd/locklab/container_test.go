@@ -44,7 +44,7 @@ func TestDockerfileBuildsAStaticBinaryAndTheLiveTarget(t *testing.T) {
 		"redis-server", "redis-sentinel", // live/redis.go, live/redis_sentinel.go
 		"etcd-server",                               // backends/etcd/live
 		"libzookeeper-java", "default-jre-headless", // ZooKeeper's jars and a JVM (backends/zookeeper/live)
-		"postgresql", // backends/live/database
+		"postgresql", // backends/database/live
 		"faketime",   // libfaketime, which moves redis-server's clock
 	} {
 		assert.Regexp(t, `\s`+regexp.QuoteMeta(pkg)+`\s`, live, "the live target installs %s", pkg)

@@ -4,7 +4,7 @@
 // links between them that can be cut, delayed and made to drop messages.
 //
 // Every live component routes its messages through one Net: the raft
-// transport of backends/live/raftkv, the clients' requests to the raft nodes
+// transport of backends/raftkv/live, the clients' requests to the raft nodes
 // and to the storage. Everything runs in real time, on goroutines; Close
 // releases every goroutine the Net holds (paused nodes, delayed messages,
 // blackholed requests), so a stopped run leaves nothing behind.

@@ -1,4 +1,4 @@
-package raftkv
+package raftkvlive
 
 import (
 	"fmt"

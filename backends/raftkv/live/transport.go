@@ -1,4 +1,4 @@
-package raftkv
+package raftkvlive
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/locklab/locklab/backends/raftkv"
 	"github.com/locklab/locklab/internal/faultnet"
 )
 
@@ -84,6 +85,6 @@ func (t *transport) TimeoutNow(id raft.ServerID, target raft.ServerAddress, a *r
 
 // MessageTypes are the types a delay's match can name for the raft group.
 func MessageTypes() []any {
-	return []any{Request{}, Response{}, &raft.AppendEntriesRequest{}, &raft.RequestVoteRequest{},
+	return []any{raftkv.Request{}, Response{}, &raft.AppendEntriesRequest{}, &raft.RequestVoteRequest{},
 		&raft.RequestPreVoteRequest{}, &raft.InstallSnapshotRequest{}, &raft.TimeoutNowRequest{}}
 }

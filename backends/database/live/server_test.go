@@ -1,4 +1,4 @@
-package database
+package databaselive
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	simdb "github.com/locklab/locklab/backends/database"
 	"github.com/locklab/locklab/internal/proc"
 )
 
@@ -172,7 +173,7 @@ func TestACrashEndsEveryConnection(t *testing.T) {
 
 	_, err = holder.Exec(ctx, "UPDATE data SET value = 3 WHERE key = 'k'")
 	require.Error(t, err, "the pre-crash connection is gone")
-	assert.ErrorIs(t, classify(err), errClosed, "the request certainly did not run: %v", err)
+	assert.ErrorIs(t, classify(err), simdb.ErrClosed, "the request certainly did not run: %v", err)
 
 	after, err := s.Connect(ctx, s.Addr(), "c2/1", nil)
 	require.NoError(t, err)

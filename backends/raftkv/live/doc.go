@@ -1,4 +1,4 @@
-// Package raftkv is the live form of the raftkv lock: the same RheaKV lock
+// Package raftkvlive is the live form of the raftkv lock: the same RheaKV lock
 // state machine (backends/raftkv/lockfsm) replicated by
 // github.com/hashicorp/raft, the production library, with 3 or 5 nodes in
 // this process.
@@ -21,9 +21,15 @@
 //   - Each node's wall clock is the machine's plus an offset the nemesis moves;
 //     the leader stamps lock commands with it (stamp=leader), so a leader whose
 //     clock runs ahead expires leases early, as in the simulated model.
-//   - Client is the simulated raftkv client's behaviour on goroutines: leader
+//   - The client is the simulated raftkv client itself (raftkv.Client: leader
 //     redirects, retries under one session and sequence number, reentrant
-//     acquires, a watchdog goroutine renewing every lease·2/3.
+//     acquires, a watchdog renewing every lease·2/3) over a live
+//     raftkv.Transport: its requests cross the faultnet to Cluster.Serve, its
+//     watchdog is a goroutine. A node that lost leadership after proposing
+//     answers Unknown, which the transport gives as an uncertain outcome.
+//   - Options are the simulated raftkv's table (Options embeds
+//     raftkv.Options) without its tick and fsync options, plus hashicorp/raft's
+//     timing and what a restart keeps.
 //
 // Timing options are hashicorp/raft's (heartbeat-timeout, election-timeout,
 // leader-lease-timeout, commit-timeout) with its defaults; Options.Fast
@@ -33,4 +39,4 @@
 // ErrLeadershipLost may have (unknown).
 //
 // This package is live-only: real time, goroutines. Nothing simulated imports it.
-package raftkv
+package raftkvlive

@@ -1,11 +1,10 @@
-package raftkv
+package raftkvlive
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/locklab/locklab/backends/raftkv"
-	"github.com/locklab/locklab/backends/raftkv/lockfsm"
 	"github.com/locklab/locklab/internal/opt"
 )
 
@@ -23,25 +22,17 @@ const (
 )
 
 // Options configure a live raftkv cluster on hashicorp/raft and its clients.
-// The lock options mean what they mean in the simulated raftkv (same names,
-// same defaults); the timing options are hashicorp/raft's own, with its
-// defaults.
+// The lock options are the simulated raftkv's own (raftkv.Options, the same
+// table entries: names, meanings, defaults), but for those that have no
+// meaning on hashicorp/raft (simOnly); the timing options are hashicorp/raft's
+// own, with its defaults (election-timeout and prevote are the simulated
+// ones, given to hashicorp/raft).
 type Options struct {
-	Nodes          int
-	Lease          time.Duration
-	Watchdog       bool
-	Stamp          raftkv.Stamp
-	Unlock         lockfsm.UnlockMode
-	InitialLeader  string
-	RequestTimeout time.Duration
-	RetryBudget    time.Duration
-	BackoffMax     time.Duration
+	raftkv.Options
 
 	HeartbeatTimeout   time.Duration
-	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
 	CommitTimeout      time.Duration
-	PreVote            bool
 	SnapshotThreshold  uint64
 	TrailingLogs       uint64
 	RPCTimeout         time.Duration
@@ -57,36 +48,16 @@ var simOnly = map[string]string{
 	"fsync-interval":  "the live stores are in memory: use restart=keep|lose for what a crash keeps",
 }
 
-// Table declares the live raftkv options.
-var Table = opt.Table[Options]{Owner: "raftkv (live)", Options: []opt.Option[Options]{
-	opt.Var("nodes", "size of the Raft group (n1, n2, ...)", "3",
-		func(o *Options) *int { return &o.Nodes }, opt.IntChoice(3, 5)),
-	opt.Var("lease", "the lease each try-lock asks for", "10s",
-		func(o *Options) *time.Duration { return &o.Lease }, opt.Positive),
-	opt.Var("watchdog", "renew a held lease every lease*2/3 until it is released", "true",
-		func(o *Options) *bool { return &o.Watchdog }, opt.Bool),
-	opt.Var("stamp", "whose wall clock stamps lock commands, and so measures leases: leader (RheaKV) or client",
-		"leader", func(o *Options) *raftkv.Stamp { return &o.Stamp }, opt.Choice(raftkv.StampLeader, raftkv.StampClient)),
-	opt.Var("unlock", "count (decrement, delete at zero: reentrant) or delete (any unlock by the owner frees the lock)",
-		"count", func(o *Options) *lockfsm.UnlockMode { return &o.Unlock }, opt.Choice(lockfsm.UnlockCount, lockfsm.UnlockDelete)),
-	opt.Var("initial-leader", "the node that leads first (leadership is transferred to it once a leader is elected; "+
-		"empty: whoever wins)", "", func(o *Options) *string { return &o.InitialLeader }, opt.Text("a node name n1..n<nodes>, or empty")),
-	opt.Var("request-timeout", "bound on each request to a node", "500ms",
-		func(o *Options) *time.Duration { return &o.RequestTimeout }, opt.Positive),
-	opt.Var("retry-budget", "how long one request is retried across nodes, on the client's monotonic clock", "3s",
-		func(o *Options) *time.Duration { return &o.RetryBudget }, opt.Positive),
-	opt.Var("backoff-max", "bound on the random back-off between try-lock attempts and while no leader is known", "100ms",
-		func(o *Options) *time.Duration { return &o.BackoffMax }, opt.NonNegative),
+// Table declares the live raftkv options: the simulated raftkv's table
+// (raftkv.Table) without simOnly, then hashicorp/raft's timing and what a
+// restart keeps.
+var Table = opt.Table[Options]{Owner: "raftkv (live)", Options: append(shared(),
 	opt.Var("heartbeat-timeout", "hashicorp/raft HeartbeatTimeout: a follower without contact this long becomes a candidate", "1s",
 		func(o *Options) *time.Duration { return &o.HeartbeatTimeout }, opt.Positive),
-	opt.Var("election-timeout", "hashicorp/raft ElectionTimeout: a candidate without a win this long starts again", "1s",
-		func(o *Options) *time.Duration { return &o.ElectionTimeout }, opt.Positive),
 	opt.Var("leader-lease-timeout", "hashicorp/raft LeaderLeaseTimeout: a leader without contact with a quorum this long steps down", "500ms",
 		func(o *Options) *time.Duration { return &o.LeaderLeaseTimeout }, opt.Positive),
 	opt.Var("commit-timeout", "hashicorp/raft CommitTimeout", "50ms",
 		func(o *Options) *time.Duration { return &o.CommitTimeout }, opt.Positive),
-	opt.Var("prevote", "run Raft's pre-vote phase (hashicorp/raft PreVoteDisabled = !prevote)", "true",
-		func(o *Options) *bool { return &o.PreVote }, opt.Bool),
 	opt.Var("snapshot-threshold", "hashicorp/raft SnapshotThreshold: log entries between snapshots", "8192",
 		func(o *Options) *uint64 { return &o.SnapshotThreshold }, uint64Parser),
 	opt.Var("trailing-logs", "hashicorp/raft TrailingLogs: entries kept after a snapshot", "10240",
@@ -95,7 +66,32 @@ var Table = opt.Table[Options]{Owner: "raftkv (live)", Options: []opt.Option[Opt
 		func(o *Options) *time.Duration { return &o.RPCTimeout }, opt.Positive),
 	opt.Var("restart", "what a crashed node keeps: keep (log, stable and snapshot stores) or lose (empty stores)", "keep",
 		func(o *Options) *Restart { return &o.Restart }, opt.Choice(RestartKeep, RestartLose)),
-}}
+)}
+
+// liveDoc says what a shared option means on hashicorp/raft where the
+// simulated table's words do not hold (same name, values and default).
+var liveDoc = map[string]string{
+	"election-timeout": "hashicorp/raft ElectionTimeout: a candidate without a win this long starts again " +
+		"(and a follower's timeout is drawn in [t, 2t)); must be at least heartbeat-timeout",
+	"prevote": "run Raft's pre-vote phase (hashicorp/raft PreVoteDisabled = !prevote)",
+	"initial-leader": "the node that leads first (leadership is transferred to it once a leader is elected; " +
+		"empty: whoever wins)",
+}
+
+// shared are the simulated raftkv's options that mean the same live.
+func shared() []opt.Option[Options] {
+	var out []opt.Option[Options]
+	for _, o := range opt.Embed(raftkv.Table.Options, func(o *Options) *raftkv.Options { return &o.Options }) {
+		if _, ok := simOnly[o.Name]; ok {
+			continue
+		}
+		if d, ok := liveDoc[o.Name]; ok {
+			o.Doc = d
+		}
+		out = append(out, o)
+	}
+	return out
+}
 
 var uint64Parser = opt.Parser[uint64]{Accepts: "a whole number >= 1",
 	Parse: func(s string) (uint64, error) {
@@ -161,8 +157,9 @@ func (o Options) Fast() Options {
 	return o
 }
 
-// NodeName is the name of the node with raft id (1-based): n1, n2, ...
-func NodeName(id int) string { return fmt.Sprintf("n%d", id) }
+// NodeName is the name of the node with raft id (1-based): n1, n2, ...,
+// as in the simulated group.
+func NodeName(id int) string { return raftkv.NodeName(uint64(id)) }
 
 func nodeID(name string, nodes int) (int, bool) {
 	for i := 1; i <= nodes; i++ {

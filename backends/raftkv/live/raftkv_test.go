@@ -1,4 +1,4 @@
-package raftkv
+package raftkvlive
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/backends/raftkv"
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
 	"github.com/locklab/locklab/internal/faultnet"
 	"github.com/locklab/locklab/lockapi"
@@ -173,14 +174,14 @@ func TestPausedLeaderAppliesNothingUntilResumed(t *testing.T) {
 	require.NoError(t, err)
 	net.Pause("n1")
 	cmd := lockfsm.Command{Op: lockfsm.OpTryLock, Key: "k", Acquirer: "x", Lease: time.Minute, Stamp: 1}
-	_, err = faultnet.Call(net, "c1", "n1", Request{Cmd: cmd}, 50*time.Millisecond,
-		func() Response { return c.Serve("n1", Request{Cmd: cmd}) })
+	_, err = faultnet.Call(net, "c1", "n1", raftkv.Request{Cmd: cmd}, 50*time.Millisecond,
+		func() Response { return c.Serve("n1", raftkv.Request{Cmd: cmd}) })
 	require.ErrorIs(t, err, faultnet.ErrTimeout, "a paused node answers nothing")
 	_, held := c.Node("n1").FSM().Lookup("k")
 	assert.False(t, held, "nothing was applied while paused")
 	net.Resume("n1")
-	_, err = faultnet.Call(net, "c1", "n1", Request{Cmd: cmd}, time.Second,
-		func() Response { return c.Serve("n1", Request{Cmd: cmd}) })
+	_, err = faultnet.Call(net, "c1", "n1", raftkv.Request{Cmd: cmd}, time.Second,
+		func() Response { return c.Serve("n1", raftkv.Request{Cmd: cmd}) })
 	require.NoError(t, err, "resumed, n1 answers again (as leader or with a redirect)")
 }
 

@@ -1,31 +1,32 @@
-package live
+package raftkvlive
 
 import (
 	"time"
 
-	liveraft "github.com/locklab/locklab/backends/live/raftkv"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
+	"github.com/locklab/locklab/scenario"
 )
 
+// The live form of raftkv: the cluster in this process, a client per
+// client node (see NewClient).
 func init() {
 	liveform.Register("raftkv", liveform.Form{
 		Note:     "hashicorp/raft in-process",
-		Options:  liveraft.Table,
+		Options:  Table,
 		Describe: describeRaftKV,
 		Deploy:   deployRaftKV,
 	})
 }
 
-func describeRaftKV(t harness.Test) (liveform.Description, error) {
-	o, err := liveraft.ParseOptions(t.SystemOptions)
+func describeRaftKV(t scenario.Test) (liveform.Description, error) {
+	o, err := ParseOptions(t.SystemOptions)
 	if err != nil {
 		return liveform.Description{}, err
 	}
 	var servers []string
 	for i := 1; i <= o.Nodes; i++ {
-		servers = append(servers, liveraft.NodeName(i))
+		servers = append(servers, NodeName(i))
 	}
 	return liveform.Description{
 		Servers: servers,
@@ -37,16 +38,16 @@ func describeRaftKV(t harness.Test) (liveform.Description, error) {
 			}
 			return nil, false
 		},
-		Messages: liveraft.MessageTypes(),
+		Messages: MessageTypes(),
 	}, nil
 }
 
 func deployRaftKV(d liveform.Deployment) (*liveform.Deployed, error) {
-	o, err := liveraft.ParseOptions(d.Test.SystemOptions)
+	o, err := ParseOptions(d.Test.SystemOptions)
 	if err != nil {
 		return nil, err
 	}
-	c, err := liveraft.NewCluster(d.Net, o)
+	c, err := NewCluster(d.Net, o)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +80,7 @@ func deployRaftKV(d liveform.Deployment) (*liveform.Deployed, error) {
 			}
 			return map[string]any{"leader_observations": els}
 		},
-		Versions: map[string]string{"raft": liveraft.Version, "raftkv": "in-process: lockfsm on hashicorp/raft, InmemStore, InmemTransport"},
+		Versions: map[string]string{"raft": Version, "raftkv": "in-process: lockfsm on hashicorp/raft, InmemStore, InmemTransport"},
 		Close:    c.Close,
 	}, nil
 }

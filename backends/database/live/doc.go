@@ -1,4 +1,4 @@
-// Package database is the live form of the database locks: a real
+// Package databaselive is the live form of the database locks: a real
 // PostgreSQL server that locklab starts and stops, and lock clients on
 // real connections (github.com/jackc/pgx/v5), mirroring the simulated
 // backends/database option for option.
@@ -15,7 +15,9 @@
 // would expose). It reads its log for the connections it ends itself
 // (Event: idle_in_transaction_session_timeout, idle_session_timeout).
 //
-// Client is the simulated database.Client's behaviour on PostgreSQL:
+// The client is the simulated database.Client itself (its recipe, written
+// once) over a Transport that runs each of its requests as SQL on
+// PostgreSQL:
 //
 //   - unique-row: INSERT INTO locks ... ON CONFLICT (name) DO UPDATE ...
 //     WHERE locks.expiry < <the client's wall clock>: the expiry is the
@@ -41,10 +43,10 @@
 // failure.
 //
 // With resource=db the client tells the history the begin and the commit
-// of the transactions that hold its data writes (Client.OnTxn), as the
-// simulated client does: a COMMIT answered ROLLBACK, or refused because
+// of the transactions that hold its data writes (database.Client.OnTxn), as
+// the simulated client does: a COMMIT answered ROLLBACK, or refused because
 // the server had ended the connection, committed nothing (fail); one that
 // timed out may have (info).
 //
 // This package is live-only: nothing simulated imports it.
-package database
+package databaselive

@@ -1,9 +1,8 @@
-package live
+package databaselive
 
 import (
 	"context"
 	"fmt"
-	"github.com/locklab/locklab/liveform"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -11,18 +10,18 @@ import (
 	"time"
 
 	simdb "github.com/locklab/locklab/backends/database"
-	livedb "github.com/locklab/locklab/backends/live/database"
-	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/tcpproxy"
+	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
-	"github.com/locklab/locklab/workloads"
+	"github.com/locklab/locklab/scenario"
 )
 
 // dbNode is the database's node name (the simulator's).
 const dbNode = "db"
 
+// The live form of database: a real PostgreSQL server, a proxy per client
+// (what a cut blocks), and the simulated client's recipe on pgx (NewClient).
 func init() {
 	liveform.Register("database", liveform.Form{
 		Note:     "PostgreSQL (Debian package postgresql) with pgx",
@@ -31,8 +30,8 @@ func init() {
 		Deploy:   liveform.RetryDeploy(deployDatabase),
 		// PostgreSQL, run as its own user when locklab runs as root, must
 		// pass through the run directory's parent and every directory above.
-		UnreachableOut: func(_ harness.Test, runDir string) string {
-			if err := livedb.CheckReachable(filepath.Dir(filepath.Clean(runDir))); err != nil {
+		UnreachableOut: func(_ scenario.Test, runDir string) string {
+			if err := CheckReachable(filepath.Dir(filepath.Clean(runDir))); err != nil {
 				return err.Error()
 			}
 			return ""
@@ -40,7 +39,7 @@ func init() {
 	})
 }
 
-func describeDatabase(t harness.Test) (liveform.Description, error) {
+func describeDatabase(t scenario.Test) (liveform.Description, error) {
 	o, err := simdb.Table.Parse(t.SystemOptions)
 	if err != nil {
 		return liveform.Description{}, err
@@ -58,7 +57,9 @@ func describeDatabase(t harness.Test) (liveform.Description, error) {
 // refuseDatabase says which faults PostgreSQL cannot undergo live.
 func refuseDatabase(f nemesis.Fault) string {
 	names := append(append(slices.Clone(f.Targets), f.From...), f.To...)
-	names = append(names, flatten(f.Groups)...)
+	for _, g := range f.Groups {
+		names = append(names, g...)
+	}
 	onDB := slices.Contains(names, dbNode) || slices.Contains(names, "servers")
 	switch {
 	case f.Kind == nemesis.ClockJump && onDB:
@@ -73,14 +74,14 @@ func refuseDatabase(f nemesis.Fault) string {
 
 // dbDeployment is PostgreSQL and what locklab put around it for one run.
 type dbDeployment struct {
-	srv     *livedb.Server
+	srv     *Server
 	opts    simdb.Options
 	proxies map[string]*tcpproxy.Proxy // per client: its link to db
 	stopped context.Context            // ends when the run stops
 
 	mu      sync.Mutex
 	cuts    map[string]int // per client: active cuts of its link
-	clients []*livedb.Client
+	clients []*Transport
 	record  func(kind string, targets []string, detail string)
 	holders map[string]string // advisory: connection -> lock held on it
 }
@@ -93,7 +94,7 @@ func deployDatabase(d liveform.Deployment) (*liveform.Deployed, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	srv, err := livedb.Start(d.Ctx, filepath.Join(d.Dir, dbNode), d.Setup, len(d.Test.ClientNames()))
+	srv, err := Start(d.Ctx, filepath.Join(d.Dir, dbNode), d.Setup, len(d.Test.ClientNames()))
 	if err != nil {
 		return nil, err
 	}
@@ -135,13 +136,13 @@ func deployDatabase(d liveform.Deployment) (*liveform.Deployed, error) {
 		},
 		Figures: func(time.Duration) map[string]any {
 			return map[string]any{"postgresql": map[string]any{"mode": string(o.Mode), "data": string(o.Data()),
-				"session": livedb.Params(o)}}
+				"session": Params(o)}}
 		},
-		Versions: map[string]string{"postgresql": srv.Version(), "pgx": livedb.PgxVersion},
+		Versions: map[string]string{"postgresql": srv.Version(), "pgx": PgxVersion},
 		Close:    closeAll,
 	}
 	if o.Data() == simdb.ResourceDB {
-		sys.Storage = func(l lockapi.Lock) lockapi.Storage { return l.(*livedb.Client) }
+		sys.Storage = func(l lockapi.Lock) lockapi.Storage { return l.(*simdb.Client) }
 	}
 	return sys, nil
 }
@@ -157,10 +158,10 @@ func (dd *dbDeployment) onDB(fn func() error) func(string) error {
 
 func (dd *dbDeployment) newLock(lc liveform.Client) lockapi.Lock {
 	e := lc.Env
-	c := livedb.NewClient(dd.stopped, e, lc.Fork, dd.srv, dd.proxies[e.Name()].Addr(), dd.opts)
-	c.OnTakeover = func(detail string) { dd.event("row-taken-over", detail) }
-	c.OnTxn = recordTxns(lc)
-	c.OnHold = func(conn, key string, held bool) {
+	c, t := NewClient(dd.stopped, e, lc.Fork, dd.srv, dd.proxies[e.Name()].Addr(), dd.opts)
+	t.OnTakeover = func(detail string) { dd.event("row-taken-over", detail) }
+	c.OnTxn(simdb.RecordTxns(lc.NewRecorder, lc.Stopped))
+	t.OnHold = func(conn, key string, held bool) {
 		dd.mu.Lock()
 		defer dd.mu.Unlock()
 		if dd.holders == nil {
@@ -173,43 +174,9 @@ func (dd *dbDeployment) newLock(lc liveform.Client) lockapi.Lock {
 		}
 	}
 	dd.mu.Lock()
-	dd.clients = append(dd.clients, c)
+	dd.clients = append(dd.clients, t)
 	dd.mu.Unlock()
 	return c
-}
-
-// recordTxns records the begin and the commit of a client's data
-// transactions as the simulator does (harness, recordTxns): on a process of
-// their own on the client's node (opened at the first), linked to the
-// writes by owner, so that a write inside a transaction applies only if
-// its commit does (see package history, Transactions). A step told after
-// the run stopped is not recorded: a commit whose outcome the run did not
-// see stays without a completion (unknown).
-func recordTxns(lc liveform.Client) func(simdb.TxnStep) {
-	var rec *history.Recorder
-	var commit history.Op
-	open := false
-	return func(s simdb.TxnStep) {
-		if lc.Stopped() {
-			return
-		}
-		if rec == nil {
-			rec = lc.NewRecorder()
-		}
-		switch {
-		case !s.Commit:
-			rec.Invoke(history.Event{F: history.FBegin, Key: s.Key, Owner: s.Owner}).Complete(history.OK, history.Event{})
-		case !s.Done:
-			commit, open = rec.Invoke(history.Event{F: history.FCommit, Owner: s.Owner}), true
-		case open:
-			e := history.Event{}
-			if s.Err != nil {
-				e.Detail = s.Err.Error()
-			}
-			commit.Complete(workloads.Outcome(s.Err), e)
-			open = false
-		}
-	}
 }
 
 func (dd *dbDeployment) event(kind, detail string) {
@@ -224,7 +191,7 @@ func (dd *dbDeployment) event(kind, detail string) {
 // serverEvent records a connection the server ended as the simulated
 // server does: a transaction aborted, or a session that held advisory
 // locks ended.
-func (dd *dbDeployment) serverEvent(e livedb.Event) {
+func (dd *dbDeployment) serverEvent(e Event) {
 	if e.InTransaction {
 		dd.event("transaction-aborted", fmt.Sprintf("connection %s silent for %v: its transaction aborted "+
 			"(idle_in_transaction_session_timeout; its row locks released, its writes discarded)", e.Conn, dd.opts.ConnTimeout))

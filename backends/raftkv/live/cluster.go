@@ -1,4 +1,4 @@
-package raftkv
+package raftkvlive
 
 import (
 	"errors"
@@ -16,24 +16,14 @@ import (
 	"github.com/locklab/locklab/internal/faultnet"
 )
 
-// Request is a client's lock command sent to a raft node.
-type Request struct {
-	Cmd lockfsm.Command
-}
-
-// Response answers a Request.
+// Response is a live node's answer to a raftkv.Request: the simulated
+// nodes' raftkv.Response, and one answer they never give (a simulated node
+// that loses leadership stays silent, and its client times out).
 type Response struct {
-	// NotLeader: the command certainly did not enter the log through this
-	// request; Leader is the id of the leader the node knows of (0: none).
-	NotLeader bool
-	Leader    int
+	raftkv.Response
 	// Unknown: the node proposed the command and lost leadership before
 	// knowing whether it committed (hashicorp/raft's ErrLeadershipLost).
 	Unknown string
-	Result  lockfsm.Result
-	// Invalid is set when the state machine refused the command.
-	Invalid string
-	Index   uint64
 }
 
 // Node is one raft node: a hashicorp/raft instance with its stores, FSM and
@@ -338,16 +328,16 @@ func (c *Cluster) Close() {
 // Serve handles one client request at node name: a follower redirects, the
 // leader stamps the command (stamp=leader) with its wall clock, proposes it
 // and answers with the state machine's result.
-func (c *Cluster) Serve(name string, req Request) Response {
+func (c *Cluster) Serve(name string, req raftkv.Request) Response {
 	n := c.Node(name)
 	r := n.Raft()
 	if r == nil {
-		return Response{NotLeader: true} // a crashed node: connection refused
+		return notLeader(0) // a crashed node: connection refused
 	}
 	if r.State() != raft.Leader {
 		_, id := r.LeaderWithID()
 		lead, _ := nodeID(string(id), len(c.nodes))
-		return Response{NotLeader: true, Leader: lead}
+		return notLeader(uint64(lead))
 	}
 	cmd := req.Cmd
 	if c.opts.Stamp == raftkv.StampLeader {
@@ -359,13 +349,19 @@ func (c *Cluster) Serve(name string, req Request) Response {
 	case err == nil:
 		res, _ := f.Response().(ApplyResult)
 		if res.Err != nil {
-			return Response{Invalid: res.Err.Error()}
+			return Response{Response: raftkv.Response{Invalid: res.Err.Error()}}
 		}
-		return Response{Result: res.Result, Index: f.Index()}
+		return Response{Response: raftkv.Response{Result: res.Result, Index: f.Index()}}
 	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout),
 		errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrAbortedByRestore):
-		return Response{NotLeader: true}
+		return notLeader(0)
 	default: // ErrLeadershipLost, ErrRaftShutdown after enqueue: it may commit
 		return Response{Unknown: err.Error()}
 	}
+}
+
+// notLeader is the answer of a node that did not propose the command
+// (leader: the raft id of the leader it knows of, 0 none).
+func notLeader(leader uint64) Response {
+	return Response{Response: raftkv.Response{NotLeader: true, Leader: leader}}
 }
