@@ -20,11 +20,11 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/faultnet"
 	"github.com/locklab/locklab/internal/opt"
-	"github.com/locklab/locklab/internal/store"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/storage"
+	store "github.com/locklab/locklab/storage/live"
 	"github.com/locklab/locklab/workloads"
 )
 

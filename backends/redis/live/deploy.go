@@ -11,12 +11,12 @@ import (
 
 	"github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/internal/proc"
-	"github.com/locklab/locklab/internal/store"
 	"github.com/locklab/locklab/internal/tcpproxy"
 	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
+	store "github.com/locklab/locklab/storage/live"
 )
 
 // The live form of the redis system: one redis-server; with replicas=N a

@@ -1,11 +1,11 @@
-// Package store is the protected storage of live mode: an in-process server
+// Package live is the protected storage of live mode: an in-process server
 // with the same cells and fencing rule as storage, reached by each
 // client through a faultnet.Net, so that its links can be cut and its writes
 // delayed. The messages are storage's types, so a fault schedule's
 // "match": "storage.WriteReq" means the same thing live and simulated.
 //
 // This package is live-only: nothing simulated imports it.
-package store
+package live
 
 import (
 	"fmt"
