@@ -19,7 +19,7 @@ var simulated = []string{"../../sim/...", "../../backends/...", "../../lockapi/.
 
 // isLive reports a live-mode package (real time, goroutines): the live
 // runner (live/...), a system's live form (backends/<x>/live) and the live
-// clients (backends/live/...): any package with a path element "live".
+// storage (storage/live): any package with a path element "live".
 func isLive(path string) bool {
 	return slices.Contains(strings.Split(path, "/"), "live")
 }
