@@ -10,9 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lockapi"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/system"
 )
 
 var (
@@ -45,7 +46,7 @@ func config() Config {
 // -conformance.live-scale's 0.1; hashicorp/raft's election shortened where
 // a takeover must fit a scaled window. -conformance.live-scale sets every
 // scale.
-func liveTuning(v harness.Variant) (float64, map[string]string) {
+func liveTuning(v scenario.Variant) (float64, map[string]string) {
 	scales := map[string]float64{"etcd": 0.2, "zookeeper": 0.3, "redis": 0.2, "redlock": 0.2}
 	var options map[string]string
 	switch {
@@ -62,9 +63,9 @@ func liveTuning(v harness.Variant) (float64, map[string]string) {
 	return scales[v.Test.System], options
 }
 
-func system(t *testing.T, name string) harness.System {
+func findSystem(t *testing.T, name string) system.System {
 	t.Helper()
-	s, err := harness.FindSystem(name)
+	s, err := system.Find(name)
 	require.NoError(t, err)
 	return s
 }
@@ -79,7 +80,7 @@ func TestEveryRegisteredSystemConforms(t *testing.T) {
 		t.Log("-conformance.live under -short: live-parity does not run (a live run takes real time)")
 	}
 	c.Live, c.LiveScale, c.LiveTuning = *liveOn && !testing.Short(), *scale, liveTuning
-	for _, sys := range harness.Systems() {
+	for _, sys := range system.All() {
 		t.Run(sys.Name, func(t *testing.T) { TestSystem(t, sys, c) })
 	}
 }
@@ -89,9 +90,9 @@ func TestEveryRegisteredSystemConforms(t *testing.T) {
 // redis-failover shows a failover losing the lock and the counter): the
 // fenced-safety search finds the counterexample and names it.
 func TestAFalseSafetyClaimFails(t *testing.T) {
-	claim := harness.Claims{Variant: "replicated", Options: map[string]string{"replicas": "2"}, Tokens: true,
+	claim := system.Claims{Variant: "replicated", Options: map[string]string{"replicas": "2"}, Tokens: true,
 		FencedOptions: map[string]string{"fencing": "true"}, SafeRelease: true}
-	err := Check(system(t, "redis"), claim, config())
+	err := Check(findSystem(t, "redis"), claim, config())
 	require.Error(t, err, "a false claim must fail the suite")
 	var found bool
 	for _, e := range unjoin(err) {
@@ -112,7 +113,7 @@ func TestTheSuiteReportsEveryMisbehaviour(t *testing.T) {
 	// The control lock claiming what a real lock claims: its baseline is
 	// invalid, and it gives no token (a fenced run is refused) and frees
 	// nothing safely.
-	err := Check(system(t, "control"), harness.Claims{Tokens: true, SafeRelease: true}, small)
+	err := Check(findSystem(t, "control"), system.Claims{Tokens: true, SafeRelease: true}, small)
 	require.Error(t, err)
 	broken := map[string]bool{}
 	var m Misbehaviour
@@ -123,16 +124,16 @@ func TestTheSuiteReportsEveryMisbehaviour(t *testing.T) {
 	assert.Equal(t, map[string]bool{Baseline: true, Declared: true, GCPauseFenced: true, FencedSafety: true, SafeRelease: true}, broken)
 
 	// Redis with release=del claiming a safe release.
-	err = Check(system(t, "redis"), harness.Claims{Options: map[string]string{"release": "del", "ttl": "5s"}, SafeRelease: true, HolderPause: 6e9}, small)
+	err = Check(findSystem(t, "redis"), system.Claims{Options: map[string]string{"release": "del", "ttl": "5s"}, SafeRelease: true, HolderPause: 6e9}, small)
 	require.Error(t, err)
 	assert.Regexp(t, `safe-release: c[23] and c[23] held the lock at once`, err.Error())
 
 	// An expected failure that does not happen is reported too.
-	err = Check(system(t, "redis"), harness.Claims{ExpectFail: []string{Baseline}}, small)
+	err = Check(findSystem(t, "redis"), system.Claims{ExpectFail: []string{Baseline}}, small)
 	require.Error(t, err)
 	assert.EqualError(t, err, "redis: baseline: expected to fail (Claims.ExpectFail), but it holds")
 
-	assert.ErrorContains(t, Check(harness.System{Name: "nope"}, harness.Claims{}, Config{}), `unknown system "nope"`)
+	assert.ErrorContains(t, Check(system.System{Name: "nope"}, system.Claims{}, Config{}), `unknown system "nope"`)
 }
 
 // TestLiveParityAppliesOncePerLiveSystemWhenAskedFor: live-parity runs only
@@ -154,7 +155,7 @@ func TestLiveParityAppliesOncePerLiveSystemWhenAskedFor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sys := system(t, tc.system)
+			sys := findSystem(t, tc.system)
 			require.Greater(t, len(sys.Claims), tc.claim)
 			s := suite{sys: sys, system: sys.Name, c: sys.Claims[tc.claim], cfg: Config{Live: tc.live}}
 			assert.Equal(t, tc.applies, s.applies(LiveParity))

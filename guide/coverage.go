@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 // Coverage is the abstraction of a run that guides the search: a sorted set
@@ -38,12 +38,12 @@ import (
 // a holder's grant rests on restarted empty, or had its clock moved, while
 // that holder still held the lock: the step before a second grant), and
 // "overlap:<kind>" for each kind of violation the run shows
-// (harness.ViolationKinds).
+// (scenario.ViolationKinds).
 //
 // Fault features say where faults landed in the protocol; lock features say
 // what they did to it. A schedule that reaches a feature no earlier run
 // reached is kept in the corpus and mutated further.
-func Coverage(r harness.Result) []string {
+func Coverage(r scenario.Result) []string {
 	ev := r.Events
 	set := map[string]bool{}
 	st := newTracker(ev)
@@ -64,7 +64,7 @@ func Coverage(r harness.Result) []string {
 			set["lock:op-after-lease"] = true
 		}
 	}
-	for _, k := range harness.ViolationKinds(ev) {
+	for _, k := range scenario.ViolationKinds(ev) {
 		set["lock:overlap:"+k] = true
 	}
 	out := make([]string, 0, len(set))

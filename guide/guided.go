@@ -14,6 +14,8 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/system"
 )
 
 // Config is one guided search.
@@ -49,7 +51,7 @@ type Config struct {
 	// one included, in order: the test with the schedule that ran made
 	// explicit, and its result. The result is valid only during the call
 	// (the search hands its storage to the next run); copy what is kept.
-	OnRun func(t harness.Test, r harness.Result)
+	OnRun func(t scenario.Test, r scenario.Result)
 }
 
 // Target is what a search aims at: a base test per seed, a fault family the
@@ -60,27 +62,27 @@ type Target struct {
 	// Test is the base test of a seed: the k-th fresh draw is Test(Start+k).
 	// Its Nemesis should be the family's random nemesis (the family's kind,
 	// or "random"), so that fresh draws stay within the family.
-	Test func(seed uint64) (harness.Test, error)
+	Test func(seed uint64) (scenario.Test, error)
 	// Family is a fault kind (nemesis.Kinds) or "random" (every kind; ""
 	// means the same): mutations only add, retarget, place or splice faults
 	// of that kind, and placements are the attacks made of it (pause the
 	// holder beyond its lease, cut off or crash a granter, move a clock,
 	// delay a write).
 	Family string
-	// Kind, when set, is the kind of violation (harness.ViolationKinds) the
+	// Kind, when set, is the kind of violation (scenario.ViolationKinds) the
 	// placements are directed at (Directed); else they are directed at the
 	// family's attacks (none for "random": every attack alike).
 	Kind string
 	// Stop reports whether a run ends the search (Outcome.Found).
-	Stop func(harness.Result) bool
+	Stop func(scenario.Result) bool
 }
 
 // HuntTarget is the target of a catalog hunt: the hunt's test of each seed
 // (swarm-random faults of every kind), directed at and stopped by the
 // hunt's kind of violation.
 func HuntTarget(h harness.Hunt) Target {
-	return Target{Name: h.Name, Test: h.Test, Family: "random", Kind: h.Kind, Stop: func(r harness.Result) bool {
-		return r.Overall == models.Invalid && slices.Contains(harness.ViolationKinds(r.Events), h.Kind)
+	return Target{Name: h.Name, Test: h.Test, Family: "random", Kind: h.Kind, Stop: func(r scenario.Result) bool {
+		return r.Overall == models.Invalid && slices.Contains(scenario.ViolationKinds(r.Events), h.Kind)
 	}}
 }
 
@@ -132,7 +134,7 @@ func (c Config) withDefaults() Config {
 
 // Entry is a test in the corpus and what it covered first.
 type Entry struct {
-	Test harness.Test
+	Test scenario.Test
 	// New are the features no earlier run had reached.
 	New []string
 	// Cov is every feature the run covered.
@@ -255,7 +257,7 @@ type Outcome struct {
 	Runs, NoFault int
 	// Found reports whether a run showed the hunt's violation; Test is that run.
 	Found bool
-	Test  harness.Test
+	Test  scenario.Test
 	// Corpus are the tests kept for new coverage, in the order they were found.
 	Corpus []Entry
 	// Features is the number of features covered.
@@ -307,7 +309,7 @@ func Search(cfg Config, progress func()) (Outcome, error) {
 	refused := 0
 	fresh := uint64(0) // fresh draws so far
 	for out.Runs < cfg.MaxRuns && refused < 10*cfg.MaxRuns {
-		var cand harness.Test
+		var cand scenario.Test
 		// Fresh draws: every run of the start, then a share that falls as
 		// the corpus grows (Fresh/runs), to one in FreshEvery.
 		if out.Runs < cfg.Fresh || len(out.Corpus) == 0 || rng.Float64() < max(1/float64(cfg.FreshEvery), float64(cfg.Fresh)/float64(out.Runs+1)) {
@@ -361,14 +363,14 @@ func Search(cfg Config, progress func()) (Outcome, error) {
 }
 
 // explicit is the test with the schedule that ran made explicit.
-func explicit(t harness.Test, r harness.Result) harness.Test {
+func explicit(t scenario.Test, r scenario.Result) scenario.Test {
 	t.Schedule = &nemesis.Schedule{Faults: slices.Clone(r.Schedule.Faults)}
 	return t
 }
 
 // targetsOf names the nodes a mutation may aim at: the test's clients, the
 // system's servers and roles, and the storage.
-func targetsOf(t harness.Test) (nemesis.Targets, error) {
+func targetsOf(t scenario.Test) (nemesis.Targets, error) {
 	p, err := harness.Prepare(t)
 	if err != nil {
 		return nemesis.Targets{}, err
@@ -384,7 +386,7 @@ func targetsOf(t harness.Test) (nemesis.Targets, error) {
 // timeoutOf is a test's time scale (mutator.timeout): the sum of its
 // system's duration options, defaults included, and of its workload's
 // duration options, that are 500 ms or more and at most half the run.
-func timeoutOf(t harness.Test) time.Duration {
+func timeoutOf(t scenario.Test) time.Duration {
 	sum, _ := TimeScale(t)
 	return sum
 }
@@ -394,7 +396,7 @@ func timeoutOf(t harness.Test) time.Duration {
 // defaults included, and of its workload's duration options given, that are
 // 500 ms or more and at most half the run; and that sum in words
 // ("session-timeout 10s + election-timeout 1s"), "" when there is none.
-func TimeScale(t harness.Test) (time.Duration, string) {
+func TimeScale(t scenario.Test) (time.Duration, string) {
 	var sum time.Duration
 	var parts []string
 	add := func(name, v string) {
@@ -403,7 +405,7 @@ func TimeScale(t harness.Test) (time.Duration, string) {
 			parts = append(parts, name+" "+d.String())
 		}
 	}
-	if sys, err := harness.FindSystem(t.System); err == nil && sys.Options != nil {
+	if sys, err := system.Find(t.System); err == nil && sys.Options != nil {
 		if settings, err := sys.Options.Effective(t.SystemOptions); err == nil {
 			for _, s := range settings {
 				add(s.Name, s.Value)
@@ -471,7 +473,7 @@ var mutations = []string{"add", "drop", "move", "retarget", "scale", "trigger", 
 
 // mutate applies n mutations to parent's schedule; splice takes a fault of
 // another corpus entry (drawn like a parent).
-func (m mutator) mutate(parent Entry, corpus []Entry, hits map[string]int, n int) harness.Test {
+func (m mutator) mutate(parent Entry, corpus []Entry, hits map[string]int, n int) scenario.Test {
 	t := parent.Test
 	faults := slices.Clone(t.Schedule.Faults)
 	// Half the mutations (three in four when the hunt's kind has directed
@@ -627,7 +629,7 @@ var attacks = []string{
 	"random",               // a random fault
 }
 
-// Directed are, for each kind of violation (harness.ViolationKinds), the
+// Directed are, for each kind of violation (scenario.ViolationKinds), the
 // attacks whose fault, in the phase the attack places it, is what the kind's
 // rule names as the cause: a gc-pause is a holder paused across its lease
 // deadline, a restart-regrant a granter that restarted empty and granted
@@ -639,15 +641,15 @@ var attacks = []string{
 // noticing the expiry). A new system's hunts use them through the kind they
 // declare.
 var Directed = map[string][]string{
-	harness.KindGCPause:          {"pause-holder"},
-	harness.KindClockJump:        {"clock-granter"},
-	harness.KindFailover:         {"isolate-granter", "isolate-granter", "isolate-granter", "pause-granter"},
-	harness.KindRestartRegrant:   {"crash-granter"},
-	harness.KindNonOwnerRelease:  {"pause-holder", "isolate-holder"},
-	harness.KindLeaderClockAhead: {"clock-server", "clock-granter"},
-	harness.KindHolderClock:      {"clock-holder"},
-	harness.KindSessionExpiry:    {"pause-holder", "pause-holder", "isolate-holder"},
-	harness.KindDelayedWrite:     {"delay-holder-storage"},
+	scenario.KindGCPause:          {"pause-holder"},
+	scenario.KindClockJump:        {"clock-granter"},
+	scenario.KindFailover:         {"isolate-granter", "isolate-granter", "isolate-granter", "pause-granter"},
+	scenario.KindRestartRegrant:   {"crash-granter"},
+	scenario.KindNonOwnerRelease:  {"pause-holder", "isolate-holder"},
+	scenario.KindLeaderClockAhead: {"clock-server", "clock-granter"},
+	scenario.KindHolderClock:      {"clock-holder"},
+	scenario.KindSessionExpiry:    {"pause-holder", "pause-holder", "isolate-holder"},
+	scenario.KindDelayedWrite:     {"delay-holder-storage"},
 }
 
 // place is a targeted placement: one of the attacks, started right after

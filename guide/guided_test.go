@@ -12,6 +12,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 func hunt(t *testing.T, name string) harness.Hunt {
@@ -56,7 +57,7 @@ func TestSearchFindsAndReplays(t *testing.T) {
 	require.NotNil(t, o.Test.Schedule)
 	r, err := harness.Run(o.Test)
 	require.NoError(t, err)
-	assert.Contains(t, harness.ViolationKinds(r.Events), h.Kind)
+	assert.Contains(t, scenario.ViolationKinds(r.Events), h.Kind)
 }
 
 // TestCoverageSpeaksTheLocksTerms: the catalog's counterexamples cover the
@@ -77,7 +78,7 @@ func TestCoverageSpeaksTheLocksTerms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
-			s, err := harness.FindScenario(tc.scenario)
+			s, err := scenario.Find(tc.scenario)
 			require.NoError(t, err)
 			v, err := s.FindVariant(tc.variant)
 			require.NoError(t, err)
@@ -95,8 +96,8 @@ func TestCoverageSpeaksTheLocksTerms(t *testing.T) {
 // TestEveryKindHasDirectedAttacks: every kind of violation a hunt can declare
 // steers its placements toward attacks that exist.
 func TestEveryKindHasDirectedAttacks(t *testing.T) {
-	for _, k := range harness.Kinds {
-		if k == harness.KindOther {
+	for _, k := range scenario.Kinds {
+		if k == scenario.KindOther {
 			continue
 		}
 		t.Run(k, func(t *testing.T) {
@@ -151,7 +152,7 @@ func TestTimeoutIsTheSystemsTiming(t *testing.T) {
 // steps from its grant on, where placements anchor; an attack on the holder
 // takes a step before its last storage operation.
 func TestHoldsRecordTheHoldersSteps(t *testing.T) {
-	s, err := harness.FindScenario("kleppmann-gc-pause")
+	s, err := scenario.Find("kleppmann-gc-pause")
 	require.NoError(t, err)
 	v, err := s.FindVariant("redis-unsafe")
 	require.NoError(t, err)
@@ -233,12 +234,12 @@ func TestSearchStaysInItsFamily(t *testing.T) {
 	for _, family := range []string{"pause", "crash", "partition", "clock-jump", "clock-drift", "delay"} {
 		t.Run(family, func(t *testing.T) {
 			target := Target{Name: "redis × " + family, Family: family,
-				Test: func(seed uint64) (harness.Test, error) {
-					return harness.Test{System: "redis", Clients: 2, Time: 20 * time.Second, Nemesis: family, Seed: seed}.WithDefaults(), nil
+				Test: func(seed uint64) (scenario.Test, error) {
+					return scenario.Test{System: "redis", Clients: 2, Time: 20 * time.Second, Nemesis: family, Seed: seed}.WithDefaults(), nil
 				},
-				Stop: func(harness.Result) bool { return false }}
-			var seen []harness.Test
-			o, err := Search(Config{Target: &target, Seed: 3, MaxRuns: 30, OnRun: func(tt harness.Test, r harness.Result) {
+				Stop: func(scenario.Result) bool { return false }}
+			var seen []scenario.Test
+			o, err := Search(Config{Target: &target, Seed: 3, MaxRuns: 30, OnRun: func(tt scenario.Test, r scenario.Result) {
 				require.NotNil(t, tt.Schedule)
 				assert.Equal(t, r.Schedule.Faults, tt.Schedule.Faults, "the test OnRun gets is the run's, its schedule explicit")
 				seen = append(seen, tt)
@@ -263,10 +264,10 @@ func TestSearchStaysInItsFamily(t *testing.T) {
 func TestSearchStopsWhereItsTargetSays(t *testing.T) {
 	runs := 0
 	target := Target{Name: "redis × pause", Family: "pause",
-		Test: func(seed uint64) (harness.Test, error) {
-			return harness.Test{System: "redis", Clients: 2, Time: 20 * time.Second, Nemesis: "pause", Seed: seed}.WithDefaults(), nil
+		Test: func(seed uint64) (scenario.Test, error) {
+			return scenario.Test{System: "redis", Clients: 2, Time: 20 * time.Second, Nemesis: "pause", Seed: seed}.WithDefaults(), nil
 		},
-		Stop: func(harness.Result) bool { runs++; return runs == 5 }}
+		Stop: func(scenario.Result) bool { runs++; return runs == 5 }}
 	o, err := Search(Config{Target: &target, Seed: 1, MaxRuns: 30}, nil)
 	require.NoError(t, err)
 	assert.True(t, o.Found)
@@ -275,8 +276,8 @@ func TestSearchStopsWhereItsTargetSays(t *testing.T) {
 
 // TestSearchRefusesAnUnknownFamily names the family and the known ones.
 func TestSearchRefusesAnUnknownFamily(t *testing.T) {
-	target := Target{Name: "x", Family: "gc", Test: func(uint64) (harness.Test, error) { return harness.Test{}, nil },
-		Stop: func(harness.Result) bool { return true }}
+	target := Target{Name: "x", Family: "gc", Test: func(uint64) (scenario.Test, error) { return scenario.Test{}, nil },
+		Stop: func(scenario.Result) bool { return true }}
 	_, err := Search(Config{Target: &target}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"gc"`)
@@ -286,7 +287,7 @@ func TestSearchRefusesAnUnknownFamily(t *testing.T) {
 // TestTimeScaleNamesItsParts: the time scale in words names the options it
 // sums.
 func TestTimeScaleNamesItsParts(t *testing.T) {
-	sum, words := TimeScale(harness.Test{System: "zookeeper", Time: 30 * time.Second}.WithDefaults())
+	sum, words := TimeScale(scenario.Test{System: "zookeeper", Time: 30 * time.Second}.WithDefaults())
 	assert.Positive(t, sum)
 	assert.Contains(t, words, "session-timeout 10s")
 }

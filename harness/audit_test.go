@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 // TestRaftAuditIsAVerdict: raftkv's own invariants come back as the
@@ -19,7 +20,7 @@ func TestRaftAuditIsAVerdict(t *testing.T) {
 		want  models.Result
 	}{{"always", models.Valid}, {"interval", models.Invalid}} {
 		t.Run(tc.fsync, func(t *testing.T) {
-			r, err := Run(Test{System: "raftkv", Seed: 5, Nemesis: "crash", SystemOptions: map[string]string{"fsync": tc.fsync}})
+			r, err := Run(scenario.Test{System: "raftkv", Seed: 5, Nemesis: "crash", SystemOptions: map[string]string{"fsync": tc.fsync}})
 			require.NoError(t, err)
 			v := verdict(r, "raft-audit")
 			assert.Equal(t, tc.want, v.Result, v.Reason)

@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/system"
 )
 
 var updateHashes = flag.Bool("update-hashes", false,
@@ -30,7 +32,7 @@ const hashesFile = "testdata/history_hashes.txt"
 // guardCase is one run of the byte-identity guard.
 type guardCase struct {
 	name string
-	test Test
+	test scenario.Test
 }
 
 // recordedCases are the runs the registered systems declare recorded
@@ -38,14 +40,14 @@ type guardCase struct {
 // (trace true), named Label/Nemesis/seed=N.
 func recordedCases(trace bool) []guardCase {
 	var out []guardCase
-	for _, s := range Systems() {
+	for _, s := range system.All() {
 		for _, r := range s.Recorded {
 			if r.Trace != trace {
 				continue
 			}
 			for _, seed := range r.Seeds {
 				out = append(out, guardCase{fmt.Sprintf("%s/%s/seed=%d", r.Label, r.Nemesis, seed),
-					Test{System: s.Name, SystemOptions: r.Options, Workload: r.Workload, Nemesis: r.Nemesis, Seed: seed, Time: r.Time}})
+					scenario.Test{System: s.Name, SystemOptions: r.Options, Workload: r.Workload, Nemesis: r.Nemesis, Seed: seed, Time: r.Time}})
 			}
 		}
 	}
@@ -118,7 +120,7 @@ func guardCases() []guardCase {
 
 // simulatedHistory runs the simulation of t (no checks) and returns its
 // history as the JSON Lines a run directory holds.
-func simulatedHistory(t testing.TB, tc Test) []byte {
+func simulatedHistory(t testing.TB, tc scenario.Test) []byte {
 	t.Helper()
 	p, err := Prepare(tc)
 	require.NoError(t, err)
@@ -200,9 +202,9 @@ func readHashes(t *testing.T) map[string]string {
 // TestGuardCasesAreDeterministic: the guard's premise — running a case twice
 // gives the same bytes — holds, and different seeds give different histories.
 func TestGuardCasesAreDeterministic(t *testing.T) {
-	a := simulatedHistory(t, Test{System: "redis", Nemesis: "random", Seed: 1, Time: 20 * time.Second})
-	b := simulatedHistory(t, Test{System: "redis", Nemesis: "random", Seed: 1, Time: 20 * time.Second})
-	c := simulatedHistory(t, Test{System: "redis", Nemesis: "random", Seed: 2, Time: 20 * time.Second})
+	a := simulatedHistory(t, scenario.Test{System: "redis", Nemesis: "random", Seed: 1, Time: 20 * time.Second})
+	b := simulatedHistory(t, scenario.Test{System: "redis", Nemesis: "random", Seed: 1, Time: 20 * time.Second})
+	c := simulatedHistory(t, scenario.Test{System: "redis", Nemesis: "random", Seed: 2, Time: 20 * time.Second})
 	assert.Equal(t, a, b)
 	assert.NotEqual(t, a, c)
 }

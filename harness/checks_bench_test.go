@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/scenario"
 )
 
 // BenchmarkHuntChecks is the checks' share of BenchmarkHuntSeed: the histories
@@ -49,7 +50,7 @@ func BenchmarkHuntChecks(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				_ = ViolationKinds(res.Events)
+				_ = scenario.ViolationKinds(res.Events)
 			}
 		})
 	}

@@ -11,10 +11,11 @@ import (
 
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
 )
 
-func checksOf(r Result) (ran []string, skipped map[string]string) {
+func checksOf(r scenario.Result) (ran []string, skipped map[string]string) {
 	skipped = map[string]string{}
 	for _, v := range r.Verdicts {
 		ran = append(ran, v.Check)
@@ -28,16 +29,16 @@ func checksOf(r Result) (ran []string, skipped map[string]string) {
 func TestDefaultChecksAreTheOnesThatApply(t *testing.T) {
 	tests := []struct {
 		name    string
-		test    Test
+		test    scenario.Test
 		ran     []string
 		skipped []string
 	}{
-		{"redis without tokens", Test{System: "redis", Seed: 1, Time: 5 * time.Second},
+		{"redis without tokens", scenario.Test{System: "redis", Seed: 1, Time: 5 * time.Second},
 			[]string{"critical-sections", "mutual-exclusion", "lease", "liveness"}, []string{"mutex", "fencing-tokens"}},
-		{"redis with tokens and fenced storage", Test{System: "redis", SystemOptions: map[string]string{"fencing": "true"},
+		{"redis with tokens and fenced storage", scenario.Test{System: "redis", SystemOptions: map[string]string{"fencing": "true"},
 			Storage: storage.Fenced, Seed: 1, Time: 5 * time.Second},
 			[]string{"critical-sections", "mutual-exclusion", "lease", "fencing-tokens", "liveness"}, []string{"mutex"}},
-		{"control lock without leases", Test{System: "control", Seed: 1, Time: 2 * time.Second},
+		{"control lock without leases", scenario.Test{System: "control", Seed: 1, Time: 2 * time.Second},
 			[]string{"critical-sections", "mutual-exclusion", "mutex", "liveness"}, []string{"lease", "fencing-tokens"}},
 	}
 	for _, tc := range tests {
@@ -55,18 +56,18 @@ func TestDefaultChecksAreTheOnesThatApply(t *testing.T) {
 }
 
 func TestNamedChecksRunEvenWhenTheyCannotDecide(t *testing.T) {
-	r, err := Run(Test{System: "redis", Seed: 1, Time: 3 * time.Second, Checks: []string{"fencing-tokens", "mutex"}})
+	r, err := Run(scenario.Test{System: "redis", Seed: 1, Time: 3 * time.Second, Checks: []string{"fencing-tokens", "mutex"}})
 	require.NoError(t, err)
 	require.Len(t, r.Verdicts, 2)
 	assert.Equal(t, models.Unknown, r.Verdicts[0].Result)
 	assert.Contains(t, r.Verdicts[0].Reason, "no acquire was granted a fencing token")
-	assert.Equal(t, ExitUnknown, ExitCode(r.Verdicts))
-	_, err = Run(Test{System: "redis", Seed: 1, Time: time.Second, Checks: []string{"vibes"}})
+	assert.Equal(t, scenario.ExitUnknown, scenario.ExitCode(r.Verdicts))
+	_, err = Run(scenario.Test{System: "redis", Seed: 1, Time: time.Second, Checks: []string{"vibes"}})
 	assert.ErrorContains(t, err, `unknown check "vibes"`)
 }
 
 func TestCheckConfigFollowsTheTest(t *testing.T) {
-	cfg := CheckConfig(Test{Workload: "stock", Storage: storage.Fenced, FenceReads: true, CheckSteps: 7, CheckBudget: time.Second},
+	cfg := scenario.CheckConfig(scenario.Test{Workload: "stock", Storage: storage.Fenced, FenceReads: true, CheckSteps: 7, CheckBudget: time.Second},
 		map[string]int64{"item": 4})
 	assert.Equal(t, models.ResourceStock, cfg.Resource)
 	assert.True(t, cfg.StorageFenced)
@@ -74,11 +75,11 @@ func TestCheckConfigFollowsTheTest(t *testing.T) {
 	assert.Equal(t, models.Budget{Steps: 7, Time: time.Second}, cfg.Budget)
 	assert.True(t, cfg.InitialKnown, "the simulator's storage starts at known values")
 	assert.Equal(t, int64(4), cfg.Initial["item"])
-	assert.Equal(t, time.Duration(0), CheckConfig(Test{CheckBudget: Unbounded}, nil).Budget.Time)
+	assert.Equal(t, time.Duration(0), scenario.CheckConfig(scenario.Test{CheckBudget: scenario.Unbounded}, nil).Budget.Time)
 }
 
 func TestInvalidRunsAttachTheirVisualization(t *testing.T) {
-	r, err := Run(Test{System: "control", Seed: 1, Time: 2 * time.Second})
+	r, err := Run(scenario.Test{System: "control", Seed: 1, Time: 2 * time.Second})
 	require.NoError(t, err)
 	run := r.Report("locklab run ...")
 	var labels []string
@@ -89,7 +90,7 @@ func TestInvalidRunsAttachTheirVisualization(t *testing.T) {
 		assert.Contains(t, buf.String(), "<html")
 	}
 	assert.Equal(t, []string{"porcupine:critical-sections", "porcupine:mutex"}, labels)
-	rec := run.Extra["checks"].(ChecksRecord)
+	rec := run.Extra["checks"].(scenario.ChecksRecord)
 	assert.Equal(t, []string{"critical-sections", "mutual-exclusion", "mutex", "liveness"}, rec.Ran)
 	assert.Contains(t, rec.Budget, "steps")
 }
@@ -99,16 +100,16 @@ func TestListAppendIsJudgedAsAList(t *testing.T) {
 	require.NoError(t, err)
 	tests := []struct {
 		name string
-		test Test
+		test scenario.Test
 		want map[string]models.Result
 	}{
-		{"control lock loses appends", Test{System: "control", Workload: "list-append", Seed: 1, Time: 5 * time.Second},
+		{"control lock loses appends", scenario.Test{System: "control", Workload: "list-append", Seed: 1, Time: 5 * time.Second},
 			map[string]models.Result{"critical-sections": models.Invalid}},
-		{"redis without faults", Test{System: "redis", Workload: "list-append", Seed: 1, Time: 10 * time.Second},
+		{"redis without faults", scenario.Test{System: "redis", Workload: "list-append", Seed: 1, Time: 10 * time.Second},
 			map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Valid}},
-		{"redis, holder paused past its lease", Test{System: "redis", Workload: "list-append", Seed: 1, Time: 30 * time.Second, Schedule: &pause},
+		{"redis, holder paused past its lease", scenario.Test{System: "redis", Workload: "list-append", Seed: 1, Time: 30 * time.Second, Schedule: &pause},
 			map[string]models.Result{"mutual-exclusion": models.Invalid, "lease": models.Valid}},
-		{"redis fenced, holder paused past its lease", Test{System: "redis", Workload: "list-append", Seed: 1, Time: 30 * time.Second,
+		{"redis fenced, holder paused past its lease", scenario.Test{System: "redis", Workload: "list-append", Seed: 1, Time: 30 * time.Second,
 			Schedule: &pause, SystemOptions: map[string]string{"fencing": "true"}, Storage: storage.Fenced},
 			map[string]models.Result{"critical-sections": models.Valid, "fencing-tokens": models.Valid}},
 	}
@@ -126,7 +127,7 @@ func TestListAppendIsJudgedAsAList(t *testing.T) {
 			assert.Greater(t, r.Summary.Ops["append"].OK, 10)
 		})
 	}
-	r, err := Run(Test{System: "control", Workload: "list-append", Seed: 1, Time: 5 * time.Second})
+	r, err := Run(scenario.Test{System: "control", Workload: "list-append", Seed: 1, Time: 5 * time.Second})
 	require.NoError(t, err)
 	assert.Contains(t, r.Verdicts[0].Reason, "lost append")
 }
@@ -148,17 +149,17 @@ func TestAuditsAreChecksARunCanName(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.checks), func(t *testing.T) {
-			r, err := Run(Test{System: "raftkv", Storage: storage.Fenced, Seed: 1, Time: 2 * time.Second, Checks: tc.checks})
+			r, err := Run(scenario.Test{System: "raftkv", Storage: storage.Fenced, Seed: 1, Time: 2 * time.Second, Checks: tc.checks})
 			require.NoError(t, err)
 			ran, _ := checksOf(r)
 			assert.Equal(t, tc.ran, ran)
 		})
 	}
-	assert.Contains(t, RunCheckNames(), "raft-audit")
-	_, err := Run(Test{System: "raftkv", Checks: []string{"vibes"}})
+	assert.Contains(t, scenario.RunCheckNames(), "raft-audit")
+	_, err := Run(scenario.Test{System: "raftkv", Checks: []string{"vibes"}})
 	assert.ErrorContains(t, err, `unknown check "vibes" (known: critical-sections, mutual-exclusion, lease, mutex, fencing-tokens, on-call, liveness, raft-audit)`)
-	_, err = Run(Test{System: "redlock", Checks: []string{"raft-audit"}})
+	_, err = Run(scenario.Test{System: "redlock", Checks: []string{"raft-audit"}})
 	assert.ErrorContains(t, err, `check "raft-audit" audits the servers of raftkv; system redlock has no such servers (its audits: none)`)
-	_, err = CheckHistory(models.Config{}, []string{"+raft-audit"}, nil)
+	_, err = scenario.CheckHistory(models.Config{}, []string{"+raft-audit"}, nil)
 	assert.ErrorContains(t, err, `check "raft-audit" audits the servers of a simulated run, not a history: it runs in 'locklab run --system raftkv'`)
 }

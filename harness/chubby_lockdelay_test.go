@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
 )
 
@@ -28,7 +29,7 @@ func TestChubbyLockDelayIsNotALivenessFailure(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s seed %d", tc.nemesis, tc.seed), func(t *testing.T) {
-			r := run(t, Test{System: "chubby", Storage: storage.Fenced, FenceReads: true, Nemesis: tc.nemesis, Seed: tc.seed, Time: time.Minute})
+			r := run(t, scenario.Test{System: "chubby", Storage: storage.Fenced, FenceReads: true, Nemesis: tc.nemesis, Seed: tc.seed, Time: time.Minute})
 			require.Positive(t, r.Summary.Faults[history.FLockDelay], "the lock-delay windows are in the history")
 			v := verdict(r, "liveness")
 			assert.Equal(t, models.Valid, v.Result, v.Reason)

@@ -3,6 +3,7 @@ package harness
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 var (
@@ -37,7 +39,7 @@ func TestCutsChooseTheNetworksSemantics(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.cuts, func(t *testing.T) {
-			s, err := FindScenario("etcd-txn-unlock-retry")
+			s, err := scenario.Find("etcd-txn-unlock-retry")
 			require.NoError(t, err)
 			v, err := s.FindVariant("unsafe")
 			require.NoError(t, err)
@@ -77,7 +79,7 @@ func TestCatalogUnderHoldingCuts(t *testing.T) {
 		rows []surveyRow
 	)
 	t.Run("variants", func(t *testing.T) {
-		for _, s := range Catalog() {
+		for _, s := range scenario.Catalog() {
 			for _, v := range s.Variants {
 				t.Run(s.Name+"/"+v.Name, func(t *testing.T) {
 					t.Parallel()
@@ -112,9 +114,9 @@ func TestCatalogUnderHoldingCuts(t *testing.T) {
 }
 
 // expectation summarizes a variant's expected verdicts ("mutual-exclusion=invalid ...").
-func expectation(v Variant) string {
+func expectation(v scenario.Variant) string {
 	var parts []string
-	for _, check := range sortedKeys(v.Expect) {
+	for _, check := range slices.Sorted(maps.Keys(v.Expect)) {
 		parts = append(parts, fmt.Sprintf("%s=%s", check, v.Expect[check]))
 	}
 	if v.Assert != nil {
@@ -166,7 +168,7 @@ func TestHuntsUnderHoldingCuts(t *testing.T) {
 		}
 	})
 	var b strings.Builder
-	for _, name := range sortedKeys(counts) {
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
 		c := counts[name]
 		state := "agree"
 		if c[0].kind != c[1].kind || c[0].invalid != c[1].invalid {

@@ -14,7 +14,9 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/system"
 )
 
 // dataTruthSystems are the deployments the data's ground-truth sweep covers:
@@ -25,23 +27,23 @@ import (
 // checked against the record its system keeps (Deployment.Writes).
 func dataTruthSystems() []struct {
 	name string
-	test Test
+	test scenario.Test
 } {
 	var out []struct {
 		name string
-		test Test
+		test scenario.Test
 	}
-	for _, s := range Systems() {
+	for _, s := range system.All() {
 		out = append(out, struct {
 			name string
-			test Test
-		}{s.Name, Test{System: s.Name}})
+			test scenario.Test
+		}{s.Name, scenario.Test{System: s.Name}})
 	}
 	for _, s := range truthSystems {
 		if s.test.Storage == storage.Fenced {
 			out = append(out, struct {
 				name string
-				test Test
+				test scenario.Test
 			}{s.name + "-fenced", s.test})
 		}
 	}
@@ -52,15 +54,15 @@ func dataTruthSystems() []struct {
 	guarded := map[string]string{"resource": "etcd"}
 	out = append(out, struct {
 		name string
-		test Test
-	}{"etcd-guarded", Test{System: "etcd", SystemOptions: guarded}}, struct {
+		test scenario.Test
+	}{"etcd-guarded", scenario.Test{System: "etcd", SystemOptions: guarded}}, struct {
 		name string
-		test Test
-	}{"etcd-guarded-serializable", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd",
+		test scenario.Test
+	}{"etcd-guarded-serializable", scenario.Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd",
 		"reads": "serializable"}}}, struct {
 		name string
-		test Test
-	}{"etcd-guarded-oncall", Test{System: "etcd", SystemOptions: guarded, Workload: "oncall"}})
+		test scenario.Test
+	}{"etcd-guarded-oncall", scenario.Test{System: "etcd", SystemOptions: guarded, Workload: "oncall"}})
 	return append(out, databaseDataRows...)
 }
 
@@ -69,15 +71,15 @@ func dataTruthSystems() []struct {
 // in every mode, for both data sweeps.
 var databaseDataRows = []struct {
 	name string
-	test Test
+	test scenario.Test
 }{
-	{"database-db", Test{System: "database", SystemOptions: map[string]string{"resource": "db"}}},
-	{"database-advisory-db", Test{System: "database", SystemOptions: map[string]string{"mode": "advisory", "resource": "db"}}},
-	{"database-unique-row-db", Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row", "resource": "db"}}},
-	{"database-unlock-before-commit", Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row",
+	{"database-db", scenario.Test{System: "database", SystemOptions: map[string]string{"resource": "db"}}},
+	{"database-advisory-db", scenario.Test{System: "database", SystemOptions: map[string]string{"mode": "advisory", "resource": "db"}}},
+	{"database-unique-row-db", scenario.Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row", "resource": "db"}}},
+	{"database-unlock-before-commit", scenario.Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row",
 		"resource": "db", "unlock-before-commit": "true"}}},
-	{"database-optimistic", Test{System: "database", SystemOptions: map[string]string{"mode": "optimistic"}}},
-	{"database-optimistic-pair", Test{System: "database", SystemOptions: map[string]string{"mode": "optimistic",
+	{"database-optimistic", scenario.Test{System: "database", SystemOptions: map[string]string{"mode": "optimistic"}}},
+	{"database-optimistic-pair", scenario.Test{System: "database", SystemOptions: map[string]string{"mode": "optimistic",
 		"versions": "pair"}}},
 }
 
@@ -98,7 +100,7 @@ type dataRun struct {
 // runWithDataTruth runs tc with only the critical-sections check, the
 // storage recording its writes, and returns the verdict and the record's
 // lost updates.
-func runWithDataTruth(t *testing.T, tc Test) dataRun {
+func runWithDataTruth(t *testing.T, tc scenario.Test) dataRun {
 	t.Helper()
 	tc.Checks = []string{"critical-sections"}
 	p, err := Prepare(tc)
@@ -319,14 +321,14 @@ func nobodyOnCall(writes []lockapi.AppliedWrite, initial map[string]int64) (time
 func TestOnCallVerdictsAgreeWithTheStorage(t *testing.T) {
 	type row struct {
 		name string
-		test Test
+		test scenario.Test
 	}
 	var rows []row
-	for _, s := range Systems() {
-		rows = append(rows, row{s.Name, Test{System: s.Name}})
+	for _, s := range system.All() {
+		rows = append(rows, row{s.Name, scenario.Test{System: s.Name}})
 	}
 	// The rows kept in etcd, written by the guarded Txn (etcd's own record).
-	rows = append(rows, row{"etcd-guarded", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}})
+	rows = append(rows, row{"etcd-guarded", scenario.Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}})
 	for _, d := range databaseDataRows {
 		rows = append(rows, row{d.name, d.test})
 	}
@@ -381,12 +383,12 @@ func TestOnCallVerdictsAgreeWithTheStorage(t *testing.T) {
 func TestWritesAreRecordedOnlyWhenAsked(t *testing.T) {
 	for _, row := range []struct {
 		name string
-		test Test
+		test scenario.Test
 	}{
-		{"redis", Test{System: "redis"}},
-		{"etcd", Test{System: "etcd"}},
-		{"database", Test{System: "database"}},
-		{"etcd-guarded", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}},
+		{"redis", scenario.Test{System: "redis"}},
+		{"etcd", scenario.Test{System: "etcd"}},
+		{"database", scenario.Test{System: "database"}},
+		{"etcd-guarded", scenario.Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			tc := row.test
@@ -416,7 +418,7 @@ func TestTheDatabasesWritesAreRecordedOnlyWhenAsked(t *testing.T) {
 // assertWritesRecordedOnlyWhenAsked runs tc twice: without asking, its
 // system records no write; asked, it records some, and the two runs'
 // histories are the same.
-func assertWritesRecordedOnlyWhenAsked(t *testing.T, tc Test) {
+func assertWritesRecordedOnlyWhenAsked(t *testing.T, tc scenario.Test) {
 	t.Helper()
 	plain, err := Prepare(tc)
 	require.NoError(t, err)

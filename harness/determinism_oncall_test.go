@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/scenario"
 )
 
 // TestDeterminismOfTheOnCallWorkload: the on-call workload under random
@@ -14,7 +16,7 @@ import (
 // versions), gives byte-identical histories for the same seed and different
 // ones for another seed.
 func TestDeterminismOfTheOnCallWorkload(t *testing.T) {
-	for _, tc := range []Test{
+	for _, tc := range []scenario.Test{
 		{System: "redis", Workload: "oncall", Clients: 3, Time: 20 * time.Second, Nemesis: "random"},
 		{System: "database", Workload: "oncall", Clients: 3, Time: 20 * time.Second, Nemesis: "random",
 			SystemOptions: map[string]string{"mode": "optimistic", "versions": "pair"}},

@@ -13,13 +13,14 @@
 // too: client names (c1, c2, ...), server names (redis, ...), "storage",
 // "clients", "servers" and whatever a system adds.
 //
-// The scenario catalog (Catalog, Repro; the types in package scenario) holds
-// the named counterexamples: each a system, options, workload and fault
-// schedule in an unsafe variant and the variant that fixes it, with the
-// verdicts each must give; every system registers its scenarios from its own
-// package (scenario.Register), and TestCatalog asserts them all. Story tells
-// a run in plain words: the faults, and for the first overlap who held the lock, how each grant came about, with which token
-// and until when, and what the storage did. Hunts and Sweep measure how many
+// The scenario catalog (scenario.Catalog; Repro runs a variant) holds the
+// named counterexamples: each a system, options, workload and fault schedule
+// in an unsafe variant and the variant that fixes it, with the verdicts each
+// must give; every system registers its scenarios from its own package
+// (scenario.Register), and TestCatalog asserts them all. scenario.Story
+// tells a run in plain words: the faults, and for the first overlap who held
+// the lock, how each grant came about, with which token and until when, and
+// what the storage did. Hunts and Sweep measure how many
 // seeds random faults need to rediscover a catalog counterexample of a given
 // kind: every unsafe variant declares its kind (Variant.Kind), and Hunts are
 // derived from those declarations (ViolationKinds classifies overlaps as

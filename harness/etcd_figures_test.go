@@ -2,7 +2,9 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 // TestEtcdGuardedWriteSweep runs etcd with the guarded write (resource=etcd)
@@ -44,7 +47,7 @@ func TestEtcdGuardedWriteSweep(t *testing.T) {
 				if seed >= seeds {
 					return
 				}
-				r, err := Run(Test{System: "etcd", Seed: uint64(seed), Nemesis: "random",
+				r, err := Run(scenario.Test{System: "etcd", Seed: uint64(seed), Nemesis: "random",
 					SystemOptions: map[string]string{"resource": "etcd"}})
 				mu.Lock()
 				if err != nil {
@@ -64,7 +67,7 @@ func TestEtcdGuardedWriteSweep(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for _, c := range sortedKeys(counts) {
+	for _, c := range slices.Sorted(maps.Keys(counts)) {
 		t.Logf("%-18s %v", c, counts[c])
 	}
 	assert.Empty(t, bad)
@@ -77,7 +80,7 @@ func TestEtcdGuardedWriteSweep(t *testing.T) {
 func BenchmarkEtcd60s(b *testing.B) {
 	var simulated time.Duration
 	for i := range b.N {
-		r, err := Run(Test{System: "etcd", Seed: uint64(i), Nemesis: "random"})
+		r, err := Run(scenario.Test{System: "etcd", Seed: uint64(i), Nemesis: "random"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -108,7 +111,7 @@ func BenchmarkLockCost(b *testing.B) {
 			var latency []time.Duration
 			var sections, simulated float64
 			for i := range b.N {
-				r, err := Run(Test{System: v.system, Seed: uint64(i), SystemOptions: v.opts})
+				r, err := Run(scenario.Test{System: v.system, Seed: uint64(i), SystemOptions: v.opts})
 				if err != nil {
 					b.Fatal(err)
 				}

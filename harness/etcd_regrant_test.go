@@ -8,6 +8,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
 )
 
@@ -24,13 +25,13 @@ import (
 func TestAnEtcdRegrantAfterAFailedReleaseIsNotNested(t *testing.T) {
 	tests := []struct {
 		name string
-		test Test
+		test scenario.Test
 		// regrant is the owner and token that a client's acquire returned again
 		// after its release of them certainly failed.
 		owner string
 		token uint64
 	}{
-		{"etcd-guarded seed 354", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"},
+		{"etcd-guarded seed 354", scenario.Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"},
 			Storage: storage.Unfenced, Nemesis: "random", Seed: 354}, "k/b", 96},
 	}
 	for _, tc := range tests {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 // Random exploration: can the random nemesis rediscover a catalog
@@ -35,7 +36,7 @@ type Hunt struct {
 // catalog order. A family that adds a scenario adds its hunt with it.
 func Hunts() []Hunt {
 	var out []Hunt
-	for _, s := range Catalog() {
+	for _, s := range scenario.Catalog() {
 		for _, v := range s.Variants {
 			if v.Kind != "" {
 				out = append(out, Hunt{Name: s.Name + "/" + v.Name, Scenario: s.Name, Variant: v.Name, Kind: v.Kind})
@@ -75,7 +76,7 @@ func FindHunt(name string) (Hunt, error) {
 	case len(of) > 1:
 		return Hunt{}, fmt.Errorf("scenario %q has %d hunts, name one: %s", name, len(of), strings.Join(of, ", "))
 	}
-	if s, err := FindScenario(name); err == nil {
+	if s, err := scenario.Find(name); err == nil {
 		return Hunt{}, fmt.Errorf("scenario %q has no hunt: none of its %d variants declares a kind of violation for random faults to find",
 			name, len(s.Variants))
 	}
@@ -109,10 +110,10 @@ func FindHunt(name string) (Hunt, error) {
 // run); each call returns a copy whose maps and slices are its own, so a
 // caller may change it. TestHuntTestIsTheCatalogsVariant holds the memo to
 // the catalog.
-func (h Hunt) Test(seed uint64) (Test, error) {
+func (h Hunt) Test(seed uint64) (scenario.Test, error) {
 	v, err := variantTest(h.Scenario, h.Variant)
 	if err != nil {
-		return Test{}, err
+		return scenario.Test{}, err
 	}
 	t := v.Clone()
 	t.Schedule, t.Nemesis, t.Seed = nil, "random", seed
@@ -129,28 +130,28 @@ func (h Hunt) Test(seed uint64) (Test, error) {
 // never goes stale.
 var variantTests struct {
 	sync.Mutex
-	m map[[2]string]Test
+	m map[[2]string]scenario.Test
 }
 
-// variantTest is the test of the catalog's variant of scenario, remembered
+// variantTest is the test of the catalog's variant of scenario name, remembered
 // without its schedule. Do not change it: clone it.
-func variantTest(scenario, variant string) (Test, error) {
+func variantTest(name, variant string) (scenario.Test, error) {
 	variantTests.Lock()
 	defer variantTests.Unlock()
-	key := [2]string{scenario, variant}
+	key := [2]string{name, variant}
 	if t, ok := variantTests.m[key]; ok {
 		return t, nil
 	}
-	s, err := FindScenario(scenario)
+	s, err := scenario.Find(name)
 	if err != nil {
-		return Test{}, err
+		return scenario.Test{}, err
 	}
 	v, err := s.FindVariant(variant)
 	if err != nil {
-		return Test{}, err
+		return scenario.Test{}, err
 	}
 	if variantTests.m == nil {
-		variantTests.m = map[[2]string]Test{}
+		variantTests.m = map[[2]string]scenario.Test{}
 	}
 	t := v.Test.Clone()
 	t.Schedule = nil
@@ -175,7 +176,7 @@ type Sweep struct {
 	Wall time.Duration `json:"wall"`
 	// Finding is the test that showed the violation when it is not the
 	// hunt's test of Seed (a guided search's mutated schedule); nil otherwise.
-	Finding *Test `json:"finding,omitempty"`
+	Finding *scenario.Test `json:"finding,omitempty"`
 }
 
 // Sweep runs seeds start, start+1, ... until one shows a violation of the

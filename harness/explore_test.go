@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/system"
 )
 
 var explore = flag.Bool("explore", false, "run the random-exploration sweeps (seeds to first violation per hunt; minutes)")
@@ -21,7 +23,7 @@ var explore = flag.Bool("explore", false, "run the random-exploration sweeps (se
 // declares the kind of violation it shows (so that it has a hunt) or why
 // random faults cannot rediscover it; and its own run shows that kind.
 func TestEveryUnsafeVariantDeclaresItsKind(t *testing.T) {
-	for _, s := range Catalog() {
+	for _, s := range scenario.Catalog() {
 		for _, v := range s.Variants {
 			if !strings.Contains(v.Name, "unsafe") && v.Kind == "" {
 				continue
@@ -31,14 +33,14 @@ func TestEveryUnsafeVariantDeclaresItsKind(t *testing.T) {
 				if v.Kind == "" {
 					return
 				}
-				require.Contains(t, Kinds, v.Kind)
+				require.Contains(t, scenario.Kinds, v.Kind)
 				r := run(t, v.ReproTest())
-				assert.Contains(t, ViolationKinds(r.Events), v.Kind)
+				assert.Contains(t, scenario.ViolationKinds(r.Events), v.Kind)
 			})
 		}
 	}
-	r := run(t, Test{System: "redis", Seed: 1, Time: 10 * time.Second})
-	assert.Empty(t, ViolationKinds(r.Events), "no overlap, no violation")
+	r := run(t, scenario.Test{System: "redis", Seed: 1, Time: 10 * time.Second})
+	assert.Empty(t, scenario.ViolationKinds(r.Events), "no overlap, no violation")
 }
 
 // TestResultViolationKindsIsViolationKinds: a result's ViolationKinds,
@@ -60,7 +62,7 @@ func TestResultViolationKindsIsViolationKinds(t *testing.T) {
 				shortcuts++
 				assert.Empty(t, models.Overlaps(models.Holdings(r.Events)), "%s seed %d", h.Name, seed)
 			}
-			assert.Equal(t, ViolationKinds(r.Events), r.ViolationKinds(), "%s seed %d", h.Name, seed)
+			assert.Equal(t, scenario.ViolationKinds(r.Events), r.ViolationKinds(), "%s seed %d", h.Name, seed)
 		}
 	}
 	t.Logf("%d runs of %d hunts took the shortcut", shortcuts, len(Hunts()))
@@ -75,23 +77,23 @@ func TestViolationKindsTellCausesApart(t *testing.T) {
 		scenario, variant string
 		want              []string
 	}{
-		{"kleppmann-gc-pause", "redis-fixed", []string{KindGCPause}},
-		{"raftkv-leader-clock-ahead", "fixed", []string{KindLeaderClockAhead}},
-		{"redlock-clock-jump", "fenced-random-value", []string{KindClockJump}},
-		{"redis-failover", "unsafe", []string{KindFailover}},
-		{"redlock-restart", "unsafe", []string{KindRestartRegrant}},
-		{"kleppmann-network-delay", "redis-fixed", []string{KindDelayedWrite}},
+		{"kleppmann-gc-pause", "redis-fixed", []string{scenario.KindGCPause}},
+		{"raftkv-leader-clock-ahead", "fixed", []string{scenario.KindLeaderClockAhead}},
+		{"redlock-clock-jump", "fenced-random-value", []string{scenario.KindClockJump}},
+		{"redis-failover", "unsafe", []string{scenario.KindFailover}},
+		{"redlock-restart", "unsafe", []string{scenario.KindRestartRegrant}},
+		{"kleppmann-network-delay", "redis-fixed", []string{scenario.KindDelayedWrite}},
 		{"redlock-restart", "fixed-delay", nil},
-		{"db-clock-skew", "unsafe", []string{KindHolderClock}},
-		{"etcd-lease-expiry", "unsafe", []string{KindGCPause}},
+		{"db-clock-skew", "unsafe", []string{scenario.KindHolderClock}},
+		{"etcd-lease-expiry", "unsafe", []string{scenario.KindGCPause}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
-			s, err := FindScenario(tc.scenario)
+			s, err := scenario.Find(tc.scenario)
 			require.NoError(t, err)
 			v, err := s.FindVariant(tc.variant)
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, ViolationKinds(run(t, v.Test).Events))
+			assert.Equal(t, tc.want, scenario.ViolationKinds(run(t, v.Test).Events))
 		})
 	}
 }
@@ -103,7 +105,7 @@ func TestHuntsAreDerivedFromTheCatalog(t *testing.T) {
 	assert.NotContains(t, names, "control-no-lock/unsafe", "fails without faults: no hunt")
 	h, err := FindHunt("redlock-restart")
 	require.NoError(t, err, "a scenario with one hunt is named by the scenario")
-	assert.Equal(t, Hunt{Name: "redlock-restart/unsafe", Scenario: "redlock-restart", Variant: "unsafe", Kind: KindRestartRegrant}, h)
+	assert.Equal(t, Hunt{Name: "redlock-restart/unsafe", Scenario: "redlock-restart", Variant: "unsafe", Kind: scenario.KindRestartRegrant}, h)
 }
 
 // TestFindHuntSaysWhichHuntWasMeant: a name that is not a hunt is refused
@@ -195,7 +197,7 @@ func BenchmarkHuntSeed(b *testing.B) {
 // changes no later one.
 func TestHuntTestIsTheCatalogsVariant(t *testing.T) {
 	for _, h := range Hunts() {
-		s, err := FindScenario(h.Scenario)
+		s, err := scenario.Find(h.Scenario)
 		require.NoError(t, err)
 		v, err := s.FindVariant(h.Variant)
 		require.NoError(t, err)
@@ -222,8 +224,8 @@ func TestHuntTestIsTheCatalogsVariant(t *testing.T) {
 // TestMessageNamesAreWhatPercentTPrints: the names a delay may match are the
 // %T of every system's message types and the storage's, sorted, once each.
 func TestMessageNamesAreWhatPercentTPrints(t *testing.T) {
-	for _, name := range SystemNames() {
-		p, err := Prepare(Test{System: name, Seed: 1, Time: time.Second})
+	for _, name := range system.Names() {
+		p, err := Prepare(scenario.Test{System: name, Seed: 1, Time: time.Second})
 		require.NoError(t, err, name)
 		var want []string
 		for _, m := range append(slices.Clone(p.Deployment.Messages), storage.MessageTypes()...) {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // TestTallyFaultsWarnsWhenNoFaultFired: a run that asked for faults and saw
@@ -25,7 +26,7 @@ func TestTallyFaultsWarnsWhenNoFaultFired(t *testing.T) {
 	schedule := func(fs ...nemesis.Fault) *nemesis.Schedule { return &nemesis.Schedule{Faults: fs} }
 	cases := []struct {
 		name string
-		test Test
+		test scenario.Test
 		// schedule is what ran; fired the indexes of its faults that fired.
 		schedule nemesis.Schedule
 		fired    []int
@@ -35,58 +36,58 @@ func TestTallyFaultsWarnsWhenNoFaultFired(t *testing.T) {
 		warning   string
 	}{
 		{name: "a random pause nemesis that drew nothing",
-			test:      Test{Nemesis: "pause", Time: 10 * time.Second},
+			test:      scenario.Test{Nemesis: "pause", Time: 10 * time.Second},
 			noneFired: true,
 			warning:   "no fault fired: the random pause nemesis drew none in 10s, so the verdicts judge a run without faults"},
 		{name: "the swarm nemesis that drew nothing in a minute",
-			test:      Test{Nemesis: "random"},
+			test:      scenario.Test{Nemesis: "random"},
 			noneFired: true,
 			warning:   "no fault fired: the random nemesis drew none in 1m, so the verdicts judge a run without faults"},
 		{name: "every kind, drawn without swarm, that drew nothing",
-			test:      Test{Nemesis: "all", Time: 5 * time.Second},
+			test:      scenario.Test{Nemesis: "all", Time: 5 * time.Second},
 			noneFired: true,
 			warning:   "no fault fired: the random nemesis drew none in 5s, so the verdicts judge a run without faults"},
 		{name: "a schedule whose two faults were due after the end",
-			test:      Test{Time: 10 * time.Second, Schedule: schedule(pause(20*time.Second), pause(30*time.Second))},
+			test:      scenario.Test{Time: 10 * time.Second, Schedule: schedule(pause(20*time.Second), pause(30*time.Second))},
 			schedule:  *schedule(pause(20*time.Second), pause(30*time.Second)),
 			noneFired: true,
 			warning:   "2 faults scheduled, none fired (both due after the run ended), so the verdicts judge a run without faults"},
 		{name: "a schedule whose one fault waited for a trigger",
-			test:      Test{Time: 10 * time.Second, Schedule: schedule(triggered)},
+			test:      scenario.Test{Time: 10 * time.Second, Schedule: schedule(triggered)},
 			schedule:  *schedule(triggered),
 			noneFired: true,
 			warning: "1 fault scheduled, it did not fire (waiting for a trigger that did not come in time), " +
 				"so the verdicts judge a run without faults"},
 		{name: "three faults that missed three ways",
-			test:      Test{Time: 10 * time.Second, Schedule: schedule(pause(time.Second), triggered, pause(20*time.Second))},
+			test:      scenario.Test{Time: 10 * time.Second, Schedule: schedule(pause(time.Second), triggered, pause(20*time.Second))},
 			schedule:  *schedule(pause(time.Second), triggered, pause(20*time.Second)),
 			noneFired: true,
 			warning: "3 faults scheduled, none fired (1 due after the run ended, 1 waiting for a trigger that did not come in time, " +
 				"1 without effect when it started), so the verdicts judge a run without faults"},
 		{name: "a --nemesis list that drew no crash",
-			test:     Test{Nemesis: "pause,crash", Time: 10 * time.Second},
+			test:     scenario.Test{Nemesis: "pause,crash", Time: 10 * time.Second},
 			schedule: *schedule(pause(time.Second), pause(5*time.Second)), fired: []int{0, 1},
 			missing: []string{"crash"},
 			warning: "--nemesis pause,crash drew no crash, so the verdicts say nothing about crash"},
 		{name: "a --nemesis list whose crash did not fire and that drew no clock fault",
-			test:     Test{Nemesis: "pause,crash,clock", Time: 10 * time.Second},
+			test:     scenario.Test{Nemesis: "pause,crash,clock", Time: 10 * time.Second},
 			schedule: *schedule(pause(time.Second), crash), fired: []int{0},
 			missing: []string{"crash", "clock"},
 			warning: "--nemesis pause,crash,clock fired no crash (1 scheduled, without effect when it started) and drew no clock, " +
 				"so the verdicts say nothing about crash or clock"},
 		{name: "clock is satisfied by either clock kind",
-			test:     Test{Nemesis: "pause,clock", Time: 10 * time.Second},
+			test:     scenario.Test{Nemesis: "pause,clock", Time: 10 * time.Second},
 			schedule: *schedule(pause(time.Second), jump), fired: []int{0, 1}},
 		{name: "a swarm that left kinds out",
-			test:     Test{Nemesis: "random", Time: 10 * time.Second},
+			test:     scenario.Test{Nemesis: "random", Time: 10 * time.Second},
 			schedule: *schedule(pause(time.Second)), fired: []int{0}},
 		{name: "faults that fired",
-			test:     Test{Nemesis: "pause", Time: 10 * time.Second},
+			test:     scenario.Test{Nemesis: "pause", Time: 10 * time.Second},
 			schedule: *schedule(pause(time.Second), pause(5*time.Second)), fired: []int{1}},
 		{name: "no fault asked for",
-			test: Test{Time: 10 * time.Second}},
+			test: scenario.Test{Time: 10 * time.Second}},
 		{name: "an empty schedule given",
-			test: Test{Time: 10 * time.Second, Schedule: schedule()}},
+			test: scenario.Test{Time: 10 * time.Second, Schedule: schedule()}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +98,7 @@ func TestTallyFaultsWarnsWhenNoFaultFired(t *testing.T) {
 			for _, i := range tc.fired {
 				outcomes[i].Fired = true
 			}
-			f := TallyFaults(tc.test, tc.schedule, outcomes, tc.test.WithDefaults().Time)
+			f := scenario.TallyFaults(tc.test, tc.schedule, outcomes, tc.test.WithDefaults().Time)
 			assert.Equal(t, tc.noneFired, f.NoneFired, "none fired")
 			assert.Equal(t, tc.missing, f.Missing, "missing")
 			assert.Equal(t, tc.warning, f.Warning)
@@ -121,7 +122,7 @@ func TestRunsSayWhichFaultsFired(t *testing.T) {
 		{seed: 4, fired: map[string]int{"pause": 2}},
 	}
 	for _, tc := range cases {
-		r, err := Run(Test{System: "redis", Nemesis: "pause", Time: 10 * time.Second, Seed: tc.seed})
+		r, err := Run(scenario.Test{System: "redis", Nemesis: "pause", Time: 10 * time.Second, Seed: tc.seed})
 		require.NoError(t, err)
 		f := r.Faults()
 		assert.Equal(t, tc.fired, f.Fired, "seed %d", tc.seed)
@@ -139,10 +140,10 @@ func TestRunsSayWhichFaultsFired(t *testing.T) {
 func TestDrewNoFaultIsSaidBeforeARun(t *testing.T) {
 	assert.Equal(t, "the random pause nemesis drew no fault in 10s: this run will see none, so its verdicts will judge the system "+
 		"without faults (another --seed or a longer --time draws some)",
-		DrewNoFault(Test{Nemesis: "pause", Time: 10 * time.Second}, nemesis.Schedule{}))
-	assert.Empty(t, DrewNoFault(Test{Nemesis: "pause"}, nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause}}}))
-	assert.Empty(t, DrewNoFault(Test{Schedule: &nemesis.Schedule{}}, nemesis.Schedule{}))
-	assert.NotEmpty(t, DrewNoFault(Test{Nemesis: "pause", Schedule: &nemesis.Schedule{}}, nemesis.Schedule{}),
+		scenario.DrewNoFault(scenario.Test{Nemesis: "pause", Time: 10 * time.Second}, nemesis.Schedule{}))
+	assert.Empty(t, scenario.DrewNoFault(scenario.Test{Nemesis: "pause"}, nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause}}}))
+	assert.Empty(t, scenario.DrewNoFault(scenario.Test{Schedule: &nemesis.Schedule{}}, nemesis.Schedule{}))
+	assert.NotEmpty(t, scenario.DrewNoFault(scenario.Test{Nemesis: "pause", Schedule: &nemesis.Schedule{}}, nemesis.Schedule{}),
 		"a random draw made explicit before the run (a scaled live run)")
-	assert.Empty(t, DrewNoFault(Test{}, nemesis.Schedule{}))
+	assert.Empty(t, scenario.DrewNoFault(scenario.Test{}, nemesis.Schedule{}))
 }

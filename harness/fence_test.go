@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
 )
 
@@ -18,11 +19,11 @@ import (
 // one of them is valid.
 func TestLostUpdatesBehindAFence(t *testing.T) {
 	tests := []struct {
-		test  Test
+		test  scenario.Test
 		seeds []uint64
 	}{
-		{Test{System: "raftkv"}, []uint64{53, 58, 59, 83, 106, 119}},
-		{Test{System: "redlock", SystemOptions: map[string]string{"token": "external"}}, []uint64{417}},
+		{scenario.Test{System: "raftkv"}, []uint64{53, 58, 59, 83, 106, 119}},
+		{scenario.Test{System: "redlock", SystemOptions: map[string]string{"token": "external"}}, []uint64{417}},
 	}
 	for _, tc := range tests {
 		for _, seed := range tc.seeds {

@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 // span is a stretch of true time (ns) in which the history shows an owner
@@ -192,7 +193,7 @@ type breachTally struct {
 // judgeBreaches runs tc with its lock-service check and the servers'
 // record of grants, and adds each breach of the record to tally: judged
 // INVALID by the verdict, or explained by a rule, or unexplained.
-func judgeBreaches(t *testing.T, tc Test, tally *breachTally) {
+func judgeBreaches(t *testing.T, tc scenario.Test, tally *breachTally) {
 	t.Helper()
 	tc.Checks = []string{lockCheck(tc)}
 	p, err := Prepare(tc)

@@ -16,7 +16,9 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/system"
 )
 
 var truthSeeds = flag.Int("truth-seeds", 30,
@@ -43,7 +45,7 @@ func seedsOfTruth() int {
 // system, with random faults, as docs/checks-and-history.md shows them.
 var truthSystems = []struct {
 	name string
-	test Test
+	test scenario.Test
 	// seeds caps the sweep (0: -truth-seeds): the control lock is invalid on
 	// every seed, a few show that.
 	seeds int
@@ -51,24 +53,24 @@ var truthSystems = []struct {
 	// that the history can show (clientsSaw) is judged INVALID.
 	strict bool
 }{
-	{"redis", Test{System: "redis"}, 0, false},
-	{"redis-replicated", Test{System: "redis", SystemOptions: map[string]string{"replicas": "2", "fencing": "true"},
+	{"redis", scenario.Test{System: "redis"}, 0, false},
+	{"redis-replicated", scenario.Test{System: "redis", SystemOptions: map[string]string{"replicas": "2", "fencing": "true"},
 		Storage: storage.Fenced}, 0, false},
-	{"redlock", Test{System: "redlock", SystemOptions: map[string]string{"token": "external"}, Storage: storage.Fenced}, 0, false},
-	{"raftkv", Test{System: "raftkv", Storage: storage.Fenced}, 0, false},
-	{"etcd", Test{System: "etcd"}, 0, true},
-	{"etcd-guarded", Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}, 0, true},
-	{"chubby", Test{System: "chubby", Storage: storage.Fenced, FenceReads: true}, 0, false},
-	{"chubby-check", Test{System: "chubby", Storage: storage.Check}, 0, false},
-	{"control", Test{System: "control"}, 5, false},
-	{"database", Test{System: "database"}, 0, false},
-	{"database-db", Test{System: "database", SystemOptions: map[string]string{"resource": "db"}}, 0, false},
-	{"database-advisory", Test{System: "database", SystemOptions: map[string]string{"mode": "advisory"}}, 0, false},
-	{"database-unique-row", Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row"}}, 0, false},
-	{"zookeeper", Test{System: "zookeeper"}, 0, false},
-	{"zookeeper-suspend-stop", Test{System: "zookeeper", SystemOptions: map[string]string{"on-suspend": "stop"}}, 0, false},
-	{"kubernetes", Test{System: "kubernetes"}, 0, true},
-	{"kubernetes-release-on-cancel", Test{System: "kubernetes", SystemOptions: map[string]string{"release-on-cancel": "true"}}, 0, false},
+	{"redlock", scenario.Test{System: "redlock", SystemOptions: map[string]string{"token": "external"}, Storage: storage.Fenced}, 0, false},
+	{"raftkv", scenario.Test{System: "raftkv", Storage: storage.Fenced}, 0, false},
+	{"etcd", scenario.Test{System: "etcd"}, 0, true},
+	{"etcd-guarded", scenario.Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}, 0, true},
+	{"chubby", scenario.Test{System: "chubby", Storage: storage.Fenced, FenceReads: true}, 0, false},
+	{"chubby-check", scenario.Test{System: "chubby", Storage: storage.Check}, 0, false},
+	{"control", scenario.Test{System: "control"}, 5, false},
+	{"database", scenario.Test{System: "database"}, 0, false},
+	{"database-db", scenario.Test{System: "database", SystemOptions: map[string]string{"resource": "db"}}, 0, false},
+	{"database-advisory", scenario.Test{System: "database", SystemOptions: map[string]string{"mode": "advisory"}}, 0, false},
+	{"database-unique-row", scenario.Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row"}}, 0, false},
+	{"zookeeper", scenario.Test{System: "zookeeper"}, 0, false},
+	{"zookeeper-suspend-stop", scenario.Test{System: "zookeeper", SystemOptions: map[string]string{"on-suspend": "stop"}}, 0, false},
+	{"kubernetes", scenario.Test{System: "kubernetes"}, 0, true},
+	{"kubernetes-release-on-cancel", scenario.Test{System: "kubernetes", SystemOptions: map[string]string{"release-on-cancel": "true"}}, 0, false},
 }
 
 // TestLockVerdictsAgreeWithTheServers sweeps random-fault seeds of every
@@ -227,7 +229,7 @@ func (bs beliefs) saw(b lockapi.Breach) bool {
 // lockCheck is the lock-service check that judges the system: lease for
 // leased locks, mutex for the control lock and the database's locks without
 // a lease (for-update, advisory).
-func lockCheck(t Test) string {
+func lockCheck(t scenario.Test) string {
 	if t.System == "control" || (t.System == "database" && t.SystemOptions["mode"] != "unique-row") {
 		return "mutex"
 	}
@@ -236,7 +238,7 @@ func lockCheck(t Test) string {
 
 // runWithTruth runs tc with only its lock-service check and returns the
 // verdict and the breaches in the servers' record.
-func runWithTruth(t *testing.T, tc Test) truthRun {
+func runWithTruth(t *testing.T, tc scenario.Test) truthRun {
 	t.Helper()
 	tc.Checks = []string{lockCheck(tc)}
 	p, err := Prepare(tc)
@@ -346,7 +348,7 @@ func TestGrantRecordSeesKnownBreaches(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
-			sc, err := FindScenario(tc.scenario)
+			sc, err := scenario.Find(tc.scenario)
 			require.NoError(t, err)
 			v, err := sc.FindVariant(tc.variant)
 			require.NoError(t, err)
@@ -416,7 +418,7 @@ func TestRaftkvLeaseVerdictsOfIssue10(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("seed-%d", tc.seed), func(t *testing.T) {
-			run := runWithTruth(t, Test{System: "raftkv", Storage: storage.Fenced, Nemesis: "random", Seed: tc.seed})
+			run := runWithTruth(t, scenario.Test{System: "raftkv", Storage: storage.Fenced, Nemesis: "random", Seed: tc.seed})
 			assert.Equal(t, models.Valid, run.verdict.Result, explanation(run.verdict))
 			assert.Equal(t, tc.breached, len(run.breaches) > 0, fmt.Sprint(run.breaches))
 			assert.Empty(t, run.seen, "a broken promise the clients relied on")
@@ -428,9 +430,9 @@ func TestRaftkvLeaseVerdictsOfIssue10(t *testing.T) {
 // grants unless a caller asks for it (no verdict reads it), and asking
 // changes nothing of the run.
 func TestGrantsAreRecordedOnlyWhenAsked(t *testing.T) {
-	for _, system := range SystemNames() {
+	for _, system := range system.Names() {
 		t.Run(system, func(t *testing.T) {
-			tc := Test{System: system, Seed: 3, Time: 5 * time.Second}
+			tc := scenario.Test{System: system, Seed: 3, Time: 5 * time.Second}
 			plain, err := Prepare(tc)
 			require.NoError(t, err)
 			r1, err := plain.Run()
@@ -553,7 +555,7 @@ func TestEtcdBreachesNoClientReliedOn(t *testing.T) {
 	}
 	for _, tc := range tests {
 		name := fmt.Sprintf("etcd/seed-%d", tc.seed)
-		test := Test{System: "etcd", Nemesis: "random", Seed: tc.seed}
+		test := scenario.Test{System: "etcd", Nemesis: "random", Seed: tc.seed}
 		if tc.guarded {
 			name = fmt.Sprintf("etcd-guarded/seed-%d", tc.seed)
 			test.SystemOptions = map[string]string{"resource": "etcd"}

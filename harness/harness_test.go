@@ -11,23 +11,24 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
-func historyBytes(t *testing.T, r Result) []byte {
+func historyBytes(t *testing.T, r scenario.Result) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	require.NoError(t, history.Write(&b, r.Events))
 	return b.Bytes()
 }
 
-func run(t *testing.T, tc Test) Result {
+func run(t *testing.T, tc scenario.Test) scenario.Result {
 	t.Helper()
 	r, err := Run(tc)
 	require.NoError(t, err)
 	return r
 }
 
-func verdict(r Result, check string) models.Verdict {
+func verdict(r scenario.Result, check string) models.Verdict {
 	for _, v := range r.Verdicts {
 		if v.Check == check {
 			return v
@@ -53,13 +54,13 @@ var everyFault = nemesis.Schedule{Faults: []nemesis.Fault{
 func TestDeterminism(t *testing.T) {
 	tests := []struct {
 		name string
-		test Test
+		test scenario.Test
 	}{
-		{"every fault primitive", Test{System: "redis", Time: 40 * time.Second, Schedule: &everyFault,
+		{"every fault primitive", scenario.Test{System: "redis", Time: 40 * time.Second, Schedule: &everyFault,
 			SystemOptions: map[string]string{"watchdog": "true", "fencing": "true", "persistence": "everysec"}}},
-		{"random faults, swarm", Test{System: "redis", Time: 40 * time.Second, Nemesis: "random"}},
-		{"random pauses", Test{System: "redis", Time: 40 * time.Second, Nemesis: "pause"}},
-		{"control lock", Test{System: "control", Time: 5 * time.Second}},
+		{"random faults, swarm", scenario.Test{System: "redis", Time: 40 * time.Second, Nemesis: "random"}},
+		{"random pauses", scenario.Test{System: "redis", Time: 40 * time.Second, Nemesis: "pause"}},
+		{"control lock", scenario.Test{System: "control", Time: 5 * time.Second}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,7 +73,7 @@ func TestDeterminism(t *testing.T) {
 		})
 	}
 	// The schedule's faults all happened.
-	r := run(t, Test{System: "redis", Time: 40 * time.Second, Schedule: &everyFault, Seed: 7})
+	r := run(t, scenario.Test{System: "redis", Time: 40 * time.Second, Schedule: &everyFault, Seed: 7})
 	for _, k := range nemesis.Kinds {
 		assert.Positive(t, r.Summary.Faults[string(k)], "fault %s never started", k)
 	}
@@ -84,15 +85,15 @@ var gcPause = nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause, Tar
 	Duration: nemesis.Duration(15 * time.Second), After: &nemesis.Trigger{Node: "c1", F: "read"}}}}
 
 func TestGCPausePair(t *testing.T) {
-	unfenced := run(t, Test{System: "redis", Seed: 1, Time: 30 * time.Second, Schedule: &gcPause})
+	unfenced := run(t, scenario.Test{System: "redis", Seed: 1, Time: 30 * time.Second, Schedule: &gcPause})
 	assert.Equal(t, models.Invalid, verdict(unfenced, "critical-sections").Result, verdict(unfenced, "critical-sections").Reason)
 	me := verdict(unfenced, "mutual-exclusion")
 	require.Equal(t, models.Invalid, me.Result)
 	assert.Contains(t, me.Counterexample.Explanation[0], "c1 held")
 	assert.Contains(t, me.Counterexample.Explanation[0], "after its lease deadline")
-	assert.Equal(t, ExitInvalid, ExitCode(unfenced.Verdicts))
+	assert.Equal(t, scenario.ExitInvalid, scenario.ExitCode(unfenced.Verdicts))
 
-	fenced := run(t, Test{System: "redis", Seed: 1, Time: 30 * time.Second, Schedule: &gcPause,
+	fenced := run(t, scenario.Test{System: "redis", Seed: 1, Time: 30 * time.Second, Schedule: &gcPause,
 		Storage: "fenced", SystemOptions: map[string]string{"fencing": "true"}})
 	cs := verdict(fenced, "critical-sections")
 	assert.Equal(t, models.Valid, cs.Result, cs.Reason)
@@ -102,17 +103,17 @@ func TestGCPausePair(t *testing.T) {
 
 func TestNoFaultsEveryCheckValid(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
-		r := run(t, Test{System: "redis", Seed: seed})
+		r := run(t, scenario.Test{System: "redis", Seed: seed})
 		for _, v := range r.Verdicts {
 			assert.Equal(t, models.Valid, v.Result, "seed %d %s: %s", seed, v.Check, v.Reason)
 		}
 		assert.Greater(t, r.Summary.AcquireSuccess, 0.99)
-		assert.Equal(t, ExitValid, ExitCode(r.Verdicts))
+		assert.Equal(t, scenario.ExitValid, scenario.ExitCode(r.Verdicts))
 	}
 }
 
 func TestControlLockIsInvalid(t *testing.T) {
-	r := run(t, Test{System: "control", Seed: 1, Time: 10 * time.Second})
+	r := run(t, scenario.Test{System: "control", Seed: 1, Time: 10 * time.Second})
 	assert.Equal(t, models.Invalid, verdict(r, "critical-sections").Result)
 	assert.Equal(t, models.Invalid, verdict(r, "mutual-exclusion").Result)
 }
@@ -120,27 +121,27 @@ func TestControlLockIsInvalid(t *testing.T) {
 func TestBadTestsAreRejectedBeforeRunning(t *testing.T) {
 	tests := []struct {
 		name string
-		test Test
+		test scenario.Test
 		want string
 	}{
-		{"unknown system", Test{System: "mongo"}, `unknown system "mongo"`},
-		{"a system's name mistyped", Test{System: "Redis"}, `unknown system "Redis" — did you mean "redis"?`},
-		{"unknown workload", Test{Workload: "bank"}, `unknown workload "bank"`},
-		{"a workload's name mistyped", Test{Workload: "fenced-countr"}, `unknown workload "fenced-countr" — did you mean "fenced-counter"?`},
-		{"bad option", Test{SystemOptions: map[string]string{"ttl": "soon"}}, `redis option ttl="soon"`},
-		{"unknown option", Test{SystemOptions: map[string]string{"colour": "red"}}, `no option "colour"`},
-		{"fenced without tokens", Test{Storage: "fenced"}, "grants no fencing tokens"},
-		{"bad storage", Test{Storage: "paper"}, `unknown storage mode "paper"`},
-		{"bad nemesis", Test{Nemesis: "meteor"}, `unknown fault kind "meteor"`},
-		{"a fault kind mistyped", Test{Nemesis: "pause,clok"}, `nemesis: unknown fault kind "clok" — did you mean "clock"?`},
-		{"unknown check", Test{Checks: []string{"vibes"}}, `unknown check "vibes"`},
-		{"schedule names a ghost", Test{Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause,
+		{"unknown system", scenario.Test{System: "mongo"}, `unknown system "mongo"`},
+		{"a system's name mistyped", scenario.Test{System: "Redis"}, `unknown system "Redis" — did you mean "redis"?`},
+		{"unknown workload", scenario.Test{Workload: "bank"}, `unknown workload "bank"`},
+		{"a workload's name mistyped", scenario.Test{Workload: "fenced-countr"}, `unknown workload "fenced-countr" — did you mean "fenced-counter"?`},
+		{"bad option", scenario.Test{SystemOptions: map[string]string{"ttl": "soon"}}, `redis option ttl="soon"`},
+		{"unknown option", scenario.Test{SystemOptions: map[string]string{"colour": "red"}}, `no option "colour"`},
+		{"fenced without tokens", scenario.Test{Storage: "fenced"}, "grants no fencing tokens"},
+		{"bad storage", scenario.Test{Storage: "paper"}, `unknown storage mode "paper"`},
+		{"bad nemesis", scenario.Test{Nemesis: "meteor"}, `unknown fault kind "meteor"`},
+		{"a fault kind mistyped", scenario.Test{Nemesis: "pause,clok"}, `nemesis: unknown fault kind "clok" — did you mean "clock"?`},
+		{"unknown check", scenario.Test{Checks: []string{"vibes"}}, `unknown check "vibes"`},
+		{"schedule names a ghost", scenario.Test{Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause,
 			Targets: []string{"c9"}, Duration: 1}}}}, `unknown node "c9"`},
-		{"zero clients", Test{Clients: -1}, "clients"},
-		{"negative step budget", Test{CheckSteps: -5}, "check_steps: -5 is not a step budget"},
-		{"negative time budget", Test{CheckBudget: -time.Second}, "check_budget: -1s is negative"},
-		{"fenced reads without fenced storage", Test{FenceReads: true}, "fence_reads: only a fenced storage fences reads"},
-		{"another system's audit", Test{Checks: []string{"+raft-audit"}}, `check "raft-audit" audits the servers of raftkv; system redis has no such servers`},
+		{"zero clients", scenario.Test{Clients: -1}, "clients"},
+		{"negative step budget", scenario.Test{CheckSteps: -5}, "check_steps: -5 is not a step budget"},
+		{"negative time budget", scenario.Test{CheckBudget: -time.Second}, "check_budget: -1s is negative"},
+		{"fenced reads without fenced storage", scenario.Test{FenceReads: true}, "fence_reads: only a fenced storage fences reads"},
+		{"another system's audit", scenario.Test{Checks: []string{"+raft-audit"}}, `check "raft-audit" audits the servers of raftkv; system redis has no such servers`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,7 +152,7 @@ func TestBadTestsAreRejectedBeforeRunning(t *testing.T) {
 }
 
 func TestArgsRoundTripTheTest(t *testing.T) {
-	tc := Test{System: "redis", Seed: 3, Nemesis: "pause,clock", Storage: "fenced",
+	tc := scenario.Test{System: "redis", Seed: 3, Nemesis: "pause,clock", Storage: "fenced",
 		SystemOptions: map[string]string{"fencing": "true", "ttl": "5s"}, WorkloadOptions: map[string]string{"hold": "1s"}}
 	assert.Equal(t, []string{"--system", "redis", "--workload", "fenced-counter", "--clients", "5", "--time", "1m0s",
 		"--seed", "3", "--storage", "fenced", "--nemesis", "pause,clock", "-o", "fencing=true", "-o", "ttl=5s", "-w", "hold=1s"},
@@ -164,7 +165,7 @@ func TestArgsRoundTripTheTest(t *testing.T) {
 func BenchmarkRun60s(b *testing.B) {
 	var simulated time.Duration
 	for i := range b.N {
-		r, err := Run(Test{System: "redis", Seed: uint64(i), Nemesis: "pause"})
+		r, err := Run(scenario.Test{System: "redis", Seed: uint64(i), Nemesis: "pause"})
 		if err != nil {
 			b.Fatal(err)
 		}

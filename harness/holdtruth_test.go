@@ -3,6 +3,7 @@ package harness
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -75,7 +76,7 @@ func TestHuntInvalidsUnderHoldingCuts(t *testing.T) {
 	})
 	var b strings.Builder
 	unbacked := 0
-	for _, name := range sortedKeys(rows) {
+	for _, name := range slices.Sorted(maps.Keys(rows)) {
 		r := rows[name]
 		state := "backed"
 		if len(r[1].unconfirmed) > 0 {

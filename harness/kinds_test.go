@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/scenario"
 )
 
 // sessionHistory: c1 holds "k" under a session (no lease deadline known to
@@ -35,7 +36,7 @@ func sessionHistory(f string) []history.Event {
 // while it held the lock lost it to the session's expiry; an overlap with no
 // fault on the holder is unexplained.
 func TestSessionExpiryKind(t *testing.T) {
-	assert.Equal(t, []string{KindSessionExpiry}, ViolationKinds(sessionHistory("pause")))
-	assert.Equal(t, []string{KindSessionExpiry}, ViolationKinds(sessionHistory("partition")))
-	assert.Equal(t, []string{KindOther}, ViolationKinds(sessionHistory("clock-drift")))
+	assert.Equal(t, []string{scenario.KindSessionExpiry}, scenario.ViolationKinds(sessionHistory("pause")))
+	assert.Equal(t, []string{scenario.KindSessionExpiry}, scenario.ViolationKinds(sessionHistory("partition")))
+	assert.Equal(t, []string{scenario.KindOther}, scenario.ViolationKinds(sessionHistory("clock-drift")))
 }

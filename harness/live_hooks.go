@@ -5,22 +5,23 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 // Judge runs a test's checks on a history recorded outside the simulator
 // (live mode): the same selection as Run makes. The audits of simulated
 // servers (raft-audit) cannot run on it: naming one alone is an error; an
 // audit selected by default is listed as skipped, with why.
-func Judge(t Test, initial map[string]int64, events []history.Event) (Checked, error) {
+func Judge(t scenario.Test, initial map[string]int64, events []history.Event) (scenario.Checked, error) {
 	t = t.WithDefaults()
 	sel, err := t.SelectChecks()
 	if err != nil {
-		return Checked{}, err
+		return scenario.Checked{}, err
 	}
 	if sel.NoHistory {
-		return Checked{}, fmt.Errorf("checks: %v audits the servers of a simulated run; a live run cannot run it", sel.Audits)
+		return scenario.Checked{}, fmt.Errorf("checks: %v audits the servers of a simulated run; a live run cannot run it", sel.Audits)
 	}
-	c, err := CheckHistory(CheckConfig(t, initial), sel.History, events)
+	c, err := scenario.CheckHistory(scenario.CheckConfig(t, initial), sel.History, events)
 	for _, a := range sel.Audits {
 		c.Skipped = append(c.Skipped, models.Skipped{Check: a, Reason: "it audits the servers of a simulated run; this run was live"})
 	}
@@ -29,7 +30,7 @@ func Judge(t Test, initial map[string]int64, events []history.Event) (Checked, e
 
 // ReproWith is Repro with another runner (live mode runs the variant's test
 // in real time): it runs the variant's ReproTest with run and compares.
-func ReproWith(v Variant, run func(Test) (Result, error)) (Outcome, error) {
+func ReproWith(v scenario.Variant, run func(scenario.Test) (scenario.Result, error)) (Outcome, error) {
 	r, err := run(v.ReproTest())
 	if err != nil {
 		return Outcome{}, err

@@ -3,15 +3,14 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/locklab/locklab/internal/jsonerr"
-	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
 )
 
@@ -21,70 +20,47 @@ import (
 // drawn at random or given, so the loaded test replays the run without
 // drawing again. Options equal to their defaults are left out, so that the
 // test's command line names only what differs.
-func LoadTest(dir string) (Test, error) {
+func LoadTest(dir string) (scenario.Test, error) {
 	path := filepath.Join(dir, reports.ResultsFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return Test{}, fmt.Errorf("read run directory: %w", err)
+		return scenario.Test{}, fmt.Errorf("read run directory: %w", err)
 	}
 	var res struct {
-		Format string    `json:"format"`
-		Config Effective `json:"config"`
+		Format string             `json:"format"`
+		Config scenario.Effective `json:"config"`
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
-		return Test{}, fmt.Errorf("%s: %w", path, jsonerr.Plain(err))
+		return scenario.Test{}, fmt.Errorf("%s: %w", path, jsonerr.Plain(err))
 	}
 	if res.Format != "locklab-results" {
-		return Test{}, fmt.Errorf("%s: field \"format\" is %q, want \"locklab-results\"", path, res.Format)
+		return scenario.Test{}, fmt.Errorf("%s: field \"format\" is %q, want \"locklab-results\"", path, res.Format)
 	}
 	e := res.Config
-	t := Test{System: e.System, Workload: e.Workload, Clients: e.Clients, Seed: e.Seed, Storage: storage.Mode(e.Storage),
+	t := scenario.Test{System: e.System, Workload: e.Workload, Clients: e.Clients, Seed: e.Seed, Storage: storage.Mode(e.Storage),
 		FenceReads: e.FenceReads, Nemesis: e.Nemesis, CheckSteps: e.CheckSteps}
 	if t.Time, err = time.ParseDuration(e.Time); err != nil {
-		return Test{}, fmt.Errorf("%s: config.time %q: not a duration", path, e.Time)
+		return scenario.Test{}, fmt.Errorf("%s: config.time %q: not a duration", path, e.Time)
 	}
 	switch e.CheckBudget {
 	case "unbounded":
-		t.CheckBudget = Unbounded
+		t.CheckBudget = scenario.Unbounded
 	default:
 		if t.CheckBudget, err = time.ParseDuration(e.CheckBudget); err != nil {
-			return Test{}, fmt.Errorf("%s: config.check_budget %q: not a duration", path, e.CheckBudget)
+			return scenario.Test{}, fmt.Errorf("%s: config.check_budget %q: not a duration", path, e.CheckBudget)
 		}
 	}
 	if !(len(e.Checks) == 1 && e.Checks[0] == "default") {
 		t.Checks = e.Checks
 	}
-	t.SystemOptions = nonDefault(e.SystemOptions, func() (opt.Spec, error) { s, err := FindSystem(t.System); return s.Options, err })
-	t.WorkloadOptions = nonDefault(e.WorkloadOptions, func() (opt.Spec, error) { w, err := FindWorkload(t.Workload); return w.Options, err })
+	t.SystemOptions = scenario.NonDefault(e.SystemOptions, scenario.SystemOptionTable(t.System))
+	t.WorkloadOptions = scenario.NonDefault(e.WorkloadOptions, scenario.WorkloadOptionTable(t.Workload))
 	if e.Nemesis != "none" {
 		s, err := nemesis.ReadFile(filepath.Join(dir, reports.ScheduleFile))
 		if err != nil {
-			return Test{}, err
+			return scenario.Test{}, err
 		}
 		t.Schedule = &s
 	}
 	return t.WithDefaults(), nil
-}
-
-// nonDefault is the options of given whose value differs from the table's
-// default (all of them when the table is unknown).
-func nonDefault(given map[string]string, table func() (opt.Spec, error)) map[string]string {
-	spec, err := table()
-	if err != nil || spec == nil {
-		return given
-	}
-	defaults, err := spec.Effective(nil)
-	if err != nil {
-		return given
-	}
-	out := maps.Clone(given)
-	for _, s := range defaults {
-		if out[s.Name] == s.Value {
-			delete(out, s.Name)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }

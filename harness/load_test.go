@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 // TestLoadTestReplaysARunDirectory: the test read back from a run directory
 // (a random nemesis, so its drawn schedule) replays the run event for event,
 // and names only the options that differ from their defaults.
 func TestLoadTestReplaysARunDirectory(t *testing.T) {
-	orig := Test{System: "redis", Clients: 3, Seed: 9, Time: 20 * time.Second, Nemesis: "pause,partition",
+	orig := scenario.Test{System: "redis", Clients: 3, Seed: 9, Time: 20 * time.Second, Nemesis: "pause,partition",
 		SystemOptions: map[string]string{"ttl": "5s"}}
 	r := run(t, orig)
 	dir := filepath.Join(t.TempDir(), "r")

@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -31,7 +32,7 @@ func TestFaultsThatDidNotFireAreRecorded(t *testing.T) {
   {"kind": "delay", "from": ["c1"], "to": ["c2"], "amount": "1s", "match": "storage.WriteReq"}
 ]}`), "missed.json")
 	require.NoError(t, err)
-	res, err := Run(Test{System: "redis", Clients: 2, Seed: 1, Time: 10 * time.Second, Schedule: &schedule})
+	res, err := Run(scenario.Test{System: "redis", Clients: 2, Seed: 1, Time: 10 * time.Second, Schedule: &schedule})
 	require.NoError(t, err)
 	var got []string
 	for _, o := range res.FaultOutcomes {
@@ -54,7 +55,7 @@ func TestFaultsThatDidNotFireAreRecorded(t *testing.T) {
 	assert.NotContains(t, out.String(), "WARNING")
 
 	schedule.Faults = schedule.Faults[1:]
-	res, err = Run(Test{System: "redis", Clients: 2, Seed: 1, Time: 10 * time.Second, Schedule: &schedule})
+	res, err = Run(scenario.Test{System: "redis", Clients: 2, Seed: 1, Time: 10 * time.Second, Schedule: &schedule})
 	require.NoError(t, err)
 	run = res.Report("locklab run ...")
 	assert.Equal(t, []string{"4 faults scheduled, none fired (1 due after the run ended, 2 waiting for a trigger that did not come in time, " +
@@ -84,7 +85,7 @@ func TestPrepareRejectsNamesTheSystemDoesNotKnow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := nemesis.Parse([]byte("{\"faults\": [\n  "+tc.fault+"\n]}"), "s.json")
 			require.NoError(t, err)
-			_, err = Prepare(Test{System: "redis", Clients: 2, Schedule: &s})
+			_, err = Prepare(scenario.Test{System: "redis", Clients: 2, Schedule: &s})
 			require.Error(t, err)
 			// "*" stands for the middle of a long list.
 			assert.Regexp(t, "^"+strings.ReplaceAll(regexp.QuoteMeta(tc.want), `\*`, ".*")+"$", err.Error())
@@ -97,7 +98,7 @@ func TestPrepareRejectsNamesTheSystemDoesNotKnow(t *testing.T) {
 // checked against the true list (a type missing here would be refused in a
 // schedule although the system sends it).
 func TestEveryMessageTypeIsDeclared(t *testing.T) {
-	configs := []Test{
+	configs := []scenario.Test{
 		{System: "control"},
 		{System: "redis", SystemOptions: map[string]string{"replicas": "2", "wait": "1", "fencing": "true"}},
 		{System: "redis", SystemOptions: map[string]string{"reentrancy": "server", "watchdog": "true", "release": "lua"}, Workload: "reentrant"},
@@ -122,7 +123,7 @@ func TestEveryMessageTypeIsDeclared(t *testing.T) {
 				p.World.Close()
 			}
 			require.NotEmpty(t, seen)
-			for _, name := range sortedKeys(seen) {
+			for _, name := range slices.Sorted(maps.Keys(seen)) {
 				assert.True(t, slices.Contains(declared, name), "%s sends %s, which its deployment does not declare", base.System, name)
 			}
 		})
@@ -132,7 +133,7 @@ func TestEveryMessageTypeIsDeclared(t *testing.T) {
 // TestReproCountsAFaultThatDidNotFireAsAMismatch: a scenario whose fault never
 // fires shows nothing, whatever its verdicts say.
 func TestReproCountsAFaultThatDidNotFireAsAMismatch(t *testing.T) {
-	s, err := FindScenario("baseline-redis")
+	s, err := scenario.Find("baseline-redis")
 	require.NoError(t, err)
 	v, err := s.FindVariant("")
 	require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -36,7 +37,7 @@ func raftTraceCases() []guardCase { return recordedCases(true) }
 // was given (send time, sender, receiver, and the body: raft messages in
 // their canonical text, appendRaftMessage, other bodies as %+v), then the
 // history.
-func raftTrace(t testing.TB, tc Test) []byte {
+func raftTrace(t testing.TB, tc scenario.Test) []byte {
 	t.Helper()
 	p, err := Prepare(tc)
 	require.NoError(t, err)
@@ -115,7 +116,7 @@ func readTraceHashes(t *testing.T) map[string]string {
 // same trace — holds for every system it covers.
 func TestRaftTraceIsDeterministic(t *testing.T) {
 	for _, s := range raftSystems() {
-		tc := Test{System: s, Nemesis: "random", Seed: 1, Time: 10 * time.Second}
+		tc := scenario.Test{System: s, Nemesis: "random", Seed: 1, Time: 10 * time.Second}
 		assert.Equal(t, raftTrace(t, tc), raftTrace(t, tc), s)
 	}
 }
@@ -128,7 +129,7 @@ func TestRaftTraceIsDeterministic(t *testing.T) {
 func TestOutboundMessagesAreNeverWritten(t *testing.T) {
 	for _, s := range raftSystems() {
 		t.Run(s, func(t *testing.T) {
-			p, err := Prepare(Test{System: s, Nemesis: "random", Seed: 3, Time: 30 * time.Second})
+			p, err := Prepare(scenario.Test{System: s, Nemesis: "random", Seed: 3, Time: 30 * time.Second})
 			require.NoError(t, err)
 			link := sim.DefaultLink
 			link.Duplicate, link.Reorder, link.ReorderDelay = 0.05, 0.05, 5*time.Millisecond
@@ -184,7 +185,7 @@ func raftMessageOf(body any) (raftMessage, bool) {
 // on raft), in name order.
 func raftSystems() []string {
 	var out []string
-	for _, s := range Systems() {
+	for _, s := range system.All() {
 		if slices.ContainsFunc(s.Recorded, func(r system.Recorded) bool { return r.Trace }) {
 			out = append(out, s.Name)
 		}

@@ -23,7 +23,7 @@ import (
 var raftkvSeeds = flag.Int("raftkv.seeds", 6, "seeds of the randomised raftkv safety sweep (TestRaftKVRandomFaults)")
 
 // raftRun prepares and runs a test and returns the result with its cluster.
-func raftRun(t testing.TB, tc Test) (Result, *raftkv.Cluster) {
+func raftRun(t testing.TB, tc scenario.Test) (scenario.Result, *raftkv.Cluster) {
 	t.Helper()
 	p, err := Prepare(tc)
 	require.NoError(t, err)
@@ -49,14 +49,14 @@ var leaderFailures = nemesis.Schedule{Faults: []nemesis.Fault{
 func TestRaftKVDeterminism(t *testing.T) {
 	tests := []struct {
 		name string
-		test Test
+		test scenario.Test
 	}{
-		{"elections, partitions and crash-restarts", Test{System: "raftkv", Time: 40 * time.Second, Schedule: &leaderFailures,
+		{"elections, partitions and crash-restarts", scenario.Test{System: "raftkv", Time: 40 * time.Second, Schedule: &leaderFailures,
 			Storage: storage.Fenced}},
-		{"random faults, swarm", Test{System: "raftkv", Time: 40 * time.Second, Nemesis: "random"}},
-		{"5 nodes, random partitions and crashes", Test{System: "raftkv", Time: 40 * time.Second, Nemesis: "partition,crash",
+		{"random faults, swarm", scenario.Test{System: "raftkv", Time: 40 * time.Second, Nemesis: "random"}},
+		{"5 nodes, random partitions and crashes", scenario.Test{System: "raftkv", Time: 40 * time.Second, Nemesis: "partition,crash",
 			SystemOptions: map[string]string{"nodes": "5"}}},
-		{"reentrant workload, client-stamped leases", Test{System: "raftkv", Workload: "reentrant", Time: 20 * time.Second,
+		{"reentrant workload, client-stamped leases", scenario.Test{System: "raftkv", Workload: "reentrant", Time: 20 * time.Second,
 			Nemesis: "pause,clock", SystemOptions: map[string]string{"stamp": "client"}}},
 	}
 	for _, tc := range tests {
@@ -74,7 +74,7 @@ func TestRaftKVDeterminism(t *testing.T) {
 			assert.Equal(t, ra.KernelEvents, rb.KernelEvents)
 		})
 	}
-	r, c := raftRun(t, Test{System: "raftkv", Time: 40 * time.Second, Schedule: &leaderFailures, Seed: 7})
+	r, c := raftRun(t, scenario.Test{System: "raftkv", Time: 40 * time.Second, Schedule: &leaderFailures, Seed: 7})
 	assert.GreaterOrEqual(t, len(c.Audit().Elections()), 4, "the schedule forces elections")
 	assert.Equal(t, 3, r.Summary.Faults["crash"])
 	assert.Empty(t, c.Violations())
@@ -83,7 +83,7 @@ func TestRaftKVDeterminism(t *testing.T) {
 // randomSafety is the property every raftkv run must have, whatever the
 // faults: Raft's guarantees hold (audit), the fencing tokens are monotonic,
 // and with storage fencing reads and writes every critical section is atomic.
-func randomSafety(t *testing.T, r Result, c *raftkv.Cluster) {
+func randomSafety(t *testing.T, r scenario.Result, c *raftkv.Cluster) {
 	t.Helper()
 	replay := "locklab run " + strings.Join(r.Test.Args(), " ")
 	assert.Empty(t, c.Violations(), "Raft safety: %s", replay)
@@ -97,7 +97,7 @@ func TestRaftKVRandomFaults(t *testing.T) {
 	kinds := []string{"random", "partition,crash", "pause,clock", "partition,crash,clock,pause"}
 	for seed := range uint64(*raftkvSeeds) {
 		nodes := []string{"3", "5"}[seed%2]
-		tc := Test{System: "raftkv", Seed: seed, Time: 40 * time.Second, Nemesis: kinds[seed%uint64(len(kinds))],
+		tc := scenario.Test{System: "raftkv", Seed: seed, Time: 40 * time.Second, Nemesis: kinds[seed%uint64(len(kinds))],
 			Storage: storage.Fenced, FenceReads: true, SystemOptions: map[string]string{"nodes": nodes}}
 		t.Run(fmt.Sprintf("seed%d-%s-%snodes", seed, tc.Nemesis, nodes), func(t *testing.T) {
 			r, c := raftRun(t, tc)
@@ -123,7 +123,7 @@ func TestAuditCatchesLostWritesWithoutFsync(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.fsync, func(t *testing.T) {
-			_, c := raftRun(t, Test{System: "raftkv", Seed: 3, Time: 20 * time.Second, Schedule: &allCrash,
+			_, c := raftRun(t, scenario.Test{System: "raftkv", Seed: 3, Time: 20 * time.Second, Schedule: &allCrash,
 				SystemOptions: map[string]string{"fsync": tc.fsync, "fsync-interval": "2s", "initial-leader": "n1"}})
 			v := c.Violations()
 			if tc.safe {
@@ -138,7 +138,7 @@ func TestAuditCatchesLostWritesWithoutFsync(t *testing.T) {
 }
 
 func TestRaftKVScenarioFigures(t *testing.T) {
-	s, err := FindScenario("raftkv-leader-partition")
+	s, err := scenario.Find("raftkv-leader-partition")
 	require.NoError(t, err)
 	v, err := s.FindVariant("fixed")
 	require.NoError(t, err)
@@ -152,7 +152,7 @@ func TestRaftKVScenarioFigures(t *testing.T) {
 	assert.Greater(t, g.Length(), raftkv.DefaultOptions().ElectionTimeout, "nothing is granted before a new leader is elected")
 	assert.Empty(t, c.Violations())
 
-	alone, _ := raftRun(t, Test{System: "raftkv", Seed: 1, Clients: 1, Time: 20 * time.Second})
+	alone, _ := raftRun(t, scenario.Test{System: "raftkv", Seed: 1, Clients: 1, Time: 20 * time.Second})
 	lat := acquireLatencies(alone.Events)
 	t.Logf("one client, no contention, no faults: %d acquires, latency p50 %v, p99 %v, max %v (simulated)",
 		len(lat), percentile(lat, 50), percentile(lat, 99), percentile(lat, 100))
@@ -185,7 +185,7 @@ func TestTokensMonotonicRejectsAndAccepts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := scenario.TokensMonotonic(Result{Events: tc.events})
+			err := scenario.TokensMonotonic(scenario.Result{Events: tc.events})
 			assert.Equal(t, tc.ok, err == nil, "%v", err)
 		})
 	}
@@ -200,7 +200,7 @@ func BenchmarkRaftKV60s(b *testing.B) {
 	var simulated time.Duration
 	var leaderless, latency []time.Duration
 	for i := range b.N {
-		r, c := raftRun(b, Test{System: "raftkv", Seed: uint64(i), Nemesis: "random"})
+		r, c := raftRun(b, scenario.Test{System: "raftkv", Seed: uint64(i), Nemesis: "random"})
 		simulated += r.Test.Time
 		for _, e := range c.Audit().Elections() {
 			leaderless = append(leaderless, e.Leaderless)

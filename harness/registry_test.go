@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -8,6 +10,8 @@ import (
 
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/workloads"
 )
 
 // TestEveryOptionTableIsConsistent: each system and workload declares its
@@ -15,15 +19,15 @@ import (
 // the table is what the registry builds the system or workload from.
 func TestEveryOptionTableIsConsistent(t *testing.T) {
 	specs := map[string]opt.Spec{}
-	for _, s := range Systems() {
+	for _, s := range system.All() {
 		require.NotNil(t, s.Options, "system %s has no option table", s.Name)
 		specs["system "+s.Name] = s.Options
 	}
-	for _, w := range Workloads() {
+	for _, w := range workloads.All() {
 		require.NotNil(t, w.Options, "workload %s has no option table", w.Name)
 		specs["workload "+w.Name] = w.Options
 	}
-	for _, name := range sortedKeys(specs) {
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
 		t.Run(name, func(t *testing.T) {
 			spec := specs[name]
 			assert.NoError(t, spec.Check())
@@ -42,7 +46,7 @@ func TestEveryOptionTableIsConsistent(t *testing.T) {
 // accepted by the system's Deploy or the workload's New with its default,
 // and an unknown one is refused with the list of valid names.
 func TestRegistriesAcceptEveryDeclaredOption(t *testing.T) {
-	for _, s := range Systems() {
+	for _, s := range system.All() {
 		t.Run("system "+s.Name, func(t *testing.T) {
 			defaults := map[string]string{}
 			for _, d := range s.Options.Docs() {
@@ -54,7 +58,7 @@ func TestRegistriesAcceptEveryDeclaredOption(t *testing.T) {
 			assert.ErrorContains(t, err, s.Name+` has no option "colour"`)
 		})
 	}
-	for _, w := range Workloads() {
+	for _, w := range workloads.All() {
 		t.Run("workload "+w.Name, func(t *testing.T) {
 			defaults := map[string]string{}
 			for _, d := range w.Options.Docs() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 // TestReleasedRunsRecordTheSameHistories: runs that record into the storage
@@ -25,7 +26,7 @@ func TestReleasedRunsRecordTheSameHistories(t *testing.T) {
 		kinds    []string
 		verdicts []string
 	}
-	var tests []Test
+	var tests []scenario.Test
 	for _, name := range []string{"kleppmann-gc-pause/redis-unsafe", "redlock-clock-jump/unsafe",
 		"redis-failover/unsafe", "kleppmann-network-delay/redis-unsafe"} {
 		h, err := FindHunt(name)
@@ -41,7 +42,7 @@ func TestReleasedRunsRecordTheSameHistories(t *testing.T) {
 	}
 	for _, d := range []time.Duration{20 * time.Second, 5 * time.Second, time.Minute} {
 		for _, seed := range []uint64{0, 1} {
-			tests = append(tests, Test{System: "raftkv", Nemesis: "random", Time: d, Seed: seed})
+			tests = append(tests, scenario.Test{System: "raftkv", Nemesis: "random", Time: d, Seed: seed})
 		}
 	}
 	runAll := func(release bool) map[string]outcome {

@@ -25,7 +25,7 @@ var ErrCrash = errors.New("harness crashed")
 
 // Prepared is a world built from a test, ready to run.
 type Prepared struct {
-	Test     Test
+	Test     scenario.Test
 	World    *sim.World
 	Log      *history.Log
 	Schedule nemesis.Schedule
@@ -33,7 +33,7 @@ type Prepared struct {
 	// Initial are the storage cells' values before the run (nil: all 0).
 	Initial map[string]int64
 	// Deployment is the lock system as deployed.
-	Deployment Deployment
+	Deployment system.Deployment
 	// Nemesis runs the schedule.
 	Nemesis *nemesis.Nemesis
 	// Writes is the record of the writes the protected resource the clients
@@ -44,13 +44,13 @@ type Prepared struct {
 }
 
 // Prepare builds the world of a test without running it.
-func Prepare(t Test) (*Prepared, error) {
+func Prepare(t scenario.Test) (*Prepared, error) {
 	t = t.WithDefaults()
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	sys, _ := FindSystem(t.System)
-	wlEntry, _ := FindWorkload(t.Workload)
+	sys, _ := system.Find(t.System)
+	wlEntry, _ := workloads.Find(t.Workload)
 	wl, err := wlEntry.New(t.WorkloadOptions)
 	if err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ func messageNames(system []any) []string {
 	return slices.Compact(out)
 }
 
-func scheduleFor(t Test, w *sim.World, dep Deployment) (nemesis.Schedule, error) {
+func scheduleFor(t scenario.Test, w *sim.World, dep system.Deployment) (nemesis.Schedule, error) {
 	if t.Schedule != nil {
 		return *t.Schedule, nil
 	}
@@ -159,7 +159,7 @@ func scheduleFor(t Test, w *sim.World, dep Deployment) (nemesis.Schedule, error)
 
 // resolver resolves schedule names: node names, "clients", "servers", and the
 // system's own names.
-func resolver(w *sim.World, t Test, dep Deployment) nemesis.Resolver {
+func resolver(w *sim.World, t scenario.Test, dep system.Deployment) nemesis.Resolver {
 	return func(name string) ([]*sim.Node, error) {
 		switch name {
 		case "clients":
@@ -190,20 +190,20 @@ func resolver(w *sim.World, t Test, dep Deployment) nemesis.Resolver {
 }
 
 // Run runs a test and checks its history.
-func Run(t Test) (Result, error) {
+func Run(t scenario.Test) (scenario.Result, error) {
 	p, err := Prepare(t)
 	if err != nil {
-		return Result{}, err
+		return scenario.Result{}, err
 	}
 	return p.Run()
 }
 
 // Run executes the prepared world for the test's duration and checks it.
-func (p *Prepared) Run() (res Result, err error) { return p.RunWatched(Watch{}) }
+func (p *Prepared) Run() (res scenario.Result, err error) { return p.RunWatched(Watch{}) }
 
 // RunWatched is Run reporting progress to w. A history that would exceed the
 // test's MaxHistoryEvents stops the run with ErrTooLarge (see simulate).
-func (p *Prepared) RunWatched(w Watch) (res Result, err error) {
+func (p *Prepared) RunWatched(w Watch) (res scenario.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w (seed %d): %v", ErrCrash, p.Test.Seed, r)
@@ -211,7 +211,7 @@ func (p *Prepared) RunWatched(w Watch) (res Result, err error) {
 		p.World.Close()
 	}()
 	if err := p.simulate(w); err != nil {
-		return Result{}, err
+		return scenario.Result{}, err
 	}
 	p.World.Close()
 	res, err = p.judge(p.Log.Events())
@@ -233,10 +233,10 @@ func (p *Prepared) RecordWrites() { p.Writes.Record(true) }
 
 // judge checks the history of a run that has finished (events, its log's
 // events) and gathers its result.
-func (p *Prepared) judge(events []history.Event) (Result, error) {
+func (p *Prepared) judge(events []history.Event) (scenario.Result, error) {
 	sel, err := p.Test.SelectChecks()
 	if err != nil {
-		return Result{}, err
+		return scenario.Result{}, err
 	}
 	// The history is paired once, for every check and the summary, in
 	// memory that goes to the next run with the log's (Result.Release).
@@ -244,10 +244,10 @@ func (p *Prepared) judge(events []history.Event) (Result, error) {
 	if pairErr != nil {
 		h = history.PairRecorded(events)
 	}
-	var checked Checked
+	var checked scenario.Checked
 	if !sel.NoHistory {
-		if checked, err = scenario.CheckPaired(CheckConfig(p.Test, p.Initial), sel.History, events, h, pairErr); err != nil {
-			return Result{}, err
+		if checked, err = scenario.CheckPaired(scenario.CheckConfig(p.Test, p.Initial), sel.History, events, h, pairErr); err != nil {
+			return scenario.Result{}, err
 		}
 	}
 	verdicts := checked.Verdicts
@@ -258,7 +258,7 @@ func (p *Prepared) judge(events []history.Event) (Result, error) {
 	if p.Deployment.Figures != nil {
 		figures = p.Deployment.Figures()
 	}
-	res := Result{
+	res := scenario.Result{
 		SystemFigures: figures,
 		Test:          p.Test,
 		Schedule:      p.Schedule,

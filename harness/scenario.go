@@ -2,28 +2,17 @@ package harness
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
 )
 
-type (
-	// Scenario is a named, runnable experiment (scenario.Scenario).
-	Scenario = scenario.Scenario
-	// Variant is one run of a scenario and what it must show (scenario.Variant).
-	Variant = scenario.Variant
-)
-
-// Catalog returns every scenario, sorted by name (scenario.Catalog).
-func Catalog() []Scenario { return scenario.Catalog() }
-
-// FindScenario returns the scenario called name (scenario.Find).
-func FindScenario(name string) (Scenario, error) { return scenario.Find(name) }
-
 // Outcome compares a variant's result with its expectations.
 type Outcome struct {
-	Variant Variant
-	Result  Result
+	Variant scenario.Variant
+	Result  scenario.Result
 	// Mismatches lists every expectation that did not hold; empty means MATCH.
 	Mismatches []string
 }
@@ -34,14 +23,14 @@ func (o Outcome) Match() bool { return len(o.Mismatches) == 0 }
 // Repro runs a variant and compares the verdicts with its expectations. The
 // checks the expectations name run in addition to those that apply by default.
 // A fault of its schedule that did not fire is a mismatch too.
-func Repro(v Variant) (Outcome, error) {
+func Repro(v scenario.Variant) (Outcome, error) {
 	return ReproWith(v, Run)
 }
 
 // compareOutcome compares a variant's result with its expectations.
-func compareOutcome(v Variant, r Result) Outcome {
+func compareOutcome(v scenario.Variant, r scenario.Result) Outcome {
 	out := Outcome{Variant: v, Result: r}
-	for _, check := range sortedKeys(v.Expect) {
+	for _, check := range slices.Sorted(maps.Keys(v.Expect)) {
 		want := v.Expect[check]
 		got, found := models.Verdict{}, false
 		for _, vd := range r.Verdicts {

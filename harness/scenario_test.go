@@ -8,12 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 // TestCatalog runs every variant of every scenario and asserts its
 // expectations: each scenario is a Go test, in its unsafe and its fixed form.
 func TestCatalog(t *testing.T) {
-	cat := Catalog()
+	cat := scenario.Catalog()
 	require.NotEmpty(t, cat)
 	for _, s := range cat {
 		t.Run(s.Name, func(t *testing.T) {
@@ -33,7 +34,7 @@ func TestCatalog(t *testing.T) {
 
 func TestCatalogNamesAreUnique(t *testing.T) {
 	seen := map[string]bool{}
-	for _, s := range Catalog() {
+	for _, s := range scenario.Catalog() {
 		assert.False(t, seen[s.Name], "duplicate scenario %s", s.Name)
 		seen[s.Name] = true
 		vs := map[string]bool{}
@@ -45,7 +46,7 @@ func TestCatalogNamesAreUnique(t *testing.T) {
 }
 
 func TestReproReportsMismatches(t *testing.T) {
-	s, err := FindScenario("baseline-redis")
+	s, err := scenario.Find("baseline-redis")
 	require.NoError(t, err)
 	v, err := s.FindVariant("")
 	require.NoError(t, err)
@@ -57,9 +58,9 @@ func TestReproReportsMismatches(t *testing.T) {
 	v.Expect = map[string]models.Result{"no-such-check": models.Valid}
 	_, err = Repro(v)
 	assert.ErrorContains(t, err, `unknown check "no-such-check"`)
-	_, err = FindScenario("nope")
+	_, err = scenario.Find("nope")
 	assert.ErrorContains(t, err, `unknown scenario "nope"`)
-	_, err = FindScenario("kleppman-gc-pause")
+	_, err = scenario.Find("kleppman-gc-pause")
 	assert.EqualError(t, err, `unknown scenario "kleppman-gc-pause" — did you mean "kleppmann-gc-pause"?`)
 	_, err = s.FindVariant("weird")
 	assert.ErrorContains(t, err, `no variant "weird"`)

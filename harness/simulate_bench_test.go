@@ -3,6 +3,8 @@ package harness
 import (
 	"testing"
 	"time"
+
+	"github.com/locklab/locklab/scenario"
 )
 
 // BenchmarkSimulate measures the simulation share of a run alone: Prepare and
@@ -12,11 +14,11 @@ import (
 func BenchmarkSimulate(b *testing.B) {
 	cases := []struct {
 		name string
-		test func(seed uint64) Test
+		test func(seed uint64) scenario.Test
 	}{
 		{"hunt=kleppmann-gc-pause/redis-unsafe", huntTest(b, "kleppmann-gc-pause/redis-unsafe")},
 		{"hunt=redlock-clock-jump/unsafe", huntTest(b, "redlock-clock-jump/unsafe")},
-		{"raftkv-random", func(seed uint64) Test { return Test{System: "raftkv", Seed: seed, Nemesis: "random"} }},
+		{"raftkv-random", func(seed uint64) scenario.Test { return scenario.Test{System: "raftkv", Seed: seed, Nemesis: "random"} }},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -39,12 +41,12 @@ func BenchmarkSimulate(b *testing.B) {
 	}
 }
 
-func huntTest(b *testing.B, name string) func(seed uint64) Test {
+func huntTest(b *testing.B, name string) func(seed uint64) scenario.Test {
 	h, err := FindHunt(name)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return func(seed uint64) Test {
+	return func(seed uint64) scenario.Test {
 		t, err := h.Test(seed)
 		if err != nil {
 			b.Fatal(err)

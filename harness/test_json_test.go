@@ -7,16 +7,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/scenario"
 )
 
 func TestConfigurationRecordsDurationsAsDurations(t *testing.T) {
 	tests := []struct {
-		test Test
+		test scenario.Test
 		want map[string]any
 	}{
-		{Test{Time: time.Minute, CheckBudget: 60 * time.Second},
+		{scenario.Test{Time: time.Minute, CheckBudget: 60 * time.Second},
 			map[string]any{"time": "1m0s", "check_budget": "1m0s"}},
-		{Test{Time: 1500 * time.Millisecond, CheckBudget: Unbounded},
+		{scenario.Test{Time: 1500 * time.Millisecond, CheckBudget: scenario.Unbounded},
 			map[string]any{"time": "1.5s", "check_budget": "unbounded"}},
 	}
 	for _, tc := range tests {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/scenario"
 )
 
 var (
@@ -34,10 +36,10 @@ const verdictsGolden = "testdata/verdicts.golden.json"
 // for two random seeds (60 s of random faults). By default only the unsafe
 // variants run (their invalid verdicts carry the explanations); all adds the
 // rest.
-func goldenCases(t *testing.T, all bool) map[string]Test {
+func goldenCases(t *testing.T, all bool) map[string]scenario.Test {
 	t.Helper()
-	cases := map[string]Test{}
-	for _, s := range Catalog() {
+	cases := map[string]scenario.Test{}
+	for _, s := range scenario.Catalog() {
 		for _, v := range s.Variants {
 			if all || strings.Contains(v.Name, "unsafe") {
 				cases["catalog/"+s.Name+"/"+v.Name] = v.ReproTest()
@@ -58,7 +60,7 @@ func goldenCases(t *testing.T, all bool) map[string]Test {
 }
 
 // verdictHash hashes what a run reports about its checks.
-func verdictHash(t *testing.T, r Result) string {
+func verdictHash(t *testing.T, r scenario.Result) string {
 	t.Helper()
 	run := r.Report("locklab run")
 	js, err := json.Marshal(run)
@@ -71,8 +73,8 @@ func verdictHash(t *testing.T, r Result) string {
 		fmt.Fprintf(h, "\n%s\n", a.Name)
 	}
 	var cx strings.Builder
-	require.NoError(t, PrintCounterexamples(&cx, r.Verdicts))
-	fmt.Fprintf(h, "\n%s\n%v\n", cx.String(), ViolationKinds(r.Events))
+	require.NoError(t, scenario.PrintCounterexamples(&cx, r.Verdicts))
+	fmt.Fprintf(h, "\n%s\n%v\n", cx.String(), scenario.ViolationKinds(r.Events))
 	return hex.EncodeToString(h.Sum(nil))
 }
 

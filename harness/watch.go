@@ -4,13 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/locklab/locklab/scenario"
 )
-
-// DefaultMaxHistoryEvents is the default bound on a run's history
-// (scenario.DefaultMaxHistoryEvents).
-const DefaultMaxHistoryEvents = scenario.DefaultMaxHistoryEvents
 
 // BytesPerEvent is the memory a run takes per history event at its peak,
 // checks and report included (measured with /usr/bin/time -v: a 4 h default

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 // TestWatchedRunRecordsWhatAPlainRunRecords: a run that reports progress and
@@ -18,7 +19,7 @@ import (
 func TestWatchedRunRecordsWhatAPlainRunRecords(t *testing.T) {
 	for _, system := range []string{"redis", "raftkv"} {
 		t.Run(system, func(t *testing.T) {
-			test := Test{System: system, Nemesis: "random", Seed: 3, Time: 30 * time.Second}
+			test := scenario.Test{System: system, Nemesis: "random", Seed: 3, Time: 30 * time.Second}
 			require.Less(t, pilotSpan(test.Time), test.Time, "the run is estimated part way")
 			watched, err := Prepare(test)
 			require.NoError(t, err)
@@ -53,15 +54,15 @@ func TestWatchedRunRecordsWhatAPlainRunRecords(t *testing.T) {
 func TestRunsBeyondTheHistoryLimitStop(t *testing.T) {
 	tests := []struct {
 		name    string
-		test    Test
+		test    scenario.Test
 		phrases []string
 	}{
-		{"10000 h is refused after its first minute", Test{Time: 10000 * time.Hour},
+		{"10000 h is refused after its first minute", scenario.Test{Time: 10000 * time.Hour},
 			[]string{"10000h0m0s of simulated time would record about 2.5 billion history events", "in the first 1m0s",
 				"TB of memory", "the limit is 1,000,000 events", "--max-history-events"}},
-		{"a raised limit is used", Test{Time: 10000 * time.Hour, MaxHistoryEvents: 2_000_000},
+		{"a raised limit is used", scenario.Test{Time: 10000 * time.Hour, MaxHistoryEvents: 2_000_000},
 			[]string{"the limit is 2,000,000 events"}},
-		{"a short run stops at the limit", Test{Time: 9 * time.Second, MaxHistoryEvents: 200},
+		{"a short run stops at the limit", scenario.Test{Time: 9 * time.Second, MaxHistoryEvents: 200},
 			[]string{"the history passed the limit of 200 events at", "of 9s simulated", "--max-history-events"}},
 	}
 	for _, tc := range tests {
@@ -82,9 +83,9 @@ func TestRunsBeyondTheHistoryLimitStop(t *testing.T) {
 // the run says so, and the limits a user sets reach the check and the replay
 // command.
 func TestStarvingRunIsLivenessInvalid(t *testing.T) {
-	test := Test{Clients: 20, Time: 20 * time.Second, Seed: 1,
+	test := scenario.Test{Clients: 20, Time: 20 * time.Second, Seed: 1,
 		WorkloadOptions: map[string]string{"hold": "1s", "wait": "1s"}}
-	liveness := func(r Result) models.Verdict {
+	liveness := func(r scenario.Result) models.Verdict {
 		for _, v := range r.Verdicts {
 			if v.Check == "liveness" {
 				return v
@@ -98,9 +99,9 @@ func TestStarvingRunIsLivenessInvalid(t *testing.T) {
 	v := liveness(r)
 	assert.Equal(t, models.Invalid, v.Result, v.Reason)
 	assert.Regexp(t, `^only \d\.\d% of \d+ acquire attempts succeeded \(at least 50\.0% required\); \d+ of 20 clients never acquired the lock`, v.Reason)
-	assert.Equal(t, ExitUnknown, ExitCode(r.Verdicts), "a liveness failure exits 3")
+	assert.Equal(t, scenario.ExitUnknown, scenario.ExitCode(r.Verdicts), "a liveness failure exits 3")
 
-	test.Liveness = Liveness{MinSuccess: history.Ptr(0.05), MinAttempts: 20, StallMax: time.Minute, RecoveryMax: time.Minute}
+	test.Liveness = scenario.Liveness{MinSuccess: history.Ptr(0.05), MinAttempts: 20, StallMax: time.Minute, RecoveryMax: time.Minute}
 	r, err = Run(test)
 	require.NoError(t, err)
 	v = liveness(r)
@@ -113,20 +114,20 @@ func TestStarvingRunIsLivenessInvalid(t *testing.T) {
 
 func TestLivenessLimitsAndHistoryBoundAreValidated(t *testing.T) {
 	tests := []struct {
-		test Test
+		test scenario.Test
 		want string
 	}{
-		{Test{Liveness: Liveness{MinSuccess: history.Ptr(1.5)}}, "liveness min success: must be between 0 and 1, got 1.5"},
-		{Test{Liveness: Liveness{MinAttempts: -1}}, "liveness min attempts"},
-		{Test{Liveness: Liveness{StallMax: -time.Second}}, "liveness max stall: must be positive"},
-		{Test{Liveness: Liveness{RecoveryMax: -time.Second}}, "liveness max recovery: must be positive"},
-		{Test{MaxHistoryEvents: -1}, "max history events: must be positive"},
+		{scenario.Test{Liveness: scenario.Liveness{MinSuccess: history.Ptr(1.5)}}, "liveness min success: must be between 0 and 1, got 1.5"},
+		{scenario.Test{Liveness: scenario.Liveness{MinAttempts: -1}}, "liveness min attempts"},
+		{scenario.Test{Liveness: scenario.Liveness{StallMax: -time.Second}}, "liveness max stall: must be positive"},
+		{scenario.Test{Liveness: scenario.Liveness{RecoveryMax: -time.Second}}, "liveness max recovery: must be positive"},
+		{scenario.Test{MaxHistoryEvents: -1}, "max history events: must be positive"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
 			require.ErrorContains(t, tc.test.WithDefaults().Validate(), tc.want)
 		})
 	}
-	assert.Subset(t, Test{MaxHistoryEvents: 5}.WithDefaults().Args(), []string{"--max-history-events", "5"})
-	assert.NotContains(t, fmt.Sprint(Test{}.WithDefaults().Args()), "liveness")
+	assert.Subset(t, scenario.Test{MaxHistoryEvents: 5}.WithDefaults().Args(), []string{"--max-history-events", "5"})
+	assert.NotContains(t, fmt.Sprint(scenario.Test{}.WithDefaults().Args()), "liveness")
 }

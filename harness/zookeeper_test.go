@@ -24,7 +24,7 @@ import (
 func BenchmarkZooKeeperRun60s(b *testing.B) {
 	var simulated time.Duration
 	for i := range b.N {
-		r, err := Run(Test{System: "zookeeper", Seed: uint64(i), Nemesis: "random"})
+		r, err := Run(scenario.Test{System: "zookeeper", Seed: uint64(i), Nemesis: "random"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func TestZooKeeperFencedSweep(t *testing.T) {
 	}
 	bad := 0
 	for seed := uint64(1); seed <= uint64(n); seed++ {
-		r, err := Run(Test{System: "zookeeper", Seed: seed, Nemesis: "random", Storage: "fenced",
+		r, err := Run(scenario.Test{System: "zookeeper", Seed: seed, Nemesis: "random", Storage: "fenced",
 			SystemOptions: map[string]string{"token": "czxid"}})
 		require.NoError(t, err)
 		for _, c := range []string{"critical-sections", "fencing-tokens"} {
@@ -67,15 +67,15 @@ func TestZooKeeperFencedSweep(t *testing.T) {
 // promise ran out: that breach is the lock service's, in the verdict and in
 // the record.
 func TestZooKeeperLeaseSaysWhosePromiseBroke(t *testing.T) {
-	drift := Test{System: "zookeeper", Clients: 2, Seed: 1, Time: 40 * time.Second, SystemOptions: map[string]string{"on-suspend": "stop"}}
+	drift := scenario.Test{System: "zookeeper", Clients: 2, Seed: 1, Time: 40 * time.Second, SystemOptions: map[string]string{"on-suspend": "stop"}}
 	drift.Schedule = scenario.Schedule(scenario.PauseAfter("c1", "read", 20*time.Second),
 		nemesis.Fault{Kind: nemesis.ClockDrift, Targets: []string{"leader"}, Drift: 1, Duration: nemesis.Duration(20 * time.Second), After: scenario.After("c1", "read")})
-	random := func(seed uint64) Test {
-		return Test{System: "zookeeper", SystemOptions: map[string]string{"on-suspend": "continue"}, Nemesis: "random", Seed: seed}
+	random := func(seed uint64) scenario.Test {
+		return scenario.Test{System: "zookeeper", SystemOptions: map[string]string{"on-suspend": "continue"}, Nemesis: "random", Seed: seed}
 	}
 	tests := []struct {
 		name     string
-		test     Test
+		test     scenario.Test
 		reason   string
 		breached bool
 	}{
@@ -107,10 +107,10 @@ func TestZooKeeperLeaseSaysWhosePromiseBroke(t *testing.T) {
 func TestZooKeeperRecordsItsGrants(t *testing.T) {
 	tests := []struct {
 		name string
-		test Test
+		test scenario.Test
 	}{
-		{"no faults", Test{System: "zookeeper", Seed: 3, Time: 10 * time.Second}},
-		{"random faults", Test{System: "zookeeper", Seed: 145, Nemesis: "random"}},
+		{"no faults", scenario.Test{System: "zookeeper", Seed: 3, Time: 10 * time.Second}},
+		{"random faults", scenario.Test{System: "zookeeper", Seed: 145, Nemesis: "random"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,8 +161,8 @@ func TestZooKeeperRecordsItsGrants(t *testing.T) {
 // 14.572 s). With protection the retry adopts the first node, and no acquire
 // is left unknown.
 func TestZooKeeperAcquireAfterAnUnansweredCreateIsUnknown(t *testing.T) {
-	scenario := func(variant string) Test {
-		s, err := FindScenario("zk-orphan-node")
+	orphanNode := func(variant string) scenario.Test {
+		s, err := scenario.Find("zk-orphan-node")
 		require.NoError(t, err)
 		v, err := s.FindVariant(variant)
 		require.NoError(t, err)
@@ -170,14 +170,14 @@ func TestZooKeeperAcquireAfterAnUnansweredCreateIsUnknown(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		test   Test
+		test   scenario.Test
 		node   string
 		detail string
 		want   int // unknown acquires of node with detail
 	}{
-		{"orphan node", scenario("unsafe"), "c1", "an earlier create had no reply: its node may exist and hold the lock", 1},
-		{"orphan node adopted", scenario("fixed"), "c1", "an earlier create had no reply", 0},
-		{"give-up's delete unanswered", Test{System: "zookeeper", Nemesis: "random", Seed: 2, Time: 20 * time.Second}, "c4",
+		{"orphan node", orphanNode("unsafe"), "c1", "an earlier create had no reply: its node may exist and hold the lock", 1},
+		{"orphan node adopted", orphanNode("fixed"), "c1", "an earlier create had no reply", 0},
+		{"give-up's delete unanswered", scenario.Test{System: "zookeeper", Nemesis: "random", Seed: 2, Time: 20 * time.Second}, "c4",
 			"deleting /lock/k/_c_18a8fe8162c95768-lock-0000000028: connection loss: no reply within the read timeout: it may hold the lock until the delete is done", 1},
 	}
 	for _, tc := range tests {
@@ -211,7 +211,7 @@ func TestZooKeeperConnectionLossesReproduceOverTCP(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.scenario+"/"+tc.variant+"/"+tc.cuts, func(t *testing.T) {
-			s, err := FindScenario(tc.scenario)
+			s, err := scenario.Find(tc.scenario)
 			require.NoError(t, err)
 			v, err := s.FindVariant(tc.variant)
 			require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	livedb "github.com/locklab/locklab/backends/live/database"
+	livedb "github.com/locklab/locklab/backends/database/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/nemesis"

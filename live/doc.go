@@ -22,11 +22,12 @@
 // with the same proportions.
 //
 // Systems with a live form: raftkv (hashicorp/raft, in-process; see
-// backends/live/raftkv); redis (redis-server, with replicas=N a primary,
+// backends/raftkv/live); redis (redis-server, with replicas=N a primary,
 // replicas and redis-sentinel; go-redis) and redlock (independent
-// redis-server instances; redsync), see backends/live/redis; database (a
-// real PostgreSQL server with pgx clients; see backends/live/database); etcd
-// (real etcd-server members and clientv3; see backends/live/etcd) and
+// redis-server instances; redsync), whose live forms register from
+// backends/redis/live and backends/redlock/live; database (a real
+// PostgreSQL server with pgx clients; see backends/database/live); etcd
+// (real etcd-server members and clientv3; see backends/etcd/live) and
 // zookeeper (a real ZooKeeper ensemble and go-zookeeper; see
-// backends/live/zookeeper). Nothing simulated imports this package.
+// backends/zookeeper/live). Nothing simulated imports this package.
 package live

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	liveetcd "github.com/locklab/locklab/backends/live/etcd"
-	livezk "github.com/locklab/locklab/backends/live/zookeeper"
+	liveetcd "github.com/locklab/locklab/backends/etcd/live"
+	livezk "github.com/locklab/locklab/backends/zookeeper/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/nemesis"

@@ -1,7 +1,7 @@
 package live
 
 import (
-	"errors"
+	"github.com/locklab/locklab/liveform"
 
 	"github.com/locklab/locklab/history"
 )
@@ -9,7 +9,7 @@ import (
 // ErrNotLive marks a test that cannot run live as given: a fault the live
 // system cannot perform, an option its real server or library cannot
 // honour. `repro --live --all` skips such a variant, naming the reason.
-var ErrNotLive = errors.New("cannot run live")
+var ErrNotLive = liveform.ErrNotLive
 
 // systemEvent records something a real server did by itself (a lease
 // expiry, a session expiry), as the simulator records its servers' events:

@@ -12,10 +12,10 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
-	liveraft "github.com/locklab/locklab/backends/live/raftkv"
+	liveraft "github.com/locklab/locklab/backends/raftkv/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/faultnet"
 )
 
 // The measurements of docs/live.md. They take minutes of real

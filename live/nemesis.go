@@ -2,13 +2,14 @@ package live
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/liveform"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/faultnet"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -20,7 +21,7 @@ var Unsupported = map[nemesis.Kind]string{
 
 // refusal says why the live system described by desc cannot perform
 // faults of kind k at all ("" if it can perform some).
-func refusal(desc Description, k nemesis.Kind) string {
+func refusal(desc liveform.Description, k nemesis.Kind) string {
 	if why := Unsupported[k]; why != "" {
 		return why
 	}
@@ -288,7 +289,7 @@ func (fs *faults) start(i int) {
 		})
 	case nemesis.Crash:
 		for _, n := range ns {
-			if err := fs.r.sys.crash(n); err != nil {
+			if err := fs.r.sys.Crash(n); err != nil {
 				fs.r.fail(fmt.Errorf("faults[%d] crash %s: %w", i, n, err))
 			}
 		}
@@ -301,7 +302,7 @@ func (fs *faults) start(i int) {
 				if fs.r.stopped() {
 					return
 				}
-				if err := fs.r.sys.restart(n); err != nil {
+				if err := fs.r.sys.Restart(n); err != nil {
 					fs.r.fail(fmt.Errorf("faults[%d] restart %s: %w", i, n, err))
 				}
 			}
@@ -335,64 +336,15 @@ func (fs *faults) start(i int) {
 }
 
 func (fs *faults) partition(f nemesis.Fault, d time.Duration, miss func(string)) {
-	var links [][2]string
-	var targets []string
-	var detail string
-	cut := func(a, b string) {
-		if a != b {
-			links = append(links, [2]string{a, b})
-		}
-	}
-	switch {
-	case len(f.Groups) > 0:
-		groups := make([][]string, len(f.Groups))
-		var desc []string
-		for i, g := range f.Groups {
-			groups[i] = fs.nodes(g)
-			targets = append(targets, groups[i]...)
-			desc = append(desc, "["+strings.Join(groups[i], " ")+"]")
-		}
-		for i, g := range groups {
-			for j, h := range groups {
-				if i != j {
-					for _, a := range g {
-						for _, b := range h {
-							cut(a, b)
-						}
-					}
-				}
-			}
-		}
-		detail = "split " + strings.Join(desc, " | ")
-	case len(f.From) > 0:
-		from, to := fs.nodes(f.From), fs.nodes(f.To)
-		for _, a := range from {
-			for _, b := range to {
-				cut(a, b)
-			}
-		}
-		targets = append(slices.Clone(from), to...)
-		detail = fmt.Sprintf("one-way cut %v -> %v", from, to)
-	default:
-		iso := fs.nodes(f.Targets)
-		for _, x := range iso {
-			for _, y := range fs.r.allNodes() {
-				if !slices.Contains(iso, y) {
-					cut(x, y)
-					cut(y, x)
-				}
-			}
-		}
-		targets = iso
-		detail = fmt.Sprintf("isolate %v", iso)
-	}
+	c := nemesis.PlanCut(f, fs.nodes, fs.r.allNodes(), func(n string) string { return n })
+	links, targets, detail := c.Links, c.Targets, c.Detail
 	if len(links) == 0 {
 		miss(fmt.Sprintf("it cut no link when it started (%s)", detail))
 	}
 	var mine [][2]string // links the system cut itself (real servers' proxies)
 	for _, l := range links {
-		if fs.r.sys.cut != nil {
-			ok, err := fs.r.sys.cut(l[0], l[1])
+		if fs.r.sys.Cut != nil {
+			ok, err := fs.r.sys.Cut(l[0], l[1])
 			if err != nil {
 				fs.r.fail(fmt.Errorf("partition %s -> %s: %w", l[0], l[1], err))
 			}
@@ -406,7 +358,7 @@ func (fs *faults) partition(f nemesis.Fault, d time.Duration, miss func(string))
 	fs.window(nemesis.Partition, targets, detail, d, true, func() {
 		for _, l := range links {
 			if slices.Contains(mine, l) {
-				if err := fs.r.sys.heal(l[0], l[1]); err != nil {
+				if err := fs.r.sys.Heal(l[0], l[1]); err != nil {
 					fs.r.fail(fmt.Errorf("heal %s -> %s: %w", l[0], l[1], err))
 				}
 				continue
@@ -419,16 +371,16 @@ func (fs *faults) partition(f nemesis.Fault, d time.Duration, miss func(string))
 // pause stops node n: a real server process by its system, anything else
 // (clients, in-process servers, the storage) by faultnet.
 func (fs *faults) pause(n string) error {
-	if fs.r.sys.pause != nil && slices.Contains(fs.r.sys.Servers, n) {
-		return fs.r.sys.pause(n)
+	if fs.r.sys.Pause != nil && slices.Contains(fs.r.sys.Servers, n) {
+		return fs.r.sys.Pause(n)
 	}
 	fs.r.net.Pause(n)
 	return nil
 }
 
 func (fs *faults) resume(n string) error {
-	if fs.r.sys.resume != nil && slices.Contains(fs.r.sys.Servers, n) {
-		return fs.r.sys.resume(n)
+	if fs.r.sys.Resume != nil && slices.Contains(fs.r.sys.Servers, n) {
+		return fs.r.sys.Resume(n)
 	}
 	fs.r.net.Resume(n)
 	return nil
@@ -437,8 +389,8 @@ func (fs *faults) resume(n string) error {
 // jump moves node n's wall clock by d: a real server's by its system,
 // anything else's by faultnet.
 func (fs *faults) jump(n string, d time.Duration) error {
-	if fs.r.sys.jumpClock != nil && slices.Contains(fs.r.sys.Servers, n) {
-		return fs.r.sys.jumpClock(n, d)
+	if fs.r.sys.JumpClock != nil && slices.Contains(fs.r.sys.Servers, n) {
+		return fs.r.sys.JumpClock(n, d)
 	}
 	fs.r.net.JumpClock(n, d)
 	return nil
@@ -455,8 +407,8 @@ func (fs *faults) delay(i int, f nemesis.Fault, d time.Duration) {
 	carried := false // a link the system delays itself (a real server's proxy)
 	for _, a := range from {
 		for _, b := range to {
-			if fs.r.sys.delay != nil && f.Match == "" && f.Count == 0 {
-				ok, err := fs.r.sys.delay(a, b, amount, until)
+			if fs.r.sys.Delay != nil && f.Match == "" && f.Count == 0 {
+				ok, err := fs.r.sys.Delay(a, b, amount, until)
 				if err != nil {
 					fs.r.fail(fmt.Errorf("faults[%d] delay %s -> %s: %w", i, a, b, err))
 				}

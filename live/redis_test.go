@@ -11,16 +11,12 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	simredis "github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/proc"
-	"github.com/locklab/locklab/internal/proc/proctest"
-	"github.com/locklab/locklab/nemesis"
 )
 
 // needRedis skips a test when redis-server or redis-sentinel is not
@@ -28,7 +24,7 @@ import (
 func needRedis(t *testing.T) {
 	t.Helper()
 	realTime(t)
-	if _, err := redisBinary(); err != nil {
+	if _, err := proc.Binary("redis-server", "redis-server", "/usr/bin/redis-server"); err != nil {
 		t.Skip(err)
 	}
 	if _, err := proc.Binary("redis-sentinel", "redis-sentinel", "/usr/bin/redis-sentinel"); err != nil {
@@ -139,83 +135,6 @@ func TestOptionsWithoutALiveFormAreNamed(t *testing.T) {
 	assert.Empty(t, Unavailable(harness.Test{System: "redis", SystemOptions: map[string]string{"replicas": "2", "wait": "1"}}))
 }
 
-// TestAReplicationLinkCutLosesAnAcknowledgedWrite: with two replicas
-// lagging 3 s behind a third (far longer than the test needs between the
-// write and the cut, even on a machine loaded by the other packages' tests:
-// 300 ms was not, once), WAIT 1 is satisfied by the prompt one; a cut
-// of a lagging replica's link right after the acknowledgement keeps the
-// write from it (the held bytes never arrive while the link is cut).
-func TestAReplicationLinkCutLosesAnAcknowledgedWrite(t *testing.T) {
-	needRedis(t)
-	noLeakRedis(t)
-	bin, err := redisBinary()
-	require.NoError(t, err)
-	o := simredis.DefaultOptions()
-	o.Replicas = 3
-	sys, c, err := deploySentinel(Deployment{Ctx: context.Background(), Test: harness.Test{System: "redis", Clients: 1,
-		SystemOptions: map[string]string{"replicas": "3"}}.WithDefaults(), Setup: 10 * time.Second, Dir: t.TempDir()}, o, bin)
-	require.NoError(t, err)
-	defer sys.close()
-	for _, r := range []string{"replica2", "replica3"} {
-		ok, err := sys.delay("redis", r, 3*time.Second, time.Time{})
-		require.NoError(t, err)
-		require.True(t, ok, "the replication link to %s is carried by locklab", r)
-	}
-	ctx := context.Background()
-	primary := goredis.NewClient(&goredis.Options{Addr: c.proxies[[2]string{"c1", "redis"}].Addr(), Protocol: 2})
-	defer primary.Close()
-	lagging := goredis.NewClient(&goredis.Options{Addr: c.servers["replica3"].addr(), Protocol: 2})
-	defer lagging.Close()
-	conn := primary.Conn()
-	defer conn.Close()
-	require.NoError(t, conn.Do(ctx, "SET", "k", "v", "NX", "PX", 10000).Err())
-	acked, err := conn.Do(ctx, "WAIT", 1, 1000).Int64()
-	require.NoError(t, err)
-	assert.Equal(t, int64(1), acked, "only the prompt replica acknowledged")
-	mine, err := sys.cut("replica3", "redis")
-	require.NoError(t, err)
-	require.True(t, mine)
-	time.Sleep(100 * time.Millisecond)
-	_, err = lagging.Get(ctx, "k").Result()
-	assert.ErrorIs(t, err, goredis.Nil, "the lagging replica never got the acknowledged write")
-	require.NoError(t, sys.heal("replica3", "redis"))
-	assert.Eventually(t, func() bool { return lagging.Get(ctx, "k").Err() == nil }, 15*time.Second, 10*time.Millisecond,
-		"after the heal the held bytes arrive")
-}
-
-// TestAClockJumpExpiresAKeyEarly: redis-server under libfaketime (the
-// malloc-debug preload) expires a key when its wall clock jumps past the
-// TTL, and libfaketime's shared-memory files go with the process.
-func TestAClockJumpExpiresAKeyEarly(t *testing.T) {
-	needRedis(t)
-	noLeakRedis(t)
-	jump := nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.ClockJump, Targets: []string{"redis"}, Amount: nemesis.Duration(time.Minute)}}}
-	bin, err := redisBinary()
-	require.NoError(t, err)
-	sys, c, err := deploySingle(Deployment{Ctx: context.Background(), Test: harness.Test{System: "redis", Clients: 1, Schedule: &jump}.WithDefaults(),
-		Setup: 10 * time.Second, Dir: t.TempDir()}, simredis.DefaultOptions(), bin)
-	require.NoError(t, err)
-	var pids []int
-	defer func() {
-		sys.close()
-		for _, pid := range pids {
-			assert.NoFileExists(t, fmt.Sprintf("/dev/shm/faketime_shm_%d", pid))
-		}
-	}()
-	pids = append(pids, c.servers["redis"].process().Pid())
-	ctx := context.Background()
-	r := goredis.NewClient(&goredis.Options{Addr: c.servers["redis"].addr(), Protocol: 2})
-	defer r.Close()
-	require.NoError(t, r.Set(ctx, "k", "v", 30*time.Second).Err())
-	require.NoError(t, sys.jumpClock("redis", 29*time.Second))
-	assert.NoError(t, r.Get(ctx, "k").Err(), "29 s of a 30 s TTL: still there")
-	require.NoError(t, sys.jumpClock("redis", 2*time.Second))
-	assert.ErrorIs(t, r.Get(ctx, "k").Err(), goredis.Nil, "31 s: expired by the jump")
-	now, err := r.Time(ctx).Result()
-	require.NoError(t, err)
-	assert.InDelta(t, 31, now.Sub(time.Now()).Seconds(), 2, "the server's TIME moved with its clock")
-}
-
 // TestARedisRunStopsOnCancelAndLeavesNothingBehind interrupts a live run
 // of a primary, two replicas and a Sentinel under libfaketime: every
 // redis-server and redis-sentinel it started is gone, none of their ports
@@ -286,33 +205,4 @@ func portListening(port int) bool {
 	}
 	c.Close()
 	return true
-}
-
-// TestARedisServerWhosePortWasTakenIsNotReady: a port reserved for a server
-// and taken meanwhile by another redis-server (another run's) answers PING
-// too; the start must see that the answer is not its server's (INFO's
-// process_id) and fail as a server that exited before it was ready, which
-// retryDeploy tries again — not run against the other process.
-func TestARedisServerWhosePortWasTakenIsNotReady(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: this test starts a real redis-server")
-	}
-	bin, err := redisBinary()
-	if err != nil {
-		t.Skip(err)
-	}
-	noLeakRedis(t)
-	dir, g, ports := proctest.Group(t, 1)
-	mk := func(name string) *redisServer {
-		d, err := dataDir(dir, name)
-		require.NoError(t, err)
-		return &redisServer{name: name, bin: bin, port: ports[0], dir: d}
-	}
-	other := mk("other")
-	require.NoError(t, other.start(context.Background(), g, 10*time.Second), "the process that takes the port")
-	ours := mk("ours")
-	err = ours.start(context.Background(), g, 10*time.Second)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "before it was ready", "retryDeploy tries such a start again")
-	assert.Contains(t, err.Error(), "answered by another process")
 }

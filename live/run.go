@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	"github.com/locklab/locklab/liveform"
+	"github.com/locklab/locklab/sim"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,15 +16,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/locklab/locklab/backends/live/faultnet"
-	"github.com/locklab/locklab/backends/live/store"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/faultnet"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/storage"
+	store "github.com/locklab/locklab/storage/live"
 	"github.com/locklab/locklab/workloads"
 )
 
@@ -55,7 +55,7 @@ var ErrInterrupted = errors.New("live run interrupted")
 // run is one live run in progress.
 type run struct {
 	net      *faultnet.Net
-	sys      *system
+	sys      *liveform.Deployed
 	log      *history.Log
 	clients  []string
 	messages []string
@@ -108,13 +108,6 @@ func (r *run) resolve(name string) ([]string, error) {
 	return nil, fmt.Errorf("unknown node %q (known: %s)", name, strings.Join(append(known, r.sys.Roles...), ", "))
 }
 
-// stream derives a named random stream from the seed.
-func stream(seed uint64, name string) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return rand.New(rand.NewPCG(seed, h.Sum64()))
-}
-
 // Prepared is a validated live test, not yet started.
 type Prepared struct {
 	Test     harness.Test
@@ -130,9 +123,9 @@ func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
 	if t.Schedule == nil && cfg.Scale != 0 && cfg.Scale != 1 && t.Nemesis != "none" {
 		// A random schedule is drawn for the test as given, then scaled
 		// with it: its faults keep their proportions to the run.
-		dep, ok := deployers[t.System]
+		dep, ok := liveform.Find(t.System)
 		if !ok {
-			return nil, unknownSystem(t.System)
+			return nil, liveform.Unknown(t.System)
 		}
 		desc, err := dep.Describe(t)
 		if err != nil {
@@ -156,9 +149,9 @@ func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	dep, ok := deployers[t.System]
+	dep, ok := liveform.Find(t.System)
 	if !ok {
-		return nil, unknownSystem(t.System)
+		return nil, liveform.Unknown(t.System)
 	}
 	desc, err := dep.Describe(t)
 	if err != nil {
@@ -169,7 +162,7 @@ func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
 		return nil, err
 	}
 	// Names are checked against the system's description without starting it.
-	dry := &run{sys: &system{Description: desc}, clients: t.ClientNames(), messages: messageNames(desc.Messages)}
+	dry := &run{sys: &liveform.Deployed{Description: desc}, clients: t.ClientNames(), messages: messageNames(desc.Messages)}
 	if err := dry.checkSchedule(schedule); err != nil {
 		return nil, err
 	}
@@ -193,7 +186,7 @@ func messageNames(system []any) []string {
 
 // scheduleOf is the test's schedule, or a random one drawn from the seed
 // with the fault kinds the live system can perform.
-func scheduleOf(t harness.Test, desc Description) (nemesis.Schedule, error) {
+func scheduleOf(t harness.Test, desc liveform.Description) (nemesis.Schedule, error) {
 	if t.Schedule != nil {
 		return *t.Schedule, nil
 	}
@@ -223,7 +216,7 @@ func scheduleOf(t harness.Test, desc Description) (nemesis.Schedule, error) {
 	cfg.Kinds = kinds
 	cfg.Swarm = cfg.Swarm || t.Nemesis == "random"
 	targets := nemesis.Targets{Clients: t.ClientNames(), Storage: store.Name, Roles: desc.Roles, Servers: desc.Servers}
-	return nemesis.Random(stream(t.Seed, "nemesis"), cfg, targets, t.Time), nil
+	return nemesis.Random(sim.NewRand(t.Seed, "nemesis"), cfg, targets, t.Time), nil
 }
 
 // Run runs a test live (see Prepare) and judges its history.
@@ -265,20 +258,21 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	sys, err := deployers[t.System].Deploy(Deployment{Ctx: ctx, Net: net, Test: t, Setup: p.cfg.Setup, Dir: dir})
+	form, _ := liveform.Find(t.System)
+	sys, err := form.Deploy(liveform.Deployment{Ctx: ctx, Net: net, Test: t, Setup: p.cfg.Setup, Dir: dir})
 	if err != nil {
 		return harness.Result{}, err
 	}
-	defer sys.close()
-	if t.Storage == storage.Fenced && !sys.tokens {
+	defer sys.Close()
+	if t.Storage == storage.Fenced && !sys.Tokens {
 		return harness.Result{}, fmt.Errorf("storage fenced: system %s grants no fencing tokens", t.System)
 	}
 	var initial map[string]int64
 	if in, ok := wl.(workloads.Initializer); ok {
 		initial = in.Initial()
 	}
-	if sys.preset != nil && initial != nil {
-		if err := sys.preset(initial); err != nil {
+	if sys.Preset != nil && initial != nil {
+		if err := sys.Preset(initial); err != nil {
 			return harness.Result{}, err
 		}
 	}
@@ -289,25 +283,27 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 		return harness.Result{}, err
 	}
 	r.start = net.Now()
-	if sys.events != nil {
-		sys.events(r.systemEvent)
+	if sys.Events != nil {
+		sys.Events(r.systemEvent)
 	}
 	fs := r.installFaults(p.Schedule)
 	var wg sync.WaitGroup
 	for _, name := range r.clients {
-		e := &env{r: r, name: name, rnd: stream(t.Seed, "client/"+name)}
+		e := &env{r: r, name: name, rnd: sim.NewRand(t.Seed, "client/"+name)}
 		forks := 0
 		var forkMu sync.Mutex
 		fork := func() lockapi.Env {
 			forkMu.Lock()
 			defer forkMu.Unlock()
 			forks++
-			return &env{r: r, name: name, rnd: stream(t.Seed, fmt.Sprintf("client/%s/watchdog%d", name, forks))}
+			return &env{r: r, name: name, rnd: sim.NewRand(t.Seed, fmt.Sprintf("client/%s/watchdog%d", name, forks))}
 		}
-		lock := sys.newLock(e, fork)
+		lock := sys.NewLock(liveform.Client{Env: e, Fork: fork,
+			NewRecorder: func() *history.Recorder { return r.log.NewRecorder(name, clock{r}) },
+			Stopped:     r.stopped})
 		var stor lockapi.Storage = &store.Client{Net: net, Node: name, Server: st}
-		if sys.storage != nil {
-			stor = sys.storage(lock)
+		if sys.Storage != nil {
+			stor = sys.Storage(lock)
 		}
 		c := workloads.Client{Env: e, Lock: gatedLock{lock, e}, Store: gatedStorage{stor, e},
 			Rec: r.log.NewRecorder(name, clock{r})}
@@ -343,7 +339,7 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	case <-time.After(p.cfg.Drain):
 		return harness.Result{}, fmt.Errorf("%w: client goroutines still running %v after the run stopped", harness.ErrCrash, p.cfg.Drain)
 	}
-	sys.close()
+	sys.Close()
 	r.errMu.Lock()
 	runErr := r.err
 	r.errMu.Unlock()
@@ -355,7 +351,7 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	if err != nil {
 		return harness.Result{}, err
 	}
-	figures := sys.figures(r.start)
+	figures := sys.Figures(r.start)
 	figures["live"] = map[string]any{"replayable": NotReplayable, "versions": Versions(sys), "wall_time": end.Round(time.Millisecond).String(),
 		"scale": p.cfg.Scale, "network": net.Stats()}
 	res := harness.Result{Test: t, Schedule: p.Schedule, FaultOutcomes: fs.outcomes(end), Events: events,
@@ -382,9 +378,9 @@ func upTo(events []history.Event, end time.Duration) []history.Event {
 }
 
 // Versions are the versions of the libraries and servers a live system ran.
-func Versions(sys *system) map[string]string {
+func Versions(sys *liveform.Deployed) map[string]string {
 	out := map[string]string{"go": runtime.Version()}
-	for k, v := range sys.versions {
+	for k, v := range sys.Versions {
 		out[k] = v
 	}
 	return out
@@ -399,5 +395,6 @@ func Repro(ctx context.Context, v harness.Variant, cfg Config) (harness.Outcome,
 
 // systemSpec is the live option table of a system (nil if none).
 func systemSpec(name string) opt.Spec {
-	return deployers[name].Options
+	form, _ := liveform.Find(name)
+	return form.Options
 }

@@ -287,61 +287,8 @@ func (n *Nemesis) start(i int) {
 }
 
 func (n *Nemesis) partition(f Fault, d time.Duration, tl *tally) {
-	var links [][2]*sim.Node
-	var targets []string
-	var detail string
-	cut := func(a, b *sim.Node) {
-		if a != b {
-			links = append(links, [2]*sim.Node{a, b})
-		}
-	}
-	switch {
-	case len(f.Groups) > 0:
-		groups := make([][]*sim.Node, len(f.Groups))
-		var desc []string
-		for i, g := range f.Groups {
-			groups[i] = n.nodes(g)
-			targets = append(targets, nodeNames(groups[i])...)
-			desc = append(desc, "["+strings.Join(nodeNames(groups[i]), " ")+"]")
-		}
-		for i, g := range groups {
-			for j, h := range groups {
-				if i != j {
-					for _, a := range g {
-						for _, b := range h {
-							cut(a, b)
-						}
-					}
-				}
-			}
-		}
-		detail = "split " + strings.Join(desc, " | ")
-	case len(f.From) > 0:
-		from, to := n.nodes(f.From), n.nodes(f.To)
-		for _, a := range from {
-			for _, b := range to {
-				cut(a, b)
-			}
-		}
-		targets = append(nodeNames(from), nodeNames(to)...)
-		detail = fmt.Sprintf("one-way cut %v -> %v", nodeNames(from), nodeNames(to))
-	default:
-		iso := n.nodes(f.Targets)
-		in := map[sim.NodeID]bool{}
-		for _, x := range iso {
-			in[x.ID()] = true
-		}
-		for _, x := range iso {
-			for _, y := range n.w.Nodes() {
-				if !in[y.ID()] {
-					cut(x, y)
-					cut(y, x)
-				}
-			}
-		}
-		targets = nodeNames(iso)
-		detail = fmt.Sprintf("isolate %v", targets)
-	}
+	c := PlanCut(f, n.nodes, n.w.Nodes(), (*sim.Node).Name)
+	links, targets, detail := c.Links, c.Targets, c.Detail
 	if f.Lossy {
 		detail += ", lossy"
 	}

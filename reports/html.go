@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,7 +219,7 @@ func writeHTML(w io.Writer, r Run, v *view, plots []Plot, files map[string]strin
 		pg.Faults, pg.FaultsMore = pg.Faults[:maxFaultRows], n-maxFaultRows
 	}
 	pg.Config = prettyJSON(r.Config)
-	for _, label := range sortedKeys(files) {
+	for _, label := range slices.Sorted(maps.Keys(files)) {
 		if label == reportLabel || strings.HasPrefix(label, plotLabelPrefix) {
 			continue // the report itself; plots are linked from their figures
 		}
@@ -385,7 +387,7 @@ func faultTargets(f map[string]any) string {
 // faultMore lists the fields of a fault the other columns do not show.
 func faultMore(f map[string]any) string {
 	var parts []string
-	for _, k := range sortedKeys(f) {
+	for _, k := range slices.Sorted(maps.Keys(f)) {
 		switch k {
 		case "kind", "at", "after", "duration", "targets", "groups", "from", "to":
 			continue

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,21 +78,40 @@ type FaultOutcome struct {
 	DidNotFire string `json:"did_not_fire,omitempty"`
 }
 
-// Faults is what a run asked of its nemesis, what was scheduled and what
-// took effect, per fault kind (harness.Faults, as results.json records it).
+// Faults is what a run asked of its nemesis, what it scheduled and what of
+// that took effect, per fault kind. A run that asked for faults and saw
+// none judged the system without faults: Warning says so, and every surface
+// that shows the run (its summary, results.json, its report, a sweep's
+// record, an exploration's count) shows it.
 type Faults struct {
-	// Nemesis is the random nemesis asked for ("" for a schedule given whole,
-	// or none).
+	// Nemesis is the random nemesis the run asked for ("pause", "random",
+	// "pause,partition"), even when its draw was made explicit before the
+	// run (a scaled live run, a guided search's mutation); "" when it asked
+	// for none, its schedule given whole (a file, a scenario).
 	Nemesis string `json:"nemesis,omitempty"`
-	// Scheduled and Fired count the faults by kind.
+	// Scheduled counts the faults of the schedule by kind (drawn, read or
+	// given); Fired counts those that took effect (a fault outcome's Fired).
 	Scheduled map[string]int `json:"scheduled"`
 	Fired     map[string]int `json:"fired"`
-	// NoneFired: the run asked for faults and none took effect.
+	// NoneFired reports a run that asked for faults (a random nemesis, or a
+	// schedule with faults) in which none took effect.
 	NoneFired bool `json:"none_fired"`
-	// Missing are the kinds of a --nemesis list none of whose faults fired.
+	// Missing are the fault kinds a --nemesis list named ("clock" stands for
+	// both clock kinds) of which no fault took effect while another kind's
+	// did.
 	Missing []string `json:"missing,omitempty"`
-	// Warning says so in a sentence ("" when nothing is missing).
+	// Warning is the sentence a reader must not miss when NoneFired or
+	// Missing is set; "" otherwise.
 	Warning string `json:"warning,omitempty"`
+}
+
+// TotalFired counts the faults that took effect.
+func (f Faults) TotalFired() int {
+	n := 0
+	for _, c := range f.Fired {
+		n += c
+	}
+	return n
 }
 
 // notFired returns the faults that did not fire.
@@ -255,7 +275,7 @@ func PrintSummary(w io.Writer, r Run, dir string) error {
 	fmt.Fprintf(&b, "history: %s over %s", history.Plural(s.Events, "event", ""), history.FormatDuration(s.Duration))
 	if n := len(s.Faults); n > 0 {
 		var parts []string
-		for _, k := range sortedKeys(s.Faults) {
+		for _, k := range slices.Sorted(maps.Keys(s.Faults)) {
 			parts = append(parts, fmt.Sprintf("%d %s", s.Faults[k], k))
 		}
 		fmt.Fprintf(&b, "; faults: %s", strings.Join(parts, ", "))
@@ -321,13 +341,4 @@ func printNotFired(b *strings.Builder, r Run) {
 		}
 		fmt.Fprintf(b, "  %s: %s\n", faultName(o.Fault, o.Kind, row), o.DidNotFire)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,7 +127,7 @@ func (v *view) functions() []string {
 			delete(seen, f)
 		}
 	}
-	return append(out, sortedKeys(seen)...)
+	return append(out, slices.Sorted(maps.Keys(seen))...)
 }
 
 var knownFunctions = []string{history.FAcquire, history.FRenew, history.FRelease, history.FRead, history.FWrite}

@@ -45,9 +45,9 @@ func (t Test) Effective() Effective {
 	t = t.WithDefaults()
 	e := Effective{
 		System:          t.System,
-		SystemOptions:   effectiveOptions(t.SystemOptions, func() (opt.Spec, error) { s, err := system.Find(t.System); return s.Options, err }),
+		SystemOptions:   effectiveOptions(t.SystemOptions, SystemOptionTable(t.System)),
 		Workload:        t.Workload,
-		WorkloadOptions: effectiveOptions(t.WorkloadOptions, func() (opt.Spec, error) { w, err := workloads.Find(t.Workload); return w.Options, err }),
+		WorkloadOptions: effectiveOptions(t.WorkloadOptions, WorkloadOptionTable(t.Workload)),
 		Clients:         t.Clients,
 		Time:            t.Time.String(),
 		Seed:            t.Seed,
@@ -97,4 +97,40 @@ func effectiveOptions(given map[string]string, table func() (opt.Spec, error)) m
 		out[s.Name] = s.Value
 	}
 	return out
+}
+
+// NonDefault is the options of given whose value differs from the table's
+// default (all of them when the table is unknown, nil when none differs): a
+// configuration named the same whichever way it was written.
+func NonDefault(given map[string]string, table func() (opt.Spec, error)) map[string]string {
+	spec, err := table()
+	if err != nil || spec == nil {
+		return given
+	}
+	defaults, err := spec.Effective(nil)
+	if err != nil {
+		return given
+	}
+	out := maps.Clone(given)
+	for _, s := range defaults {
+		if v, ok := out[s.Name]; ok && v == s.Value {
+			delete(out, s.Name)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// SystemOptionTable looks up the option table of the system called name, for
+// NonDefault.
+func SystemOptionTable(name string) func() (opt.Spec, error) {
+	return func() (opt.Spec, error) { s, err := system.Find(name); return s.Options, err }
+}
+
+// WorkloadOptionTable looks up the option table of the workload called
+// name, for NonDefault.
+func WorkloadOptionTable(name string) func() (opt.Spec, error) {
+	return func() (opt.Spec, error) { w, err := workloads.Find(name); return w.Options, err }
 }

@@ -68,7 +68,6 @@ func (r Result) Report(command string) reports.Run {
 			Fired: o.Fired, DidNotFire: o.DidNotFire})
 	}
 	f := r.Faults()
-	run.Faults = &reports.Faults{Nemesis: f.Nemesis, Scheduled: f.Scheduled, Fired: f.Fired, NoneFired: f.NoneFired,
-		Missing: f.Missing, Warning: f.Warning}
+	run.Faults = &f
 	return run
 }

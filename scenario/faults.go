@@ -7,43 +7,13 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/reports"
 )
 
 // Faults is what a run asked of its nemesis, what it scheduled and what of
-// that took effect, per fault kind. A run that asked for faults and saw
-// none judged the system without faults: Warning says so, and every surface
-// that shows the run (its summary, results.json, its report, a sweep's
-// record, an exploration's count) shows it.
-type Faults struct {
-	// Nemesis is the random nemesis the run asked for ("pause", "random",
-	// "pause,partition"), even when its draw was made explicit before the
-	// run (a scaled live run, a guided search's mutation); "" when it asked
-	// for none, its schedule given whole (a file, a scenario).
-	Nemesis string `json:"nemesis,omitempty"`
-	// Scheduled counts the faults of the schedule by kind (drawn, read or
-	// given); Fired counts those that took effect (nemesis.Outcome.Fired).
-	Scheduled map[string]int `json:"scheduled"`
-	Fired     map[string]int `json:"fired"`
-	// NoneFired reports a run that asked for faults (a random nemesis, or a
-	// schedule with faults) in which none took effect.
-	NoneFired bool `json:"none_fired"`
-	// Missing are the fault kinds a --nemesis list named ("clock" stands for
-	// both clock kinds) of which no fault took effect while another kind's
-	// did.
-	Missing []string `json:"missing,omitempty"`
-	// Warning is the sentence a reader must not miss when NoneFired or
-	// Missing is set; "" otherwise.
-	Warning string `json:"warning,omitempty"`
-}
-
-// TotalFired counts the faults that took effect.
-func (f Faults) TotalFired() int {
-	n := 0
-	for _, c := range f.Fired {
-		n += c
-	}
-	return n
-}
+// that took effect, per fault kind: reports.Faults, the record results.json
+// keeps, which TallyFaults fills in.
+type Faults = reports.Faults
 
 // Faults tallies the run's faults: what it asked for, what was scheduled and
 // what fired.

@@ -99,8 +99,8 @@ func AvailabilityGapWithin(lo, hi time.Duration) func(Result) error {
 		case !ok:
 			return fmt.Errorf("availability gap: no successful acquire around the fault")
 		case g.Length() < lo || g.Length() > hi:
-			return fmt.Errorf("availability gap %v (from %v to %v), expected between %v and %v", g.Length(),
-				g.From, g.To, lo, hi)
+			return fmt.Errorf("availability gap %v (from %v to %v), expected between %v and %v: %w", g.Length(),
+				g.From, g.To, lo, hi, ErrTiming)
 		}
 		return nil
 	}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -59,7 +60,7 @@ type Variant struct {
 func (v Variant) ReproTest() Test {
 	t := v.Test
 	if len(t.Checks) == 0 {
-		for _, c := range sortedKeys(v.Expect) {
+		for _, c := range slices.Sorted(maps.Keys(v.Expect)) {
 			t.Checks = append(t.Checks, "+"+c)
 		}
 	}
@@ -143,13 +144,4 @@ func (s Scenario) FindVariant(name string) (Variant, error) {
 		names = append(names, v.Name)
 	}
 	return Variant{}, fmt.Errorf("scenario %s has no variant %q (variants: %s)", s.Name, name, strings.Join(names, ", "))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

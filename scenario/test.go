@@ -190,10 +190,10 @@ func (t Test) Args() []string {
 	if t.Schedule == nil {
 		args = append(args, "--nemesis", t.Nemesis)
 	}
-	for _, k := range sortedKeys(t.SystemOptions) {
+	for _, k := range slices.Sorted(maps.Keys(t.SystemOptions)) {
 		args = append(args, "-o", k+"="+t.SystemOptions[k])
 	}
-	for _, k := range sortedKeys(t.WorkloadOptions) {
+	for _, k := range slices.Sorted(maps.Keys(t.WorkloadOptions)) {
 		args = append(args, "-w", k+"="+t.WorkloadOptions[k])
 	}
 	if len(t.Checks) > 0 {

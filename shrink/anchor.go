@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // anchor ties each fault that starts at a fixed time to the step of the
@@ -27,7 +28,7 @@ import (
 // otherwise fault by fault, keeping each anchor that still fails. Faults
 // that already have a trigger, and faults that did not fire, stay as they
 // are.
-func (s *shrinker) anchor(cur harness.Test) harness.Test {
+func (s *shrinker) anchor(cur scenario.Test) scenario.Test {
 	if s.runs >= s.maxRuns || len(cur.Schedule.Faults) == 0 {
 		return cur
 	}

@@ -3,7 +3,7 @@
 //
 // A run fails "the same way" when its Target holds: the same safety check is
 // invalid and, when the original's overlaps had a kind
-// (harness.ViolationKinds: gc-pause, clock-jump, failover, ...), a violation
+// (scenario.ViolationKinds: gc-pause, clock-jump, failover, ...), a violation
 // of that kind is still among them. Every candidate is a deterministic
 // simulated run of the harness, judged by that check alone (the minimal run
 // is finally run with the original's checks, for its report).

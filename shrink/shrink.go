@@ -12,13 +12,14 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // Target is the failure a shrunk run must keep.
 type Target struct {
 	// Check is the check that must stay invalid.
 	Check string `json:"check"`
-	// Kind is the kind of violation (harness.ViolationKinds) that must stay
+	// Kind is the kind of violation (scenario.ViolationKinds) that must stay
 	// among the run's overlaps; "" when the original had no overlap, and then
 	// any run that fails Check counts.
 	Kind string `json:"kind,omitempty"`
@@ -35,7 +36,7 @@ func (g Target) String() string {
 // first invalid liveness check when no safety check failed) and the first
 // kind its overlaps show ("other" only when no rule explains any of them).
 // ok is false when every check passed or could not decide.
-func TargetOf(r harness.Result) (g Target, ok bool) {
+func TargetOf(r scenario.Result) (g Target, ok bool) {
 	for _, safety := range []bool{true, false} {
 		for _, v := range r.Verdicts {
 			if v.Result == models.Invalid && v.Liveness != safety {
@@ -50,7 +51,7 @@ func TargetOf(r harness.Result) (g Target, ok bool) {
 	if !ok {
 		return g, false
 	}
-	kinds := harness.ViolationKinds(r.Events)
+	kinds := scenario.ViolationKinds(r.Events)
 	for _, k := range kinds {
 		if k != "other" {
 			g.Kind = k
@@ -64,9 +65,9 @@ func TargetOf(r harness.Result) (g Target, ok bool) {
 }
 
 // Fails reports whether a result fails the way the target says.
-func (g Target) Fails(r harness.Result) bool {
+func (g Target) Fails(r scenario.Result) bool {
 	invalid := slices.ContainsFunc(r.Verdicts, func(v models.Verdict) bool { return v.Check == g.Check && v.Result == models.Invalid })
-	return invalid && (g.Kind == "" || slices.Contains(harness.ViolationKinds(r.Events), g.Kind))
+	return invalid && (g.Kind == "" || slices.Contains(scenario.ViolationKinds(r.Events), g.Kind))
 }
 
 // Options tune Shrink. Zero fields take the defaults.
@@ -84,11 +85,11 @@ type Outcome struct {
 	Target Target
 	// Original is the test given, with its schedule made explicit (a drawn
 	// schedule as the faults it drew).
-	Original harness.Test
+	Original scenario.Test
 	// Minimal is the smallest failing test found.
-	Minimal harness.Test
+	Minimal scenario.Test
 	// Result is the minimal test's run with the original's checks.
-	Result harness.Result
+	Result scenario.Result
 	// FaultsBefore and FaultsAfter count the faults of the two schedules.
 	FaultsBefore, FaultsAfter int
 	// Runs counts the simulated runs, the original's and the final one included.
@@ -128,7 +129,7 @@ func plural(n int, word string) string {
 var ErrNotFailing = errors.New("the run fails no check: nothing to shrink")
 
 // Shrink runs t and reduces it to a minimal test that fails the same way.
-func Shrink(t harness.Test, opts Options) (Outcome, error) {
+func Shrink(t scenario.Test, opts Options) (Outcome, error) {
 	began := time.Now()
 	if opts.MaxRuns <= 0 {
 		opts.MaxRuns = 1000
@@ -185,7 +186,7 @@ type shrinker struct {
 
 // key identifies a candidate: its JSON (system, options, clients, time,
 // seed, schedule, checks).
-func (s *shrinker) key(t harness.Test) string {
+func (s *shrinker) key(t scenario.Test) string {
 	b, err := json.Marshal(t)
 	if err != nil {
 		panic(fmt.Sprintf("shrink: marshal test: %v", err))
@@ -196,7 +197,7 @@ func (s *shrinker) key(t harness.Test) string {
 // fails runs a candidate (once: the verdict is cached) and reports whether it
 // fails as the target says. A candidate that cannot run (its schedule names
 // a node it does not have) or crashes the harness does not fail the same way.
-func (s *shrinker) fails(t harness.Test) bool {
+func (s *shrinker) fails(t scenario.Test) bool {
 	k := s.key(t)
 	if v, ok := s.seen[k]; ok {
 		return v
@@ -213,7 +214,7 @@ func (s *shrinker) fails(t harness.Test) bool {
 
 // runnable rejects, without running it, a candidate whose schedule names a
 // client it does not have.
-func (s *shrinker) runnable(t harness.Test) bool {
+func (s *shrinker) runnable(t scenario.Test) bool {
 	for _, f := range t.Schedule.Faults {
 		names := slices.Concat(f.Targets, f.From, f.To)
 		for _, g := range f.Groups {
@@ -232,7 +233,7 @@ func (s *shrinker) runnable(t harness.Test) bool {
 }
 
 // round is one pass of every step.
-func (s *shrinker) round(cur harness.Test) harness.Test {
+func (s *shrinker) round(cur scenario.Test) scenario.Test {
 	cur = s.ddmin(cur)
 	if len(cur.Schedule.Faults) > 1 {
 		if a := s.anchor(cur); s.key(a) != s.key(cur) {
@@ -247,13 +248,13 @@ func (s *shrinker) round(cur harness.Test) harness.Test {
 }
 
 // withFaults is t with the given faults as its schedule.
-func withFaults(t harness.Test, faults []nemesis.Fault) harness.Test {
+func withFaults(t scenario.Test, faults []nemesis.Fault) scenario.Test {
 	t.Schedule = &nemesis.Schedule{Faults: faults}
 	return t
 }
 
 // ddmin is Zeller's delta debugging over the fault list.
-func (s *shrinker) ddmin(cur harness.Test) harness.Test {
+func (s *shrinker) ddmin(cur scenario.Test) scenario.Test {
 	faults := cur.Schedule.Faults
 	if s.fails(withFaults(cur, []nemesis.Fault{})) {
 		return withFaults(cur, []nemesis.Fault{})
@@ -308,7 +309,7 @@ func complement(chunks [][]nemesis.Fault, i int) []nemesis.Fault {
 
 // fewerNodes drops nodes from each fault that acts on several: a target, a
 // member of a partition's group (a group keeps one), an end of a cut.
-func (s *shrinker) fewerNodes(cur harness.Test) harness.Test {
+func (s *shrinker) fewerNodes(cur scenario.Test) scenario.Test {
 	for i := range cur.Schedule.Faults {
 		for _, field := range []func(*nemesis.Fault) *[]string{
 			func(f *nemesis.Fault) *[]string { return &f.Targets },
@@ -326,7 +327,7 @@ func (s *shrinker) fewerNodes(cur harness.Test) harness.Test {
 
 // dropEach tries fault i without each node of one of its lists in turn,
 // keeping every removal that still fails; a list keeps one node.
-func (s *shrinker) dropEach(cur harness.Test, i int, list func(*nemesis.Fault) *[]string) harness.Test {
+func (s *shrinker) dropEach(cur scenario.Test, i int, list func(*nemesis.Fault) *[]string) scenario.Test {
 	for j := 0; j < len(*list(&cur.Schedule.Faults[i])); {
 		f := cloneFault(cur.Schedule.Faults[i])
 		nodes := list(&f)
@@ -358,7 +359,7 @@ func cloneFault(f nemesis.Fault) nemesis.Fault {
 }
 
 // withFault is t with fault i replaced by f.
-func withFault(t harness.Test, i int, f nemesis.Fault) harness.Test {
+func withFault(t scenario.Test, i int, f nemesis.Fault) scenario.Test {
 	faults := slices.Clone(t.Schedule.Faults)
 	faults[i] = f
 	return withFaults(t, faults)
@@ -378,7 +379,7 @@ func lastsToTheEnd(f nemesis.Fault) bool {
 }
 
 // smaller shrinks each fault's duration, amount and drift.
-func (s *shrinker) smaller(cur harness.Test) harness.Test {
+func (s *shrinker) smaller(cur scenario.Test) scenario.Test {
 	for i := range cur.Schedule.Faults {
 		f := cur.Schedule.Faults[i]
 		try := func(g nemesis.Fault) bool { return s.fails(withFault(cur, i, g)) }
@@ -420,7 +421,7 @@ func (s *shrinker) smaller(cur harness.Test) harness.Test {
 }
 
 // later moves each fault's start as late as it can go, the latest first.
-func (s *shrinker) later(cur harness.Test) harness.Test {
+func (s *shrinker) later(cur scenario.Test) scenario.Test {
 	order := make([]int, len(cur.Schedule.Faults))
 	for i := range order {
 		order[i] = i
@@ -456,7 +457,7 @@ func (s *shrinker) later(cur harness.Test) harness.Test {
 }
 
 // fewerClients tries the fewest clients first.
-func (s *shrinker) fewerClients(cur harness.Test) harness.Test {
+func (s *shrinker) fewerClients(cur scenario.Test) scenario.Test {
 	for n := 1; n < cur.Clients; n++ {
 		c := cur
 		c.Clients = n
@@ -468,7 +469,7 @@ func (s *shrinker) fewerClients(cur harness.Test) harness.Test {
 }
 
 // shorter cuts the simulated time to the shortest that still fails, to 100 ms.
-func (s *shrinker) shorter(cur harness.Test) harness.Test {
+func (s *shrinker) shorter(cur scenario.Test) scenario.Test {
 	best := smallestStep(0, cur.Time, 100*time.Millisecond, func(d time.Duration) bool {
 		c := cur
 		c.Time = d
@@ -484,31 +485,31 @@ func smallest(lo, hi time.Duration, fails func(time.Duration) bool) time.Duratio
 	return smallestStep(lo, hi, max(time.Millisecond, (hi-lo)/16), fails)
 }
 
+// smallestStep is smallest to the precision prec.
 func smallestStep(lo, hi, prec time.Duration, fails func(time.Duration) bool) time.Duration {
-	for hi-lo > prec {
-		mid := nice(lo, hi, prec)
-		if fails(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
+	_, hi = bisect(lo, hi, prec, func(d time.Duration) bool { return !fails(d) })
 	return hi
 }
 
 // largest is the largest d in [lo, hi) for which fails(d) holds, assuming
 // fails(lo), by binary search to the millisecond or 1/16 of the range.
 func largest(lo, hi time.Duration, fails func(time.Duration) bool) time.Duration {
-	prec := max(time.Millisecond, (hi-lo)/16)
+	lo, _ = bisect(lo, hi, max(time.Millisecond, (hi-lo)/16), fails)
+	return lo
+}
+
+// bisect narrows [lo, hi] to prec or less, at round durations (nice): a
+// midpoint for which low holds becomes lo, any other hi.
+func bisect(lo, hi, prec time.Duration, low func(time.Duration) bool) (time.Duration, time.Duration) {
 	for hi-lo > prec {
 		mid := nice(lo, hi, prec)
-		if fails(mid) {
+		if low(mid) {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	return lo
+	return lo, hi
 }
 
 // nice is the middle of (lo, hi), rounded to a round number (of prec's

@@ -9,12 +9,13 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // gcPauseHunt is seed 63 of the kleppmann-gc-pause/redis-unsafe hunt: 17 random faults, one
 // of which (a pause of client 1 across its lease) makes two clients hold the
 // lock at once.
-func gcPauseHunt(t *testing.T) harness.Test {
+func gcPauseHunt(t *testing.T) scenario.Test {
 	h, err := harness.FindHunt("kleppmann-gc-pause/redis-unsafe")
 	require.NoError(t, err)
 	tc, err := h.Test(63)
@@ -32,7 +33,7 @@ func TestShrinkIsDeterministic(t *testing.T) {
 	assert.Equal(t, a.Minimal, b.Minimal)
 	assert.Equal(t, a.Runs, b.Runs)
 
-	assert.Equal(t, Target{Check: "mutual-exclusion", Kind: harness.KindGCPause}, a.Target)
+	assert.Equal(t, Target{Check: "mutual-exclusion", Kind: scenario.KindGCPause}, a.Target)
 	assert.Equal(t, 17, a.FaultsBefore)
 	require.Equal(t, 1, a.FaultsAfter)
 	f := a.Minimal.Schedule.Faults[0]
@@ -46,10 +47,10 @@ func TestShrinkIsDeterministic(t *testing.T) {
 }
 
 func TestShrinkNeedsAFailingRun(t *testing.T) {
-	_, err := Shrink(harness.Test{System: "redis", Clients: 2, Seed: 1, Time: 5 * time.Second}, Options{})
+	_, err := Shrink(scenario.Test{System: "redis", Clients: 2, Seed: 1, Time: 5 * time.Second}, Options{})
 	assert.ErrorIs(t, err, ErrNotFailing)
 	// A given target the run does not fail is not shrunk either.
-	_, err = Shrink(gcPauseHunt(t), Options{Target: &Target{Check: "mutual-exclusion", Kind: harness.KindFailover}})
+	_, err = Shrink(gcPauseHunt(t), Options{Target: &Target{Check: "mutual-exclusion", Kind: scenario.KindFailover}})
 	assert.ErrorIs(t, err, ErrNotFailing)
 }
 
@@ -112,6 +113,6 @@ func TestTargetOf(t *testing.T) {
 	require.True(t, ok)
 	assert.True(t, g.Fails(r))
 	assert.Equal(t, "mutual-exclusion invalid, gc-pause violation", g.String())
-	assert.False(t, Target{Check: "mutual-exclusion", Kind: harness.KindClockJump}.Fails(r), "another kind is another failure")
+	assert.False(t, Target{Check: "mutual-exclusion", Kind: scenario.KindClockJump}.Fails(r), "another kind is another failure")
 	assert.False(t, Target{Check: "liveness"}.Fails(r))
 }

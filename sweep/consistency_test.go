@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,15 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // variantColumn is the matrix column of a catalog variant's faults: the
 // fault kind when every fault of its schedule (or its random nemesis) is of
 // one kind, "random" when they are of several; "" when it has none.
-func variantColumn(t harness.Test) string {
+func variantColumn(t scenario.Test) string {
 	var kinds []string
 	if t.Schedule != nil {
 		for _, f := range t.Schedule.Faults {
@@ -116,7 +117,7 @@ func TestCatalogAgreesWithTheMatrix(t *testing.T) {
 	}
 	var list []agreement
 	cells := map[[2]string]*SearchedCell{}
-	for _, s := range harness.Catalog() {
+	for _, s := range scenario.Catalog() {
 		for _, v := range s.Variants {
 			vt := v.Test.WithDefaults()
 			id := NewSearchedRow("", Config{System: vt.System, SystemOptions: vt.SystemOptions, Storage: vt.Storage, FenceReads: vt.FenceReads}, "").ID
@@ -126,7 +127,7 @@ func TestCatalogAgreesWithTheMatrix(t *testing.T) {
 				continue
 			}
 			a := agreement{variant: s.Name + "/" + v.Name, row: row.ID, column: col, note: v.MatrixNote}
-			for _, check := range sortedKeys(v.Expect) {
+			for _, check := range slices.Sorted(maps.Keys(v.Expect)) {
 				switch {
 				case check == livenessCheck:
 				case v.Expect[check] == models.Invalid:

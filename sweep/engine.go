@@ -15,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 // Files of a sweep directory.
@@ -220,21 +221,10 @@ func Sweep(g Grid, o Options) (int, error) {
 	if o.Keep == "" {
 		o.Keep = KeepFailures
 	}
-	unlock, err := LockDir(o.Dir)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
 	m := Manifest{Format: manifestFormat, Fingerprint: g.Fingerprint(), Shard: o.Shard, Grid: g}
-	if err := prepareDir(o.Dir, m); err != nil {
-		return 0, err
-	}
-	if err := removeLeftovers(o.Dir); err != nil {
-		return 0, err
-	}
 	spans := make([]span, g.NumRuns())
 	journalPath := filepath.Join(o.Dir, JournalFile)
-	j, err := openJournal(journalPath, func(line []byte, off int64) error {
+	j, release, err := openWork(o.Dir, func() error { return prepareDir(o.Dir, m) }, JournalFile, func(line []byte, off int64) error {
 		i, _, err := parseRecord(g, line)
 		if err != nil {
 			return err
@@ -256,7 +246,7 @@ func Sweep(g Grid, o Options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer j.f.Close()
+	defer release()
 	defer TuneGC()()
 	var pending []int
 	total, done := 0, 0
@@ -418,7 +408,7 @@ func RunDir(g Grid, r Run) string {
 }
 
 // ReplayCommand is the `locklab run` command that replays test t into dir.
-func ReplayCommand(t harness.Test, dir string) string {
+func ReplayCommand(t scenario.Test, dir string) string {
 	args := append([]string{"locklab", "run"}, t.Args()...)
 	args = append(args, "--out", dir)
 	return shellJoin(args)

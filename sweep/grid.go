@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -16,7 +17,9 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/system"
 )
 
 // Columns are the fault families, in matrix order: no faults, each fault kind
@@ -59,8 +62,8 @@ type Config struct {
 }
 
 // Test is the harness test of the configuration, defaults filled in.
-func (c Config) Test() harness.Test {
-	return harness.Test{System: c.System, SystemOptions: c.SystemOptions, Workload: c.Workload,
+func (c Config) Test() scenario.Test {
+	return scenario.Test{System: c.System, SystemOptions: c.SystemOptions, Workload: c.Workload,
 		WorkloadOptions: c.WorkloadOptions, Clients: c.Clients, Storage: c.Storage, FenceReads: c.FenceReads}.WithDefaults()
 }
 
@@ -138,12 +141,12 @@ func (g Grid) IndexOf(id string) (int, bool) {
 }
 
 // Test is the harness test of a run.
-func (g Grid) Test(r Run) harness.Test {
+func (g Grid) Test(r Run) scenario.Test {
 	t := g.Rows[r.Row].Config.Test()
 	t.Nemesis, t.Seed, t.Time = r.Column, r.Seed, time.Duration(g.Time)
 	// Search checks stop after a number of steps, never after a wall-clock
 	// time: a verdict must not depend on the machine or on -j.
-	t.CheckBudget, t.CheckSteps = harness.Unbounded, 0
+	t.CheckBudget, t.CheckSteps = scenario.Unbounded, 0
 	return t.WithDefaults()
 }
 
@@ -209,18 +212,15 @@ func NewRow(c Config) Row {
 	if len(c.WorkloadOptions) == 0 {
 		c.WorkloadOptions = nil
 	}
-	storageName := string(c.Storage)
-	if c.FenceReads {
-		storageName += "+reads"
-	}
+	storageName := system.DesignMode{Storage: c.Storage, FenceReads: c.FenceReads}.StorageName()
 	design := c.System
-	for _, k := range sortedKeys(c.SystemOptions) {
+	for _, k := range slices.Sorted(maps.Keys(c.SystemOptions)) {
 		design += " " + k + "=" + c.SystemOptions[k]
 	}
-	def := harness.Test{}.WithDefaults()
+	def := scenario.Test{}.WithDefaults()
 	if c.Workload != def.Workload || len(c.WorkloadOptions) > 0 {
 		design += " · " + c.Workload
-		for _, k := range sortedKeys(c.WorkloadOptions) {
+		for _, k := range slices.Sorted(maps.Keys(c.WorkloadOptions)) {
 			design += " " + k + "=" + c.WorkloadOptions[k]
 		}
 	}
@@ -244,10 +244,10 @@ func NewRow(c Config) Row {
 // part of the design (every row runs the default workload and clients).
 func CatalogRows() ([]Row, error) {
 	var designs []Config
-	for _, s := range harness.Systems() {
+	for _, s := range system.All() {
 		designs = append(designs, Config{System: s.Name})
 	}
-	for _, sc := range harness.Catalog() {
+	for _, sc := range scenario.Catalog() {
 		for _, v := range sc.Variants {
 			designs = append(designs, Config{System: v.Test.System, SystemOptions: v.Test.SystemOptions})
 		}
@@ -256,45 +256,19 @@ func CatalogRows() ([]Row, error) {
 	seen := map[string]bool{}
 	for _, d := range designs {
 		d.Storage, d.FenceReads = storage.Unfenced, false
-		d.SystemOptions = nonDefault(d.System, d.SystemOptions)
+		d.SystemOptions = scenario.NonDefault(d.SystemOptions, scenario.SystemOptionTable(d.System))
 		base := NewRow(d)
 		if seen[base.ID] {
 			continue
 		}
 		seen[base.ID] = true
-		tokens, err := hasTokens(base.Config)
+		modes, err := everyMode(d)
 		if err != nil {
 			return nil, fmt.Errorf("design %s: %w", base.Design, err)
 		}
-		rows = append(rows, base)
-		if tokens {
-			d.Storage = storage.Fenced
-			rows = append(rows, NewRow(d))
-			d.FenceReads = true
-			rows = append(rows, NewRow(d))
-		}
+		rows = append(rows, modes...)
 	}
 	return rows, nil
-}
-
-// nonDefault drops the options set to their default, so that a design is
-// named the same whichever way it was written.
-func nonDefault(system string, opts map[string]string) map[string]string {
-	sys, err := harness.FindSystem(system)
-	if err != nil || sys.Options == nil {
-		return opts
-	}
-	defaults := map[string]string{}
-	for _, d := range sys.Options.Docs() {
-		defaults[d.Name] = d.Default
-	}
-	out := map[string]string{}
-	for k, v := range opts {
-		if d, ok := defaults[k]; !ok || d != v {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // hasTokens reports whether the design's grants carry fencing tokens.
@@ -379,7 +353,13 @@ func rowsOf(t Config) ([]Row, error) {
 	if t.Storage != "" {
 		return []Row{NewRow(t)}, nil
 	}
-	t.Storage = storage.Unfenced
+	return everyMode(t)
+}
+
+// everyMode is a design's rows in every storage mode it supports: unfenced,
+// and fenced and fenced+reads when its grants carry fencing tokens.
+func everyMode(t Config) ([]Row, error) {
+	t.Storage, t.FenceReads = storage.Unfenced, false
 	tokens, err := hasTokens(t)
 	if err != nil {
 		return nil, err
@@ -392,13 +372,4 @@ func rowsOf(t Config) ([]Row, error) {
 		rows = append(rows, NewRow(t))
 	}
 	return rows, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,7 +26,7 @@ var matrixPage = template.Must(template.New("matrix").Funcs(template.FuncMap{
 	"secs": func(ms float64) string { return fmt.Sprintf("%.1fs", ms/1000) },
 	"checks": func(m map[string]int) string {
 		var out []string
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			out = append(out, fmt.Sprintf("%s %d", k, m[k]))
 		}
 		return strings.Join(out, ", ")

@@ -30,6 +30,29 @@ type journal struct {
 	size        int64
 }
 
+// openWork takes the directory of a sweep or a matrix for this process: it
+// locks it (LockDir), lets prepare write or check its manifest, removes what
+// a killed run left half written, and opens its journal, the file name of
+// dir, handing seen each line recorded before. release closes the journal
+// and unlocks the directory.
+func openWork(dir string, prepare func() error, name string, seen func(line []byte, off int64) error) (j *journal, release func(), err error) {
+	unlock, err := LockDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err = prepare(); err == nil {
+		err = removeLeftovers(dir)
+	}
+	if err == nil {
+		j, err = openJournal(filepath.Join(dir, name), seen)
+	}
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return j, func() { j.f.Close(); unlock() }, nil
+}
+
 // openJournal opens (or creates) dir's journal for appending after reading
 // what it holds: each complete line is passed to seen with its offset and
 // length; a torn last line (a write cut off by a kill: no newline) is cut

@@ -3,14 +3,15 @@ package sweep
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/system"
 )
 
 // Cell states, worst first.
@@ -21,7 +22,7 @@ const (
 	// StateLockBroke: the lock broke (overlapping holders, a broken lease or
 	// token order, a broken system invariant) in some seed, but every
 	// critical section stayed atomic: the row's guard saved the data
-	// (harness.GuardOf: fencing tokens checked by the storage, the database
+	// (system.GuardOf: fencing tokens checked by the storage, the database
 	// transaction, a compare-and-set, etcd's guarded Txn), or, in a row with
 	// none, no seed happened to corrupt it.
 	StateLockBroke = "lock-broke"
@@ -222,7 +223,7 @@ func (a *cellAcc) finish() Cell {
 }
 
 // savedBy says what kept a row's data when its lock broke: its guard (see
-// harness.GuardOf), or, when nothing but the lock guards it, that no seed
+// system.GuardOf), or, when nothing but the lock guards it, that no seed
 // happened to corrupt it. An unfenced row's guard never says fencing.
 func savedBy(guard string) string {
 	if guard == "" {
@@ -352,8 +353,8 @@ func verdicts(mx Matrix) []string {
 			says = append(says, "data corrupted "+under(corrupted))
 		}
 		if len(broke) > 0 {
-			says = append(says, "lock broke ("+strings.Join(sortedKeys(brokeChecks), ", ")+") "+under(broke)+
-				savedBy(harness.GuardOf(mr.Row.Config.System, mr.Row.Config.SystemOptions, mr.Row.Config.Storage, mr.Row.Config.FenceReads)))
+			says = append(says, "lock broke ("+strings.Join(slices.Sorted(maps.Keys(brokeChecks)), ", ")+") "+under(broke)+
+				savedBy(system.GuardOf(mr.Row.Config.System, mr.Row.Config.SystemOptions, mr.Row.Config.Storage, mr.Row.Config.FenceReads)))
 		}
 		if len(unknown) > 0 {
 			says = append(says, "undecided "+under(unknown))

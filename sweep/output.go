@@ -4,9 +4,11 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -140,7 +142,7 @@ func writeCSV(w io.Writer, mx Matrix) error {
 		}
 		for _, c := range mr.Cells {
 			var checks []string
-			for _, k := range sortedKeys(c.FailingChecks) {
+			for _, k := range slices.Sorted(maps.Keys(c.FailingChecks)) {
 				checks = append(checks, fmt.Sprintf("%s:%d", k, c.FailingChecks[k]))
 			}
 			first := []string{"", "", "", ""}

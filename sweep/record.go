@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 // Record is what a sweep keeps of one run: a few hundred bytes, every field a
@@ -40,7 +41,7 @@ type Record struct {
 	AcquireP99US int64 `json:"acquire_p99_us"`
 	// Messages is the number of messages the network carried.
 	Messages uint64 `json:"messages"`
-	// Fired counts the faults that took effect (harness.Faults); NoFault
+	// Fired counts the faults that took effect (scenario.Faults); NoFault
 	// marks a run that asked for faults (a fault family's column) in which
 	// none did: it tested the design without faults. A record written
 	// before they were kept has neither, and counts as not known to be
@@ -55,7 +56,7 @@ type Record struct {
 const reasonMax = 240
 
 // NewRecord condenses a result.
-func NewRecord(id string, r harness.Result) Record {
+func NewRecord(id string, r scenario.Result) Record {
 	faults := r.Faults()
 	rec := Record{ID: id, Overall: r.Overall, Messages: r.Network.Sent, Fired: faults.TotalFired(), NoFault: faults.NoneFired}
 	var safety, other string
@@ -179,7 +180,7 @@ func (r Record) check() error {
 		return fmt.Errorf("overall %q: want valid, invalid or unknown", r.Overall)
 	}
 	worst := []models.Result{models.Valid}
-	for _, name := range sortedKeys(r.Checks) {
+	for _, name := range slices.Sorted(maps.Keys(r.Checks)) {
 		res := r.Checks[name]
 		if res != models.Invalid && res != models.Unknown {
 			return fmt.Errorf("check %q is %q: a record keeps only invalid and unknown checks", name, res)

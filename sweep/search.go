@@ -108,24 +108,12 @@ func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
 	if err := c.Validate(); err != nil {
 		return SearchedMatrix{}, err
 	}
-	unlock, err := LockDir(o.Dir)
-	if err != nil {
-		return SearchedMatrix{}, err
-	}
-	defer unlock()
-	if err := prepareSearchDir(o.Dir, c); err != nil {
-		return SearchedMatrix{}, err
-	}
-	if err := removeLeftovers(o.Dir); err != nil {
-		return SearchedMatrix{}, err
-	}
 	rowIndex := map[string]int{}
 	for i, r := range c.Rows {
 		rowIndex[r.ID] = i
 	}
 	done := map[item]journalLine{}
-	jpath := filepath.Join(o.Dir, CellsJournal)
-	j, err := openJournal(jpath, func(line []byte, _ int64) error {
+	j, release, err := openWork(o.Dir, func() error { return prepareSearchDir(o.Dir, c) }, CellsJournal, func(line []byte, _ int64) error {
 		var l journalLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			return err
@@ -148,7 +136,7 @@ func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
 	if err != nil {
 		return SearchedMatrix{}, err
 	}
-	defer j.f.Close()
+	defer release()
 	j.syncRecords = 1 // every cell is minutes of work: fsync each
 	defer TuneGC()()
 	var pending []item

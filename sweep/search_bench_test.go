@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/system"
 )
 
 // BenchmarkRunCost measures one simulated run per system (defaults, pause
@@ -13,7 +15,7 @@ import (
 // figures the default matrix's budget is sized from.
 func BenchmarkRunCost(b *testing.B) {
 	defer TuneGC()()
-	for _, s := range harness.Systems() {
+	for _, s := range system.All() {
 		for _, shape := range []struct {
 			clients int
 			time    time.Duration
@@ -21,8 +23,8 @@ func BenchmarkRunCost(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/c%d/%v", s.Name, shape.clients, shape.time), func(b *testing.B) {
 				seed := uint64(1)
 				for b.Loop() {
-					t := harness.Test{System: s.Name, Clients: shape.clients, Time: shape.time, Nemesis: "pause", Seed: seed,
-						CheckBudget: harness.Unbounded}.WithDefaults()
+					t := scenario.Test{System: s.Name, Clients: shape.clients, Time: shape.time, Nemesis: "pause", Seed: seed,
+						CheckBudget: scenario.Unbounded}.WithDefaults()
 					r, err := harness.Run(t)
 					if err != nil {
 						b.Fatal(err)

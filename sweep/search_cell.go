@@ -19,7 +19,9 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/shrink"
+	"github.com/locklab/locklab/system"
 )
 
 // Checks whose failure decides a finding's kind: a critical section that was
@@ -57,7 +59,7 @@ func cellSeeds(rowID, column string) (seed, start uint64) {
 
 // found is the first run of a kind of finding.
 type found struct {
-	test   harness.Test
+	test   scenario.Test
 	runsTo int
 	checks []string
 	target shrink.Target
@@ -93,11 +95,11 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 	runs := 0
 	seed, start := cellSeeds(row.ID, column)
 	target := guide.Target{Name: name, Family: column,
-		Test: func(s uint64) (harness.Test, error) { return c.test(row, column, s), nil },
-		Stop: func(r harness.Result) bool { return verdictOf(r, dataCheck) == models.Invalid }}
+		Test: func(s uint64) (scenario.Test, error) { return c.test(row, column, s), nil },
+		Stop: func(r scenario.Result) bool { return verdictOf(r, dataCheck) == models.Invalid }}
 	out, err := guide.Search(guide.Config{Target: &target, Seed: seed, Start: start, MaxRuns: c.Budget,
 		Fresh: cellFresh, FreshEvery: cellFreshEvery,
-		OnRun: func(t harness.Test, r harness.Result) {
+		OnRun: func(t scenario.Test, r scenario.Result) {
 			runs++
 			ev.add(r)
 			for kind, checks := range findingsOf(r) {
@@ -138,7 +140,7 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 }
 
 // verdictOf is the result of one check of a run ("" when it did not run).
-func verdictOf(r harness.Result, check string) models.Result {
+func verdictOf(r scenario.Result, check string) models.Result {
 	for _, v := range r.Verdicts {
 		if v.Check == check {
 			return v.Result
@@ -149,7 +151,7 @@ func verdictOf(r harness.Result, check string) models.Result {
 
 // findingsOf are the kinds of finding a run shows, each with the checks
 // that failed for it.
-func findingsOf(r harness.Result) map[string][]string {
+func findingsOf(r scenario.Result) map[string][]string {
 	out := map[string][]string{}
 	for _, v := range r.Verdicts {
 		if v.Result != models.Invalid {
@@ -172,20 +174,20 @@ func findingsOf(r harness.Result) map[string][]string {
 // shrinkTarget is what a finding's shrunk run must keep: its first failing
 // check of the kind and, for a safety finding, the first kind of violation
 // its overlaps show (as shrink.TargetOf: the mechanism stays the same).
-func shrinkTarget(r harness.Result, kind string, checks []string) shrink.Target {
+func shrinkTarget(r scenario.Result, kind string, checks []string) shrink.Target {
 	g := shrink.Target{Check: checks[0]}
 	if kind == VerdictLiveness {
 		return g
 	}
-	kinds := harness.ViolationKinds(r.Events)
+	kinds := scenario.ViolationKinds(r.Events)
 	for _, k := range kinds {
-		if k != harness.KindOther {
+		if k != scenario.KindOther {
 			g.Kind = k
 			return g
 		}
 	}
 	if len(kinds) > 0 {
-		g.Kind = harness.KindOther
+		g.Kind = scenario.KindOther
 	}
 	return g
 }
@@ -194,7 +196,7 @@ func shrinkTarget(r harness.Result, kind string, checks []string) shrink.Target 
 // returns the finding and the runs shrinking made.
 func finish(c SearchConfig, row SearchedRow, column, kind string, f *found, o CellOptions) (Finding, int, error) {
 	t := f.test
-	var res harness.Result
+	var res scenario.Result
 	runs := 0
 	note := ""
 	if !o.NoShrink {
@@ -227,7 +229,7 @@ func finish(c SearchConfig, row SearchedRow, column, kind string, f *found, o Ce
 		rel := filepath.Join(RunsDir, fmt.Sprintf("%s-%s-%s", row.ID, column, kind))
 		fd.Dir, fd.Replay = rel, ScheduleReplayCommand(t, rel)
 		run := res.Report(fd.Replay)
-		story := harness.Story(res)
+		story := scenario.Story(res)
 		run.Attachments = append(run.Attachments, reports.Attachment{Name: "story.txt", Label: "story",
 			Write: func(w io.Writer) error {
 				_, err := io.WriteString(w, fd.Story+"\n\n"+strings.Join(story, "\n")+"\n")
@@ -246,7 +248,7 @@ func finish(c SearchConfig, row SearchedRow, column, kind string, f *found, o Ce
 // ScheduleReplayCommand is the `locklab run` command that replays test t,
 // whose schedule is explicit, from the schedule.json of the run directory
 // dir, into dir: byte for byte the run that wrote dir.
-func ScheduleReplayCommand(t harness.Test, dir string) string {
+func ScheduleReplayCommand(t scenario.Test, dir string) string {
 	args := append([]string{"locklab", "run"}, t.Args()...)
 	args = append(args, "--nemesis-file", filepath.Join(dir, reports.ScheduleFile), "--out", dir)
 	return shellJoin(args)
@@ -255,7 +257,7 @@ func ScheduleReplayCommand(t harness.Test, dir string) string {
 // faultLines are a run's faults, one line each: those that fired as they
 // started, in time order ("pause c1 at 8.258s: pause for 11s"), then those
 // that never took hold, as scheduled, with "(did not fire)".
-func faultLines(r harness.Result) []string {
+func faultLines(r scenario.Result) []string {
 	var out []string
 	for _, e := range firedFaults(r) {
 		out = append(out, fmt.Sprintf("%s %s at %s: %s", e.F, strings.Join(e.Targets, ","), history.FormatTime(e.Time), e.Detail))
@@ -269,7 +271,7 @@ func faultLines(r harness.Result) []string {
 }
 
 // firedFaults are the start events of a run's faults, in time order.
-func firedFaults(r harness.Result) []history.Event {
+func firedFaults(r scenario.Result) []history.Event {
 	var out []history.Event
 	for _, e := range r.Events {
 		if e.Process == history.NemesisProcess && e.Type == history.Start && slices.Contains(nemesis.Kinds, nemesis.Kind(e.F)) {
@@ -371,7 +373,7 @@ func ordinal(n int) string {
 // check found ("After a pause of c1 at 8.258s (pause for 11s), c1 and c2
 // held "k" at once from 18.305s to 18.409s: the critical sections on "k"
 // are not atomic: lost update (...)").
-func storyOf(r harness.Result, check string) string {
+func storyOf(r scenario.Result, check string) string {
 	var faults []string
 	for _, e := range firedFaults(r) {
 		faults = append(faults, fmt.Sprintf("a %s of %s at %s (%s)", e.F, strings.Join(e.Targets, ", "), history.FormatTime(e.Time), e.Detail))
@@ -410,7 +412,7 @@ type evidenceAcc struct {
 }
 
 // add counts one run.
-func (a *evidenceAcc) add(r harness.Result) {
+func (a *evidenceAcc) add(r scenario.Result) {
 	fired := r.Faults().Fired
 	n := 0
 	for k, c := range fired {
@@ -627,8 +629,8 @@ func rowTiming(c SearchConfig, row SearchedRow) (timing, error) {
 
 // optionsLongerThan names the system's duration options longer than d
 // ("lock-delay 1m0s"), in the option table's order.
-func optionsLongerThan(t harness.Test, d time.Duration) []string {
-	sys, err := harness.FindSystem(t.System)
+func optionsLongerThan(t scenario.Test, d time.Duration) []string {
+	sys, err := system.Find(t.System)
 	if err != nil || sys.Options == nil {
 		return nil
 	}
@@ -647,8 +649,8 @@ func optionsLongerThan(t harness.Test, d time.Duration) []string {
 
 // optionNear names the system option whose duration is within 10% of d
 // ("ttl 10s"), "" when none is.
-func optionNear(t harness.Test, d time.Duration) string {
-	sys, err := harness.FindSystem(t.System)
+func optionNear(t scenario.Test, d time.Duration) string {
+	sys, err := system.Find(t.System)
 	if err != nil || sys.Options == nil {
 		return ""
 	}

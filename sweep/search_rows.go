@@ -13,7 +13,9 @@ import (
 	"github.com/locklab/locklab/guide"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/suggest"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/system"
 )
 
 // SearchConfig is what a searched matrix (`locklab matrix`) runs: every row
@@ -115,12 +117,12 @@ func (p MatrixPreset) Config() (SearchConfig, error) {
 }
 
 // DesignRows are the default matrix's rows: every registered design
-// (harness.Designs) in each of its modes, named as its users name it, with
+// (system.Designs) in each of its modes, named as its users name it, with
 // the mode's guard.
 func DesignRows() ([]SearchedRow, error) {
 	var rows []SearchedRow
 	seen := map[string]string{}
-	for _, d := range harness.Designs() {
+	for _, d := range system.Designs() {
 		for _, m := range d.Modes {
 			r := NewSearchedRow(d.Name, Config{System: d.System, SystemOptions: d.SystemOptions, Storage: m.Storage, FenceReads: m.FenceReads}, m.Guard)
 			r.NoLock = d.NoLock
@@ -146,7 +148,7 @@ func FullRows() ([]SearchedRow, error) {
 		return nil, err
 	}
 	names := map[string]string{} // design row id -> design name
-	for _, d := range harness.Designs() {
+	for _, d := range system.Designs() {
 		for _, m := range d.Modes {
 			r := NewSearchedRow(d.Name, Config{System: d.System, SystemOptions: d.SystemOptions, Storage: m.Storage, FenceReads: m.FenceReads}, m.Guard)
 			names[r.ID] = d.Name
@@ -165,11 +167,11 @@ func FullRows() ([]SearchedRow, error) {
 	return rows, nil
 }
 
-// noLock reports whether a row is a design without a lock (harness.Design
+// noLock reports whether a row is a design without a lock (system.Design
 // NoLock): a registered lockless design of its system whose options it
 // sets too (database mode=optimistic, whatever else it sets).
 func noLock(c Config) bool {
-	for _, d := range harness.Designs() {
+	for _, d := range system.Designs() {
 		if !d.NoLock || d.System != c.System {
 			continue
 		}
@@ -185,10 +187,10 @@ func noLock(c Config) bool {
 }
 
 // guardOf names what keeps a row's data safe when its lock breaks
-// (harness.GuardOf: the design's own guard, else the system's and the
+// (system.GuardOf: the design's own guard, else the system's and the
 // storage mode's).
 func guardOf(c Config) string {
-	return harness.GuardOf(c.System, c.SystemOptions, c.Storage, c.FenceReads)
+	return system.GuardOf(c.System, c.SystemOptions, c.Storage, c.FenceReads)
 }
 
 // NewSearchedRow is the row of a design in one storage mode: its options
@@ -196,7 +198,7 @@ func guardOf(c Config) string {
 // its flags those of `locklab run`. The row runs the default workload; the
 // matrix sets the clients, the faults, the seed and the time.
 func NewSearchedRow(design string, c Config, guard string) SearchedRow {
-	c = Config{System: c.System, SystemOptions: nonDefault(c.System, c.SystemOptions), Storage: c.Storage, FenceReads: c.FenceReads}
+	c = Config{System: c.System, SystemOptions: scenario.NonDefault(c.SystemOptions, scenario.SystemOptionTable(c.System)), Storage: c.Storage, FenceReads: c.FenceReads}
 	if c.Storage == "" {
 		c.Storage = storage.Unfenced
 	}
@@ -208,20 +210,9 @@ func NewSearchedRow(design string, c Config, guard string) SearchedRow {
 		panic(fmt.Sprintf("sweep: configuration does not marshal: %v", err))
 	}
 	sum := sha256.Sum256(b)
-	mode := string(c.Storage)
-	if c.FenceReads {
-		mode += "+reads"
-	}
-	flags := []string{"--system", c.System}
-	for _, k := range sortedKeys(c.SystemOptions) {
-		flags = append(flags, "-o", k+"="+c.SystemOptions[k])
-	}
-	flags = append(flags, "--storage", string(c.Storage))
-	if c.FenceReads {
-		flags = append(flags, "--fence-reads")
-	}
-	return SearchedRow{ID: hex.EncodeToString(sum[:5]), Design: design, System: c.System, Storage: mode, Guard: guard,
-		Config: c, Flags: strings.Join(flags, " ")}
+	mode := system.DesignMode{Storage: c.Storage, FenceReads: c.FenceReads}
+	return SearchedRow{ID: hex.EncodeToString(sum[:5]), Design: design, System: c.System, Storage: mode.StorageName(), Guard: guard,
+		Config: c, Flags: system.Design{System: c.System, SystemOptions: c.SystemOptions}.Flags(mode)}
 }
 
 // Fingerprint identifies the matrix's settings and rows: a resume refuses a
@@ -285,13 +276,13 @@ func (c SearchConfig) Validate() error {
 // test is a row's run under a fault family's random nemesis ("none": no
 // faults) from seed. Checks stop after a number of steps, never after a
 // wall-clock time: a verdict must not depend on the machine or on -j.
-func (c SearchConfig) test(row SearchedRow, family string, seed uint64) harness.Test {
+func (c SearchConfig) test(row SearchedRow, family string, seed uint64) scenario.Test {
 	t := row.Config.Test()
 	t.Clients, t.Time, t.Nemesis, t.Seed = c.Clients, time.Duration(c.Time), family, seed
 	if row.NoLock {
-		t.Checks = slices.Clone(harness.DataChecks)
+		t.Checks = slices.Clone(system.DataChecks)
 	}
-	t.CheckBudget, t.CheckSteps = harness.Unbounded, 0
+	t.CheckBudget, t.CheckSteps = scenario.Unbounded, 0
 	return t.WithDefaults()
 }
 

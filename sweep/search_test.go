@@ -19,7 +19,9 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/system"
 )
 
 // defaultSettings is the default matrix's settings with the given rows.
@@ -66,7 +68,7 @@ func TestMustShowCellsAreUnsafe(t *testing.T) {
 			r, err := harness.Run(test)
 			require.NoError(t, err)
 			assert.Equal(t, models.Invalid, verdictOf(r, "critical-sections"), "the replay corrupts the data again")
-			assert.Subset(t, []string{harness.KindGCPause, harness.KindSessionExpiry}, harness.ViolationKinds(r.Events)[:1],
+			assert.Subset(t, []string{scenario.KindGCPause, scenario.KindSessionExpiry}, scenario.ViolationKinds(r.Events)[:1],
 				"the holder paused past its lease or session")
 		})
 	}
@@ -75,7 +77,7 @@ func TestMustShowCellsAreUnsafe(t *testing.T) {
 // TestCellsAreDecidedFromTheirIDAlone: a cell searched twice is the same
 // cell, whatever else the matrix holds.
 func TestCellsAreDecidedFromTheirIDAlone(t *testing.T) {
-	row := NewSearchedRow("redis fenced", Config{System: "redis", SystemOptions: map[string]string{"fencing": "true"}, Storage: storage.Fenced}, harness.GuardFencing)
+	row := NewSearchedRow("redis fenced", Config{System: "redis", SystemOptions: map[string]string{"fencing": "true"}, Storage: storage.Fenced}, system.GuardFencing)
 	c := defaultSettings(t, row)
 	c.Budget = 40
 	a, runsA, err := SearchCell(c, row, "crash", CellOptions{NoShrink: true})
@@ -112,7 +114,7 @@ func TestInterruptedMatrixResumesToTheSameMatrix(t *testing.T) {
 	c := SearchConfig{Preset: "test", Columns: []string{"pause", "crash"}, Budget: 15, Time: Duration(10 * time.Second), Clients: 2, CostRuns: 2, ShrinkRuns: 30,
 		Rows: []SearchedRow{
 			NewSearchedRow("Redis", Config{System: "redis"}, ""),
-			NewSearchedRow("Redis + fencing", Config{System: "redis", SystemOptions: map[string]string{"fencing": "true"}, Storage: storage.Fenced}, harness.GuardFencing),
+			NewSearchedRow("Redis + fencing", Config{System: "redis", SystemOptions: map[string]string{"fencing": "true"}, Storage: storage.Fenced}, system.GuardFencing),
 		}}
 	whole := filepath.Join(t.TempDir(), "whole")
 	m, err := SearchMatrix(c, SearchOptions{Dir: whole, Jobs: 2})
@@ -219,7 +221,7 @@ func TestDesignRowsAreTheRegisteredDesigns(t *testing.T) {
 	rows, err := DesignRows()
 	require.NoError(t, err)
 	n := 0
-	for _, d := range harness.Designs() {
+	for _, d := range system.Designs() {
 		for _, m := range d.Modes {
 			r := rows[n]
 			assert.Equal(t, d.Name, r.Design)

@@ -52,9 +52,9 @@ type SearchedMatrix struct {
 type SearchedRow struct {
 	// ID is a short hash of Config.
 	ID string `json:"id"`
-	// Design is the design in its users' words (harness.Design.Name).
+	// Design is the design in its users' words (system.Design.Name).
 	Design string `json:"design"`
-	// NoLock says the design takes no lock (harness.Design.NoLock): its
+	// NoLock says the design takes no lock (system.Design.NoLock): its
 	// cells are judged by the data checks alone.
 	NoLock bool `json:"no_lock,omitempty"`
 	// System is the registered system.
@@ -62,7 +62,7 @@ type SearchedRow struct {
 	// Storage is the storage mode: unfenced, fenced, fenced+reads or check.
 	Storage string `json:"storage"`
 	// Guard names what keeps the data safe when the lock breaks in this mode
-	// ("" when nothing but the lock does; see harness.DesignMode.Guard).
+	// ("" when nothing but the lock does; see system.DesignMode.Guard).
 	Guard string `json:"guard,omitempty"`
 	// Config is the row's exact configuration; Flags the same as
 	// `locklab run` flags ("--system redis -o fencing=true --storage fenced").

@@ -19,8 +19,8 @@ import (
 	"golang.org/x/net/html"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reports/browser"
+	"github.com/locklab/locklab/system"
 )
 
 var searchedPageOut = flag.String("searched-page-out", "",
@@ -205,7 +205,7 @@ func TestFaultModelsSortTheDesignsByWhatTheSearchFound(t *testing.T) {
 	}
 	rows := []row{
 		{"corrupts", "", 0.5, VerdictCorrupted, VerdictCorrupted},
-		{"fenced", harness.GuardFencing, 2, VerdictLockBroke, VerdictLockBroke},
+		{"fenced", system.GuardFencing, 2, VerdictLockBroke, VerdictLockBroke},
 		{"breaks unguarded", "", 1.5, VerdictLockBroke, VerdictNoViolation},
 		{"undecided", "", 1.2, VerdictUnknown, VerdictNoViolation},
 		{"quiet", "", 1.1, VerdictNoFault, VerdictNoViolation},
@@ -215,7 +215,7 @@ func TestFaultModelsSortTheDesignsByWhatTheSearchFound(t *testing.T) {
 	m := SearchedMatrix{Preset: "test", Columns: []string{"pause", "random"}, Budget: 400, Time: Duration(20 * time.Second), Clients: 3}
 	for i, r := range rows {
 		storage := "unfenced"
-		if r.guard == harness.GuardFencing {
+		if r.guard == system.GuardFencing {
 			storage = "fenced"
 		}
 		m.Rows = append(m.Rows, SearchedRow{ID: strconv.Itoa(i), Design: r.design, Storage: storage, Guard: r.guard,

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/system"
 )
 
 // smallGrid is a grid of a few runs: redis unfenced and redis with tokens and
@@ -115,7 +115,7 @@ func TestMatrixTellsCorruptedFromSafe(t *testing.T) {
 }
 
 // TestLockBrokeNamesWhatSavedTheData: a row whose lock broke with its data
-// intact names its guard (harness.GuardOf) — fencing only for fenced rows,
+// intact names its guard (system.GuardOf) — fencing only for fenced rows,
 // the transaction, the compare-and-set, etcd's guarded Txn or the sequencer
 // check otherwise — and an unfenced row with no guard says that nothing but
 // the lock guards its data; no unfenced row says fencing.
@@ -278,7 +278,7 @@ func TestCatalogRowsComeFromTheRegistries(t *testing.T) {
 		assert.False(t, ids[r.ID], "row %s twice", r.Name)
 		ids[r.ID] = true
 	}
-	for _, s := range harness.SystemNames() {
+	for _, s := range system.Names() {
 		assert.True(t, systems[s], "system %s has a row", s)
 	}
 	names := map[string]bool{}

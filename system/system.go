@@ -218,3 +218,13 @@ func Names() []string {
 	}
 	return out
 }
+
+// Unregister removes the system called name from the registry and reports
+// whether it was there. A system registers for the life of the program; this
+// is for a test that registers a throw-away system (to see what a new system
+// gets without further code) and must leave the registry as it found it.
+func Unregister(name string) bool {
+	n := len(registry)
+	registry = slices.DeleteFunc(registry, func(s System) bool { return s.Name == name })
+	return len(registry) < n
+}

@@ -8,29 +8,56 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/lockapi"
-	"github.com/locklab/locklab/sim"
 )
 
-// errClosed means the server had ended the connection: the request did not
-// run.
-var errClosed = errors.New("connection closed by the server")
+// ErrClosed means the server had ended the connection (or none could be
+// opened): the request certainly did not run, and the next one goes on a
+// new connection.
+var ErrClosed = errors.New("connection closed by the server")
+
+// ErrNotSent means a request was certainly not sent (live: the keep-alive
+// ping held the connection). A commit not sent leaves its transaction open:
+// a later commit on the connection may still commit its writes.
+var ErrNotSent = errors.New("not sent")
 
 // errAborted means the server had aborted the transaction: a commit
 // committed nothing.
 var errAborted = errors.New("transaction aborted")
 
+// Transport is how a Client reaches the database: its recipe (the lock
+// modes, attempts and back-off, owner ids, transactions and the outcome of
+// every request) is written once over it. The simulated transport sends Req
+// and Resp messages from the client's sim.Proc and pings from a process of
+// its own; the live one (backends/database/live) runs each Req as SQL on
+// PostgreSQL connections (pgx) and pings from a goroutine. Calls come from
+// the client's one routine.
+type Transport interface {
+	// Call runs req on the client's current connection (opening one if
+	// there is none; req.Conn is the transport's), waiting at most timeout.
+	// An error is classified: one wrapping ErrClosed means the request
+	// certainly did not run (the server had ended the connection), one
+	// wrapping lockapi.ErrUnknown that it may have, any other that the
+	// server refused it.
+	Call(req Req, timeout time.Duration) (Resp, error)
+	// Conn names the current connection ("" while there is none).
+	Conn() string
+	// Reconnect ends the current connection (the server aborts its
+	// transaction and releases its locks); the next request opens a new one.
+	Reconnect()
+	// OnNewConnection registers fn, called whenever the client's requests
+	// move to a new connection: the transactions of the old one are gone.
+	OnNewConnection(fn func())
+}
+
 // Client is the lock client and the data client of one client node: one
 // connection at a time (a new one after the server closed it), kept alive
-// by a background process that pings it every conn-timeout/3. It implements
-// lockapi.Lock in the configured mode and, with resource=db (or
+// by the transport's keep-alive, which pings it every conn-timeout/3. It
+// implements lockapi.Lock in the configured mode and, with resource=db (or
 // optimistic), lockapi.Storage over the data rows.
 type Client struct {
-	p        *sim.Proc
-	server   sim.NodeID
+	env      lockapi.Env
+	t        Transport
 	opts     Options
-	connN    int
-	conn     string
-	pinging  bool
 	acquired int
 	held     *lockapi.Lease
 	inTxn    bool             // for-update: the lock's transaction is open
@@ -73,8 +100,9 @@ func (c *Client) txnBegun(key string) {
 }
 
 // commit commits the connection's transaction, telling onTxn when the
-// transaction holds writes of owner: nil committed, errClosed or
-// errAborted certainly not, lockapi.ErrUnknown maybe.
+// transaction holds writes of owner: nil committed, ErrClosed or
+// errAborted certainly not, lockapi.ErrUnknown maybe (a commit not sent,
+// ErrNotSent, is told as maybe: its transaction stays open).
 func (c *Client) commit(owner string) error {
 	told := c.onTxn != nil && c.txnOwner == owner && owner != ""
 	if told {
@@ -86,7 +114,11 @@ func (c *Client) commit(owner string) error {
 		err = fmt.Errorf("database: commit: %s: %w", r.Err, errAborted)
 	}
 	if told {
-		c.onTxn(TxnStep{Commit: true, Done: true, Owner: owner, Err: err})
+		outcome := err
+		if errors.Is(err, ErrNotSent) {
+			outcome = fmt.Errorf("%w: the transaction stays open: %w", err, lockapi.ErrUnknown)
+		}
+		c.onTxn(TxnStep{Commit: true, Done: true, Owner: owner, Err: outcome})
 	}
 	return err
 }
@@ -96,60 +128,41 @@ var (
 	_ lockapi.Storage = (*Client)(nil)
 )
 
-// NewClient returns the client of process p.
-func NewClient(p *sim.Proc, server sim.NodeID, o Options) *Client {
-	c := &Client{p: p, server: server, opts: o, versions: map[string]int64{}}
-	c.reconnect()
+// New returns the client of env (the client node's main routine) reaching
+// the database through t.
+func New(env lockapi.Env, t Transport, o Options) *Client {
+	c := &Client{env: env, t: t, opts: o, versions: map[string]int64{}}
+	t.OnNewConnection(func() { c.inTxn, c.pending = false, false })
 	return c
 }
 
-func (c *Client) reconnect() {
-	c.connN++
-	c.conn = fmt.Sprintf("%s/%d", c.p.Name(), c.connN)
-	c.inTxn, c.pending = false, false
-	if !c.pinging {
-		c.pinging = true
-		c.p.Spawn(c.p.Name()+"/ping", c.ping)
-	}
-}
-
-// ping keeps the current connection alive.
-func (c *Client) ping(w *sim.Proc) {
-	for {
-		w.Sleep(c.opts.ConnTimeout / 3)
-		_, _ = w.Call(c.server, Req{Conn: c.conn, Op: OpPing}, c.opts.RequestTimeout)
-	}
-}
-
-// call sends req on the current connection. A timeout is an unknown outcome;
-// "closed" opens a new connection and is errClosed (certainly not run).
+// call sends req on the current connection, waiting the request timeout
+// plus extra.
 func (c *Client) call(req Req, extra time.Duration) (Resp, error) {
-	req.Conn = c.conn
-	body, err := c.p.Call(c.server, req, c.opts.RequestTimeout+extra)
+	r, err := c.t.Call(req, c.opts.RequestTimeout+extra)
 	if err != nil {
-		return Resp{}, fmt.Errorf("database: %s %s: %w: %w", req.Op, req.Key, lockapi.ErrUnknown, err)
-	}
-	r := body.(Resp)
-	if r.Err == "closed" {
-		c.reconnect()
-		return r, fmt.Errorf("database: %s %s: %w", req.Op, req.Key, errClosed)
+		return r, fmt.Errorf("database: %s %s: %w", req.Op, req.Key, err)
 	}
 	return r, nil
 }
 
+// lockTxn reports whether the lock's transaction (for-update) is open, on a
+// connection that has not ended.
+func (c *Client) lockTxn() bool { return c.inTxn && c.t.Conn() != "" }
+
 // Acquire takes key in the configured mode, waiting at most wait.
 func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
 	c.acquired++
-	owner := fmt.Sprintf("%s#%d", c.p.Name(), c.acquired)
+	owner := fmt.Sprintf("%s#%d", c.env.Name(), c.acquired)
 	if c.opts.Mode == ModeOptimistic {
 		clear(c.versions) // a critical section's reads start afresh
 		l := lockapi.Lease{Key: key, Owner: owner, Detail: "optimistic: no lock"}
 		c.held = &l
 		return l, nil
 	}
-	until := c.p.Mono() + wait
+	until := c.env.Mono() + wait
 	for attempt := 1; ; attempt++ {
-		sent := c.p.Mono()
+		sent := c.env.Mono()
 		l, err := c.try(key, owner, until)
 		if err == nil {
 			l.Key, l.Owner, l.HasToken = key, owner, true
@@ -159,10 +172,10 @@ func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) 
 			c.held = &l
 			return l, nil
 		}
-		if !errors.Is(err, lockapi.ErrNotAcquired) || c.p.Mono() >= until {
+		if !errors.Is(err, lockapi.ErrNotAcquired) || c.env.Mono() >= until {
 			return lockapi.Lease{}, fmt.Errorf("database: acquire %s (%s, %d attempts): %w", key, c.opts.Mode, attempt, err)
 		}
-		lockapi.SleepBackoff(c.p, c.opts.BackoffMax, until-c.p.Mono())
+		lockapi.SleepBackoff(c.env, c.opts.BackoffMax, until-c.env.Mono())
 	}
 }
 
@@ -170,10 +183,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) 
 func (c *Client) try(key, owner string, until time.Duration) (lockapi.Lease, error) {
 	switch c.opts.Mode {
 	case ModeUniqueRow:
-		now := c.p.Wall()
-		if srv, ok := c.p.World().Nodes()[c.server].Handler().(*Server); ok {
-			srv.stamped(owner, now, c.p.World().Now()) // the record of grants, when recorded
-		}
+		now := c.env.Wall()
 		r, err := c.call(Req{Op: OpInsertLock, Key: key, Owner: owner, Now: now, Expiry: now + c.opts.TTL}, 0)
 		if err != nil {
 			return lockapi.Lease{}, notAcquired(err)
@@ -190,14 +200,14 @@ func (c *Client) try(key, owner string, until time.Duration) (lockapi.Lease, err
 		if !r.OK {
 			return lockapi.Lease{}, fmt.Errorf("advisory lock held by %s: %w", r.Owner, lockapi.ErrNotAcquired)
 		}
-		return lockapi.Lease{Token: r.Token, Detail: "pg_try_advisory_lock on " + c.conn}, nil
+		return lockapi.Lease{Token: r.Token, Detail: "pg_try_advisory_lock on " + c.t.Conn()}, nil
 	}
-	wait := max(0, until-c.p.Mono())
+	wait := max(0, until-c.env.Mono())
 	r, err := c.call(Req{Op: OpSelectForUpdate, Key: "lock/" + key, Owner: owner, Wait: wait}, min(wait, c.opts.LockWaitTimeout))
 	if err != nil {
 		if lockapi.Unknown(err) {
 			_, _ = c.call(Req{Op: OpRollback}, 0)
-			c.reconnect() // the lock may be granted to the old connection; the server ends it
+			c.t.Reconnect() // the lock may be granted to the old connection; the server ends it
 		}
 		return lockapi.Lease{}, notAcquired(err)
 	}
@@ -206,7 +216,7 @@ func (c *Client) try(key, owner string, until time.Duration) (lockapi.Lease, err
 		return lockapi.Lease{}, fmt.Errorf("row held by %s (%s): %w", r.Owner, r.Err, lockapi.ErrNotAcquired)
 	}
 	c.inTxn = true
-	return lockapi.Lease{Token: r.Token, Detail: "SELECT FOR UPDATE in a transaction of " + c.conn}, nil
+	return lockapi.Lease{Token: r.Token, Detail: "SELECT FOR UPDATE in a transaction of " + c.t.Conn()}, nil
 }
 
 func notAcquired(err error) error {
@@ -225,7 +235,7 @@ func (c *Client) Release(l lockapi.Lease) error {
 	case ModeUniqueRow:
 		r, err := c.call(Req{Op: OpDeleteLock, Key: l.Key, Owner: l.Owner}, 0)
 		if c.pending {
-			c.p.Sleep(c.opts.CommitDelay)
+			c.env.Sleep(c.opts.CommitDelay)
 			_ = c.commit(l.Owner)
 			c.pending = false
 		}
@@ -234,7 +244,7 @@ func (c *Client) Release(l lockapi.Lease) error {
 		r, err := c.call(Req{Op: OpAdvisoryUnlock, Key: l.Key}, 0)
 		return released(l, r, err)
 	}
-	if !c.inTxn {
+	if !c.lockTxn() {
 		return fmt.Errorf("database: release %s: no transaction open: %w", l.Key, lockapi.ErrNotHeld)
 	}
 	c.inTxn = false
@@ -287,7 +297,7 @@ func (c *Client) Write(key string, value int64, token uint64) error {
 		}
 		c.pending = true
 		c.txnBegun(key)
-	case c.opts.Mode == ModeForUpdate && c.inTxn:
+	case c.opts.Mode == ModeForUpdate && c.lockTxn():
 		c.txnBegun(key)
 	}
 	r, err := c.call(req, 0)
@@ -296,7 +306,7 @@ func (c *Client) Write(key string, value int64, token uint64) error {
 
 func rejectedOr(key string, r Resp, err error) error {
 	switch {
-	case errors.Is(err, errClosed):
+	case errors.Is(err, ErrClosed):
 		return fmt.Errorf("database: write %s: %w: %w", key, err, lockapi.ErrRejected)
 	case err != nil:
 		return fmt.Errorf("database: write %s: %w", key, err)

@@ -35,7 +35,7 @@
 //
 // What of PostgreSQL matters for a lock built on it, whether the model has
 // it, and the test that shows it (sim: this package; live:
-// backends/live/database and package live, against a real server; the
+// backends/database/live and package live, against a real server; the
 // catalog: harness). docs/fidelity/postgresql.md has the same as a table.
 //
 //   - Unique row, taken over when its expiry (the holder's wall clock +

@@ -108,27 +108,41 @@ func deployDatabase(w *sim.World, opts map[string]string) (system.Deployment, er
 
 // recordTxns records the begin and the commit of a database client's data
 // transactions on a process of their own on the client's node (opened at
-// the first: a run without transactions numbers its processes as before),
-// linked to the writes by owner: a write inside a transaction applies only
-// if its commit does (see package history, Transactions).
+// the first: a run without transactions numbers its processes as before).
 func recordTxns(log *history.Log, n *sim.Node) func(TxnStep) {
+	return RecordTxns(func() *history.Recorder { return log.NewRecorder(n.Name(), system.Clock(n)) }, nil)
+}
+
+// RecordTxns returns the function that records the steps a client tells of
+// its data transactions (Client.OnTxn) in the history, in both worlds: on
+// the process newRecorder opens at the first step, linked to the writes by
+// owner, so that a write inside a transaction applies only if its commit
+// does (see package history, Transactions). When stopped (nil: never)
+// reports true, nothing more is recorded: a commit whose outcome the run did
+// not see stays without a completion (unknown).
+func RecordTxns(newRecorder func() *history.Recorder, stopped func() bool) func(TxnStep) {
 	var rec *history.Recorder
 	var commit history.Op
+	open := false
 	return func(s TxnStep) {
+		if stopped != nil && stopped() {
+			return
+		}
 		if rec == nil {
-			rec = log.NewRecorder(n.Name(), system.Clock(n))
+			rec = newRecorder()
 		}
 		switch {
 		case !s.Commit:
 			rec.Invoke(history.Event{F: history.FBegin, Key: s.Key, Owner: s.Owner}).Complete(history.OK, history.Event{})
 		case !s.Done:
-			commit = rec.Invoke(history.Event{F: history.FCommit, Owner: s.Owner})
-		default:
+			commit, open = rec.Invoke(history.Event{F: history.FCommit, Owner: s.Owner}), true
+		case open:
 			e := history.Event{}
 			if s.Err != nil {
 				e.Detail = s.Err.Error()
 			}
 			commit.Complete(txnOutcome(s.Err), e)
+			open = false
 		}
 	}
 }

@@ -117,4 +117,6 @@ func (c *Cluster) memberIDs() []sim.NodeID {
 func (c *Cluster) NewKV(p *sim.Proc) *KVClient { return newKV(p, c.memberIDs(), c.opts) }
 
 // NewLock returns the lock client (session + recipe) of process p.
-func (c *Cluster) NewLock(p *sim.Proc) *Lock { return newLock(p, c.NewKV(p), c.opts) }
+func (c *Cluster) NewLock(p *sim.Proc) *Lock {
+	return NewLock(p, simTransport{kv: c.NewKV(p), p: p}, c.opts, "")
+}

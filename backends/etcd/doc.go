@@ -41,9 +41,11 @@
 //
 // KVClient is clientv3's client: it follows NotLeader hints, rotates members
 // on timeouts and retries within a budget; a retried write may apply twice,
-// as in etcd. Lock is concurrency.Session (a lease kept alive every TTL/3 by a
-// background process; done when the lease is gone or no keep-alive succeeded
-// for a TTL) plus one of two recipes: the queue mutex of clientv3 (put
+// as in etcd. It is the simulated Transport of Lock, the lock client written
+// once for both worlds (the live form, backends/etcd/live, gives it clientv3
+// as its Transport). Lock is concurrency.Session (a lease kept alive every
+// TTL/3 by a background routine; done when the lease is gone or no
+// keep-alive succeeded for a TTL) plus one of two recipes: the queue mutex of clientv3 (put
 // prefix/<lease-id> under the lease; the lowest create revision holds;
 // waiters watch the key just below theirs), or the simple txn lock. Either
 // way the fencing token is the create revision of the holder's key. Options

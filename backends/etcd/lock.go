@@ -3,10 +3,10 @@ package etcd
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/lockapi"
-	"github.com/locklab/locklab/sim"
 )
 
 // ErrSessionExpired is what the mutex returns when its key vanished while it
@@ -14,8 +14,9 @@ import (
 var ErrSessionExpired = errors.New("session expired")
 
 // Session is clientv3's concurrency.Session: a lease kept alive every TTL/3
-// by a background process. It is done when the server says the lease is gone
-// or when no keep-alive succeeded for a TTL (the client's deadline).
+// by a background routine. It is done when the server says the lease is gone,
+// when no keep-alive succeeded for a TTL (the client's deadline), or when the
+// transport's library ended it. Its fields are guarded by its Lock's mu.
 type Session struct {
 	lease    int64
 	ttl      time.Duration
@@ -26,9 +27,6 @@ type Session struct {
 // Lease is the session's lease id.
 func (s *Session) Lease() int64 { return s.lease }
 
-// Done reports whether the session has ended, judged at mono.
-func (s *Session) Done(mono time.Duration) bool { return s.done || mono >= s.deadline }
-
 // hold is the lock the client believes it holds.
 type hold struct {
 	lease lockapi.Lease
@@ -37,18 +35,27 @@ type hold struct {
 	rev   int64  // its create revision: the fencing token
 }
 
-// Lock is the lock client of one client node: a Session and one of the two
-// recipes (the queue mutex or the simple txn lock), plus the guarded write
-// of a resource kept in etcd. It implements lockapi.Lock and
-// lockapi.RenewObserver (the session's keep-alives are recorded as renewals
-// of the lock held at the time).
+// Lock is the lock client of one client node, written once for the simulated
+// and the live etcd: a Session and one of the two recipes (the queue mutex,
+// as clientv3's concurrency.Mutex writes it, or the simple txn lock), plus
+// the guarded write of a resource kept in etcd, over a Transport. It
+// implements lockapi.Lock and lockapi.RenewObserver (the session's
+// keep-alives are recorded as renewals of the lock held at the time).
+//
+// Its keep-alive routine runs beside Acquire and Release (live, in another
+// goroutine), so mu guards the fields they share; it is never held across a
+// request or a sleep (in the simulator that would stop the kernel).
 type Lock struct {
-	kv      *KVClient
-	opts    Options
-	p       *sim.Proc
+	env    lockapi.Env
+	tr     Transport
+	opts   Options
+	prefix string // put before every lock key (live: LockPrefix, beside the resource's keys)
+
+	mu      sync.Mutex
 	sess    *Session
 	held    *hold
 	onRenew func(l lockapi.Lease, done bool, err error)
+	renewMu sync.Mutex // one observer call at a time (an ended session's routine may still report)
 }
 
 var (
@@ -56,47 +63,89 @@ var (
 	_ lockapi.RenewObserver = (*Lock)(nil)
 )
 
-func newLock(p *sim.Proc, kv *KVClient, o Options) *Lock { return &Lock{p: p, kv: kv, opts: o} }
+// NewLock returns the lock client of the client whose main routine is env,
+// sending its requests through tr; every lock key it makes starts with
+// prefix.
+func NewLock(env lockapi.Env, tr Transport, o Options, prefix string) *Lock {
+	return &Lock{env: env, tr: tr, opts: o, prefix: prefix}
+}
 
 // OnRenew registers the observer of keep-alives.
-func (l *Lock) OnRenew(fn func(l lockapi.Lease, done bool, err error)) { l.onRenew = fn }
+func (l *Lock) OnRenew(fn func(l lockapi.Lease, done bool, err error)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.onRenew = fn
+}
 
-// Session is the current session (nil before the first acquire).
-func (l *Lock) Session() *Session { return l.sess }
+// observe reports a renewal of lease to the observer, if there is one.
+func (l *Lock) observe(fn func(lockapi.Lease, bool, error), lease lockapi.Lease, done bool, err error) {
+	if fn == nil {
+		return
+	}
+	l.renewMu.Lock()
+	defer l.renewMu.Unlock()
+	fn(lease, done, err)
+}
+
+// ended reports whether s is over, judged at mono, and marks it so.
+func (l *Lock) ended(s *Session, mono time.Duration) bool {
+	lib := l.tr.Ended(s.lease)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s.done || lib || mono >= s.deadline {
+		s.done = true
+	}
+	return s.done
+}
+
+// end marks s over (the server said its lease is gone).
+func (l *Lock) end(s *Session) {
+	l.mu.Lock()
+	s.done = true
+	l.mu.Unlock()
+}
 
 // session returns a live session, granting a new lease when there is none.
 func (l *Lock) session() (*Session, error) {
-	if l.sess != nil && !l.sess.Done(l.p.Mono()) {
-		return l.sess, nil
+	l.mu.Lock()
+	s := l.sess
+	l.mu.Unlock()
+	if s != nil && !l.ended(s, l.env.Mono()) {
+		return s, nil
 	}
-	if l.sess != nil {
-		l.sess.done = true // its keep-alive process stops
-	}
-	sent := l.p.Mono()
-	r, err := l.kv.Grant(l.p, l.opts.TTL)
+	sent := l.env.Mono()
+	r, err := l.tr.Grant(l.env, l.opts.TTL)
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
-	s := &Session{lease: r.Lease, ttl: r.TTL, deadline: sent + r.TTL}
+	s = &Session{lease: r.Lease, ttl: r.TTL, deadline: sent + r.TTL}
+	l.mu.Lock()
 	l.sess = s
-	l.p.Spawn(l.p.Name()+"/keepalive", func(w *sim.Proc) { l.keepAlive(w, s) })
+	l.mu.Unlock()
+	l.tr.Go(l.env.Name()+"/keepalive", func(w lockapi.Env) { l.keepAlive(w, s) })
 	return s, nil
 }
 
 // keepAlive renews s every TTL/3 until it is done.
-func (l *Lock) keepAlive(w *sim.Proc, s *Session) {
+func (l *Lock) keepAlive(w lockapi.Env, s *Session) {
 	for {
 		w.Sleep(s.ttl / 3)
-		if s.Done(w.Mono()) {
-			s.done = true
+		if l.ended(s, w.Mono()) {
 			return
 		}
-		h := l.held
-		if h != nil && l.onRenew != nil {
-			l.onRenew(h.lease, false, nil)
+		l.mu.Lock()
+		h, fn := l.held, l.onRenew
+		var before lockapi.Lease
+		if h != nil {
+			before = h.lease
+		}
+		l.mu.Unlock()
+		if h != nil {
+			l.observe(fn, before, false, nil)
 		}
 		sent := w.Mono()
-		ttl, err := l.kv.KeepAliveOnce(w, s.lease)
+		ttl, err := l.tr.KeepAliveOnce(w, s.lease)
+		l.mu.Lock()
 		switch {
 		case err == nil && ttl > 0:
 			s.deadline = max(s.deadline, sent+ttl)
@@ -104,14 +153,18 @@ func (l *Lock) keepAlive(w *sim.Proc, s *Session) {
 			s.done = true
 			err = fmt.Errorf("etcd: keep-alive %x: lease gone: %w", s.lease, lockapi.ErrNotHeld)
 		}
-		if h != nil && l.onRenew != nil {
+		var after lockapi.Lease
+		if h != nil {
 			if err == nil && l.held == h {
 				h.lease.Deadline = s.deadline
 			}
-			l.onRenew(h.lease, true, err)
+			after = h.lease
 		}
-		if s.Done(w.Mono()) {
-			s.done = true
+		l.mu.Unlock()
+		if h != nil {
+			l.observe(fn, after, true, err)
+		}
+		if l.ended(s, w.Mono()) {
 			return
 		}
 	}
@@ -119,24 +172,27 @@ func (l *Lock) keepAlive(w *sim.Proc, s *Session) {
 
 // Acquire takes key with the configured recipe, waiting at most wait.
 func (l *Lock) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
-	until := l.p.Mono() + wait
+	until := l.env.Mono() + wait
 	s, err := l.session()
 	if err != nil {
 		return lockapi.Lease{}, fmt.Errorf("etcd: acquire %s: %w", key, notAcquired(err))
 	}
 	var h *hold
 	if l.opts.Lock == LockTxn {
-		h, err = l.txnLock(s, key, until)
+		h, err = l.txnLock(s, l.prefix+key, until)
 	} else {
-		h, err = l.mutexLock(s, key, wait, until)
+		h, err = l.mutexLock(s, l.prefix+key, wait, until)
 	}
 	if err != nil {
 		return lockapi.Lease{}, fmt.Errorf("etcd: acquire %s: %w", key, err)
 	}
 	h.lease.Key, h.lease.Owner, h.lease.Token, h.lease.HasToken = key, h.owner, uint64(h.rev), true
+	l.mu.Lock()
 	h.lease.Deadline = s.deadline
 	l.held = h
-	return h.lease, nil
+	lease := h.lease
+	l.mu.Unlock()
+	return lease, nil
 }
 
 // notAcquired keeps an unknown outcome unknown and makes any other error a
@@ -153,13 +209,13 @@ func (l *Lock) mutexLock(s *Session, key string, wait, until time.Duration) (*ho
 	pfx := key + "/"
 	myKey := fmt.Sprintf("%s%x", pfx, s.lease)
 	owner := Op{Type: OpGet, Key: pfx, Prefix: true, Order: OrderFirstCreate}
-	r, err := l.kv.Txn(l.p, Txn{
+	r, err := l.txn(l.env, Txn{
 		If:   []Compare{{Key: myKey, Target: TargetCreate, Result: "=", Int: 0}},
 		Then: []Op{{Type: OpPut, Key: myKey, Lease: s.lease}, owner},
 		Else: []Op{{Type: OpGet, Key: myKey}, owner},
 	})
 	if errors.Is(err, ErrLeaseGone) {
-		s.done = true
+		l.end(s)
 	}
 	if err != nil {
 		return nil, notAcquired(err)
@@ -185,13 +241,13 @@ func (l *Lock) mutexLock(s *Session, key string, wait, until time.Duration) (*ho
 		h.lease.Detail += ", granted after waiting without checking its own key (3.4.3)"
 		return h, nil
 	}
-	g, err := l.kv.Get(l.p, Op{Key: myKey})
+	g, err := l.get(Op{Key: myKey})
 	if err != nil {
 		l.unlock(h)
 		return nil, notAcquired(err)
 	}
 	if len(g.Results[0].Kvs) == 0 {
-		s.done = true
+		l.end(s)
 		return nil, fmt.Errorf("key %s gone after waiting: %w: %w", myKey, ErrSessionExpired, lockapi.ErrNotAcquired)
 	}
 	h.lease.Detail += ", own key checked after waiting"
@@ -202,7 +258,7 @@ func (l *Lock) mutexLock(s *Session, key string, wait, until time.Duration) (*ho
 // is gone (clientv3's waitDeletes).
 func (l *Lock) waitDeletes(pfx string, maxRev int64, until time.Duration) error {
 	for {
-		r, err := l.kv.Get(l.p, Op{Key: pfx, Prefix: true, Order: OrderLastCreate, MaxCreateRev: maxRev})
+		r, err := l.get(Op{Key: pfx, Prefix: true, Order: OrderLastCreate, MaxCreateRev: maxRev})
 		if err != nil {
 			return notAcquired(err)
 		}
@@ -210,7 +266,7 @@ func (l *Lock) waitDeletes(pfx string, maxRev int64, until time.Duration) error 
 			return nil
 		}
 		last := r.Results[0].Kvs[0]
-		if !l.kv.WaitDelete(l.p, last.Key, r.Revision, until) {
+		if !l.tr.WaitDelete(l.env, last.Key, r.Revision, until) {
 			return fmt.Errorf("waited for %s until the budget ran out: %w", last.Key, lockapi.ErrNotAcquired)
 		}
 	}
@@ -219,15 +275,15 @@ func (l *Lock) waitDeletes(pfx string, maxRev int64, until time.Duration) error 
 // txnLock is the simple lock: If CreateRevision(key)==0 Then Put(key, id,
 // lease) Else Get(key), waiting for the key's deletion between attempts.
 func (l *Lock) txnLock(s *Session, key string, until time.Duration) (*hold, error) {
-	id := fmt.Sprintf("%s/%x", l.p.Name(), s.lease)
+	id := fmt.Sprintf("%s/%x", l.env.Name(), s.lease)
 	for {
-		r, err := l.kv.Txn(l.p, Txn{
+		r, err := l.txn(l.env, Txn{
 			If:   []Compare{{Key: key, Target: TargetCreate, Result: "=", Int: 0}},
 			Then: []Op{{Type: OpPut, Key: key, Value: id, Lease: s.lease}},
 			Else: []Op{{Type: OpGet, Key: key}},
 		})
 		if errors.Is(err, ErrLeaseGone) {
-			s.done = true
+			l.end(s)
 		}
 		if err != nil {
 			return nil, notAcquired(err)
@@ -240,7 +296,7 @@ func (l *Lock) txnLock(s *Session, key string, until time.Duration) (*hold, erro
 				if len(kvs) > 0 {
 					holder = kvs[0].Value
 				}
-				if l.p.Mono() >= until || !l.kv.WaitDelete(l.p, key, r.Revision, until) {
+				if l.env.Mono() >= until || !l.tr.WaitDelete(l.env, key, r.Revision, until) {
 					return nil, fmt.Errorf("held by %s: %w", holder, lockapi.ErrNotAcquired)
 				}
 				continue
@@ -255,17 +311,19 @@ func (l *Lock) txnLock(s *Session, key string, until time.Duration) (*hold, erro
 
 // Release deletes the lock's key.
 func (l *Lock) Release(lease lockapi.Lease) error {
+	l.mu.Lock()
 	h := l.held
+	l.held = nil
+	l.mu.Unlock()
 	if h == nil || h.owner != lease.Owner || uint64(h.rev) != lease.Token {
 		h = &hold{key: lease.Owner, owner: lease.Owner, rev: int64(lease.Token)}
 		if l.opts.Lock == LockTxn {
-			h.key = lease.Key
+			h.key = l.prefix + lease.Key
 		}
 	}
-	l.held = nil
 	if err := l.unlock(h); err != nil {
 		if l.opts.UnlockRetry > 0 && lockapi.Unknown(err) {
-			l.p.Spawn(l.p.Name()+"/unlock-retry", func(w *sim.Proc) {
+			l.tr.Go(l.env.Name()+"/unlock-retry", func(w lockapi.Env) {
 				w.Sleep(l.opts.UnlockRetry)
 				_ = l.unlockOn(w, h)
 			})
@@ -275,17 +333,18 @@ func (l *Lock) Release(lease lockapi.Lease) error {
 	return nil
 }
 
-func (l *Lock) unlock(h *hold) error { return l.unlockOn(l.p, h) }
+func (l *Lock) unlock(h *hold) error { return l.unlockOn(l.env, h) }
 
-// unlockOn deletes h's key on process p: by name (unlock=delete), or only if
-// its create revision is still h's (unlock=guarded).
-func (l *Lock) unlockOn(p *sim.Proc, h *hold) error {
+// unlockOn deletes h's key on behalf of routine env: by name
+// (unlock=delete), or only if its create revision is still h's
+// (unlock=guarded).
+func (l *Lock) unlockOn(env lockapi.Env, h *hold) error {
 	del := Op{Type: OpDelete, Key: h.key}
 	t := Txn{Then: []Op{del}}
 	if l.opts.Unlock == UnlockGuarded {
 		t.If = []Compare{{Key: h.key, Target: TargetCreate, Result: "=", Int: h.rev}}
 	}
-	resp, err := l.kv.Do(p, Command{Type: CmdTxn, Txn: t}, false)
+	resp, err := l.tr.Txn(env, t, false)
 	r := resp.Result
 	switch {
 	case err != nil:
@@ -301,8 +360,23 @@ func (l *Lock) unlockOn(p *sim.Proc, h *hold) error {
 
 // heldKey returns the key and create revision of the lock held with token.
 func (l *Lock) heldKey(token uint64) (*hold, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.held == nil || uint64(l.held.rev) != token {
 		return nil, false
 	}
 	return l.held, true
+}
+
+// txn runs t through the log on behalf of routine env.
+func (l *Lock) txn(env lockapi.Env, t Txn) (Result, error) {
+	r, err := l.tr.Txn(env, t, false)
+	return r.Result, err
+}
+
+// get reads op with the configured consistency (reads=).
+func (l *Lock) get(op Op) (Result, error) {
+	op.Type = OpGet
+	r, err := l.tr.Txn(l.env, Txn{Then: []Op{op}}, l.opts.Reads == ReadsSerializable)
+	return r.Result, err
 }

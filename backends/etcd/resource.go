@@ -51,7 +51,7 @@ func NewGuardedStore(lock *Lock) *GuardedStore { return &GuardedStore{lock: lock
 
 // Read returns the cell's value (0 if never written).
 func (r *GuardedStore) Read(key string, token uint64) (int64, error) {
-	res, err := r.lock.kv.Get(r.lock.p, Op{Key: ResourcePrefix + key})
+	res, err := r.lock.get(Op{Key: ResourcePrefix + key})
 	if err != nil {
 		return 0, fmt.Errorf("etcd: read %s: %w", key, err)
 	}
@@ -72,7 +72,7 @@ func (r *GuardedStore) Write(key string, value int64, token uint64) error {
 	if !ok {
 		return fmt.Errorf("etcd: write %s: no lock held with token %d: %w", key, token, lockapi.ErrRejected)
 	}
-	res, err := r.lock.kv.Txn(r.lock.p, Txn{
+	res, err := r.lock.txn(r.lock.env, Txn{
 		If:   []Compare{{Key: h.key, Target: TargetCreate, Result: "=", Int: h.rev}},
 		Then: []Op{{Type: OpPut, Key: ResourcePrefix + key, Value: strconv.FormatInt(value, 10)}},
 	})

@@ -115,7 +115,5 @@ func (c *Cluster) serverIDs() []sim.NodeID {
 
 // NewClient returns the lock client library of process p.
 func (c *Cluster) NewClient(p *sim.Proc) *Client {
-	cl := NewClient(p, c.serverIDs(), c.opts)
-	cl.truth = c.truth
-	return cl
+	return NewClient(p, &procTransport{p: p, servers: c.serverIDs(), stamps: c.opts.Stamp == StampClient, truth: c.truth}, c.opts)
 }

@@ -77,7 +77,7 @@
 //     lease, context). Modelled. Shown by: backends/raftkv/lockfsm:
 //     TestLockStateMachine, TestRefusalReportsTheOwnersContext; backends/raftkv:
 //     TestLockGrantsRefusesAndReenters. Against the real server:
-//     backends/live/raftkv: TestClusterGrantsWithTokensAndRedirects; live:
+//     backends/raftkv/live: TestClusterGrantsWithTokensAndRedirects; live:
 //     kleppmann-gc-pause raftkv rows.
 //   - unlock counts down and deletes at zero; unlock=delete frees the lock at
 //     the first nested release. Modelled (unlock=delete is a comparison
@@ -111,7 +111,7 @@
 //     forwarding); the client follows hints and rotates over the nodes.
 //     Modelled. Shown by: backends/raftkv:
 //     TestClientFollowsTheLeaderAcrossAPartition, TestResolveFollowsTheLeader.
-//     Against the real server: backends/live/raftkv:
+//     Against the real server: backends/raftkv/live:
 //     TestClusterGrantsWithTokensAndRedirects.
 //   - A request that timed out and was not settled is indeterminate. Modelled.
 //     Shown by: backends/raftkv: TestRequestLostInAPartitionIsUnknown. Against
@@ -127,7 +127,7 @@
 //     Modelled (etcd raft; the simulator draws the timeouts from the seed).
 //     Shown by: backends/raftkv: TestElectsOneLeaderAndReplaysExactly,
 //     TestInitialLeaderCampaignsFirst; harness: TestRaftAuditIsAVerdict,
-//     TestRaftTracesAreUnchanged. Against the real server: backends/live/raftkv:
+//     TestRaftTracesAreUnchanged. Against the real server: backends/raftkv/live:
 //     TestLeaderIsolationElectsAnotherLeader; live: raftkv-leader-partition
 //     rows.
 //   - A leader cut off from a majority steps down (CheckQuorum; JRaft's leader
@@ -143,14 +143,14 @@
 //   - A crashed node restarts from its disk and replays the committed log into a
 //     fresh state machine. Modelled. Shown by: backends/raftkv:
 //     TestCrashRestartReplaysTheLog. Against the real server:
-//     backends/live/raftkv: TestCrashRestartKeepsTheLockState.
+//     backends/raftkv/live: TestCrashRestartKeepsTheLockState.
 //   - A node that lost its disk rejoins empty. Not modelled in the simulator
 //     (the disk survives every crash). Shown by: none. Against the real server:
-//     backends/live/raftkv: TestRestartWithLostStoresRejoinsEmpty
+//     backends/raftkv/live: TestRestartWithLostStoresRejoinsEmpty
 //     (restart=lose).
 //   - A paused node (GC) applies nothing until it resumes. Modelled (the pause
 //     fault). Shown by: harness: TestRaftKVRandomFaults. Against the real
-//     server: backends/live/raftkv: TestPausedLeaderAppliesNothingUntilResumed.
+//     server: backends/raftkv/live: TestPausedLeaderAppliesNothingUntilResumed.
 //   - Log compaction and snapshots. Not modelled in the simulator (the log stays
 //     whole); the state machine's snapshot is deterministic. Shown by:
 //     backends/raftkv/lockfsm: TestSnapshotRoundTripIsDeterministic. Against the

@@ -52,6 +52,12 @@
 // unless a later answer settles it. A refusal (READONLY, restart delay) is
 // certain: the command did not run.
 //
+// The recipe is written once, against lockapi.Env and a Transport (send a
+// command to the instance commands go to now; start a background routine):
+// NewClient and NewClientFor give it the simulated transport (messages from
+// the client's sim.Proc, the monitor asked after a failure), package
+// backends/redis/live a go-redis one against real redis-server.
+//
 // # Fidelity
 //
 // What of the real system this model has, and where that is shown
@@ -106,7 +112,7 @@
 //   - A timed-out request is indeterminate (the SET may have run); a refusal
 //     (READONLY, restart delay) is certain. Modelled. Shown by: backends/redis:
 //     TestUnreachableServerGivesUnknown. Against the real server:
-//     backends/live/redis: TestOutcomesOfFailedRequests.
+//     backends/redis/live: TestOutcomesOfFailedRequests.
 //   - Persistence none / appendfsync everysec / always: a crash loses what was
 //     not fsync'd. Modelled (AOF fsync policy; RDB snapshots, AOF rewrite and
 //     appendfsync no are not modelled). Shown by: backends/redis:

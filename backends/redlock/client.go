@@ -5,12 +5,106 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
 
-// Topology is where a client finds the instances.
+// Transport is how a Redlock client reaches its instances: the one thing the
+// simulated client (simTransport, over a sim.Proc) and the live one (redsync
+// over go-redis, package backends/redlock/live) do differently. The round
+// itself — the set on every instance, the validity check, the release after a
+// failed round — is the transport's, because live it is the library's
+// (redsync's TryLock does all of it in one call); the rest of the recipe —
+// values and tokens, attempts, the wait budget, back-off, what a failed round
+// may have left behind, the lease and its detail, the release's verdict, the
+// error texts — is Client's, written once.
+type Transport interface {
+	// Instances names the instances, in the order the client asks them.
+	Instances() []string
+	// Round runs one acquire round of value on key: the set on every
+	// instance (SET NX PX; with token=incr the script that also INCRs
+	// <key>:fence), with token=external the token from the sequencer once a
+	// majority granted, the validity check, and, when the round failed, the
+	// release of value everywhere. The Round is the transport's, valid until
+	// its next call.
+	Round(key, value string) *Round
+	// ReleaseAll sends the compare-and-delete of value to every instance and
+	// returns each one's answer, in Instances' order (the transport's buffer,
+	// valid until its next call).
+	ReleaseAll(key, value string) []Answer
+}
+
+// Round is what one acquire round came to.
+type Round struct {
+	// Outs is each instance's answer to the set, in Instances' order.
+	Outs []Outcome
+	// Granted is how many instances granted the set.
+	Granted int
+	// Token is the round's fencing token when it is not the value itself:
+	// the greatest INCR of the granters (token=incr), the sequencer's
+	// (token=external); 0 otherwise.
+	Token uint64
+	// Elapsed is how long the round's sets took, on the clock its validity
+	// counts on; Validity is what is left of the lease after it (TTL −
+	// elapsed − drift).
+	Elapsed, Validity time.Duration
+	// Failure is why the round gave no lock (FailNone: it did).
+	Failure Failure
+	// FenceErr is the sequencer's failure (FailFence).
+	FenceErr error
+	// Maybe reports, for a failed round, that value may still be on a
+	// quorum: the instances whose set granted it or did not answer, and
+	// whose release did not answer, make one.
+	Maybe bool
+}
+
+// Failure is why a round gave no lock.
+type Failure uint8
+
+// Failures of a round.
+const (
+	FailNone     Failure = iota
+	FailQuorum           // fewer than a majority granted
+	FailValidity         // a majority granted, but no validity was left
+	FailFence            // the external sequencer gave no token
+)
+
+// Outcome is what one instance answered to a round's set.
+type Outcome uint8
+
+// Outcomes of a set.
+const (
+	TimedOut Outcome = iota // no answer within the per-instance timeout
+	Refused                 // an error reply: the set did not run
+	Granted                 // the instance granted it
+	Held                    // the key holds another value
+	NotAsked                // the library never reached the instance
+)
+
+var outcomeWords = [...]string{TimedOut: " timed out", Refused: " refused", Granted: "", Held: " held", NotAsked: " not asked"}
+
+// Answer is what one instance answered to a compare-and-delete of our value.
+type Answer struct {
+	// Deleted: our value was there and is deleted.
+	Deleted bool
+	// TimedOut: no answer within the per-instance timeout (it may have run).
+	TimedOut bool
+	// Holder is the value the key holds instead of ours ("": none, or the
+	// instance refused).
+	Holder string
+}
+
+// Client is the Redlock client of one client: the recipe, over a Transport.
+type Client struct {
+	env  lockapi.Env
+	t    Transport
+	opts Options
+	// fail is the error of the last failed round, reused: Acquire reads it
+	// (formats it into its own error, or drops it) before the next round.
+	fail roundFailure
+}
+
+// Topology is where a simulated client finds the instances.
 type Topology struct {
 	// Instances are the independent Redis instances, in the order the client
 	// asks them.
@@ -19,116 +113,41 @@ type Topology struct {
 	Fence sim.NodeID
 }
 
-// Client is the Redlock client of one process.
-type Client struct {
-	p    *sim.Proc
-	topo Topology
-	opts Options
-
-	reqs []sim.Request  // the fan-out's requests, reused
-	resp []sim.Response // the fan-out's responses, reused
-	outs []outcome      // the last round's outcomes, reused
-	// fail is the error of the last failed round, reused: Acquire reads it
-	// (formats it into its own error, or drops it) before the next round.
-	fail roundFailure
-}
-
 var _ lockapi.Lock = (*Client)(nil)
 
 // NewClient returns a Redlock client for process p.
 func NewClient(p *sim.Proc, t Topology, opts Options) *Client {
-	return &Client{p: p, topo: t, opts: opts}
+	// one allocation for the client and its transport
+	s := &struct {
+		c Client
+		t simTransport
+	}{}
+	s.t.init(p, t, opts)
+	s.c = Client{env: p, t: &s.t, opts: opts}
+	return &s.c
 }
 
-func (c *Client) name(id sim.NodeID) string { return c.p.World().Nodes()[id].Name() }
-
-func (c *Client) clock() time.Duration {
-	if c.opts.ElapsedClock == redis.ClockWall {
-		return c.p.Wall()
-	}
-	return c.p.Mono()
-}
-
-// fanout sends body to every instance, in parallel or one after the other,
-// each with the per-instance timeout. The responses are the client's reused
-// buffer: valid until the next fan-out.
-func (c *Client) fanout(body any) []sim.Response {
-	n := len(c.topo.Instances)
-	if cap(c.resp) < n {
-		c.resp = make([]sim.Response, n)
-		c.reqs = make([]sim.Request, n)
-	}
-	out := c.resp[:n]
-	if c.opts.Fanout == FanoutSequential {
-		for i, id := range c.topo.Instances {
-			out[i].Body, out[i].Err = c.p.Call(id, body, c.opts.RequestTimeout)
-		}
-		return out
-	}
-	reqs := c.reqs[:n]
-	for i, id := range c.topo.Instances {
-		reqs[i] = sim.Request{To: id, Body: body}
-	}
-	return c.p.CallAllInto(reqs, c.opts.RequestTimeout, out) // reqs keep the body until the next fan-out
-}
-
-// outcome is what one instance answered to one round.
-type outcome uint8
-
-const (
-	timedOut outcome = iota
-	refused
-	granted
-	held
-)
-
-var outcomeWords = [...]string{timedOut: " timed out", refused: " refused", granted: "", held: " held"}
-
-// tally is what the instances answered to one round: each instance's outcome
-// (in the client's reused buffer) and what the granters said.
-type tally struct {
-	outs    []outcome
-	granted int
-	maxIncr int64
-}
-
-func (c *Client) count(rs []sim.Response) tally {
-	c.outs = c.outs[:0]
-	t := tally{}
-	for _, r := range rs {
-		var o outcome
-		switch {
-		case r.Err != nil:
-			o = timedOut
-		case r.Body.(redis.Reply).Err != "":
-			o = refused
-		case r.Body.(redis.Reply).OK:
-			o = granted
-			t.granted++
-			t.maxIncr = max(t.maxIncr, r.Body.(redis.Reply).Int)
-		default:
-			o = held
-		}
-		c.outs = append(c.outs, o)
-	}
-	t.outs = c.outs
-	return t
+// New returns the Redlock client of the client env, reaching its instances
+// through t (simulated or live).
+func New(env lockapi.Env, t Transport, opts Options) *Client {
+	return &Client{env: env, t: t, opts: opts}
 }
 
 // votes is "redis-a,redis-b (2/5)": the granters (or none) and the count.
-func (c *Client) votes(outs []outcome) string { return string(c.appendVotes(nil, outs)) }
+func (c *Client) votes(outs []Outcome) string { return string(c.appendVotes(nil, outs)) }
 
 // appendVotes appends votes(outs) to b.
-func (c *Client) appendVotes(b []byte, outs []outcome) []byte {
+func (c *Client) appendVotes(b []byte, outs []Outcome) []byte {
+	names := c.t.Instances()
 	n := 0
 	for i, o := range outs {
-		if o != granted {
+		if o != Granted {
 			continue
 		}
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, c.name(c.topo.Instances[i])...)
+		b = append(b, names[i]...)
 		n++
 	}
 	if n == 0 {
@@ -137,25 +156,26 @@ func (c *Client) appendVotes(b []byte, outs []outcome) []byte {
 	b = append(b, " ("...)
 	b = strconv.AppendInt(b, int64(n), 10)
 	b = append(b, '/')
-	b = strconv.AppendInt(b, int64(len(c.topo.Instances)), 10)
+	b = strconv.AppendInt(b, int64(len(names)), 10)
 	return append(b, ')')
 }
 
 // others is "redis-d timed out, redis-e held": the instances that did not grant.
-func (c *Client) others(outs []outcome) string { return string(c.appendOthers(nil, outs)) }
+func (c *Client) others(outs []Outcome) string { return string(c.appendOthers(nil, outs)) }
 
 // appendOthers appends others(outs) to b.
-func (c *Client) appendOthers(b []byte, outs []outcome) []byte {
+func (c *Client) appendOthers(b []byte, outs []Outcome) []byte {
+	names := c.t.Instances()
 	first := true
 	for i, o := range outs {
-		if o == granted {
+		if o == Granted {
 			continue
 		}
 		if !first {
 			b = append(b, ", "...)
 		}
 		first = false
-		b = append(b, c.name(c.topo.Instances[i])...)
+		b = append(b, names[i]...)
 		b = append(b, outcomeWords[o]...)
 	}
 	return b
@@ -167,14 +187,14 @@ func (c *Client) appendOthers(b []byte, outs []outcome) []byte {
 // outlive the attempt that returned it.
 type roundFailure struct {
 	c          *Client
-	outs       []outcome
+	outs       []Outcome
 	noValidity bool
 	elapsed    time.Duration
 }
 
 // failed is the client's reused roundFailure, set to outs (copied), noValidity
 // and elapsed.
-func (c *Client) failed(outs []outcome, noValidity bool, elapsed time.Duration) *roundFailure {
+func (c *Client) failed(outs []Outcome, noValidity bool, elapsed time.Duration) *roundFailure {
 	f := &c.fail
 	f.c, f.outs, f.noValidity, f.elapsed = c, append(f.outs[:0], outs...), noValidity, elapsed
 	return f
@@ -193,7 +213,7 @@ func (f *roundFailure) Error() string {
 // otherwise release everywhere and retry after a random delay until wait is
 // spent.
 func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
-	start := c.p.Mono()
+	start := c.env.Mono()
 	uncertain := 0 // the attempt that may have left our value on a quorum
 	for attempt := 1; ; attempt++ {
 		lease, maybe, err := c.attempt(key)
@@ -203,7 +223,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) 
 		if maybe {
 			uncertain = attempt
 		}
-		elapsed := c.p.Mono() - start
+		elapsed := c.env.Mono() - start
 		if elapsed >= wait && uncertain > 0 {
 			// Issue 28: a later attempt's refusal does not undo an earlier
 			// one whose value may still hold a quorum.
@@ -214,84 +234,45 @@ func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) 
 			return lockapi.Lease{}, fmt.Errorf("redlock: acquire %s: %d attempts in %v, last: %v: %w",
 				key, attempt, elapsed, err, lockapi.ErrNotAcquired)
 		}
-		lockapi.SleepBackoff(c.p, c.opts.BackoffMax, wait-elapsed)
+		lockapi.SleepBackoff(c.env, c.opts.BackoffMax, wait-elapsed)
 	}
 }
 
-// attempt is one round of Redlock. A failed round releases its value
-// everywhere; maybe reports that the value may still be on a quorum: the
-// instances whose set granted it or did not answer, and whose release did
-// not answer, make one.
+// attempt is one round of Redlock with a fresh random value, which is also
+// the token unless the round gives one. maybe reports that a failed round's
+// value may still be on a quorum.
 func (c *Client) attempt(key string) (_ lockapi.Lease, maybe bool, _ error) {
-	v := c.p.Rand().Uint64()
+	v := c.env.Rand().Uint64()
 	value := strconv.FormatUint(v, 10) // the token (token=value) is the same number, printed alike
-	start := c.clock()
-	var body any
-	if c.opts.Token == TokenIncr {
-		body = redis.SetNXFence{Key: key, Value: value, FenceKey: key + ":fence", TTL: c.opts.TTL}
-	} else {
-		body = redis.SetNX{Key: key, Value: value, TTL: c.opts.TTL}
+	r := c.t.Round(key, value)
+	switch r.Failure {
+	case FailFence:
+		return lockapi.Lease{}, r.Maybe, r.FenceErr
+	case FailQuorum, FailValidity:
+		return lockapi.Lease{}, r.Maybe, c.failed(r.Outs, r.Failure == FailValidity, r.Elapsed)
 	}
-	t := c.count(c.fanout(body))
 	lease := lockapi.Lease{Key: key, Owner: value, Token: v, HasToken: true}
-	var failure error
-	if t.granted >= c.opts.Quorum() && c.opts.Token == TokenExternal {
-		failure = c.externalToken(&lease)
+	if r.Token != 0 {
+		lease.Token = r.Token
 	}
-	elapsed := c.clock() - start
-	validity := c.opts.TTL - elapsed - c.opts.Drift()
-	switch {
-	case failure != nil:
-	case t.granted < c.opts.Quorum():
-		failure = c.failed(t.outs, false, 0)
-	case validity <= 0:
-		failure = c.failed(t.outs, true, elapsed)
-	}
-	if failure != nil {
-		rs := c.releaseAll(key, value)
-		left := 0
-		for i, r := range rs {
-			if r.Err != nil && (t.outs[i] == granted || t.outs[i] == timedOut) {
-				left++
-			}
-		}
-		return lockapi.Lease{}, left >= c.opts.Quorum(), failure
-	}
-	if c.opts.Token == TokenIncr {
-		lease.Token = uint64(t.maxIncr)
-	}
-	lease.Deadline = c.p.Mono() + validity
-	lease.Detail = c.grantDetail(t, validity)
+	lease.Deadline = c.env.Mono() + r.Validity
+	lease.Detail = c.grantDetail(r)
 	return lease, false, nil
 }
 
 // grantDetail is a granted round's detail: "granted by redis-a,redis-b,redis-c
 // (3/5), validity 9.99s; redis-d timed out, redis-e held", in one buffer.
-func (c *Client) grantDetail(t tally, validity time.Duration) string {
+func (c *Client) grantDetail(r *Round) string {
 	b := make([]byte, 0, 128)
 	b = append(b, "granted by "...)
-	b = c.appendVotes(b, t.outs)
+	b = c.appendVotes(b, r.Outs)
 	b = append(b, ", validity "...)
-	b = append(b, validity.Round(time.Millisecond).String()...)
-	if t.granted < len(t.outs) {
+	b = append(b, r.Validity.Round(time.Millisecond).String()...)
+	if r.Granted < len(r.Outs) {
 		b = append(b, "; "...)
-		b = c.appendOthers(b, t.outs)
+		b = c.appendOthers(b, r.Outs)
 	}
 	return string(b)
-}
-
-// externalToken takes the token from the external sequencer.
-func (c *Client) externalToken(l *lockapi.Lease) error {
-	r, err := c.p.Call(c.topo.Fence, redis.Incr{Key: l.Key + ":fence"}, c.opts.RequestTimeout)
-	if err != nil {
-		return fmt.Errorf("external token from %s: %w", c.name(c.topo.Fence), err)
-	}
-	l.Token = uint64(r.(redis.Reply).Int)
-	return nil
-}
-
-func (c *Client) releaseAll(key, value string) []sim.Response {
-	return c.fanout(redis.DelIfValue{Key: key, Value: value})
 }
 
 // Release deletes the key on every instance where it still has our value,
@@ -311,21 +292,20 @@ func (c *Client) releaseAll(key, value string) []sim.Response {
 //     restart, a clock jump) and nobody took it over, so what was left of our
 //     lock is released.
 func (c *Client) Release(l lockapi.Lease) error {
-	valid := c.p.Mono() < l.Deadline
-	rs := c.releaseAll(l.Key, l.Owner)
+	valid := c.env.Mono() < l.Deadline
+	rs := c.t.ReleaseAll(l.Key, l.Owner)
 	released, timedOut := 0, 0
 	others := map[string]int{} // value -> instances holding it instead of ours
 	held, holder := 0, ""
 	for _, r := range rs {
 		switch {
-		case r.Err != nil:
+		case r.TimedOut:
 			timedOut++
-		case r.Body.(redis.Reply).OK:
+		case r.Deleted:
 			released++
-		case r.Body.(redis.Reply).Value != "":
-			v := r.Body.(redis.Reply).Value
-			if others[v]++; others[v] > held {
-				held, holder = others[v], v
+		case r.Holder != "":
+			if others[r.Holder]++; others[r.Holder] > held {
+				held, holder = others[r.Holder], r.Holder
 			}
 		}
 	}

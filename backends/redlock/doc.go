@@ -12,6 +12,12 @@
 // wall clock, which a jump fools. The lease the client believes in ends at
 // now + validity on its monotonic clock.
 //
+// The client (Client) is written once against lockapi.Env and a Transport
+// whose unit is the round (the sets, the validity check, the release after a
+// failed round): NewClient gives it the simulated one, which runs the round
+// as described above in messages; package backends/redlock/live gives it
+// redsync's TryLock against real redis-server instances.
+//
 // The instances are redis.Server handlers: keys expire on each instance's wall
 // clock (or, as an option, its monotonic clock), persistence decides what a
 // crash loses, and restart-delay makes a restarted instance refuse requests

@@ -6,60 +6,110 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/lockapi"
-	"github.com/locklab/locklab/sim"
 )
 
-// Client-side outcomes of a request.
+// Client-side outcomes of a request, as a Transport reports them.
 var (
-	// errConnLoss: no reply within the read timeout, or the server left the
-	// quorum (CONNECTIONLOSS); the request may have taken effect.
-	errConnLoss = errors.New("connection loss")
-	// errNoReply: a connection loss without a reply: the request may have
+	// ErrConnLoss is a connection loss (CONNECTIONLOSS): no reply within
+	// the read timeout, or the server left the quorum and closed the
+	// connection.
+	ErrConnLoss = errors.New("connection loss")
+	// ErrNoReply is a connection loss without a reply: the request may have
 	// taken effect.
-	errNoReply = fmt.Errorf("%w: no reply within the read timeout", errConnLoss)
-	// errExpired: the server says the session is gone (SESSIONEXPIRED).
-	errExpired = errors.New("session expired")
+	ErrNoReply = fmt.Errorf("%w: no reply within the read timeout", ErrConnLoss)
+	// ErrExpired is the server saying the session is gone (SESSIONEXPIRED).
+	ErrExpired = errors.New("session expired")
+	// ErrClosed is a request of a client whose handle was closed (a live
+	// run ended); the simulated handle is never closed.
+	ErrClosed = errors.New("zookeeper client closed")
 )
+
+// Transport is a ZooKeeper handle as the lock recipe (Client) uses it: one
+// session with the ensemble, kept alive, resumed on another server and
+// replaced by the handle's own rules, and the requests of the client
+// protocol (Request, Response) on it. The simulated handle sends them as
+// messages from a *sim.Proc; the live one runs them on go-zookeeper.
+//
+// Every method but Go and Await is called with the recipe's routine env
+// (the client's process or one Go started) and must not block longer than
+// a request's read timeout.
+type Transport interface {
+	// Connect makes sure the handle has a session: it resumes a lost
+	// connection's session on the next server, or, once the session is
+	// gone (Curator's LOST), gives it up and makes a new one. An error says
+	// no server of a working quorum answered (ErrConnLoss) or the session
+	// is gone (ErrExpired).
+	Connect(env lockapi.Env) error
+	// Call sends r on the session to the server the handle is connected to
+	// and waits at most the read timeout. The error is ErrNoReply (wrapped)
+	// when the request may have taken effect, ErrConnLoss when it certainly
+	// did not, ErrExpired with the session's end, ErrClosed; a reply that
+	// is not OK (no node, node exists) is a Response with its Code.
+	Call(env lockapi.Env, r Request) (Response, error)
+	// Ready is true when the handle has a session and no connection attempt
+	// is under way: only then does the watchdog check in.
+	Ready() bool
+	// Session is the handle's current session id (0: none).
+	Session() int64
+	// LastHeard is when (on the client's monotonic clock) the handle last
+	// heard from a server on its current session.
+	LastHeard() time.Duration
+	// Vouches says whether a check-in answered on the handle's current
+	// session extends the belief of a hold its node of session gave.
+	Vouches(session int64) bool
+	// Mark is the identity of the handle's connection now, taken before
+	// the requests that set a round's watches.
+	Mark() int
+	// Await waits, at most d, for a watch set since mark to fire, or for
+	// the connection that carried it to end; false when d passed first.
+	Await(env lockapi.Env, mark int, d time.Duration) bool
+	// Adopt tells the handle that the lock node at path, owned by session,
+	// is the client's: protected mode adopted it after a create that had
+	// no reply.
+	Adopt(path string, session int64)
+	// Go starts a routine of the client in the background (the watchdog, a
+	// guaranteed delete), from the routine env: a process of the client's
+	// node in the simulator, a goroutine live.
+	Go(env lockapi.Env, name string, fn func(lockapi.Env))
+}
 
 // hold is a lock the client believes it holds.
 type hold struct {
-	lease lockapi.Lease
-	path  string
-	count int
+	lease   lockapi.Lease
+	path    string
+	session int64 // the ephemeral owner of path
+	count   int
 }
 
-// Client is one client process's ZooKeeper handle and, on top of it,
-// Curator's InterProcessMutex. The handle keeps one session: an I/O process
-// pings every ping interval; no reply within the read timeout is a
-// disconnection (Curator: SUSPENDED), after which the handle reconnects to
-// the next server with the same session and learns there whether it expired;
-// Curator calls the session LOST once its own clock says the session timeout
-// has passed since SUSPENDED, or on expiry. A holder believes it holds until
-// SUSPENDED (on-suspend=stop) or LOST (continue): the lease's deadline, moved
-// by each successful ping (recorded as a renewal).
+// Client is Curator's InterProcessMutex on a ZooKeeper handle (Transport),
+// the recipe of the simulated client and of the live one alike.
+//
+// The handle keeps one session: a watchdog checks in every ping interval;
+// no reply within the read timeout is a disconnection (Curator: SUSPENDED),
+// after which the handle resumes the session on the next server and learns
+// there whether it expired; Curator calls the session LOST once its own
+// clock says the session timeout has passed since SUSPENDED, or on expiry.
+// A holder believes it holds until SUSPENDED (on-suspend=stop) or LOST
+// (continue): the lease's deadline, moved by each answered check-in
+// (recorded as a renewal).
+//
+// Its fields are read and written under mu, which is never held across a
+// request or a sleep (in the simulator one routine runs at a time, and a
+// lock held across a blocking call would stop the kernel).
 type Client struct {
-	p       *sim.Proc
-	ens     *Ensemble
-	o       Options
-	servers []sim.NodeID
+	env lockapi.Env
+	t   Transport
+	o   Options
+	tm  Timeouts // derived from o once
 
-	session     int64 // 0: none
-	sessions    []int64
-	nextSession int64
-	conn        int // index of the server connected to
-	connected   bool
-	suspended   bool
-	suspendedAt time.Duration
-	lastHeard   time.Duration
-	epoch       int // successful (re)connections: the connection's identity
-	busy        bool
-	xid         uint64
-	io          *sim.Proc
-	held        map[string]*hold
-	onRenew     func(l lockapi.Lease, done bool, err error)
+	mu       sync.Mutex
+	watching bool // the watchdog runs
+	held     map[string]*hold
+	onRenew  func(l lockapi.Lease, done bool, err error)
 }
 
 var (
@@ -67,159 +117,91 @@ var (
 	_ lockapi.RenewObserver = (*Client)(nil)
 )
 
-func newClient(p *sim.Proc, e *Ensemble) *Client {
-	ids := make([]sim.NodeID, len(e.nodes))
-	for i, n := range e.nodes {
-		ids[i] = n.ID()
-	}
-	return &Client{p: p, ens: e, o: e.opts, servers: ids, conn: p.Rand().IntN(len(ids)),
-		nextSession: int64(p.Node().ID()+1) << 32, held: map[string]*hold{}}
+// NewClient returns the lock recipe of the client whose routine is env, on
+// the handle t, with the recipe's options o.
+func NewClient(env lockapi.Env, t Transport, o Options) *Client {
+	return &Client{env: env, t: t, o: o, tm: o.Timeouts(), held: map[string]*hold{}}
 }
 
 // OnRenew registers the observer of the belief's renewals.
-func (c *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) { c.onRenew = fn }
+func (c *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) {
+	var mu sync.Mutex
+	c.onRenew = func(l lockapi.Lease, done bool, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		fn(l, done, err)
+	}
+}
 
-func (c *Client) ownsSession(id int64) bool { return slices.Contains(c.sessions, id) }
+// LockDir is the parent of a lock's nodes.
+func LockDir(key string) string { return "/lock/" + key }
 
 // window is how long after the last reply the holder still believes it holds.
 func (c *Client) window() time.Duration {
 	if c.o.OnSuspend == SuspendStop {
-		return c.o.readTimeout()
+		return c.tm.Read
 	}
-	return c.o.readTimeout() + c.o.SessionTimeout
+	return c.tm.Read + c.o.SessionTimeout
 }
 
-// call sends r to the connected server (connecting first if needed).
-func (c *Client) call(p *sim.Proc, r Request) (Response, error) {
-	if err := c.ensureSession(p); err != nil {
+// connect makes sure the handle has a session, and starts the watchdog
+// with the first one.
+func (c *Client) connect(env lockapi.Env) error {
+	if err := c.t.Connect(env); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	start := !c.watching
+	c.watching = true
+	c.mu.Unlock()
+	if start {
+		c.t.Go(env, env.Name()+"/zk-io", c.watchdog)
+	}
+	return nil
+}
+
+// call sends r on the handle's session (connecting first if needed).
+func (c *Client) call(env lockapi.Env, r Request) (Response, error) {
+	if err := c.connect(env); err != nil {
 		return Response{}, err
 	}
-	c.xid++
-	r.Session, r.Xid = c.session, c.xid
-	conn := c.epoch
-	reply, err := p.Call(c.servers[c.conn], r, c.o.readTimeout())
-	if err != nil {
-		if conn == c.epoch {
-			c.disconnect(p)
-		}
-		return Response{}, errNoReply
-	}
-	if conn != c.epoch || !c.connected {
-		// The reply came on a connection the handle has abandoned since (its
-		// other process's request went unanswered for the read timeout, or
-		// the server left the quorum): the handle closed that socket and
-		// failed every request pending on it with a connection loss, so
-		// what arrives on it now answers nothing; the request may have been
-		// applied all the same.
-		return Response{}, errNoReply
-	}
-	resp := reply.(Response)
-	switch resp.Code {
-	case CodeNotReady:
-		c.disconnect(p)
-		return resp, errConnLoss
-	case CodeExpired:
-		if r.Session == c.session {
-			c.expire()
-		}
-		return resp, errExpired
-	}
-	c.lastHeard = p.Mono()
-	return resp, nil
+	return c.t.Call(env, r)
 }
 
-func (c *Client) disconnect(p *sim.Proc) {
-	if !c.connected {
-		return
-	}
-	c.connected = false
-	c.conn = (c.conn + 1) % len(c.servers)
-	if !c.suspended {
-		c.suspended, c.suspendedAt = true, p.Mono()
-	}
-}
-
-// expire drops the session: the server said it is gone.
-func (c *Client) expire() {
-	c.session, c.connected, c.suspended = 0, false, false
-}
-
-// checkLost applies Curator's LOST rule: suspended for the session timeout.
-func (c *Client) checkLost(p *sim.Proc) {
-	if c.suspended && p.Mono()-c.suspendedAt >= c.o.SessionTimeout {
-		c.expire()
-	}
-}
-
-// ensureSession connects: resumes the session on the next server, or makes
-// a new session once the old one is gone.
-func (c *Client) ensureSession(p *sim.Proc) error {
-	for c.busy {
-		p.Sleep(10 * time.Millisecond)
-	}
-	c.checkLost(p)
-	if c.session != 0 && c.connected {
-		return nil
-	}
-	c.busy = true
-	defer func() { c.busy = false }()
-	fresh := c.session == 0
-	if fresh {
-		c.nextSession++
-		c.session = c.nextSession
-		c.sessions = append(c.sessions, c.session)
-	}
-	for range c.servers {
-		until := p.Node().TrueTimeAtMono(p.Mono() + c.o.connectTimeout())
-		reply, err := p.Call(c.servers[c.conn], Request{Op: OpConnect, Session: c.session, New: fresh,
-			Timeout: int64(c.o.SessionTimeout), Until: until}, c.o.connectTimeout())
-		if err == nil {
-			switch reply.(Response).Code {
-			case CodeOK:
-				c.connected, c.suspended, c.lastHeard = true, false, p.Mono()
-				c.epoch++
-				if c.io == nil {
-					c.io = p.Spawn(p.Name()+"/zk-io", c.pinger)
-				}
-				return nil
-			case CodeExpired:
-				c.expire()
-				return errExpired
-			}
-		}
-		c.conn = (c.conn + 1) % len(c.servers)
-	}
-	c.checkLost(p)
-	return errConnLoss
-}
-
-// pinger is the handle's I/O process: a ping every ping interval keeps the
-// session alive and the holder's belief current.
-func (c *Client) pinger(w *sim.Proc) {
+// watchdog is the handle's I/O routine: a check-in every ping interval
+// keeps the session alive and the holder's belief current.
+func (c *Client) watchdog(w lockapi.Env) {
 	for {
-		w.Sleep(c.o.ping())
-		if c.session == 0 || c.busy {
+		w.Sleep(c.tm.Ping)
+		if !c.t.Ready() {
 			continue
 		}
-		keys := c.heldKeys()
-		for _, k := range keys {
-			c.observe(c.held[k].lease, false, nil)
+		holds := c.holds()
+		for _, l := range holds {
+			c.observe(l, false, nil)
 		}
 		_, err := c.call(w, Request{Op: OpPing})
+		if errors.Is(err, ErrClosed) {
+			return
+		}
 		if err != nil {
 			// Certain: the belief is the client's own, and without a reply
 			// it was not extended.
 			err = fmt.Errorf("ping: %w: %w", err, lockapi.ErrNotHeld)
 		}
-		for _, k := range keys {
-			h := c.held[k]
+		for _, l := range holds {
+			c.mu.Lock()
+			h := c.held[l.Key]
 			if h == nil {
+				c.mu.Unlock()
 				continue
 			}
-			if err == nil {
-				h.lease.Deadline = c.lastHeard + c.window()
+			if err == nil && c.t.Vouches(h.session) {
+				h.lease.Deadline = c.t.LastHeard() + c.window()
 			}
-			c.observe(h.lease, true, err)
+			l := h.lease
+			c.mu.Unlock()
+			c.observe(l, true, err)
 		}
 	}
 }
@@ -230,13 +212,20 @@ func (c *Client) observe(l lockapi.Lease, done bool, err error) {
 	}
 }
 
-func (c *Client) heldKeys() []string {
+// holds are the beliefs of the locks held, in the order of their keys.
+func (c *Client) holds() []lockapi.Lease {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	keys := make([]string, 0, len(c.held))
 	for k := range c.held { // determinism:ok sorted below
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	return keys
+	out := make([]lockapi.Lease, len(keys))
+	for i, k := range keys {
+		out[i] = c.held[k].lease
+	}
+	return out
 }
 
 // Acquire runs Curator's InterProcessMutex.acquire(wait): reentrant on the
@@ -244,21 +233,24 @@ func (c *Client) heldKeys() []string {
 // list the children, hold if ours is the lowest, else watch the next-lower
 // node (or, with herd, the children) and look again when it fires.
 func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) {
-	p := c.p
+	env := c.env
+	c.mu.Lock()
 	if h := c.held[key]; h != nil {
 		h.count++
+		c.mu.Unlock()
 		return h.lease, nil
 	}
-	deadline := p.Mono() + wait
-	for c.ensureSession(p) != nil {
-		if p.Mono() >= deadline {
+	c.mu.Unlock()
+	deadline := env.Mono() + wait
+	for c.connect(env) != nil {
+		if env.Mono() >= deadline {
 			return lockapi.Lease{}, fmt.Errorf("%w: no session: no server of a working quorum answered", lockapi.ErrNotAcquired)
 		}
-		p.Sleep(min(100*time.Millisecond, deadline-p.Mono()))
+		env.Sleep(min(100*time.Millisecond, deadline-env.Mono()))
 	}
-	dir := "/lock/" + key
-	guid := fmt.Sprintf("%016x", p.Rand().Uint64())
-	ours, stat, orphan, err := c.createLockNode(dir, guid)
+	dir := LockDir(key)
+	guid := fmt.Sprintf("%016x", env.Rand().Uint64())
+	ours, stat, orphan, err := c.createLockNode(dir, guid, deadline)
 	if err != nil {
 		return lockapi.Lease{}, err
 	}
@@ -269,14 +261,14 @@ func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) 
 		l, err := c.giveUp(ours, cause)
 		return l, orphaned(err, orphan)
 	}
-	epoch := c.epoch
+	mark := c.t.Mark()
 	for {
 		if c.o.Sync {
-			if _, err := c.call(p, Request{Op: OpSync, Path: dir}); err != nil {
+			if _, err := c.call(env, Request{Op: OpSync, Path: dir}); err != nil {
 				return giveUp(fmt.Errorf("sync: %w", err))
 			}
 		}
-		resp, err := c.call(p, Request{Op: OpGetChildren, Path: dir, Watch: c.o.Herd})
+		resp, err := c.call(env, Request{Op: OpGetChildren, Path: dir, Watch: c.o.Herd})
 		if err != nil {
 			return giveUp(fmt.Errorf("getChildren: %w", err))
 		}
@@ -290,7 +282,7 @@ func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) 
 			return c.granted(key, ours, stat), nil
 		}
 		if !c.o.Herd {
-			r, err := c.call(p, Request{Op: OpExists, Path: dir + "/" + children[i-1], Watch: true})
+			r, err := c.call(env, Request{Op: OpExists, Path: dir + "/" + children[i-1], Watch: true})
 			if err != nil {
 				return giveUp(fmt.Errorf("exists: %w", err))
 			}
@@ -299,15 +291,15 @@ func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) 
 			}
 		}
 		for {
-			left := deadline - p.Mono()
+			left := deadline - env.Mono()
 			if left <= 0 {
 				return giveUp(lockapi.ErrNotAcquired)
 			}
-			if _, ok := p.Recv(min(left, c.o.ping())); ok || c.epoch != epoch || c.session == 0 {
+			if c.t.Await(env, mark, left) {
 				break // a watch fired, or the watches were lost with a connection: look again
 			}
 		}
-		epoch = c.epoch
+		mark = c.t.Mark()
 	}
 }
 
@@ -315,14 +307,14 @@ func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) 
 // with protection, a retry first looks for a node carrying our guid. orphan
 // reports that an attempt before the one that created the node went
 // unanswered and was not adopted: its node may exist too.
-func (c *Client) createLockNode(dir, guid string) (_ string, _ Stat, orphan bool, _ error) {
-	p := c.p
+func (c *Client) createLockNode(dir, guid string, deadline time.Duration) (_ string, _ Stat, orphan bool, _ error) {
+	env := c.env
 	prefix := dir + "/_c_" + guid + "-lock-"
 	var last error
 	uncertain := false
 	for attempt := 0; attempt <= c.o.Retries; attempt++ {
 		if attempt > 0 {
-			p.Sleep(100 * time.Millisecond << (attempt - 1)) // Curator's exponential back-off
+			env.Sleep(100 * time.Millisecond << (attempt - 1)) // Curator's exponential back-off
 		}
 		if attempt > 0 && c.o.Protection {
 			found, st, ok, err := c.findProtected(dir, guid)
@@ -337,20 +329,62 @@ func (c *Client) createLockNode(dir, guid string) (_ string, _ Stat, orphan bool
 				continue
 			}
 		}
-		r, err := c.call(p, Request{Op: OpCreate, Path: prefix, Ephemeral: true, Sequential: true})
+		create := Request{Op: OpCreate, Path: prefix, Ephemeral: true, Sequential: true}
+		r, err := c.call(env, create)
+		if err == nil && r.Code == CodeNoNode {
+			// Curator's creatingParentContainersIfNeeded: the create comes
+			// first and the parents only when it found none, so that a
+			// fault timed on the acquire meets the create (the simulated
+			// tree makes parents itself: only a real server says this).
+			if err := c.makeParents(dir, deadline); err != nil {
+				return "", Stat{}, false, fmt.Errorf("%w: %w", err, lockapi.ErrNotAcquired)
+			}
+			r, err = c.call(env, create)
+		}
+		if r.Code == CodeOK && err != nil {
+			// Created, but its stat is unknown (live: go-zookeeper's create
+			// answers no stat, and the exists after it failed): no token.
+			_, err := c.giveUp(r.Path, fmt.Errorf("stat of %s: %w", r.Path, err))
+			return "", Stat{}, false, orphaned(err, uncertain)
+		}
 		if err == nil && r.Code == CodeOK {
 			return r.Path, r.Stat, uncertain, nil
+		}
+		if errors.Is(err, ErrClosed) {
+			return "", Stat{}, false, fmt.Errorf("create %s: %w (%w)", prefix, err, lockapi.ErrNotAcquired)
 		}
 		if err == nil {
 			err = fmt.Errorf("create: %s", r.Code)
 		}
-		uncertain = uncertain || errors.Is(err, errNoReply)
+		uncertain = uncertain || errors.Is(err, ErrNoReply)
 		last = err
 	}
 	if !uncertain {
 		return "", Stat{}, false, fmt.Errorf("create %s: %w (%w)", prefix, last, lockapi.ErrNotAcquired)
 	}
 	return "", Stat{}, false, fmt.Errorf("create %s: %w (%w)", prefix, last, lockapi.ErrUnknown)
+}
+
+// makeParents creates the lock's parents (persistent), retrying connection
+// losses until deadline.
+func (c *Client) makeParents(dir string, deadline time.Duration) error {
+	env := c.env
+	for _, p := range []string{"/lock", dir} {
+		for {
+			r, err := c.call(env, Request{Op: OpCreate, Path: p})
+			if err == nil && (r.Code == CodeOK || r.Code == CodeNodeExists) {
+				break
+			}
+			if err == nil {
+				err = fmt.Errorf("create: %s", r.Code)
+			}
+			if errors.Is(err, ErrClosed) || env.Mono() >= deadline {
+				return fmt.Errorf("create %s: %w", p, err)
+			}
+			env.Sleep(min(100*time.Millisecond, c.tm.Read))
+		}
+	}
+	return nil
 }
 
 // orphaned is the outcome of an acquire that failed with err after creating
@@ -367,7 +401,7 @@ func orphaned(err error, orphan bool) error {
 // adopt-check a node another (expired) session of ours created is not ours
 // any more: its deletion may just not have reached this server (CURATOR-604).
 func (c *Client) findProtected(dir, guid string) (string, Stat, bool, error) {
-	r, err := c.call(c.p, Request{Op: OpGetChildren, Path: dir})
+	r, err := c.call(c.env, Request{Op: OpGetChildren, Path: dir})
 	if err != nil {
 		return "", Stat{}, false, err
 	}
@@ -375,13 +409,14 @@ func (c *Client) findProtected(dir, guid string) (string, Stat, bool, error) {
 		if !strings.Contains(name, "_c_"+guid+"-") {
 			continue
 		}
-		e, err := c.call(c.p, Request{Op: OpExists, Path: dir + "/" + name})
+		e, err := c.call(c.env, Request{Op: OpExists, Path: dir + "/" + name})
 		if err != nil {
 			return "", Stat{}, false, err
 		}
-		if e.Code != CodeOK || (c.o.AdoptCheck && e.Stat.EphemeralOwner != c.session) {
+		if e.Code != CodeOK || (c.o.AdoptCheck && e.Stat.EphemeralOwner != c.t.Session()) {
 			continue
 		}
+		c.t.Adopt(dir+"/"+name, e.Stat.EphemeralOwner)
 		return dir + "/" + name, e.Stat, true, nil
 	}
 	return "", Stat{}, false, nil
@@ -392,9 +427,11 @@ func (c *Client) granted(key, ours string, st Stat) lockapi.Lease {
 	if c.o.Token == TokenSequence {
 		token = sequence(ours)
 	}
-	l := lockapi.Lease{Key: key, Owner: ours, Token: token, HasToken: true,
-		Deadline: c.lastHeard + c.window(), Detail: fmt.Sprintf("node %s, czxid %#x, session %#x", ours, st.Czxid, c.session)}
-	c.held[key] = &hold{lease: l, path: ours, count: 1}
+	l := lockapi.Lease{Key: key, Owner: ours, Token: token, HasToken: true, Deadline: c.t.LastHeard() + c.window(),
+		Detail: fmt.Sprintf("node %s, czxid %#x, session %#x", ours, st.Czxid, c.t.Session())}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held[key] = &hold{lease: l, path: ours, session: st.EphemeralOwner, count: 1}
 	return l
 }
 
@@ -407,8 +444,8 @@ func (c *Client) giveUp(ours string, cause error) (lockapi.Lease, error) {
 	if !errors.Is(cause, lockapi.ErrNotAcquired) {
 		cause = fmt.Errorf("%w: %w", lockapi.ErrNotAcquired, cause)
 	}
-	if _, err := c.call(c.p, Request{Op: OpDelete, Path: ours}); err != nil && !errors.Is(err, errExpired) {
-		c.p.Spawn(c.p.Name()+"/zk-delete", func(w *sim.Proc) { c.guaranteedDelete(w, ours) })
+	if _, err := c.call(c.env, Request{Op: OpDelete, Path: ours}); err != nil && !errors.Is(err, ErrExpired) {
+		c.t.Go(c.env, c.env.Name()+"/zk-delete", func(w lockapi.Env) { c.guaranteedDelete(w, ours) })
 		return lockapi.Lease{}, fmt.Errorf("%w; deleting %s: %w: it may hold the lock until the delete is done (%w)", cause, ours, err, lockapi.ErrUnknown)
 	}
 	return lockapi.Lease{}, cause
@@ -420,17 +457,21 @@ func (c *Client) giveUp(ours string, cause error) (lockapi.Lease, error) {
 // in the background, without it the node stays while the client forgets it
 // (CURATOR-678): the lock is blocked while the session lives.
 func (c *Client) Release(l lockapi.Lease) error {
+	c.mu.Lock()
 	h := c.held[l.Key]
 	if h == nil || h.lease.Owner != l.Owner {
+		c.mu.Unlock()
 		return fmt.Errorf("%w: no hold of %s", lockapi.ErrNotHeld, l.Owner)
 	}
 	if h.count--; h.count > 0 {
+		c.mu.Unlock()
 		return nil
 	}
 	delete(c.held, l.Key)
-	r, err := c.call(c.p, Request{Op: OpDelete, Path: h.path})
+	c.mu.Unlock()
+	r, err := c.call(c.env, Request{Op: OpDelete, Path: h.path})
 	switch {
-	case errors.Is(err, errExpired):
+	case errors.Is(err, ErrExpired):
 		return fmt.Errorf("%w: session expired, %s deleted with it", lockapi.ErrNotHeld, h.path)
 	case err == nil && r.Code == CodeNoNode:
 		return fmt.Errorf("%w: %s is gone", lockapi.ErrNotHeld, h.path)
@@ -440,17 +481,19 @@ func (c *Client) Release(l lockapi.Lease) error {
 	if c.o.ReleaseRetry {
 		// Curator's guaranteed delete: keep trying in the background until
 		// the node or its session is gone.
-		c.p.Spawn(c.p.Name()+"/zk-delete", func(w *sim.Proc) { c.guaranteedDelete(w, h.path) })
+		c.t.Go(c.env, c.env.Name()+"/zk-delete", func(w lockapi.Env) { c.guaranteedDelete(w, h.path) })
 	}
 	return fmt.Errorf("delete %s: %w (%w)", h.path, err, lockapi.ErrUnknown)
 }
 
-func (c *Client) guaranteedDelete(w *sim.Proc, path string) {
-	session := c.session
-	for c.session == session {
-		w.Sleep(c.o.ping() / 4)
+// guaranteedDelete keeps deleting path until it or its session is gone (or
+// the handle is closed).
+func (c *Client) guaranteedDelete(w lockapi.Env, path string) {
+	session := c.t.Session()
+	for c.t.Session() == session {
+		w.Sleep(c.tm.Ping / 4)
 		_, err := c.call(w, Request{Op: OpDelete, Path: path})
-		if err == nil || errors.Is(err, errExpired) {
+		if err == nil || errors.Is(err, ErrExpired) || errors.Is(err, ErrClosed) {
 			return
 		}
 	}

@@ -33,10 +33,11 @@ func TestAConnectionTheClientAbandonedAnswersNothing(t *testing.T) {
 		{
 			name: "a reply on the abandoned connection is a connection loss",
 			run: func(t *testing.T, p *sim.Proc, c *Client, cut func(on bool)) {
-				if !assert.NoError(t, c.ensureSession(p)) {
+				if !assert.NoError(t, c.connect(p)) {
 					return
 				}
-				start, epoch := p.Mono(), c.epoch
+				h := c.t.(*handle)
+				start, epoch := p.Mono(), h.epoch
 				p.Sleep(1500 * time.Millisecond)
 				cut(true)
 				p.Spawn("heal", func(w *sim.Proc) {
@@ -46,15 +47,15 @@ func TestAConnectionTheClientAbandonedAnswersNothing(t *testing.T) {
 				p.Sleep(time.Second)
 				_, err := c.call(p, Request{Op: OpExists, Path: "/"})
 				assert.Error(t, err, "answered on the connection the pinger abandoned at 5 s")
-				assert.ErrorIs(t, err, errConnLoss)
+				assert.ErrorIs(t, err, ErrConnLoss)
 				assert.Less(t, p.Mono()-start, 5500*time.Millisecond, "ended by the heal's delivery, not the request's own timeout")
-				assert.True(t, !c.connected || c.epoch != epoch, "the connection was abandoned")
+				assert.True(t, !h.connected || h.epoch != epoch, "the connection was abandoned")
 			},
 		},
 		{
 			name: "a connect the client gave up on never arrives",
 			run: func(t *testing.T, p *sim.Proc, c *Client, cut func(on bool)) {
-				server := c.servers[0]
+				server := c.t.(*handle).servers[0]
 				late := Request{Op: OpConnect, Session: 99, New: true, Timeout: int64(10 * time.Second),
 					Until: p.Node().TrueTimeAtMono(p.Mono() - time.Millisecond)}
 				_, err := p.Call(server, late, time.Second)

@@ -50,7 +50,7 @@ type Ensemble struct {
 	opts    Options
 	servers []*Server
 	nodes   []*sim.Node
-	clients map[string]*Client
+	clients map[string]*handle
 	// OnEvent, when set, is told of every Event.
 	OnEvent func(Event)
 	// Figures counted over the run.
@@ -86,7 +86,7 @@ func NewEnsemble(w *sim.World, o Options) (*Ensemble, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Ensemble{opts: o, clients: map[string]*Client{}, acked: map[int64]time.Duration{}}
+	e := &Ensemble{opts: o, clients: map[string]*handle{}, acked: map[int64]time.Duration{}}
 	for i := range o.Servers {
 		e.servers = append(e.servers, newServer(e, uint64(i+1)))
 	}
@@ -162,9 +162,9 @@ func (e *Ensemble) Resolve(name string) ([]*sim.Node, bool) {
 // NewClient returns the lock client (Curator's InterProcessMutex over a
 // ZooKeeper handle) of process p.
 func (e *Ensemble) NewClient(p *sim.Proc) *Client {
-	c := newClient(p, e)
-	e.clients[p.Node().Name()] = c
-	return c
+	h := newHandle(p, e)
+	e.clients[p.Node().Name()] = h
+	return NewClient(p, h, e.opts)
 }
 
 func (e *Ensemble) emit(ev Event) {
@@ -200,7 +200,7 @@ func (e *Ensemble) sessionExpired(s *Server, session int64, deleted []string) {
 	e.emit(Event{F: system.EventSessionExpired, Targets: targets, Detail: d, At: s.node.World().Now(), Deleted: deleted, Promised: e.promised(session)})
 }
 
-func sortedClientNames(m map[string]*Client) []string {
+func sortedClientNames(m map[string]*handle) []string {
 	out := make([]string, 0, len(m))
 	for k := range m { // determinism:ok sorted below
 		out = append(out, k)

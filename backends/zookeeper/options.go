@@ -108,23 +108,32 @@ func (o Options) Validate() error {
 	return nil
 }
 
-func (o Options) ping() time.Duration {
-	if o.PingInterval > 0 {
-		return o.PingInterval
-	}
-	return o.SessionTimeout / 3
+// Timeouts are a client's timing, derived once from the options (the
+// simulated handle and the live one, on go-zookeeper, use the same).
+type Timeouts struct {
+	// Ping is how often an idle client checks in: ping-interval, or a third
+	// of the session timeout.
+	Ping time.Duration
+	// Read is how long a client waits for a reply before it calls the
+	// connection lost (SUSPENDED): read-timeout, or two thirds of the session
+	// timeout, as the ZooKeeper client (and go-zookeeper) derive it.
+	Read time.Duration
+	// Connect bounds one connection attempt: connect-timeout, or the session
+	// timeout over the number of servers, as the ZooKeeper client derives it.
+	Connect time.Duration
 }
 
-func (o Options) readTimeout() time.Duration {
-	if o.ReadTimeout > 0 {
-		return o.ReadTimeout
+// Timeouts derives the client's timing from the options.
+func (o Options) Timeouts() Timeouts {
+	t := Timeouts{Ping: o.PingInterval, Read: o.ReadTimeout, Connect: o.ConnectTimeout}
+	if t.Ping <= 0 {
+		t.Ping = o.SessionTimeout / 3
 	}
-	return o.SessionTimeout * 2 / 3
-}
-
-func (o Options) connectTimeout() time.Duration {
-	if o.ConnectTimeout > 0 {
-		return o.ConnectTimeout
+	if t.Read <= 0 {
+		t.Read = o.SessionTimeout * 2 / 3
 	}
-	return o.SessionTimeout / time.Duration(o.Servers)
+	if t.Connect <= 0 {
+		t.Connect = o.SessionTimeout / time.Duration(max(o.Servers, 1))
+	}
+	return t
 }

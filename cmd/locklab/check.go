@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,10 +16,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 type checkFlags struct {
@@ -68,7 +69,7 @@ func (f checkFlags) validate(fl *pflag.FlagSet) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range sortedKeys(opts) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		if flag, ok := flagOptions[k]; ok && fl.Changed(strings.TrimPrefix(flag, "--")) {
 			return usage("-o %s=%s and %s both set it: give one", k, opts[k], flag)
 		}
@@ -115,7 +116,7 @@ it cannot decide. Initial values of the resource are unknown unless given with
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.format, "format", "locklab", "the history's format: locklab (JSON Lines) or jepsen (a Jepsen history.edn of a lock test)")
-	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.CheckNames, ", ")+"); +name adds a check to the default selection")
+	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(scenario.CheckNames, ", ")+"); +name adds a check to the default selection")
 	fl.StringArrayVar(&f.initial, "initial", nil, "initial value of a resource key, key=value (repeatable; *=value for every key)")
 	fl.StringVar(&f.storage, "storage", "unfenced", "storage mode: fenced (it rejects stale tokens: check its accepted tokens, and run the fencing check by default) or unfenced")
 	fl.BoolVar(&f.fenceReads, "fence-reads", false, "the fenced storage fences reads too")
@@ -160,7 +161,7 @@ func (f checkFlags) config() (models.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	for _, k := range sortedKeys(opts) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		if err := set("--opt", k, opts[k]); err != nil {
 			return cfg, err
 		}
@@ -212,7 +213,7 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		}
 	}
 	read := jepsenLines(jepsen, names)
-	checked, err := harness.CheckHistory(cfg, names, events)
+	checked, err := scenario.CheckHistory(cfg, names, events)
 	if err != nil {
 		return usageError{err}
 	}
@@ -222,16 +223,16 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		Events:   events,
 		Verdicts: checked.Verdicts,
 		Overall:  models.Overall(checked.Verdicts),
-		ExitCode: harness.ExitCode(checked.Verdicts),
+		ExitCode: scenario.ExitCode(checked.Verdicts),
 		Summary:  models.Summarize(events),
 		Extra:    map[string]any{"checks": checked.Record(cfg.Budget)},
 	}
 	if len(checked.Verdicts) == 0 {
-		run.ExitCode = harness.ExitUnknown
+		run.ExitCode = scenario.ExitUnknown
 	}
 	out := cmd.OutOrStdout()
 	if f.out != "" {
-		run.Attachments = harness.Attachments(checked.Verdicts)
+		run.Attachments = scenario.Attachments(checked.Verdicts)
 		if run.Printed, err = checkOutput(path, run, checked, f.out, read); err != nil {
 			return err
 		}
@@ -247,7 +248,7 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		return err
 	}
 	fmt.Fprint(out, text)
-	if run.ExitCode != harness.ExitValid {
+	if run.ExitCode != scenario.ExitValid {
 		return exitError{run.ExitCode}
 	}
 	return nil
@@ -263,14 +264,14 @@ func fileExists(path string) bool {
 // made of it (read: a Jepsen history's account), the summary (with
 // the run directory dir, when set), the counterexamples and the checks left
 // out.
-func checkOutput(path string, run reports.Run, checked harness.Checked, dir, read string) (string, error) {
+func checkOutput(path string, run reports.Run, checked scenario.Checked, dir, read string) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", path, history.Plural(len(run.Events), "event", ""))
 	b.WriteString(read)
 	if err := reports.PrintSummary(&b, run, dir); err != nil {
 		return "", err
 	}
-	if err := harness.PrintCounterexamples(&b, checked.Verdicts); err != nil {
+	if err := scenario.PrintCounterexamples(&b, checked.Verdicts); err != nil {
 		return "", err
 	}
 	for _, s := range checked.Skipped {
@@ -357,15 +358,6 @@ func shellJoin(args []string) string {
 		}
 	}
 	return strings.Join(out, " ")
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // historyFormats are the formats check reads.

@@ -12,14 +12,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 func TestCheckJudgesAHandWrittenHistory(t *testing.T) {
 	code, stdout, _ := capture(t, "check", "testdata/gc-pause.jsonl", "--initial", "orders=100")
-	assert.Equal(t, harness.ExitInvalid, code, stdout)
+	assert.Equal(t, scenario.ExitInvalid, code, stdout)
 	for _, want := range []string{
 		`critical-sections  INVALID  the critical sections on "orders" are not atomic: lost update (app-1 and app-2 both read 100 and both wrote)`,
 		"First:  app-1 read 100 at 0.004s (token 33), wrote 101 at 15.001s: write applied.",
@@ -61,30 +61,30 @@ func TestCheckCounterexampleHeadersCountWhatFollows(t *testing.T) {
 // another owner than its invocation is rejected with the file and line.
 func TestCheckReadsKeyAndOwnerFromEitherEvent(t *testing.T) {
 	code, stdout, stderr := capture(t, "check", "testdata/fields-on-invocations.jsonl", "--initial", "k=0")
-	assert.Equal(t, harness.ExitValid, code, stdout+stderr)
+	assert.Equal(t, scenario.ExitValid, code, stdout+stderr)
 	for _, check := range []string{"critical-sections", "mutual-exclusion", "lease", "liveness"} {
 		assert.Regexp(t, check+` +VALID`, stdout)
 	}
 	code, _, stderr = capture(t, "check", "testdata/owner-mismatch.jsonl")
-	assert.Equal(t, harness.ExitUsage, code)
+	assert.Equal(t, scenario.ExitUsage, code)
 	assert.Contains(t, stderr, `testdata/owner-mismatch.jsonl:3: owner "c1-2" of the completion differs from owner "c1-1" of its invoke (event 0)`)
 }
 
 func TestCheckWithFencedStorageJudgesTheTokens(t *testing.T) {
 	code, stdout, _ := capture(t, "check", "testdata/gc-pause.jsonl", "--storage", "fenced", "--checks", "fencing-tokens")
-	assert.Equal(t, harness.ExitInvalid, code, stdout)
+	assert.Equal(t, scenario.ExitInvalid, code, stdout)
 	assert.Contains(t, stdout, "the storage accepted token 33 after token 34")
 }
 
 func TestCheckWritesARunDirectory(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r")
 	code, stdout, _ := capture(t, "check", "testdata/gc-pause.jsonl", "--initial", "*=100", "--out", out)
-	require.Equal(t, harness.ExitInvalid, code, stdout)
+	require.Equal(t, scenario.ExitInvalid, code, stdout)
 	b, err := os.ReadFile(filepath.Join(out, reports.ResultsFile))
 	require.NoError(t, err)
 	var res reports.Results
 	require.NoError(t, json.Unmarshal(b, &res))
-	assert.Equal(t, harness.ExitInvalid, res.ExitCode)
+	assert.Equal(t, scenario.ExitInvalid, res.ExitCode)
 	assert.Equal(t, "porcupine-critical-sections.html", res.Files["porcupine:critical-sections"])
 	assert.FileExists(t, filepath.Join(out, "porcupine-critical-sections.html"))
 	assert.Contains(t, string(b), `"skipped"`)
@@ -114,16 +114,16 @@ func TestCheckExitCodes(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"valid", []string{"check", valid}, harness.ExitValid, "overall: VALID (exit 0)", ""},
-		{"nothing applies", []string{"check", empty}, harness.ExitUnknown, "no check applies", ""},
-		{"named check that cannot decide", []string{"check", valid, "--checks", "critical-sections"}, harness.ExitUnknown, "no critical sections", ""},
-		{"liveness failure", []string{"check", stalled}, harness.ExitUnknown, "clients waited 20s", ""},
-		{"malformed line", []string{"check", "testdata/malformed.jsonl"}, harness.ExitUsage, "", "testdata/malformed.jsonl:4: time 1000000 is earlier"},
-		{"missing file", []string{"check", filepath.Join(dir, "nope.jsonl")}, harness.ExitUsage, "", "no such file"},
-		{"unknown check", []string{"check", valid, "--checks", "vibes"}, harness.ExitUsage, "", `unknown check "vibes"`},
-		{"bad initial", []string{"check", valid, "--initial", "k"}, harness.ExitUsage, "", `--initial "k": want key=value`},
-		{"bad option", []string{"check", valid, "-o", "stall=-1s"}, harness.ExitUsage, "", `check option stall="-1s": must be positive`},
-		{"no file", []string{"check"}, harness.ExitUsage, "", "accepts 1 arg"},
+		{"valid", []string{"check", valid}, scenario.ExitValid, "overall: VALID (exit 0)", ""},
+		{"nothing applies", []string{"check", empty}, scenario.ExitUnknown, "no check applies", ""},
+		{"named check that cannot decide", []string{"check", valid, "--checks", "critical-sections"}, scenario.ExitUnknown, "no critical sections", ""},
+		{"liveness failure", []string{"check", stalled}, scenario.ExitUnknown, "clients waited 20s", ""},
+		{"malformed line", []string{"check", "testdata/malformed.jsonl"}, scenario.ExitUsage, "", "testdata/malformed.jsonl:4: time 1000000 is earlier"},
+		{"missing file", []string{"check", filepath.Join(dir, "nope.jsonl")}, scenario.ExitUsage, "", "no such file"},
+		{"unknown check", []string{"check", valid, "--checks", "vibes"}, scenario.ExitUsage, "", `unknown check "vibes"`},
+		{"bad initial", []string{"check", valid, "--initial", "k"}, scenario.ExitUsage, "", `--initial "k": want key=value`},
+		{"bad option", []string{"check", valid, "-o", "stall=-1s"}, scenario.ExitUsage, "", `check option stall="-1s": must be positive`},
+		{"no file", []string{"check"}, scenario.ExitUsage, "", "accepts 1 arg"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,14 +143,14 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"lock-valid.edn", harness.ExitValid, []string{
+		{"lock-valid.edn", scenario.ExitValid, []string{
 			"read as a Jepsen history: 12 operations, 0 faults",
 			"mutual-exclusion   VALID    3 holdings",
 			"mutex              VALID    3 grants on 1 key behave as a mutex",
 			"overall: VALID (exit 0)",
 			"skipped lease: the lock grants no leases",
 		}},
-		{"lock-double-grant.edn", harness.ExitInvalid, []string{
+		{"lock-double-grant.edn", scenario.ExitInvalid, []string{
 			"read as a Jepsen history: 12 operations, 1 fault",
 			"faults: 1 partition",
 			"mutual-exclusion   INVALID  1 overlap",
@@ -159,13 +159,13 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 			"mutex              INVALID  the lock service broke the mutex model on \"lock\": p1 was granted the lock while p0 held it",
 			"overall: INVALID (exit 1)",
 		}},
-		{"lock-info.edn", harness.ExitValid, []string{
+		{"lock-info.edn", scenario.ExitValid, []string{
 			"read as a Jepsen history: 10 operations, 0 faults",
 			"acquire      2 ok     0 fail     1 info",
 			"mutual-exclusion   VALID    2 holdings",
 			"overall: VALID (exit 0)",
 		}},
-		{"lock-lease.edn", harness.ExitValid, []string{
+		{"lock-lease.edn", scenario.ExitValid, []string{
 			"fencing-tokens runs: the grants carry tokens",
 			"faults: 1 pause",
 			"lease              VALID    2 grants on 1 key behave as a lease lock",
@@ -173,7 +173,7 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 			"skipped mutex: the lock grants leases",
 			"overall: VALID (exit 0)",
 		}},
-		{"lock-stale-token.edn", harness.ExitInvalid, []string{
+		{"lock-stale-token.edn", scenario.ExitInvalid, []string{
 			"fencing-tokens     INVALID  fencing tokens on \"lock\": token went backwards: 6 after 7",
 			"During the pause of n1 from 0.100s to 2.210s (2.11s): :pause :primaries -> {\"n1\" :paused}.",
 			"overall: INVALID (exit 1)",
@@ -199,7 +199,7 @@ func TestCheckSaysWhatAJepsenHistoryLeftOut(t *testing.T) {
 {:type :info, :f :stop, :time 30, :process :nemesis}
 `), 0o644))
 	code, stdout, stderr := capture(t, "check", "--format", "jepsen", p)
-	assert.Equal(t, harness.ExitUnknown, code, stdout+stderr)
+	assert.Equal(t, scenario.ExitUnknown, code, stdout+stderr)
 	assert.Contains(t, stdout, "read as a Jepsen history: 3 operations, 0 faults\n")
 	assert.Contains(t, stdout, "left out: 1 × nemesis :f :stop with no nemesis fault under way, 1 × op :f :add\n")
 	assert.Contains(t, stdout, "no check applies to this history: nothing was judged (exit 3)")
@@ -224,7 +224,7 @@ func TestCheckRefusesMalformedJepsenHistoriesNamingLineAndField(t *testing.T) {
 			p := filepath.Join(dir, "h.edn")
 			require.NoError(t, os.WriteFile(p, []byte(tc.body), 0o644))
 			code, stdout, stderr := capture(t, "check", "--format", "jepsen", p)
-			assert.Equal(t, harness.ExitUsage, code, stdout+stderr)
+			assert.Equal(t, scenario.ExitUsage, code, stdout+stderr)
 			assert.Contains(t, stderr, strings.ReplaceAll(tc.want, "h.edn", p))
 		})
 	}
@@ -232,16 +232,16 @@ func TestCheckRefusesMalformedJepsenHistoriesNamingLineAndField(t *testing.T) {
 
 func TestCheckFormatFlag(t *testing.T) {
 	code, _, stderr := capture(t, "check", "--format", "knossos", "testdata/gc-pause.jsonl")
-	assert.Equal(t, harness.ExitUsage, code)
+	assert.Equal(t, scenario.ExitUsage, code)
 	assert.Contains(t, stderr, `--format "knossos": want locklab or jepsen`)
 
 	code, _, stderr = capture(t, "check", "testdata/jepsen/lock-valid.edn")
-	assert.Equal(t, harness.ExitUsage, code)
+	assert.Equal(t, scenario.ExitUsage, code)
 	assert.Contains(t, stderr, "testdata/jepsen/lock-valid.edn:1: not a JSON event")
 	assert.Contains(t, stderr, "(a Jepsen history? add --format jepsen)")
 
 	code, _, stderr = capture(t, "check", "--format", "jepsen", "testdata/jepsen")
-	assert.Equal(t, harness.ExitUsage, code)
+	assert.Equal(t, scenario.ExitUsage, code)
 	assert.Contains(t, stderr, "is a directory")
 }
 
@@ -250,7 +250,7 @@ func TestCheckFormatFlag(t *testing.T) {
 func TestCheckWritesTheRunDirectoryOfAJepsenHistory(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r")
 	code, stdout, _ := capture(t, "check", "--format", "jepsen", "testdata/jepsen/lock-double-grant.edn", "--out", out)
-	require.Equal(t, harness.ExitInvalid, code, stdout)
+	require.Equal(t, scenario.ExitInvalid, code, stdout)
 	b, err := os.ReadFile(filepath.Join(out, reports.ResultsFile))
 	require.NoError(t, err)
 	var res struct {

@@ -42,9 +42,9 @@ func TestDockerfileBuildsAStaticBinaryAndTheLiveTarget(t *testing.T) {
 	live := dockerfile[strings.Index(dockerfile, " AS live"):strings.Index(dockerfile, " AS static")]
 	for _, pkg := range []string{
 		"redis-server", "redis-sentinel", // live/redis.go, live/redis_sentinel.go
-		"etcd-server",                               // backends/live/etcd
-		"libzookeeper-java", "default-jre-headless", // ZooKeeper's jars and a JVM (backends/live/zookeeper)
-		"postgresql", // backends/live/database
+		"etcd-server",                               // backends/etcd/live
+		"libzookeeper-java", "default-jre-headless", // ZooKeeper's jars and a JVM (backends/zookeeper/live)
+		"postgresql", // backends/database/live
 		"faketime",   // libfaketime, which moves redis-server's clock
 	} {
 		assert.Regexp(t, `\s`+regexp.QuoteMeta(pkg)+`\s`, live, "the live target installs %s", pkg)

@@ -6,19 +6,24 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/live"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/workloads"
 )
 
 // The tables of README.md and docs/*.md that locklab can print (systems and
@@ -106,7 +111,8 @@ func docsGenerators() []docsGenerator {
 	return []docsGenerator{
 		{"commands", "", "every command of locklab with what it does", docsCommands},
 		{"systems", "", "every lock system, what it models and its live form", docsSystems},
-		{"options", "NAME", "the options of a system or a workload", docsOptions},
+		{"system-options", "", "every registered system, in registry order: what it models and its options", docsSystemOptions},
+		{"options", "NAME", "the options of one system or workload", docsOptions},
 		{"designs", "", "the lock designs the systems register (the safety matrix's rows)", docsDesigns},
 		{"workloads", "", "every workload and its options", docsWorkloads},
 		{"storage-modes", "", "the storage modes", docsStorageModes},
@@ -316,7 +322,7 @@ func liveForms() map[string]string {
 func docsSystems([]string) (string, error) {
 	forms := liveForms()
 	var rows [][]string
-	for _, s := range harness.Systems() {
+	for _, s := range system.All() {
 		form := forms[s.Name]
 		if form == "" {
 			form = "none (simulated only)"
@@ -332,13 +338,13 @@ func docsOptions(args []string) (string, error) {
 	}
 	var spec opt.Spec
 	var known []string
-	for _, s := range harness.Systems() {
+	for _, s := range system.All() {
 		if s.Name == args[0] {
 			spec = s.Options
 		}
 		known = append(known, s.Name)
 	}
-	for _, w := range harness.Workloads() {
+	for _, w := range workloads.All() {
 		if w.Name == args[0] {
 			spec = w.Options
 		}
@@ -347,19 +353,49 @@ func docsOptions(args []string) (string, error) {
 	if spec == nil {
 		return "", fmt.Errorf("no system or workload %q (known: %s)", args[0], strings.Join(known, ", "))
 	}
+	return optionsTable(spec), nil
+}
+
+// docsSystemOptions is a section per registered system, in registry order:
+// its name as a heading, what it models and its option table. A system
+// registered from its own package appears here with no page to edit.
+func docsSystemOptions([]string) (string, error) {
+	var b strings.Builder
+	for i, s := range system.All() {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "#### %s\n\n%s.\n\n%s", code(s.Name), mdCell(sentence(s.Doc)), optionsTable(s.Options))
+	}
+	return b.String(), nil
+}
+
+// sentence makes a one-line description a sentence: a capital first letter
+// and a final period.
+func sentence(doc string) string {
+	doc = strings.TrimSuffix(strings.TrimSpace(doc), ".")
+	if doc == "" {
+		return "(no description)"
+	}
+	r, n := utf8.DecodeRuneInString(doc)
+	return string(unicode.ToUpper(r)) + doc[n:]
+}
+
+// optionsTable is the Markdown table of an option table, or "(no options)".
+func optionsTable(spec opt.Spec) string {
 	var rows [][]string
 	for _, d := range spec.Docs() {
 		rows = append(rows, []string{code(d.Name), code(showDefault(d.Default)), d.Doc, d.Accepts})
 	}
 	if len(rows) == 0 {
-		return "(no options)\n", nil
+		return "(no options)\n"
 	}
-	return mdTable([]string{"option", "default", "meaning", "values"}, rows), nil
+	return mdTable([]string{"option", "default", "meaning", "values"}, rows)
 }
 
 func docsDesigns([]string) (string, error) {
 	var rows [][]string
-	for _, d := range harness.Designs() {
+	for _, d := range system.Designs() {
 		rows = append(rows, []string{d.Name, code(d.System), code("locklab run " + designFlags(d))})
 	}
 	return mdTable([]string{"design", "system", "run it with"}, rows), nil
@@ -367,7 +403,7 @@ func docsDesigns([]string) (string, error) {
 
 func docsWorkloads([]string) (string, error) {
 	var rows [][]string
-	for _, w := range harness.Workloads() {
+	for _, w := range workloads.All() {
 		var opts []string
 		for _, d := range w.Options.Docs() {
 			opts = append(opts, code(d.Name)+" ("+showDefault(d.Default)+")")
@@ -387,7 +423,7 @@ func docsStorageModes([]string) (string, error) {
 
 func docsScenarios([]string) (string, error) {
 	var rows [][]string
-	for _, s := range harness.Catalog() {
+	for _, s := range scenario.Catalog() {
 		var vs []string
 		for _, v := range s.Variants {
 			vs = append(vs, v.Name)
@@ -399,21 +435,21 @@ func docsScenarios([]string) (string, error) {
 
 func docsVariants([]string) (string, error) {
 	var rows [][]string
-	for _, s := range harness.Catalog() {
+	for _, s := range scenario.Catalog() {
 		for _, v := range s.Variants {
 			system := v.Test.System
 			if system == "" {
 				system = "redis"
 			}
 			var opts []string
-			for _, k := range sortedKeys(v.Test.SystemOptions) {
+			for _, k := range slices.Sorted(maps.Keys(v.Test.SystemOptions)) {
 				opts = append(opts, k+"="+v.Test.SystemOptions[k])
 			}
 			if len(opts) > 0 {
 				system += " " + strings.Join(opts, " ")
 			}
 			var expect []string
-			for _, c := range harness.RunCheckNames() {
+			for _, c := range scenario.RunCheckNames() {
 				if r, ok := v.Expect[c]; ok {
 					expect = append(expect, c+" "+strings.ToUpper(fmt.Sprint(r)))
 				}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/shrink"
 	"github.com/locklab/locklab/sweep"
 )
@@ -121,15 +122,15 @@ for 0; one that only wants explore to have run treats 3 as a result, not a failu
 // made the second holder get the lock: explore's help and the kinds table of
 // docs/scenarios.md (locklab docs) are both printed from it.
 var violationKinds = []struct{ kind, doc string }{
-	{harness.KindGCPause, "the earlier holder was paused across its lease deadline"},
-	{harness.KindClockJump, "a server whose clock jumped or drifted granted both holders"},
-	{harness.KindFailover, "the later grant came from a promoted replica"},
-	{harness.KindRestartRegrant, "a server that granted the earlier holder restarted empty and granted again"},
-	{harness.KindNonOwnerRelease, "a third client released a lock it no longer held (DEL unlock)"},
-	{harness.KindLeaderClockAhead, "a server whose clock was set ahead granted before the lease ran out"},
-	{harness.KindHolderClock, "a holder's own clock jumped or drifted around its grant"},
-	{harness.KindSessionExpiry, "a holder without a lease deadline was paused or cut off, its session expired"},
-	{harness.KindDelayedWrite, "a write delayed in the network was overtaken by another client's grant"},
+	{scenario.KindGCPause, "the earlier holder was paused across its lease deadline"},
+	{scenario.KindClockJump, "a server whose clock jumped or drifted granted both holders"},
+	{scenario.KindFailover, "the later grant came from a promoted replica"},
+	{scenario.KindRestartRegrant, "a server that granted the earlier holder restarted empty and granted again"},
+	{scenario.KindNonOwnerRelease, "a third client released a lock it no longer held (DEL unlock)"},
+	{scenario.KindLeaderClockAhead, "a server whose clock was set ahead granted before the lease ran out"},
+	{scenario.KindHolderClock, "a holder's own clock jumped or drifted around its grant"},
+	{scenario.KindSessionExpiry, "a holder without a lease deadline was paused or cut off, its session expired"},
+	{scenario.KindDelayedWrite, "a write delayed in the network was overtaken by another client's grant"},
 }
 
 // violationKindList is violationKinds as explore's help shows them, one a line.
@@ -292,16 +293,8 @@ func printExplorations(out io.Writer, results []harness.Exploration, f exploreFl
 	fmt.Fprintln(tw, header)
 	complete := true
 	for _, e := range results {
-		var seeds []string
-		for _, s := range e.Sweeps {
-			n := fmt.Sprint(s.Seeds)
-			if !s.Found {
-				n = ">" + n
-			}
-			seeds = append(seeds, n)
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%d/%d\t%s\t%.1fms\n", e.Hunt.Name, e.Hunt.Kind,
-			strings.Join(seeds, " "), median(e), e.Found(), len(e.Sweeps), noFaultText(e), float64(e.WallPerSeed().Microseconds())/1000)
+			runsText(e), median(e), e.Found(), len(e.Sweeps), noFaultText(e), float64(e.WallPerSeed().Microseconds())/1000)
 		complete = complete && e.Found() == len(e.Sweeps)
 	}
 	tw.Flush()
@@ -340,7 +333,7 @@ func printExplorations(out io.Writer, results []harness.Exploration, f exploreFl
 				if err != nil {
 					return err
 				}
-				for _, line := range harness.Story(r) {
+				for _, line := range scenario.Story(r) {
 					fmt.Fprintf(out, "  %s\n", line)
 				}
 			}
@@ -354,7 +347,7 @@ func printExplorations(out io.Writer, results []harness.Exploration, f exploreFl
 	}
 	if !complete {
 		fmt.Fprintf(out, "\n%s\n", incompleteLine(results, f.maxSeed))
-		return exitError{harness.ExitUnknown}
+		return exitError{scenario.ExitUnknown}
 	}
 	return nil
 }
@@ -473,7 +466,7 @@ func isTerminal(w io.Writer) bool {
 
 // shrinkFinding shrinks a hunt's finding to a minimal run that still shows a
 // violation of the hunt's kind, written to dir/<hunt>-seed<N>-shrunk.
-func shrinkFinding(out io.Writer, h harness.Hunt, t harness.Test, dir string) error {
+func shrinkFinding(out io.Writer, h harness.Hunt, t scenario.Test, dir string) error {
 	r, err := harness.Run(t)
 	if err != nil {
 		return err

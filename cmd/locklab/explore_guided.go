@@ -12,6 +12,7 @@ import (
 	"github.com/locklab/locklab/guide"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 // guidedSweep is a guided search of hunt h from seed, as a sweep: its runs
@@ -112,7 +113,7 @@ func printComparison(out io.Writer, swarm, guided []harness.Exploration) error {
 	fmt.Fprintf(out, "no fault fired (runs that searched nothing) in %d of %s of swarm random and %d of %s of the guided search\n",
 		sq, count(sr, "run"), gq, count(gr, "run"))
 	if !complete {
-		return exitError{harness.ExitUnknown}
+		return exitError{scenario.ExitUnknown}
 	}
 	return nil
 }
@@ -147,6 +148,8 @@ func without(a, b []string) []string {
 	return out
 }
 
+// runsText is the seeds (or runs) each sweep of an exploration took to its
+// first violation, ">n" for one that found none in n: "3 >40 12".
 func runsText(e harness.Exploration) string {
 	var out []string
 	for _, s := range e.Sweeps {

@@ -19,6 +19,7 @@ import (
 	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 // liveFlags are the flags run and repro add for live mode.
@@ -51,7 +52,7 @@ func interruptible() (context.Context, context.CancelFunc) {
 
 // liveCommand is the command that runs t live again; withOut: into dir
 // (otherwise into a new directory of the store).
-func liveCommand(t harness.Test, nemesisFile, dir string, scale float64, withOut bool) string {
+func liveCommand(t scenario.Test, nemesisFile, dir string, scale float64, withOut bool) string {
 	args := append([]string{"locklab", "run", "--live"}, t.Args()...)
 	if scale != 1 {
 		args = append(args, "--scale", fmt.Sprint(scale))
@@ -66,7 +67,7 @@ func liveCommand(t harness.Test, nemesisFile, dir string, scale float64, withOut
 }
 
 // liveLines describe a live run: what ran, for how long, and that it does not replay.
-func liveLines(res harness.Result) string {
+func liveLines(res scenario.Result) string {
 	l, _ := res.SystemFigures["live"].(map[string]any)
 	vs, _ := l["versions"].(map[string]string)
 	var names []string
@@ -113,7 +114,7 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 	command := liveCommand(given, f.nemesisFile, dir, lf.scale, !inStore)
 	out := cmd.OutOrStdout()
 	first := fmt.Sprintf("seed %d (live): %s\n", t.Seed, command)
-	if w := harness.DrewNoFault(p.Test, p.Schedule); w != "" {
+	if w := scenario.DrewNoFault(p.Test, p.Schedule); w != "" {
 		// Said before the run spends its real time, not only after it.
 		first += fmt.Sprintf("WARNING: %s\n", w)
 	}
@@ -176,7 +177,7 @@ func moveServers(servers, dir string) error {
 	return nil
 }
 
-func writeLive(out io.Writer, first, command, dir, servers string, res harness.Result, interrupted bool, runErr error) error {
+func writeLive(out io.Writer, first, command, dir, servers string, res scenario.Result, interrupted bool, runErr error) error {
 	run := res.Report(command)
 	head := liveLines(res)
 	if interrupted {
@@ -199,9 +200,9 @@ func writeLive(out io.Writer, first, command, dir, servers string, res harness.R
 	}
 	fmt.Fprint(out, head+rest.String())
 	if interrupted {
-		return exitError{harness.ExitUnknown}
+		return exitError{scenario.ExitUnknown}
 	}
-	if run.ExitCode != harness.ExitValid {
+	if run.ExitCode != scenario.ExitValid {
 		return exitError{run.ExitCode}
 	}
 	return nil
@@ -209,14 +210,14 @@ func writeLive(out io.Writer, first, command, dir, servers string, res harness.R
 
 // markLive marks a live run's report: results.json's extra.live, and a note
 // under the verdict of report.html.
-func markLive(run *reports.Run, res harness.Result) {
+func markLive(run *reports.Run, res scenario.Result) {
 	run.Extra["live"] = res.SystemFigures["live"]
 	run.Notes = append(run.Notes, strings.ReplaceAll(strings.TrimSpace(liveLines(res)), "\n", "; "))
 }
 
 // runReproLive runs scenario variants live and compares their verdicts with
 // the expectations (the simulated ones: a mismatch is a finding about the model).
-func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant, f reproFlags, lf liveFlags) error {
+func runReproLive(out io.Writer, s scenario.Scenario, variants []scenario.Variant, f reproFlags, lf liveFlags) error {
 	ctx, cancel := interruptible()
 	defer cancel()
 	mismatches, skipped, missing, unreachable := 0, 0, 0, 0
@@ -308,7 +309,7 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 		}
 	}
 	if mismatches > 0 {
-		return exitError{harness.ExitInvalid}
+		return exitError{scenario.ExitInvalid}
 	}
 	return nil
 }
@@ -322,8 +323,8 @@ func runReproLive(out io.Writer, s harness.Scenario, variants []harness.Variant,
 // returned is the last try's, with the directory holding its servers' data
 // and logs; repro runs one try (live.Repro). A server that is not installed is a *proc.MissingError, and the
 // servers' directory is then removed.
-func reproLiveTries(ctx context.Context, out io.Writer, s harness.Scenario, v harness.Variant, dir string, tries int,
-	lf liveFlags, repro func(context.Context, harness.Variant, live.Config) (harness.Outcome, error)) (harness.Outcome, string, error) {
+func reproLiveTries(ctx context.Context, out io.Writer, s scenario.Scenario, v scenario.Variant, dir string, tries int,
+	lf liveFlags, repro func(context.Context, scenario.Variant, live.Config) (harness.Outcome, error)) (harness.Outcome, string, error) {
 	var missed []string
 	for try := 1; ; try++ {
 		start := time.Now()
@@ -377,7 +378,7 @@ func reproLiveTries(ctx context.Context, out io.Writer, s harness.Scenario, v ha
 
 // notFired says which scheduled fault of a live run did not fire ("" when
 // every one did).
-func notFired(r harness.Result) string {
+func notFired(r scenario.Result) string {
 	for _, f := range r.FaultOutcomes {
 		if !f.Fired {
 			return fmt.Sprintf("fault %d (%s) did not fire: %s", f.Fault, f.Kind, f.DidNotFire)
@@ -386,7 +387,7 @@ func notFired(r harness.Result) string {
 	return ""
 }
 
-func printOutcomeLive(out io.Writer, s harness.Scenario, o harness.Outcome, dir string, verbose bool, scale float64) error {
+func printOutcomeLive(out io.Writer, s scenario.Scenario, o harness.Outcome, dir string, verbose bool, scale float64) error {
 	t := o.Variant.ReproTest().WithDefaults()
 	command := liveCommand(t, scheduleFile(t), dir, scale, true)
 	return printOutcome(out, s, o, dir, verbose, command)

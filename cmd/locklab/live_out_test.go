@@ -10,9 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	livedb "github.com/locklab/locklab/backends/live/database"
+	livedb "github.com/locklab/locklab/backends/database/live"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/live"
+	"github.com/locklab/locklab/scenario"
 )
 
 // An --out that PostgreSQL's user cannot reach (a 0700 temporary directory,
@@ -56,7 +57,7 @@ func TestLiveOutThatPostgresCannotReach(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := capture(t, tc.args...)
-			assert.Equal(t, harness.ExitUsage, code, stdout+stderr)
+			assert.Equal(t, scenario.ExitUsage, code, stdout+stderr)
 			assert.Contains(t, stderr, tc.stderr)
 			assert.Contains(t, stdout+stderr, "directory "+private+" (mode 0700) is not searchable by others")
 			for _, want := range tc.stdout {
@@ -96,7 +97,7 @@ func TestReproLiveTriesUntilItMatches(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ran := 0
-			repro := func(_ context.Context, _ harness.Variant, cfg live.Config) (harness.Outcome, error) {
+			repro := func(_ context.Context, _ scenario.Variant, cfg live.Config) (harness.Outcome, error) {
 				assert.DirExists(t, cfg.Dir, "each try has its servers' directory")
 				ran++
 				return tc.outcomes[ran-1], nil
@@ -132,7 +133,7 @@ func TestTriesIsALiveFlag(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, harness.ExitUsage, code)
+			assert.Equal(t, scenario.ExitUsage, code)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}

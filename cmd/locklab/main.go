@@ -20,9 +20,10 @@ import (
 
 	// The lock systems locklab ships register themselves.
 	_ "github.com/locklab/locklab/backends/builtin"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/system"
 )
 
 // usageError marks errors in what the user asked for (exit code 2).
@@ -55,7 +56,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(newScenariosCmd(), newReproCmd(), newExploreCmd(), newShrinkCmd())
 	root.AddCommand(newSweepCmd(), newMatrixCmd(), newMergeCmd())
 	root.AddCommand(newCheckCmd())
-	root.AddCommand(newSystemsCmd(), newVersionCmd(), newDocsCmd())
+	root.AddCommand(newSystemsCmd(), newVersionCmd(), newDocsCmd(), newVetCmd())
 	setVersionFlag(root)
 	return root
 }
@@ -73,10 +74,10 @@ writes a run directory with an HTML report. A run replays byte for byte from its
 Systems (locklab run --system NAME; 'locklab systems' for their options and designs):
 `)
 	width := 0
-	for _, s := range harness.Systems() {
+	for _, s := range system.All() {
 		width = max(width, len(s.Name))
 	}
-	for _, s := range harness.Systems() {
+	for _, s := range system.All() {
 		fmt.Fprintf(&b, "  %s%s\n", pad(s.Name, width+2), oneLine(s.Doc, termWidth-width-4))
 	}
 	b.WriteString("\nLive mode (run --live, repro --live): the same tests in real time against the real code, on\n" +
@@ -107,7 +108,7 @@ func execute(args []string) int {
 	var oe *reports.OutDirError
 	switch {
 	case err == nil:
-		return harness.ExitValid
+		return scenario.ExitValid
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue) || errors.As(err, &oe) || strings.HasPrefix(err.Error(), "unknown command"):
@@ -117,10 +118,10 @@ func execute(args []string) int {
 		}
 		fmt.Fprintf(os.Stderr, "locklab: %s\n", namingTheFlag(cmd, err, msg))
 		fmt.Fprintf(os.Stderr, "See '%s --help'.\n", helpPath(root, cmd))
-		return harness.ExitUsage
+		return scenario.ExitUsage
 	default:
 		fmt.Fprintf(os.Stderr, "locklab: %s\n", plainMessage(err))
-		return harness.ExitCrash
+		return scenario.ExitCrash
 	}
 }
 

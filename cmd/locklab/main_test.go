@@ -12,9 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/system"
 )
 
 // capture runs the CLI and returns its exit code, stdout and stderr.
@@ -54,7 +55,7 @@ func TestUsageErrorsExitWithTheUsageCode(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, harness.ExitUsage, code)
+			assert.Equal(t, scenario.ExitUsage, code)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
@@ -64,7 +65,7 @@ func TestRunWritesARunDirectoryAndReplays(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
 	code, stdout, _ := capture(t, "run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--time", "60s", "--out", out)
-	assert.Equal(t, harness.ExitInvalid, code, stdout)
+	assert.Equal(t, scenario.ExitInvalid, code, stdout)
 	first := strings.SplitN(stdout, "\n", 2)[0]
 	assert.True(t, strings.HasPrefix(first, "seed 7: locklab run "), first)
 	assert.Contains(t, stdout, "critical-sections  INVALID")
@@ -76,7 +77,7 @@ func TestRunWritesARunDirectoryAndReplays(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &res))
 	assert.Equal(t, uint64(7), res.Seed)
-	assert.Equal(t, harness.ExitInvalid, res.ExitCode)
+	assert.Equal(t, scenario.ExitInvalid, res.ExitCode)
 	var ran []string
 	for _, v := range res.Verdicts {
 		ran = append(ran, v.Check)
@@ -109,14 +110,14 @@ func TestHandEditedScheduleReproducesACounterexample(t *testing.T) {
   {"kind": "pause", "targets": ["c1"], "duration": "15s", "after": {"node": "c1", "f": "read"}}
 ]}`), 0o644))
 	code, stdout, _ := capture(t, "run", "--nemesis-file", sched, "--seed", "1", "--time", "30s", "--out", filepath.Join(dir, "r"))
-	assert.Equal(t, harness.ExitInvalid, code, stdout)
+	assert.Equal(t, scenario.ExitInvalid, code, stdout)
 	assert.Contains(t, stdout, "During the pause of c1 from ")
 	assert.Contains(t, stdout, "--nemesis-file "+filepath.Join(dir, "r", "schedule.json"))
 
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"faults": [{"kind": "pause", "targets": ["c1"]}]}`), 0o644))
 	code, _, stderr := capture(t, "run", "--nemesis-file", bad)
-	assert.Equal(t, harness.ExitUsage, code)
+	assert.Equal(t, scenario.ExitUsage, code)
 	assert.Contains(t, stderr, bad+`:1: faults[0] (pause): field "duration"`)
 }
 
@@ -149,7 +150,7 @@ func TestDroppingCutsReplay(t *testing.T) {
 
 func TestValidRunExitsZero(t *testing.T) {
 	code, stdout, _ := capture(t, "run", "--seed", "1", "--time", "20s", "--out", filepath.Join(t.TempDir(), "r"))
-	assert.Equal(t, harness.ExitValid, code, stdout)
+	assert.Equal(t, scenario.ExitValid, code, stdout)
 	assert.Contains(t, stdout, "overall: VALID (exit 0)")
 }
 
@@ -158,8 +159,8 @@ func TestValidRunExitsZero(t *testing.T) {
 // within the listings' width.
 func TestRootHelpNamesEverySystemAndLiveMode(t *testing.T) {
 	code, stdout, _ := capture(t, "--help")
-	require.Equal(t, harness.ExitValid, code)
-	for _, s := range harness.SystemNames() {
+	require.Equal(t, scenario.ExitValid, code)
+	for _, s := range system.Names() {
 		assert.Regexp(t, `(?m)^  `+s+` +\S`, stdout, "the system %s is named", s)
 	}
 	long, _, _ := strings.Cut(stdout, "\nUsage:")

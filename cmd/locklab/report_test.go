@@ -13,12 +13,13 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 func TestReportRegeneratesTheSameFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, stdout, _ := capture(t, "run", "--nemesis", "pause", "--seed", "7", "--time", "60s", "--out", dir)
-	require.Equal(t, harness.ExitInvalid, code, stdout)
+	require.Equal(t, scenario.ExitInvalid, code, stdout)
 	assert.Contains(t, stdout, "report: "+filepath.Join(dir, reports.ReportFile))
 	files := []string{reports.ReportFile, "timeline.png", "timeline.svg", "latency-raw.png", "latency-quantiles.svg", "rate.png"}
 	before := map[string][]byte{}
@@ -29,7 +30,7 @@ func TestReportRegeneratesTheSameFiles(t *testing.T) {
 		require.NoError(t, os.Remove(filepath.Join(dir, f)))
 	}
 	code, stdout, stderr := capture(t, "report", dir)
-	require.Equal(t, harness.ExitValid, code, stderr)
+	require.Equal(t, scenario.ExitValid, code, stderr)
 	assert.Contains(t, stdout, "report: "+filepath.Join(dir, reports.ReportFile))
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(dir, f))
@@ -52,7 +53,7 @@ func TestReportUsageErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, harness.ExitUsage, code)
+			assert.Equal(t, scenario.ExitUsage, code)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
@@ -62,7 +63,7 @@ func TestReportOfABrokenRunDirectoryNamesTheFile(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, reports.HistoryFile), []byte(`{"index":0,"time":0,"process":0,"type":"ok","f":"read"}`+"\n"), 0o644))
 	code, _, stderr := capture(t, "report", dir)
-	assert.Equal(t, harness.ExitCrash, code)
+	assert.Equal(t, scenario.ExitCrash, code)
 	assert.Contains(t, stderr, filepath.Join(dir, reports.HistoryFile)+":1:")
 }
 
@@ -77,7 +78,7 @@ func BenchmarkReport(b *testing.B) {
 		clients int
 		time    time.Duration
 	}{{"60s-5clients", 5, time.Minute}, {"30m-20clients", 20, 30 * time.Minute}} {
-		res, err := harness.Run(harness.Test{System: "redis", Workload: "fenced-counter", Clients: bc.clients,
+		res, err := harness.Run(scenario.Test{System: "redis", Workload: "fenced-counter", Clients: bc.clients,
 			Time: bc.time, Seed: 3, Nemesis: "random"})
 		require.NoError(b, err)
 		run := res.Report("locklab run")

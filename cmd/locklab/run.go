@@ -15,9 +15,11 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/shrink"
 	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/workloads"
 )
 
 type runFlags struct {
@@ -59,8 +61,8 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.system, "system", "redis", "lock system: "+strings.Join(harness.SystemNames(), ", "))
-	fl.StringVar(&f.workload, "workload", "fenced-counter", "workload: "+strings.Join(harness.WorkloadNames(), ", "))
+	fl.StringVar(&f.system, "system", "redis", "lock system: "+strings.Join(system.Names(), ", "))
+	fl.StringVar(&f.workload, "workload", "fenced-counter", "workload: "+strings.Join(workloads.Names(), ", "))
 	fl.IntVar(&f.clients, "clients", 5, "number of clients")
 	fl.DurationVar(&f.simTime, "time", 60*time.Second, "simulated duration")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed (default: drawn and printed)")
@@ -72,7 +74,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.nemesisFile, "nemesis-file", "", "a fault schedule file (JSON) instead of --nemesis (not both)")
 	fl.StringArrayVarP(&f.sysOpts, "opt", "o", nil, "system option key=value (repeatable), e.g. -o ttl=5s -o fencing=true")
 	fl.StringArrayVarP(&f.wlOpts, "workload-opt", "w", nil, "workload option key=value (repeatable), e.g. -w hold=200ms")
-	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(harness.RunCheckNames(), ", ")+"); +name adds a check to the default selection")
+	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(scenario.RunCheckNames(), ", ")+"); +name adds a check to the default selection")
 	fl.DurationVar(&f.checkBudget, "check-budget", 60*time.Second, "wall-clock budget of each key's search in the search-based checks (0: unbounded)")
 	fl.Int64Var(&f.checkSteps, "check-steps", models.DefaultSteps, "step budget of each key's search, deterministic (-1: unbounded)")
 	addLiveFlags(fl, &lf)
@@ -174,8 +176,8 @@ func checkNames(list string, given bool) ([]string, error) {
 	return names, nil
 }
 
-func (f runFlags) test(fl *pflag.FlagSet) (harness.Test, error) {
-	t := harness.Test{
+func (f runFlags) test(fl *pflag.FlagSet) (scenario.Test, error) {
+	t := scenario.Test{
 		System: f.system, Workload: f.workload, Clients: f.clients, Time: f.simTime, Seed: f.seed,
 		Storage: storage.Mode(f.storage), FenceReads: f.fenceReads, Nemesis: f.nemesis, CheckBudget: f.checkBudget,
 		CheckSteps: f.checkSteps,
@@ -184,7 +186,7 @@ func (f runFlags) test(fl *pflag.FlagSet) (harness.Test, error) {
 		t.Cuts = "drop"
 	}
 	if f.checkBudget == 0 {
-		t.CheckBudget = harness.Unbounded
+		t.CheckBudget = scenario.Unbounded
 	}
 	var err error
 	if t.SystemOptions, err = parseOpts("--opt", f.sysOpts); err != nil {
@@ -269,7 +271,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 			return err
 		}
 	}
-	if run.ExitCode != harness.ExitValid {
+	if run.ExitCode != scenario.ExitValid {
 		return exitError{run.ExitCode}
 	}
 	return nil
@@ -277,7 +279,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 
 // replayCommand is the command line that replays the run; a schedule read from
 // a file is replayed from the copy in the run directory.
-func replayCommand(t harness.Test, nemesisFile, dir string) string {
+func replayCommand(t scenario.Test, nemesisFile, dir string) string {
 	args := append([]string{"locklab", "run"}, t.Args()...)
 	if nemesisFile != "" {
 		args = append(args, "--nemesis-file", filepath.Join(dir, reports.ScheduleFile))
@@ -288,7 +290,7 @@ func replayCommand(t harness.Test, nemesisFile, dir string) string {
 
 // storeReplayCommand replays a run of the store into a new directory of the
 // store: replayCommand without --out.
-func storeReplayCommand(t harness.Test, nemesisFile, dir string) string {
+func storeReplayCommand(t scenario.Test, nemesisFile, dir string) string {
 	args := append([]string{"locklab", "run"}, t.Args()...)
 	if nemesisFile != "" {
 		args = append(args, "--nemesis-file", filepath.Join(dir, reports.ScheduleFile))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 )
 
 // livenessFlags are the flags of `run` that tune the liveness check and bound
@@ -27,7 +28,7 @@ func (l *livenessFlags) register(fl *pflag.FlagSet) {
 	l.minSuccess.v = models.DefaultMinSuccess
 	l.minAttempts.v, l.minAttempts.min = models.DefaultMinAttempts, 1
 	l.maxRecovery.v = models.DefaultRecoveryMax
-	l.maxEvents.v, l.maxEvents.min = harness.DefaultMaxHistoryEvents, 1
+	l.maxEvents.v, l.maxEvents.min = scenario.DefaultMaxHistoryEvents, 1
 	fl.Var(&l.minSuccess, "liveness-min-success",
 		"least share of the acquire attempts made while no fault was active that must succeed, 0..1 or a percentage (0: not judged)")
 	fl.Var(&l.minAttempts, "liveness-min-attempts", "acquire attempts outside faults needed before that share is judged")
@@ -39,7 +40,7 @@ func (l *livenessFlags) register(fl *pflag.FlagSet) {
 }
 
 // apply sets the test's fields of the flags the user typed.
-func (l *livenessFlags) apply(t *harness.Test) {
+func (l *livenessFlags) apply(t *scenario.Test) {
 	if l.minSuccess.set {
 		t.Liveness.MinSuccess = &l.minSuccess.v
 	}
@@ -59,7 +60,7 @@ func (l *livenessFlags) apply(t *harness.Test) {
 
 // runWatched runs a prepared test, showing its progress on the command's
 // stderr when it takes a while.
-func runWatched(cmd *cobra.Command, p *harness.Prepared) (harness.Result, error) {
+func runWatched(cmd *cobra.Command, p *harness.Prepared) (scenario.Result, error) {
 	errOut := cmd.ErrOrStderr()
 	show := newRunProgress(errOut, isTerminal(errOut), time.Now)
 	defer show.finish()

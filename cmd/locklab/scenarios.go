@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 func newScenariosCmd() *cobra.Command {
@@ -48,11 +49,11 @@ the run command that goes with it is printed on stderr.`,
 // line between scenarios.
 func listScenarios(w io.Writer) {
 	width := len("SCENARIO")
-	for _, s := range harness.Catalog() {
+	for _, s := range scenario.Catalog() {
 		width = max(width, utf8.RuneCountInString(s.Name))
 	}
 	fmt.Fprintf(w, "%sVARIANTS\n%sWHAT IT SHOWS\n", pad("SCENARIO", width+2), strings.Repeat(" ", 4))
-	for _, s := range harness.Catalog() {
+	for _, s := range scenario.Catalog() {
 		var names []string
 		for _, v := range s.Variants {
 			names = append(names, v.Name)
@@ -72,10 +73,10 @@ func listScenarios(w io.Writer) {
 }
 
 // findVariant looks a variant up, as a usage error when it does not exist.
-func findVariant(name, variant string) (harness.Scenario, harness.Variant, error) {
-	s, err := harness.FindScenario(name)
+func findVariant(name, variant string) (scenario.Scenario, scenario.Variant, error) {
+	s, err := scenario.Find(name)
 	if err != nil {
-		return s, harness.Variant{}, usageError{err}
+		return s, scenario.Variant{}, usageError{err}
 	}
 	v, err := s.FindVariant(variant)
 	if err != nil {
@@ -177,10 +178,10 @@ func reproArgs(_ *cobra.Command, args []string) error {
 // beginning of what it shows, cut to termWidth.
 func scenarioLines(w io.Writer) {
 	width := 0
-	for _, s := range harness.Catalog() {
+	for _, s := range scenario.Catalog() {
 		width = max(width, utf8.RuneCountInString(s.Name))
 	}
-	for _, s := range harness.Catalog() {
+	for _, s := range scenario.Catalog() {
 		fmt.Fprintf(w, "  %s%s\n", pad(s.Name, width+2), oneLine(s.Doc, termWidth-width-4))
 	}
 }
@@ -200,7 +201,7 @@ func runRepro(out io.Writer, name string, f reproFlags) error {
 	if err != nil {
 		return err
 	}
-	variants := []harness.Variant{v}
+	variants := []scenario.Variant{v}
 	if f.all {
 		if f.variant != "" {
 			return usage("--all and --variant exclude each other")
@@ -230,14 +231,14 @@ func runRepro(out io.Writer, name string, f reproFlags) error {
 		fmt.Fprintf(out, "%s: %d of %d variants matched\n", s.Name, len(variants)-mismatches, len(variants))
 	}
 	if mismatches > 0 {
-		return exitError{harness.ExitInvalid}
+		return exitError{scenario.ExitInvalid}
 	}
 	return nil
 }
 
 // printOutcome prints and writes one variant's outcome; command replays it
 // ("": the simulated run's command).
-func printOutcome(out io.Writer, s harness.Scenario, o harness.Outcome, dir string, verbose bool, command string) error {
+func printOutcome(out io.Writer, s scenario.Scenario, o harness.Outcome, dir string, verbose bool, command string) error {
 	v, r := o.Variant, o.Result
 	if command == "" {
 		command = replayCommand(r.Test, scheduleFile(r.Test), dir)
@@ -246,7 +247,7 @@ func printOutcome(out io.Writer, s harness.Scenario, o harness.Outcome, dir stri
 	if _, live := r.SystemFigures["live"]; live {
 		markLive(&run, r)
 	}
-	story := harness.Story(r)
+	story := scenario.Story(r)
 	run.Attachments = append(run.Attachments, reports.Attachment{Name: "story.txt", Label: "story",
 		Write: func(w io.Writer) error { _, err := io.WriteString(w, strings.Join(story, "\n")+"\n"); return err }})
 	if err := reports.WriteDir(dir, run); err != nil {
@@ -313,7 +314,7 @@ func printOutcome(out io.Writer, s harness.Scenario, o harness.Outcome, dir stri
 
 // scheduleFile is non-empty when the test's schedule is replayed from the run
 // directory's copy.
-func scheduleFile(t harness.Test) string {
+func scheduleFile(t scenario.Test) string {
 	if t.Schedule != nil {
 		return reports.ScheduleFile
 	}

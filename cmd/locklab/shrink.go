@@ -15,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/shrink"
 	"github.com/locklab/locklab/sweep"
 )
@@ -70,8 +71,8 @@ Exit codes: 0 shrunk; 2 usage error (not a run directory, or a run that fails no
 			// Every candidate is a short-lived world: the sweep's collector setting.
 			defer sweep.TuneGC()()
 			if f.kind != "" {
-				if !slices.Contains(harness.Kinds, f.kind) {
-					return usage("--kind %q: want one of %s", f.kind, strings.Join(harness.Kinds, ", "))
+				if !slices.Contains(scenario.Kinds, f.kind) {
+					return usage("--kind %q: want one of %s", f.kind, strings.Join(scenario.Kinds, ", "))
 				}
 				r, err := harness.Run(t)
 				if err != nil {
@@ -90,24 +91,24 @@ Exit codes: 0 shrunk; 2 usage error (not a run directory, or a run that fails no
 	cmd.Flags().StringVar(&f.out, "out", "", "run directory of the minimal run (default RUN_DIR-shrunk)")
 	cmd.Flags().IntVar(&f.maxRuns, "max-runs", 1000, "candidate runs at most")
 	cmd.Flags().StringVar(&f.kind, "kind", "", "the kind of violation to keep when the run shows several (default: the first its overlaps show); "+
-		"one of "+strings.Join(harness.Kinds, ", "))
+		"one of "+strings.Join(scenario.Kinds, ", "))
 	return cmd
 }
 
 // loadRun reads the test a run directory ran; a directory that is not a run
 // directory is refused saying what it lacks.
-func loadRun(dir string) (harness.Test, error) {
+func loadRun(dir string) (scenario.Test, error) {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return harness.Test{}, usage("%s: no such directory", dir)
+		return scenario.Test{}, usage("%s: no such directory", dir)
 	case err != nil:
-		return harness.Test{}, usageError{err}
+		return scenario.Test{}, usageError{err}
 	case !fi.IsDir():
-		return harness.Test{}, usage("%s is a file, not a run directory: shrink reads the directory a run wrote", dir)
+		return scenario.Test{}, usage("%s is a file, not a run directory: shrink reads the directory a run wrote", dir)
 	}
 	if _, err := os.Stat(filepath.Join(dir, reports.ResultsFile)); errors.Is(err, fs.ErrNotExist) {
-		return harness.Test{}, usage("%s is not a run directory: it has no %s (a run directory, as 'locklab run' writes it, "+
+		return scenario.Test{}, usage("%s is not a run directory: it has no %s (a run directory, as 'locklab run' writes it, "+
 			"holds %s, %s and, when faults ran, %s)", dir, reports.ResultsFile, reports.ResultsFile, reports.HistoryFile, reports.ScheduleFile)
 	}
 	t, err := harness.LoadTest(dir)
@@ -124,7 +125,7 @@ func loadRun(dir string) (harness.Test, error) {
 // shrinkInto shrinks t, writes the minimal run's directory dir (with its
 // story) and prints the story, the replay command and the summary line; from
 // names the failing run in results.json.
-func shrinkInto(out io.Writer, t harness.Test, dir, from string, opts shrink.Options) error {
+func shrinkInto(out io.Writer, t scenario.Test, dir, from string, opts shrink.Options) error {
 	if err := reports.CheckOutDir(dir); err != nil {
 		return err
 	}
@@ -140,7 +141,7 @@ func shrinkInto(out io.Writer, t harness.Test, dir, from string, opts shrink.Opt
 	run.Extra["shrink"] = map[string]any{"from": from, "target": o.Target, "faults_before": o.FaultsBefore,
 		"faults_after": o.FaultsAfter, "runs": o.Runs, "wall": o.Wall.Round(time.Millisecond).String(),
 		"clients_before": o.Original.Clients, "time_before": o.Original.Time.String()}
-	story := harness.Story(o.Result)
+	story := scenario.Story(o.Result)
 	run.Attachments = append(run.Attachments, reports.Attachment{Name: "story.txt", Label: "story",
 		Write: func(w io.Writer) error { _, err := io.WriteString(w, strings.Join(story, "\n")+"\n"); return err }})
 	var b strings.Builder

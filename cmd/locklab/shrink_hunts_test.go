@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/shrink"
 )
 
@@ -64,7 +65,7 @@ func TestShrinkEveryHuntsFinding(t *testing.T) {
 			require.NoError(t, err)
 			sw, err := h.Sweep(c.seed, 1000, nil)
 			require.NoError(t, err)
-			var found harness.Test
+			var found scenario.Test
 			if sw.Found {
 				found, err = h.Test(sw.Seed)
 				require.NoError(t, err)
@@ -99,7 +100,7 @@ func TestShrinkEveryHuntsFinding(t *testing.T) {
 			replay := filepath.Join(dir, "replay")
 			args = append(args[1:len(args)-2], "--out", replay)
 			code, _, stderr := capture(t, args...)
-			require.Equal(t, harness.ExitInvalid, code, stderr)
+			require.Equal(t, scenario.ExitInvalid, code, stderr)
 			_, again, _ := readResults(t, replay)
 			assert.Equal(t, "invalid", again[check], "the replay fails the same check")
 			rt, err := harness.LoadTest(replay)

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 // runName names the runs of a test in the store:
 // <system>-<workload>-<storage>-<nemesis>-seed<N>, the nemesis being the
 // schedule file's name when the faults came from one.
-func runName(t harness.Test, nemesisFile string) string {
+func runName(t scenario.Test, nemesisFile string) string {
 	nem := t.Nemesis
 	if nemesisFile != "" {
 		nem = strings.TrimSuffix(filepath.Base(nemesisFile), filepath.Ext(nemesisFile))

@@ -6,7 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/system"
 )
 
 // TestNearMissesAreAnsweredWithWhatWasMeant: a mistyped system, workload,
@@ -21,7 +22,7 @@ func TestNearMissesAreAnsweredWithWhatWasMeant(t *testing.T) {
 	}{
 		{[]string{"run", "--system", "Redis"}, `--system: unknown system "Redis" — did you mean "redis"?`, "run"},
 		{[]string{"run", "--system", "zookeper"}, `--system: unknown system "zookeper" — did you mean "zookeeper"?`, "run"},
-		{[]string{"run", "--system", "mongo"}, `--system: unknown system "mongo" (known: ` + strings.Join(harness.SystemNames(), ", ") + `)`, "run"},
+		{[]string{"run", "--system", "mongo"}, `--system: unknown system "mongo" (known: ` + strings.Join(system.Names(), ", ") + `)`, "run"},
 		{[]string{"run", "--sytem", "redis"}, `unknown flag: --sytem — did you mean --system?`, "run"},
 		{[]string{"run", "--sytem=redis"}, `unknown flag: --sytem — did you mean --system?`, "run"},
 		{[]string{"run", "-system", "redis"}, `unknown shorthand flag: 's' in -system — did you mean --system?`, "run"},
@@ -44,7 +45,7 @@ func TestNearMissesAreAnsweredWithWhatWasMeant(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := capture(t, tc.args...)
-			assert.Equal(t, harness.ExitUsage, code, stdout)
+			assert.Equal(t, scenario.ExitUsage, code, stdout)
 			help := strings.TrimSpace("locklab " + tc.help)
 			assert.Equal(t, "locklab: "+tc.want+"\nSee '"+help+" --help'.\n", stderr)
 		})

@@ -14,8 +14,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/sweep"
+	"github.com/locklab/locklab/system"
 )
 
 // defaultSweepsDir holds the sweep directories of sweeps without --out (the
@@ -416,7 +416,7 @@ func (p *sweepProgress) finish() {
 // the registry's suggestion ("did you mean "redis"?").
 func knownSystems(names []string) error {
 	for _, n := range names {
-		if _, err := harness.FindSystem(n); err != nil {
+		if _, err := system.Find(n); err != nil {
 			return usage("--system: %v", err)
 		}
 	}

@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/workloads"
 )
 
 // termWidth is the width the listings fit in.
@@ -42,14 +42,14 @@ always the code's. With NAMEs it shows only those systems, workloads or storage 
 type entry struct {
 	name, doc string
 	options   opt.Spec
-	// designs are a system's designs (harness.System.Designs).
-	designs []harness.Design
+	// designs are a system's designs (system.System.Designs).
+	designs []system.Design
 }
 
 func listSystems(out io.Writer, only []string) error {
-	var systems, workloads, modes []entry
-	designs := harness.Designs()
-	for _, s := range harness.Systems() {
+	var systems, loads, modes []entry
+	designs := system.Designs()
+	for _, s := range system.All() {
 		e := entry{name: s.Name, doc: s.Doc, options: s.Options}
 		for _, d := range designs {
 			if d.System == s.Name {
@@ -58,8 +58,8 @@ func listSystems(out io.Writer, only []string) error {
 		}
 		systems = append(systems, e)
 	}
-	for _, w := range harness.Workloads() {
-		workloads = append(workloads, entry{name: w.Name, doc: w.Doc, options: w.Options})
+	for _, w := range workloads.All() {
+		loads = append(loads, entry{name: w.Name, doc: w.Doc, options: w.Options})
 	}
 	for _, m := range storage.Modes {
 		doc := m.Doc
@@ -70,7 +70,7 @@ func listSystems(out io.Writer, only []string) error {
 	}
 	if len(only) > 0 {
 		var known []string
-		for _, e := range slices.Concat(systems, workloads, modes) {
+		for _, e := range slices.Concat(systems, loads, modes) {
 			known = append(known, e.name)
 		}
 		for _, name := range only {
@@ -81,14 +81,14 @@ func listSystems(out io.Writer, only []string) error {
 		keep := func(es []entry) []entry {
 			return slices.DeleteFunc(es, func(e entry) bool { return !slices.Contains(only, e.name) })
 		}
-		systems, workloads, modes = keep(systems), keep(workloads), keep(modes)
+		systems, loads, modes = keep(systems), keep(loads), keep(modes)
 	}
 	sections := []struct {
 		title   string
 		entries []entry
 	}{
 		{"Lock systems (locklab run --system NAME -o option=value):", systems},
-		{"Workloads (locklab run --workload NAME -w option=value):", workloads},
+		{"Workloads (locklab run --workload NAME -w option=value):", loads},
 		{"Storage modes (locklab run --storage MODE [--fence-reads]):", modes},
 	}
 	first := true
@@ -134,7 +134,7 @@ func printEntry(out io.Writer, e entry, width int) {
 
 // designFlags are the flags that run a design, its storage modes as
 // alternatives: "--system chubby --storage check | fenced [--fence-reads]".
-func designFlags(d harness.Design) string {
+func designFlags(d system.Design) string {
 	base, _, _ := strings.Cut(d.Flags(d.Modes[0]), " --storage ")
 	var modes []string
 	for _, m := range d.Modes {

@@ -9,9 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/workloads"
 )
 
 // blocks splits the listing into blocks separated by blank lines, keyed by
@@ -30,7 +32,7 @@ func blocks(out string) map[string]string {
 // its default and meaning, in 100 columns.
 func TestSystemsListsEveryOptionFromTheRegistries(t *testing.T) {
 	code, stdout, stderr := capture(t, "systems")
-	require.Equal(t, harness.ExitValid, code, stderr)
+	require.Equal(t, scenario.ExitValid, code, stderr)
 	assertFits(t, stdout, termWidth)
 	got := blocks(stdout)
 	type entry struct {
@@ -38,13 +40,13 @@ func TestSystemsListsEveryOptionFromTheRegistries(t *testing.T) {
 		options opt.Spec
 	}
 	var all []entry
-	for _, s := range harness.Systems() {
+	for _, s := range system.All() {
 		all = append(all, entry{s.Name, s.Options})
 	}
-	for _, w := range harness.Workloads() {
+	for _, w := range workloads.All() {
 		all = append(all, entry{w.Name, w.Options})
 	}
-	require.Len(t, all, len(harness.SystemNames())+len(harness.WorkloadNames()))
+	require.Len(t, all, len(system.Names())+len(workloads.Names()))
 	for _, e := range all {
 		b, ok := got[e.name]
 		if !assert.True(t, ok, "no block for %s", e.name) {
@@ -68,9 +70,9 @@ func TestSystemsListsEveryOptionFromTheRegistries(t *testing.T) {
 // comes in among them.
 func TestSystemsListsEachSystemsDesigns(t *testing.T) {
 	code, stdout, stderr := capture(t, "systems")
-	require.Equal(t, harness.ExitValid, code, stderr)
+	require.Equal(t, scenario.ExitValid, code, stderr)
 	got := blocks(stdout)
-	designs := harness.Designs()
+	designs := system.Designs()
 	require.NotEmpty(t, designs)
 	for _, d := range designs {
 		b := got[d.System]
@@ -89,13 +91,13 @@ func TestSystemsListsEachSystemsDesigns(t *testing.T) {
 
 func TestSystemsShowsOnlyTheNamedOnes(t *testing.T) {
 	code, stdout, _ := capture(t, "systems", "redlock", "stock")
-	require.Equal(t, harness.ExitValid, code)
+	require.Equal(t, scenario.ExitValid, code)
 	assert.Contains(t, stdout, "\nredlock ")
 	assert.Contains(t, stdout, "\nstock ")
 	assert.NotContains(t, stdout, "\nredis ")
 	assert.NotContains(t, stdout, "Storage modes")
 	code, _, stderr := capture(t, "systems", "mongo")
-	assert.Equal(t, harness.ExitUsage, code)
+	assert.Equal(t, scenario.ExitUsage, code)
 	assert.Contains(t, stderr, `unknown system, workload or storage mode "mongo" (known: chubby, control, `)
 }
 

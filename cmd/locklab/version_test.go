@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/scenario"
 )
 
 func TestVersionText(t *testing.T) {
@@ -68,13 +68,13 @@ func TestVersionTextReportsTheRevisionStampedByTheContainerBuild(t *testing.T) {
 
 func TestVersionCommandAndFlagAgree(t *testing.T) {
 	code, cmdOut, stderr := capture(t, "version")
-	require.Equal(t, harness.ExitValid, code, stderr)
+	require.Equal(t, scenario.ExitValid, code, stderr)
 	code, flagOut, stderr := capture(t, "--version")
-	require.Equal(t, harness.ExitValid, code, stderr)
+	require.Equal(t, scenario.ExitValid, code, stderr)
 	assert.Equal(t, cmdOut, flagOut)
 	assert.True(t, strings.HasPrefix(cmdOut, "locklab "), cmdOut)
 	assert.Contains(t, cmdOut, "module    github.com/locklab/locklab")
 	assert.Contains(t, cmdOut, "go        go1.")
 	code, _, stderr = capture(t, "version", "extra")
-	assert.Equal(t, harness.ExitUsage, code, stderr)
+	assert.Equal(t, scenario.ExitUsage, code, stderr)
 }

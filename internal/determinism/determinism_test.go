@@ -10,30 +10,24 @@ import (
 	"testing"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/locklab/locklab/vet"
 )
 
 // simulated are the package patterns that run inside the simulator.
 var simulated = []string{"../../sim/...", "../../backends/...", "../../lockapi/...", "../../storage/...", "../../workloads/...", "../../nemesis/..."}
 
-// forbiddenFuncs are package-level functions that read the machine's clock or
-// global randomness.
-var forbiddenFuncs = map[string][]string{
-	"time":         {"Now", "Sleep", "After", "AfterFunc", "NewTimer", "NewTicker", "Tick", "Since", "Until"},
-	"math/rand":    nil, // every package-level function uses the global source, except the constructors below
-	"math/rand/v2": nil,
-	"crypto/rand":  nil,
-	"runtime":      {"Gosched"},
-	"os":           {"Getenv", "LookupEnv"},
-}
-
-// allowedRand are the constructors of explicit sources.
-var allowedRand = []string{"New", "NewPCG", "NewChaCha8", "NewSource", "NewZipf"}
-
-// isLive reports a live-mode package (real time, goroutines): backends/live/...
-// and live/..., which only the command line may import.
+// isLive reports a live-mode package (real time, goroutines): the live
+// runner (live/...), a system's live form (backends/<x>/live) and the live
+// storage (storage/live): any package with a path element "live".
 func isLive(path string) bool {
-	return strings.Contains(path, "/backends/live") || strings.HasSuffix(path, "locklab/live") || strings.Contains(path, "locklab/live/")
+	return slices.Contains(strings.Split(path, "/"), "live")
 }
+
+// wiring are packages under the simulated patterns that run nothing: they
+// import systems for their registration (a live form registers its
+// simulated form too), as a program imports a database/sql driver.
+var wiring = []string{"github.com/locklab/locklab/backends/builtin"}
 
 func TestSimulatedPackagesAreDeterministic(t *testing.T) {
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedImports |
@@ -50,8 +44,8 @@ func TestSimulatedPackagesAreDeterministic(t *testing.T) {
 		for _, e := range p.Errors {
 			t.Fatalf("package %s: %v", p.PkgPath, e)
 		}
-		if isLive(p.PkgPath) {
-			continue // real time by design; the simulated packages must not import it (below)
+		if isLive(p.PkgPath) || slices.Contains(wiring, p.PkgPath) {
+			continue // real time by design, or wiring; the simulated packages must not import it (below)
 		}
 		for path := range p.Imports {
 			if isLive(path) {
@@ -68,60 +62,12 @@ func TestSimulatedPackagesAreDeterministic(t *testing.T) {
 	}
 }
 
+// check applies locklab's determinism rules (package vet) to one file.
 func check(fset *token.FileSet, info *types.Info, f *ast.File) []string {
 	var out []string
-	okLines := map[int]bool{}
-	for _, cg := range f.Comments {
-		for _, c := range cg.List {
-			if strings.Contains(c.Text, "determinism:ok") {
-				okLines[fset.Position(c.Pos()).Line] = true
-			}
-		}
+	for _, d := range vet.Check(fset, info, f) {
+		out = append(out, fmt.Sprintf("%s: %s", fset.Position(d.Pos), d.Message))
 	}
-	report := func(n ast.Node, format string, args ...any) {
-		pos := fset.Position(n.Pos())
-		if okLines[pos.Line] {
-			return
-		}
-		out = append(out, fmt.Sprintf("%s: %s", pos, fmt.Sprintf(format, args...)))
-	}
-	for _, imp := range f.Imports {
-		if strings.Trim(imp.Path.Value, `"`) == "crypto/rand" {
-			report(imp, "imports crypto/rand")
-		}
-	}
-	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.GoStmt:
-			report(n, "starts a goroutine (only the kernel's coroutines may run)")
-		case *ast.SelectStmt:
-			report(n, "select statement (channels are not deterministic under the kernel)")
-		case *ast.RangeStmt:
-			if tv, ok := info.Types[n.X]; ok {
-				if _, isMap := tv.Type.Underlying().(*types.Map); isMap {
-					report(n, "ranges over a map (random order); sort the keys first")
-				}
-			}
-		case *ast.SelectorExpr:
-			obj := info.Uses[n.Sel]
-			fn, ok := obj.(*types.Func)
-			if !ok || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
-				return true
-			}
-			path := fn.Pkg().Path()
-			names, listed := forbiddenFuncs[path]
-			if !listed {
-				return true
-			}
-			if strings.HasPrefix(path, "math/rand") && slices.Contains(allowedRand, fn.Name()) {
-				return true
-			}
-			if names == nil || slices.Contains(names, fn.Name()) {
-				report(n, "calls %s.%s (the machine's clock, global randomness or environment)", path, fn.Name())
-			}
-		}
-		return true
-	})
 	return out
 }
 

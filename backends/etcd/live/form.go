@@ -1,0 +1,154 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/backends/etcd"
+	"github.com/locklab/locklab/internal/netgate"
+	"github.com/locklab/locklab/liveform"
+	"github.com/locklab/locklab/lockapi"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
+)
+
+// The live etcd registers itself with the live runner: importing this
+// package (backends/builtin does) makes `--live --system etcd` run it.
+func init() {
+	liveform.Register("etcd", liveform.Form{
+		Note:     "etcd-server 3.4 (Debian), clientv3 carrying concurrency.Mutex's recipe",
+		Options:  Table,
+		Describe: describeEtcd,
+		Deploy:   liveform.RetryDeploy(deployEtcd),
+	})
+}
+
+// The faults a real etcd cluster cannot run, and why.
+const (
+	etcdNoClock = "clock-jump of an etcd member cannot run live: etcd is a Go program, which reads time from the vDSO, " +
+		"and libfaketime cannot move it (LIVE.md section 5); a clock jump of a client runs"
+	etcdNoPeerCut = "a partition between etcd members is not built live: cutting one member-to-member link needs peer " +
+		"proxies that read rafthttp's X-Server-From header (LIVE.md section 7); partitions between clients and members run"
+	etcdNoDelay = "a delay of etcd's traffic cannot run live: real servers' messages do not pass through locklab " +
+		"(delays of the storage's messages run)"
+)
+
+func describeEtcd(t scenario.Test) (liveform.Description, error) {
+	o, err := ParseOptions(t.SystemOptions)
+	if errors.Is(err, ErrNotHonoured) {
+		return liveform.Description{}, fmt.Errorf("%w: %w", liveform.ErrNotLive, err)
+	}
+	if err != nil {
+		return liveform.Description{}, err
+	}
+	var servers []string
+	for i := 1; i <= o.Members; i++ {
+		servers = append(servers, fmt.Sprintf("etcd%d", i))
+	}
+	return liveform.Description{
+		Servers: servers,
+		Roles:   []string{"leader", "followers"},
+		Resolve: func(role string) ([]string, bool) {
+			switch role {
+			case "leader", "followers":
+				return servers, true
+			}
+			return nil, false
+		},
+		Refuse: func(f nemesis.Fault) string {
+			return liveform.RefuseRealServers(f, servers, []string{"leader", "followers"}, etcdNoClock, etcdNoPeerCut, etcdNoDelay)
+		},
+	}, nil
+}
+
+func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
+	o, err := ParseOptions(d.Test.SystemOptions)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Start(d.Ctx, o, d.Dir, d.Setup)
+	if err != nil {
+		return nil, err
+	}
+	desc, _ := describeEtcd(d.Test)
+	desc.Resolve = c.Resolve
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var clients []*Client
+	expired := 0
+	sys := &liveform.Deployed{
+		Description: desc,
+		NewLock: func(lc liveform.Client) lockapi.Lock {
+			e, fork := lc.Env, lc.Fork
+			cl, err := c.NewClient(e, fork, netgate.New(d.Net, e.Name(), c.ServerAt))
+			if err != nil {
+				return liveform.FailedLock{Err: err}
+			}
+			mu.Lock()
+			clients = append(clients, cl)
+			mu.Unlock()
+			// The run stops when its Net closes: calls blocked in clientv3
+			// (a Lock waiting its turn) return at once.
+			go func() {
+				select {
+				case <-d.Net.Done():
+					cl.Close()
+				case <-ctx.Done():
+				}
+			}()
+			return cl
+		},
+		Events: func(record func(f string, targets []string, detail string)) {
+			c.Observe(ctx, func(x Expiry) {
+				mu.Lock()
+				expired++
+				mu.Unlock()
+				targets := c.Names()
+				if x.Leader != "" {
+					targets = []string{x.Leader}
+				}
+				record("lease-expired", targets, x.String())
+			})
+		},
+		Pause:   c.Pause,
+		Resume:  c.Resume,
+		Crash:   c.Crash,
+		Restart: c.Restart,
+		Cut: func(from, to string) (bool, error) {
+			if slices.Contains(desc.Servers, from) && slices.Contains(desc.Servers, to) {
+				return true, fmt.Errorf("%s -> %s: %s", from, to, etcdNoPeerCut)
+			}
+			return false, nil
+		},
+		Tokens: true,
+		Figures: func(time.Duration) map[string]any {
+			mu.Lock()
+			defer mu.Unlock()
+			return map[string]any{"lease_expired": expired}
+		},
+		Versions: map[string]string{"etcd": c.ServerVersion(), "client": Version},
+		Close: sync.OnceFunc(func() {
+			cancel()
+			mu.Lock()
+			cls := slices.Clone(clients)
+			mu.Unlock()
+			for _, cl := range cls {
+				cl.Close()
+			}
+			c.Close()
+		}),
+	}
+	if o.Resource == etcd.ResourceEtcd {
+		sys.Storage = func(lock lockapi.Lock) lockapi.Storage {
+			if cl, ok := lock.(*Client); ok {
+				return cl.Guarded()
+			}
+			return liveform.FailedStorage{Err: fmt.Errorf("etcd: no client for the guarded resource")}
+		}
+	}
+	return sys, nil
+}

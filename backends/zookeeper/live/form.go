@@ -1,0 +1,204 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/backends/zookeeper"
+	"github.com/locklab/locklab/internal/netgate"
+	"github.com/locklab/locklab/liveform"
+	"github.com/locklab/locklab/lockapi"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/sim"
+)
+
+// ZooKeeper's live form registers itself with the live runner.
+func init() {
+	liveform.Register("zookeeper", liveform.Form{
+		Note:     "zookeeper 3.8 (Debian) standalone or ensemble, go-zookeeper with a Curator-style recipe",
+		Options:  Table,
+		Describe: describeZooKeeper,
+		Deploy:   deployZooKeeper,
+	})
+}
+
+// The faults a real ZooKeeper ensemble cannot run, and why.
+const (
+	zkNoClock = "clock-jump of a ZooKeeper server is refused live: ZooKeeper expires sessions on the JVM's monotonic " +
+		"clock, which a libfaketime wall-clock jump leaves alone (measured: a session survived +60 s, LIVE.md section 6), " +
+		"so the fault would reach nothing the lock depends on; a clock jump of a client runs"
+	zkNoOneWay = "a one-way cut between ZooKeeper servers cannot run live: their links are TCP connections through " +
+		"per-link proxies, and a proxy that holds a connection holds both of its directions; splits and isolations run"
+	zkNoDelay = "a delay of ZooKeeper's traffic cannot run live: real servers' messages do not pass through locklab " +
+		"(delays of the storage's messages run)"
+)
+
+func describeZooKeeper(t scenario.Test) (liveform.Description, error) {
+	o, err := ParseOptions(t.SystemOptions)
+	if errors.Is(err, ErrNotHonoured) {
+		return liveform.Description{}, fmt.Errorf("%w: %w", liveform.ErrNotLive, err)
+	}
+	if err != nil {
+		return liveform.Description{}, err
+	}
+	var servers []string
+	for i := 1; i <= o.Servers; i++ {
+		servers = append(servers, zookeeper.ServerName(i))
+	}
+	roles := zookeeper.Roles()
+	return liveform.Description{
+		Servers: servers,
+		Roles:   roles,
+		Resolve: func(role string) ([]string, bool) {
+			if role == "leader" || role == "followers" || liveform.ServerRole(role) {
+				return servers, true
+			}
+			return nil, false
+		},
+		Refuse: func(f nemesis.Fault) string {
+			if why := liveform.RefuseRealServers(f, servers, []string{"leader", "followers"}, zkNoClock, "", zkNoDelay); why != "" {
+				return why
+			}
+			if f.Kind == nemesis.Partition && len(f.Groups) == 0 && len(f.From) > 0 &&
+				liveform.RefuseRealServers(f, servers, []string{"leader", "followers"}, "", "x", "") != "" {
+				return zkNoOneWay
+			}
+			return ""
+		},
+	}, nil
+}
+
+func deployZooKeeper(d liveform.Deployment) (*liveform.Deployed, error) {
+	o, err := ParseOptions(d.Test.SystemOptions)
+	if err != nil {
+		return nil, err
+	}
+	// Three JVMs starting at once on a loaded two-core machine were seen
+	// to take over 10 s before electing: ZooKeeper gets at least 30 s.
+	ens, err := Start(d.Ctx, o, d.Dir, max(d.Setup, 30*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	desc, _ := describeZooKeeper(d.Test)
+	reg := NewRegistry()
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	clients := map[string]*Client{}
+	expired := 0
+	serverOf := func(client string) string {
+		mu.Lock()
+		c := clients[client]
+		mu.Unlock()
+		if c == nil {
+			return ""
+		}
+		name, _ := ens.ServerAt(c.Server())
+		return name
+	}
+	desc.Resolve = func(role string) ([]string, bool) {
+		switch {
+		case role == "leader":
+			if l := ens.Leader(); l != "" {
+				return []string{l}, true
+			}
+			return nil, true
+		case role == "followers":
+			l := ens.Leader()
+			return slices.DeleteFunc(ens.Names(), func(n string) bool { return n == l }), true
+		case strings.HasPrefix(role, "server-of:"):
+			if s := serverOf(strings.TrimPrefix(role, "server-of:")); s != "" {
+				return []string{s}, true
+			}
+			return nil, true
+		case strings.HasPrefix(role, "servers-but:"):
+			s := serverOf(strings.TrimPrefix(role, "servers-but:"))
+			return slices.DeleteFunc(ens.Names(), func(n string) bool { return n == s }), true
+		}
+		return nil, false
+	}
+	return &liveform.Deployed{
+		Description: desc,
+		NewLock: func(lc liveform.Client) lockapi.Lock {
+			e, fork := lc.Env, lc.Fork
+			// Its own server is a draw of the seed, as the simulated
+			// client's is (a stream of its own: the workload's draws
+			// stay as they were).
+			first := sim.NewRand(d.Test.Seed, "client/"+e.Name()+"/zookeeper-server").IntN(o.Servers)
+			c, err := ens.NewClient(e, fork, netgate.New(d.Net, e.Name(), ens.ServerAt), reg, first)
+			if err != nil {
+				return liveform.FailedLock{Err: err}
+			}
+			mu.Lock()
+			clients[e.Name()] = c
+			mu.Unlock()
+			// The run stops when its Net closes: calls blocked in the
+			// library return at once.
+			go func() {
+				select {
+				case <-d.Net.Done():
+					c.Close()
+				case <-ctx.Done():
+				}
+			}()
+			return c
+		},
+		Events: func(record func(f string, targets []string, detail string)) {
+			err := ens.Observe(ctx, reg, func(x Expiry) {
+				mu.Lock()
+				expired++
+				mu.Unlock()
+				var targets []string
+				if x.Leader != "" {
+					targets = append(targets, x.Leader)
+				}
+				if x.Client != "" {
+					targets = append(targets, x.Client)
+				}
+				record("session-expired", targets, x.String())
+			})
+			if err != nil {
+				record("observer-failed", nil, err.Error())
+			}
+		},
+		Pause:   ens.Pause,
+		Resume:  ens.Resume,
+		Crash:   ens.Crash,
+		Restart: ens.Restart,
+		Cut: func(from, to string) (bool, error) {
+			if slices.Contains(desc.Servers, from) && slices.Contains(desc.Servers, to) {
+				return ens.Cut(from, to), nil
+			}
+			return false, nil
+		},
+		Heal: func(from, to string) error {
+			ens.Heal(from, to)
+			return nil
+		},
+		Tokens: true,
+		Figures: func(time.Duration) map[string]any {
+			mu.Lock()
+			defer mu.Unlock()
+			return map[string]any{"sessions_expired": expired}
+		},
+		Versions: map[string]string{"zookeeper": ens.ServerVersion(), "client": Version},
+		Close: sync.OnceFunc(func() {
+			cancel()
+			mu.Lock()
+			var cls []*Client
+			for _, c := range clients {
+				cls = append(cls, c)
+			}
+			mu.Unlock()
+			for _, c := range cls {
+				c.Close()
+			}
+			ens.Close()
+		}),
+	}, nil
+}
