@@ -1,14 +1,12 @@
 package harness
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,11 +21,14 @@ import (
 )
 
 var updateHashes = flag.Bool("update-hashes", false,
-	"rewrite testdata/history_hashes.txt with the histories of this tree (only after a deliberate behaviour change)")
+	"rewrite each system's testdata/history_hashes.txt (and raft_trace_hashes.txt) with the histories of this tree (only after a deliberate behaviour change)")
 
-// hashesFile holds the SHA-256 of the history bytes of each guard case,
+// historyGolden holds the SHA-256 of the history bytes of each guard case,
 // recorded on main before the performance work of issue 17.
-const hashesFile = "testdata/history_hashes.txt"
+var historyGolden = golden{file: "history_hashes.txt", header: []string{
+	"SHA-256 of the history bytes of each case of TestHistoriesAreByteIdenticalToRecordedHashes (harness).",
+	"Rewrite with: go test ./harness -run TestHistoriesAreByteIdentical -update-hashes",
+}}
 
 // guardCase is one run of the byte-identity guard.
 type guardCase struct {
@@ -133,7 +134,7 @@ func simulatedHistory(t testing.TB, tc scenario.Test) []byte {
 
 // TestHistoriesAreByteIdenticalToRecordedHashes guards every optimisation of
 // the simulator: the histories of a fixed set of seeds × systems × fault
-// families hash to what they hashed to before (testdata/history_hashes.txt,
+// families hash to what they hashed to before (backends/<system>/testdata/history_hashes.txt,
 // recorded on main). A change here is a change of behaviour: if it is
 // deliberate, rewrite the file with -update-hashes and say why in the commit.
 func TestHistoriesAreByteIdenticalToRecordedHashes(t *testing.T) {
@@ -146,23 +147,14 @@ func TestHistoriesAreByteIdenticalToRecordedHashes(t *testing.T) {
 		got[c.name] = hex.EncodeToString(sum[:])
 	}
 	if *updateHashes {
-		var b strings.Builder
-		b.WriteString("# SHA-256 of the history bytes of each case of TestHistoriesAreByteIdenticalToRecordedHashes.\n")
-		b.WriteString("# Rewrite with: go test ./harness -run TestHistoriesAreByteIdentical -update-hashes\n")
-		var names []string
+		systemOf := map[string]string{}
 		for _, c := range cases {
-			names = append(names, c.name)
+			systemOf[c.name] = c.test.System
 		}
-		for _, l := range hashLines(lineOrder(hashesFile), names, got) {
-			fmt.Fprintln(&b, l)
-		}
-		require.NoError(t, os.MkdirAll(filepath.Dir(hashesFile), 0o755))
-		tmp := hashesFile + ".tmp"
-		require.NoError(t, os.WriteFile(tmp, []byte(b.String()), 0o644))
-		require.NoError(t, os.Rename(tmp, hashesFile))
+		historyGolden.write(t, got, systemOf)
 		return
 	}
-	want := readHashes(t)
+	want, _ := historyGolden.read(t)
 	var names []string
 	for _, c := range cases {
 		names = append(names, c.name)
@@ -177,26 +169,6 @@ func TestHistoriesAreByteIdenticalToRecordedHashes(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, want[c.name], got[c.name], "%s: the history changed", c.name)
 	}
-}
-
-func readHashes(t *testing.T) map[string]string {
-	t.Helper()
-	f, err := os.Open(hashesFile)
-	require.NoError(t, err)
-	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		name, sum, ok := strings.Cut(line, " ")
-		require.True(t, ok, "%s: bad line %q", hashesFile, line)
-		out[name] = sum
-	}
-	require.NoError(t, sc.Err())
-	return out
 }
 
 // TestGuardCasesAreDeterministic: the guard's premise — running a case twice

@@ -5,10 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +25,10 @@ import (
 // optimised, and recorded again (same runs, on etcd raft v3.7.0) when the
 // trace moved from protobuf's wire encoding of raft messages to their
 // canonical text, which does not depend on the protobuf library.
-const raftTracesFile = "testdata/raft_trace_hashes.txt"
+var raftTraceGolden = golden{file: "raft_trace_hashes.txt", header: []string{
+	"SHA-256 of the message trace and history of each case of TestRaftTracesAreUnchanged (harness).",
+	"Rewrite with: go test ./harness -run TestRaftTracesAreUnchanged -update-hashes",
+}}
 
 // raftTraceCases are the runs the systems built on raft declare traced
 // (System.Recorded with Trace): random faults and single fault families.
@@ -63,7 +64,7 @@ func raftTrace(t testing.TB, tc scenario.Test) []byte {
 // TestRaftTracesAreUnchanged guards the optimisations of the raft hot path
 // (backends/raftnode, backends/raftkv) more tightly than the history hashes:
 // every message the raft-based systems send, with its time and content, is
-// what it was before (testdata/raft_trace_hashes.txt). Rewrite the file with
+// what it was before (backends/<system>/testdata/raft_trace_hashes.txt). Rewrite the file with
 // -update-hashes only after a deliberate behaviour change.
 func TestRaftTracesAreUnchanged(t *testing.T) {
 	cases := raftTraceCases()
@@ -77,39 +78,18 @@ func TestRaftTracesAreUnchanged(t *testing.T) {
 		names = append(names, c.name)
 	}
 	if *updateHashes {
-		var b strings.Builder
-		b.WriteString("# SHA-256 of the message trace and history of each case of TestRaftTracesAreUnchanged.\n")
-		b.WriteString("# Rewrite with: go test ./harness -run TestRaftTracesAreUnchanged -update-hashes\n")
-		for _, l := range hashLines(lineOrder(raftTracesFile), names, got) {
-			fmt.Fprintln(&b, l)
+		systemOf := map[string]string{}
+		for _, c := range cases {
+			systemOf[c.name] = c.test.System
 		}
-		tmp := raftTracesFile + ".tmp"
-		require.NoError(t, os.WriteFile(tmp, []byte(b.String()), 0o644))
-		require.NoError(t, os.Rename(tmp, raftTracesFile))
+		raftTraceGolden.write(t, got, systemOf)
 		return
 	}
-	want := readTraceHashes(t)
+	want, _ := raftTraceGolden.read(t)
 	require.Len(t, want, len(names), "the recorded cases are the cases")
 	for _, n := range names {
 		assert.Equal(t, want[n], got[n], "%s: the messages or the history changed", n)
 	}
-}
-
-func readTraceHashes(t *testing.T) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(raftTracesFile)
-	require.NoError(t, err)
-	out := map[string]string{}
-	for i, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		name, sum, ok := strings.Cut(line, " ")
-		require.True(t, ok, "%s:%d: bad line %q", raftTracesFile, i+1, line)
-		out[name] = sum
-	}
-	return out
 }
 
 // TestRaftTraceIsDeterministic: the trace's premise — the same run gives the

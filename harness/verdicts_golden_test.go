@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +17,7 @@ import (
 )
 
 var (
-	updateVerdicts = flag.Bool("update-verdicts", false, "rewrite testdata/verdicts.golden.json from this tree's runs (implies -verdicts-all)")
+	updateVerdicts = flag.Bool("update-verdicts", false, "rewrite each system's testdata/verdicts_golden.txt from this tree's runs (implies -verdicts-all)")
 	verdictsAll    = flag.Bool("verdicts-all", false, "TestVerdictsUnchanged: every catalog variant and two seeds of every hunt (a minute), not only the unsafe variants")
 )
 
@@ -29,7 +27,10 @@ var (
 // the Porcupine visualizations attached, the printed counterexamples and the
 // violation kinds. Recorded on main before the checks were made faster (issue 17);
 // an optimisation of the checks must leave every hash as it is.
-const verdictsGolden = "testdata/verdicts.golden.json"
+var verdictsGolden = golden{file: "verdicts_golden.txt", header: []string{
+	"SHA-256 of what each run of TestVerdictsUnchanged (harness) reports about its checks.",
+	"Rewrite with: go test ./harness -run TestVerdictsUnchanged -update-verdicts",
+}}
 
 // goldenCases are the runs whose verdicts are pinned: every catalog
 // counterexample (unsafe and fixed variants, their schedules) and every hunt
@@ -101,16 +102,14 @@ func TestVerdictsUnchanged(t *testing.T) {
 		got[n] = verdictHash(t, r)
 	}
 	if *updateVerdicts {
-		js, err := json.MarshalIndent(got, "", "  ")
-		require.NoError(t, err)
-		require.NoError(t, os.MkdirAll(filepath.Dir(verdictsGolden), 0o755))
-		require.NoError(t, os.WriteFile(verdictsGolden, append(js, '\n'), 0o644))
+		systemOf := map[string]string{}
+		for n, tc := range cases { // determinism:ok: a lookup table
+			systemOf[n] = tc.System
+		}
+		verdictsGolden.write(t, got, systemOf)
 		return
 	}
-	raw, err := os.ReadFile(verdictsGolden)
-	require.NoError(t, err, "record the hashes with -update-verdicts")
-	var want map[string]string
-	require.NoError(t, json.Unmarshal(raw, &want))
+	want, _ := verdictsGolden.read(t)
 	for _, n := range names {
 		w, ok := want[n]
 		if !ok {
