@@ -41,37 +41,40 @@ func seedsOfTruth() int {
 	return *truthSeeds
 }
 
-// truthSystems are the deployments the ground-truth sweep covers: every
-// system, with random faults, as docs/checks-and-history.md shows them.
-var truthSystems = []struct {
+// truthRow is one deployment the ground-truth sweeps cover: a
+// configuration a system declares (system.Truth) as a test.
+type truthRow struct {
 	name string
 	test scenario.Test
-	// seeds caps the sweep (0: -truth-seeds): the control lock is invalid on
-	// every seed, a few show that.
+	// seeds caps the sweep (0: -truth-seeds).
 	seeds int
 	// strict: the other way round too, every broken promise of the record
 	// that the history can show (clientsSaw) is judged INVALID.
 	strict bool
-}{
-	{"redis", scenario.Test{System: "redis"}, 0, false},
-	{"redis-replicated", scenario.Test{System: "redis", SystemOptions: map[string]string{"replicas": "2", "fencing": "true"},
-		Storage: storage.Fenced}, 0, false},
-	{"redlock", scenario.Test{System: "redlock", SystemOptions: map[string]string{"token": "external"}, Storage: storage.Fenced}, 0, false},
-	{"raftkv", scenario.Test{System: "raftkv", Storage: storage.Fenced}, 0, false},
-	{"etcd", scenario.Test{System: "etcd"}, 0, true},
-	{"etcd-guarded", scenario.Test{System: "etcd", SystemOptions: map[string]string{"resource": "etcd"}}, 0, true},
-	{"chubby", scenario.Test{System: "chubby", Storage: storage.Fenced, FenceReads: true}, 0, false},
-	{"chubby-check", scenario.Test{System: "chubby", Storage: storage.Check}, 0, false},
-	{"control", scenario.Test{System: "control"}, 5, false},
-	{"database", scenario.Test{System: "database"}, 0, false},
-	{"database-db", scenario.Test{System: "database", SystemOptions: map[string]string{"resource": "db"}}, 0, false},
-	{"database-advisory", scenario.Test{System: "database", SystemOptions: map[string]string{"mode": "advisory"}}, 0, false},
-	{"database-unique-row", scenario.Test{System: "database", SystemOptions: map[string]string{"mode": "unique-row"}}, 0, false},
-	{"zookeeper", scenario.Test{System: "zookeeper"}, 0, false},
-	{"zookeeper-suspend-stop", scenario.Test{System: "zookeeper", SystemOptions: map[string]string{"on-suspend": "stop"}}, 0, false},
-	{"kubernetes", scenario.Test{System: "kubernetes"}, 0, true},
-	{"kubernetes-release-on-cancel", scenario.Test{System: "kubernetes", SystemOptions: map[string]string{"release-on-cancel": "true"}}, 0, false},
+	// beyondPromise and pastPromiseAfterAPause say why the clients may
+	// count leases past the servers' promise ("": they may not).
+	beyondPromise, pastPromiseAfterAPause string
 }
+
+// truthSystems are the deployments the ground-truth sweep covers: every
+// registered system's declared configurations (System.GroundTruth; the
+// defaults when it declares none), with random faults, as
+// docs/checks-and-history.md shows them.
+var truthSystems = func() []truthRow {
+	var out []truthRow
+	for _, s := range system.All() {
+		rows := s.GroundTruth
+		if len(rows) == 0 {
+			rows = []system.Truth{{Label: s.Name}}
+		}
+		for _, r := range rows {
+			out = append(out, truthRow{name: r.Label, seeds: r.Seeds, strict: r.Strict,
+				beyondPromise: r.LeasesBeyondPromise, pastPromiseAfterAPause: r.LeasesPastPromiseAfterAPause,
+				test: scenario.Test{System: s.Name, SystemOptions: r.Options, Storage: r.Storage, FenceReads: r.FenceReads}})
+		}
+	}
+	return out
+}()
 
 // TestLockVerdictsAgreeWithTheServers sweeps random-fault seeds of every
 // system and checks each lease (or mutex) verdict against the servers' own

@@ -11,23 +11,6 @@ import (
 	"github.com/locklab/locklab/history"
 )
 
-// leasesBeyondPromise are the rows of truthSystems whose clients count
-// their leases beyond what the servers promise, by design, and why: their
-// lease INVALIDs blame the client's own deadline (issue 28, item 4).
-var leasesBeyondPromise = map[string]string{
-	"zookeeper": "Curator's on-suspend=continue believes for the read timeout plus the session timeout after the last reply, " +
-		"the leader keeps the session for the session timeout after the last contact",
-}
-
-// leasesPastPromiseAfterAPause are the rows of truthSystems whose clients
-// may count a lease past the servers' promise when the client was paused
-// while the reply waited unread, and why. The check allows it only for a
-// completion the client made right after such a pause.
-var leasesPastPromiseAfterAPause = map[string]string{
-	"zookeeper-suspend-stop": "the client's read timeout runs from when it reads a reply (the real client's lastHeard): " +
-		"a pause longer than the session timeout less the read timeout, with the reply unread, leaves it believing past the session",
-}
-
 // pausedDuring reports whether a pause of node ended between the invocation
 // matching completion events[i] (the node's last invocation before it) and
 // the completion.
@@ -50,7 +33,7 @@ func pausedDuring(events []history.Event, i int) bool {
 // had promised by then: clients count their leases from when they asked,
 // never from the reply (issue 10, item 2b). Faults without clock faults, so
 // that the clients' clocks measure true time. The rows of
-// leasesBeyondPromise show the opposite.
+// System.GroundTruth rows with LeasesBeyondPromise show the opposite.
 func TestClientLeasesCountFromTheRequest(t *testing.T) {
 	for _, sys := range truthSystems {
 		if lockCheck(sys.test) == "mutex" {
@@ -59,7 +42,7 @@ func TestClientLeasesCountFromTheRequest(t *testing.T) {
 		t.Run(sys.name, func(t *testing.T) {
 			t.Parallel()
 			checked, beyond := 0, 0
-			why, outlives := leasesBeyondPromise[sys.name]
+			why, outlives := sys.beyondPromise, sys.beyondPromise != ""
 			for seed := uint64(1); seed <= uint64(max(seedsOfTruth()/3, 3)); seed++ {
 				tc := sys.test
 				tc.Nemesis, tc.Seed, tc.Checks = "pause,partition,crash,delay", seed, []string{lockCheck(tc)}
@@ -82,7 +65,7 @@ func TestClientLeasesCountFromTheRequest(t *testing.T) {
 						}
 						continue
 					}
-					if _, ok := leasesPastPromiseAfterAPause[sys.name]; ok && *e.Deadline > int64(promised) && pausedDuring(r.Events, i) {
+					if sys.pastPromiseAfterAPause != "" && *e.Deadline > int64(promised) && pausedDuring(r.Events, i) {
 						beyond++
 						continue
 					}
@@ -96,7 +79,7 @@ func TestClientLeasesCountFromTheRequest(t *testing.T) {
 				t.Logf("%s: %d of %d lease deadlines beyond what the servers promised: %s", sys.name, beyond, checked, why)
 				return
 			}
-			if why, ok := leasesPastPromiseAfterAPause[sys.name]; ok && beyond > 0 {
+			if why := sys.pastPromiseAfterAPause; why != "" && beyond > 0 {
 				t.Logf("%s: %d of %d lease deadlines past what the servers promised, each right after a pause: %s", sys.name, beyond, checked, why)
 				return
 			}

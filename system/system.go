@@ -21,6 +21,7 @@ import (
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/storage"
 )
 
 // Deployment is a lock system set up in a world.
@@ -119,6 +120,39 @@ type System struct {
 	// replay every registered system's and compare, so that no change of
 	// behaviour goes unnoticed. Changing them is a re-record.
 	Recorded []Recorded
+	// GroundTruth are the configurations the ground-truth sweeps run under
+	// random faults, seed after seed: every verdict must agree with the
+	// servers' record of grants (Deployment.Grants). Empty: the defaults,
+	// once, not strict.
+	GroundTruth []Truth
+}
+
+// Truth is one configuration of a system that the ground-truth sweeps cover,
+// with what its record and its verdicts must agree on.
+type Truth struct {
+	// Label names the row: the system's name, or a name for its options
+	// ("redis-replicated").
+	Label string
+	// Options, Storage and FenceReads are the runs' (nil, "", false: the
+	// defaults).
+	Options    map[string]string
+	Storage    storage.Mode
+	FenceReads bool
+	// Seeds caps the sweep (0: the sweep's own count): a lock that is
+	// invalid on every seed (the control) shows that in a few.
+	Seeds int
+	// Strict says the agreement holds the other way round too: every
+	// broken promise of the record that the history can show is judged
+	// INVALID, and every INVALID is backed by one.
+	Strict bool
+	// LeasesBeyondPromise, when set, says why the clients count their
+	// leases beyond what the servers promise, by design: their lease
+	// INVALIDs blame the client's own deadline.
+	LeasesBeyondPromise string
+	// LeasesPastPromiseAfterAPause, when set, says why a client may count a
+	// lease past the servers' promise when it was paused while the reply
+	// waited unread; the check allows it only right after such a pause.
+	LeasesPastPromiseAfterAPause string
 }
 
 // Recorded is a set of runs of a system whose histories the repository has

@@ -13,6 +13,10 @@ import (
 func init() {
 	system.Register(system.System{
 		Name: "chubby",
+		GroundTruth: []system.Truth{
+			{Label: "chubby", Storage: storage.Fenced, FenceReads: true},
+			{Label: "chubby-check", Storage: storage.Check},
+		},
 		Recorded: []system.Recorded{
 			{Label: "chubby", Nemesis: "random", Seeds: system.Seeds(1, 2), Time: 20 * time.Second},
 			{Label: "chubby", Nemesis: "random", Seeds: system.Seeds(11, 2), Time: 20 * time.Second, Trace: true},

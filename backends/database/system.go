@@ -12,7 +12,13 @@ import (
 
 func init() {
 	system.Register(system.System{
-		Name:     "database",
+		Name: "database",
+		GroundTruth: []system.Truth{
+			{Label: "database"},
+			{Label: "database-db", Options: map[string]string{"resource": "db"}},
+			{Label: "database-advisory", Options: map[string]string{"mode": "advisory"}},
+			{Label: "database-unique-row", Options: map[string]string{"mode": "unique-row"}},
+		},
 		Recorded: []system.Recorded{{Label: "database", Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute}},
 		Doc: "a SQL-like database (node db): unique-row (expiry from the client's wall clock), for-update " +
 			"(row lock held by a transaction), advisory (session locks) or optimistic (version compare-and-swap); " +

@@ -13,6 +13,10 @@ import (
 func init() {
 	system.Register(system.System{
 		Name: "etcd",
+		GroundTruth: []system.Truth{
+			{Label: "etcd", Strict: true},
+			{Label: "etcd-guarded", Options: map[string]string{"resource": "etcd"}, Strict: true},
+		},
 		Recorded: []system.Recorded{
 			{Label: "etcd", Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute},
 			{Label: "etcd", Nemesis: "random", Seeds: system.Seeds(11, 2), Time: 20 * time.Second, Trace: true},

@@ -19,6 +19,10 @@ const EventForeignRelease system.EventKind = "lease-released-by-another"
 func init() {
 	system.Register(system.System{
 		Name: "kubernetes",
+		GroundTruth: []system.Truth{
+			{Label: "kubernetes", Strict: true},
+			{Label: "kubernetes-release-on-cancel", Options: map[string]string{"release-on-cancel": "true"}},
+		},
 		Recorded: []system.Recorded{
 			{Label: "kubernetes", Nemesis: "random", Seeds: system.Seeds(1, 2), Time: 30 * time.Second},
 		},

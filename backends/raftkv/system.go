@@ -8,12 +8,14 @@ import (
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 )
 
 func init() {
 	system.Register(system.System{
-		Name: "raftkv",
+		Name:        "raftkv",
+		GroundTruth: []system.Truth{{Label: "raftkv", Storage: storage.Fenced}},
 		Recorded: []system.Recorded{
 			{Label: "raftkv", Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute},
 			{Label: "raftkv", Nemesis: "partition", Seeds: []uint64{5}, Time: time.Minute},

@@ -8,12 +8,17 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 )
 
 func init() {
 	system.Register(system.System{
 		Name: "redis",
+		GroundTruth: []system.Truth{
+			{Label: "redis"},
+			{Label: "redis-replicated", Options: map[string]string{"replicas": "2", "fencing": "true"}, Storage: storage.Fenced},
+		},
 		Recorded: []system.Recorded{
 			{Label: "redis", Nemesis: "random", Seeds: system.Seeds(1, 4), Time: time.Minute},
 			{Label: "redis-replicated", Options: map[string]string{"replicas": "2"}, Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute},

@@ -7,12 +7,14 @@ import (
 	"github.com/locklab/locklab/backends/redis"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 )
 
 func init() {
 	system.Register(system.System{
-		Name: "redlock",
+		Name:        "redlock",
+		GroundTruth: []system.Truth{{Label: "redlock", Options: map[string]string{"token": "external"}, Storage: storage.Fenced}},
 		Recorded: []system.Recorded{
 			{Label: "redlock", Nemesis: "random", Seeds: system.Seeds(1, 4), Time: time.Minute},
 			{Label: "redlock-sequential-wall", Options: map[string]string{"fanout": "sequential", "elapsed-clock": "wall"},

@@ -12,6 +12,13 @@ import (
 func init() {
 	system.Register(system.System{
 		Name: "zookeeper",
+		GroundTruth: []system.Truth{
+			{Label: "zookeeper", LeasesBeyondPromise: "Curator's on-suspend=continue believes for the read timeout plus the session timeout after the last reply, " +
+				"the leader keeps the session for the session timeout after the last contact"},
+			{Label: "zookeeper-suspend-stop", Options: map[string]string{"on-suspend": "stop"},
+				LeasesPastPromiseAfterAPause: "the client's read timeout runs from when it reads a reply (the real client's lastHeard): " +
+					"a pause longer than the session timeout less the read timeout, with the reply unread, leaves it believing past the session"},
+		},
 		Recorded: []system.Recorded{
 			{Label: "zookeeper", Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute},
 			{Label: "zookeeper", Nemesis: "random", Seeds: system.Seeds(11, 2), Time: 20 * time.Second, Trace: true},
