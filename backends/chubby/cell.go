@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/raftnode"
+	"github.com/locklab/locklab/internal/sorted"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -161,12 +162,7 @@ func (c *Cell) delaysOver(s *Server) {
 
 // sessionOwner is the client whose session it is ("" if none is known).
 func (c *Cell) sessionOwner(session int64) string {
-	names := make([]string, 0, len(c.clients))
-	for k := range c.clients { // determinism:ok sorted below
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range sorted.Keys(c.clients) {
 		if slices.Contains(c.clients[name].sessions, session) {
 			return name
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/raftnode"
+	"github.com/locklab/locklab/internal/sorted"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
@@ -182,14 +183,7 @@ func (e *Ensemble) sessionExpired(s *Server, session int64, deleted []string) {
 	e.emit(Event{F: system.EventSessionExpired, Targets: targets, Detail: d, At: s.node.World().Now(), Deleted: deleted, Promised: e.promised(session)})
 }
 
-func sortedClientNames(m map[string]*handle) []string {
-	out := make([]string, 0, len(m))
-	for k := range m { // determinism:ok sorted below
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func sortedClientNames(m map[string]*handle) []string { return sorted.Keys(m) }
 
 // Describe says, server by server, its role, epoch, last zxid, whether it
 // serves clients, and the children of every lock: for debugging and stories.
