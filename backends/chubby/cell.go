@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/raftnode"
+	"github.com/locklab/locklab/internal/sorted"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -57,9 +58,7 @@ func NewCell(w *sim.World, o Options) (*Cell, error) {
 	for i := range o.Replicas {
 		c.servers = append(c.servers, newServer(c, uint64(i+1)))
 	}
-	for i, s := range c.servers {
-		c.nodes = append(c.nodes, w.AddNode(ReplicaName(i+1), sim.NodeOptions{Handler: s}))
-	}
+	c.nodes = raftnode.AddNodes(w, c.servers, ReplicaName)
 	return c, nil
 }
 
@@ -67,35 +66,14 @@ func NewCell(w *sim.World, o Options) (*Cell, error) {
 func (c *Cell) Nodes() []*sim.Node { return slices.Clone(c.nodes) }
 
 // Master is the up replica that leads the highest term, nil if none.
-func (c *Cell) Master() *sim.Node {
-	if i, ok := raftnode.Leader(c.servers, (*Server).replica); ok {
-		return c.nodes[i]
-	}
-	return nil
-}
+func (c *Cell) Master() *sim.Node { return raftnode.LeaderNode(c.servers, c.nodes, (*Server).replica) }
 
 // Roles are the names Resolve understands that follow the cell's state.
 func Roles() []string { return []string{"master", "replicas"} }
 
 // Resolve maps "master" and "replicas" (the others) when a fault starts.
 func (c *Cell) Resolve(name string) ([]*sim.Node, bool) {
-	m := c.Master()
-	switch name {
-	case "master":
-		if m == nil {
-			return nil, true
-		}
-		return []*sim.Node{m}, true
-	case "replicas":
-		var out []*sim.Node
-		for _, n := range c.nodes {
-			if n != m {
-				out = append(out, n)
-			}
-		}
-		return out, true
-	}
-	return nil, false
+	return raftnode.Resolve(name, "master", "replicas", c.nodes, c.Master)
 }
 
 // NewClient returns the Chubby client library of process p.
@@ -184,12 +162,7 @@ func (c *Cell) delaysOver(s *Server) {
 
 // sessionOwner is the client whose session it is ("" if none is known).
 func (c *Cell) sessionOwner(session int64) string {
-	names := make([]string, 0, len(c.clients))
-	for k := range c.clients { // determinism:ok sorted below
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range sorted.Keys(c.clients) {
 		if slices.Contains(c.clients[name].sessions, session) {
 			return name
 		}

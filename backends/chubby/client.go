@@ -3,9 +3,9 @@ package chubby
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/locklab/locklab/internal/sorted"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
@@ -174,12 +174,7 @@ func (c *Client) observe(l lockapi.Lease, done bool, err error) {
 }
 
 func (c *Client) heldKeys() []string {
-	keys := make([]string, 0, len(c.held))
-	for k := range c.held { // determinism:ok sorted below
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return sorted.Keys(c.held)
 }
 
 // Acquire takes the exclusive lock key, retrying while it is held or in its

@@ -40,22 +40,10 @@ var (
 
 func newServer(c *Cell, id uint64) *Server {
 	s := &Server{cell: c, id: id}
-	rc := raftnode.RaftConfig(id)
-	rc.PreVote = true
-	s.r = raftnode.NewReplica(raftnode.Config{
-		Service:           "chubby",
-		Raft:              rc,
-		Group:             c.opts.Replicas,
-		Tick:              c.opts.Tick,
-		ElectionTimeout:   c.opts.ElectionTimeout,
-		TicksSurviveCrash: true,
-		Log:               raftnode.NewMemoryLog(c.opts.Replicas),
-		Apply:             s.apply,
-		Role:              s.changeRole,
-		Send:              s.send,
-		OnTick:            s.tick,
-		Purge:             func() { s.pending.Purge(s.node.Mono()) },
-	})
+	cfg := raftnode.SessionConfig("chubby", id, c.opts.Replicas, c.opts.Tick, c.opts.ElectionTimeout)
+	cfg.Apply, cfg.Role, cfg.Send, cfg.OnTick = s.apply, s.changeRole, s.send, s.tick
+	cfg.Purge = func() { s.pending.Purge(s.node.Mono()) }
+	s.r = raftnode.NewReplica(cfg)
 	return s
 }
 
@@ -175,10 +163,7 @@ func (s *Server) check(seq Sequencer) Code {
 
 func (s *Server) propose(m sim.Message, r Request, x txn) {
 	x.Origin, x.Seq = s.id, r.Seq
-	k := pendingKey{r.Session, r.Seq}
-	s.pending[k] = raftnode.Request{Msg: m, At: s.node.Mono()}
-	if err := s.r.Propose(encodeTxn(x)); err != nil {
-		delete(s.pending, k)
+	if err := s.pending.Propose(s.r, pendingKey{r.Session, r.Seq}, m, encodeTxn(x)); err != nil {
 		s.node.Reply(m, Response{Code: CodeNotMaster, Master: s.r.Lead()})
 		return
 	}

@@ -3,7 +3,8 @@ package chubby
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
+
+	"github.com/locklab/locklab/internal/sorted"
 )
 
 // txn is one entry of the replicated log.
@@ -107,12 +108,7 @@ func (s *state) apply(x txn) outcome {
 }
 
 func (s *state) lockNames() []string {
-	out := make([]string, 0, len(s.locks))
-	for k := range s.locks { // determinism:ok sorted below
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return sorted.Keys(s.locks)
 }
 
 // heldBy are the locks session holds, sorted.
@@ -139,10 +135,5 @@ func (s *state) lostLocks() []string {
 }
 
 func (s *state) sessionIDs() []int64 {
-	out := make([]int64, 0, len(s.sessions))
-	for k := range s.sessions { // determinism:ok sorted below
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return sorted.Keys(s.sessions)
 }

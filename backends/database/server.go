@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/locklab/locklab/internal/sorted"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
@@ -382,12 +383,7 @@ func (s *Server) release(row string, c *conn, aborted bool) {
 func (s *Server) checkLiveness() {
 	s.node.SetTimer(livenessCheck, s.checkLiveness)
 	now := s.node.Mono()
-	ids := make([]string, 0, len(s.conns))
-	for id := range s.conns { // determinism:ok sorted below
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range sorted.Keys(s.conns) {
 		c := s.conns[id]
 		if c.closed || now-c.last < s.opts.ConnTimeout {
 			continue

@@ -48,9 +48,7 @@ func NewCluster(w *sim.World, o Options) (*Cluster, error) {
 	for _, id := range voters {
 		c.servers = append(c.servers, newServer(c, id, newDisk(voters)))
 	}
-	for _, s := range c.servers {
-		c.nodes = append(c.nodes, w.AddNode(MemberName(s.id), sim.NodeOptions{Handler: s}))
-	}
+	c.nodes = raftnode.AddNodes(w, c.servers, MemberName)
 	return c, nil
 }
 
@@ -84,25 +82,12 @@ func (c *Cluster) event(n *sim.Node, kind system.EventKind, detail string) {
 
 // Leader is the member that is up and leads the highest term, or nil.
 func (c *Cluster) Leader() *sim.Node {
-	if i, ok := raftnode.Leader(c.servers, (*Server).replica); ok {
-		return c.nodes[i]
-	}
-	return nil
+	return raftnode.LeaderNode(c.servers, c.nodes, (*Server).replica)
 }
 
 // Resolve maps "leader" and "followers" to members when a fault starts.
 func (c *Cluster) Resolve(name string) ([]*sim.Node, bool) {
-	switch name {
-	case "leader":
-		if l := c.Leader(); l != nil {
-			return []*sim.Node{l}, true
-		}
-		return nil, true
-	case "followers":
-		l := c.Leader()
-		return slices.DeleteFunc(slices.Clone(c.nodes), func(n *sim.Node) bool { return n == l }), true
-	}
-	return nil, false
+	return raftnode.Resolve(name, "leader", "followers", c.nodes, c.Leader)
 }
 
 func (c *Cluster) memberIDs() []sim.NodeID {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/internal/sorted"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 )
@@ -78,14 +79,7 @@ func (t *truth) promise(lease int64, ttl, now time.Duration) {
 	}
 }
 
-func sortedLocks(m map[string]holder) []string {
-	out := make([]string, 0, len(m))
-	for k := range m { // determinism:ok sorted below
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func sortedLocks(m map[string]holder) []string { return sorted.Keys(m) }
 
 // applied records what the entry at index did, the first time a member
 // (s) applied it: the locks whose keys it changed may have a new holder.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/locklab/locklab/internal/sorted"
 )
 
 // KV is a key as etcd stores it: its value and its three revisions.
@@ -197,12 +199,7 @@ func (s *Store) HasLease(id int64) bool { return s.leases[id] != nil }
 
 // LeaseIDs lists the leases, sorted.
 func (s *Store) LeaseIDs() []int64 {
-	out := make([]int64, 0, len(s.leases))
-	for id := range s.leases { // determinism:ok sorted below
-		out = append(out, id)
-	}
-	slices.Sort(out)
-	return out
+	return sorted.Keys(s.leases)
 }
 
 // LeaseInfo returns a lease's TTL, the stamp of its last checkpointed
@@ -433,11 +430,4 @@ func (s *Store) del(key string) Event {
 	return e
 }
 
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m { // determinism:ok sorted below
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func sortedSet(m map[string]bool) []string { return sorted.Keys(m) }

@@ -39,9 +39,7 @@ func NewCluster(w *sim.World, o Options) (*Cluster, error) {
 	for _, id := range voters {
 		c.servers = append(c.servers, newServer(c, id, newDisk(voters, o.Fsync, mem.takeLog())))
 	}
-	for _, s := range c.servers {
-		c.nodes = append(c.nodes, w.AddNode(NodeName(s.id), sim.NodeOptions{Handler: s}))
-	}
+	c.nodes = raftnode.AddNodes(w, c.servers, NodeName)
 	return c, nil
 }
 
@@ -60,21 +58,12 @@ func (c *Cluster) Audit() *Audit { return c.audit }
 // Leader is the node that is up and believes it leads the highest term, or
 // nil when none does.
 func (c *Cluster) Leader() *sim.Node {
-	if i, ok := raftnode.Leader(c.servers, (*Server).replica); ok {
-		return c.nodes[i]
-	}
-	return nil
+	return raftnode.LeaderNode(c.servers, c.nodes, (*Server).replica)
 }
 
 // Followers are the nodes other than the Leader (every node when there is none).
 func (c *Cluster) Followers() []*sim.Node {
-	l := c.Leader()
-	var out []*sim.Node
-	for _, n := range c.nodes {
-		if n != l {
-			out = append(out, n)
-		}
-	}
+	out, _ := c.Resolve("followers")
 	return out
 }
 
@@ -82,16 +71,7 @@ func (c *Cluster) Followers() []*sim.Node {
 // (the current leader, nothing when there is none) and "followers", looked
 // up when the fault starts.
 func (c *Cluster) Resolve(name string) ([]*sim.Node, bool) {
-	switch name {
-	case "leader":
-		if l := c.Leader(); l != nil {
-			return []*sim.Node{l}, true
-		}
-		return nil, true
-	case "followers":
-		return c.Followers(), true
-	}
-	return nil, false
+	return raftnode.Resolve(name, "leader", "followers", c.nodes, c.Leader)
 }
 
 // Violations lists every breach of Raft's guarantees the audit saw, plus

@@ -185,11 +185,8 @@ func (s *Server) propose(m sim.Message, cmd lockfsm.Command) {
 		cmd.Stamp = int64(s.node.Wall())
 		s.cluster.truth.stamped(cmd, s.node.World().Nodes()[m.From].Name(), s.node.World().Now())
 	}
-	k := pendingKey{cmd.Session, cmd.Seq}
-	s.pending[k] = raftnode.Request{Msg: m, At: s.node.Mono(), Term: s.r.Term()}
 	data := lockfsm.Encode(cmd)
-	if err := s.r.Propose(data); err != nil {
-		delete(s.pending, k)
+	if err := s.pending.Propose(s.r, pendingKey{cmd.Session, cmd.Seq}, m, data); err != nil {
 		s.node.Reply(m, Response{NotLeader: true, Leader: s.r.Lead()})
 		return
 	}

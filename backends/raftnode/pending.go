@@ -39,3 +39,16 @@ func (p Pending[K]) Purge(now time.Duration) {
 		}
 	}
 }
+
+// Propose proposes data on replica r for the client request m, kept under k
+// until its entry applies (Take finds it then). When r cannot propose (it
+// does not lead), m is forgotten and the error returned: the caller answers
+// it.
+func (p Pending[K]) Propose(r *Replica, k K, m sim.Message, data []byte) error {
+	p[k] = Request{Msg: m, At: r.node.Mono(), Term: r.Term()}
+	if err := r.Propose(data); err != nil {
+		delete(p, k)
+		return err
+	}
+	return nil
+}

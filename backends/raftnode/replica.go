@@ -395,3 +395,21 @@ func RaftConfig(id uint64) raft.Config {
 	return raft.Config{ID: id, ElectionTick: NeverElectionTick, HeartbeatTick: 1,
 		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, Logger: Logger{}}
 }
+
+// SessionConfig is the configuration of replica id of a group of n that
+// serves client sessions (Chubby's cell, ZooKeeper's ensemble): pre-vote on,
+// a log durable at every write (a MemoryLog), ticks counted from the first
+// start. The service adds its hooks.
+func SessionConfig(service string, id uint64, n int, tick, electionTimeout time.Duration) Config {
+	rc := RaftConfig(id)
+	rc.PreVote = true
+	return Config{
+		Service:           service,
+		Raft:              rc,
+		Group:             n,
+		Tick:              tick,
+		ElectionTimeout:   electionTimeout,
+		TicksSurviveCrash: true,
+		Log:               NewMemoryLog(n),
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/internal/sorted"
 	"github.com/locklab/locklab/lockapi"
 )
 
@@ -216,11 +217,7 @@ func (c *Client) observe(l lockapi.Lease, done bool, err error) {
 func (c *Client) holds() []lockapi.Lease {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	keys := make([]string, 0, len(c.held))
-	for k := range c.held { // determinism:ok sorted below
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := sorted.Keys(c.held)
 	out := make([]lockapi.Lease, len(keys))
 	for i, k := range keys {
 		out[i] = c.held[k].lease

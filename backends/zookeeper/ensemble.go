@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/backends/raftnode"
+	"github.com/locklab/locklab/internal/sorted"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
@@ -90,9 +91,7 @@ func NewEnsemble(w *sim.World, o Options) (*Ensemble, error) {
 	for i := range o.Servers {
 		e.servers = append(e.servers, newServer(e, uint64(i+1)))
 	}
-	for i, s := range e.servers {
-		e.nodes = append(e.nodes, w.AddNode(ServerName(i+1), sim.NodeOptions{Handler: s}))
-	}
+	e.nodes = raftnode.AddNodes(w, e.servers, ServerName)
 	return e, nil
 }
 
@@ -104,10 +103,7 @@ func (e *Ensemble) Nodes() []*sim.Node { return slices.Clone(e.nodes) }
 
 // Leader is the up server that leads the highest term, nil if none.
 func (e *Ensemble) Leader() *sim.Node {
-	if i, ok := raftnode.Leader(e.servers, (*Server).replica); ok {
-		return e.nodes[i]
-	}
-	return nil
+	return raftnode.LeaderNode(e.servers, e.nodes, (*Server).replica)
 }
 
 // Roles are the names Resolve understands that follow the ensemble's state,
@@ -119,21 +115,8 @@ func Roles() []string { return []string{"leader", "followers", "server-of:c1"} }
 // server client cN is connected to when the fault starts) and
 // "servers-but:cN" (every other server).
 func (e *Ensemble) Resolve(name string) ([]*sim.Node, bool) {
-	switch name {
-	case "leader":
-		if l := e.Leader(); l != nil {
-			return []*sim.Node{l}, true
-		}
-		return nil, true
-	case "followers":
-		l := e.Leader()
-		var out []*sim.Node
-		for _, n := range e.nodes {
-			if n != l {
-				out = append(out, n)
-			}
-		}
-		return out, true
+	if ns, ok := raftnode.Resolve(name, "leader", "followers", e.nodes, e.Leader); ok {
+		return ns, true
 	}
 	for _, prefix := range []string{"server-of:", "servers-but:"} {
 		client, ok := strings.CutPrefix(name, prefix)
@@ -200,14 +183,7 @@ func (e *Ensemble) sessionExpired(s *Server, session int64, deleted []string) {
 	e.emit(Event{F: system.EventSessionExpired, Targets: targets, Detail: d, At: s.node.World().Now(), Deleted: deleted, Promised: e.promised(session)})
 }
 
-func sortedClientNames(m map[string]*handle) []string {
-	out := make([]string, 0, len(m))
-	for k := range m { // determinism:ok sorted below
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func sortedClientNames(m map[string]*handle) []string { return sorted.Keys(m) }
 
 // Describe says, server by server, its role, epoch, last zxid, whether it
 // serves clients, and the children of every lock: for debugging and stories.

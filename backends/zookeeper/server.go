@@ -47,23 +47,10 @@ var (
 
 func newServer(e *Ensemble, id uint64) *Server {
 	s := &Server{ens: e, id: id}
-	n := e.opts.Servers
-	rc := raftnode.RaftConfig(id)
-	rc.PreVote = true
-	s.r = raftnode.NewReplica(raftnode.Config{
-		Service:           "zookeeper",
-		Raft:              rc,
-		Group:             n,
-		Tick:              e.opts.Tick,
-		ElectionTimeout:   e.opts.ElectionTimeout,
-		TicksSurviveCrash: true,
-		Log:               raftnode.NewMemoryLog(n),
-		Apply:             s.apply,
-		Role:              s.changeRole,
-		Send:              s.send,
-		OnTick:            s.tick,
-		Purge:             func() { s.pending.Purge(s.node.Mono()) },
-	})
+	cfg := raftnode.SessionConfig("zookeeper", id, e.opts.Servers, e.opts.Tick, e.opts.ElectionTimeout)
+	cfg.Apply, cfg.Role, cfg.Send, cfg.OnTick = s.apply, s.changeRole, s.send, s.tick
+	cfg.Purge = func() { s.pending.Purge(s.node.Mono()) }
+	s.r = raftnode.NewReplica(cfg)
 	return s
 }
 
@@ -224,10 +211,7 @@ func (s *Server) touch(session int64) {
 
 func (s *Server) propose(m sim.Message, r Request, x txn) {
 	x.Origin, x.Xid = s.id, r.Xid
-	k := pendingKey{r.Session, r.Xid}
-	s.pending[k] = raftnode.Request{Msg: m, At: s.node.Mono()}
-	if err := s.r.Propose(encodeTxn(x)); err != nil {
-		delete(s.pending, k)
+	if err := s.pending.Propose(s.r, pendingKey{r.Session, r.Xid}, m, encodeTxn(x)); err != nil {
 		s.reply(m, Response{Code: CodeNotReady})
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/locklab/locklab/internal/sorted"
 )
 
 // txn is one entry of the replicated log: every change to the tree and to
@@ -169,12 +171,7 @@ func (t *tree) remove(p string, zxid uint64) {
 
 // sessionIDs lists the live sessions in order.
 func (t *tree) sessionIDs() []int64 {
-	out := make([]int64, 0, len(t.sessions))
-	for s := range t.sessions { // determinism:ok sorted below
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
+	return sorted.Keys(t.sessions)
 }
 
 // sequence is the sequence number a sequential node's name ends with.

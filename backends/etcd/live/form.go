@@ -12,7 +12,6 @@ import (
 	"github.com/locklab/locklab/internal/netgate"
 	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
-	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 )
 
@@ -45,24 +44,9 @@ func describeEtcd(t scenario.Test) (liveform.Description, error) {
 	if err != nil {
 		return liveform.Description{}, err
 	}
-	var servers []string
-	for i := 1; i <= o.Members; i++ {
-		servers = append(servers, fmt.Sprintf("etcd%d", i))
-	}
-	return liveform.Description{
-		Servers: servers,
-		Roles:   []string{"leader", "followers"},
-		Resolve: func(role string) ([]string, bool) {
-			switch role {
-			case "leader", "followers":
-				return servers, true
-			}
-			return nil, false
-		},
-		Refuse: func(f nemesis.Fault) string {
-			return liveform.RefuseRealServers(f, servers, []string{"leader", "followers"}, etcdNoClock, etcdNoPeerCut, etcdNoDelay)
-		},
-	}, nil
+	desc := liveform.RaftCluster(liveform.ServerNames(o.Members, etcd.MemberName))
+	desc.Refuse = liveform.RefuseRaftCluster(desc.Servers, etcdNoClock, etcdNoPeerCut, etcdNoDelay)
+	return desc, nil
 }
 
 func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
@@ -77,8 +61,8 @@ func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 	desc, _ := describeEtcd(d.Test)
 	desc.Resolve = c.Resolve
 	ctx, cancel := context.WithCancel(context.Background())
+	clients := liveform.NewClients[*Client]()
 	var mu sync.Mutex
-	var clients []*Client
 	expired := 0
 	sys := &liveform.Deployed{
 		Description: desc,
@@ -88,18 +72,9 @@ func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 			if err != nil {
 				return liveform.FailedLock{Err: err}
 			}
-			mu.Lock()
-			clients = append(clients, cl)
-			mu.Unlock()
 			// The run stops when its Net closes: calls blocked in clientv3
 			// (a Lock waiting its turn) return at once.
-			go func() {
-				select {
-				case <-d.Net.Done():
-					cl.Close()
-				case <-ctx.Done():
-				}
-			}()
+			clients.Add(d.Net, e.Name(), cl)
 			return cl
 		},
 		Events: func(record func(f string, targets []string, detail string)) {
@@ -133,12 +108,7 @@ func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 		Versions: map[string]string{"etcd": c.ServerVersion(), "client": Version},
 		Close: sync.OnceFunc(func() {
 			cancel()
-			mu.Lock()
-			cls := slices.Clone(clients)
-			mu.Unlock()
-			for _, cl := range cls {
-				cl.Close()
-			}
+			clients.Close()
 			c.Close()
 		}),
 	}

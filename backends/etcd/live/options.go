@@ -3,11 +3,10 @@ package live
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/locklab/locklab/backends/etcd"
-	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/liveform"
 )
 
 // simOnly are the simulated etcd client's knobs that clientv3 does not have;
@@ -21,17 +20,7 @@ var simOnly = map[string]string{
 // Table is the live option table: the simulated etcd's options (same names,
 // meanings and defaults) without those of simOnly. Live mode scales its
 // durations.
-var Table = opt.Table[etcd.Options]{Owner: "etcd (live)", Options: slices.DeleteFunc(slices.Clone(etcd.Table.Options),
-	func(o opt.Option[etcd.Options]) bool { _, ok := simOnly[o.Name]; return ok })}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+var Table = liveform.WithoutSimOnly("etcd (live)", etcd.Table, simOnly)
 
 // ErrNotHonoured marks an option value the real server or library
 // cannot honour (as opposed to a value that is not valid at all).
@@ -46,10 +35,8 @@ const Version = "go.etcd.io/etcd/client/v3 v3.7.3 (concurrency.Session; the Mute
 // defaults: etcd.Table) and refuses the values that the real server and
 // clientv3 cannot honour, naming the option and why.
 func ParseOptions(given map[string]string) (etcd.Options, error) {
-	for _, name := range sortedKeys(given) {
-		if why, ok := simOnly[name]; ok {
-			return etcd.Options{}, fmt.Errorf("etcd (live) option %s: %s: %w", name, why, ErrNotHonoured)
-		}
+	if err := liveform.RefuseSimOnly("etcd (live)", given, simOnly, ErrNotHonoured); err != nil {
+		return etcd.Options{}, err
 	}
 	o, err := etcd.Table.Parse(given)
 	if err != nil {

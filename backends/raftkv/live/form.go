@@ -24,22 +24,9 @@ func describeRaftKV(t scenario.Test) (liveform.Description, error) {
 	if err != nil {
 		return liveform.Description{}, err
 	}
-	var servers []string
-	for i := 1; i <= o.Nodes; i++ {
-		servers = append(servers, NodeName(i))
-	}
-	return liveform.Description{
-		Servers: servers,
-		Roles:   []string{"leader", "followers"},
-		Resolve: func(role string) ([]string, bool) {
-			switch role {
-			case "leader", "followers":
-				return servers, true
-			}
-			return nil, false
-		},
-		Messages: MessageTypes(),
-	}, nil
+	desc := liveform.RaftCluster(liveform.ServerNames(o.Nodes, NodeName))
+	desc.Messages = MessageTypes()
+	return desc, nil
 }
 
 func deployRaftKV(d liveform.Deployment) (*liveform.Deployed, error) {

@@ -47,31 +47,27 @@ func describeZooKeeper(t scenario.Test) (liveform.Description, error) {
 	if err != nil {
 		return liveform.Description{}, err
 	}
-	var servers []string
-	for i := 1; i <= o.Servers; i++ {
-		servers = append(servers, zookeeper.ServerName(i))
+	desc := liveform.RaftCluster(liveform.ServerNames(o.Servers, zookeeper.ServerName))
+	servers, raftRoles := desc.Servers, desc.Resolve
+	desc.Roles = zookeeper.Roles()
+	desc.Resolve = func(role string) ([]string, bool) {
+		if liveform.ServerRole(role) {
+			return servers, true
+		}
+		return raftRoles(role)
 	}
-	roles := zookeeper.Roles()
-	return liveform.Description{
-		Servers: servers,
-		Roles:   roles,
-		Resolve: func(role string) ([]string, bool) {
-			if role == "leader" || role == "followers" || liveform.ServerRole(role) {
-				return servers, true
-			}
-			return nil, false
-		},
-		Refuse: func(f nemesis.Fault) string {
-			if why := liveform.RefuseRealServers(f, servers, []string{"leader", "followers"}, zkNoClock, "", zkNoDelay); why != "" {
-				return why
-			}
-			if f.Kind == nemesis.Partition && len(f.Groups) == 0 && len(f.From) > 0 &&
-				liveform.RefuseRealServers(f, servers, []string{"leader", "followers"}, "", "x", "") != "" {
-				return zkNoOneWay
-			}
-			return ""
-		},
-	}, nil
+	refuse := liveform.RefuseRaftCluster(servers, zkNoClock, "", zkNoDelay)
+	isPeerCut := liveform.RefuseRaftCluster(servers, "", "x", "")
+	desc.Refuse = func(f nemesis.Fault) string {
+		if why := refuse(f); why != "" {
+			return why
+		}
+		if f.Kind == nemesis.Partition && len(f.Groups) == 0 && len(f.From) > 0 && isPeerCut(f) != "" {
+			return zkNoOneWay
+		}
+		return ""
+	}
+	return desc, nil
 }
 
 func deployZooKeeper(d liveform.Deployment) (*liveform.Deployed, error) {
@@ -88,14 +84,12 @@ func deployZooKeeper(d liveform.Deployment) (*liveform.Deployed, error) {
 	desc, _ := describeZooKeeper(d.Test)
 	reg := NewRegistry()
 	ctx, cancel := context.WithCancel(context.Background())
+	clients := liveform.NewClients[*Client]()
 	var mu sync.Mutex
-	clients := map[string]*Client{}
 	expired := 0
 	serverOf := func(client string) string {
-		mu.Lock()
-		c := clients[client]
-		mu.Unlock()
-		if c == nil {
+		c, ok := clients.Get(client)
+		if !ok {
 			return ""
 		}
 		name, _ := ens.ServerAt(c.Server())
@@ -134,18 +128,9 @@ func deployZooKeeper(d liveform.Deployment) (*liveform.Deployed, error) {
 			if err != nil {
 				return liveform.FailedLock{Err: err}
 			}
-			mu.Lock()
-			clients[e.Name()] = c
-			mu.Unlock()
 			// The run stops when its Net closes: calls blocked in the
 			// library return at once.
-			go func() {
-				select {
-				case <-d.Net.Done():
-					c.Close()
-				case <-ctx.Done():
-				}
-			}()
+			clients.Add(d.Net, e.Name(), c)
 			return c
 		},
 		Events: func(record func(f string, targets []string, detail string)) {
@@ -189,15 +174,7 @@ func deployZooKeeper(d liveform.Deployment) (*liveform.Deployed, error) {
 		Versions: map[string]string{"zookeeper": ens.ServerVersion(), "client": Version},
 		Close: sync.OnceFunc(func() {
 			cancel()
-			mu.Lock()
-			var cls []*Client
-			for _, c := range clients {
-				cls = append(cls, c)
-			}
-			mu.Unlock()
-			for _, c := range cls {
-				c.Close()
-			}
+			clients.Close()
 			ens.Close()
 		}),
 	}, nil

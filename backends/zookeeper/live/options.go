@@ -3,11 +3,10 @@ package live
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/locklab/locklab/backends/zookeeper"
-	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/liveform"
 )
 
 // ErrNotHonoured marks an option value the real server or library
@@ -28,21 +27,13 @@ var simOnly = map[string]string{
 // names, meanings and defaults) without those of simOnly. Live mode scales
 // its durations; tick is the servers' tickTime, election-timeout their
 // syncLimit (in ticks).
-var Table = opt.Table[zookeeper.Options]{Owner: "zookeeper (live)", Options: slices.DeleteFunc(slices.Clone(zookeeper.Table.Options),
-	func(o opt.Option[zookeeper.Options]) bool { _, ok := simOnly[o.Name]; return ok })}
+var Table = liveform.WithoutSimOnly("zookeeper (live)", zookeeper.Table, simOnly)
 
 // ParseOptions reads the simulated ZooKeeper's options and refuses what
 // the real ensemble and go-zookeeper cannot honour.
 func ParseOptions(given map[string]string) (zookeeper.Options, error) {
-	names := make([]string, 0, len(given))
-	for k := range given {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if why, ok := simOnly[name]; ok {
-			return zookeeper.Options{}, fmt.Errorf("zookeeper (live) option %s: %s: %w", name, why, ErrNotHonoured)
-		}
+	if err := liveform.RefuseSimOnly("zookeeper (live)", given, simOnly, ErrNotHonoured); err != nil {
+		return zookeeper.Options{}, err
 	}
 	o, err := zookeeper.Table.Parse(given)
 	if err != nil {
