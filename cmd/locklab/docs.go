@@ -437,10 +437,7 @@ func docsVariants([]string) (string, error) {
 	var rows [][]string
 	for _, s := range scenario.Catalog() {
 		for _, v := range s.Variants {
-			system := v.Test.System
-			if system == "" {
-				system = "redis"
-			}
+			system := v.Test.WithDefaults().System
 			var opts []string
 			for _, k := range slices.Sorted(maps.Keys(v.Test.SystemOptions)) {
 				opts = append(opts, k+"="+v.Test.SystemOptions[k])
