@@ -42,79 +42,62 @@ type faults struct {
 	undo    []func()
 }
 
+// tally is what happened to one fault, with the faultnet rules of a delay
+// (whose messages are counted at the end); its times are rounded to the
+// millisecond, as live times are reported.
 type tally struct {
-	started, triggered bool
-	startAt, triggerAt time.Duration
-	missed             string
-	rules              []*faultnet.Rule
-	carried            bool // a delay on a link the system carries (not counted by faultnet)
+	nemesis.Tally
+	rules []*faultnet.Rule
 }
 
-// check refuses, before the run, a schedule the live system cannot perform:
-// a kind it cannot do, a lossy cut, a name that does not resolve, a crash of
-// something that is not a server, a match that names no message type.
+// checkSchedule refuses, before the run, a schedule the live system cannot
+// perform: a kind it cannot do, a lossy cut, a crash of something that is
+// not a server; then it checks the names as the simulator does (a name that
+// does not resolve, a trigger on a node that is not a client, a match that
+// names no message type).
 func (r *run) checkSchedule(s nemesis.Schedule) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	fail := func(i int, field, msg string) error {
-		f := s.Faults[i]
-		where := ""
-		if s.File() != "" {
-			where = s.File() + ": "
-		}
-		return fmt.Errorf("%sfaults[%d] (%s): field %q: %s", where, i, f.Kind, field, msg)
+	notLive := func(i int, field, why string) error {
+		return fmt.Errorf("%w (%w)", s.ErrorAt(i, field, why), ErrNotLive)
 	}
 	for i, f := range s.Faults {
 		if why := Unsupported[f.Kind]; why != "" {
-			return fmt.Errorf("%w (%w)", fail(i, "kind", why), ErrNotLive)
+			return notLive(i, "kind", why)
 		}
 		if f.Lossy {
 			// A real cut does to the bytes what the kernel's TCP does: holds
 			// them, then delivers them or resets the connection.
-			return fmt.Errorf("%w (%w)", fail(i, "lossy", "a lossy cut has no live form: a real cut holds what TCP sent, delivers it at the heal or resets the connection"), ErrNotLive)
+			return notLive(i, "lossy", "a lossy cut has no live form: a real cut holds what TCP sent, delivers it at the heal or resets the connection")
 		}
 		if r.sys.Refuse != nil {
 			if why := r.sys.Refuse(f); why != "" {
-				return fmt.Errorf("%w (%w)", fail(i, "kind", why), ErrNotLive)
+				return notLive(i, "kind", why)
 			}
 		}
-		for _, fld := range []struct {
-			name  string
-			nodes []string
-		}{{"targets", f.Targets}, {"groups", flatten(f.Groups)}, {"from", f.From}, {"to", f.To}} {
-			for _, name := range fld.nodes {
+		if f.Kind != nemesis.Crash {
+			continue
+		}
+		for _, fld := range f.NamedFields() {
+			for _, name := range fld.Names {
 				ns, err := r.resolve(name)
-				if err != nil {
-					return fail(i, fld.name, err.Error())
+				if err != nil || r.isRole(name) {
+					continue // an unknown name is refused by CheckNames below
 				}
-				if f.Kind == nemesis.Crash && !r.isRole(name) {
-					for _, n := range ns {
-						if !slices.Contains(r.sys.Servers, n) {
-							return fmt.Errorf("%w (%w)", fail(i, fld.name, fmt.Sprintf("%s cannot crash live: only the lock servers (%s) crash and restart",
-								n, strings.Join(r.sys.Servers, ", "))), ErrNotLive)
-						}
+				for _, n := range ns {
+					if !slices.Contains(r.sys.Servers, n) {
+						return notLive(i, fld.Field, fmt.Sprintf("%s cannot crash live: only the lock servers (%s) crash and restart",
+							n, strings.Join(r.sys.Servers, ", ")))
 					}
 				}
 			}
 		}
-		if t := f.After; t != nil && !slices.Contains(r.clients, t.Node) {
-			return fail(i, "after.node", fmt.Sprintf("%q is not a client (%s)", t.Node, strings.Join(r.clients, ", ")))
-		}
-		if f.Match != "" && !slices.Contains(r.messages, f.Match) {
-			return fail(i, "match", fmt.Sprintf("%q is not a message type of this live system (want one of %s)",
-				f.Match, strings.Join(r.messages, ", ")))
-		}
 	}
-	return nil
-}
-
-func flatten(groups [][]string) []string {
-	var out []string
-	for _, g := range groups {
-		out = append(out, g...)
-	}
-	return out
+	return s.CheckNames(func(name string) error {
+		_, err := r.resolve(name)
+		return err
+	}, r.clients, r.messages)
 }
 
 // install arms the schedule: timers for faults at a time, history observers
@@ -155,28 +138,22 @@ func (fs *faults) after(d time.Duration, fn func()) {
 func (fs *faults) arm(i int) {
 	f := fs.schedule.Faults[i]
 	t := *f.After
-	typ := history.Type(t.Type)
-	if typ == "" {
-		typ = history.OK
-	}
 	nth := max(t.Nth, 1)
-	seen := 0
 	var once sync.Once
 	fs.r.log.Observe(func(e history.Event) {
-		if e.Process == history.NemesisProcess || e.Node != t.Node || e.F != t.F || e.Type != typ ||
-			time.Duration(e.Time) < time.Duration(f.At) {
+		if !f.Counts(e) {
 			return
 		}
 		fs.mu.Lock()
-		seen++
-		fire := seen == nth
+		fs.tallies[i].Seen++
+		fire := fs.tallies[i].Seen == nth
 		fs.mu.Unlock()
 		if !fire {
 			return
 		}
 		once.Do(func() {
 			fs.mu.Lock()
-			fs.tallies[i].triggered, fs.tallies[i].triggerAt = true, fs.r.now()
+			fs.tallies[i].Triggered, fs.tallies[i].TriggerAt = true, fs.r.now().Round(time.Millisecond)
 			fs.mu.Unlock()
 			if t.Delay > 0 {
 				fs.after(time.Duration(t.Delay), func() { fs.start(i) })
@@ -258,11 +235,11 @@ func (fs *faults) start(i int) {
 	f := fs.schedule.Faults[i]
 	fs.mu.Lock()
 	tl := &fs.tallies[i]
-	tl.started, tl.startAt = true, fs.r.now()
+	tl.Started, tl.StartAt = true, fs.r.now().Round(time.Millisecond)
 	fs.mu.Unlock()
 	miss := func(why string) {
 		fs.mu.Lock()
-		tl.missed = why
+		tl.Missed = why
 		fs.mu.Unlock()
 	}
 	d := time.Duration(f.Duration)
@@ -270,7 +247,7 @@ func (fs *faults) start(i int) {
 	switch f.Kind {
 	case nemesis.Pause, nemesis.Crash, nemesis.ClockJump:
 		if ns = fs.nodes(f.Targets); len(ns) == 0 {
-			miss(fmt.Sprintf("its targets %v named no node when it started at %v", f.Targets, tl.startAt.Round(time.Millisecond)))
+			miss(fmt.Sprintf("its targets %v named no node when it started at %v", f.Targets, tl.StartAt))
 		}
 	}
 	switch f.Kind {
@@ -280,7 +257,7 @@ func (fs *faults) start(i int) {
 				fs.r.fail(fmt.Errorf("faults[%d] pause %s: %w", i, n, err))
 			}
 		}
-		fs.window(nemesis.Pause, ns, "pause for "+history.FormatDuration(int64(d)), d, false, func() {
+		fs.window(nemesis.Pause, ns, f.Detail(), d, false, func() {
 			for _, n := range ns {
 				if err := fs.resume(n); err != nil {
 					fs.r.fail(fmt.Errorf("faults[%d] resume %s: %w", i, n, err))
@@ -293,11 +270,7 @@ func (fs *faults) start(i int) {
 				fs.r.fail(fmt.Errorf("faults[%d] crash %s: %w", i, n, err))
 			}
 		}
-		detail := "crash, no restart"
-		if d > 0 {
-			detail = "crash, restart after " + history.FormatDuration(int64(d))
-		}
-		fs.window(nemesis.Crash, ns, detail, d, true, func() {
+		fs.window(nemesis.Crash, ns, f.Detail(), d, true, func() {
 			for _, n := range ns {
 				if fs.r.stopped() {
 					return
@@ -314,11 +287,7 @@ func (fs *faults) start(i int) {
 				fs.r.fail(fmt.Errorf("faults[%d] clock jump %s: %w", i, n, err))
 			}
 		}
-		detail := "wall clock jumps " + history.FormatDuration(int64(amount))
-		if d > 0 {
-			detail += ", back after " + history.FormatDuration(int64(d))
-		}
-		fs.window(nemesis.ClockJump, ns, detail, d, false, func() {
+		fs.window(nemesis.ClockJump, ns, f.Detail(), d, false, func() {
 			if d == 0 {
 				return
 			}
@@ -400,8 +369,9 @@ func (fs *faults) delay(i int, f nemesis.Fault, d time.Duration) {
 	from, to := fs.nodes(f.From), fs.nodes(f.To)
 	amount := time.Duration(f.Amount)
 	var until time.Time
+	var untilRun time.Duration // until on the run's clock (0: the end of the run)
 	if d > 0 {
-		until = time.Now().Add(d)
+		until, untilRun = time.Now().Add(d), fs.r.now()+d
 	}
 	var rules []*faultnet.Rule
 	carried := false // a link the system delays itself (a real server's proxy)
@@ -422,59 +392,26 @@ func (fs *faults) delay(i int, f nemesis.Fault, d time.Duration) {
 	}
 	fs.mu.Lock()
 	fs.tallies[i].rules = rules
-	fs.tallies[i].carried = carried
+	if !carried { // the system counts no message it delays itself
+		fs.tallies[i].Delay = &nemesis.DelayTally{From: from, To: to, Until: untilRun.Round(time.Millisecond)}
+	}
 	fs.mu.Unlock()
-	detail := fmt.Sprintf("delay %v -> %v by %s", from, to, history.FormatDuration(int64(amount)))
-	if f.Match != "" {
-		detail += " (" + f.Match + ")"
-	}
-	if f.Count > 0 {
-		detail += fmt.Sprintf(", %d message(s)", f.Count)
-	}
-	window := d
-	if window == 0 && f.Count > 0 {
-		window = amount
-	}
-	fs.window(nemesis.Delay, append(slices.Clone(from), to...), detail, window, true, nil)
+	fs.window(nemesis.Delay, append(slices.Clone(from), to...), f.DelayDetail(from, to), f.DelayWindow(), true, nil)
 }
 
 // outcomes says, fault by fault, whether it fired in a run that ended at end.
 func (fs *faults) outcomes(end time.Duration) []nemesis.Outcome {
-	end = end.Round(time.Millisecond)
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	out := make([]nemesis.Outcome, len(fs.schedule.Faults))
-	for i, f := range fs.schedule.Faults {
-		tl := fs.tallies[i]
-		why := ""
-		switch {
-		case tl.started && tl.missed != "":
-			why = tl.missed
-		case tl.started && f.Kind == nemesis.Delay && !tl.carried:
-			matched := 0
+	tallies := make([]nemesis.Tally, len(fs.tallies))
+	for i, tl := range fs.tallies {
+		if tl.Delay != nil {
+			tl.Delay.Matched = 0
 			for _, r := range tl.rules {
-				matched += fs.r.net.Matched(r)
+				tl.Delay.Matched += fs.r.net.Matched(r)
 			}
-			if matched == 0 {
-				why = "it delayed no message"
-			}
-		case tl.started:
-		case f.After == nil:
-			why = fmt.Sprintf("it was due at %v, after the run ended at %v", time.Duration(f.At).Round(time.Millisecond), end)
-		case tl.triggered:
-			why = fmt.Sprintf("its trigger happened at %v and it was due %v later, after the run ended at %v",
-				tl.triggerAt.Round(time.Millisecond), time.Duration(f.After.Delay), end)
-		default:
-			why = fmt.Sprintf("its trigger (%s %s %s) never happened", f.After.Node, f.After.F, orOK(f.After.Type))
 		}
-		out[i] = nemesis.Outcome{Fault: i, Kind: f.Kind, Fired: why == "", DidNotFire: why}
+		tallies[i] = tl.Tally
 	}
-	return out
-}
-
-func orOK(t string) string {
-	if t == "" {
-		return "ok"
-	}
-	return t
+	return nemesis.Outcomes(fs.schedule.Faults, tallies, end.Round(time.Millisecond))
 }

@@ -3,7 +3,6 @@ package nemesis
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -35,7 +34,7 @@ type Nemesis struct {
 	log     *history.Log
 	resolve Resolver
 	faults  []Fault
-	tallies []tally               // what happened to each fault, by index
+	tallies []Tally               // what happened to each fault, by index
 	blocked map[[2]sim.NodeID]int // reference counts of cut links
 	paused  map[sim.NodeID]int    // reference counts of overlapping pauses
 	crashed map[sim.NodeID]int    // reference counts of overlapping crashes
@@ -59,7 +58,7 @@ func Install(w *sim.World, log *history.Log, s Schedule, env Env) (*Nemesis, err
 	if err := s.check(env); err != nil {
 		return nil, err
 	}
-	n := &Nemesis{w: w, log: log, resolve: env.Resolve, faults: s.Faults, tallies: make([]tally, len(s.Faults)),
+	n := &Nemesis{w: w, log: log, resolve: env.Resolve, faults: s.Faults, tallies: make([]Tally, len(s.Faults)),
 		blocked: map[[2]sim.NodeID]int{}, paused: map[sim.NodeID]int{}, crashed: map[sim.NodeID]int{},
 		drifts: map[sim.NodeID][]*driftFault{}}
 	for i, f := range s.Faults {
@@ -74,49 +73,10 @@ func Install(w *sim.World, log *history.Log, s Schedule, env Env) (*Nemesis, err
 
 // check checks the names of s against env.
 func (s Schedule) check(env Env) error {
-	for i, f := range s.Faults {
-		for _, field := range []struct {
-			name  string
-			nodes []string
-		}{{"targets", f.Targets}, {"groups", flatten(f.Groups)}, {"from", f.From}, {"to", f.To}} {
-			for _, name := range field.nodes {
-				if _, err := env.Resolve(name); err != nil {
-					return s.errorAt(i, field.name, err.Error())
-				}
-			}
-		}
-		if t := f.After; t != nil {
-			if env.Clients == nil {
-				if _, err := env.Resolve(t.Node); err != nil {
-					return s.errorAt(i, "after.node", err.Error())
-				}
-			} else if !slices.Contains(env.Clients, t.Node) {
-				return s.errorAt(i, "after.node", fmt.Sprintf("%q is not a client: a trigger follows the operations of a client (%s)",
-					t.Node, listNames(env.Clients)))
-			}
-		}
-		if f.Match != "" && env.Messages != nil && !slices.Contains(env.Messages, f.Match) {
-			return s.errorAt(i, "match", fmt.Sprintf("%q is not a message type of this system (want one of %s)",
-				f.Match, strings.Join(env.Messages, ", ")))
-		}
-	}
-	return nil
-}
-
-// listNames lists names, eliding the middle of a long list.
-func listNames(names []string) string {
-	if len(names) > 8 {
-		return strings.Join(names[:3], ", ") + ", ..., " + names[len(names)-1]
-	}
-	return strings.Join(names, ", ")
-}
-
-func flatten(groups [][]string) []string {
-	var out []string
-	for _, g := range groups {
-		out = append(out, g...)
-	}
-	return out
+	return s.CheckNames(func(name string) error {
+		_, err := env.Resolve(name)
+		return err
+	}, env.Clients, env.Messages)
 }
 
 // arm starts fault i right after its trigger event is recorded: inside the
@@ -126,21 +86,16 @@ func flatten(groups [][]string) []string {
 func (n *Nemesis) arm(i int) {
 	f, tl := n.faults[i], &n.tallies[i]
 	t := *f.After
-	typ := history.Type(t.Type)
-	if typ == "" {
-		typ = history.OK
-	}
 	nth := max(t.Nth, 1)
 	n.log.Observe(func(e history.Event) {
-		if tl.triggered || e.Process == history.NemesisProcess || e.Node != t.Node || e.F != t.F || e.Type != typ ||
-			time.Duration(e.Time) < time.Duration(f.At) {
+		if tl.Triggered || !f.Counts(e) {
 			return
 		}
-		tl.seen++
-		if tl.seen < nth {
+		tl.Seen++
+		if tl.Seen < nth {
 			return
 		}
-		tl.triggered, tl.triggerAt = true, n.w.Now()
+		tl.Triggered, tl.TriggerAt = true, n.w.Now()
 		if t.Delay > 0 {
 			n.w.After(time.Duration(t.Delay), func() { n.start(i) })
 			return
@@ -199,13 +154,13 @@ func (n *Nemesis) window(k Kind, targets []string, detail string, d time.Duratio
 
 func (n *Nemesis) start(i int) {
 	f, tl := n.faults[i], &n.tallies[i]
-	tl.started, tl.startAt = true, n.w.Now()
+	tl.Started, tl.StartAt = true, n.w.Now()
 	d := time.Duration(f.Duration)
 	var ns []*sim.Node
 	switch f.Kind {
 	case Pause, Crash, ClockJump, ClockDrift:
 		if ns = n.nodes(f.Targets); len(ns) == 0 {
-			tl.missed = fmt.Sprintf("its targets %v named no node when it started at %v", f.Targets, tl.startAt)
+			tl.Missed = fmt.Sprintf("its targets %v named no node when it started at %v", f.Targets, tl.StartAt)
 		}
 	}
 	switch f.Kind {
@@ -214,7 +169,7 @@ func (n *Nemesis) start(i int) {
 			n.paused[x.ID()]++
 			x.Pause()
 		}
-		n.window(Pause, nodeNames(ns), "pause for "+history.FormatDuration(int64(d)), d, false, func() {
+		n.window(Pause, nodeNames(ns), f.Detail(), d, false, func() {
 			for _, x := range ns {
 				if n.paused[x.ID()]--; n.paused[x.ID()] == 0 {
 					delete(n.paused, x.ID())
@@ -227,11 +182,7 @@ func (n *Nemesis) start(i int) {
 			n.crashed[x.ID()]++
 			x.Crash()
 		}
-		detail := "crash, no restart"
-		if d > 0 {
-			detail = "crash, restart after " + history.FormatDuration(int64(d))
-		}
-		n.window(Crash, nodeNames(ns), detail, d, true, func() {
+		n.window(Crash, nodeNames(ns), f.Detail(), d, true, func() {
 			for _, x := range ns {
 				if n.crashed[x.ID()]--; n.crashed[x.ID()] == 0 {
 					delete(n.crashed, x.ID())
@@ -244,11 +195,7 @@ func (n *Nemesis) start(i int) {
 		for _, x := range ns {
 			x.JumpClock(amount)
 		}
-		detail := "wall clock jumps " + history.FormatDuration(int64(amount))
-		if d > 0 {
-			detail += ", back after " + history.FormatDuration(int64(d))
-		}
-		n.window(ClockJump, nodeNames(ns), detail, d, false, func() {
+		n.window(ClockJump, nodeNames(ns), f.Detail(), d, false, func() {
 			for _, x := range ns {
 				x.JumpClock(-amount)
 			}
@@ -265,7 +212,7 @@ func (n *Nemesis) start(i int) {
 			n.drifts[x.ID()] = append(stack, df[i])
 			x.SetDrift(f.Drift)
 		}
-		n.window(ClockDrift, nodeNames(ns), fmt.Sprintf("clock drift %+.3f", f.Drift), d, true, func() {
+		n.window(ClockDrift, nodeNames(ns), f.Detail(), d, true, func() {
 			for i, x := range ns {
 				stack := slices.DeleteFunc(n.drifts[x.ID()], func(a *driftFault) bool { return a == df[i] })
 				n.drifts[x.ID()] = stack
@@ -286,14 +233,14 @@ func (n *Nemesis) start(i int) {
 	}
 }
 
-func (n *Nemesis) partition(f Fault, d time.Duration, tl *tally) {
+func (n *Nemesis) partition(f Fault, d time.Duration, tl *Tally) {
 	c := PlanCut(f, n.nodes, n.w.Nodes(), (*sim.Node).Name)
 	links, targets, detail := c.Links, c.Targets, c.Detail
 	if f.Lossy {
 		detail += ", lossy"
 	}
 	if len(links) == 0 {
-		tl.missed = fmt.Sprintf("it cut no link when it started at %v (%s)", tl.startAt, detail)
+		tl.Missed = fmt.Sprintf("it cut no link when it started at %v (%s)", tl.StartAt, detail)
 	}
 	net := n.w.Network()
 	for _, l := range links {
@@ -317,21 +264,22 @@ func (n *Nemesis) partition(f Fault, d time.Duration, tl *tally) {
 	})
 }
 
-func (n *Nemesis) delay(f Fault, d time.Duration, tl *tally) {
+func (n *Nemesis) delay(f Fault, d time.Duration, tl *Tally) {
 	from, to := n.nodes(f.From), n.nodes(f.To)
 	amount := time.Duration(f.Amount)
 	var until time.Duration
 	if d > 0 {
 		until = n.w.Now() + d
 	}
-	tl.delay = &delayTally{from: nodeNames(from), to: nodeNames(to), until: until}
+	fromNames, toNames := nodeNames(from), nodeNames(to)
+	tl.Delay = &DelayTally{From: fromNames, To: toNames, Until: until}
 	// The network asks a rule's match only while the rule is live (before its
 	// count and its end), so counting the matches counts the messages delayed.
 	match := func(m sim.Message) bool {
 		if f.Match != "" && fmt.Sprintf("%T", m.Body) != f.Match {
 			return false
 		}
-		tl.delay.matched++
+		tl.Delay.Matched++
 		return true
 	}
 	for _, a := range from {
@@ -339,18 +287,5 @@ func (n *Nemesis) delay(f Fault, d time.Duration, tl *tally) {
 			n.w.Network().AddRule(sim.Rule{From: a, To: b, Match: match, Delay: amount, Count: f.Count, Until: until})
 		}
 	}
-	detail := fmt.Sprintf("delay %v -> %v by %s", nodeNames(from), nodeNames(to), history.FormatDuration(int64(amount)))
-	if f.Match != "" {
-		detail += " (" + f.Match + ")"
-	}
-	if f.Count > 0 {
-		detail += fmt.Sprintf(", %d message(s)", f.Count)
-	}
-	// The window shown is the duration, or for a count-limited delay the delay
-	// itself; a delay with neither lasts until the end of the run.
-	window := d
-	if window == 0 && f.Count > 0 {
-		window = amount
-	}
-	n.window(Delay, append(nodeNames(from), nodeNames(to)...), detail, window, true, nil)
+	n.window(Delay, append(slices.Clone(fromNames), toNames...), f.DelayDetail(fromNames, toNames), f.DelayWindow(), true, nil)
 }
