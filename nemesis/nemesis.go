@@ -165,31 +165,11 @@ func (n *Nemesis) start(i int) {
 	}
 	switch f.Kind {
 	case Pause:
-		for _, x := range ns {
-			n.paused[x.ID()]++
-			x.Pause()
-		}
-		n.window(Pause, nodeNames(ns), f.Detail(), d, false, func() {
-			for _, x := range ns {
-				if n.paused[x.ID()]--; n.paused[x.ID()] == 0 {
-					delete(n.paused, x.ID())
-					x.Resume()
-				}
-			}
-		})
+		hold(n.paused, ns, (*sim.Node).Pause)
+		n.window(Pause, nodeNames(ns), f.Detail(), d, false, func() { release(n.paused, ns, (*sim.Node).Resume) })
 	case Crash:
-		for _, x := range ns {
-			n.crashed[x.ID()]++
-			x.Crash()
-		}
-		n.window(Crash, nodeNames(ns), f.Detail(), d, true, func() {
-			for _, x := range ns {
-				if n.crashed[x.ID()]--; n.crashed[x.ID()] == 0 {
-					delete(n.crashed, x.ID())
-					x.Restart()
-				}
-			}
-		})
+		hold(n.crashed, ns, (*sim.Node).Crash)
+		n.window(Crash, nodeNames(ns), f.Detail(), d, true, func() { release(n.crashed, ns, (*sim.Node).Restart) })
 	case ClockJump:
 		amount := time.Duration(f.Amount)
 		for _, x := range ns {
@@ -230,6 +210,26 @@ func (n *Nemesis) start(i int) {
 		n.delay(f, d, tl)
 	default:
 		panic(fmt.Sprintf("nemesis: unknown fault kind %q", f.Kind))
+	}
+}
+
+// hold does fault to each of ns, counting in holds the faults of its kind
+// that hold each node (pauses and crashes overlap).
+func hold(holds map[sim.NodeID]int, ns []*sim.Node, fault func(*sim.Node)) {
+	for _, x := range ns {
+		holds[x.ID()]++
+		fault(x)
+	}
+}
+
+// release ends one hold of each of ns, undoing the fault of a node when no
+// other fault of its kind still holds it.
+func release(holds map[sim.NodeID]int, ns []*sim.Node, undo func(*sim.Node)) {
+	for _, x := range ns {
+		if holds[x.ID()]--; holds[x.ID()] == 0 {
+			delete(holds, x.ID())
+			undo(x)
+		}
 	}
 }
 
