@@ -215,19 +215,10 @@ func (fs *faults) window(k nemesis.Kind, targets []string, detail string, d time
 	}
 }
 
+// nodes are the nodes names name now; a name that no longer resolves names
+// none.
 func (fs *faults) nodes(names []string) []string {
-	var out []string
-	for _, name := range names {
-		ns, err := fs.r.resolve(name)
-		if err != nil {
-			continue
-		}
-		for _, n := range ns {
-			if !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-		}
-	}
+	out, _ := nemesis.Resolve(names, fs.r.resolve)
 	return out
 }
 

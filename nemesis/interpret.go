@@ -29,6 +29,32 @@ func (f Fault) NamedFields() []NamedField {
 	return []NamedField{{"targets", f.Targets}, {"groups", flatten(f.Groups)}, {"from", f.From}, {"to", f.To}}
 }
 
+// Resolve maps names (nodes, roles, "clients") to the nodes they name, each
+// once, in the order first named: the targets of a fault as it starts, in
+// either world (N is its node type). A name resolve refuses is left out, and
+// the first such refusal is returned with what the others name.
+func Resolve[N comparable](names []string, resolve func(name string) ([]N, error)) ([]N, error) {
+	var out []N
+	var first error
+	seen := map[N]bool{}
+	for _, name := range names {
+		ns, err := resolve(name)
+		if err != nil {
+			if first == nil {
+				first = fmt.Errorf("target %q no longer resolves: %w", name, err)
+			}
+			continue
+		}
+		for _, x := range ns {
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+		}
+	}
+	return out, first
+}
+
 // CheckNames checks every name of s against the names a system knows:
 // resolve returns an error naming what is known for an unknown name; clients
 // are the nodes a trigger may follow (nil: any name resolve knows); messages

@@ -105,19 +105,9 @@ func (n *Nemesis) arm(i int) {
 }
 
 func (n *Nemesis) nodes(names []string) []*sim.Node {
-	var out []*sim.Node
-	seen := map[sim.NodeID]bool{}
-	for _, name := range names {
-		ns, err := n.resolve(name)
-		if err != nil {
-			panic(fmt.Sprintf("nemesis: target %q no longer resolves: %v", name, err))
-		}
-		for _, x := range ns {
-			if !seen[x.ID()] {
-				seen[x.ID()] = true
-				out = append(out, x)
-			}
-		}
+	out, err := Resolve(names, n.resolve)
+	if err != nil {
+		panic("nemesis: " + err.Error())
 	}
 	return out
 }
