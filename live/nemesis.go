@@ -183,36 +183,16 @@ func (fs *faults) record(t history.Type, k nemesis.Kind, targets []string, detai
 		Detail: detail}, func(e *history.Event) { e.Time = int64(fs.r.now()) })
 }
 
-// window records the start, and the stop after d (at once when d is 0 and
-// the fault is instantaneous; never when open), running undo at the stop or
-// when the run stops first.
+// window records the window of fault kind k (see nemesis.Window); the undo
+// of a fault still in place when the run stops runs then.
 func (fs *faults) window(k nemesis.Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
-	fs.record(history.Start, k, targets, detail)
-	var once sync.Once
-	end := func() {
-		once.Do(func() {
-			if undo != nil {
-				undo()
-			}
-		})
-	}
-	switch {
-	case d > 0:
+	if undo != nil && (d > 0 || open) {
+		undo = sync.OnceFunc(undo)
 		fs.mu.Lock()
-		fs.undo = append(fs.undo, end)
-		fs.mu.Unlock()
-		fs.after(d, func() {
-			end()
-			fs.record(history.Stop, k, targets, detail)
-		})
-	case !open:
-		end()
-		fs.record(history.Stop, k, targets, detail)
-	default:
-		fs.mu.Lock()
-		fs.undo = append(fs.undo, end)
+		fs.undo = append(fs.undo, undo)
 		fs.mu.Unlock()
 	}
+	nemesis.Window(func(t history.Type) { fs.record(t, k, targets, detail) }, fs.after, d, open, undo)
 }
 
 // nodes are the nodes names name now; a name that no longer resolves names
@@ -279,9 +259,6 @@ func (fs *faults) start(i int) {
 			}
 		}
 		fs.window(nemesis.ClockJump, ns, f.Detail(), d, false, func() {
-			if d == 0 {
-				return
-			}
 			for _, n := range ns {
 				if err := fs.jump(n, -amount); err != nil {
 					fs.r.fail(fmt.Errorf("faults[%d] clock jump back %s: %w", i, n, err))

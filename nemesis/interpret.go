@@ -123,6 +123,25 @@ func (f Fault) Counts(e history.Event) bool {
 		time.Duration(e.Time) >= time.Duration(f.At)
 }
 
+// Window records the window of a fault that starts now: record(Start) at
+// once, and record(Stop) after d (at once when d is 0 and the fault is
+// instantaneous; never when open), running undo (when not nil) just before
+// the stop. after runs a function d later on the world's clock.
+func Window(record func(history.Type), after func(d time.Duration, fn func()), d time.Duration, open bool, undo func()) {
+	record(history.Start)
+	switch {
+	case d > 0:
+		after(d, func() {
+			if undo != nil {
+				undo()
+			}
+			record(history.Stop)
+		})
+	case !open:
+		record(history.Stop)
+	}
+}
+
 // Detail is the sentence the history's events of a pause, crash, clock jump
 // or clock drift carry ("pause for 5s", "crash, restart after 1s", ...).
 func (f Fault) Detail() string {

@@ -125,21 +125,9 @@ func (n *Nemesis) record(t history.Type, k Kind, targets []string, detail string
 		Targets: targets, Detail: detail})
 }
 
-// window records the start now and the stop after d (now, if d is 0 and the
-// fault is instantaneous; never, if open), running undo at the stop.
+// window records the window of fault kind k (see Window).
 func (n *Nemesis) window(k Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
-	n.record(history.Start, k, targets, detail)
-	switch {
-	case d > 0:
-		n.w.After(d, func() {
-			if undo != nil {
-				undo()
-			}
-			n.record(history.Stop, k, targets, detail)
-		})
-	case !open:
-		n.record(history.Stop, k, targets, detail)
-	}
+	Window(func(t history.Type) { n.record(t, k, targets, detail) }, n.w.After, d, open, undo)
 }
 
 func (n *Nemesis) start(i int) {
