@@ -2,7 +2,6 @@ package live
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/liveform"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/faultnet"
+	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -135,33 +135,12 @@ func (fs *faults) after(d time.Duration, fn func()) {
 	}))
 }
 
+// arm starts fault i at its trigger (see nemesis.Fault.Observer): at once in
+// the client's own goroutine, so that it takes hold before the client's next
+// step, or after the trigger's delay.
 func (fs *faults) arm(i int) {
-	f := fs.schedule.Faults[i]
-	t := *f.After
-	nth := max(t.Nth, 1)
-	var once sync.Once
-	fs.r.log.Observe(func(e history.Event) {
-		if !f.Counts(e) {
-			return
-		}
-		fs.mu.Lock()
-		fs.tallies[i].Seen++
-		fire := fs.tallies[i].Seen == nth
-		fs.mu.Unlock()
-		if !fire {
-			return
-		}
-		once.Do(func() {
-			fs.mu.Lock()
-			fs.tallies[i].Triggered, fs.tallies[i].TriggerAt = true, fs.r.now().Round(time.Millisecond)
-			fs.mu.Unlock()
-			if t.Delay > 0 {
-				fs.after(time.Duration(t.Delay), func() { fs.start(i) })
-				return
-			}
-			fs.start(i) // in the client's own goroutine: it takes hold before the client's next step
-		})
-	})
+	now := func() time.Duration { return fs.r.now().Round(time.Millisecond) }
+	fs.r.log.Observe(fs.schedule.Faults[i].Observer(&fs.tallies[i].Tally, &fs.mu, now, fs.after, func() { fs.start(i) }))
 }
 
 // stop cancels pending faults and undoes active ones.

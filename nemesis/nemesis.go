@@ -84,24 +84,7 @@ func (s Schedule) check(env Env) error {
 // anything else (a pause right after acquire returns stops it before its next
 // request).
 func (n *Nemesis) arm(i int) {
-	f, tl := n.faults[i], &n.tallies[i]
-	t := *f.After
-	nth := max(t.Nth, 1)
-	n.log.Observe(func(e history.Event) {
-		if tl.Triggered || !f.Counts(e) {
-			return
-		}
-		tl.Seen++
-		if tl.Seen < nth {
-			return
-		}
-		tl.Triggered, tl.TriggerAt = true, n.w.Now()
-		if t.Delay > 0 {
-			n.w.After(time.Duration(t.Delay), func() { n.start(i) })
-			return
-		}
-		n.start(i)
-	})
+	n.log.Observe(n.faults[i].Observer(&n.tallies[i], nil, n.w.Now, n.w.After, func() { n.start(i) }))
 }
 
 func (n *Nemesis) nodes(names []string) []*sim.Node {
