@@ -182,106 +182,98 @@ func (fs *faults) nodes(names []string) []string {
 }
 
 func (fs *faults) start(i int) {
-	f := fs.schedule.Faults[i]
+	p := liveFaults{fs, i}
 	fs.mu.Lock()
-	tl := &fs.tallies[i]
-	tl.Started, tl.StartAt = true, fs.r.now().Round(time.Millisecond)
+	fs.tallies[i].Started, fs.tallies[i].StartAt = true, p.Now()
 	fs.mu.Unlock()
-	miss := func(why string) {
-		fs.mu.Lock()
-		tl.Missed = why
-		fs.mu.Unlock()
-	}
-	d := time.Duration(f.Duration)
-	var ns []string
-	switch f.Kind {
-	case nemesis.Pause, nemesis.Crash, nemesis.ClockJump:
-		if ns = fs.nodes(f.Targets); len(ns) == 0 {
-			miss(fmt.Sprintf("its targets %v named no node when it started at %v", f.Targets, tl.StartAt))
+	missed, delay := nemesis.Start[string](p, fs.schedule.Faults[i])
+	fs.mu.Lock()
+	fs.tallies[i].Missed, fs.tallies[i].Delay = missed, delay
+	fs.mu.Unlock()
+}
+
+// liveFaults performs fault i of a live run (see nemesis.Performer): on a
+// real server process by its system where it can, on anything else
+// (clients, in-process servers, the storage) by faultnet. An error fails
+// the run.
+type liveFaults struct {
+	fs *faults
+	i  int
+}
+
+func (p liveFaults) Now() time.Duration            { return p.fs.r.now().Round(time.Millisecond) }
+func (p liveFaults) Nodes(names []string) []string { return p.fs.nodes(names) }
+func (p liveFaults) All() []string                 { return p.fs.r.allNodes() }
+func (p liveFaults) Name(n string) string          { return n }
+
+func (p liveFaults) Window(k nemesis.Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
+	p.fs.window(k, targets, detail, d, open, undo)
+}
+
+// each does fn to each of ns, failing the run with what fn refused.
+func (p liveFaults) each(what string, ns []string, fn func(n string) error) {
+	for _, n := range ns {
+		if err := fn(n); err != nil {
+			p.fs.r.fail(fmt.Errorf("faults[%d] %s %s: %w", p.i, what, n, err))
 		}
-	}
-	switch f.Kind {
-	case nemesis.Pause:
-		for _, n := range ns {
-			if err := fs.pause(n); err != nil {
-				fs.r.fail(fmt.Errorf("faults[%d] pause %s: %w", i, n, err))
-			}
-		}
-		fs.window(nemesis.Pause, ns, f.Detail(), d, false, func() {
-			for _, n := range ns {
-				if err := fs.resume(n); err != nil {
-					fs.r.fail(fmt.Errorf("faults[%d] resume %s: %w", i, n, err))
-				}
-			}
-		})
-	case nemesis.Crash:
-		for _, n := range ns {
-			if err := fs.r.sys.Crash(n); err != nil {
-				fs.r.fail(fmt.Errorf("faults[%d] crash %s: %w", i, n, err))
-			}
-		}
-		fs.window(nemesis.Crash, ns, f.Detail(), d, true, func() {
-			for _, n := range ns {
-				if fs.r.stopped() {
-					return
-				}
-				if err := fs.r.sys.Restart(n); err != nil {
-					fs.r.fail(fmt.Errorf("faults[%d] restart %s: %w", i, n, err))
-				}
-			}
-		})
-	case nemesis.ClockJump:
-		amount := time.Duration(f.Amount)
-		for _, n := range ns {
-			if err := fs.jump(n, amount); err != nil {
-				fs.r.fail(fmt.Errorf("faults[%d] clock jump %s: %w", i, n, err))
-			}
-		}
-		fs.window(nemesis.ClockJump, ns, f.Detail(), d, false, func() {
-			for _, n := range ns {
-				if err := fs.jump(n, -amount); err != nil {
-					fs.r.fail(fmt.Errorf("faults[%d] clock jump back %s: %w", i, n, err))
-				}
-			}
-		})
-	case nemesis.Partition:
-		fs.partition(f, d, miss)
-	case nemesis.Delay:
-		fs.delay(i, f, d)
 	}
 }
 
-func (fs *faults) partition(f nemesis.Fault, d time.Duration, miss func(string)) {
-	c := nemesis.PlanCut(f, fs.nodes, fs.r.allNodes(), func(n string) string { return n })
-	links, targets, detail := c.Links, c.Targets, c.Detail
-	if len(links) == 0 {
-		miss(fmt.Sprintf("it cut no link when it started (%s)", detail))
+func (p liveFaults) Pause(ns []string) func() {
+	p.each("pause", ns, p.fs.pause)
+	return func() { p.each("resume", ns, p.fs.resume) }
+}
+
+func (p liveFaults) Crash(ns []string) func() {
+	r := p.fs.r
+	p.each("crash", ns, r.sys.Crash)
+	return func() {
+		p.each("restart", ns, func(n string) error {
+			if r.stopped() {
+				return nil
+			}
+			return r.sys.Restart(n)
+		})
 	}
+}
+
+func (p liveFaults) JumpClock(ns []string, amount time.Duration) func() {
+	p.each("clock jump", ns, func(n string) error { return p.fs.jump(n, amount) })
+	return func() { p.each("clock jump back", ns, func(n string) error { return p.fs.jump(n, -amount) }) }
+}
+
+// SetDrift is refused before the run (Unsupported): a live run never gets here.
+func (p liveFaults) SetDrift(ns []string, drift float64) func() {
+	panic("live: " + Unsupported[nemesis.ClockDrift])
+}
+
+func (p liveFaults) Cut(links [][2]string, lossy bool) func() {
+	r := p.fs.r
 	var mine [][2]string // links the system cut itself (real servers' proxies)
 	for _, l := range links {
-		if fs.r.sys.Cut != nil {
-			ok, err := fs.r.sys.Cut(l[0], l[1])
+		if r.sys.Cut != nil {
+			ok, err := r.sys.Cut(l[0], l[1])
 			if err != nil {
-				fs.r.fail(fmt.Errorf("partition %s -> %s: %w", l[0], l[1], err))
+				r.fail(fmt.Errorf("partition %s -> %s: %w", l[0], l[1], err))
 			}
 			if ok {
 				mine = append(mine, l)
 				continue
 			}
 		}
-		fs.r.net.Block(l[0], l[1])
+		r.net.Block(l[0], l[1])
 	}
-	fs.window(nemesis.Partition, targets, detail, d, true, func() {
+	return func() {
 		for _, l := range links {
 			if slices.Contains(mine, l) {
-				if err := fs.r.sys.Heal(l[0], l[1]); err != nil {
-					fs.r.fail(fmt.Errorf("heal %s -> %s: %w", l[0], l[1], err))
+				if err := r.sys.Heal(l[0], l[1]); err != nil {
+					r.fail(fmt.Errorf("heal %s -> %s: %w", l[0], l[1], err))
 				}
 				continue
 			}
-			fs.r.net.Unblock(l[0], l[1])
+			r.net.Unblock(l[0], l[1])
 		}
-	})
+	}
 }
 
 // pause stops node n: a real server process by its system, anything else
@@ -312,38 +304,38 @@ func (fs *faults) jump(n string, d time.Duration) error {
 	return nil
 }
 
-func (fs *faults) delay(i int, f nemesis.Fault, d time.Duration) {
-	from, to := fs.nodes(f.From), fs.nodes(f.To)
-	amount := time.Duration(f.Amount)
+func (p liveFaults) Delay(f nemesis.Fault, from, to []string) *nemesis.DelayTally {
+	fs, r := p.fs, p.fs.r
+	d, amount := time.Duration(f.Duration), time.Duration(f.Amount)
 	var until time.Time
 	var untilRun time.Duration // until on the run's clock (0: the end of the run)
 	if d > 0 {
-		until, untilRun = time.Now().Add(d), fs.r.now()+d
+		until, untilRun = time.Now().Add(d), p.Now()+d
 	}
 	var rules []*faultnet.Rule
 	carried := false // a link the system delays itself (a real server's proxy)
 	for _, a := range from {
 		for _, b := range to {
-			if fs.r.sys.Delay != nil && f.Match == "" && f.Count == 0 {
-				ok, err := fs.r.sys.Delay(a, b, amount, until)
+			if r.sys.Delay != nil && f.Match == "" && f.Count == 0 {
+				ok, err := r.sys.Delay(a, b, amount, until)
 				if err != nil {
-					fs.r.fail(fmt.Errorf("faults[%d] delay %s -> %s: %w", i, a, b, err))
+					r.fail(fmt.Errorf("faults[%d] delay %s -> %s: %w", p.i, a, b, err))
 				}
 				if ok {
 					carried = true
 					continue
 				}
 			}
-			rules = append(rules, fs.r.net.AddRule(faultnet.Rule{From: a, To: b, Match: f.Match, Delay: amount, Count: f.Count, Until: until}))
+			rules = append(rules, r.net.AddRule(faultnet.Rule{From: a, To: b, Match: f.Match, Delay: amount, Count: f.Count, Until: until}))
 		}
 	}
 	fs.mu.Lock()
-	fs.tallies[i].rules = rules
-	if !carried { // the system counts no message it delays itself
-		fs.tallies[i].Delay = &nemesis.DelayTally{From: from, To: to, Until: untilRun.Round(time.Millisecond)}
-	}
+	fs.tallies[p.i].rules = rules
 	fs.mu.Unlock()
-	fs.window(nemesis.Delay, append(slices.Clone(from), to...), f.DelayDetail(from, to), f.DelayWindow(), true, nil)
+	if carried { // the system counts no message it delays itself
+		return nil
+	}
+	return &nemesis.DelayTally{From: from, To: to, Until: untilRun}
 }
 
 // outcomes says, fault by fault, whether it fired in a run that ended at end.

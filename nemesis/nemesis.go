@@ -114,64 +114,118 @@ func (n *Nemesis) window(k Kind, targets []string, detail string, d time.Duratio
 }
 
 func (n *Nemesis) start(i int) {
-	f, tl := n.faults[i], &n.tallies[i]
+	tl := &n.tallies[i]
 	tl.Started, tl.StartAt = true, n.w.Now()
-	d := time.Duration(f.Duration)
-	var ns []*sim.Node
-	switch f.Kind {
-	case Pause, Crash, ClockJump, ClockDrift:
-		if ns = n.nodes(f.Targets); len(ns) == 0 {
-			tl.Missed = fmt.Sprintf("its targets %v named no node when it started at %v", f.Targets, tl.StartAt)
-		}
+	tl.Missed, tl.Delay = Start[*sim.Node](simFaults{n}, n.faults[i])
+}
+
+// simFaults performs faults in the simulator (see Performer). Overlapping
+// pauses, crashes, cuts and drifts of a node are counted: the last to end
+// undoes them.
+type simFaults struct{ n *Nemesis }
+
+func (s simFaults) Now() time.Duration               { return s.n.w.Now() }
+func (s simFaults) Nodes(names []string) []*sim.Node { return s.n.nodes(names) }
+func (s simFaults) All() []*sim.Node                 { return s.n.w.Nodes() }
+func (s simFaults) Name(x *sim.Node) string          { return x.Name() }
+
+func (s simFaults) Window(k Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
+	s.n.window(k, targets, detail, d, open, undo)
+}
+
+func (s simFaults) Pause(ns []*sim.Node) func() {
+	hold(s.n.paused, ns, (*sim.Node).Pause)
+	return func() { release(s.n.paused, ns, (*sim.Node).Resume) }
+}
+
+func (s simFaults) Crash(ns []*sim.Node) func() {
+	hold(s.n.crashed, ns, (*sim.Node).Crash)
+	return func() { release(s.n.crashed, ns, (*sim.Node).Restart) }
+}
+
+func (s simFaults) JumpClock(ns []*sim.Node, amount time.Duration) func() {
+	for _, x := range ns {
+		x.JumpClock(amount)
 	}
-	switch f.Kind {
-	case Pause:
-		hold(n.paused, ns, (*sim.Node).Pause)
-		n.window(Pause, nodeNames(ns), f.Detail(), d, false, func() { release(n.paused, ns, (*sim.Node).Resume) })
-	case Crash:
-		hold(n.crashed, ns, (*sim.Node).Crash)
-		n.window(Crash, nodeNames(ns), f.Detail(), d, true, func() { release(n.crashed, ns, (*sim.Node).Restart) })
-	case ClockJump:
-		amount := time.Duration(f.Amount)
+	return func() {
 		for _, x := range ns {
-			x.JumpClock(amount)
+			x.JumpClock(-amount)
 		}
-		n.window(ClockJump, nodeNames(ns), f.Detail(), d, false, func() {
-			for _, x := range ns {
-				x.JumpClock(-amount)
-			}
-		})
-	case ClockDrift:
-		df := make([]*driftFault, len(ns))
-		for i, x := range ns {
-			stack := n.drifts[x.ID()]
-			base := x.Drift()
-			if len(stack) > 0 {
-				base = stack[0].base
-			}
-			df[i] = &driftFault{drift: f.Drift, base: base}
-			n.drifts[x.ID()] = append(stack, df[i])
-			x.SetDrift(f.Drift)
-		}
-		n.window(ClockDrift, nodeNames(ns), f.Detail(), d, true, func() {
-			for i, x := range ns {
-				stack := slices.DeleteFunc(n.drifts[x.ID()], func(a *driftFault) bool { return a == df[i] })
-				n.drifts[x.ID()] = stack
-				if len(stack) == 0 {
-					delete(n.drifts, x.ID())
-					x.SetDrift(df[i].base)
-				} else {
-					x.SetDrift(stack[len(stack)-1].drift)
-				}
-			}
-		})
-	case Partition:
-		n.partition(f, d, tl)
-	case Delay:
-		n.delay(f, d, tl)
-	default:
-		panic(fmt.Sprintf("nemesis: unknown fault kind %q", f.Kind))
 	}
+}
+
+func (s simFaults) SetDrift(ns []*sim.Node, drift float64) func() {
+	n := s.n
+	df := make([]*driftFault, len(ns))
+	for i, x := range ns {
+		stack := n.drifts[x.ID()]
+		base := x.Drift()
+		if len(stack) > 0 {
+			base = stack[0].base
+		}
+		df[i] = &driftFault{drift: drift, base: base}
+		n.drifts[x.ID()] = append(stack, df[i])
+		x.SetDrift(drift)
+	}
+	return func() {
+		for i, x := range ns {
+			stack := slices.DeleteFunc(n.drifts[x.ID()], func(a *driftFault) bool { return a == df[i] })
+			n.drifts[x.ID()] = stack
+			if len(stack) == 0 {
+				delete(n.drifts, x.ID())
+				x.SetDrift(df[i].base)
+			} else {
+				x.SetDrift(stack[len(stack)-1].drift)
+			}
+		}
+	}
+}
+
+func (s simFaults) Cut(links [][2]*sim.Node, lossy bool) func() {
+	n := s.n
+	net := n.w.Network()
+	for _, l := range links {
+		k := [2]sim.NodeID{l[0].ID(), l[1].ID()}
+		n.blocked[k]++
+		if lossy {
+			net.BlockLossy(l[0], l[1])
+		} else {
+			net.Block(l[0], l[1])
+		}
+	}
+	return func() {
+		for _, l := range links {
+			k := [2]sim.NodeID{l[0].ID(), l[1].ID()}
+			n.blocked[k]--
+			if n.blocked[k] == 0 {
+				delete(n.blocked, k)
+				net.Unblock(l[0], l[1])
+			}
+		}
+	}
+}
+
+func (s simFaults) Delay(f Fault, from, to []*sim.Node) *DelayTally {
+	var until time.Duration
+	if f.Duration > 0 {
+		until = s.n.w.Now() + time.Duration(f.Duration)
+	}
+	tl := &DelayTally{From: nodeNames(from), To: nodeNames(to), Until: until}
+	// The network asks a rule's match only while the rule is live (before its
+	// count and its end), so counting the matches counts the messages delayed.
+	match := func(m sim.Message) bool {
+		if f.Match != "" && fmt.Sprintf("%T", m.Body) != f.Match {
+			return false
+		}
+		tl.Matched++
+		return true
+	}
+	for _, a := range from {
+		for _, b := range to {
+			s.n.w.Network().AddRule(sim.Rule{From: a, To: b, Match: match, Delay: time.Duration(f.Amount), Count: f.Count, Until: until})
+		}
+	}
+	return tl
 }
 
 // hold does fault to each of ns, counting in holds the faults of its kind
@@ -192,61 +246,4 @@ func release(holds map[sim.NodeID]int, ns []*sim.Node, undo func(*sim.Node)) {
 			undo(x)
 		}
 	}
-}
-
-func (n *Nemesis) partition(f Fault, d time.Duration, tl *Tally) {
-	c := PlanCut(f, n.nodes, n.w.Nodes(), (*sim.Node).Name)
-	links, targets, detail := c.Links, c.Targets, c.Detail
-	if f.Lossy {
-		detail += ", lossy"
-	}
-	if len(links) == 0 {
-		tl.Missed = fmt.Sprintf("it cut no link when it started at %v (%s)", tl.StartAt, detail)
-	}
-	net := n.w.Network()
-	for _, l := range links {
-		k := [2]sim.NodeID{l[0].ID(), l[1].ID()}
-		n.blocked[k]++
-		if f.Lossy {
-			net.BlockLossy(l[0], l[1])
-		} else {
-			net.Block(l[0], l[1])
-		}
-	}
-	n.window(Partition, targets, detail, d, true, func() {
-		for _, l := range links {
-			k := [2]sim.NodeID{l[0].ID(), l[1].ID()}
-			n.blocked[k]--
-			if n.blocked[k] == 0 {
-				delete(n.blocked, k)
-				net.Unblock(l[0], l[1])
-			}
-		}
-	})
-}
-
-func (n *Nemesis) delay(f Fault, d time.Duration, tl *Tally) {
-	from, to := n.nodes(f.From), n.nodes(f.To)
-	amount := time.Duration(f.Amount)
-	var until time.Duration
-	if d > 0 {
-		until = n.w.Now() + d
-	}
-	fromNames, toNames := nodeNames(from), nodeNames(to)
-	tl.Delay = &DelayTally{From: fromNames, To: toNames, Until: until}
-	// The network asks a rule's match only while the rule is live (before its
-	// count and its end), so counting the matches counts the messages delayed.
-	match := func(m sim.Message) bool {
-		if f.Match != "" && fmt.Sprintf("%T", m.Body) != f.Match {
-			return false
-		}
-		tl.Delay.Matched++
-		return true
-	}
-	for _, a := range from {
-		for _, b := range to {
-			n.w.Network().AddRule(sim.Rule{From: a, To: b, Match: match, Delay: amount, Count: f.Count, Until: until})
-		}
-	}
-	n.window(Delay, append(slices.Clone(fromNames), toNames...), f.DelayDetail(fromNames, toNames), f.DelayWindow(), true, nil)
 }
