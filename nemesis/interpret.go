@@ -10,10 +10,11 @@ import (
 	"github.com/locklab/locklab/history"
 )
 
-// This file holds what the simulator's interpreter (Nemesis) and live mode's
-// share: which names a fault uses and how they are checked, which history
-// events its trigger counts, and the sentences and windows its history events
-// carry. Each world only performs the faults.
+// This file is the fault interpreter of both worlds, the simulator's
+// (Nemesis) and live mode's: which names a fault uses and how they are
+// checked, which history events its trigger counts, how it starts (Start),
+// the sentences and windows its history events carry, and its tally. Each
+// world only performs the faults (Performer).
 
 // NamedField is one field of a fault that names nodes, with the names it
 // gives.
