@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
 
@@ -426,21 +427,12 @@ func TimeScale(t scenario.Test) (time.Duration, string) {
 // it has seen.
 func pickByRarity(r *rand.Rand, corpus []Entry, hits map[string]int) int {
 	weights := make([]float64, len(corpus))
-	total := 0.0
 	for i, e := range corpus {
 		for _, f := range e.Cov {
 			weights[i] += 1 / float64(max(hits[f], 1))
 		}
-		total += weights[i]
 	}
-	x := r.Float64() * total
-	for i, w := range weights {
-		if x < w {
-			return i
-		}
-		x -= w
-	}
-	return len(corpus) - 1
+	return sim.Weighted(r, weights)
 }
 
 // mutator changes schedules: it adds, drops, moves, retargets, lengthens

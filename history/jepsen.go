@@ -562,15 +562,11 @@ func (jr *jepsenReader) clientEvent(o jepsenOp, typ Type, fn string, p int, t in
 			return e, jr.fieldErr(o, "owner", "is longer than %d bytes", maxJepsenName)
 		}
 	}
-	tokenField := ""
-	for _, name := range []string{"token", "fencing-token"} {
-		if !o.given(name) {
-			continue
-		}
-		if tokenField != "" {
-			return e, jr.fieldErr(o, name, "and :%s both give the token: give one", tokenField)
-		}
-		tokenField = name
+	name, err := jr.oneOf(o, "token", "token", "fencing-token")
+	if err != nil {
+		return e, err
+	}
+	if name != "" {
 		tok, ok := ednUint(o.fields[name].v)
 		if !ok {
 			return e, jr.fieldErr(o, name, "%s: want a whole number, not negative", compact(o.fields[name].raw, maxJepsenDetail))
@@ -602,41 +598,49 @@ func ednUint(v any) (uint64, bool) {
 	return 0, false
 }
 
-// ttl is the lease length an operation gives (:ttl or :lease), or nil.
-func (jr *jepsenReader) ttl(o jepsenOp) (*int64, error) {
-	field := ""
-	var out *int64
-	for _, name := range []string{"ttl", "lease"} {
+// oneOf is the one of names, fields giving the same thing (what), that o
+// gives: "" when it gives none, an error when it gives two.
+func (jr *jepsenReader) oneOf(o jepsenOp, what string, names ...string) (string, error) {
+	given := ""
+	for _, name := range names {
 		if !o.given(name) {
 			continue
 		}
-		if field != "" {
-			return nil, jr.fieldErr(o, name, "and :%s both give the lease: give one", field)
+		if given != "" {
+			return "", jr.fieldErr(o, name, "and :%s both give the %s: give one", given, what)
 		}
-		field = name
-		raw := compact(o.fields[name].raw, maxJepsenDetail)
-		var ns int64
-		switch v := o.fields[name].v.(type) {
-		case string:
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return nil, jr.fieldErr(o, name, "%s: want a positive duration such as \"10s\", or a number of nanoseconds", raw)
-			}
-			ns = int64(d)
-		default:
-			n, ok := ednInt(v)
-			if !ok || n <= 0 {
-				return nil, jr.fieldErr(o, name, "%s: want a positive number of nanoseconds, or a duration such as \"10s\"", raw)
-			}
-			if n < minJepsenTTL {
-				return nil, jr.fieldErr(o, name, "%s: a lease of %s? :%s is in nanoseconds, as :time is: write %d000000000 or \"%ds\" for %d seconds",
-					raw, FormatDuration(n), name, n, n, n)
-			}
-			ns = n
-		}
-		out = &ns
+		given = name
 	}
-	return out, nil
+	return given, nil
+}
+
+// ttl is the lease length an operation gives (:ttl or :lease), or nil.
+func (jr *jepsenReader) ttl(o jepsenOp) (*int64, error) {
+	name, err := jr.oneOf(o, "lease", "ttl", "lease")
+	if err != nil || name == "" {
+		return nil, err
+	}
+	raw := compact(o.fields[name].raw, maxJepsenDetail)
+	var ns int64
+	switch v := o.fields[name].v.(type) {
+	case string:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, jr.fieldErr(o, name, "%s: want a positive duration such as \"10s\", or a number of nanoseconds", raw)
+		}
+		ns = int64(d)
+	default:
+		n, ok := ednInt(v)
+		if !ok || n <= 0 {
+			return nil, jr.fieldErr(o, name, "%s: want a positive number of nanoseconds, or a duration such as \"10s\"", raw)
+		}
+		if n < minJepsenTTL {
+			return nil, jr.fieldErr(o, name, "%s: a lease of %s? :%s is in nanoseconds, as :time is: write %d000000000 or \"%ds\" for %d seconds",
+				raw, FormatDuration(n), name, n, n, n)
+		}
+		ns = n
+	}
+	return &ns, nil
 }
 
 // emit appends an event and returns its place in out.

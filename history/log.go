@@ -137,22 +137,27 @@ func (l *Log) materialise() {
 		e := &l.mat[i]
 		l.fill(e, i, r) // field by field: a reused array holds an earlier history
 		if r.has&hasClock != 0 {
-			i64[0] = r.clock
-			e.Clock, i64 = &i64[0], i64[1:]
+			e.Clock = place(&i64, r.clock)
 		}
 		if r.has&hasValue != 0 {
-			i64[0] = r.value
-			e.Value, i64 = &i64[0], i64[1:]
+			e.Value = place(&i64, r.value)
 		}
 		if r.has&hasDeadline != 0 {
-			i64[0] = r.deadline
-			e.Deadline, i64 = &i64[0], i64[1:]
+			e.Deadline = place(&i64, r.deadline)
 		}
 		if r.has&hasToken != 0 {
-			u64[0] = r.token
-			e.Token, u64 = &u64[0], u64[1:]
+			e.Token = place(&u64, r.token)
 		}
 	}
+}
+
+// place stores v in the first element of *carved, returns its address and
+// drops it from *carved.
+func place[T int64 | uint64](carved *[]T, v T) *T {
+	c := *carved
+	c[0] = v
+	*carved = c[1:]
+	return &c[0]
 }
 
 // carve returns the next n elements of *arena, replacing it with a larger

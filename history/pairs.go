@@ -112,23 +112,13 @@ func faultWindows(events []Event, marks []int32) []FaultWindow {
 		return nil
 	}
 	out := make([]FaultWindow, 0, starts)
-	// f, targets, detail -> indexes in out (targets joined only when there
-	// are several, so that most keys cost nothing to build)
-	type faultKey struct{ f, targets, detail string }
-	open := map[faultKey][]int{}
+	open := map[WindowKey][]int{} // -> indexes in out
 	for k := range n {
 		e := at(k)
 		if e.Type != Start && e.Type != Stop {
 			continue
 		}
-		k := faultKey{f: e.F, detail: e.Detail}
-		switch len(e.Targets) {
-		case 0:
-		case 1:
-			k.targets = e.Targets[0]
-		default:
-			k.targets = strings.Join(e.Targets, "\x00")
-		}
+		k := WindowKeyOf(e)
 		if e.Type == Start {
 			open[k] = append(open[k], len(out))
 			out = append(out, FaultWindow{Start: *e})
@@ -140,6 +130,24 @@ func faultWindows(events []Event, marks []int32) []FaultWindow {
 		}
 	}
 	return out
+}
+
+// WindowKey is what a fault's (or a system event's) start and stop events
+// share, and what pairs them: the function, the targets and the detail.
+type WindowKey struct{ F, Targets, Detail string }
+
+// WindowKeyOf is e's window key. The targets are joined only when there are
+// several, so that most keys cost nothing to build.
+func WindowKeyOf(e *Event) WindowKey {
+	k := WindowKey{F: e.F, Detail: e.Detail}
+	switch len(e.Targets) {
+	case 0:
+	case 1:
+		k.Targets = e.Targets[0]
+	default:
+		k.Targets = strings.Join(e.Targets, "\x00")
+	}
+	return k
 }
 
 // identityFields are the fields that name what an operation acts on and on

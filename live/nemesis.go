@@ -2,7 +2,6 @@ package live
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/liveform"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/faultnet"
+	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -42,79 +42,62 @@ type faults struct {
 	undo    []func()
 }
 
+// tally is what happened to one fault, with the faultnet rules of a delay
+// (whose messages are counted at the end); its times are rounded to the
+// millisecond, as live times are reported.
 type tally struct {
-	started, triggered bool
-	startAt, triggerAt time.Duration
-	missed             string
-	rules              []*faultnet.Rule
-	carried            bool // a delay on a link the system carries (not counted by faultnet)
+	nemesis.Tally
+	rules []*faultnet.Rule
 }
 
-// check refuses, before the run, a schedule the live system cannot perform:
-// a kind it cannot do, a lossy cut, a name that does not resolve, a crash of
-// something that is not a server, a match that names no message type.
+// checkSchedule refuses, before the run, a schedule the live system cannot
+// perform: a kind it cannot do, a lossy cut, a crash of something that is
+// not a server; then it checks the names as the simulator does (a name that
+// does not resolve, a trigger on a node that is not a client, a match that
+// names no message type).
 func (r *run) checkSchedule(s nemesis.Schedule) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	fail := func(i int, field, msg string) error {
-		f := s.Faults[i]
-		where := ""
-		if s.File() != "" {
-			where = s.File() + ": "
-		}
-		return fmt.Errorf("%sfaults[%d] (%s): field %q: %s", where, i, f.Kind, field, msg)
+	notLive := func(i int, field, why string) error {
+		return fmt.Errorf("%w (%w)", s.ErrorAt(i, field, why), ErrNotLive)
 	}
 	for i, f := range s.Faults {
 		if why := Unsupported[f.Kind]; why != "" {
-			return fmt.Errorf("%w (%w)", fail(i, "kind", why), ErrNotLive)
+			return notLive(i, "kind", why)
 		}
 		if f.Lossy {
 			// A real cut does to the bytes what the kernel's TCP does: holds
 			// them, then delivers them or resets the connection.
-			return fmt.Errorf("%w (%w)", fail(i, "lossy", "a lossy cut has no live form: a real cut holds what TCP sent, delivers it at the heal or resets the connection"), ErrNotLive)
+			return notLive(i, "lossy", "a lossy cut has no live form: a real cut holds what TCP sent, delivers it at the heal or resets the connection")
 		}
 		if r.sys.Refuse != nil {
 			if why := r.sys.Refuse(f); why != "" {
-				return fmt.Errorf("%w (%w)", fail(i, "kind", why), ErrNotLive)
+				return notLive(i, "kind", why)
 			}
 		}
-		for _, fld := range []struct {
-			name  string
-			nodes []string
-		}{{"targets", f.Targets}, {"groups", flatten(f.Groups)}, {"from", f.From}, {"to", f.To}} {
-			for _, name := range fld.nodes {
+		if f.Kind != nemesis.Crash {
+			continue
+		}
+		for _, fld := range f.NamedFields() {
+			for _, name := range fld.Names {
 				ns, err := r.resolve(name)
-				if err != nil {
-					return fail(i, fld.name, err.Error())
+				if err != nil || r.isRole(name) {
+					continue // an unknown name is refused by CheckNames below
 				}
-				if f.Kind == nemesis.Crash && !r.isRole(name) {
-					for _, n := range ns {
-						if !slices.Contains(r.sys.Servers, n) {
-							return fmt.Errorf("%w (%w)", fail(i, fld.name, fmt.Sprintf("%s cannot crash live: only the lock servers (%s) crash and restart",
-								n, strings.Join(r.sys.Servers, ", "))), ErrNotLive)
-						}
+				for _, n := range ns {
+					if !slices.Contains(r.sys.Servers, n) {
+						return notLive(i, fld.Field, fmt.Sprintf("%s cannot crash live: only the lock servers (%s) crash and restart",
+							n, strings.Join(r.sys.Servers, ", ")))
 					}
 				}
 			}
 		}
-		if t := f.After; t != nil && !slices.Contains(r.clients, t.Node) {
-			return fail(i, "after.node", fmt.Sprintf("%q is not a client (%s)", t.Node, strings.Join(r.clients, ", ")))
-		}
-		if f.Match != "" && !slices.Contains(r.messages, f.Match) {
-			return fail(i, "match", fmt.Sprintf("%q is not a message type of this live system (want one of %s)",
-				f.Match, strings.Join(r.messages, ", ")))
-		}
 	}
-	return nil
-}
-
-func flatten(groups [][]string) []string {
-	var out []string
-	for _, g := range groups {
-		out = append(out, g...)
-	}
-	return out
+	return s.CheckNames(func(name string) error {
+		_, err := r.resolve(name)
+		return err
+	}, r.clients, r.messages)
 }
 
 // install arms the schedule: timers for faults at a time, history observers
@@ -152,39 +135,12 @@ func (fs *faults) after(d time.Duration, fn func()) {
 	}))
 }
 
+// arm starts fault i at its trigger (see nemesis.Fault.Observer): at once in
+// the client's own goroutine, so that it takes hold before the client's next
+// step, or after the trigger's delay.
 func (fs *faults) arm(i int) {
-	f := fs.schedule.Faults[i]
-	t := *f.After
-	typ := history.Type(t.Type)
-	if typ == "" {
-		typ = history.OK
-	}
-	nth := max(t.Nth, 1)
-	seen := 0
-	var once sync.Once
-	fs.r.log.Observe(func(e history.Event) {
-		if e.Process == history.NemesisProcess || e.Node != t.Node || e.F != t.F || e.Type != typ ||
-			time.Duration(e.Time) < time.Duration(f.At) {
-			return
-		}
-		fs.mu.Lock()
-		seen++
-		fire := seen == nth
-		fs.mu.Unlock()
-		if !fire {
-			return
-		}
-		once.Do(func() {
-			fs.mu.Lock()
-			fs.tallies[i].triggered, fs.tallies[i].triggerAt = true, fs.r.now()
-			fs.mu.Unlock()
-			if t.Delay > 0 {
-				fs.after(time.Duration(t.Delay), func() { fs.start(i) })
-				return
-			}
-			fs.start(i) // in the client's own goroutine: it takes hold before the client's next step
-		})
-	})
+	now := func() time.Duration { return fs.r.now().Round(time.Millisecond) }
+	fs.r.log.Observe(fs.schedule.Faults[i].Observer(&fs.tallies[i].Tally, &fs.mu, now, fs.after, func() { fs.start(i) }))
 }
 
 // stop cancels pending faults and undoes active ones.
@@ -206,166 +162,118 @@ func (fs *faults) record(t history.Type, k nemesis.Kind, targets []string, detai
 		Detail: detail}, func(e *history.Event) { e.Time = int64(fs.r.now()) })
 }
 
-// window records the start, and the stop after d (at once when d is 0 and
-// the fault is instantaneous; never when open), running undo at the stop or
-// when the run stops first.
+// window records the window of fault kind k (see nemesis.Window); the undo
+// of a fault still in place when the run stops runs then.
 func (fs *faults) window(k nemesis.Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
-	fs.record(history.Start, k, targets, detail)
-	var once sync.Once
-	end := func() {
-		once.Do(func() {
-			if undo != nil {
-				undo()
-			}
-		})
-	}
-	switch {
-	case d > 0:
+	if undo != nil && (d > 0 || open) {
+		undo = sync.OnceFunc(undo)
 		fs.mu.Lock()
-		fs.undo = append(fs.undo, end)
-		fs.mu.Unlock()
-		fs.after(d, func() {
-			end()
-			fs.record(history.Stop, k, targets, detail)
-		})
-	case !open:
-		end()
-		fs.record(history.Stop, k, targets, detail)
-	default:
-		fs.mu.Lock()
-		fs.undo = append(fs.undo, end)
+		fs.undo = append(fs.undo, undo)
 		fs.mu.Unlock()
 	}
+	nemesis.Window(func(t history.Type) { fs.record(t, k, targets, detail) }, fs.after, d, open, undo)
 }
 
+// nodes are the nodes names name now; a name that no longer resolves names
+// none.
 func (fs *faults) nodes(names []string) []string {
-	var out []string
-	for _, name := range names {
-		ns, err := fs.r.resolve(name)
-		if err != nil {
-			continue
-		}
-		for _, n := range ns {
-			if !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-		}
-	}
+	out, _ := nemesis.Resolve(names, fs.r.resolve)
 	return out
 }
 
 func (fs *faults) start(i int) {
-	f := fs.schedule.Faults[i]
+	p := liveFaults{fs, i}
 	fs.mu.Lock()
-	tl := &fs.tallies[i]
-	tl.started, tl.startAt = true, fs.r.now()
+	fs.tallies[i].Started, fs.tallies[i].StartAt = true, p.Now()
 	fs.mu.Unlock()
-	miss := func(why string) {
-		fs.mu.Lock()
-		tl.missed = why
-		fs.mu.Unlock()
-	}
-	d := time.Duration(f.Duration)
-	var ns []string
-	switch f.Kind {
-	case nemesis.Pause, nemesis.Crash, nemesis.ClockJump:
-		if ns = fs.nodes(f.Targets); len(ns) == 0 {
-			miss(fmt.Sprintf("its targets %v named no node when it started at %v", f.Targets, tl.startAt.Round(time.Millisecond)))
+	missed, delay := nemesis.Start[string](p, fs.schedule.Faults[i])
+	fs.mu.Lock()
+	fs.tallies[i].Missed, fs.tallies[i].Delay = missed, delay
+	fs.mu.Unlock()
+}
+
+// liveFaults performs fault i of a live run (see nemesis.Performer): on a
+// real server process by its system where it can, on anything else
+// (clients, in-process servers, the storage) by faultnet. An error fails
+// the run.
+type liveFaults struct {
+	fs *faults
+	i  int
+}
+
+func (p liveFaults) Now() time.Duration            { return p.fs.r.now().Round(time.Millisecond) }
+func (p liveFaults) Nodes(names []string) []string { return p.fs.nodes(names) }
+func (p liveFaults) All() []string                 { return p.fs.r.allNodes() }
+func (p liveFaults) Name(n string) string          { return n }
+
+func (p liveFaults) Window(k nemesis.Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
+	p.fs.window(k, targets, detail, d, open, undo)
+}
+
+// each does fn to each of ns, failing the run with what fn refused.
+func (p liveFaults) each(what string, ns []string, fn func(n string) error) {
+	for _, n := range ns {
+		if err := fn(n); err != nil {
+			p.fs.r.fail(fmt.Errorf("faults[%d] %s %s: %w", p.i, what, n, err))
 		}
-	}
-	switch f.Kind {
-	case nemesis.Pause:
-		for _, n := range ns {
-			if err := fs.pause(n); err != nil {
-				fs.r.fail(fmt.Errorf("faults[%d] pause %s: %w", i, n, err))
-			}
-		}
-		fs.window(nemesis.Pause, ns, "pause for "+history.FormatDuration(int64(d)), d, false, func() {
-			for _, n := range ns {
-				if err := fs.resume(n); err != nil {
-					fs.r.fail(fmt.Errorf("faults[%d] resume %s: %w", i, n, err))
-				}
-			}
-		})
-	case nemesis.Crash:
-		for _, n := range ns {
-			if err := fs.r.sys.Crash(n); err != nil {
-				fs.r.fail(fmt.Errorf("faults[%d] crash %s: %w", i, n, err))
-			}
-		}
-		detail := "crash, no restart"
-		if d > 0 {
-			detail = "crash, restart after " + history.FormatDuration(int64(d))
-		}
-		fs.window(nemesis.Crash, ns, detail, d, true, func() {
-			for _, n := range ns {
-				if fs.r.stopped() {
-					return
-				}
-				if err := fs.r.sys.Restart(n); err != nil {
-					fs.r.fail(fmt.Errorf("faults[%d] restart %s: %w", i, n, err))
-				}
-			}
-		})
-	case nemesis.ClockJump:
-		amount := time.Duration(f.Amount)
-		for _, n := range ns {
-			if err := fs.jump(n, amount); err != nil {
-				fs.r.fail(fmt.Errorf("faults[%d] clock jump %s: %w", i, n, err))
-			}
-		}
-		detail := "wall clock jumps " + history.FormatDuration(int64(amount))
-		if d > 0 {
-			detail += ", back after " + history.FormatDuration(int64(d))
-		}
-		fs.window(nemesis.ClockJump, ns, detail, d, false, func() {
-			if d == 0 {
-				return
-			}
-			for _, n := range ns {
-				if err := fs.jump(n, -amount); err != nil {
-					fs.r.fail(fmt.Errorf("faults[%d] clock jump back %s: %w", i, n, err))
-				}
-			}
-		})
-	case nemesis.Partition:
-		fs.partition(f, d, miss)
-	case nemesis.Delay:
-		fs.delay(i, f, d)
 	}
 }
 
-func (fs *faults) partition(f nemesis.Fault, d time.Duration, miss func(string)) {
-	c := nemesis.PlanCut(f, fs.nodes, fs.r.allNodes(), func(n string) string { return n })
-	links, targets, detail := c.Links, c.Targets, c.Detail
-	if len(links) == 0 {
-		miss(fmt.Sprintf("it cut no link when it started (%s)", detail))
+func (p liveFaults) Pause(ns []string) func() {
+	p.each("pause", ns, p.fs.pause)
+	return func() { p.each("resume", ns, p.fs.resume) }
+}
+
+func (p liveFaults) Crash(ns []string) func() {
+	r := p.fs.r
+	p.each("crash", ns, r.sys.Crash)
+	return func() {
+		p.each("restart", ns, func(n string) error {
+			if r.stopped() {
+				return nil
+			}
+			return r.sys.Restart(n)
+		})
 	}
+}
+
+func (p liveFaults) JumpClock(ns []string, amount time.Duration) func() {
+	p.each("clock jump", ns, func(n string) error { return p.fs.jump(n, amount) })
+	return func() { p.each("clock jump back", ns, func(n string) error { return p.fs.jump(n, -amount) }) }
+}
+
+// SetDrift is refused before the run (Unsupported): a live run never gets here.
+func (p liveFaults) SetDrift(ns []string, drift float64) func() {
+	panic("live: " + Unsupported[nemesis.ClockDrift])
+}
+
+func (p liveFaults) Cut(links [][2]string, lossy bool) func() {
+	r := p.fs.r
 	var mine [][2]string // links the system cut itself (real servers' proxies)
 	for _, l := range links {
-		if fs.r.sys.Cut != nil {
-			ok, err := fs.r.sys.Cut(l[0], l[1])
+		if r.sys.Cut != nil {
+			ok, err := r.sys.Cut(l[0], l[1])
 			if err != nil {
-				fs.r.fail(fmt.Errorf("partition %s -> %s: %w", l[0], l[1], err))
+				r.fail(fmt.Errorf("partition %s -> %s: %w", l[0], l[1], err))
 			}
 			if ok {
 				mine = append(mine, l)
 				continue
 			}
 		}
-		fs.r.net.Block(l[0], l[1])
+		r.net.Block(l[0], l[1])
 	}
-	fs.window(nemesis.Partition, targets, detail, d, true, func() {
+	return func() {
 		for _, l := range links {
 			if slices.Contains(mine, l) {
-				if err := fs.r.sys.Heal(l[0], l[1]); err != nil {
-					fs.r.fail(fmt.Errorf("heal %s -> %s: %w", l[0], l[1], err))
+				if err := r.sys.Heal(l[0], l[1]); err != nil {
+					r.fail(fmt.Errorf("heal %s -> %s: %w", l[0], l[1], err))
 				}
 				continue
 			}
-			fs.r.net.Unblock(l[0], l[1])
+			r.net.Unblock(l[0], l[1])
 		}
-	})
+	}
 }
 
 // pause stops node n: a real server process by its system, anything else
@@ -396,85 +304,53 @@ func (fs *faults) jump(n string, d time.Duration) error {
 	return nil
 }
 
-func (fs *faults) delay(i int, f nemesis.Fault, d time.Duration) {
-	from, to := fs.nodes(f.From), fs.nodes(f.To)
-	amount := time.Duration(f.Amount)
+func (p liveFaults) Delay(f nemesis.Fault, from, to []string) *nemesis.DelayTally {
+	fs, r := p.fs, p.fs.r
+	d, amount := time.Duration(f.Duration), time.Duration(f.Amount)
 	var until time.Time
+	var untilRun time.Duration // until on the run's clock (0: the end of the run)
 	if d > 0 {
-		until = time.Now().Add(d)
+		until, untilRun = time.Now().Add(d), p.Now()+d
 	}
 	var rules []*faultnet.Rule
 	carried := false // a link the system delays itself (a real server's proxy)
 	for _, a := range from {
 		for _, b := range to {
-			if fs.r.sys.Delay != nil && f.Match == "" && f.Count == 0 {
-				ok, err := fs.r.sys.Delay(a, b, amount, until)
+			if r.sys.Delay != nil && f.Match == "" && f.Count == 0 {
+				ok, err := r.sys.Delay(a, b, amount, until)
 				if err != nil {
-					fs.r.fail(fmt.Errorf("faults[%d] delay %s -> %s: %w", i, a, b, err))
+					r.fail(fmt.Errorf("faults[%d] delay %s -> %s: %w", p.i, a, b, err))
 				}
 				if ok {
 					carried = true
 					continue
 				}
 			}
-			rules = append(rules, fs.r.net.AddRule(faultnet.Rule{From: a, To: b, Match: f.Match, Delay: amount, Count: f.Count, Until: until}))
+			rules = append(rules, r.net.AddRule(faultnet.Rule{From: a, To: b, Match: f.Match, Delay: amount, Count: f.Count, Until: until}))
 		}
 	}
 	fs.mu.Lock()
-	fs.tallies[i].rules = rules
-	fs.tallies[i].carried = carried
+	fs.tallies[p.i].rules = rules
 	fs.mu.Unlock()
-	detail := fmt.Sprintf("delay %v -> %v by %s", from, to, history.FormatDuration(int64(amount)))
-	if f.Match != "" {
-		detail += " (" + f.Match + ")"
+	if carried { // the system counts no message it delays itself
+		return nil
 	}
-	if f.Count > 0 {
-		detail += fmt.Sprintf(", %d message(s)", f.Count)
-	}
-	window := d
-	if window == 0 && f.Count > 0 {
-		window = amount
-	}
-	fs.window(nemesis.Delay, append(slices.Clone(from), to...), detail, window, true, nil)
+	return &nemesis.DelayTally{From: from, To: to, Until: untilRun}
 }
 
 // outcomes says, fault by fault, whether it fired in a run that ended at end.
 func (fs *faults) outcomes(end time.Duration) []nemesis.Outcome {
-	end = end.Round(time.Millisecond)
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	out := make([]nemesis.Outcome, len(fs.schedule.Faults))
-	for i, f := range fs.schedule.Faults {
-		tl := fs.tallies[i]
-		why := ""
-		switch {
-		case tl.started && tl.missed != "":
-			why = tl.missed
-		case tl.started && f.Kind == nemesis.Delay && !tl.carried:
-			matched := 0
+	tallies := make([]nemesis.Tally, len(fs.tallies))
+	for i, tl := range fs.tallies {
+		if tl.Delay != nil {
+			tl.Delay.Matched = 0
 			for _, r := range tl.rules {
-				matched += fs.r.net.Matched(r)
+				tl.Delay.Matched += fs.r.net.Matched(r)
 			}
-			if matched == 0 {
-				why = "it delayed no message"
-			}
-		case tl.started:
-		case f.After == nil:
-			why = fmt.Sprintf("it was due at %v, after the run ended at %v", time.Duration(f.At).Round(time.Millisecond), end)
-		case tl.triggered:
-			why = fmt.Sprintf("its trigger happened at %v and it was due %v later, after the run ended at %v",
-				tl.triggerAt.Round(time.Millisecond), time.Duration(f.After.Delay), end)
-		default:
-			why = fmt.Sprintf("its trigger (%s %s %s) never happened", f.After.Node, f.After.F, orOK(f.After.Type))
 		}
-		out[i] = nemesis.Outcome{Fault: i, Kind: f.Kind, Fired: why == "", DidNotFire: why}
+		tallies[i] = tl.Tally
 	}
-	return out
-}
-
-func orOK(t string) string {
-	if t == "" {
-		return "ok"
-	}
-	return t
+	return nemesis.Outcomes(fs.schedule.Faults, tallies, end.Round(time.Millisecond))
 }

@@ -123,15 +123,7 @@ func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
 	if t.Schedule == nil && cfg.Scale != 0 && cfg.Scale != 1 && t.Nemesis != "none" {
 		// A random schedule is drawn for the test as given, then scaled
 		// with it: its faults keep their proportions to the run.
-		dep, ok := liveform.Find(t.System)
-		if !ok {
-			return nil, liveform.Unknown(t.System)
-		}
-		desc, err := dep.Describe(t)
-		if err != nil {
-			return nil, err
-		}
-		s, err := scheduleOf(t, desc)
+		_, s, err := describe(t)
 		if err != nil {
 			return nil, err
 		}
@@ -149,15 +141,7 @@ func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	dep, ok := liveform.Find(t.System)
-	if !ok {
-		return nil, liveform.Unknown(t.System)
-	}
-	desc, err := dep.Describe(t)
-	if err != nil {
-		return nil, err
-	}
-	schedule, err := scheduleOf(t, desc)
+	desc, schedule, err := describe(t)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +157,24 @@ func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
 		cfg.Drain = 10 * time.Second
 	}
 	return &Prepared{Test: t, Schedule: schedule, cfg: cfg}, nil
+}
+
+// describe is the description of t's live system and t's schedule (drawn
+// for that system when t gives none).
+func describe(t harness.Test) (liveform.Description, nemesis.Schedule, error) {
+	dep, ok := liveform.Find(t.System)
+	if !ok {
+		return liveform.Description{}, nemesis.Schedule{}, liveform.Unknown(t.System)
+	}
+	desc, err := dep.Describe(t)
+	if err != nil {
+		return liveform.Description{}, nemesis.Schedule{}, err
+	}
+	schedule, err := scheduleOf(t, desc)
+	if err != nil {
+		return liveform.Description{}, nemesis.Schedule{}, err
+	}
+	return desc, schedule, nil
 }
 
 func messageNames(system []any) []string {

@@ -3,7 +3,6 @@ package nemesis
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -35,7 +34,7 @@ type Nemesis struct {
 	log     *history.Log
 	resolve Resolver
 	faults  []Fault
-	tallies []tally               // what happened to each fault, by index
+	tallies []Tally               // what happened to each fault, by index
 	blocked map[[2]sim.NodeID]int // reference counts of cut links
 	paused  map[sim.NodeID]int    // reference counts of overlapping pauses
 	crashed map[sim.NodeID]int    // reference counts of overlapping crashes
@@ -59,7 +58,7 @@ func Install(w *sim.World, log *history.Log, s Schedule, env Env) (*Nemesis, err
 	if err := s.check(env); err != nil {
 		return nil, err
 	}
-	n := &Nemesis{w: w, log: log, resolve: env.Resolve, faults: s.Faults, tallies: make([]tally, len(s.Faults)),
+	n := &Nemesis{w: w, log: log, resolve: env.Resolve, faults: s.Faults, tallies: make([]Tally, len(s.Faults)),
 		blocked: map[[2]sim.NodeID]int{}, paused: map[sim.NodeID]int{}, crashed: map[sim.NodeID]int{},
 		drifts: map[sim.NodeID][]*driftFault{}}
 	for i, f := range s.Faults {
@@ -74,49 +73,10 @@ func Install(w *sim.World, log *history.Log, s Schedule, env Env) (*Nemesis, err
 
 // check checks the names of s against env.
 func (s Schedule) check(env Env) error {
-	for i, f := range s.Faults {
-		for _, field := range []struct {
-			name  string
-			nodes []string
-		}{{"targets", f.Targets}, {"groups", flatten(f.Groups)}, {"from", f.From}, {"to", f.To}} {
-			for _, name := range field.nodes {
-				if _, err := env.Resolve(name); err != nil {
-					return s.errorAt(i, field.name, err.Error())
-				}
-			}
-		}
-		if t := f.After; t != nil {
-			if env.Clients == nil {
-				if _, err := env.Resolve(t.Node); err != nil {
-					return s.errorAt(i, "after.node", err.Error())
-				}
-			} else if !slices.Contains(env.Clients, t.Node) {
-				return s.errorAt(i, "after.node", fmt.Sprintf("%q is not a client: a trigger follows the operations of a client (%s)",
-					t.Node, listNames(env.Clients)))
-			}
-		}
-		if f.Match != "" && env.Messages != nil && !slices.Contains(env.Messages, f.Match) {
-			return s.errorAt(i, "match", fmt.Sprintf("%q is not a message type of this system (want one of %s)",
-				f.Match, strings.Join(env.Messages, ", ")))
-		}
-	}
-	return nil
-}
-
-// listNames lists names, eliding the middle of a long list.
-func listNames(names []string) string {
-	if len(names) > 8 {
-		return strings.Join(names[:3], ", ") + ", ..., " + names[len(names)-1]
-	}
-	return strings.Join(names, ", ")
-}
-
-func flatten(groups [][]string) []string {
-	var out []string
-	for _, g := range groups {
-		out = append(out, g...)
-	}
-	return out
+	return s.CheckNames(func(name string) error {
+		_, err := env.Resolve(name)
+		return err
+	}, env.Clients, env.Messages)
 }
 
 // arm starts fault i right after its trigger event is recorded: inside the
@@ -124,45 +84,13 @@ func flatten(groups [][]string) []string {
 // anything else (a pause right after acquire returns stops it before its next
 // request).
 func (n *Nemesis) arm(i int) {
-	f, tl := n.faults[i], &n.tallies[i]
-	t := *f.After
-	typ := history.Type(t.Type)
-	if typ == "" {
-		typ = history.OK
-	}
-	nth := max(t.Nth, 1)
-	n.log.Observe(func(e history.Event) {
-		if tl.triggered || e.Process == history.NemesisProcess || e.Node != t.Node || e.F != t.F || e.Type != typ ||
-			time.Duration(e.Time) < time.Duration(f.At) {
-			return
-		}
-		tl.seen++
-		if tl.seen < nth {
-			return
-		}
-		tl.triggered, tl.triggerAt = true, n.w.Now()
-		if t.Delay > 0 {
-			n.w.After(time.Duration(t.Delay), func() { n.start(i) })
-			return
-		}
-		n.start(i)
-	})
+	n.log.Observe(n.faults[i].Observer(&n.tallies[i], nil, n.w.Now, n.w.After, func() { n.start(i) }))
 }
 
 func (n *Nemesis) nodes(names []string) []*sim.Node {
-	var out []*sim.Node
-	seen := map[sim.NodeID]bool{}
-	for _, name := range names {
-		ns, err := n.resolve(name)
-		if err != nil {
-			panic(fmt.Sprintf("nemesis: target %q no longer resolves: %v", name, err))
-		}
-		for _, x := range ns {
-			if !seen[x.ID()] {
-				seen[x.ID()] = true
-				out = append(out, x)
-			}
-		}
+	out, err := Resolve(names, n.resolve)
+	if err != nil {
+		panic("nemesis: " + err.Error())
 	}
 	return out
 }
@@ -180,132 +108,92 @@ func (n *Nemesis) record(t history.Type, k Kind, targets []string, detail string
 		Targets: targets, Detail: detail})
 }
 
-// window records the start now and the stop after d (now, if d is 0 and the
-// fault is instantaneous; never, if open), running undo at the stop.
+// window records the window of fault kind k (see Window).
 func (n *Nemesis) window(k Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
-	n.record(history.Start, k, targets, detail)
-	switch {
-	case d > 0:
-		n.w.After(d, func() {
-			if undo != nil {
-				undo()
-			}
-			n.record(history.Stop, k, targets, detail)
-		})
-	case !open:
-		n.record(history.Stop, k, targets, detail)
-	}
+	Window(func(t history.Type) { n.record(t, k, targets, detail) }, n.w.After, d, open, undo)
 }
 
 func (n *Nemesis) start(i int) {
-	f, tl := n.faults[i], &n.tallies[i]
-	tl.started, tl.startAt = true, n.w.Now()
-	d := time.Duration(f.Duration)
-	var ns []*sim.Node
-	switch f.Kind {
-	case Pause, Crash, ClockJump, ClockDrift:
-		if ns = n.nodes(f.Targets); len(ns) == 0 {
-			tl.missed = fmt.Sprintf("its targets %v named no node when it started at %v", f.Targets, tl.startAt)
-		}
+	tl := &n.tallies[i]
+	tl.Started, tl.StartAt = true, n.w.Now()
+	tl.Missed, tl.Delay = Start[*sim.Node](simFaults{n}, n.faults[i])
+}
+
+// simFaults performs faults in the simulator (see Performer). Overlapping
+// pauses, crashes, cuts and drifts of a node are counted: the last to end
+// undoes them.
+type simFaults struct{ n *Nemesis }
+
+func (s simFaults) Now() time.Duration               { return s.n.w.Now() }
+func (s simFaults) Nodes(names []string) []*sim.Node { return s.n.nodes(names) }
+func (s simFaults) All() []*sim.Node                 { return s.n.w.Nodes() }
+func (s simFaults) Name(x *sim.Node) string          { return x.Name() }
+
+func (s simFaults) Window(k Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
+	s.n.window(k, targets, detail, d, open, undo)
+}
+
+func (s simFaults) Pause(ns []*sim.Node) func() {
+	hold(s.n.paused, ns, (*sim.Node).Pause)
+	return func() { release(s.n.paused, ns, (*sim.Node).Resume) }
+}
+
+func (s simFaults) Crash(ns []*sim.Node) func() {
+	hold(s.n.crashed, ns, (*sim.Node).Crash)
+	return func() { release(s.n.crashed, ns, (*sim.Node).Restart) }
+}
+
+func (s simFaults) JumpClock(ns []*sim.Node, amount time.Duration) func() {
+	for _, x := range ns {
+		x.JumpClock(amount)
 	}
-	switch f.Kind {
-	case Pause:
+	return func() {
 		for _, x := range ns {
-			n.paused[x.ID()]++
-			x.Pause()
+			x.JumpClock(-amount)
 		}
-		n.window(Pause, nodeNames(ns), "pause for "+history.FormatDuration(int64(d)), d, false, func() {
-			for _, x := range ns {
-				if n.paused[x.ID()]--; n.paused[x.ID()] == 0 {
-					delete(n.paused, x.ID())
-					x.Resume()
-				}
-			}
-		})
-	case Crash:
-		for _, x := range ns {
-			n.crashed[x.ID()]++
-			x.Crash()
-		}
-		detail := "crash, no restart"
-		if d > 0 {
-			detail = "crash, restart after " + history.FormatDuration(int64(d))
-		}
-		n.window(Crash, nodeNames(ns), detail, d, true, func() {
-			for _, x := range ns {
-				if n.crashed[x.ID()]--; n.crashed[x.ID()] == 0 {
-					delete(n.crashed, x.ID())
-					x.Restart()
-				}
-			}
-		})
-	case ClockJump:
-		amount := time.Duration(f.Amount)
-		for _, x := range ns {
-			x.JumpClock(amount)
-		}
-		detail := "wall clock jumps " + history.FormatDuration(int64(amount))
-		if d > 0 {
-			detail += ", back after " + history.FormatDuration(int64(d))
-		}
-		n.window(ClockJump, nodeNames(ns), detail, d, false, func() {
-			for _, x := range ns {
-				x.JumpClock(-amount)
-			}
-		})
-	case ClockDrift:
-		df := make([]*driftFault, len(ns))
-		for i, x := range ns {
-			stack := n.drifts[x.ID()]
-			base := x.Drift()
-			if len(stack) > 0 {
-				base = stack[0].base
-			}
-			df[i] = &driftFault{drift: f.Drift, base: base}
-			n.drifts[x.ID()] = append(stack, df[i])
-			x.SetDrift(f.Drift)
-		}
-		n.window(ClockDrift, nodeNames(ns), fmt.Sprintf("clock drift %+.3f", f.Drift), d, true, func() {
-			for i, x := range ns {
-				stack := slices.DeleteFunc(n.drifts[x.ID()], func(a *driftFault) bool { return a == df[i] })
-				n.drifts[x.ID()] = stack
-				if len(stack) == 0 {
-					delete(n.drifts, x.ID())
-					x.SetDrift(df[i].base)
-				} else {
-					x.SetDrift(stack[len(stack)-1].drift)
-				}
-			}
-		})
-	case Partition:
-		n.partition(f, d, tl)
-	case Delay:
-		n.delay(f, d, tl)
-	default:
-		panic(fmt.Sprintf("nemesis: unknown fault kind %q", f.Kind))
 	}
 }
 
-func (n *Nemesis) partition(f Fault, d time.Duration, tl *tally) {
-	c := PlanCut(f, n.nodes, n.w.Nodes(), (*sim.Node).Name)
-	links, targets, detail := c.Links, c.Targets, c.Detail
-	if f.Lossy {
-		detail += ", lossy"
+func (s simFaults) SetDrift(ns []*sim.Node, drift float64) func() {
+	n := s.n
+	df := make([]*driftFault, len(ns))
+	for i, x := range ns {
+		stack := n.drifts[x.ID()]
+		base := x.Drift()
+		if len(stack) > 0 {
+			base = stack[0].base
+		}
+		df[i] = &driftFault{drift: drift, base: base}
+		n.drifts[x.ID()] = append(stack, df[i])
+		x.SetDrift(drift)
 	}
-	if len(links) == 0 {
-		tl.missed = fmt.Sprintf("it cut no link when it started at %v (%s)", tl.startAt, detail)
+	return func() {
+		for i, x := range ns {
+			stack := slices.DeleteFunc(n.drifts[x.ID()], func(a *driftFault) bool { return a == df[i] })
+			n.drifts[x.ID()] = stack
+			if len(stack) == 0 {
+				delete(n.drifts, x.ID())
+				x.SetDrift(df[i].base)
+			} else {
+				x.SetDrift(stack[len(stack)-1].drift)
+			}
+		}
 	}
+}
+
+func (s simFaults) Cut(links [][2]*sim.Node, lossy bool) func() {
+	n := s.n
 	net := n.w.Network()
 	for _, l := range links {
 		k := [2]sim.NodeID{l[0].ID(), l[1].ID()}
 		n.blocked[k]++
-		if f.Lossy {
+		if lossy {
 			net.BlockLossy(l[0], l[1])
 		} else {
 			net.Block(l[0], l[1])
 		}
 	}
-	n.window(Partition, targets, detail, d, true, func() {
+	return func() {
 		for _, l := range links {
 			k := [2]sim.NodeID{l[0].ID(), l[1].ID()}
 			n.blocked[k]--
@@ -314,43 +202,48 @@ func (n *Nemesis) partition(f Fault, d time.Duration, tl *tally) {
 				net.Unblock(l[0], l[1])
 			}
 		}
-	})
+	}
 }
 
-func (n *Nemesis) delay(f Fault, d time.Duration, tl *tally) {
-	from, to := n.nodes(f.From), n.nodes(f.To)
-	amount := time.Duration(f.Amount)
+func (s simFaults) Delay(f Fault, from, to []*sim.Node) *DelayTally {
 	var until time.Duration
-	if d > 0 {
-		until = n.w.Now() + d
+	if f.Duration > 0 {
+		until = s.n.w.Now() + time.Duration(f.Duration)
 	}
-	tl.delay = &delayTally{from: nodeNames(from), to: nodeNames(to), until: until}
+	tl := &DelayTally{From: nodeNames(from), To: nodeNames(to), Until: until}
 	// The network asks a rule's match only while the rule is live (before its
 	// count and its end), so counting the matches counts the messages delayed.
 	match := func(m sim.Message) bool {
 		if f.Match != "" && fmt.Sprintf("%T", m.Body) != f.Match {
 			return false
 		}
-		tl.delay.matched++
+		tl.Matched++
 		return true
 	}
 	for _, a := range from {
 		for _, b := range to {
-			n.w.Network().AddRule(sim.Rule{From: a, To: b, Match: match, Delay: amount, Count: f.Count, Until: until})
+			s.n.w.Network().AddRule(sim.Rule{From: a, To: b, Match: match, Delay: time.Duration(f.Amount), Count: f.Count, Until: until})
 		}
 	}
-	detail := fmt.Sprintf("delay %v -> %v by %s", nodeNames(from), nodeNames(to), history.FormatDuration(int64(amount)))
-	if f.Match != "" {
-		detail += " (" + f.Match + ")"
+	return tl
+}
+
+// hold does fault to each of ns, counting in holds the faults of its kind
+// that hold each node (pauses and crashes overlap).
+func hold(holds map[sim.NodeID]int, ns []*sim.Node, fault func(*sim.Node)) {
+	for _, x := range ns {
+		holds[x.ID()]++
+		fault(x)
 	}
-	if f.Count > 0 {
-		detail += fmt.Sprintf(", %d message(s)", f.Count)
+}
+
+// release ends one hold of each of ns, undoing the fault of a node when no
+// other fault of its kind still holds it.
+func release(holds map[sim.NodeID]int, ns []*sim.Node, undo func(*sim.Node)) {
+	for _, x := range ns {
+		if holds[x.ID()]--; holds[x.ID()] == 0 {
+			delete(holds, x.ID())
+			undo(x)
+		}
 	}
-	// The window shown is the duration, or for a count-limited delay the delay
-	// itself; a delay with neither lasts until the end of the run.
-	window := d
-	if window == 0 && f.Count > 0 {
-		window = amount
-	}
-	n.window(Delay, append(nodeNames(from), nodeNames(to)...), detail, window, true, nil)
 }

@@ -22,54 +22,64 @@ type Outcome struct {
 	DidNotFire string `json:"did_not_fire,omitempty"`
 }
 
-// tally is what happened to one fault during the run.
-type tally struct {
-	seen      int // events that matched the trigger
-	triggered bool
-	triggerAt time.Duration
-	started   bool
-	startAt   time.Duration
-	// missed says why a fault that started had no effect ("" if it had one).
-	missed string
-	delay  *delayTally
+// Tally is what happened to one fault during a run, in either world: what
+// its Outcome is worked out from.
+type Tally struct {
+	// Seen counts the events that matched the trigger.
+	Seen      int
+	Triggered bool
+	TriggerAt time.Duration
+	Started   bool
+	StartAt   time.Duration
+	// Missed says why a fault that started had no effect ("" if it had one).
+	Missed string
+	// Delay is what a delay saw; nil where the messages delayed are not
+	// counted (a delay a live system carries itself).
+	Delay *DelayTally
 }
 
-// delayTally is what a delay saw: the links it was on and how many messages
+// DelayTally is what a delay saw: the links it was on and how many messages
 // it delayed.
-type delayTally struct {
-	from, to []string
-	until    time.Duration // 0: until the end of the run
-	matched  int
+type DelayTally struct {
+	From, To []string
+	Until    time.Duration // 0: until the end of the run
+	Matched  int
 }
 
 // Outcomes says what became of each fault of the schedule, in order, in a run
 // that ended at end.
 func (n *Nemesis) Outcomes(end time.Duration) []Outcome {
-	out := make([]Outcome, len(n.faults))
-	for i, f := range n.faults {
-		why := n.tallies[i].whyNot(f, end)
+	return Outcomes(n.faults, n.tallies, end)
+}
+
+// Outcomes says what became of each of faults, in order, from their tallies,
+// in a run that ended at end.
+func Outcomes(faults []Fault, tallies []Tally, end time.Duration) []Outcome {
+	out := make([]Outcome, len(faults))
+	for i, f := range faults {
+		why := tallies[i].WhyNot(f, end)
 		out[i] = Outcome{Fault: i, Kind: f.Kind, Fired: why == "", DidNotFire: why}
 	}
 	return out
 }
 
-// whyNot says why f did not fire, "" if it did.
-func (tl *tally) whyNot(f Fault, end time.Duration) string {
+// WhyNot says why f did not fire in a run that ended at end, "" if it did.
+func (tl *Tally) WhyNot(f Fault, end time.Duration) string {
 	at := time.Duration(f.At)
 	switch {
-	case tl.started && tl.missed != "":
-		return tl.missed
-	case tl.started && tl.delay != nil && tl.delay.matched == 0:
-		return tl.delay.whyNot(f, tl.startAt)
-	case tl.started:
+	case tl.Started && tl.Missed != "":
+		return tl.Missed
+	case tl.Started && tl.Delay != nil && tl.Delay.Matched == 0:
+		return tl.Delay.whyNot(f, tl.StartAt)
+	case tl.Started:
 		return ""
 	case f.After == nil:
 		return fmt.Sprintf("it was due at %v, after the run ended at %v", at, end)
 	case at > end:
 		return fmt.Sprintf("its trigger was to be armed at %v, after the run ended at %v", at, end)
-	case tl.triggered:
+	case tl.Triggered:
 		return fmt.Sprintf("its trigger happened at %v and it was due %v later, after the run ended at %v",
-			tl.triggerAt, time.Duration(f.After.Delay), end)
+			tl.TriggerAt, time.Duration(f.After.Delay), end)
 	}
 	t := f.After
 	typ := t.Type
@@ -80,16 +90,16 @@ func (tl *tally) whyNot(f Fault, end time.Duration) string {
 	if at > 0 {
 		since = fmt.Sprintf(" at or after %v", at)
 	}
-	if tl.seen == 0 {
+	if tl.Seen == 0 {
 		return fmt.Sprintf("its trigger never happened: %s recorded no %s %s%s", t.Node, t.F, typ, since)
 	}
 	return fmt.Sprintf("its trigger never happened: %s recorded %d %s %s%s, and the fault waits for the %s",
-		t.Node, tl.seen, t.F, typ, since, ordinal(max(t.Nth, 1)))
+		t.Node, tl.Seen, t.F, typ, since, ordinal(max(t.Nth, 1)))
 }
 
 // whyNot says why a delay that started at start delayed nothing.
-func (d *delayTally) whyNot(f Fault, start time.Duration) string {
-	if len(d.from) == 0 || len(d.to) == 0 {
+func (d *DelayTally) whyNot(f Fault, start time.Duration) string {
+	if len(d.From) == 0 || len(d.To) == 0 {
 		return fmt.Sprintf("its from %v or to %v named no node when it started at %v", f.From, f.To, start)
 	}
 	what := "message"
@@ -97,11 +107,11 @@ func (d *delayTally) whyNot(f Fault, start time.Duration) string {
 		what = f.Match + " message"
 	}
 	window := fmt.Sprintf("from %v to the end of the run", start)
-	if d.until > 0 {
-		window = fmt.Sprintf("from %v to %v", start, d.until)
+	if d.Until > 0 {
+		window = fmt.Sprintf("from %v to %v", start, d.Until)
 	}
 	return fmt.Sprintf("it delayed no message: no %s went from %s to %s %s",
-		what, strings.Join(d.from, ", "), strings.Join(d.to, ", "), window)
+		what, strings.Join(d.From, ", "), strings.Join(d.To, ", "), window)
 }
 
 // ordinal renders 1 as "1st", 2 as "2nd", 11 as "11th".

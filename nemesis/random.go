@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/internal/suggest"
+	"github.com/locklab/locklab/sim"
 )
 
 // RandomConfig configures the random fault generator. Zero fields take the
@@ -128,7 +129,7 @@ func Random(r *rand.Rand, cfg RandomConfig, t Targets, runTime time.Duration) Sc
 		if at >= runTime-cfg.Quiet {
 			break
 		}
-		f, ok := g.fault(kinds[pickWeighted(r, weights)], at)
+		f, ok := g.fault(kinds[sim.Weighted(r, weights)], at)
 		if !ok {
 			continue
 		}
@@ -158,22 +159,6 @@ func swarm(r *rand.Rand, kinds []Kind) ([]Kind, []float64) {
 		weights[i] = 0.2 + 0.8*r.Float64()
 	}
 	return on, weights
-}
-
-// pickWeighted draws an index with probability proportional to its weight.
-func pickWeighted(r *rand.Rand, weights []float64) int {
-	total := 0.0
-	for _, w := range weights {
-		total += w
-	}
-	x := r.Float64() * total
-	for i, w := range weights {
-		if x < w {
-			return i
-		}
-		x -= w
-	}
-	return len(weights) - 1
 }
 
 type generator struct {

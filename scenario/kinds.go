@@ -113,10 +113,7 @@ type window struct {
 
 func faultWindowsOf(events []history.Event, marks []int32) []window {
 	var out []window
-	// kind, detail, targets -> index in out (targets joined only when there
-	// are several)
-	type windowKey struct{ f, detail, targets string }
-	open := map[windowKey]int{}
+	open := map[history.WindowKey]int{} // -> index in out
 	n := len(events)
 	if marks != nil { // only the start and stop events
 		n = len(marks)
@@ -130,14 +127,7 @@ func faultWindowsOf(events []history.Event, marks []int32) []window {
 		if e.Type != history.Start && e.Type != history.Stop {
 			continue // no key to build for the operations (most of the history)
 		}
-		key := windowKey{f: e.F, detail: e.Detail}
-		switch len(e.Targets) {
-		case 0:
-		case 1:
-			key.targets = e.Targets[0]
-		default:
-			key.targets = strings.Join(e.Targets, ",")
-		}
+		key := history.WindowKeyOf(e)
 		switch e.Type {
 		case history.Start:
 			open[key] = len(out)

@@ -31,6 +31,23 @@ func Uniform(r *rand.Rand, lo, hi int64) int64 {
 	return lo + r.Int64N(hi-lo+1)
 }
 
+// Weighted draws an index of weights with probability proportional to its
+// weight (the last index when the draw falls past them all).
+func Weighted(r *rand.Rand, weights []float64) int {
+	total := 0.0
+	for _, w := range weights {
+		total += w
+	}
+	x := r.Float64() * total
+	for i, w := range weights {
+		if x < w {
+			return i
+		}
+		x -= w
+	}
+	return len(weights) - 1
+}
+
 // is32bit is true where math/rand/v2 draws bounded numbers differently.
 const is32bit = ^uint(0)>>32 == 0
 

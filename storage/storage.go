@@ -109,39 +109,37 @@ func (c *cell) valueBody() any {
 	return c.body
 }
 
-// Server is the storage node's model.
-type Server struct {
-	Options Options
-	cells   map[string]*cell
+// Cells are the storage's numbered cells under its fencing rule: the state
+// of a storage server, the simulated one and live mode's alike. Not safe for
+// concurrent use; make them with NewCells.
+type Cells struct {
+	mode       Mode
+	fenceReads bool
+	cells      map[string]*cell
 }
 
-// NewServer returns a storage server.
-func NewServer(o Options) *Server {
-	if o.Mode == "" {
-		o.Mode = Unfenced
-	}
-	s := &Server{Options: o, cells: map[string]*cell{}}
+// NewCells returns the cells o.Initial sets (others start at 0), fenced as
+// o.Mode and o.FenceReads say.
+func NewCells(o Options) Cells {
+	cs := Cells{mode: o.Mode, fenceReads: o.FenceReads, cells: map[string]*cell{}}
 	for k, v := range o.Initial { // determinism:ok filling a map; order cannot matter
-		s.cells[k] = &cell{value: v}
+		cs.cells[k] = &cell{value: v}
 	}
-	return s
+	return cs
 }
 
-// Start keeps the cells: the storage is durable and never crashes by design.
-func (s *Server) Start(n *sim.Node) {}
-
-func (s *Server) cell(key string) *cell {
-	c := s.cells[key]
+func (cs *Cells) cell(key string) *cell {
+	c := cs.cells[key]
 	if c == nil {
 		c = &cell{}
-		s.cells[key] = c
+		cs.cells[key] = c
 	}
 	return c
 }
 
 // admit applies the fencing rule to token for c and reports whether it passes.
-func (s *Server) admit(c *cell, token uint64, isWrite bool) bool {
-	if s.Options.Mode != Fenced || (!isWrite && !s.Options.FenceReads) {
+func (cs *Cells) admit(c *cell, token uint64, isWrite bool) bool {
+	if cs.mode != Fenced || (!isWrite && !cs.fenceReads) {
 		return true
 	}
 	if token < c.highest {
@@ -151,12 +149,59 @@ func (s *Server) admit(c *cell, token uint64, isWrite bool) bool {
 	return true
 }
 
+// Serve answers a ReadReq or a WriteReq under the fencing rule, applying an
+// admitted write: the whole of a storage server that neither checks
+// sequencers nor records its writes (live mode's).
+func (cs *Cells) Serve(req any) Reply {
+	switch r := req.(type) {
+	case ReadReq:
+		c := cs.cell(r.Key)
+		if !cs.admit(c, r.Token, false) {
+			return Reply{Rejected: true, Highest: c.highest}
+		}
+		return Reply{Value: c.value}
+	case WriteReq:
+		c := cs.cell(r.Key)
+		if !cs.admit(c, r.Token, true) {
+			return Reply{Rejected: true, Highest: c.highest}
+		}
+		c.value = r.Value
+		return Reply{Value: c.value}
+	}
+	panic(fmt.Sprintf("storage: unexpected request %T", req))
+}
+
+// Value is the current value of key.
+func (cs *Cells) Value(key string) int64 {
+	if c := cs.cells[key]; c != nil {
+		return c.value
+	}
+	return 0
+}
+
+// Server is the storage node's model.
+type Server struct {
+	Options Options
+	cells   Cells
+}
+
+// NewServer returns a storage server.
+func NewServer(o Options) *Server {
+	if o.Mode == "" {
+		o.Mode = Unfenced
+	}
+	return &Server{Options: o, cells: NewCells(o)}
+}
+
+// Start keeps the cells: the storage is durable and never crashes by design.
+func (s *Server) Start(n *sim.Node) {}
+
 // Receive serves reads and writes.
 func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	switch req := m.Body.(type) {
 	case ReadReq:
-		c := s.cell(req.Key)
-		if !s.admit(c, req.Token, false) {
+		c := s.cells.cell(req.Key)
+		if !s.cells.admit(c, req.Token, false) {
 			n.Reply(m, Reply{Rejected: true, Highest: c.highest})
 			return
 		}
@@ -169,8 +214,8 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			n.Spawn(fmt.Sprintf("storage/check-%d", m.ID), func(p *sim.Proc) { s.checkedWrite(n, p, m, req) })
 			return
 		}
-		c := s.cell(req.Key)
-		if !s.admit(c, req.Token, true) {
+		c := s.cells.cell(req.Key)
+		if !s.cells.admit(c, req.Token, true) {
 			n.Reply(m, Reply{Rejected: true, Highest: c.highest})
 			return
 		}
@@ -193,7 +238,7 @@ func (s *Server) checkedWrite(n *sim.Node, p *sim.Proc, m sim.Message, req Write
 		n.Reply(m, Reply{Rejected: true})
 		return
 	}
-	c := s.cell(req.Key)
+	c := s.cells.cell(req.Key)
 	c.value = req.Value
 	s.applied(n, m, req)
 	n.Reply(m, c.valueBody())
@@ -213,10 +258,7 @@ func clientName(n *sim.Node, m sim.Message) string {
 
 // Value returns the current value of key (for tests and reports).
 func (s *Server) Value(key string) int64 {
-	if c := s.cells[key]; c != nil {
-		return c.value
-	}
-	return 0
+	return s.cells.Value(key)
 }
 
 // Client is the storage client a workload process uses.
@@ -231,6 +273,17 @@ const DefaultTimeout = 500 * time.Millisecond
 
 var _ lockapi.Storage = (*Client)(nil)
 
+// Read returns the value of key.
+func (c *Client) Read(key string, token uint64) (int64, error) {
+	return Do(c.call, ReadReq{Key: key, Token: token})
+}
+
+// Write sets key to value.
+func (c *Client) Write(key string, value int64, token uint64) error {
+	_, err := Do(c.call, WriteReq{Key: key, Value: value, Token: token})
+	return err
+}
+
 func (c *Client) call(req any) (Reply, error) {
 	timeout := c.Timeout
 	if timeout == 0 {
@@ -238,31 +291,29 @@ func (c *Client) call(req any) (Reply, error) {
 	}
 	r, err := c.P.Call(c.Server, req, timeout)
 	if err != nil {
-		return Reply{}, fmt.Errorf("storage: %w: %w", lockapi.ErrUnknown, err)
+		return Reply{}, err
 	}
 	return r.(Reply), nil
 }
 
-// Read returns the value of key.
-func (c *Client) Read(key string, token uint64) (int64, error) {
-	r, err := c.call(ReadReq{Key: key, Token: token})
+// Do sends req (a ReadReq or a WriteReq) by call, a storage client's
+// transport, and returns the value read or written, or the error a
+// lockapi.Storage returns: lockapi.ErrUnknown when no reply came,
+// lockapi.ErrRejected when the storage fenced the token off.
+func Do(call func(req any) (Reply, error), req any) (int64, error) {
+	op, key, token := "read", "", uint64(0)
+	switch r := req.(type) {
+	case ReadReq:
+		key, token = r.Key, r.Token
+	case WriteReq:
+		op, key, token = "write", r.Key, r.Token
+	}
+	r, err := call(req)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("storage: %w: %w", lockapi.ErrUnknown, err)
 	}
 	if r.Rejected {
-		return 0, fmt.Errorf("storage: read %s with token %d (highest %d): %w", key, token, r.Highest, lockapi.ErrRejected)
+		return 0, fmt.Errorf("storage: %s %s with token %d (highest %d): %w", op, key, token, r.Highest, lockapi.ErrRejected)
 	}
 	return r.Value, nil
-}
-
-// Write sets key to value.
-func (c *Client) Write(key string, value int64, token uint64) error {
-	r, err := c.call(WriteReq{Key: key, Value: value, Token: token})
-	if err != nil {
-		return err
-	}
-	if r.Rejected {
-		return fmt.Errorf("storage: write %s with token %d (highest %d): %w", key, token, r.Highest, lockapi.ErrRejected)
-	}
-	return nil
 }

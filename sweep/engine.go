@@ -270,15 +270,11 @@ func Sweep(g Grid, o Options) (int, error) {
 		o.Progress.Start(total, done)
 	}
 	ran, err := runPool(g, o, pending, func(r Run, rec Record) error {
-		line, err := json.Marshal(rec)
+		sp, err := j.appendJSON(rec)
 		if err != nil {
 			return err
 		}
-		off, err := j.append(line)
-		if err != nil {
-			return err
-		}
-		spans[r.Index] = span{off, int32(len(line))}
+		spans[r.Index] = sp
 		cell := r.Index / g.Seeds
 		if rec.Violated() {
 			cellViolated[cell]++

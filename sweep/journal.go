@@ -143,6 +143,20 @@ func (j *journal) append(line []byte) (int64, error) {
 	return off, nil
 }
 
+// appendJSON writes v, marshalled, as one record line and returns where the
+// line stands.
+func (j *journal) appendJSON(v any) (span, error) {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return span{}, err
+	}
+	off, err := j.append(line)
+	if err != nil {
+		return span{}, err
+	}
+	return span{off, int32(len(line))}, nil
+}
+
 func (j *journal) sync() error {
 	if j.unsynced == 0 {
 		return nil

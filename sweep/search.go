@@ -157,11 +157,7 @@ func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
 		o.Progress.Start(len(c.Rows)*len(c.Columns), cellsDone)
 	}
 	err = searchPool(c, o, pending, func(l journalLine, it item) error {
-		line, err := json.Marshal(l)
-		if err != nil {
-			return err
-		}
-		if _, err := j.append(line); err != nil {
+		if _, err := j.appendJSON(l); err != nil {
 			return err
 		}
 		done[it] = l

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -291,7 +292,7 @@ func placeMarkers(at []vg.Point, diameter vg.Length, bounds vg.Rectangle) []vg.P
 	}
 	for _, y := range ys {
 		idx := levels[y]
-		slices.SortStableFunc(idx, func(a, b int) int { return cmpLength(at[a].X, at[b].X) })
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(at[a].X, at[b].X) })
 		var groups []group
 		for _, i := range idx {
 			groups = append(groups, group{members: []int{i}, centre: at[i].X})
@@ -324,16 +325,6 @@ func placeMarkers(at []vg.Point, diameter vg.Length, bounds vg.Rectangle) []vg.P
 		}
 	}
 	return out
-}
-
-func cmpLength(a, b vg.Length) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // DataRange implements plot.DataRanger.

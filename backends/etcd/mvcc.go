@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -214,7 +215,7 @@ func (s *Store) LeaseInfo(id int64) (ttl, renewed time.Duration, keys []string, 
 
 // EventsSince returns the events at revision >= rev on key (or the prefix).
 func (s *Store) EventsSince(key string, prefix bool, rev int64) []Event {
-	i, _ := slices.BinarySearchFunc(s.events, rev, func(e Event, r int64) int { return cmpInt(e.KV.ModRev, r) })
+	i, _ := slices.BinarySearchFunc(s.events, rev, func(e Event, r int64) int { return cmp.Compare(e.KV.ModRev, r) })
 	var out []Event
 	for _, e := range s.events[i:] {
 		if Matches(key, prefix, e.KV.Key) {
@@ -332,7 +333,7 @@ func (s *Store) compare(c Compare) bool {
 	default:
 		panic(fmt.Sprintf("etcd: unknown compare target %q", c.Target))
 	}
-	return cmpResult(cmpInt(v, c.Int), c.Result)
+	return cmpResult(cmp.Compare(v, c.Int), c.Result)
 }
 
 func cmpResult(c int, result string) bool {
@@ -347,16 +348,6 @@ func cmpResult(c int, result string) bool {
 		return c > 0
 	}
 	panic(fmt.Sprintf("etcd: unknown compare result %q", result))
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // rangeOf returns the keys an op names, sorted by key.
@@ -384,10 +375,10 @@ func (s *Store) get(op Op) []KV {
 	}
 	switch op.Order {
 	case OrderFirstCreate:
-		slices.SortStableFunc(kvs, func(a, b KV) int { return cmpInt(a.CreateRev, b.CreateRev) })
+		slices.SortStableFunc(kvs, func(a, b KV) int { return cmp.Compare(a.CreateRev, b.CreateRev) })
 		op.Limit = 1
 	case OrderLastCreate:
-		slices.SortStableFunc(kvs, func(a, b KV) int { return cmpInt(b.CreateRev, a.CreateRev) })
+		slices.SortStableFunc(kvs, func(a, b KV) int { return cmp.Compare(b.CreateRev, a.CreateRev) })
 		op.Limit = 1
 	}
 	if op.Limit > 0 && len(kvs) > op.Limit {
