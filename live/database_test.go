@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // needPostgres skips the test when PostgreSQL is not installed (the skip
@@ -59,7 +60,7 @@ func TestPostgreSQLSimulatedAndLiveAgree(t *testing.T) {
 	needPostgres(t)
 	for _, tc := range dbCrossValidated {
 		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
-			s, err := harness.FindScenario(tc.scenario)
+			s, err := scenario.Find(tc.scenario)
 			require.NoError(t, err)
 			v, err := s.FindVariant(tc.variant)
 			require.NoError(t, err)
@@ -100,7 +101,7 @@ func TestPostgreSQLServerFaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			noLeak(t)
-			test := harness.Test{System: "database", Clients: 2, Seed: 1, Time: 4 * time.Second, Storage: "fenced",
+			test := scenario.Test{System: "database", Clients: 2, Seed: 1, Time: 4 * time.Second, Storage: "fenced",
 				Schedule:      &nemesis.Schedule{Faults: []nemesis.Fault{tc.fault}},
 				SystemOptions: map[string]string{"mode": "for-update", "conn-timeout": "1s", "request-timeout": "200ms", "lock-wait-timeout": "500ms"}}
 			res, err := Run(context.Background(), test, Config{})
@@ -132,12 +133,12 @@ func TestPostgreSQLRefusesWhatItCannotDo(t *testing.T) {
 		{nemesis.Fault{Kind: nemesis.Delay, From: []string{"c1"}, To: []string{"db"}, Amount: nemesis.Duration(time.Second)}, "but not delay"},
 	} {
 		t.Run(string(tc.fault.Kind), func(t *testing.T) {
-			_, err := Prepare(harness.Test{System: "database", Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{tc.fault}}}, Config{})
+			_, err := Prepare(scenario.Test{System: "database", Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{tc.fault}}}, Config{})
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
 	// A client's clock jump is faultnet's (unique-row reads the client's clock).
-	_, err := Prepare(harness.Test{System: "database", Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{
+	_, err := Prepare(scenario.Test{System: "database", Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{
 		{Kind: nemesis.ClockJump, Targets: []string{"c2"}, Amount: nemesis.Duration(time.Minute)}}}}, Config{})
 	require.NoError(t, err)
 }
@@ -163,7 +164,7 @@ func TestPostgreSQLLeavesNothingBehind(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	_, err := Run(ctx, harness.Test{System: "database", Clients: 3, Seed: 1, Time: time.Minute,
+	_, err := Run(ctx, scenario.Test{System: "database", Clients: 3, Seed: 1, Time: time.Minute,
 		SystemOptions: map[string]string{"mode": "advisory"}}, Config{Dir: dir})
 	require.ErrorIs(t, err, ErrInterrupted)
 	opts, err := os.ReadFile(filepath.Join(dir, "db", "data", "postmaster.opts"))
@@ -246,9 +247,9 @@ func TestPostgreSQLRecordsItsDataTransactions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			noLeak(t)
-			test := harness.Test{System: "database", Clients: 2, Seed: 1, Time: 5 * time.Second,
+			test := scenario.Test{System: "database", Clients: 2, Seed: 1, Time: 5 * time.Second,
 				Schedule: &nemesis.Schedule{Faults: tc.faults}, SystemOptions: tc.opts}
-			var res harness.Result
+			var res scenario.Result
 			for try := 1; try <= liveTries; try++ {
 				var err error
 				res, err = Run(context.Background(), test, Config{})

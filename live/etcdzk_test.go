@@ -21,6 +21,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // etcdZKScale runs the etcd scenarios at a fifth of their time (heartbeat
@@ -97,7 +98,7 @@ func TestEtcdAndZooKeeperSimulatedAndLiveAgree(t *testing.T) {
 			if tc.extended && os.Getenv("LOCKLAB_LIVE_MEASURE") == "" {
 				t.Skip("extended row: set LOCKLAB_LIVE_MEASURE=1")
 			}
-			s, err := harness.FindScenario(tc.scenario)
+			s, err := scenario.Find(tc.scenario)
 			require.NoError(t, err)
 			v, err := s.FindVariant(tc.variant)
 			require.NoError(t, err)
@@ -160,7 +161,7 @@ func TestEtcdAndZooKeeperRefuseWhatTheyCannotRun(t *testing.T) {
 		{"zookeeper read timeout", "zookeeper", map[string]string{"read-timeout": "1s"}, nil, "fixed at 2/3 of the session timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			test := harness.Test{System: tc.system, SystemOptions: tc.options}
+			test := scenario.Test{System: tc.system, SystemOptions: tc.options}
 			if tc.fault != nil {
 				test.Schedule = &nemesis.Schedule{Faults: []nemesis.Fault{*tc.fault}}
 			}
@@ -184,7 +185,7 @@ func TestEtcdAndZooKeeperRefuseWhatTheyCannotRun(t *testing.T) {
 		{"zookeeper client clock", "zookeeper", nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"c1"}, Amount: d}},
 	} {
 		t.Run("runs: "+ok.name, func(t *testing.T) {
-			_, err := Prepare(harness.Test{System: ok.system, Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{ok.fault}}}, Config{})
+			_, err := Prepare(scenario.Test{System: ok.system, Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{ok.fault}}}, Config{})
 			require.NoError(t, err)
 		})
 	}
@@ -199,7 +200,7 @@ func TestEtcdAndZooKeeperLeaveNothingBehind(t *testing.T) {
 			requireServer(t, system)
 			noLeak(t)
 			var dir string
-			var res harness.Result
+			var res scenario.Result
 			var err error
 			// Interrupt once the servers are up: on a loaded machine they may take
 			// longer than the first delay to start, and an interrupted start proves
@@ -208,7 +209,7 @@ func TestEtcdAndZooKeeperLeaveNothingBehind(t *testing.T) {
 				dir = t.TempDir()
 				ctx, cancel := context.WithCancel(context.Background())
 				time.AfterFunc(after, cancel)
-				res, err = Run(ctx, harness.Test{System: system, Clients: 2, Seed: 1, Time: time.Minute}, Config{Scale: etcdZKScale(system), Dir: dir})
+				res, err = Run(ctx, scenario.Test{System: system, Clients: 2, Seed: 1, Time: time.Minute}, Config{Scale: etcdZKScale(system), Dir: dir})
 				cancel()
 				if errors.Is(err, ErrInterrupted) {
 					break

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
 )
 
@@ -85,7 +86,7 @@ func TestSimulatedAndLiveVerdictsAgree(t *testing.T) {
 	for _, tc := range crossValidated {
 		t.Run(tc.scenario+"/"+tc.variant, func(t *testing.T) {
 			realTime(t)
-			s, err := harness.FindScenario(tc.scenario)
+			s, err := scenario.Find(tc.scenario)
 			require.NoError(t, err)
 			v, err := s.FindVariant(tc.variant)
 			require.NoError(t, err)
@@ -106,7 +107,7 @@ func TestSimulatedAndLiveVerdictsAgree(t *testing.T) {
 	}
 }
 
-func verdict(r harness.Result, check string) string {
+func verdict(r scenario.Result, check string) string {
 	for _, v := range r.Verdicts {
 		if v.Check == check {
 			return string(v.Result)
@@ -115,7 +116,7 @@ func verdict(r harness.Result, check string) string {
 	return "not run"
 }
 
-func reason(r harness.Result, check string) string {
+func reason(r scenario.Result, check string) string {
 	for _, v := range r.Verdicts {
 		if v.Check == check {
 			return v.Reason
@@ -143,14 +144,14 @@ func TestUnsupportedFaultsAreRefusedBeforeTheRun(t *testing.T) {
 			Amount: nemesis.Duration(time.Second), Match: "redis.SetNX"}, `"redis.SetNX" is not a message type`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Prepare(harness.Test{System: "raftkv", Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{tc.fault}}}, Config{})
+			_, err := Prepare(scenario.Test{System: "raftkv", Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{tc.fault}}}, Config{})
 			require.ErrorContains(t, err, tc.want)
 			assert.Equal(t, tc.notLive, errors.Is(err, ErrNotLive), "%v", err)
 		})
 	}
-	_, err := Prepare(harness.Test{System: "chubby"}, Config{})
+	_, err := Prepare(scenario.Test{System: "chubby"}, Config{})
 	require.ErrorContains(t, err, "has no live form yet")
-	_, err = Prepare(harness.Test{System: "raftkv", Nemesis: "clock-drift"}, Config{})
+	_, err = Prepare(scenario.Test{System: "raftkv", Nemesis: "clock-drift"}, Config{})
 	require.ErrorContains(t, err, "clock-drift cannot run live")
 }
 
@@ -163,7 +164,7 @@ func TestARunStopsOnCancelAndLeavesNothingBehind(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	start := time.Now()
-	res, err := Run(ctx, harness.Test{System: "raftkv", Seed: 3, Time: time.Minute, Nemesis: "pause,partition,crash"}, Config{Scale: scale})
+	res, err := Run(ctx, scenario.Test{System: "raftkv", Seed: 3, Time: time.Minute, Nemesis: "pause,partition,crash"}, Config{Scale: scale})
 	require.ErrorIs(t, err, ErrInterrupted)
 	assert.Less(t, time.Since(start), 5*time.Second, "the 6 s run stops when cancelled")
 	assert.NotEmpty(t, res.Events, "the history up to the interruption is kept and judged")
@@ -176,7 +177,7 @@ func TestARunStopsOnCancelAndLeavesNothingBehind(t *testing.T) {
 func TestRandomFaultsOnHashicorpRaftKeepTheLockSafe(t *testing.T) {
 	realTime(t)
 	noLeak(t)
-	res, err := Run(context.Background(), harness.Test{System: "raftkv", Seed: 11, Time: 30 * time.Second,
+	res, err := Run(context.Background(), scenario.Test{System: "raftkv", Seed: 11, Time: 30 * time.Second,
 		Nemesis: "pause,partition,crash,clock-jump,delay", Storage: "fenced", FenceReads: true}, Config{Scale: scale})
 	require.NoError(t, err)
 	for _, v := range res.Verdicts {
@@ -203,7 +204,7 @@ func TestDelayedWriteToTheStorage(t *testing.T) {
 			delay := nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Delay, From: []string{"c1"}, To: []string{"storage"},
 				Match: "storage.WriteReq", Amount: nemesis.Duration(15 * time.Second), Count: 1,
 				After: &nemesis.Trigger{Node: "c1", F: "read"}}}}
-			test := harness.Test{System: "raftkv", Clients: 2, Seed: 1, Time: 50 * time.Second, Schedule: &delay,
+			test := scenario.Test{System: "raftkv", Clients: 2, Seed: 1, Time: 50 * time.Second, Schedule: &delay,
 				Storage: storage.Mode(tc.storage), FenceReads: tc.storage == "fenced",
 				// Short sections, long thinking: the late write lands between
 				// sections and the next read sees it (one that lands inside a
@@ -215,7 +216,7 @@ func TestDelayedWriteToTheStorage(t *testing.T) {
 			assert.Equal(t, tc.want, verdict(sim, "critical-sections"), "simulated: %s", reason(sim, "critical-sections"))
 			// A live run is real time: on a loaded machine the late write can
 			// land where no read sees it. Up to three tries, each logged.
-			var real harness.Result
+			var real scenario.Result
 			for try := 1; try <= 3; try++ {
 				real, err = Run(context.Background(), test, Config{Scale: scale})
 				require.NoError(t, err)

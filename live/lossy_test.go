@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 )
 
 // TestALossyCutHasNoLiveForm: a partition with "lossy" is refused before a
@@ -23,7 +23,7 @@ func TestALossyCutHasNoLiveForm(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Partition, Targets: []string{"c1"},
 				At: nemesis.Duration(time.Second), Duration: nemesis.Duration(time.Second), Lossy: tc.lossy}}}
-			_, err := Prepare(harness.Test{System: "redis", Schedule: &s}, Config{})
+			_, err := Prepare(scenario.Test{System: "redis", Schedule: &s}, Config{})
 			if !tc.lossy {
 				require.NoError(t, err)
 				return

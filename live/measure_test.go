@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/faultnet"
+	"github.com/locklab/locklab/scenario"
 )
 
 // The measurements of docs/live.md. They take minutes of real
@@ -89,7 +90,7 @@ func TestMeasureElectionAfterLeaderPartition(t *testing.T) {
 	// the same cut in raftkv-leader-partition, over seeds.
 	var ds []time.Duration
 	for seed := uint64(1); seed <= 12; seed++ {
-		s, _ := harness.FindScenario("raftkv-leader-partition")
+		s, _ := scenario.Find("raftkv-leader-partition")
 		v, _ := s.FindVariant("fixed")
 		tt := v.Test
 		tt.Seed = seed
@@ -126,7 +127,7 @@ func firstElectionAfter(t *testing.T, els any, cut time.Duration) time.Duration 
 
 // logLatency runs test live and simulated and logs a table row of each
 // acquire latency: the acquires that succeeded, p50 and p99.
-func logLatency(t *testing.T, name string, test harness.Test) {
+func logLatency(t *testing.T, name string, test scenario.Test) {
 	t.Helper()
 	lr, err := Run(context.Background(), test, Config{})
 	require.NoError(t, err)
@@ -140,9 +141,9 @@ func logLatency(t *testing.T, name string, test harness.Test) {
 
 // logWallTime reproduces a catalog variant simulated and live at full time
 // and logs a table row of both wall times and whether each matched.
-func logWallTime(t *testing.T, scenario, variant string) {
+func logWallTime(t *testing.T, name, variant string) {
 	t.Helper()
-	s, _ := harness.FindScenario(scenario)
+	s, _ := scenario.Find(name)
 	v, _ := s.FindVariant(variant)
 	start := time.Now()
 	so, err := harness.Repro(v)
@@ -152,7 +153,7 @@ func logWallTime(t *testing.T, scenario, variant string) {
 	lo, err := Repro(context.Background(), v, Config{})
 	require.NoError(t, err)
 	liveWall := time.Since(start)
-	t.Logf("| %s | %s | %v | %v | %.0fx | sim %s, live %s |", scenario, variant, liveWall.Round(time.Millisecond),
+	t.Logf("| %s | %s | %v | %v | %.0fx | sim %s, live %s |", name, variant, liveWall.Round(time.Millisecond),
 		simWall.Round(time.Millisecond), liveWall.Seconds()/simWall.Seconds(), match(so), match(lo))
 }
 
@@ -162,7 +163,7 @@ func TestMeasureAcquireLatency(t *testing.T) {
 	measuring(t)
 	noLeak(t)
 	for _, clients := range []int{1, 5} {
-		logLatency(t, "raftkv (live hashicorp/raft, simulated etcd raft)", harness.Test{System: "raftkv", Clients: clients, Seed: 1, Time: 20 * time.Second})
+		logLatency(t, "raftkv (live hashicorp/raft, simulated etcd raft)", scenario.Test{System: "raftkv", Clients: clients, Seed: 1, Time: 20 * time.Second})
 	}
 }
 
@@ -220,7 +221,7 @@ func TestMeasurePostgreSQLAcquireLatency(t *testing.T) {
 	noLeak(t)
 	for _, mode := range []string{"for-update", "advisory", "unique-row"} {
 		for _, clients := range []int{1, 5} {
-			logLatency(t, "database mode="+mode, harness.Test{System: "database", Clients: clients, Seed: 1, Time: 20 * time.Second,
+			logLatency(t, "database mode="+mode, scenario.Test{System: "database", Clients: clients, Seed: 1, Time: 20 * time.Second,
 				SystemOptions: map[string]string{"mode": mode}})
 		}
 	}
@@ -235,7 +236,7 @@ func TestMeasureEtcdZooKeeperAcquireLatency(t *testing.T) {
 		requireServer(t, system)
 		for _, clients := range []int{1, 5} {
 			noLeak(t)
-			logLatency(t, system, harness.Test{System: system, Clients: clients, Seed: 1, Time: 20 * time.Second})
+			logLatency(t, system, scenario.Test{System: system, Clients: clients, Seed: 1, Time: 20 * time.Second})
 		}
 	}
 }
@@ -246,7 +247,7 @@ func TestMeasureEtcdZooKeeperAcquireLatency(t *testing.T) {
 func TestMeasureEtcdZooKeeperWallTime(t *testing.T) {
 	measuring(t)
 	for _, tc := range etcdZKCrossValidated {
-		s, _ := harness.FindScenario(tc.scenario)
+		s, _ := scenario.Find(tc.scenario)
 		v, _ := s.FindVariant(tc.variant)
 		requireServer(t, v.Test.System)
 		noLeak(t)
@@ -271,7 +272,7 @@ func TestMeasureRedisAcquireLatency(t *testing.T) {
 		{"redlock (5 instances, redsync)", "redlock", nil},
 	} {
 		for _, clients := range []int{1, 5} {
-			logLatency(t, sys.name, harness.Test{System: sys.system, SystemOptions: sys.options, Clients: clients, Seed: 1, Time: 10 * time.Second})
+			logLatency(t, sys.name, scenario.Test{System: sys.system, SystemOptions: sys.options, Clients: clients, Seed: 1, Time: 10 * time.Second})
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/scenario"
 )
 
 // needRedis skips a test when redis-server or redis-sentinel is not
@@ -85,7 +86,7 @@ func TestRedisAndRedlockSimulatedAndLiveAgree(t *testing.T) {
 			if tc.long && os.Getenv("LOCKLAB_LIVE_MEASURE") == "" {
 				t.Skip("set LOCKLAB_LIVE_MEASURE=1 for the longer failover rows")
 			}
-			s, err := harness.FindScenario(tc.scenario)
+			s, err := scenario.Find(tc.scenario)
 			require.NoError(t, err)
 			v, err := s.FindVariant(tc.variant)
 			require.NoError(t, err)
@@ -124,15 +125,15 @@ func TestOptionsWithoutALiveFormAreNamed(t *testing.T) {
 	} {
 		t.Run(tc.system+" "+tc.option, func(t *testing.T) {
 			k, v, _ := strings.Cut(tc.option, "=")
-			test := harness.Test{System: tc.system, SystemOptions: map[string]string{k: v}}
+			test := scenario.Test{System: tc.system, SystemOptions: map[string]string{k: v}}
 			assert.Contains(t, Unavailable(test), tc.want)
 			_, err := Prepare(test, Config{})
 			require.ErrorIs(t, err, ErrNotLive)
 			assert.ErrorContains(t, err, tc.option)
 		})
 	}
-	assert.Contains(t, Unavailable(harness.Test{System: "chubby"}), "system chubby has no live form")
-	assert.Empty(t, Unavailable(harness.Test{System: "redis", SystemOptions: map[string]string{"replicas": "2", "wait": "1"}}))
+	assert.Contains(t, Unavailable(scenario.Test{System: "chubby"}), "system chubby has no live form")
+	assert.Empty(t, Unavailable(scenario.Test{System: "redis", SystemOptions: map[string]string{"replicas": "2", "wait": "1"}}))
 }
 
 // TestARedisRunStopsOnCancelAndLeavesNothingBehind interrupts a live run
@@ -149,7 +150,7 @@ func TestARedisRunStopsOnCancelAndLeavesNothingBehind(t *testing.T) {
 		pids, ports = serversUnder(dir)
 		cancel()
 	})
-	_, err := Run(ctx, harness.Test{System: "redis", Seed: 3, Time: time.Minute, Nemesis: "pause,clock-jump",
+	_, err := Run(ctx, scenario.Test{System: "redis", Seed: 3, Time: time.Minute, Nemesis: "pause,clock-jump",
 		SystemOptions: map[string]string{"replicas": "2"}}, Config{Dir: dir})
 	require.ErrorIs(t, err, ErrInterrupted)
 	require.Len(t, pids, 4, "redis, replica1, replica2 and sentinel were running")

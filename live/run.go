@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/locklab/locklab/liveform"
-	"github.com/locklab/locklab/sim"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,6 +13,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/locklab/locklab/liveform"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/sim"
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
@@ -110,7 +112,7 @@ func (r *run) resolve(name string) ([]string, error) {
 
 // Prepared is a validated live test, not yet started.
 type Prepared struct {
-	Test     harness.Test
+	Test     scenario.Test
 	Schedule nemesis.Schedule
 	cfg      Config
 }
@@ -118,7 +120,7 @@ type Prepared struct {
 // Prepare scales and validates a test for a live run: the system must have a
 // live form, its options must be valid live, and every fault of its
 // schedule must be one the live system can perform. Nothing is started.
-func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
+func Prepare(t scenario.Test, cfg Config) (*Prepared, error) {
 	t = t.WithDefaults()
 	if t.Schedule == nil && cfg.Scale != 0 && cfg.Scale != 1 && t.Nemesis != "none" {
 		// A random schedule is drawn for the test as given, then scaled
@@ -161,7 +163,7 @@ func Prepare(t harness.Test, cfg Config) (*Prepared, error) {
 
 // describe is the description of t's live system and t's schedule (drawn
 // for that system when t gives none).
-func describe(t harness.Test) (liveform.Description, nemesis.Schedule, error) {
+func describe(t scenario.Test) (liveform.Description, nemesis.Schedule, error) {
 	dep, ok := liveform.Find(t.System)
 	if !ok {
 		return liveform.Description{}, nemesis.Schedule{}, liveform.Unknown(t.System)
@@ -188,7 +190,7 @@ func messageNames(system []any) []string {
 
 // scheduleOf is the test's schedule, or a random one drawn from the seed
 // with the fault kinds the live system can perform.
-func scheduleOf(t harness.Test, desc liveform.Description) (nemesis.Schedule, error) {
+func scheduleOf(t scenario.Test, desc liveform.Description) (nemesis.Schedule, error) {
 	if t.Schedule != nil {
 		return *t.Schedule, nil
 	}
@@ -222,10 +224,10 @@ func scheduleOf(t harness.Test, desc liveform.Description) (nemesis.Schedule, er
 }
 
 // Run runs a test live (see Prepare) and judges its history.
-func Run(ctx context.Context, t harness.Test, cfg Config) (harness.Result, error) {
+func Run(ctx context.Context, t scenario.Test, cfg Config) (scenario.Result, error) {
 	p, err := Prepare(t, cfg)
 	if err != nil {
-		return harness.Result{}, err
+		return scenario.Result{}, err
 	}
 	return p.Run(ctx)
 }
@@ -233,12 +235,12 @@ func Run(ctx context.Context, t harness.Test, cfg Config) (harness.Result, error
 // Run starts the system, runs the clients and the faults for the test's
 // time (or until ctx is done, or an error), stops everything, and checks the
 // history. A run cut short by ctx returns its result with ErrInterrupted.
-func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
+func (p *Prepared) Run(ctx context.Context) (scenario.Result, error) {
 	t := p.Test
-	wlEntry, _ := harness.FindWorkload(t.Workload)
+	wlEntry, _ := workloads.Find(t.Workload)
 	wl, err := wlEntry.New(t.WorkloadOptions)
 	if err != nil {
-		return harness.Result{}, err
+		return scenario.Result{}, err
 	}
 	net := faultnet.New()
 	defer net.Close()
@@ -248,14 +250,14 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 		// depend on the harness's working directory.
 		abs, err := filepath.Abs(dir)
 		if err != nil {
-			return harness.Result{}, fmt.Errorf("live servers' directory: %w", err)
+			return scenario.Result{}, fmt.Errorf("live servers' directory: %w", err)
 		}
 		dir = abs
 	}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "locklab-live-")
 		if err != nil {
-			return harness.Result{}, fmt.Errorf("live servers' directory: %w", err)
+			return scenario.Result{}, fmt.Errorf("live servers' directory: %w", err)
 		}
 		defer os.RemoveAll(tmp)
 		dir = tmp
@@ -263,11 +265,11 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	form, _ := liveform.Find(t.System)
 	sys, err := form.Deploy(liveform.Deployment{Ctx: ctx, Net: net, Test: t, Setup: p.cfg.Setup, Dir: dir})
 	if err != nil {
-		return harness.Result{}, err
+		return scenario.Result{}, err
 	}
 	defer sys.Close()
 	if t.Storage == storage.Fenced && !sys.Tokens {
-		return harness.Result{}, fmt.Errorf("storage fenced: system %s grants no fencing tokens", t.System)
+		return scenario.Result{}, fmt.Errorf("storage fenced: system %s grants no fencing tokens", t.System)
 	}
 	var initial map[string]int64
 	if in, ok := wl.(workloads.Initializer); ok {
@@ -275,14 +277,14 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	}
 	if sys.Preset != nil && initial != nil {
 		if err := sys.Preset(initial); err != nil {
-			return harness.Result{}, err
+			return scenario.Result{}, err
 		}
 	}
 	st := store.NewServer(storage.Options{Mode: t.Storage, FenceReads: t.FenceReads, Initial: initial})
 	r := &run{net: net, sys: sys, log: history.NewLog(), clients: t.ClientNames(), failed: make(chan struct{}),
 		messages: messageNames(sys.Messages)}
 	if err := r.checkSchedule(p.Schedule); err != nil {
-		return harness.Result{}, err
+		return scenario.Result{}, err
 	}
 	r.start = net.Now()
 	if sys.Events != nil {
@@ -339,24 +341,24 @@ func (p *Prepared) Run(ctx context.Context) (harness.Result, error) {
 	select {
 	case <-drained:
 	case <-time.After(p.cfg.Drain):
-		return harness.Result{}, fmt.Errorf("%w: client goroutines still running %v after the run stopped", harness.ErrCrash, p.cfg.Drain)
+		return scenario.Result{}, fmt.Errorf("%w: client goroutines still running %v after the run stopped", harness.ErrCrash, p.cfg.Drain)
 	}
 	sys.Close()
 	r.errMu.Lock()
 	runErr := r.err
 	r.errMu.Unlock()
 	if runErr != nil {
-		return harness.Result{}, runErr
+		return scenario.Result{}, runErr
 	}
 	events := upTo(r.log.Events(), end)
 	checked, err := harness.Judge(t, initial, events)
 	if err != nil {
-		return harness.Result{}, err
+		return scenario.Result{}, err
 	}
 	figures := sys.Figures(r.start)
 	figures["live"] = map[string]any{"replayable": NotReplayable, "versions": Versions(sys), "wall_time": end.Round(time.Millisecond).String(),
 		"scale": p.cfg.Scale, "network": net.Stats()}
-	res := harness.Result{Test: t, Schedule: p.Schedule, FaultOutcomes: fs.outcomes(end), Events: events,
+	res := scenario.Result{Test: t, Schedule: p.Schedule, FaultOutcomes: fs.outcomes(end), Events: events,
 		Verdicts: checked.Verdicts, Skipped: checked.Skipped, Overall: models.Overall(checked.Verdicts),
 		Summary: models.Summarize(events), SystemFigures: figures}
 	if end < t.Time {
@@ -391,8 +393,8 @@ func Versions(sys *liveform.Deployed) map[string]string {
 // Repro runs a scenario variant live and compares its verdicts with the
 // variant's expectations (and its assertions, which may measure times: with
 // a Scale they see scaled times).
-func Repro(ctx context.Context, v harness.Variant, cfg Config) (harness.Outcome, error) {
-	return harness.ReproWith(v, func(t harness.Test) (harness.Result, error) { return Run(ctx, t, cfg) })
+func Repro(ctx context.Context, v scenario.Variant, cfg Config) (harness.Outcome, error) {
+	return harness.ReproWith(v, func(t scenario.Test) (scenario.Result, error) { return Run(ctx, t, cfg) })
 }
 
 // systemSpec is the live option table of a system (nil if none).

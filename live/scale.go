@@ -4,16 +4,17 @@ import (
 	"maps"
 	"time"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/workloads"
 )
 
 // Scale returns t with every duration multiplied by k: the run time, the
 // schedule's times, durations and amounts, and every duration-valued option
 // of the workload and of the live system (defaults included). k = 1 returns
 // t unchanged.
-func Scale(t harness.Test, k float64) harness.Test {
+func Scale(t scenario.Test, k float64) scenario.Test {
 	if k == 1 || k <= 0 {
 		return t
 	}
@@ -35,7 +36,7 @@ func Scale(t harness.Test, k float64) harness.Test {
 		}
 		t.Schedule = &s
 	}
-	if w, err := harness.FindWorkload(t.Workload); err == nil {
+	if w, err := workloads.Find(t.Workload); err == nil {
 		t.WorkloadOptions = scaleOptions(t.WorkloadOptions, w.Options, sc)
 	}
 	if spec := systemSpec(t.System); spec != nil {

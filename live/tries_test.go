@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/scenario"
 )
 
 // liveTries is how many times a cross-validation row runs live before its
@@ -19,7 +20,7 @@ const liveTries = 3
 // needs (a request that times out leaves a verdict unknown, a fault lands a
 // moment late); a model that disagrees with the real server fails every
 // try. The last outcome is returned for the row's assertions.
-func reproLive(t *testing.T, v harness.Variant, cfg Config) harness.Outcome {
+func reproLive(t *testing.T, v scenario.Variant, cfg Config) harness.Outcome {
 	t.Helper()
 	var o harness.Outcome
 	for try := 1; try <= liveTries; try++ {

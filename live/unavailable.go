@@ -3,15 +3,15 @@ package live
 import (
 	"errors"
 	"fmt"
-	"github.com/locklab/locklab/liveform"
 	"strings"
 
-	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/liveform"
+	"github.com/locklab/locklab/scenario"
 )
 
 // Unavailable says why test t has no live form ("" if it has one): its
 // system is not live, or its system refuses its options live.
-func Unavailable(t harness.Test) string {
+func Unavailable(t scenario.Test) string {
 	dep, ok := liveform.Find(t.System)
 	if !ok {
 		return fmt.Sprintf("system %s has no live form (live: %s)", t.System, strings.Join(Systems(), ", "))
@@ -27,7 +27,7 @@ func Unavailable(t harness.Test) string {
 // liveform.Form.UnreachableOut). Said before the run, so that an --out in a
 // private directory (a 0700 temporary directory) is refused, or the
 // variants it concerns skipped, before any server starts.
-func UnreachableOut(t harness.Test, runDir string) string {
+func UnreachableOut(t scenario.Test, runDir string) string {
 	form, ok := liveform.Find(t.System)
 	if !ok || form.UnreachableOut == nil {
 		return ""

@@ -101,7 +101,7 @@ func (a agreement) agrees(cell SearchedCell) (bool, string) {
 // cell of the default matrix, computed with exactly its settings: an unsafe
 // variant's violation is found there; a fixed variant's cell shows no run
 // failing a check the variant expects valid. A disagreement is allowed only
-// when the variant explains it (harness.Variant.MatrixNote), and a note on a
+// when the variant explains it (scenario.Variant.MatrixNote), and a note on a
 // variant that agrees is stale. -v logs the table.
 func TestCatalogAgreesWithTheMatrix(t *testing.T) {
 	if testing.Short() {

@@ -115,7 +115,7 @@ type Evidence struct {
 	// Runs counts the search's runs (a finding's included).
 	Runs int `json:"runs"`
 	// Fired counts the runs in which a fault of the cell's family took hold
-	// (harness.Result.Faults: the fault took effect); Quiet the runs in which none did, which are not
+	// (scenario.Result.Faults: the fault took effect); Quiet the runs in which none did, which are not
 	// evidence and are counted apart.
 	Fired int `json:"fired"`
 	Quiet int `json:"quiet"`

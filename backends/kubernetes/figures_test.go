@@ -12,6 +12,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
 )
 
@@ -42,7 +43,7 @@ func TestTheCostOfTheFix(t *testing.T) {
 			var takeovers []time.Duration
 			for seed := uint64(1); seed <= 100; seed++ {
 				crashAt := 20 * time.Second
-				r, err := harness.Run(harness.Test{System: "kubernetes", Clients: 3, Seed: seed, Time: 60 * time.Second, Storage: st,
+				r, err := harness.Run(scenario.Test{System: "kubernetes", Clients: 3, Seed: seed, Time: 60 * time.Second, Storage: st,
 					SystemOptions: opts, Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{
 						{Kind: nemesis.Pause, Targets: []string{"c2", "c3"}, Duration: nemesis.Duration(5 * time.Second)},
 						{Kind: nemesis.Crash, Targets: []string{"c1"}, At: nemesis.Duration(crashAt), Duration: nemesis.Duration(35 * time.Second)},
@@ -57,7 +58,7 @@ func TestTheCostOfTheFix(t *testing.T) {
 			}
 			var writes float64
 			for seed := uint64(1); seed <= 10; seed++ {
-				r, err := harness.Run(harness.Test{System: "kubernetes", Seed: seed, Time: 60 * time.Second, Storage: st, SystemOptions: opts})
+				r, err := harness.Run(scenario.Test{System: "kubernetes", Seed: seed, Time: 60 * time.Second, Storage: st, SystemOptions: opts})
 				require.NoError(t, err)
 				n := 0
 				for _, e := range r.Events {
