@@ -124,14 +124,10 @@ func NewClient(env lockapi.Env, t Transport, o Options) *Client {
 	return &Client{env: env, t: t, o: o, tm: o.Timeouts(), held: map[string]*hold{}}
 }
 
-// OnRenew registers the observer of the belief's renewals.
+// OnRenew registers the observer of the belief's renewals (its calls run
+// one at a time: live, each hold's watchdog is a goroutine).
 func (c *Client) OnRenew(fn func(l lockapi.Lease, done bool, err error)) {
-	var mu sync.Mutex
-	c.onRenew = func(l lockapi.Lease, done bool, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		fn(l, done, err)
-	}
+	c.onRenew = lockapi.SerialRenewals(fn)
 }
 
 // LockDir is the parent of a lock's nodes.
