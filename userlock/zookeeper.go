@@ -95,7 +95,7 @@ func RegisterZooKeeper(l ZooKeeperLock) {
 		panic(fmt.Sprintf("userlock: ZooKeeper lock %s has no New", l.Name))
 	}
 	lockPath := l.lockPath()
-	system.Register(l.System("zookeeper", zookeeper.ServerOptions,
+	l.register(l.System("zookeeper", zookeeper.ServerOptions,
 		func(w *sim.World, opts map[string]string, c *Conduct) (system.Deployment, error) {
 			return zookeeper.DeployUser(w, opts, zookeeper.UserLock{
 				LockPath:   lockPath,
