@@ -89,7 +89,9 @@ func TestTheSimulatedClientAnswersAsGoRedisOnRedisServer(t *testing.T) {
 		{"ScriptLoad", func(c Redis) goredis.Cmder { return c.ScriptLoad(ctx0, "return KEYS[1]") }, false},
 		{"EvalSha", func(c Redis) goredis.Cmder { return c.EvalSha(ctx0, sha1hex("return KEYS[1]"), []string{"x"}) }, false},
 		{"EvalSha NOSCRIPT", func(c Redis) goredis.Cmder { return c.EvalSha(ctx0, sha1hex("return 7"), nil) }, false},
-		{"EvalRO write", func(c Redis) goredis.Cmder { return c.EvalRO(ctx0, "return redis.call('DEL', KEYS[1])", []string{"plain"}) }, false},
+		{"EvalRO write", func(c Redis) goredis.Cmder {
+			return c.EvalRO(ctx0, "return redis.call('DEL', KEYS[1])", []string{"plain"})
+		}, false},
 		{"EvalShaRO", func(c Redis) goredis.Cmder { return c.EvalShaRO(ctx0, sha1hex("return KEYS[1]"), []string{"y"}) }, false},
 		{"Eval array", func(c Redis) goredis.Cmder {
 			return c.Eval(ctx0, "return {1, 'two', redis.status_reply('OK'), {3}}", nil)
@@ -98,7 +100,9 @@ func TestTheSimulatedClientAnswersAsGoRedisOnRedisServer(t *testing.T) {
 		{"Eval WRONGTYPE", func(c Redis) goredis.Cmder {
 			return c.Eval(ctx0, "redis.call('HSET', 'h', 'f', 'v'); return redis.call('GET', 'h')", nil)
 		}, false},
-		{"Eval args", func(c Redis) goredis.Cmder { return c.Eval(ctx0, "return ARGV[1] .. ARGV[2] .. ARGV[3]", nil, 5, 2.5, true) }, false},
+		{"Eval args", func(c Redis) goredis.Cmder {
+			return c.Eval(ctx0, "return ARGV[1] .. ARGV[2] .. ARGV[3]", nil, 5, 2.5, true)
+		}, false},
 		{"Set KeepTTL", func(c Redis) goredis.Cmder { return c.Set(ctx0, "plain", "b", goredis.KeepTTL) }, false},
 		{"PTTL kept", func(c Redis) goredis.Cmder { return c.PTTL(ctx0, "plain") }, true},
 		{"Set whole seconds", func(c Redis) goredis.Cmder { return c.Set(ctx0, "s", "v", 3*time.Second) }, false},
