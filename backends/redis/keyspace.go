@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/locklab/locklab/backends/redis/engine"
 )
 
 // entry is one key. Redis strings are stored in value; the reentrant hash lock
@@ -23,6 +25,7 @@ type entry struct {
 type Keyspace struct {
 	small []keyEntry
 	big   map[string]entry // nil until the keyspace outgrows small
+	eng   *engine.DB       // the data set of Commands; nil until the first
 }
 
 type keyEntry struct {
@@ -38,10 +41,16 @@ func NewKeyspace() *Keyspace { return &Keyspace{} }
 
 // Clone copies the keyspace (a snapshot for persistence or replication).
 func (k *Keyspace) Clone() *Keyspace {
+	var c *Keyspace
 	if k.big != nil {
-		return &Keyspace{big: maps.Clone(k.big)}
+		c = &Keyspace{big: maps.Clone(k.big)}
+	} else {
+		c = &Keyspace{small: slices.Clone(k.small)}
 	}
-	return &Keyspace{small: slices.Clone(k.small)}
+	if k.eng != nil {
+		c.eng = k.eng.Clone()
+	}
+	return c
 }
 
 // Len counts the keys, including ones that expired but were not touched since.
@@ -189,6 +198,9 @@ func (k *Keyspace) Apply(cmd any, wall time.Duration) (Reply, bool) {
 		e.expireAt = wall + c.TTL
 		k.set(c.Key, e)
 		return Reply{OK: true, Int: e.count}, true
+	case Command:
+		_, changed := k.exec(c.Args, wall)
+		return Reply{}, changed
 	}
 	panic(fmt.Sprintf("redis: unknown command %T", cmd))
 }

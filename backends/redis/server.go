@@ -65,7 +65,8 @@ type Server struct {
 	repl        replState
 	acking      bool // a replica's ack timer is running
 
-	grants *lockapi.GrantLog // the ground truth, when recorded (see RecordGrants)
+	grants  *lockapi.GrantLog     // the ground truth, when recorded (see RecordGrants)
+	lockKey func(key string) bool // the keys of Commands recorded (see WatchLockKeys)
 
 	// the last reply boxed that is not a recurring one: a contended key gets
 	// the same "held by VALUE" reply many times in a row
@@ -144,6 +145,10 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 	default:
 		if w, ok := m.Body.(Wait); ok {
 			s.wait(n, m, w)
+			return
+		}
+		if c, ok := m.Body.(Command); ok {
+			s.command(n, m, c)
 			return
 		}
 		at := s.now(n)

@@ -61,6 +61,9 @@ type DB struct {
 	keys    map[string]*item
 	scripts map[string]string // sha1 -> body
 	rand    uint64            // math.random's state in scripts
+	// readOnly is set while an EVAL_RO or EVALSHA_RO script runs: its
+	// write commands are refused.
+	readOnly bool
 }
 
 // New returns an empty data set.
@@ -122,6 +125,9 @@ func (db *DB) do(now int64, args []string, sha string) Reply {
 	if sha != "" && c.noScript {
 		return errorf("ERR This Redis command is not allowed from script")
 	}
+	if sha != "" && c.write && db.readOnly {
+		return errorf("ERR Write commands are not allowed from read-only scripts.")
+	}
 	return c.run(db, now, args[1:], sha)
 }
 
@@ -129,6 +135,7 @@ type command struct {
 	name     string
 	arity    int // as redis-server: n exactly, -n at least n (the name counts)
 	noScript bool
+	write    bool // refused in a read-only script
 	run      func(db *DB, now int64, args []string, sha string) Reply
 }
 
@@ -138,21 +145,24 @@ func init() {
 	commands = map[string]command{}
 	for _, c := range []command{
 		{name: "ping", arity: -1, run: cmdPing},
-		{name: "set", arity: -3, run: cmdSet},
+		{name: "set", arity: -3, write: true, run: cmdSet},
+		{name: "setnx", arity: 3, write: true, run: cmdSetNX},
 		{name: "get", arity: 2, run: cmdGet},
-		{name: "del", arity: -2, run: cmdDel},
+		{name: "del", arity: -2, write: true, run: cmdDel},
 		{name: "exists", arity: -2, run: cmdExists},
-		{name: "incr", arity: 2, run: cmdIncr},
-		{name: "pexpire", arity: -3, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1, "pexpire") }},
-		{name: "expire", arity: -3, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1000, "expire") }},
+		{name: "incr", arity: 2, write: true, run: cmdIncr},
+		{name: "pexpire", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1, "pexpire") }},
+		{name: "expire", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1000, "expire") }},
 		{name: "pttl", arity: 2, run: func(db *DB, now int64, a []string, _ string) Reply { return db.ttl(now, a[0], false) }},
 		{name: "ttl", arity: 2, run: func(db *DB, now int64, a []string, _ string) Reply { return db.ttl(now, a[0], true) }},
-		{name: "hset", arity: -4, run: cmdHSet},
+		{name: "hset", arity: -4, write: true, run: cmdHSet},
 		{name: "hget", arity: 3, run: cmdHGet},
-		{name: "hincrby", arity: 4, run: cmdHIncrBy},
-		{name: "hdel", arity: -3, run: cmdHDel},
+		{name: "hincrby", arity: 4, write: true, run: cmdHIncrBy},
+		{name: "hdel", arity: -3, write: true, run: cmdHDel},
 		{name: "eval", arity: -3, noScript: true, run: cmdEval},
 		{name: "evalsha", arity: -3, noScript: true, run: cmdEvalSHA},
+		{name: "eval_ro", arity: -3, noScript: true, run: readOnly(cmdEval)},
+		{name: "evalsha_ro", arity: -3, noScript: true, run: readOnly(cmdEvalSHA)},
 		{name: "script", arity: -2, noScript: true, run: cmdScript},
 	} {
 		commands[c.name] = c
@@ -257,6 +267,15 @@ func cmdSet(db *DB, now int64, args []string, _ string) Reply {
 		return oldReply
 	}
 	return Status("OK")
+}
+
+// cmdSetNX is SETNX key value: SET NX without options, answering 1 or 0.
+func cmdSetNX(db *DB, now int64, args []string, _ string) Reply {
+	if db.lookup(args[0], now) != nil {
+		return int64(0)
+	}
+	db.keys[args[0]] = &item{kind: kindString, str: args[1]}
+	return int64(1)
 }
 
 func cmdGet(db *DB, now int64, args []string, _ string) Reply {

@@ -38,6 +38,16 @@ func cmdEvalSHA(db *DB, now int64, args []string, _ string) Reply {
 	return r
 }
 
+// readOnly runs a script command as EVAL_RO and EVALSHA_RO do: the
+// script's write commands are refused.
+func readOnly(run func(db *DB, now int64, args []string, sha string) Reply) func(db *DB, now int64, args []string, sha string) Reply {
+	return func(db *DB, now int64, args []string, sha string) Reply {
+		db.readOnly = true
+		defer func() { db.readOnly = false }()
+		return run(db, now, args, sha)
+	}
+}
+
 func cmdScript(db *DB, _ int64, args []string, _ string) Reply {
 	switch sub := strings.ToLower(args[0]); {
 	case sub == "load" && len(args) == 2:

@@ -1,0 +1,83 @@
+package redis
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
+	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
+)
+
+// CommandDeployment is a Redis deployment whose clients send Commands (a
+// user's lock over GoRedisClient): the instances the redis system deploys
+// for the same options, recording the grants of the lock keys.
+type CommandDeployment struct {
+	// Options gives the servers' options: Persistence, ExpiryClock,
+	// RestartDelay, Replicas and DownAfter (the client recipe's are unused).
+	Options Options
+	// IsLockKey tells the keys whose grants the servers record (see
+	// Server.WatchLockKeys).
+	IsLockKey func(key string) bool
+	// NewLock makes the lock of one client process, which finds Redis
+	// through t.
+	NewLock func(p *sim.Proc, t Topology) lockapi.Lock
+}
+
+// DeployCommands adds the instances as the redis system does: one called
+// "redis", or with replicas the primary "redis", replicas "replica1".. and
+// the monitor "sentinel", which fails over. Schedules may name "primary",
+// "replicas" and "sentinel".
+func DeployCommands(w *sim.World, d CommandDeployment) (system.Deployment, error) {
+	o := d.Options
+	if err := o.Validate(); err != nil {
+		return system.Deployment{}, err
+	}
+	grants := lockapi.NewGrantLog(1)
+	server := func(cfg ServerConfig) *Server {
+		s := NewServerWith(cfg)
+		s.RecordGrants(grants, "redis")
+		s.WatchLockKeys(d.IsLockKey)
+		return s
+	}
+	primary := w.AddNode("redis", sim.NodeOptions{Handler: server(o.Server())})
+	instances := []*sim.Node{primary}
+	if o.Replicas == 0 {
+		topo := Topology{Primary: primary.ID()}
+		return system.Deployment{
+			Grants:   grants,
+			Servers:  instances,
+			NewLock:  func(p *sim.Proc) lockapi.Lock { return d.NewLock(p, topo) },
+			Messages: CommandMessageTypes(),
+			Resolve:  roleResolver(func() *sim.Node { return primary }, instances, nil),
+		}, nil
+	}
+	for i := range o.Replicas {
+		cfg := o.Server()
+		cfg.Replica, cfg.ReplicaOf = true, primary.ID()
+		instances = append(instances, w.AddNode(fmt.Sprintf("replica%d", i+1), sim.NodeOptions{Handler: server(cfg)}))
+	}
+	var log *history.Log
+	ids := make([]sim.NodeID, len(instances))
+	for i, n := range instances {
+		ids[i] = n.ID()
+	}
+	mon := NewMonitor(MonitorConfig{Instances: ids, DownAfter: o.DownAfter,
+		OnFailover: func(n *sim.Node, f Failover) {
+			if log != nil {
+				system.RecordEvent(log, n.World(), system.EventFailover, []string{w.Nodes()[f.New].Name(), w.Nodes()[f.Old].Name()}, f.Describe(w))
+			}
+		}})
+	sentinel := w.AddNode("sentinel", sim.NodeOptions{Handler: mon})
+	topo := Topology{Primary: primary.ID(), Monitor: sentinel.ID(), HasMonitor: true}
+	return system.Deployment{
+		Grants:   grants,
+		Servers:  append(slices.Clone(instances), sentinel),
+		NewLock:  func(p *sim.Proc) lockapi.Lock { return d.NewLock(p, topo) },
+		Messages: CommandMessageTypes(),
+		Resolve:  roleResolver(func() *sim.Node { return w.Nodes()[mon.Primary()] }, instances, sentinel),
+		Roles:    []string{"primary", "replicas"},
+		Record:   func(l *history.Log) { log = l },
+	}, nil
+}

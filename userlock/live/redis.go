@@ -1,0 +1,59 @@
+// Package userlive is the live form of the locks users write (package
+// userlock): the real servers the built-in system's live form starts, and
+// the real client library handed to the user's lock. It does not import
+// userlock (userlock imports it and passes what it needs), so nothing
+// simulated depends on it.
+package userlive
+
+import (
+	goredis "github.com/redis/go-redis/v9"
+
+	redislive "github.com/locklab/locklab/backends/redis/live"
+	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/liveform"
+	"github.com/locklab/locklab/lockapi"
+	"github.com/locklab/locklab/scenario"
+)
+
+// Redis describes a user's Redis lock to its live form.
+type Redis struct {
+	// Options is the lock's option table and Servers reads a run's options
+	// into the servers' and go-redis's.
+	Options opt.Spec
+	Servers func(opts map[string]string) (redislive.LockServers, error)
+	// Tokens is the lock's claim of fencing tokens.
+	Tokens bool
+	// NewLock makes the lock of one client over a real go-redis client.
+	NewLock func(env lockapi.Env, rdb *goredis.Client) lockapi.Lock
+}
+
+// RedisForm is the live form of a user's Redis lock: redis-server (with
+// replicas, redis-sentinel too) as the redis system's live form starts it,
+// and a *goredis.Client per client (a FailoverClient when replicated).
+func RedisForm(r Redis) liveform.Form {
+	return liveform.Form{
+		Note:    "redis-server, redis-sentinel; your lock over go-redis",
+		Options: r.Options,
+		Describe: func(t scenario.Test) (liveform.Description, error) {
+			s, err := r.Servers(t.SystemOptions)
+			if err != nil {
+				return liveform.Description{}, err
+			}
+			return redislive.DescribeLock(t, s)
+		},
+		Deploy: liveform.RetryDeploy(func(d liveform.Deployment) (*liveform.Deployed, error) {
+			s, err := r.Servers(d.Test.SystemOptions)
+			if err != nil {
+				return nil, err
+			}
+			sys, err := redislive.DeployLock(d, s, func(lc liveform.Client, rdb *goredis.Client) lockapi.Lock {
+				return r.NewLock(lc.Env, rdb)
+			})
+			if err != nil {
+				return nil, err
+			}
+			sys.Tokens = r.Tokens
+			return sys, nil
+		}),
+	}
+}

@@ -1,0 +1,185 @@
+package userlock
+
+import (
+	"context"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/backends/redis"
+	"github.com/locklab/locklab/internal/opt"
+	"github.com/locklab/locklab/lockapi"
+	"github.com/locklab/locklab/sim"
+	"github.com/locklab/locklab/system"
+)
+
+// Redis is the Redis client a user's lock is written against: the methods
+// of go-redis's *redis.Client (github.com/redis/go-redis/v9) that a lock
+// uses, with their signatures, so that a *redis.Client satisfies it
+// unchanged (live) and locklab's simulated client does too. It includes
+// redis.Scripter, so redis.NewScript(...).Run works on it.
+//
+// In the simulator every call is one command to the simulated Redis,
+// executed atomically (scripts by a real Lua interpreter, gopher-lua), with
+// go-redis's replies, errors, timeouts and retries; a context's deadline is
+// not honoured there (the read-timeout option is the timeout). The lock
+// must call it from the goroutine that calls Acquire and Release: a call
+// from a goroutine of its own is refused and reported (lock-conduct).
+type Redis interface {
+	Do(ctx context.Context, args ...any) *goredis.Cmd
+	Eval(ctx context.Context, script string, keys []string, args ...any) *goredis.Cmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *goredis.Cmd
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) *goredis.Cmd
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *goredis.Cmd
+	ScriptExists(ctx context.Context, hashes ...string) *goredis.BoolSliceCmd
+	ScriptLoad(ctx context.Context, script string) *goredis.StringCmd
+	Set(ctx context.Context, key string, value any, expiration time.Duration) *goredis.StatusCmd
+	SetNX(ctx context.Context, key string, value any, expiration time.Duration) *goredis.BoolCmd
+	SetArgs(ctx context.Context, key string, value any, a goredis.SetArgs) *goredis.StatusCmd
+	Get(ctx context.Context, key string) *goredis.StringCmd
+	Del(ctx context.Context, keys ...string) *goredis.IntCmd
+	Exists(ctx context.Context, keys ...string) *goredis.IntCmd
+	Incr(ctx context.Context, key string) *goredis.IntCmd
+	PExpire(ctx context.Context, key string, expiration time.Duration) *goredis.BoolCmd
+	PTTL(ctx context.Context, key string) *goredis.DurationCmd
+	HSet(ctx context.Context, key string, values ...any) *goredis.IntCmd
+	HGet(ctx context.Context, key, field string) *goredis.StringCmd
+	HIncrBy(ctx context.Context, key, field string, incr int64) *goredis.IntCmd
+	HDel(ctx context.Context, key string, fields ...string) *goredis.IntCmd
+}
+
+var (
+	_ Redis = (*goredis.Client)(nil)
+	_ Redis = (*redis.GoRedisClient)(nil)
+)
+
+// RedisLock is a user's lock over Redis.
+type RedisLock struct {
+	Spec
+	// New makes the lock of one client: env is the client's environment,
+	// rdb its Redis client (simulated, or a real *redis.Client live).
+	New func(env Env, rdb Redis) Lock
+	// LockKey is the Redis key the lock stores its lock in for the
+	// workload's key (nil: the key itself). The servers' record of grants,
+	// the ground truth of a simulated run, watches these keys: the holder is
+	// the value stored there (a hash's field names, for a hash).
+	LockKey func(key string) string
+}
+
+// RedisOptions are the options of a user's Redis lock's deployment: the
+// simulated Redis servers' and the client's (go-redis's Options).
+type RedisOptions struct {
+	// Replicas, with DownAfter: the primary's asynchronous replicas and the
+	// monitor that fails over, as the redis system deploys them.
+	Replicas  int
+	DownAfter time.Duration
+	// Persistence, ExpiryClock and RestartDelay are the servers'.
+	Persistence  redis.Persistence
+	ExpiryClock  redis.Clock
+	RestartDelay time.Duration
+	// ReadTimeout and MaxRetries are go-redis's options of the same names.
+	ReadTimeout time.Duration
+	MaxRetries  int
+}
+
+// RedisTable declares the options of a user's Redis lock.
+var RedisTable = opt.Table[RedisOptions]{Owner: "redis lock", Options: []opt.Option[RedisOptions]{
+	opt.Var("replicas", "asynchronous replicas of the primary; with any, a sentinel-like monitor "+
+		"promotes one when the primary is down (the lock's client follows it, as a go-redis FailoverClient does)", "0",
+		func(o *RedisOptions) *int { return &o.Replicas }, opt.Range(0, 9)),
+	opt.Var("down-after", "how long the monitor waits, on its own clock, before it promotes a replica", "3s",
+		func(o *RedisOptions) *time.Duration { return &o.DownAfter }, opt.Positive),
+	opt.Var("persistence", "what the servers write to disk: none (a crash loses everything), "+
+		"everysec (fsync every second), always (fsync every write)", "none",
+		func(o *RedisOptions) *redis.Persistence { return &o.Persistence },
+		opt.Choice(redis.PersistNone, redis.PersistEverySec, redis.PersistAlways)),
+	opt.Var("expiry-clock", "the server clock TTLs follow (Redis uses the wall clock)", "wall",
+		func(o *RedisOptions) *redis.Clock { return &o.ExpiryClock }, opt.Choice(redis.ClockWall, redis.ClockMono)),
+	opt.Var("restart-delay", "a restarted server refuses commands for this long (TRYAGAIN)", "0s",
+		func(o *RedisOptions) *time.Duration { return &o.RestartDelay }, opt.NonNegative),
+	opt.Var("read-timeout", "the client's wait for each reply (go-redis's ReadTimeout; a context's deadline "+
+		"is not honoured in the simulator)", "3s",
+		func(o *RedisOptions) *time.Duration { return &o.ReadTimeout }, opt.Positive),
+	opt.Var("max-retries", "how often the client sends a timed-out or refused command again (go-redis's MaxRetries; "+
+		"-1: never)", "3",
+		func(o *RedisOptions) *int { return &o.MaxRetries }, opt.Range(-1, 20)),
+}}
+
+// RegisterRedis registers a user's lock over Redis as a system (and its
+// live form, against real redis-server through go-redis), with its staged
+// scenarios. It panics on a spec without a name or without New.
+func RegisterRedis(l RedisLock) {
+	if l.New == nil {
+		panic("userlock: RedisLock " + l.Name + " has no New")
+	}
+	l.register(l.Simulated())
+	registerRedisLive(l)
+}
+
+// Simulated is the lock's system over the simulated Redis, as RegisterRedis
+// registers it (without the live form and the staged scenarios): for a test
+// that registers it with system.Register and removes it with
+// system.Unregister.
+func (l RedisLock) Simulated() system.System { return l.System("Redis", RedisTable, l.deploy) }
+
+// lockKey is the key the lock stores its lock in for key.
+func (l RedisLock) lockKey(key string) string {
+	if l.LockKey == nil {
+		return key
+	}
+	return l.LockKey(key)
+}
+
+// deploy deploys the simulated Redis for one run.
+func (l RedisLock) deploy(w *sim.World, opts map[string]string, c *Conduct) (system.Deployment, error) {
+	o, err := RedisTable.Parse(opts)
+	if err != nil {
+		return system.Deployment{}, err
+	}
+	so := redis.DefaultOptions()
+	so.Replicas, so.DownAfter = o.Replicas, o.DownAfter
+	so.Persistence, so.ExpiryClock, so.RestartDelay = o.Persistence, o.ExpiryClock, o.RestartDelay
+	co := redis.DefaultGoRedisOptions()
+	co.ReadTimeout, co.MaxRetries = o.ReadTimeout, o.MaxRetries
+	lockKeys := map[string]bool{}
+	return redis.DeployCommands(w, redis.CommandDeployment{
+		Options:   so,
+		IsLockKey: func(key string) bool { return lockKeys[key] },
+		NewLock: func(p *sim.Proc, t redis.Topology) lockapi.Lock {
+			rdb := redis.NewGoRedisClient(p, t, co)
+			return &simRedisLock{l: l.New(p, rdb), rdb: rdb, env: p, c: c, keys: lockKeys, lockKey: l.lockKey}
+		},
+	})
+}
+
+// simRedisLock is a user's lock in the simulator: it tells the servers'
+// record which keys are lock keys (the lock key of each key acquired), and
+// reports the calls the lock made from goroutines of its own.
+type simRedisLock struct {
+	l       Lock
+	rdb     *redis.GoRedisClient
+	env     Env
+	c       *Conduct
+	keys    map[string]bool
+	lockKey func(string) string
+}
+
+func (s *simRedisLock) Acquire(key string, wait time.Duration) (Lease, error) {
+	s.keys[s.lockKey(key)] = true
+	defer s.strays()
+	return s.l.Acquire(key, wait)
+}
+
+func (s *simRedisLock) Release(l Lease) error {
+	defer s.strays()
+	return s.l.Release(l)
+}
+
+// strays reports the Redis calls made from other goroutines, from the
+// process (where the run's clock can be read).
+func (s *simRedisLock) strays() {
+	for _, call := range s.rdb.Strays() {
+		s.c.Report(s.env.Name(), call, s.env.Mono(),
+			"called Redis from a goroutine other than the client's (one the lock started): refused; in the simulator a lock makes its calls from the goroutine that calls Acquire and Release")
+	}
+}

@@ -1,0 +1,188 @@
+package userlock_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/userlock"
+)
+
+// The locks below are what a user writes against userlock.Redis: the same
+// code runs on the simulated Redis and, live, on a *goredis.Client.
+
+const lease = 2 * time.Second
+
+// release is the compare-and-delete script of the fixed lock.
+var release = goredis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`)
+
+// fixedLock is SET NX PX, an INCR fencing token, and the Lua release.
+type fixedLock struct {
+	env userlock.Env
+	rdb userlock.Redis
+}
+
+func (l *fixedLock) Acquire(key string, wait time.Duration) (userlock.Lease, error) {
+	ctx := context.Background()
+	owner := fmt.Sprintf("%s-%016x", l.env.Name(), l.env.Rand().Uint64())
+	deadline := l.env.Mono() + wait
+	for {
+		start := l.env.Mono()
+		ok, err := l.rdb.SetNX(ctx, key, owner, lease).Result()
+		if err != nil {
+			return userlock.Lease{}, fmt.Errorf("SET NX %s: %v: %w", key, err, userlock.ErrUnknown)
+		}
+		if ok {
+			token, err := l.rdb.Incr(ctx, key+":fence").Result()
+			if err != nil {
+				return userlock.Lease{}, fmt.Errorf("INCR %s:fence: %v: %w", key, err, userlock.ErrUnknown)
+			}
+			return userlock.Lease{Key: key, Owner: owner, HasToken: true, Token: uint64(token), Deadline: start + lease}, nil
+		}
+		if l.env.Mono() >= deadline {
+			return userlock.Lease{}, fmt.Errorf("%s is held: %w", key, userlock.ErrNotAcquired)
+		}
+		l.env.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (l *fixedLock) Release(le userlock.Lease) error {
+	n, err := release.Run(context.Background(), l.rdb, []string{le.Key}, le.Owner).Int64()
+	switch {
+	case err != nil:
+		return fmt.Errorf("release %s: %v: %w", le.Key, err, userlock.ErrUnknown)
+	case n == 0:
+		return userlock.ErrNotHeld
+	}
+	return nil
+}
+
+// brokenLock makes the classic mistakes: SETNX then PEXPIRE as two
+// commands, release by GET then DEL, no fencing.
+type brokenLock struct {
+	env userlock.Env
+	rdb userlock.Redis
+}
+
+func (l *brokenLock) Acquire(key string, wait time.Duration) (userlock.Lease, error) {
+	ctx := context.Background()
+	owner := fmt.Sprintf("%s-%016x", l.env.Name(), l.env.Rand().Uint64())
+	deadline := l.env.Mono() + wait
+	for {
+		start := l.env.Mono()
+		ok, err := l.rdb.SetNX(ctx, key, owner, 0).Result()
+		if err != nil {
+			return userlock.Lease{}, fmt.Errorf("SETNX %s: %v: %w", key, err, userlock.ErrUnknown)
+		}
+		if ok {
+			if err := l.rdb.PExpire(ctx, key, lease).Err(); err != nil {
+				return userlock.Lease{}, fmt.Errorf("PEXPIRE %s: %v: %w", key, err, userlock.ErrUnknown)
+			}
+			return userlock.Lease{Key: key, Owner: owner, Deadline: start + lease}, nil
+		}
+		if l.env.Mono() >= deadline {
+			return userlock.Lease{}, fmt.Errorf("%s is held: %w", key, userlock.ErrNotAcquired)
+		}
+		l.env.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (l *brokenLock) Release(le userlock.Lease) error {
+	ctx := context.Background()
+	v, err := l.rdb.Get(ctx, le.Key).Result()
+	if err == goredis.Nil || v != le.Owner {
+		return userlock.ErrNotHeld
+	}
+	if err != nil {
+		return fmt.Errorf("GET %s: %v: %w", le.Key, err, userlock.ErrUnknown)
+	}
+	return l.rdb.Del(ctx, le.Key).Err()
+}
+
+var (
+	fixedRedisLock = userlock.RedisLock{Spec: userlock.Spec{Name: "test-redis-fixed", Tokens: true, SafeRelease: true},
+		New: func(env userlock.Env, rdb userlock.Redis) userlock.Lock { return &fixedLock{env: env, rdb: rdb} }}
+	brokenRedisLock = userlock.RedisLock{Spec: userlock.Spec{Name: "test-redis-broken"},
+		New: func(env userlock.Env, rdb userlock.Redis) userlock.Lock { return &brokenLock{env: env, rdb: rdb} }}
+)
+
+// registerRedis registers l's simulated system for the test.
+func registerRedis(t *testing.T, l userlock.RedisLock) {
+	system.Register(l.Simulated())
+	t.Cleanup(func() { system.Unregister(l.Name) })
+}
+
+// variant is the staged scenario of l called name.
+func variant(t *testing.T, l userlock.RedisLock, name string) scenario.Test {
+	for _, v := range l.Scenarios()[0].Variants {
+		if v.Name == name {
+			return v.Test
+		}
+	}
+	t.Fatalf("%s has no scenario %s", l.Name, name)
+	return scenario.Test{}
+}
+
+// TestTheGCPauseBreaksTheBrokenRedisLockAndTheRecordShowsIt: the paused
+// holder writes after its lease ran out, while the servers' record shows
+// the lock granted to the other client.
+func TestTheGCPauseBreaksTheBrokenRedisLockAndTheRecordShowsIt(t *testing.T) {
+	registerRedis(t, brokenRedisLock)
+	p, err := harness.Prepare(variant(t, brokenRedisLock, "gc-pause"))
+	require.NoError(t, err)
+	p.RecordGrants()
+	r, err := p.Run()
+	require.NoError(t, err)
+	v := verdict(r, "critical-sections")
+	require.Equal(t, models.Invalid, v.Result, v.Reason)
+	assert.Equal(t, models.Valid, verdict(r, userlock.ConductCheck).Result)
+
+	hs := p.Deployment.Grants.Holdings()
+	require.GreaterOrEqual(t, len(hs), 2, "the record: %v", hs)
+	assert.Equal(t, "c1", hs[0].Client, "c1 held first: %v", hs)
+	var taken bool
+	for _, h := range hs[1:] {
+		// c2 was granted the lock while c1 was paused (its pause outlasts its lease)
+		taken = taken || (h.Client == "c2" && h.From >= hs[0].To && h.From < hs[0].From+userlock.HolderPause)
+	}
+	assert.True(t, taken, "the record shows c2 granted the lock during c1's pause: %v", hs)
+}
+
+// TestTheFixedRedisLockWithFencedStorageSurvivesTheGCPause: the stale
+// write carries an older token and the storage refuses it.
+func TestTheFixedRedisLockWithFencedStorageSurvivesTheGCPause(t *testing.T) {
+	registerRedis(t, fixedRedisLock)
+	r, err := harness.Run(variant(t, fixedRedisLock, "gc-pause-fenced"))
+	require.NoError(t, err)
+	for _, check := range []string{"critical-sections", "fencing-tokens", userlock.ConductCheck} {
+		v := verdict(r, check)
+		assert.Equal(t, models.Valid, v.Result, "%s: %s", check, v.Reason)
+	}
+	assert.NotEmpty(t, r.Events)
+}
+
+// TestARedisLockRunIsDeterministic: the same seed gives the same history.
+func TestARedisLockRunIsDeterministic(t *testing.T) {
+	for _, l := range []userlock.RedisLock{fixedRedisLock, brokenRedisLock} {
+		t.Run(l.Name, func(t *testing.T) {
+			registerRedis(t, l)
+			test := scenario.Test{System: l.Name, Workload: "fenced-counter", Clients: 3, Seed: 7, Time: 20 * time.Second,
+				Nemesis: "random", SystemOptions: map[string]string{"replicas": "2"}}
+			r1, err := harness.Run(test)
+			require.NoError(t, err)
+			r2, err := harness.Run(test)
+			require.NoError(t, err)
+			require.NotEmpty(t, r1.Events)
+			assert.Equal(t, fmt.Sprint(r1.Events), fmt.Sprint(r2.Events))
+		})
+	}
+}
