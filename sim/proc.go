@@ -17,6 +17,15 @@ var ErrTimeout = errors.New("sim: request timed out")
 // node, end of the run). The process's top frame recovers it.
 type killed struct{}
 
+// Stopping reports whether r, a value recovered from a panic in a process,
+// is the simulator stopping the process (its node crashed, the run ended)
+// rather than a panic of the program: code that recovers the panics of
+// code it runs (a user's lock) must re-raise it.
+func Stopping(r any) bool {
+	_, ok := r.(killed)
+	return ok
+}
+
 // Proc is a client process: sequential Go code running as a coroutine that only
 // the kernel resumes. All its blocking calls go through the kernel.
 type Proc struct {

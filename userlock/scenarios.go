@@ -1,0 +1,56 @@
+package userlock
+
+import (
+	"time"
+
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/system"
+)
+
+// nextRank is the catalog rank of the next user lock's scenarios: after
+// every built-in family (see scenario.Register), in registration order.
+var nextRank = 1000
+
+// HolderPause is how long the scenarios pause a holder: longer than the
+// leases of most locks (a lock whose lease is longer will not break in them;
+// explore's random faults are not bound to it).
+const HolderPause = 15 * time.Second
+
+// Scenarios are the counterexamples locklab stages against every user's
+// lock, as the scenario named after it (`locklab repro NAME --all`); each
+// unsafe one is a hunt for explore (NAME/VARIANT). What they show is the
+// verdict on the lock: none is expected in advance, except what the lock
+// claims (Spec.Tokens: with fenced storage the paused holder's write is
+// refused).
+func (s Spec) Scenarios() []scenario.Scenario {
+	base := scenario.Test{System: s.Name, Clients: 2, Seed: 1, Time: 30 * time.Second}
+	pause := base
+	pause.Schedule = scenario.Schedule(scenario.PauseAfter("c1", "read", HolderPause))
+	delay := base
+	delay.Schedule = scenario.Schedule(scenario.DelayNextWrite("c1", HolderPause))
+	variants := []scenario.Variant{
+		{Name: "gc-pause", Kind: scenario.KindGCPause, Test: pause,
+			Doc: "client 1 pauses (a GC) right after it read under the lock, for 15 s; client 2 takes the lock and writes; client 1 resumes and writes to unfenced storage"},
+		{Name: "delayed-write", Kind: scenario.KindDelayedWrite, Test: delay,
+			Doc: "client 1's write to the storage is delayed 15 s in the network; the lock passes on meanwhile"},
+	}
+	if s.Tokens {
+		variants = append(variants,
+			scenario.Variant{Name: "gc-pause-fenced", Test: scenario.Fenced(pause),
+				Doc:    "the GC pause with fenced storage: the lock declares fencing tokens, so client 1's stale write must be refused",
+				Expect: scenario.Expectations{"critical-sections": models.Valid, "fencing-tokens": models.Valid}},
+			scenario.Variant{Name: "delayed-write-fenced", Test: scenario.Fenced(delay),
+				Doc:    "the delayed write with fenced storage: it must be refused when it lands",
+				Expect: scenario.Expectations{"critical-sections": models.Valid, "fencing-tokens": models.Valid}})
+	}
+	return []scenario.Scenario{{Name: s.Name, Doc: "locklab's counterexamples staged against " + s.Name, Variants: variants}}
+}
+
+// register adds the system of a user's lock to the registry and its
+// scenarios to the catalog.
+func (s Spec) register(sys system.System) {
+	system.Register(sys)
+	scenario.Register(nextRank, s.Scenarios)
+	nextRank++
+}
