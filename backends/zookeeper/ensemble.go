@@ -68,6 +68,9 @@ type Ensemble struct {
 	// promises the session its timeout from there. Nothing the ensemble
 	// decides reads it.
 	acked map[int64]time.Duration
+	// paths, when set, are the lock directories of a user's lock over the
+	// generic API (userdeploy.go); nil: the recipe's /lock/<key>.
+	paths *lockPaths
 }
 
 // lockHolder is a lock's lowest node and the session that owns it.
@@ -231,17 +234,17 @@ func (e *Ensemble) applied(s *Server, x txn, c change, zxid uint64) {
 	e.recorded = zxid
 	var keys []string
 	for _, p := range append(slices.Clone(c.deleted), c.created...) {
-		if k, ok := LockNode(p); ok && !slices.Contains(keys, k) {
+		if k, ok := e.lockKey(p); ok && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
 	now := s.node.World().Now()
 	for _, k := range keys {
 		var low lockHolder
-		if n, ok := s.tree.nodes["/lock/"+k]; ok && len(n.children) > 0 {
+		if n, ok := s.tree.nodes[e.lockDir(k)]; ok && len(n.children) > 0 {
 			children := slices.Clone(n.children)
 			sortBySequence(children)
-			p := "/lock/" + k + "/" + children[0]
+			p := path.Join(e.lockDir(k), children[0])
 			low = lockHolder{key: k, node: p, session: s.tree.nodes[p].stat.EphemeralOwner}
 		}
 		i := slices.IndexFunc(e.holders, func(h lockHolder) bool { return h.key == k })

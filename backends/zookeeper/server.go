@@ -120,6 +120,8 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 		}
 	case Request:
 		s.request(m, body)
+	case APIRequest:
+		s.apiRequest(m, body)
 	default:
 		panic(fmt.Sprintf("zookeeper: %s: unexpected message %T", n.Name(), m.Body))
 	}
@@ -262,6 +264,10 @@ func (s *Server) apply(e *pb.Entry) {
 	if !ok {
 		return
 	}
+	if x.API {
+		s.answerAPI(p.Msg, x, c)
+		return
+	}
 	s.reply(p.Msg, Response{Code: c.code, Path: c.path, Stat: c.stat})
 }
 
@@ -279,7 +285,11 @@ func (s *Server) fire(c change) {
 	}
 	for _, p := range c.deleted {
 		send(s.dataW, p, "deleted")
+		send(s.childW, p, "deleted") // only the generic API watches the children of a node that goes
 		send(s.childW, path.Dir(p), "children")
+	}
+	for _, p := range c.changed {
+		send(s.dataW, p, "changed")
 	}
 }
 

@@ -24,6 +24,12 @@ type txn struct {
 	Origin     uint64 `json:"origin,omitempty"` // the server whose client asked
 	Xid        uint64 `json:"xid,omitempty"`
 	Expired    bool   `json:"expired,omitempty"` // close: by the leader's expiry
+	// The generic client API's (api.go): its create, delete and set follow
+	// ZooKeeper's rules (applyAPI).
+	API     bool   `json:"api,omitempty"`
+	Data    []byte `json:"data,omitempty"`
+	Version int32  `json:"version,omitempty"`
+	Time    int64  `json:"time,omitempty"`
 }
 
 func encodeTxn(t txn) []byte {
@@ -45,6 +51,11 @@ func decodeTxn(b []byte) txn {
 type znode struct {
 	stat     Stat
 	children []string // names, sorted
+	// Of the generic client API (api.go): the node's data, the zxid of its
+	// last setData, its times, the zxid of its last child change.
+	data         []byte
+	mzxid, pzxid uint64
+	ctime, mtime int64
 }
 
 // tree is ZooKeeper's data tree plus its sessions: the replicated state.
@@ -66,10 +77,14 @@ type change struct {
 	stat    Stat
 	created []string // paths created
 	deleted []string // paths deleted
+	changed []string // paths whose data changed (the generic API's set)
 }
 
 func (t *tree) apply(x txn, zxid uint64) change {
 	t.zxid = zxid
+	if x.API {
+		return t.applyAPI(x, zxid)
+	}
 	switch x.Op {
 	case "session":
 		t.sessions[x.Session] = time.Duration(x.Timeout)
@@ -153,6 +168,7 @@ func (t *tree) link(dir, name string) {
 	i, _ := slices.BinarySearch(parent.children, name)
 	parent.children = slices.Insert(parent.children, i, name)
 	parent.stat.Cversion++
+	parent.pzxid = t.zxid
 }
 
 func (t *tree) remove(p string, zxid uint64) {
@@ -167,6 +183,7 @@ func (t *tree) remove(p string, zxid uint64) {
 	}
 	parent.stat.Cversion++
 	parent.stat.Mzxid = zxid
+	parent.pzxid = zxid
 }
 
 // sessionIDs lists the live sessions in order.

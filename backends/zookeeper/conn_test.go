@@ -1,0 +1,42 @@
+package zookeeper
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/sim"
+)
+
+// TestAConnRefusesCallsFromGoroutinesOfItsOwn: a call of the simulated
+// connection from a goroutine the user's code started touches nothing of the
+// simulator: it returns ErrForeignGoroutine at once, and the client's next
+// proper call reports it (which call, after which time) to the misconduct
+// callback.
+func TestAConnRefusesCallsFromGoroutinesOfItsOwn(t *testing.T) {
+	w := sim.NewWorld(sim.Config{Seed: 1})
+	e, err := NewEnsemble(w, DefaultOptions())
+	require.NoError(t, err)
+	w.Run(3 * time.Second)
+	var reported []string
+	var foreign, proper error
+	client := w.AddNode("c1", sim.NodeOptions{})
+	client.Spawn("c1", func(p *sim.Proc) {
+		c := e.NewConn(p, func(call, detail string, _ time.Duration) { reported = append(reported, call+": "+detail) })
+		_, _, proper = c.Exists("/")
+		done := make(chan error)
+		go func() { // determinism:ok the user's mistake under test
+			_, _, err := c.Exists("/")
+			done <- err
+		}()
+		foreign = <-done
+		_, _, _ = c.Exists("/")
+	})
+	w.Run(10 * time.Second)
+	assert.NoError(t, proper)
+	assert.ErrorIs(t, foreign, ErrForeignGoroutine)
+	require.Len(t, reported, 1)
+	assert.Contains(t, reported[0], "Exists: Exists called from a goroutine the simulator does not run")
+}
