@@ -31,6 +31,8 @@ type Cluster struct {
 	OnEvent func(n *sim.Node, e SystemEvent)
 	events  []SystemEvent
 	truth   *truth           // the record of grants (nil: none)
+	user    *userTruth       // the record of grants of a user's lock (nil: none)
+	kvOps   kvEntries        // the log entries of the generic KV API, by command id
 	writes  *writeTruth      // the record of the resource's writes (nil: none)
 	initial map[string]int64 // the resource's initial values (Preset)
 }

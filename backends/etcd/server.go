@@ -130,6 +130,10 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 		s.keepAlive(m, body)
 	case WatchReq:
 		s.watch(m, body)
+	case KVRequest:
+		s.kvRequest(m, body)
+	case LeaseTTLRequest:
+		s.leaseTTL(m, body)
 	default:
 		panic(fmt.Sprintf("etcd: %s: unexpected message %T", n.Name(), m.Body))
 	}
@@ -195,6 +199,7 @@ func (s *Server) keepAlive(m sim.Message, ka KeepAlive) {
 	}
 	s.expiry[ka.Lease] = s.node.Mono() + ttl
 	s.cluster.truth.promise(ka.Lease, ttl, s.node.World().Now())
+	s.cluster.user.promise(ka.Lease, ttl, s.node.World().Now())
 	if !s.cluster.opts.LeaderChangeExtends {
 		s.propose(Command{Type: CmdCheckpoint, Lease: ka.Lease, Stamp: s.node.Wall()}, nil)
 	}
@@ -304,9 +309,14 @@ func (s *Server) apply(e *pb.Entry) {
 		return
 	}
 	id := binary.BigEndian.Uint64(e.Data)
+	if op, ok := s.cluster.kvOps[id]; ok {
+		s.applyKV(e, id, op)
+		return
+	}
 	cmd := s.cluster.command(id)
 	res := s.store.Apply(e.Index, cmd)
 	s.cluster.truth.applied(s, e.Index, id, cmd, res)
+	s.cluster.user.applied(s, e.Index, id, cmd, res.Err, res.Events)
 	first := s.cluster.writes.applied(s, e.Index, id, cmd, res)
 	if e.Term == s.r.Term() && s.r.Leading() {
 		s.ready = true
@@ -315,6 +325,7 @@ func (s *Server) apply(e *pb.Entry) {
 	case cmd.Type == CmdLeaseGrant && s.r.Leading():
 		s.expiry[res.Lease] = s.node.Mono() + cmd.TTL
 		s.cluster.truth.promise(res.Lease, cmd.TTL, s.node.World().Now())
+		s.cluster.user.promise(res.Lease, cmd.TTL, s.node.World().Now())
 	case cmd.Type == CmdLeaseRevoke:
 		delete(s.expiry, cmd.Lease)
 		delete(s.revoking, cmd.Lease)

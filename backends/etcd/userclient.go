@@ -1,0 +1,517 @@
+package etcd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strconv"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/sim"
+)
+
+// UserClient is clientv3 in the simulator, for a lock a user wrote against
+// the clientv3 API (package userlock): its methods are *clientv3.Client's,
+// with the same arguments, replies and errors, so the user's code runs
+// unchanged against it and, live, against the real client. It is the client
+// of one simulated client process and speaks the members' generic KV API
+// (KVRequest, LeaseTTLRequest) and their lease messages.
+//
+// Like clientv3, it finds the leader (following NotLeader hints, rotating on
+// a member that does not answer within attempt-timeout) and retries until
+// the call's deadline: request-timeout on the client's monotonic clock, past
+// which the call returns context.DeadlineExceeded (its outcome unknown: a
+// write may have applied). The context's own deadline is on the machine's
+// clock and is not used (it would make a run depend on the machine); a
+// context already cancelled fails the call with context.Canceled.
+//
+// What the simulator cannot offer is refused, never faked: KeepAlive and
+// Watch return channels that clientv3 feeds from goroutines of its own, and a
+// simulated client cannot block on a Go channel (it is a coroutine the kernel
+// resumes). KeepAlive returns an error naming the alternative
+// (KeepAliveOnce from the lock's own calls); Watch returns a closed channel
+// whose only response is cancelled (poll with Get and WithRev instead). Both
+// are reported to the run's conduct record (OnMisuse). A nested Txn is
+// refused with an error. A call from a goroutine other than the client's
+// process does not touch the simulator: it returns an error and is reported.
+type UserClient struct {
+	kv      *KVClient
+	p       *sim.Proc
+	goid    uint64
+	timeout time.Duration
+	// OnMisuse, when set, is told of every call the client refused because
+	// the lock used it in a way the simulator cannot run (call names it).
+	OnMisuse func(call string, err error)
+}
+
+// NewUserClient returns the clientv3-shaped client of process p, whose calls
+// are bounded by timeout. Call it from p.
+func (c *Cluster) NewUserClient(p *sim.Proc, timeout time.Duration) *UserClient {
+	return &UserClient{kv: c.NewKV(p), p: p, goid: goroutineID(), timeout: timeout}
+}
+
+// goroutineID is the id of the calling goroutine (each simulated process is
+// a coroutine with a goroutine of its own).
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseUint(string(b), 10, 64)
+	return id
+}
+
+// ErrNotInSimulator is wrapped by the errors of calls the simulated client
+// refuses because the simulator cannot run them.
+var ErrNotInSimulator = errors.New("not offered by the simulated etcd client")
+
+// enter checks that the call comes from the client's process and that ctx is
+// not cancelled.
+func (c *UserClient) enter(ctx context.Context, call string) error {
+	if c.goid != goroutineID() || c.p.World().Running() != c.p {
+		err := fmt.Errorf("etcd: %s called from a goroutine other than client %s's process (a goroutine the lock "+
+			"started?): in the simulator a client's calls must come from its own process: %w", call, c.p.Node().Name(),
+			ErrNotInSimulator)
+		c.misuse(call, err)
+		return err
+	}
+	if ctx != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+func (c *UserClient) misuse(call string, err error) {
+	if c.OnMisuse != nil {
+		c.OnMisuse(call, err)
+	}
+}
+
+// call sends req until a member (the leader, but for a serializable read)
+// answers it, or the call's deadline passes.
+func (c *UserClient) call(req any) (any, error) {
+	p := c.p
+	until := p.Mono() + c.timeout
+	for {
+		left := until - p.Mono()
+		if left <= 0 {
+			return nil, context.DeadlineExceeded
+		}
+		target := c.kv.leader
+		body, err := p.Call(c.kv.members[target], req, min(c.kv.opts.RequestTimeout, left))
+		if err != nil {
+			c.kv.leader = (target + 1) % len(c.kv.members)
+			continue
+		}
+		var notLeader bool
+		var lead uint64
+		switch r := body.(type) {
+		case KVResponse:
+			notLeader, lead = r.NotLeader, r.Leader
+		case Response:
+			notLeader, lead = r.NotLeader, r.Leader
+		case KeepAliveResp:
+			notLeader, lead = r.NotLeader, r.Leader
+		case LeaseTTLResponse:
+			notLeader, lead = r.NotLeader, r.Leader
+		}
+		if notLeader {
+			c.kv.redirect(p, target, lead)
+			continue
+		}
+		return body, nil
+	}
+}
+
+// rpcErrors are the errors clientv3 returns for etcd's refusals, by text.
+var rpcErrors = map[string]error{
+	ErrLeaseNotFound:     rpctypes.ErrLeaseNotFound,
+	ErrTextKeyNotFound:   rpctypes.ErrKeyNotFound,
+	ErrTextFutureRev:     rpctypes.ErrFutureRev,
+	ErrTextDuplicateKey:  rpctypes.ErrDuplicateKey,
+	ErrTextEmptyKey:      rpctypes.ErrEmptyKey,
+	ErrTextValueProvided: rpctypes.ErrValueProvided,
+	ErrTextLeaseProvided: rpctypes.ErrLeaseProvided,
+	ErrTextTooManyOps:    rpctypes.ErrTooManyOps,
+}
+
+func refusal(text string) error {
+	if err, ok := rpcErrors[text]; ok {
+		return err
+	}
+	return errors.New(text)
+}
+
+// do runs one KV op through the cluster.
+func (c *UserClient) do(ctx context.Context, call string, op clientv3.Op) (KVResponse, error) {
+	if err := c.enter(ctx, call); err != nil {
+		return KVResponse{}, err
+	}
+	o, err := KVOpOf(op)
+	if err != nil {
+		return KVResponse{}, err
+	}
+	body, err := c.call(KVRequest{Op: o})
+	if err != nil {
+		return KVResponse{}, err
+	}
+	r := body.(KVResponse)
+	if r.Result.Err != "" {
+		return KVResponse{}, refusal(r.Result.Err)
+	}
+	return r, nil
+}
+
+// Put puts a key, as clientv3's KV.Put (WithLease, WithPrevKV,
+// WithIgnoreValue, WithIgnoreLease).
+func (c *UserClient) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
+	r, err := c.do(ctx, "Put", clientv3.OpPut(key, val, opts...))
+	if err != nil {
+		return nil, err
+	}
+	return (*clientv3.PutResponse)(putResponse(r.Result, header(r))), nil
+}
+
+// Get reads a key or a range, as clientv3's KV.Get (WithPrefix, WithRange,
+// WithFromKey, WithRev, WithLimit, WithSort and WithFirstCreate & co.,
+// WithKeysOnly, WithCountOnly, WithSerializable, the min/max revisions).
+func (c *UserClient) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	r, err := c.do(ctx, "Get", clientv3.OpGet(key, opts...))
+	if err != nil {
+		return nil, err
+	}
+	return (*clientv3.GetResponse)(rangeResponse(r.Result, header(r))), nil
+}
+
+// Delete deletes a key or a range, as clientv3's KV.Delete (WithPrefix,
+// WithRange, WithFromKey, WithPrevKV).
+func (c *UserClient) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
+	r, err := c.do(ctx, "Delete", clientv3.OpDelete(key, opts...))
+	if err != nil {
+		return nil, err
+	}
+	return (*clientv3.DeleteResponse)(deleteResponse(r.Result, header(r))), nil
+}
+
+// Txn starts a transaction, as clientv3's KV.Txn: If with compares on
+// CreateRevision, ModRevision, Version, Value and LeaseValue (over a key or,
+// WithRange/WithPrefix, a range), Then and Else with Put, Get and Delete.
+func (c *UserClient) Txn(ctx context.Context) clientv3.Txn { return &userTxn{c: c, ctx: ctx} }
+
+// userTxn is a Txn of the simulated client; like clientv3's, it panics when
+// If, Then and Else come out of order.
+type userTxn struct {
+	c                 *UserClient
+	ctx               context.Context
+	cmps              []clientv3.Cmp
+	then, els         []clientv3.Op
+	cif, cthen, celse bool
+}
+
+func (t *userTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
+	switch {
+	case t.cif:
+		panic("cannot call If twice!")
+	case t.cthen:
+		panic("cannot call If after Then!")
+	case t.celse:
+		panic("cannot call If after Else!")
+	}
+	t.cif = true
+	t.cmps = append(t.cmps, cs...)
+	return t
+}
+
+func (t *userTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	switch {
+	case t.cthen:
+		panic("cannot call Then twice!")
+	case t.celse:
+		panic("cannot call Then after Else!")
+	}
+	t.cthen = true
+	t.then = append(t.then, ops...)
+	return t
+}
+
+func (t *userTxn) Else(ops ...clientv3.Op) clientv3.Txn {
+	if t.celse {
+		panic("cannot call Else twice!")
+	}
+	t.celse = true
+	t.els = append(t.els, ops...)
+	return t
+}
+
+func (t *userTxn) Commit() (*clientv3.TxnResponse, error) {
+	r, err := t.c.do(t.ctx, "Txn", clientv3.OpTxn(t.cmps, t.then, t.els))
+	if err != nil {
+		return nil, err
+	}
+	h := header(r)
+	resp := &clientv3.TxnResponse{Header: h, Succeeded: r.Result.Succeeded}
+	ops := t.els
+	if r.Result.Succeeded {
+		ops = t.then
+	}
+	for i, res := range r.Result.Responses {
+		inner := &etcdserverpb.ResponseHeader{Revision: res.Revision}
+		switch {
+		case ops[i].IsGet():
+			resp.Responses = append(resp.Responses, &etcdserverpb.ResponseOp{
+				Response: &etcdserverpb.ResponseOp_ResponseRange{ResponseRange: rangeResponse(res, inner)}})
+		case ops[i].IsPut():
+			resp.Responses = append(resp.Responses, &etcdserverpb.ResponseOp{
+				Response: &etcdserverpb.ResponseOp_ResponsePut{ResponsePut: putResponse(res, inner)}})
+		case ops[i].IsDelete():
+			resp.Responses = append(resp.Responses, &etcdserverpb.ResponseOp{
+				Response: &etcdserverpb.ResponseOp_ResponseDeleteRange{ResponseDeleteRange: deleteResponse(res, inner)}})
+		}
+	}
+	return resp, nil
+}
+
+// Grant creates a lease of ttl seconds (raised to the server's minimum, 1.5
+// election timeouts rounded up to seconds, as etcd does).
+func (c *UserClient) Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGrantResponse, error) {
+	if err := c.enter(ctx, "Grant"); err != nil {
+		return nil, err
+	}
+	if ttl > 9000000000 {
+		return nil, rpctypes.ErrLeaseTTLTooLarge
+	}
+	body, err := c.call(Request{Cmd: Command{Type: CmdLeaseGrant,
+		TTL: max(time.Duration(ttl)*time.Second, c.kv.opts.MinTTL())}})
+	if err != nil {
+		return nil, err
+	}
+	r := body.(Response)
+	if r.Result.Err != "" {
+		return nil, refusal(r.Result.Err)
+	}
+	return &clientv3.LeaseGrantResponse{ResponseHeader: &etcdserverpb.ResponseHeader{MemberId: r.Member,
+		Revision: r.Result.Revision}, ID: clientv3.LeaseID(r.Result.Lease), TTL: int64(r.Result.TTL / time.Second)}, nil
+}
+
+// Revoke revokes a lease, deleting its keys at one revision.
+func (c *UserClient) Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseRevokeResponse, error) {
+	if err := c.enter(ctx, "Revoke"); err != nil {
+		return nil, err
+	}
+	body, err := c.call(Request{Cmd: Command{Type: CmdLeaseRevoke, Lease: int64(id)}})
+	if err != nil {
+		return nil, err
+	}
+	r := body.(Response)
+	if r.Result.Err != "" {
+		return nil, refusal(r.Result.Err)
+	}
+	return &clientv3.LeaseRevokeResponse{Header: &etcdserverpb.ResponseHeader{MemberId: r.Member,
+		Revision: r.Result.Revision}}, nil
+}
+
+// TimeToLive asks the leader how long a lease has left (whole seconds,
+// rounded down; TTL -1 when the lease is gone), with its keys when given
+// clientv3.WithAttachedKeys.
+func (c *UserClient) TimeToLive(ctx context.Context, id clientv3.LeaseID, opts ...clientv3.LeaseOption) (*clientv3.LeaseTimeToLiveResponse, error) {
+	if err := c.enter(ctx, "TimeToLive"); err != nil {
+		return nil, err
+	}
+	var lo clientv3.LeaseOp
+	for _, o := range opts {
+		o(&lo)
+	}
+	body, err := c.call(LeaseTTLRequest{Lease: int64(id), Keys: reflect.ValueOf(lo).FieldByName("attachedKeys").Bool()})
+	if err != nil {
+		return nil, err
+	}
+	r := body.(LeaseTTLResponse)
+	resp := &clientv3.LeaseTimeToLiveResponse{ResponseHeader: &etcdserverpb.ResponseHeader{MemberId: r.Member,
+		Revision: r.Revision, RaftTerm: r.Term}, ID: id, TTL: -1}
+	if r.Found {
+		resp.TTL, resp.GrantedTTL = int64(r.Remaining/time.Second), int64(r.Granted/time.Second)
+		for _, k := range r.Keys {
+			resp.Keys = append(resp.Keys, []byte(k))
+		}
+	}
+	return resp, nil
+}
+
+// KeepAliveOnce renews a lease at the leader; rpctypes.ErrLeaseNotFound when
+// it is gone (expired or revoked).
+func (c *UserClient) KeepAliveOnce(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseKeepAliveResponse, error) {
+	if err := c.enter(ctx, "KeepAliveOnce"); err != nil {
+		return nil, err
+	}
+	body, err := c.call(KeepAlive{Lease: int64(id)})
+	if err != nil {
+		return nil, err
+	}
+	r := body.(KeepAliveResp)
+	if r.TTL <= 0 {
+		return nil, rpctypes.ErrLeaseNotFound
+	}
+	return &clientv3.LeaseKeepAliveResponse{ResponseHeader: &etcdserverpb.ResponseHeader{}, ID: id,
+		TTL: int64(r.TTL / time.Second)}, nil
+}
+
+// KeepAlive is not offered in the simulator: clientv3 feeds its channel from
+// a goroutine of its own, and a simulated client cannot block on a Go
+// channel. It returns an error wrapping ErrNotInSimulator (and reports the
+// call): renew with KeepAliveOnce from the lock's own calls instead.
+func (c *UserClient) KeepAlive(ctx context.Context, id clientv3.LeaseID) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
+	if err := c.enter(ctx, "KeepAlive"); err != nil {
+		return nil, err
+	}
+	err := fmt.Errorf("etcd: KeepAlive(%x): %w: its channel is fed by a goroutine of the client library and a "+
+		"simulated client cannot block on a Go channel; renew with KeepAliveOnce from the lock's own calls", int64(id),
+		ErrNotInSimulator)
+	c.misuse("KeepAlive", err)
+	return nil, err
+}
+
+// Watch is not offered in the simulator, for the reason KeepAlive is not: it
+// returns a closed channel whose one response is cancelled (so a range over
+// it ends at once), and reports the call. Wait for a change by polling with
+// Get (WithRev, WithMinModRev) and the Env's Sleep instead.
+func (c *UserClient) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+	ch := make(chan clientv3.WatchResponse, 1)
+	if err := c.enter(ctx, "Watch"); err == nil {
+		c.misuse("Watch", fmt.Errorf("etcd: Watch(%q): %w: its channel is fed by a goroutine of the client library "+
+			"and a simulated client cannot block on a Go channel; poll with Get and WithRev instead", key,
+			ErrNotInSimulator))
+	}
+	ch <- clientv3.WatchResponse{Canceled: true}
+	close(ch)
+	return ch
+}
+
+// header is the response header of r.
+func header(r KVResponse) *etcdserverpb.ResponseHeader {
+	return &etcdserverpb.ResponseHeader{MemberId: r.Member, Revision: r.Result.Revision, RaftTerm: r.Term}
+}
+
+func keyValue(kv KV) *mvccpb.KeyValue {
+	out := &mvccpb.KeyValue{Key: []byte(kv.Key), CreateRevision: kv.CreateRev, ModRevision: kv.ModRev,
+		Version: kv.Version, Lease: kv.Lease}
+	if kv.Value != "" {
+		out.Value = []byte(kv.Value)
+	}
+	return out
+}
+
+func keyValues(kvs []KV) []*mvccpb.KeyValue {
+	var out []*mvccpb.KeyValue
+	for _, kv := range kvs {
+		out = append(out, keyValue(kv))
+	}
+	return out
+}
+
+func rangeResponse(r KVResult, h *etcdserverpb.ResponseHeader) *etcdserverpb.RangeResponse {
+	return &etcdserverpb.RangeResponse{Header: h, Kvs: keyValues(r.Kvs), More: r.More, Count: r.Count}
+}
+
+func putResponse(r KVResult, h *etcdserverpb.ResponseHeader) *etcdserverpb.PutResponse {
+	resp := &etcdserverpb.PutResponse{Header: h}
+	if len(r.PrevKvs) > 0 {
+		resp.PrevKv = keyValue(r.PrevKvs[0])
+	}
+	return resp
+}
+
+func deleteResponse(r KVResult, h *etcdserverpb.ResponseHeader) *etcdserverpb.DeleteRangeResponse {
+	return &etcdserverpb.DeleteRangeResponse{Header: h, Deleted: r.Deleted, PrevKvs: keyValues(r.PrevKvs)}
+}
+
+// KVOpOf reads a clientv3.Op into the members' KVOp. clientv3 exports no
+// accessor for an Op's lease, sort and ignore-value/ignore-lease flags; they
+// are read from its fields by reflection (TestKVOpOfReadsEveryOption pins
+// them, so a clientv3 that renames them fails the test, not a run).
+func KVOpOf(op clientv3.Op) (KVOp, error) {
+	o := KVOp{Key: string(op.KeyBytes()), End: string(op.RangeBytes()), PrevKV: op.IsPrevKV()}
+	v := reflect.ValueOf(op)
+	switch {
+	case op.IsGet():
+		o.Type, o.Rev, o.Limit = KVRange, op.Rev(), op.Limit()
+		o.KeysOnly, o.CountOnly, o.Serializable = op.IsKeysOnly(), op.IsCountOnly(), op.IsSerializable()
+		o.MinModRev, o.MaxModRev, o.MinCreateRev, o.MaxCreateRev = op.MinModRev(), op.MaxModRev(), op.MinCreateRev(), op.MaxCreateRev()
+		if s := v.FieldByName("sort"); !s.IsNil() {
+			o.SortTarget, o.SortOrder = SortTarget(s.Elem().Field(0).Int()), SortOrder(s.Elem().Field(1).Int())
+		}
+	case op.IsPut():
+		o.Type, o.Value = KVPut, string(op.ValueBytes())
+		o.Lease = v.FieldByName("leaseID").Int()
+		o.IgnoreValue, o.IgnoreLease = v.FieldByName("ignoreValue").Bool(), v.FieldByName("ignoreLease").Bool()
+	case op.IsDelete():
+		o.Type = KVDelete
+	case op.IsTxn():
+		o.Type = KVTxn
+		cmps, then, els := op.Txn()
+		for _, c := range cmps {
+			kc, err := kvCompareOf(c)
+			if err != nil {
+				return KVOp{}, err
+			}
+			o.If = append(o.If, kc)
+		}
+		for _, branch := range []struct {
+			ops []clientv3.Op
+			out *[]KVOp
+		}{{then, &o.Then}, {els, &o.Else}} {
+			for _, x := range branch.ops {
+				k, err := KVOpOf(x)
+				if err != nil {
+					return KVOp{}, err
+				}
+				*branch.out = append(*branch.out, k)
+			}
+		}
+	default:
+		return KVOp{}, fmt.Errorf("etcd: an op that is neither get, put, delete nor txn: %w", ErrNotInSimulator)
+	}
+	return o, nil
+}
+
+// kvCompareOf reads a clientv3.Cmp.
+func kvCompareOf(c clientv3.Cmp) (KVCompare, error) {
+	pc := c.GetCompare()
+	kc := KVCompare{Key: string(pc.GetKey()), End: string(pc.GetRangeEnd())}
+	switch pc.GetResult() {
+	case etcdserverpb.Compare_EQUAL:
+		kc.Result = "="
+	case etcdserverpb.Compare_NOT_EQUAL:
+		kc.Result = "!="
+	case etcdserverpb.Compare_LESS:
+		kc.Result = "<"
+	case etcdserverpb.Compare_GREATER:
+		kc.Result = ">"
+	default:
+		return KVCompare{}, fmt.Errorf("etcd: compare result %v: %w", pc.GetResult(), ErrNotInSimulator)
+	}
+	switch pc.GetTarget() {
+	case etcdserverpb.Compare_VERSION:
+		kc.Target, kc.Int = TargetVersion, pc.GetVersion()
+	case etcdserverpb.Compare_CREATE:
+		kc.Target, kc.Int = TargetCreate, pc.GetCreateRevision()
+	case etcdserverpb.Compare_MOD:
+		kc.Target, kc.Int = TargetMod, pc.GetModRevision()
+	case etcdserverpb.Compare_VALUE:
+		kc.Target, kc.Value = TargetValue, string(pc.GetValue())
+	case etcdserverpb.Compare_LEASE:
+		kc.Target, kc.Int = TargetLease, pc.GetLease()
+	default:
+		return KVCompare{}, fmt.Errorf("etcd: compare target %v: %w", pc.GetTarget(), ErrNotInSimulator)
+	}
+	return kc, nil
+}

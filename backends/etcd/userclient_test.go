@@ -1,0 +1,98 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/sim"
+)
+
+// TestKVOpOfReadsEveryOption pins the reading of clientv3's Ops, whose lease,
+// sort and ignore flags are read by reflection: a clientv3 that renames its
+// fields fails here.
+func TestKVOpOfReadsEveryOption(t *testing.T) {
+	cases := []struct {
+		name string
+		op   clientv3.Op
+		want KVOp
+	}{
+		{"put with lease and prevKV", clientv3.OpPut("k", "v", clientv3.WithLease(7), clientv3.WithPrevKV()),
+			KVOp{Type: KVPut, Key: "k", Value: "v", Lease: 7, PrevKV: true}},
+		{"put ignoring value and lease", clientv3.OpPut("k", "", clientv3.WithIgnoreValue(), clientv3.WithIgnoreLease()),
+			KVOp{Type: KVPut, Key: "k", IgnoreValue: true, IgnoreLease: true}},
+		{"get first create of a prefix", clientv3.OpGet("p/", append(clientv3.WithFirstCreate(), clientv3.WithPrefix())...),
+			KVOp{Type: KVRange, Key: "p/", End: "p0", Limit: 1, SortTarget: SortByCreate, SortOrder: SortAscend}},
+		{"get at a revision, serializable, keys only", clientv3.OpGet("k", clientv3.WithRev(3), clientv3.WithSerializable(),
+			clientv3.WithKeysOnly(), clientv3.WithMaxCreateRev(9)),
+			KVOp{Type: KVRange, Key: "k", Rev: 3, Serializable: true, KeysOnly: true, MaxCreateRev: 9}},
+		{"delete a range with prevKV", clientv3.OpDelete("a", clientv3.WithRange("c"), clientv3.WithPrevKV()),
+			KVOp{Type: KVDelete, Key: "a", End: "c", PrevKV: true}},
+		{"txn", clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision("k"), "=", 0),
+			clientv3.Compare(clientv3.Value("v"), "!=", "x"), clientv3.Compare(clientv3.LeaseValue("k"), ">", 2)},
+			[]clientv3.Op{clientv3.OpPut("k", "1")}, []clientv3.Op{clientv3.OpGet("k")}),
+			KVOp{Type: KVTxn, If: []KVCompare{{Key: "k", Target: TargetCreate, Result: "="},
+				{Key: "v", Target: TargetValue, Result: "!=", Value: "x"}, {Key: "k", Target: TargetLease, Result: ">", Int: 2}},
+				Then: []KVOp{{Type: KVPut, Key: "k", Value: "1"}}, Else: []KVOp{{Type: KVRange, Key: "k"}}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := KVOpOf(c.op)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, got)
+		})
+	}
+}
+
+// userWorld runs body as client c1's process over a 3-member cluster led by
+// etcd1, with calls bounded by 2 s.
+func userWorld(t *testing.T, body func(p *sim.Proc, c *Cluster, cli *UserClient)) *sim.World {
+	t.Helper()
+	w, c := world(t)
+	w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
+		p.Sleep(2 * time.Second)
+		body(p, c, c.NewUserClient(p, 2*time.Second))
+	})})
+	return w
+}
+
+// TestTheSimulatedClientV3sRefusals: a call past request-timeout is
+// context.DeadlineExceeded; a cancelled context fails at once; KeepAlive and
+// a call from a goroutine other than the client's process are refused with
+// ErrNotInSimulator and reported.
+func TestTheSimulatedClientV3sRefusals(t *testing.T) {
+	var reported []string
+	errs := map[string]error{}
+	w := userWorld(t, func(p *sim.Proc, c *Cluster, cli *UserClient) {
+		cli.OnMisuse = func(call string, _ error) { reported = append(reported, call) }
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, errs["cancelled"] = cli.Put(ctx, "k", "v")
+		_, errs["keep-alive"] = cli.KeepAlive(context.Background(), 1)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { // a goroutine of the lock's own: refused without touching the simulator
+			defer wg.Done()
+			_, errs["goroutine"] = cli.Get(context.Background(), "k")
+		}()
+		wg.Wait()
+		for _, n := range c.Nodes() {
+			p.World().Network().Block(p.Node(), n)
+		}
+		start := p.Mono()
+		_, errs["partitioned"] = cli.Put(context.Background(), "k", "v")
+		assert.InDelta(t, 2*time.Second, p.Mono()-start, float64(100*time.Millisecond))
+	})
+	w.Run(30 * time.Second)
+	assert.ErrorIs(t, errs["cancelled"], context.Canceled)
+	assert.ErrorIs(t, errs["keep-alive"], ErrNotInSimulator)
+	assert.ErrorIs(t, errs["goroutine"], ErrNotInSimulator)
+	assert.True(t, errors.Is(errs["partitioned"], context.DeadlineExceeded), "%v", errs["partitioned"])
+	assert.Equal(t, []string{"KeepAlive", "Get"}, reported)
+}

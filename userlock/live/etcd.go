@@ -1,0 +1,133 @@
+// Package live is the live form of users' locks (package userlock): the
+// real servers the built-in systems' live forms start, and the real client
+// library handed to the user's code. It does not import userlock: userlock
+// registers each lock here with what it needs.
+package live
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/backends/etcd"
+	etcdlive "github.com/locklab/locklab/backends/etcd/live"
+	"github.com/locklab/locklab/internal/netgate"
+	"github.com/locklab/locklab/liveform"
+	"github.com/locklab/locklab/lockapi"
+	"github.com/locklab/locklab/scenario"
+)
+
+// etcdSimOnly are the options of a user's lock over etcd that only the
+// simulated client has: live, the lock's own contexts bound its calls and
+// gRPC retries on its own.
+var etcdSimOnly = map[string]string{
+	"request-timeout": "live, the lock's own context deadlines bound its calls to clientv3",
+	"attempt-timeout": "clientv3 retries within the call's context through gRPC, with no per-attempt setting",
+	"backoff-max":     "clientv3's back-off is gRPC's own, not a setting",
+}
+
+// etcdTable is the live option table of a user's lock over etcd.
+var etcdTable = liveform.WithoutSimOnly("etcd (your lock, live)", etcd.UserTable, etcdSimOnly)
+
+// RegisterEtcd registers the live form of the user's lock name over etcd:
+// the real etcd cluster the built-in etcd's live form starts (etcd-server,
+// backends/etcd/live), each client's lock made by newLock over a real
+// *clientv3.Client whose connections pass the client's pause gate.
+func RegisterEtcd(name string, newLock func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock) {
+	liveform.Register(name, liveform.Form{
+		Note:     "etcd-server 3.4 (Debian), your lock over go.etcd.io/etcd/client/v3 v3.7.3",
+		Options:  etcdTable,
+		Describe: describeEtcd,
+		Deploy:   liveform.RetryDeploy(func(d liveform.Deployment) (*liveform.Deployed, error) { return deployEtcd(d, newLock) }),
+	})
+}
+
+// etcdOptions reads the live options: the servers' options as the built-in
+// etcd's live form reads them (same checks), refusing the sim-only ones.
+func etcdOptions(given map[string]string) (etcd.Options, error) {
+	if err := liveform.RefuseSimOnly("etcd (your lock, live)", given, etcdSimOnly, etcdlive.ErrNotHonoured); err != nil {
+		return etcd.Options{}, err
+	}
+	if _, err := etcd.ParseUser(given); err != nil {
+		return etcd.Options{}, err
+	}
+	return etcdlive.ParseOptions(maps.Clone(given))
+}
+
+func describeEtcd(t scenario.Test) (liveform.Description, error) {
+	o, err := etcdOptions(t.SystemOptions)
+	if err != nil {
+		return liveform.Description{}, fmt.Errorf("%w: %w", liveform.ErrNotLive, err)
+	}
+	desc := liveform.RaftCluster(liveform.ServerNames(o.Members, etcd.MemberName))
+	desc.Refuse = liveform.RefuseRaftCluster(desc.Servers,
+		"clock-jump of an etcd member cannot run live: etcd reads time from the vDSO, which libfaketime cannot move",
+		"a partition between etcd members is not built live (peer proxies are not built)",
+		"a delay of etcd's traffic cannot run live: real servers' messages do not pass through locklab")
+	return desc, nil
+}
+
+// closer closes a client's *clientv3.Client when the run ends.
+type closer struct{ cli *clientv3.Client }
+
+func (c closer) Close() { c.cli.Close() }
+
+func deployEtcd(d liveform.Deployment, newLock func(lockapi.Env, *clientv3.Client) lockapi.Lock) (*liveform.Deployed, error) {
+	o, err := etcdOptions(d.Test.SystemOptions)
+	if err != nil {
+		return nil, err
+	}
+	c, err := etcdlive.Start(d.Ctx, o, d.Dir, d.Setup)
+	if err != nil {
+		return nil, err
+	}
+	desc, _ := describeEtcd(d.Test)
+	desc.Resolve = c.Resolve
+	ctx, cancel := context.WithCancel(context.Background())
+	clients := liveform.NewClients[closer]()
+	var mu sync.Mutex
+	expired := 0
+	return &liveform.Deployed{
+		Description: desc,
+		NewLock: func(lc liveform.Client) lockapi.Lock {
+			e := lc.Env
+			cli, err := c.NewClientV3(e.Name(), netgate.New(d.Net, e.Name(), c.ServerAt))
+			if err != nil {
+				return liveform.FailedLock{Err: err}
+			}
+			clients.Add(d.Net, e.Name(), closer{cli})
+			return newLock(e, cli)
+		},
+		Events: func(record func(f string, targets []string, detail string)) {
+			c.Observe(ctx, func(x etcdlive.Expiry) {
+				mu.Lock()
+				expired++
+				mu.Unlock()
+				targets := c.Names()
+				if x.Leader != "" {
+					targets = []string{x.Leader}
+				}
+				record("lease-expired", targets, x.String())
+			})
+		},
+		Pause:   c.Pause,
+		Resume:  c.Resume,
+		Crash:   c.Crash,
+		Restart: c.Restart,
+		Figures: func(_ time.Duration) map[string]any {
+			mu.Lock()
+			defer mu.Unlock()
+			return map[string]any{"lease_expired": expired}
+		},
+		Versions: map[string]string{"etcd": c.ServerVersion(), "client": "go.etcd.io/etcd/client/v3 v3.7.3"},
+		Close: sync.OnceFunc(func() {
+			cancel()
+			clients.Close()
+			c.Close()
+		}),
+	}, nil
+}
