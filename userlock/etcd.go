@@ -12,7 +12,7 @@ import (
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
-	"github.com/locklab/locklab/userlock/live"
+	userlive "github.com/locklab/locklab/userlock/live"
 )
 
 // Etcd is the etcd client a user's lock is written against: the methods of
@@ -88,7 +88,7 @@ func RegisterEtcd(l EtcdLock) {
 		panic(fmt.Sprintf("userlock: etcd lock %s has no New", l.Name))
 	}
 	l.register(l.SimSystem())
-	live.RegisterEtcd(l.Name, func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock {
+	userlive.RegisterEtcd(l.Name, func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock {
 		return l.New(env, cli)
 	})
 }

@@ -122,7 +122,7 @@ func registerRedis(t *testing.T, l userlock.RedisLock) {
 }
 
 // variant is the staged scenario of l called name.
-func variant(t *testing.T, l userlock.RedisLock, name string) scenario.Test {
+func redisVariant(t *testing.T, l userlock.RedisLock, name string) scenario.Test {
 	for _, v := range l.Scenarios()[0].Variants {
 		if v.Name == name {
 			return v.Test
@@ -137,7 +137,7 @@ func variant(t *testing.T, l userlock.RedisLock, name string) scenario.Test {
 // the lock granted to the other client.
 func TestTheGCPauseBreaksTheBrokenRedisLockAndTheRecordShowsIt(t *testing.T) {
 	registerRedis(t, brokenRedisLock)
-	p, err := harness.Prepare(variant(t, brokenRedisLock, "gc-pause"))
+	p, err := harness.Prepare(redisVariant(t, brokenRedisLock, "gc-pause"))
 	require.NoError(t, err)
 	p.RecordGrants()
 	r, err := p.Run()
@@ -161,7 +161,7 @@ func TestTheGCPauseBreaksTheBrokenRedisLockAndTheRecordShowsIt(t *testing.T) {
 // write carries an older token and the storage refuses it.
 func TestTheFixedRedisLockWithFencedStorageSurvivesTheGCPause(t *testing.T) {
 	registerRedis(t, fixedRedisLock)
-	r, err := harness.Run(variant(t, fixedRedisLock, "gc-pause-fenced"))
+	r, err := harness.Run(redisVariant(t, fixedRedisLock, "gc-pause-fenced"))
 	require.NoError(t, err)
 	for _, check := range []string{"critical-sections", "fencing-tokens", userlock.ConductCheck} {
 		v := verdict(r, check)

@@ -1,8 +1,4 @@
-// Package live is the live form of users' locks (package userlock): the
-// real servers the built-in systems' live forms start, and the real client
-// library handed to the user's code. It does not import userlock: userlock
-// registers each lock here with what it needs.
-package live
+package userlive
 
 import (
 	"context"
