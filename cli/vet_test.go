@@ -36,3 +36,27 @@ func TestVetReportsCodeTheSimulatorCannotRun(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--dir")
 }
+
+// TestVetFindsWhatTheCarelessExampleLockDoes: the examples' careless lock
+// reads the machine's clock, sleeps on it, starts a goroutine and draws
+// from math/rand's global source; vet names each, with its line. The same
+// lock written against the Env (homemade) passes.
+func TestVetFindsWhatTheCarelessExampleLockDoes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: loads the example module's packages")
+	}
+	dir := filepath.Join("..", "examples", "redis-homemade")
+	code, out, errOut := capture(t, "vet", "--dir", dir, "./careless")
+	require.Equal(t, 1, code, "findings exit 1: %s", errOut)
+	for _, want := range []string{
+		"careless/lock.go:26:35: calls math/rand.Int63",
+		"careless/lock.go:27:14: calls time.Now",
+		"careless/lock.go:34:4: starts a goroutine",
+		"careless/lock.go:40:3: calls time.Sleep",
+	} {
+		assert.Contains(t, out, want)
+	}
+	code, out, _ = capture(t, "vet", "--dir", dir, "./homemade")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "no findings")
+}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/system"
 )
@@ -17,6 +18,12 @@ var nextRank = 1000
 // explore's random faults are not bound to it).
 const HolderPause = 15 * time.Second
 
+// SlowRelease is how long the slow-release scenario delays each request of
+// client 1's release: a check then a delete in two requests straddles the
+// end of a 5 s lease taken just before, and each request still answers
+// within go-redis's 3 s read timeout.
+const SlowRelease = 2800 * time.Millisecond
+
 // Scenarios are the counterexamples locklab stages against every user's
 // lock, as the scenario named after it (`locklab repro NAME --all`); each
 // unsafe one is a hunt for explore (NAME/VARIANT). What they show is the
@@ -29,11 +36,19 @@ func (s Spec) Scenarios() []scenario.Scenario {
 	pause.Schedule = scenario.Schedule(scenario.PauseAfter("c1", "read", HolderPause))
 	delay := base
 	delay.Schedule = scenario.Schedule(scenario.DelayNextWrite("c1", HolderPause))
+	slow := base
+	slow.Clients, slow.Time = 3, 20*time.Second
+	slow.WorkloadOptions = map[string]string{"hold": "1500ms"}
+	slow.Schedule = scenario.Schedule(nemesis.Fault{Kind: nemesis.Delay, From: []string{"c1"}, To: []string{"servers"},
+		Amount: nemesis.Duration(SlowRelease), Duration: nemesis.Duration(3 * SlowRelease), After: scenario.After("c1", "write")})
 	variants := []scenario.Variant{
 		{Name: "gc-pause", Kind: scenario.KindGCPause, Test: pause,
 			Doc: "client 1 pauses (a GC) right after it read under the lock, for 15 s; client 2 takes the lock and writes; client 1 resumes and writes to unfenced storage"},
 		{Name: "delayed-write", Kind: scenario.KindDelayedWrite, Test: delay,
 			Doc: "client 1's write to the storage is delayed 15 s in the network; the lock passes on meanwhile"},
+		{Name: "slow-release", Kind: scenario.KindNonOwnerRelease, Test: slow,
+			Doc: "everything client 1 sends the servers after its write is delayed 2.8 s, its release included; " +
+				"a release that checks and deletes in two requests (GET, then DEL) deletes the next holder's lock when the lease is about 5 s"},
 	}
 	if s.Tokens {
 		variants = append(variants,

@@ -1,0 +1,22 @@
+// Command locklab-fixed is locklab with the corrected Redis lock registered
+// as the system "fixed":
+//
+//	go run . run --system fixed --nemesis pause --seed 7 --storage fenced
+//	go run . matrix --system fixed
+package main
+
+import (
+	"example.com/redis-fixed/fixed"
+
+	"github.com/locklab/locklab/cli"
+	"github.com/locklab/locklab/userlock"
+)
+
+func main() {
+	userlock.RegisterRedis(userlock.RedisLock{
+		Spec: userlock.Spec{Name: "fixed", Doc: "SET NX PX + INCR token in one script, Lua compare-and-delete",
+			Tokens: true, SafeRelease: true},
+		New: fixed.New,
+	})
+	cli.Main()
+}
