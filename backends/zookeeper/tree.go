@@ -1,7 +1,6 @@
 package zookeeper
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -24,22 +23,6 @@ type txn struct {
 	Origin     uint64 `json:"origin,omitempty"` // the server whose client asked
 	Xid        uint64 `json:"xid,omitempty"`
 	Expired    bool   `json:"expired,omitempty"` // close: by the leader's expiry
-}
-
-func encodeTxn(t txn) []byte {
-	b, err := json.Marshal(t)
-	if err != nil {
-		panic(fmt.Sprintf("zookeeper: encode %+v: %v", t, err))
-	}
-	return b
-}
-
-func decodeTxn(b []byte) txn {
-	var t txn
-	if err := json.Unmarshal(b, &t); err != nil {
-		panic(fmt.Sprintf("zookeeper: decode %q: %v", b, err))
-	}
-	return t
 }
 
 type znode struct {
