@@ -20,6 +20,27 @@ func ServerNames[ID int | uint64](n int, name func(id ID) string) []string {
 	return out
 }
 
+// Each is of(s) for every server s of a running cluster, in the cluster's
+// order: their names, their client addresses.
+func Each[S, V any](servers []S, of func(S) V) []V {
+	out := make([]V, len(servers))
+	for i, s := range servers {
+		out[i] = of(s)
+	}
+	return out
+}
+
+// Lookup is the first server s of a running cluster whose key(s) is k (its
+// name, its client address); ok is false when none is.
+func Lookup[S any, K comparable](servers []S, key func(S) K, k K) (s S, ok bool) {
+	for _, s := range servers {
+		if key(s) == k {
+			return s, true
+		}
+	}
+	return s, false
+}
+
 // raftRoles are the roles a schedule may name in a raft cluster.
 var raftRoles = []string{"leader", "followers"}
 
