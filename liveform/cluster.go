@@ -2,6 +2,7 @@ package liveform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -92,6 +93,34 @@ func RefuseSimOnly(owner string, given, simOnly map[string]string, notHonoured e
 		}
 	}
 	return nil
+}
+
+// ParseOptions reads the options of a live system that runs a simulated
+// one's real counterpart, with the simulated system's table (same names,
+// meanings and defaults): it refuses first the options simOnly names
+// (RefuseSimOnly, wrapping notHonoured), then the values the table or the
+// simulated system's Validate refuses. The live system refuses what its real
+// server or library cannot honour after.
+func ParseOptions[O interface{ Validate() error }](owner string, table opt.Table[O], given, simOnly map[string]string, notHonoured error) (O, error) {
+	if err := RefuseSimOnly(owner, given, simOnly, notHonoured); err != nil {
+		var none O
+		return none, err
+	}
+	o, err := table.Parse(given)
+	if err != nil {
+		return o, err
+	}
+	return o, o.Validate()
+}
+
+// Refusal is what a live system's Describe returns for err, its refusal of
+// a test's options: a value the real server or library cannot honour
+// (notHonoured) marks the test as one that cannot run live (ErrNotLive).
+func Refusal(err, notHonoured error) error {
+	if errors.Is(err, notHonoured) {
+		return fmt.Errorf("%w: %w", ErrNotLive, err)
+	}
+	return err
 }
 
 // Closer is a live client that holds connections to real servers.
