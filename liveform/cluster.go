@@ -2,6 +2,7 @@ package liveform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -18,6 +19,27 @@ func ServerNames[ID int | uint64](n int, name func(id ID) string) []string {
 		out = append(out, name(ID(i)))
 	}
 	return out
+}
+
+// Each is of(s) for every server s of a running cluster, in the cluster's
+// order: their names, their client addresses.
+func Each[S, V any](servers []S, of func(S) V) []V {
+	out := make([]V, len(servers))
+	for i, s := range servers {
+		out[i] = of(s)
+	}
+	return out
+}
+
+// Lookup is the first server s of a running cluster whose key(s) is k (its
+// name, its client address); ok is false when none is.
+func Lookup[S any, K comparable](servers []S, key func(S) K, k K) (s S, ok bool) {
+	for _, s := range servers {
+		if key(s) == k {
+			return s, true
+		}
+	}
+	return s, false
 }
 
 // raftRoles are the roles a schedule may name in a raft cluster.
@@ -71,6 +93,34 @@ func RefuseSimOnly(owner string, given, simOnly map[string]string, notHonoured e
 		}
 	}
 	return nil
+}
+
+// ParseOptions reads the options of a live system that runs a simulated
+// one's real counterpart, with the simulated system's table (same names,
+// meanings and defaults): it refuses first the options simOnly names
+// (RefuseSimOnly, wrapping notHonoured), then the values the table or the
+// simulated system's Validate refuses. The live system refuses what its real
+// server or library cannot honour after.
+func ParseOptions[O interface{ Validate() error }](owner string, table opt.Table[O], given, simOnly map[string]string, notHonoured error) (O, error) {
+	if err := RefuseSimOnly(owner, given, simOnly, notHonoured); err != nil {
+		var none O
+		return none, err
+	}
+	o, err := table.Parse(given)
+	if err != nil {
+		return o, err
+	}
+	return o, o.Validate()
+}
+
+// Refusal is what a live system's Describe returns for err, its refusal of
+// a test's options: a value the real server or library cannot honour
+// (notHonoured) marks the test as one that cannot run live (ErrNotLive).
+func Refusal(err, notHonoured error) error {
+	if errors.Is(err, notHonoured) {
+		return fmt.Errorf("%w: %w", ErrNotLive, err)
+	}
+	return err
 }
 
 // Closer is a live client that holds connections to real servers.

@@ -329,3 +329,13 @@ func (pr Program) Start(n *Node) { n.Spawn(n.name, pr) }
 
 // Receive queues a notification for Proc.Recv.
 func (pr Program) Receive(n *Node, m Message) { n.enqueue(m) }
+
+// IDs are the identifiers of nodes, in their order: the addresses a client
+// of a cluster sends to.
+func IDs(nodes []*Node) []NodeID {
+	out := make([]NodeID, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.ID()
+	}
+	return out
+}

@@ -49,11 +49,7 @@ var (
 )
 
 func newClient(p *sim.Proc, c *Cell) *Client {
-	ids := make([]sim.NodeID, len(c.nodes))
-	for i, n := range c.nodes {
-		ids[i] = n.ID()
-	}
-	return &Client{p: p, cell: c, o: c.opts, servers: ids, master: p.Rand().IntN(len(ids)),
+	return &Client{p: p, cell: c, o: c.opts, servers: sim.IDs(c.nodes), master: p.Rand().IntN(len(c.nodes)),
 		next: int64(p.Node().ID()+1) << 32, held: map[string]*hold{}}
 }
 

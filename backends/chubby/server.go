@@ -255,3 +255,9 @@ func (s *Server) apply(e *pb.Entry) {
 	}
 	s.node.Reply(p.Msg, Response{Code: o.code, Sequencer: o.seq})
 }
+
+// encodeTxn renders a log entry.
+func encodeTxn(t txn) []byte { return raftnode.EncodeJSON("chubby", t) }
+
+// decodeTxn reads a log entry encodeTxn rendered.
+func decodeTxn(b []byte) txn { return raftnode.DecodeJSON[txn]("chubby", b) }

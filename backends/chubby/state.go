@@ -1,11 +1,6 @@
 package chubby
 
-import (
-	"encoding/json"
-	"fmt"
-
-	"github.com/locklab/locklab/internal/sorted"
-)
+import "github.com/locklab/locklab/internal/sorted"
 
 // txn is one entry of the replicated log.
 type txn struct {
@@ -19,22 +14,6 @@ type txn struct {
 	// freed without it is refused: the expiry was applied after the master
 	// let the acquire through, before any lock-delay of it had started.
 	Cleared bool `json:"cleared,omitempty"`
-}
-
-func encodeTxn(t txn) []byte {
-	b, err := json.Marshal(t)
-	if err != nil {
-		panic(fmt.Sprintf("chubby: encode %+v: %v", t, err))
-	}
-	return b
-}
-
-func decodeTxn(b []byte) txn {
-	var t txn
-	if err := json.Unmarshal(b, &t); err != nil {
-		panic(fmt.Sprintf("chubby: decode %q: %v", b, err))
-	}
-	return t
 }
 
 type lockFile struct {

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
@@ -24,7 +23,7 @@ func init() {
 		Doc: "Chubby cell (cb1..cb5, an elected master): session leases extended by KeepAlive and expired by the master, " +
 			"exclusive locks with sequencers (generation tokens), lock-delay",
 		Options: Table,
-		Deploy:  deployChubby,
+		Deploy:  system.DeployService(Table, NewCell, (*Cell).NewClient, deployChubby),
 		Claims: []system.Claims{
 			// Lock-delay (1 min) outlasts the suite's pause: the unfenced GC
 			// pause stays valid by design, so the suite runs without it.
@@ -41,18 +40,9 @@ func init() {
 	})
 }
 
-// deployChubby adds the cell. Schedules may name "master" and "replicas".
-func deployChubby(w *sim.World, opts map[string]string) (system.Deployment, error) {
-	o, err := Table.Parse(opts)
-	if err != nil {
-		return system.Deployment{}, err
-	}
-	c, err := NewCell(w, o)
-	if err != nil {
-		return system.Deployment{}, err
-	}
-	grants := lockapi.NewGrantLog(1)
-	c.RecordGrants(grants)
+// deployChubby hands the run what the cell records and offers. Schedules
+// may name "master" and "replicas".
+func deployChubby(w *sim.World, _ Options, c *Cell) system.Deployment {
 	var log *history.Log
 	c.OnEvent = func(ev Event) {
 		if log == nil {
@@ -74,11 +64,7 @@ func deployChubby(w *sim.World, opts map[string]string) (system.Deployment, erro
 		}
 	}
 	return system.Deployment{
-		Grants:    grants,
-		Servers:   c.Nodes(),
-		NewLock:   func(p *sim.Proc) lockapi.Lock { return c.NewClient(p) },
 		HasTokens: true,
-		Resolve:   c.Resolve,
 		Roles:     Roles(),
 		Record:    func(l *history.Log) { log = l },
 		Messages:  MessageTypes(),
@@ -86,5 +72,5 @@ func deployChubby(w *sim.World, opts map[string]string) (system.Deployment, erro
 		Figures: func() map[string]any {
 			return map[string]any{"elections": c.Elections, "sessions_expired": c.Expired, "lock_delays": c.Delays}
 		},
-	}, nil
+	}
 }

@@ -92,16 +92,8 @@ func (c *Cluster) Resolve(name string) ([]*sim.Node, bool) {
 	return raftnode.Resolve(name, "leader", "followers", c.nodes, c.Leader)
 }
 
-func (c *Cluster) memberIDs() []sim.NodeID {
-	out := make([]sim.NodeID, len(c.nodes))
-	for i, n := range c.nodes {
-		out[i] = n.ID()
-	}
-	return out
-}
-
 // NewKV returns the KV client of process p.
-func (c *Cluster) NewKV(p *sim.Proc) *KVClient { return newKV(p, c.memberIDs(), c.opts) }
+func (c *Cluster) NewKV(p *sim.Proc) *KVClient { return newKV(p, sim.IDs(c.nodes), c.opts) }
 
 // NewLock returns the lock client (session + recipe) of process p.
 func (c *Cluster) NewLock(p *sim.Proc) *Lock {

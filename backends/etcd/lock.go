@@ -209,16 +209,13 @@ func (l *Lock) mutexLock(s *Session, key string, wait, until time.Duration) (*ho
 	pfx := key + "/"
 	myKey := fmt.Sprintf("%s%x", pfx, s.lease)
 	owner := Op{Type: OpGet, Key: pfx, Prefix: true, Order: OrderFirstCreate}
-	r, err := l.txn(l.env, Txn{
+	r, err := l.acquireTxn(s, Txn{
 		If:   []Compare{{Key: myKey, Target: TargetCreate, Result: "=", Int: 0}},
 		Then: []Op{{Type: OpPut, Key: myKey, Lease: s.lease}, owner},
 		Else: []Op{{Type: OpGet, Key: myKey}, owner},
 	})
-	if errors.Is(err, ErrLeaseGone) {
-		l.end(s)
-	}
 	if err != nil {
-		return nil, notAcquired(err)
+		return nil, err
 	}
 	myRev := r.Revision
 	if !r.Succeeded {
@@ -277,16 +274,13 @@ func (l *Lock) waitDeletes(pfx string, maxRev int64, until time.Duration) error 
 func (l *Lock) txnLock(s *Session, key string, until time.Duration) (*hold, error) {
 	id := fmt.Sprintf("%s/%x", l.env.Name(), s.lease)
 	for {
-		r, err := l.txn(l.env, Txn{
+		r, err := l.acquireTxn(s, Txn{
 			If:   []Compare{{Key: key, Target: TargetCreate, Result: "=", Int: 0}},
 			Then: []Op{{Type: OpPut, Key: key, Value: id, Lease: s.lease}},
 			Else: []Op{{Type: OpGet, Key: key}},
 		})
-		if errors.Is(err, ErrLeaseGone) {
-			l.end(s)
-		}
 		if err != nil {
-			return nil, notAcquired(err)
+			return nil, err
 		}
 		rev := r.Revision
 		if !r.Succeeded {
@@ -372,6 +366,20 @@ func (l *Lock) heldKey(token uint64) (*hold, bool) {
 func (l *Lock) txn(env lockapi.Env, t Txn) (Result, error) {
 	r, err := l.tr.Txn(env, t, false)
 	return r.Result, err
+}
+
+// acquireTxn runs t, a transaction of an acquire under session s: a lease
+// the cluster no longer knows ends the session, and a failure is the
+// acquire's (notAcquired).
+func (l *Lock) acquireTxn(s *Session, t Txn) (Result, error) {
+	r, err := l.txn(l.env, t)
+	if errors.Is(err, ErrLeaseGone) {
+		l.end(s)
+	}
+	if err != nil {
+		return r, notAcquired(err)
+	}
+	return r, nil
 }
 
 // get reads op with the configured consistency (reads=).

@@ -119,14 +119,27 @@ func etcdBaselineVariants() []scenario.Variant {
 
 func etcdGCPauseVariants() []scenario.Variant {
 	t := etcdTest(2, 30*time.Second, scenario.Schedule(scenario.PauseAfter("c1", "read", 15*time.Second)))
+	return etcdPausedHolderVariants(t, [3]string{"etcd-unsafe", "etcd-fixed", "etcd-guarded"}, [3]string{
+		"etcd mutex, unfenced storage: client 1's stale write lands after client 2's, an increment is lost",
+		"fenced storage with the create revision of the lock key as token: the stale write is rejected; the overlap remains",
+		"the resource in etcd, written by Txn(If IsOwner Then Put): client 1's key is gone, its write fails; the overlap remains"})
+}
+
+// etcdPausedHolderVariants are the outcomes of t, in which client 1 is
+// paused past its lease and writes when it wakes: on unfenced storage its
+// stale write loses increments (the leader expired the lease: the lease
+// check holds); fenced storage, with the create revision as token, and the
+// guarded write in etcd each reject it; the overlap remains. names and docs
+// are the three variants', in that order.
+func etcdPausedHolderVariants(t scenario.Test, names, docs [3]string) []scenario.Variant {
 	return []scenario.Variant{
-		{Name: "etcd-unsafe", Kind: scenario.KindGCPause, Doc: "etcd mutex, unfenced storage: client 1's stale write lands after client 2's, an increment is lost",
+		{Name: names[0], Kind: scenario.KindGCPause, Doc: docs[0],
 			Test: t, Expect: scenario.Expect(models.Invalid, models.Invalid).And("lease", models.Valid),
 			Assert: scenario.AllOf(scenario.TokensMonotonic, scenario.StoryMentions("lease-expired"))},
-		{Name: "etcd-fixed", Doc: "fenced storage with the create revision of the lock key as token: the stale write is rejected; the overlap remains",
+		{Name: names[1], Doc: docs[1],
 			Test: scenario.Fenced(t), Expect: scenario.Expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
 			Assert: scenario.AllOf(scenario.TokensMonotonic, scenario.WritesRejected(1))},
-		{Name: "etcd-guarded", Doc: "the resource in etcd, written by Txn(If IsOwner Then Put): client 1's key is gone, its write fails; the overlap remains",
+		{Name: names[2], Doc: docs[2],
 			Test: guarded(t), Expect: scenario.Expect(models.Valid, models.Invalid).And("lease", models.Valid),
 			Assert: scenario.AllOf(scenario.TokensMonotonic, scenario.WritesRejected(1))},
 	}
@@ -149,17 +162,10 @@ func etcdNetworkDelayVariants() []scenario.Variant {
 
 func etcdLeaseExpiryVariants() []scenario.Variant {
 	t := scenario.WithWorkload(etcdTest(3, 40*time.Second, scenario.Schedule(scenario.PauseAfter("c1", "acquire", 12*time.Second))), "hold", "2s")
-	return []scenario.Variant{
-		{Name: "unsafe", Kind: scenario.KindGCPause, Doc: "unfenced storage: client 1 reads after waking, the others increment meanwhile, its write loses them",
-			Test: t, Expect: scenario.Expect(models.Invalid, models.Invalid).And("lease", models.Valid),
-			Assert: scenario.AllOf(scenario.TokensMonotonic, scenario.StoryMentions("lease-expired"))},
-		{Name: "fenced", Doc: "fenced storage with the create revision as token: client 1's write is rejected",
-			Test: scenario.Fenced(t), Expect: scenario.Expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
-			Assert: scenario.AllOf(scenario.TokensMonotonic, scenario.WritesRejected(1))},
-		{Name: "guarded", Doc: "the resource in etcd, Txn(If IsOwner Then Put): client 1's key is gone, its write fails",
-			Test: guarded(t), Expect: scenario.Expect(models.Valid, models.Invalid).And("lease", models.Valid),
-			Assert: scenario.AllOf(scenario.TokensMonotonic, scenario.WritesRejected(1))},
-	}
+	return etcdPausedHolderVariants(t, [3]string{"unsafe", "fenced", "guarded"}, [3]string{
+		"unfenced storage: client 1 reads after waking, the others increment meanwhile, its write loses them",
+		"fenced storage with the create revision as token: client 1's write is rejected",
+		"the resource in etcd, Txn(If IsOwner Then Put): client 1's key is gone, its write fails"})
 }
 
 // etcdLeaderChange crashes client 1 right after its first acquire, and the

@@ -96,9 +96,7 @@ func (s *Server) ID() uint64 { return s.id }
 func (s *Server) Store() *Store { return s.store }
 
 // State is the member's role, the leader it follows and its term.
-func (s *Server) State() (state raft.StateType, lead, term uint64) {
-	return s.r.Role(), s.r.Lead(), s.r.Term()
-}
+func (s *Server) State() (state raft.StateType, lead, term uint64) { return s.r.State() }
 
 // Start rebuilds the member from its log: an empty store the committed
 // entries replay into, a new replica, and its timers (the lessor's expiry

@@ -25,7 +25,7 @@ func init() {
 			"leader change, clientv3 Session + queue Mutex or simple txn lock, create revision as fencing token, " +
 			"optional guarded write Txn(If IsOwner Then Put) to a resource kept in etcd",
 		Options: Table,
-		Deploy:  deployEtcd,
+		Deploy:  system.DeployService(Table, NewCluster, (*Cluster).NewLock, deployEtcd),
 		// Tokens are create revisions, given with every grant. The mutex's
 		// key is its own lease's, so a late release deletes only its own.
 		Claims: []system.Claims{
@@ -55,20 +55,11 @@ func init() {
 	})
 }
 
-// deployEtcd adds the members etcd1..etcdN. Schedules may name "leader" and
-// "followers". The cluster's lease expiries and leader-change extensions are
-// recorded in the history beside the faults.
-func deployEtcd(w *sim.World, opts map[string]string) (system.Deployment, error) {
-	o, err := Table.Parse(opts)
-	if err != nil {
-		return system.Deployment{}, err
-	}
-	c, err := NewCluster(w, o)
-	if err != nil {
-		return system.Deployment{}, err
-	}
-	grants := lockapi.NewGrantLog(1)
-	c.RecordGrants(grants)
+// deployEtcd hands the run what the members etcd1..etcdN record and offer.
+// Schedules may name "leader" and "followers". The cluster's lease expiries
+// and leader-change extensions are recorded in the history beside the
+// faults.
+func deployEtcd(_ *sim.World, o Options, c *Cluster) system.Deployment {
 	var log *history.Log
 	c.OnEvent = func(n *sim.Node, e SystemEvent) {
 		if log != nil {
@@ -76,12 +67,8 @@ func deployEtcd(w *sim.World, opts map[string]string) (system.Deployment, error)
 		}
 	}
 	dep := system.Deployment{
-		Grants:    grants,
-		Servers:   c.Nodes(),
-		NewLock:   func(p *sim.Proc) lockapi.Lock { return c.NewLock(p) },
 		HasTokens: true,
 		Messages:  MessageTypes(),
-		Resolve:   c.Resolve,
 		Roles:     []string{"leader", "followers"},
 		Record:    func(l *history.Log) { log = l },
 		Figures:   func() map[string]any { return etcdFigures(c) },
@@ -94,7 +81,7 @@ func deployEtcd(w *sim.World, opts map[string]string) (system.Deployment, error)
 			return NewGuardedStore(lock.(*Lock))
 		}
 	}
-	return dep, nil
+	return dep
 }
 
 // etcdFigures counts the cluster's lease expiries and extensions.

@@ -69,11 +69,7 @@ var (
 )
 
 func newClient(p *sim.Proc, c *Cluster) *Client {
-	ids := make([]sim.NodeID, len(c.nodes))
-	for i, n := range c.nodes {
-		ids[i] = n.ID()
-	}
-	return &Client{p: p, c: c, o: c.opts, identity: p.Node().Name(), servers: ids, server: p.Rand().IntN(len(ids)),
+	return &Client{p: p, c: c, o: c.opts, identity: p.Node().Name(), servers: sim.IDs(c.nodes), server: p.Rand().IntN(len(c.nodes)),
 		electors: map[string]*elector{}, held: map[string]*hold{}}
 }
 

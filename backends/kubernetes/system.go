@@ -6,7 +6,6 @@ import (
 
 	"github.com/locklab/locklab/backends/etcd"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
@@ -30,7 +29,7 @@ func init() {
 			"API servers (apiserver1..N, each its own etcd connection) in etcd with a compare-and-swap on resourceVersion; " +
 			"observedTime on the candidate's own clock, renew deadline, ReleaseOnCancel; no fencing unless asked",
 		Options: Table,
-		Deploy:  deployKubernetes,
+		Deploy:  system.DeployService(Table, NewCluster, (*Cluster).NewClient, deployKubernetes),
 		Claims:  claims,
 		// One design (the matrix holds 25): client-go's election with the
 		// leaseTransitions token on offer; unfenced storage ignores the
@@ -65,19 +64,10 @@ func fastElection(releaseOnCancel string) map[string]string {
 	return map[string]string{"lease-duration": "2s", "renew-deadline": "1s", "retry-period": "50ms", "release-on-cancel": releaseOnCancel}
 }
 
-// deployKubernetes adds etcd's members and the API servers. Schedules may
-// name "apiservers", "etcd-leader" and "etcd-followers".
-func deployKubernetes(w *sim.World, opts map[string]string) (system.Deployment, error) {
-	o, err := Table.Parse(opts)
-	if err != nil {
-		return system.Deployment{}, err
-	}
-	c, err := NewCluster(w, o)
-	if err != nil {
-		return system.Deployment{}, err
-	}
-	grants := lockapi.NewGrantLog(1)
-	c.RecordGrants(grants)
+// deployKubernetes hands the run what etcd's members and the API servers
+// record and offer. Schedules may name "apiservers", "etcd-leader" and
+// "etcd-followers".
+func deployKubernetes(w *sim.World, o Options, c *Cluster) system.Deployment {
 	var log *history.Log
 	c.OnForeignRelease = func(client, holder, lease string) {
 		if log != nil {
@@ -86,16 +76,12 @@ func deployKubernetes(w *sim.World, opts map[string]string) (system.Deployment, 
 		}
 	}
 	return system.Deployment{
-		Grants:    grants,
-		Servers:   c.Nodes(),
-		NewLock:   func(p *sim.Proc) lockapi.Lock { return c.NewClient(p) },
 		HasTokens: o.Fencing != FencingNone,
-		Resolve:   c.Resolve,
 		Roles:     Roles(),
 		Record:    func(l *history.Log) { log = l },
 		Messages:  append(MessageTypes(), etcd.Request{}, etcd.Response{}, etcd.RaftMessage{}),
 		Figures: func() map[string]any {
 			return map[string]any{"takeovers": c.Takeovers, "releases": c.Releases, "foreign_releases": c.ForeignReleases}
 		},
-	}, nil
+	}
 }

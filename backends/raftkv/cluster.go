@@ -84,16 +84,7 @@ func (c *Cluster) Violations() []string {
 	return append(slices.Clone(c.audit.violations), c.audit.checkKept(disks)...)
 }
 
-// Servers returns the IDs of the nodes in raft-id order, for clients.
-func (c *Cluster) serverIDs() []sim.NodeID {
-	out := make([]sim.NodeID, len(c.nodes))
-	for i, n := range c.nodes {
-		out[i] = n.ID()
-	}
-	return out
-}
-
 // NewClient returns the lock client library of process p.
 func (c *Cluster) NewClient(p *sim.Proc) *Client {
-	return NewClient(p, &procTransport{p: p, servers: c.serverIDs(), stamps: c.opts.Stamp == StampClient, truth: c.truth}, c.opts)
+	return NewClient(p, &procTransport{p: p, servers: sim.IDs(c.nodes), stamps: c.opts.Stamp == StampClient, truth: c.truth}, c.opts)
 }

@@ -78,9 +78,7 @@ func (s *Server) ID() uint64 { return s.id }
 func (s *Server) Disk() *Disk { return s.disk }
 
 // State is what the node believes: its role, the leader it follows and its term.
-func (s *Server) State() (state raft.StateType, lead, term uint64) {
-	return s.r.Role(), s.r.Lead(), s.r.Term()
-}
+func (s *Server) State() (state raft.StateType, lead, term uint64) { return s.r.State() }
 
 // Machine is the node's lock state machine (nil while the node is down).
 func (s *Server) Machine() *lockfsm.Machine { return s.fsm }

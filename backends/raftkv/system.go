@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/storage"
@@ -33,7 +32,7 @@ func init() {
 		Doc: "Raft-replicated KV lock with RheaKV semantics on etcd raft (3 or 5 nodes): reentrant, leased, " +
 			"watchdog renewal, fencing tokens from replicated state, leader-stamped lease time",
 		Options: Table,
-		Deploy:  deployRaftKV,
+		Deploy:  system.DeployService(Table, NewCluster, (*Cluster).NewClient, deployRaftKV),
 		Claims:  []system.Claims{{Tokens: true, SafeRelease: true}},
 		Designs: []system.Design{
 			{Name: "Raft KV lock (RheaKV)", Modes: system.UnfencedOnly},
@@ -44,28 +43,16 @@ func init() {
 	})
 }
 
-func deployRaftKV(w *sim.World, opts map[string]string) (system.Deployment, error) {
-	o, err := Table.Parse(opts)
-	if err != nil {
-		return system.Deployment{}, err
-	}
-	c, err := NewCluster(w, o)
-	if err != nil {
-		return system.Deployment{}, err
-	}
-	grants := lockapi.NewGrantLog(1)
-	c.RecordGrants(grants)
+// deployRaftKV hands the run what the raft group offers: its audit, its
+// elections and the storage of its logs to reuse.
+func deployRaftKV(_ *sim.World, _ Options, c *Cluster) system.Deployment {
 	return system.Deployment{
-		Grants:    grants,
-		Servers:   c.Nodes(),
-		NewLock:   func(p *sim.Proc) lockapi.Lock { return c.NewClient(p) },
 		HasTokens: true,
 		Messages:  MessageTypes(),
-		Resolve:   c.Resolve,
 		Audit:     raftAudit{c},
 		Figures:   func() map[string]any { return raftFigures(c) },
 		Release:   c.Release,
-	}, nil
+	}
 }
 
 // raftAudit turns the audit of the raft group into a verdict: Raft's own

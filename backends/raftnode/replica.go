@@ -335,6 +335,10 @@ func (r *Replica) Leading() bool { return r.role == raft.StateLeader }
 // Term is the latest term the replica has persisted.
 func (r *Replica) Term() uint64 { return r.term }
 
+// State is what the replica believes: its role, the leader it follows and
+// its term.
+func (r *Replica) State() (state raft.StateType, lead, term uint64) { return r.role, r.lead, r.term }
+
 // LeaderAt is when (on the node's monotonic clock) the replica last had a
 // message from a leader of its term or later.
 func (r *Replica) LeaderAt() time.Duration { return r.leaderAt }

@@ -37,11 +37,7 @@ type handle struct {
 var _ Transport = (*handle)(nil)
 
 func newHandle(p *sim.Proc, e *Ensemble) *handle {
-	ids := make([]sim.NodeID, len(e.nodes))
-	for i, n := range e.nodes {
-		ids[i] = n.ID()
-	}
-	return &handle{p: p, o: e.opts, tm: e.opts.Timeouts(), servers: ids, conn: p.Rand().IntN(len(ids)),
+	return &handle{p: p, o: e.opts, tm: e.opts.Timeouts(), servers: sim.IDs(e.nodes), conn: p.Rand().IntN(len(e.nodes)),
 		nextSession: int64(p.Node().ID()+1) << 32}
 }
 

@@ -123,10 +123,21 @@ func zkOrphanVariants() []scenario.Variant {
 			Duration: nemesis.Duration(8 * time.Second), After: &nemesis.Trigger{Node: "c1", F: history.FAcquire, Type: "invoke", Nth: 2}})
 		return t
 	}
+	return zkStrandedNodeVariants(test, "an orphan node blocks the lock",
+		"protection=false: the retry creates a second node; the first, owned by client 1's live session, blocks everyone (client 1 included) as long as the session lives",
+		"protection=true (Curator's protected mode): the retry lists the children, finds the node with client 1's guid and adopts it")
+}
+
+// zkStrandedNodeVariants are the two outcomes of a lock node its client lost
+// track of, in the test test makes of the option that decides it ("false",
+// "true"): unsafe, the node stays while its session lives and blocks the
+// lock (stranded says how), which only the liveness check sees; fixed, the
+// client finds its node again.
+func zkStrandedNodeVariants(test func(string) scenario.Test, stranded, unsafeDoc, fixedDoc string) []scenario.Variant {
 	return []scenario.Variant{
-		{Name: "unsafe", NoHunt: "its failure is liveness (an orphan node blocks the lock), which the violation kinds, read from overlaps, do not cover", Doc: "protection=false: the retry creates a second node; the first, owned by client 1's live session, blocks everyone (client 1 included) as long as the session lives",
+		{Name: "unsafe", NoHunt: "its failure is liveness (" + stranded + "), which the violation kinds, read from overlaps, do not cover", Doc: unsafeDoc,
 			Test: test("false"), Expect: scenario.Expect(models.Valid, models.Valid).And("liveness", models.Invalid)},
-		{Name: "fixed", MatrixNote: zkHeldWriteNote, Doc: "protection=true (Curator's protected mode): the retry lists the children, finds the node with client 1's guid and adopts it",
+		{Name: "fixed", MatrixNote: zkHeldWriteNote, Doc: fixedDoc,
 			Test: test("true"), Expect: scenario.Expect(models.Valid, models.Valid).And("liveness", models.Valid)},
 	}
 }
@@ -227,12 +238,9 @@ func zkReleaseLossVariants() []scenario.Variant {
 			Duration: nemesis.Duration(16 * time.Second), After: &nemesis.Trigger{Node: "c1", F: history.FRelease, Type: "invoke"}})
 		return t
 	}
-	return []scenario.Variant{
-		{Name: "unsafe", NoHunt: "its failure is liveness (the node stays while the session lives), which the violation kinds, read from overlaps, do not cover", Doc: "release-retry=false (CURATOR-678): the client forgets its node; the node stays while its session lives and the lock is blocked for good",
-			Test: test("false"), Expect: scenario.Expect(models.Valid, models.Valid).And("liveness", models.Invalid)},
-		{Name: "fixed", MatrixNote: zkHeldWriteNote, Doc: "release-retry=true (a guaranteed delete): the client deletes the node after it reconnects",
-			Test: test("true"), Expect: scenario.Expect(models.Valid, models.Valid).And("liveness", models.Valid)},
-	}
+	return zkStrandedNodeVariants(test, "the node stays while the session lives",
+		"release-retry=false (CURATOR-678): the client forgets its node; the node stays while its session lives and the lock is blocked for good",
+		"release-retry=true (a guaranteed delete): the client deletes the node after it reconnects")
 }
 
 // beliefVsExpiry asserts whether node's first grant was still believed (its

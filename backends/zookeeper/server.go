@@ -295,3 +295,9 @@ func (s *Server) fire(c change) {
 
 // Ensemble is the ensemble the server belongs to.
 func (s *Server) Ensemble() *Ensemble { return s.ens }
+
+// encodeTxn renders a log entry.
+func encodeTxn(t txn) []byte { return raftnode.EncodeJSON("zookeeper", t) }
+
+// decodeTxn reads a log entry encodeTxn rendered.
+func decodeTxn(b []byte) txn { return raftnode.DecodeJSON[txn]("zookeeper", b) }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
 )
@@ -26,7 +25,7 @@ func init() {
 		Doc: "ZooKeeper ensemble (zk1..zkN, writes through a leader and a quorum) and Curator's InterProcessMutex: " +
 			"EPHEMERAL_SEQUENTIAL nodes, sessions expired by the leader, protection, herd, on-suspend, czxid tokens",
 		Options: Table,
-		Deploy:  deployZooKeeper,
+		Deploy:  system.DeployService(Table, NewEnsemble, (*Ensemble).NewClient, deployZooKeeper),
 		Claims:  []system.Claims{{Tokens: true, SafeRelease: true}},
 		Designs: []system.Design{
 			{Name: "ZooKeeper Curator InterProcessMutex", Modes: system.UnfencedOnly},
@@ -37,19 +36,10 @@ func init() {
 	})
 }
 
-// deployZooKeeper adds the ensemble. Schedules may name "leader",
-// "followers", "server-of:cN" and "servers-but:cN".
-func deployZooKeeper(w *sim.World, opts map[string]string) (system.Deployment, error) {
-	o, err := Table.Parse(opts)
-	if err != nil {
-		return system.Deployment{}, err
-	}
-	e, err := NewEnsemble(w, o)
-	if err != nil {
-		return system.Deployment{}, err
-	}
-	grants := lockapi.NewGrantLog(1)
-	e.RecordGrants(grants)
+// deployZooKeeper hands the run what the ensemble records and offers.
+// Schedules may name "leader", "followers", "server-of:cN" and
+// "servers-but:cN".
+func deployZooKeeper(w *sim.World, _ Options, e *Ensemble) system.Deployment {
 	var log *history.Log
 	e.OnEvent = func(ev Event) {
 		if log != nil && ev.F == "session-expired" {
@@ -57,18 +47,14 @@ func deployZooKeeper(w *sim.World, opts map[string]string) (system.Deployment, e
 		}
 	}
 	return system.Deployment{
-		Grants:    grants,
-		Servers:   e.Nodes(),
-		NewLock:   func(p *sim.Proc) lockapi.Lock { return e.NewClient(p) },
 		HasTokens: true,
-		Resolve:   e.Resolve,
 		Roles:     Roles(),
 		Record:    func(l *history.Log) { log = l },
 		Messages:  MessageTypes(),
 		Figures: func() map[string]any {
 			return map[string]any{"elections": e.Elections, "sessions_expired": e.Expired}
 		},
-	}, nil
+	}
 }
 
 // recordSessionExpiry records a session's expiry as a system event: one per

@@ -1,7 +1,6 @@
 package zookeeper
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -30,22 +29,6 @@ type txn struct {
 	Data    []byte `json:"data,omitempty"`
 	Version int32  `json:"version,omitempty"`
 	Time    int64  `json:"time,omitempty"`
-}
-
-func encodeTxn(t txn) []byte {
-	b, err := json.Marshal(t)
-	if err != nil {
-		panic(fmt.Sprintf("zookeeper: encode %+v: %v", t, err))
-	}
-	return b
-}
-
-func decodeTxn(b []byte) txn {
-	var t txn
-	if err := json.Unmarshal(b, &t); err != nil {
-		panic(fmt.Sprintf("zookeeper: decode %q: %v", b, err))
-	}
-	return t
 }
 
 type znode struct {

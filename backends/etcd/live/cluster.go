@@ -19,6 +19,7 @@ import (
 
 	"github.com/locklab/locklab/backends/etcd"
 	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/liveform"
 )
 
 // Binary finds Debian's etcd server (package etcd-server).
@@ -223,43 +224,31 @@ func (c *Cluster) transfer(ctx context.Context, name string, deadline time.Time)
 	})
 }
 
+// member is the member called name (nil when none is).
 func (c *Cluster) member(name string) *member {
-	for _, m := range c.members {
-		if m.name == name {
-			return m
-		}
-	}
-	return nil
+	m, _ := liveform.Lookup(c.members, memberName, name)
+	return m
 }
+
+func memberName(m *member) string { return m.name }
+
+func memberAddr(m *member) string { return m.clientAddr }
 
 // Names are the members' names, etcd1..etcdN.
-func (c *Cluster) Names() []string {
-	out := make([]string, len(c.members))
-	for i, m := range c.members {
-		out[i] = m.name
-	}
-	return out
-}
+func (c *Cluster) Names() []string { return liveform.Each(c.members, memberName) }
 
 // Endpoints are the members' client addresses.
-func (c *Cluster) Endpoints() []string {
-	out := make([]string, len(c.members))
-	for i, m := range c.members {
-		out[i] = m.clientAddr
-	}
-	return out
-}
+func (c *Cluster) Endpoints() []string { return liveform.Each(c.members, memberAddr) }
 
 // ServerAt names the member listening at addr (a client address, with or
 // without a scheme).
 func (c *Cluster) ServerAt(addr string) (string, bool) {
 	addr = strings.TrimPrefix(strings.TrimPrefix(addr, "http://"), "passthrough:///")
-	for _, m := range c.members {
-		if m.clientAddr == addr {
-			return m.name, true
-		}
+	m, ok := liveform.Lookup(c.members, memberAddr, addr)
+	if !ok {
+		return "", false
 	}
-	return "", false
+	return m.name, true
 }
 
 // Leader asks every member for its status and returns the one that says it

@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -38,11 +37,8 @@ const (
 
 func describeEtcd(t scenario.Test) (liveform.Description, error) {
 	o, err := ParseOptions(t.SystemOptions)
-	if errors.Is(err, ErrNotHonoured) {
-		return liveform.Description{}, fmt.Errorf("%w: %w", liveform.ErrNotLive, err)
-	}
 	if err != nil {
-		return liveform.Description{}, err
+		return liveform.Description{}, liveform.Refusal(err, ErrNotHonoured)
 	}
 	desc := liveform.RaftCluster(liveform.ServerNames(o.Members, etcd.MemberName))
 	desc.Refuse = liveform.RefuseRaftCluster(desc.Servers, etcdNoClock, etcdNoPeerCut, etcdNoDelay)

@@ -35,14 +35,8 @@ const Version = "go.etcd.io/etcd/client/v3 v3.7.3 (concurrency.Session; the Mute
 // defaults: etcd.Table) and refuses the values that the real server and
 // clientv3 cannot honour, naming the option and why.
 func ParseOptions(given map[string]string) (etcd.Options, error) {
-	if err := liveform.RefuseSimOnly("etcd (live)", given, simOnly, ErrNotHonoured); err != nil {
-		return etcd.Options{}, err
-	}
-	o, err := etcd.Table.Parse(given)
+	o, err := liveform.ParseOptions("etcd (live)", etcd.Table, given, simOnly, ErrNotHonoured)
 	if err != nil {
-		return o, err
-	}
-	if err := o.Validate(); err != nil {
 		return o, err
 	}
 	refuse := func(name, why string) error {

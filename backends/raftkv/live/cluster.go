@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/backends/raftkv"
 	"github.com/locklab/locklab/backends/raftkv/lockfsm"
 	"github.com/locklab/locklab/internal/faultnet"
+	"github.com/locklab/locklab/liveform"
 )
 
 // Response is a live node's answer to a raftkv.Request: the simulated
@@ -196,23 +197,15 @@ func (n *Node) FSM() *FSM {
 // Nodes are the raft nodes, n1 first.
 func (c *Cluster) Nodes() []*Node { return c.nodes }
 
-// Names are the node names.
-func (c *Cluster) Names() []string {
-	out := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		out[i] = n.name
-	}
-	return out
-}
+func nodeName(n *Node) string { return n.name }
 
-// Node returns the node called name.
+// Names are the node names.
+func (c *Cluster) Names() []string { return liveform.Each(c.nodes, nodeName) }
+
+// Node returns the node called name (nil when none is).
 func (c *Cluster) Node(name string) *Node {
-	for _, n := range c.nodes {
-		if n.name == name {
-			return n
-		}
-	}
-	return nil
+	n, _ := liveform.Lookup(c.nodes, nodeName, name)
+	return n
 }
 
 // Leader is the node that believes it leads (ties: the lowest id; "" none).

@@ -120,13 +120,14 @@ func (r *reader) uvarint() uint64 {
 	return v
 }
 
+// varint reads binary.AppendVarint's zig-zag encoding, decoded as
+// binary.Varint decodes it.
 func (r *reader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail("integer")
-		return 0
+	ux := r.uvarint()
+	v := int64(ux >> 1)
+	if ux&1 != 0 {
+		v = ^v
 	}
-	r.b = r.b[n:]
 	return v
 }
 

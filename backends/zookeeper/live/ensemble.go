@@ -17,6 +17,7 @@ import (
 
 	"github.com/locklab/locklab/backends/zookeeper"
 	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/liveform"
 )
 
 // Jar is where Debian's zookeeper package puts the server's classes.
@@ -314,32 +315,23 @@ func FourLetter(addr, word string) (string, error) {
 	return string(b), nil
 }
 
+func serverName(s *server) string { return s.name }
+
+func serverAddr(s *server) string { return s.clientAddr }
+
 // Names are the servers' names, zk1..zkN.
-func (e *Ensemble) Names() []string {
-	out := make([]string, len(e.servers))
-	for i, s := range e.servers {
-		out[i] = s.name
-	}
-	return out
-}
+func (e *Ensemble) Names() []string { return liveform.Each(e.servers, serverName) }
 
 // Addrs are the servers' client addresses.
-func (e *Ensemble) Addrs() []string {
-	out := make([]string, len(e.servers))
-	for i, s := range e.servers {
-		out[i] = s.clientAddr
-	}
-	return out
-}
+func (e *Ensemble) Addrs() []string { return liveform.Each(e.servers, serverAddr) }
 
 // ServerAt names the server listening at addr.
 func (e *Ensemble) ServerAt(addr string) (string, bool) {
-	for _, s := range e.servers {
-		if s.clientAddr == addr {
-			return s.name, true
-		}
+	s, ok := liveform.Lookup(e.servers, serverAddr, addr)
+	if !ok {
+		return "", false
 	}
-	return "", false
+	return s.name, true
 }
 
 // Leader is the server whose srvr says leader (or standalone); "" if none.
@@ -352,13 +344,10 @@ func (e *Ensemble) Leader() string {
 	return ""
 }
 
+// server is the server called name (nil when none is).
 func (e *Ensemble) server(name string) *server {
-	for _, s := range e.servers {
-		if s.name == name {
-			return s
-		}
-	}
-	return nil
+	s, _ := liveform.Lookup(e.servers, serverName, name)
+	return s
 }
 
 func (e *Ensemble) do(name string, f func(*proc.Process) error) error {

@@ -2,8 +2,6 @@ package live
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -41,11 +39,8 @@ const (
 
 func describeZooKeeper(t scenario.Test) (liveform.Description, error) {
 	o, err := ParseOptions(t.SystemOptions)
-	if errors.Is(err, ErrNotHonoured) {
-		return liveform.Description{}, fmt.Errorf("%w: %w", liveform.ErrNotLive, err)
-	}
 	if err != nil {
-		return liveform.Description{}, err
+		return liveform.Description{}, liveform.Refusal(err, ErrNotHonoured)
 	}
 	desc := liveform.RaftCluster(liveform.ServerNames(o.Servers, zookeeper.ServerName))
 	servers, raftRoles := desc.Servers, desc.Resolve

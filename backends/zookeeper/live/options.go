@@ -32,14 +32,8 @@ var Table = liveform.WithoutSimOnly("zookeeper (live)", zookeeper.Table, simOnly
 // ParseOptions reads the simulated ZooKeeper's options and refuses what
 // the real ensemble and go-zookeeper cannot honour.
 func ParseOptions(given map[string]string) (zookeeper.Options, error) {
-	if err := liveform.RefuseSimOnly("zookeeper (live)", given, simOnly, ErrNotHonoured); err != nil {
-		return zookeeper.Options{}, err
-	}
-	o, err := zookeeper.Table.Parse(given)
+	o, err := liveform.ParseOptions("zookeeper (live)", zookeeper.Table, given, simOnly, ErrNotHonoured)
 	if err != nil {
-		return o, err
-	}
-	if err := o.Validate(); err != nil {
 		return o, err
 	}
 	if o.Tick < time.Millisecond {
