@@ -14,6 +14,11 @@ import (
 )
 
 func main() {
+	register()
+	cli.Main()
+}
+
+func register() {
 	userlock.RegisterEtcd(userlock.EtcdLock{
 		Spec: userlock.Spec{Name: "etcd-txn", Doc: "lease + txn on CreateRevision == 0, create revision as token, plain Delete",
 			Tokens: true},
@@ -24,5 +29,4 @@ func main() {
 			Tokens: true, SafeRelease: true},
 		New: txnlock.NewGuarded,
 	})
-	cli.Main()
 }

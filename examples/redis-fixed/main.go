@@ -13,10 +13,14 @@ import (
 )
 
 func main() {
+	register()
+	cli.Main()
+}
+
+func register() {
 	userlock.RegisterRedis(userlock.RedisLock{
 		Spec: userlock.Spec{Name: "fixed", Doc: "SET NX PX + INCR token in one script, Lua compare-and-delete",
 			Tokens: true, SafeRelease: true},
 		New: fixed.New,
 	})
-	cli.Main()
 }

@@ -13,10 +13,14 @@ import (
 )
 
 func main() {
+	register()
+	cli.Main()
+}
+
+func register() {
 	userlock.RegisterZooKeeper(userlock.ZooKeeperLock{
 		Spec: userlock.Spec{Name: "zk-raw", Doc: "ephemeral sequential child, watch the predecessor, sequence number as token",
 			Tokens: true, SafeRelease: true},
 		New: zklock.New,
 	})
-	cli.Main()
 }
