@@ -40,6 +40,20 @@ func NotLive(err error) error { return notLive{err} }
 
 type notLive struct{ err error }
 
+// Options parses a test's system options with the system's table and
+// refuses, as not live (NotLive), those that check finds without a live
+// form.
+func Options[T any](table opt.Table[T], t scenario.Test, check func(T) error) (T, error) {
+	o, err := table.Parse(t.SystemOptions)
+	if err != nil {
+		return o, err
+	}
+	if err := check(o); err != nil {
+		return o, NotLive(err)
+	}
+	return o, nil
+}
+
 func (e notLive) Error() string        { return e.err.Error() }
 func (e notLive) Unwrap() error        { return e.err }
 func (e notLive) Is(target error) bool { return target == ErrNotLive }

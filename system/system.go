@@ -185,6 +185,16 @@ func Seeds(first uint64, n int) []uint64 {
 	return out
 }
 
+// PerNemesis returns one Recorded configuration per nemesis: label's
+// defaults under that nemesis alone, one run of seed for d each.
+func PerNemesis(label string, seed uint64, d time.Duration, nemeses ...string) []Recorded {
+	out := make([]Recorded, len(nemeses))
+	for i, n := range nemeses {
+		out[i] = Recorded{Label: label, Nemesis: n, Seeds: []uint64{seed}, Time: d}
+	}
+	return out
+}
+
 // Claims are the semantics a lock system declares for one configuration, so
 // that the conformance suite knows which properties to demand of it.
 type Claims struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/workloads"
 )
 
 func init() {
@@ -147,21 +148,8 @@ func RecordTxns(newRecorder func() *history.Recorder, stopped func() bool) func(
 			if s.Err != nil {
 				e.Detail = s.Err.Error()
 			}
-			commit.Complete(txnOutcome(s.Err), e)
+			commit.Complete(workloads.Outcome(s.Err), e) // classified as the workloads classify their operations
 			open = false
 		}
 	}
-}
-
-// txnOutcome is the history type of a commit that returned err: ok, info
-// when its outcome is unknown (lockapi.Unknown), else fail; the
-// classification the workloads record their operations with.
-func txnOutcome(err error) history.Type {
-	switch {
-	case err == nil:
-		return history.OK
-	case lockapi.Unknown(err):
-		return history.Info
-	}
-	return history.Fail
 }

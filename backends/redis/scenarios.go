@@ -21,12 +21,9 @@ func init() {
 // redisScenarios are the Redis family's counterexamples: Kleppmann's pause and
 // delay, failover with and without WAIT, DEL as unlock, and the overselling shop.
 func redisScenarios() []scenario.Scenario {
-	gcPause := scenario.Test{System: "redis", Clients: 2, Seed: 1, Time: 30 * time.Second,
-		Schedule: scenario.Schedule(scenario.PauseAfter("c1", "read", 15*time.Second))}
-	netDelay := scenario.Test{System: "redis", Clients: 2, Seed: 1, Time: 30 * time.Second,
-		Schedule: scenario.Schedule(scenario.DelayNextWrite("c1", 15*time.Second))}
-	stock := scenario.Test{System: "redis", Workload: "stock", Clients: 2, Seed: 1, Time: 30 * time.Second,
-		Schedule: scenario.Schedule(scenario.PauseAfter("c1", "read", 15*time.Second))}
+	gcPause, netDelay := scenario.GCPauseTest("redis"), scenario.NetworkDelayTest("redis")
+	stock := gcPause
+	stock.Workload = "stock"
 	return []scenario.Scenario{
 		{
 			Name: "kleppmann-gc-pause",
@@ -119,32 +116,16 @@ func redisFailover() scenario.Scenario {
 
 // redisBaselineScenarios are Redis without faults: every check valid.
 func redisBaselineScenarios() []scenario.Scenario {
-	return []scenario.Scenario{
-		{
-			Name: "baseline-redis",
-			Doc:  "Redis (one instance; or replicated), defaults, no faults: every check valid, acquires succeed",
-			Variants: []scenario.Variant{{
-				Name:   "fixed",
-				Doc:    "no faults",
-				Test:   scenario.Test{System: "redis", Seed: 1},
-				Expect: scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid),
-				Assert: scenario.AcquireSuccessAbove(0.99),
-			}, {
-				Name:   "replicated",
-				Doc:    "a primary, two asynchronous replicas and the monitor, WAIT 1, no faults",
-				Test:   scenario.Test{System: "redis", Seed: 1, SystemOptions: map[string]string{"replicas": "2", "wait": "1"}},
-				Expect: scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid),
-				Assert: scenario.AcquireSuccessAbove(0.99),
-			}},
-		},
-	}
+	return []scenario.Scenario{scenario.Baseline("redis", "Redis (one instance; or replicated), defaults, no faults: every check valid, acquires succeed",
+		scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid), scenario.AcquireSuccessAbove(0.99)).
+		NoFaults("replicated", "a primary, two asynchronous replicas and the monitor, WAIT 1, no faults", "replicas", "2", "wait", "1")}
 }
 
 // redisOncallScenarios are the on-call write skew on Redis (the workload oncall): two
 // doctors, each may go off call only if the other still is.
 func redisOncallScenarios() []scenario.Scenario {
-	paused := scenario.Test{System: "redis", Workload: "oncall", Clients: 2, Seed: 1, Time: 30 * time.Second,
-		Schedule: scenario.Schedule(scenario.PauseAfter("c1", "read", 15*time.Second)), WorkloadOptions: map[string]string{"off-duty": "20s"}}
+	paused := scenario.WithWorkload(scenario.GCPauseTest("redis"), "off-duty", "20s")
+	paused.Workload = "oncall"
 	fencedReads := scenario.Fenced(paused, "fencing", "true")
 	fencedReads.FenceReads = true
 	onCall := func(r models.Result) scenario.Expectations { return scenario.Expectations{"on-call": r} }

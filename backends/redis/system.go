@@ -19,17 +19,12 @@ func init() {
 			{Label: "redis"},
 			{Label: "redis-replicated", Options: map[string]string{"replicas": "2", "fencing": "true"}, Storage: storage.Fenced},
 		},
-		Recorded: []system.Recorded{
+		Recorded: append([]system.Recorded{
 			{Label: "redis", Nemesis: "random", Seeds: system.Seeds(1, 4), Time: time.Minute},
 			{Label: "redis-replicated", Options: map[string]string{"replicas": "2"}, Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute},
 			{Label: "redis-fenced-stock", Options: map[string]string{"fencing": "true"}, Workload: "stock", Nemesis: "random",
 				Seeds: system.Seeds(1, 2), Time: time.Minute},
-			{Label: "redis", Nemesis: "pause", Seeds: []uint64{5}, Time: time.Minute},
-			{Label: "redis", Nemesis: "partition", Seeds: []uint64{5}, Time: time.Minute},
-			{Label: "redis", Nemesis: "clock", Seeds: []uint64{5}, Time: time.Minute},
-			{Label: "redis", Nemesis: "crash", Seeds: []uint64{5}, Time: time.Minute},
-			{Label: "redis", Nemesis: "delay", Seeds: []uint64{5}, Time: time.Minute},
-		},
+		}, system.PerNemesis("redis", 5, time.Minute, "pause", "partition", "clock", "crash", "delay")...),
 		Doc: "Redis: SET NX PX, release lua|del|check-then-del, watchdog, INCR fencing; " +
 			"with replicas=N a primary, N async replicas and a sentinel-like monitor (failover), WAIT n",
 		Options: Table,

@@ -17,10 +17,7 @@ func init() {
 // redlockScenarios settle the points of the Kleppmann–antirez debate on
 // Redlock by experiment.
 func redlockScenarios() []scenario.Scenario {
-	gcPause := scenario.Test{System: "redlock", Clients: 2, Seed: 1, Time: 30 * time.Second,
-		Schedule: scenario.Schedule(scenario.PauseAfter("c1", "read", 15*time.Second))}
-	netDelay := scenario.Test{System: "redlock", Clients: 2, Seed: 1, Time: 30 * time.Second,
-		Schedule: scenario.Schedule(scenario.DelayNextWrite("c1", 15*time.Second))}
+	gcPause, netDelay := scenario.GCPauseTest("redlock"), scenario.NetworkDelayTest("redlock")
 	external := []string{"token", "external"}
 	return []scenario.Scenario{
 		{
@@ -47,16 +44,25 @@ func redlockScenarios() []scenario.Scenario {
 	}
 }
 
+// minorityLoss is the stage of redlock-restart and redlock-clock-jump: two
+// clients for 20 s, each holding the lock 1 s; client 1 cannot reach redis-d
+// and redis-e, so its grant rests on redis-a, b and c alone, and right after
+// it lossOfC makes redis-c forget client 1's key.
+func minorityLoss(lossOfC nemesis.Fault) scenario.Test {
+	lossOfC.After = scenario.After("c1", "acquire")
+	return scenario.Test{System: "redlock", Clients: 2, Seed: 1, Time: 20 * time.Second,
+		WorkloadOptions: map[string]string{"hold": "1s"},
+		Schedule: scenario.Schedule(
+			nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"redis-d", "redis-e"}},
+			lossOfC,
+		)}
+}
+
 // redlockRestart: client 1's grant rests on redis-a, b, c (d and e are
 // unreachable for it); right after it, redis-c crashes and restarts 100 ms
 // later without persistence, forgetting client 1's key; client 2 gets c, d, e.
 func redlockRestart() scenario.Scenario {
-	base := scenario.Test{System: "redlock", Clients: 2, Seed: 1, Time: 20 * time.Second,
-		WorkloadOptions: map[string]string{"hold": "1s"},
-		Schedule: scenario.Schedule(
-			nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"redis-d", "redis-e"}},
-			nemesis.Fault{Kind: nemesis.Crash, Targets: []string{"redis-c"}, Duration: nemesis.Duration(100 * time.Millisecond), After: scenario.After("c1", "acquire")},
-		)}
+	base := minorityLoss(nemesis.Fault{Kind: nemesis.Crash, Targets: []string{"redis-c"}, Duration: nemesis.Duration(100 * time.Millisecond)})
 	delayed := base
 	delayed.SystemOptions = map[string]string{"restart-delay": "10s"}
 	persisted := base
@@ -80,12 +86,7 @@ func redlockRestart() scenario.Scenario {
 // forward and expires client 1's key there; client 2 gets c, d, e. Clients
 // hold the lock 1 s.
 func redlockClockJump() scenario.Scenario {
-	base := scenario.Test{System: "redlock", Clients: 2, Seed: 1, Time: 20 * time.Second,
-		WorkloadOptions: map[string]string{"hold": "1s"},
-		Schedule: scenario.Schedule(
-			nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"redis-d", "redis-e"}},
-			nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"redis-c"}, Amount: nemesis.Duration(20 * time.Second), After: scenario.After("c1", "acquire")},
-		)}
+	base := minorityLoss(nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"redis-c"}, Amount: nemesis.Duration(20 * time.Second)})
 	mono := base
 	mono.SystemOptions = map[string]string{"expiry-clock": "mono"}
 	lucky := scenario.Fenced(base)
@@ -110,8 +111,7 @@ func redlockClockJump() scenario.Scenario {
 // redlockGCPause: client 1 pauses for 15 s (TTL 10 s) either after its acquire
 // returned, or after sending its SETs and before reading the replies.
 func redlockGCPause() scenario.Scenario {
-	after := scenario.Test{System: "redlock", Clients: 2, Seed: 1, Time: 30 * time.Second,
-		Schedule: scenario.Schedule(scenario.PauseAfter("c1", "read", 15*time.Second))}
+	after := scenario.GCPauseTest("redlock")
 	// Client 2 starts cut off for 50 ms, so that client 1's first SETs meet no
 	// competition; client 1 pauses 100 µs after invoking its first acquire:
 	// the SETs are on their way, the replies not yet read.
@@ -144,17 +144,6 @@ func redlockGCPause() scenario.Scenario {
 
 // redlockBaselineScenarios are Redlock without faults: every check valid.
 func redlockBaselineScenarios() []scenario.Scenario {
-	return []scenario.Scenario{
-		{
-			Name: "baseline-redlock",
-			Doc:  "Redlock over 5 instances, defaults, no faults: every check valid, acquires succeed",
-			Variants: []scenario.Variant{{
-				Name:   "fixed",
-				Doc:    "no faults",
-				Test:   scenario.Test{System: "redlock", Seed: 1},
-				Expect: scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid),
-				Assert: scenario.AcquireSuccessAbove(0.99),
-			}},
-		},
-	}
+	return []scenario.Scenario{scenario.Baseline("redlock", "Redlock over 5 instances, defaults, no faults: every check valid, acquires succeed",
+		scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid).And("liveness", models.Valid), scenario.AcquireSuccessAbove(0.99))}
 }

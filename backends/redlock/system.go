@@ -15,15 +15,11 @@ func init() {
 	system.Register(system.System{
 		Name:        "redlock",
 		GroundTruth: []system.Truth{{Label: "redlock", Options: map[string]string{"token": "external"}, Storage: storage.Fenced}},
-		Recorded: []system.Recorded{
+		Recorded: append([]system.Recorded{
 			{Label: "redlock", Nemesis: "random", Seeds: system.Seeds(1, 4), Time: time.Minute},
 			{Label: "redlock-sequential-wall", Options: map[string]string{"fanout": "sequential", "elapsed-clock": "wall"},
 				Nemesis: "random", Seeds: system.Seeds(1, 2), Time: time.Minute},
-			{Label: "redlock", Nemesis: "pause", Seeds: []uint64{5}, Time: time.Minute},
-			{Label: "redlock", Nemesis: "clock", Seeds: []uint64{5}, Time: time.Minute},
-			{Label: "redlock", Nemesis: "crash", Seeds: []uint64{5}, Time: time.Minute},
-			{Label: "redlock", Nemesis: "partition,delay", Seeds: []uint64{5}, Time: time.Minute},
-		},
+		}, system.PerNemesis("redlock", 5, time.Minute, "pause", "clock", "crash", "partition,delay")...),
 		Doc: "Redlock over N independent Redis instances (redis-a, redis-b, ...): majority, validity check, " +
 			"tokens value|incr|external, restart-delay",
 		Options: Table,

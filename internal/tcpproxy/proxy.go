@@ -63,7 +63,7 @@ type Stats struct {
 type Proxy struct {
 	name   string
 	target string
-	ln     net.Listener
+	l      *Listener
 
 	mu     sync.Mutex
 	mode   Mode
@@ -71,7 +71,6 @@ type Proxy struct {
 	conns  map[*link]struct{}
 	closed bool
 	stats  Stats
-	wg     sync.WaitGroup
 }
 
 type link struct {
@@ -88,13 +87,11 @@ func New(name, target string) (*Proxy, error) {
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return nil, fmt.Errorf("proxy %s: target %q is not a loopback address (live mode stays on 127.0.0.1)", name, target)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("proxy %s: listen: %w", name, err)
+	p := &Proxy{name: name, target: target, healed: closedChan(), conns: map[*link]struct{}{}}
+	if p.l, err = Listen("proxy " + name); err != nil {
+		return nil, err
 	}
-	p := &Proxy{name: name, target: target, ln: ln, healed: closedChan(), conns: map[*link]struct{}{}}
-	p.wg.Add(1)
-	go p.accept()
+	p.l.Serve(p.admit)
 	return p, nil
 }
 
@@ -108,10 +105,10 @@ func closedChan() chan struct{} {
 func (p *Proxy) Name() string { return p.name }
 
 // Addr is the address to dial instead of the target.
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+func (p *Proxy) Addr() string { return p.l.Addr() }
 
 // Port is Addr's port.
-func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+func (p *Proxy) Port() int { return p.l.Port() }
 
 // Target is the address the Proxy forwards to.
 func (p *Proxy) Target() string { return p.target }
@@ -166,12 +163,7 @@ func (p *Proxy) Heal() {
 // Close stops the Proxy and closes every connection through it.
 func (p *Proxy) Close() {
 	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return
-	}
-	p.closed = true
-	p.ln.Close()
+	p.closed = true // admit refuses from now on
 	for l := range p.conns {
 		l.client.Close()
 		if l.server != nil {
@@ -183,7 +175,7 @@ func (p *Proxy) Close() {
 		p.mode = Open
 	}
 	p.mu.Unlock()
-	p.wg.Wait()
+	p.l.Close()
 }
 
 // gate waits while the link hangs. It reports false if the connection
@@ -203,31 +195,23 @@ func (p *Proxy) gate() bool {
 	}
 }
 
-func (p *Proxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		p.stats.Conns++
-		if p.closed || p.mode == Reset {
-			p.stats.Refused++
-			p.mu.Unlock()
-			resetConn(c.(*net.TCPConn))
-			continue
-		}
-		l := &link{client: c.(*net.TCPConn)}
-		p.conns[l] = struct{}{}
-		p.wg.Add(1)
-		p.mu.Unlock()
-		go p.serve(l)
+// admit takes a connection the Listener accepted: it is reset while the
+// link is reset or the Proxy closed, else served.
+func (p *Proxy) admit(c net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stats.Conns++
+	if p.closed || p.mode == Reset {
+		p.stats.Refused++
+		resetConn(c.(*net.TCPConn))
+		return
 	}
+	l := &link{client: c.(*net.TCPConn)}
+	p.conns[l] = struct{}{}
+	p.l.Go(func() { p.serve(l) })
 }
 
 func (p *Proxy) serve(l *link) {
-	defer p.wg.Done()
 	defer p.forget(l)
 	if !p.gate() { // a hanging link holds a new connection before it is dialled through
 		l.reset()

@@ -33,13 +33,22 @@ type Topology struct {
 // CheckOptions refuses the options of the redis system that the live
 // transport or the real server cannot honour.
 func CheckOptions(o redis.Options) error {
-	switch {
-	case o.Reentrancy != redis.ReentrancyNone:
+	if o.Reentrancy != redis.ReentrancyNone {
 		return fmt.Errorf("redis option reentrancy=%s has no live form: the live client takes each lock once (reentrancy=none)", o.Reentrancy)
-	case o.ExpiryClock != redis.ClockWall:
-		return fmt.Errorf("redis option expiry-clock=%s has no live form: redis-server expires keys on its wall clock (keyIsExpired compares with mstime)", o.ExpiryClock)
+	}
+	if err := CheckExpiryClock("redis", o.ExpiryClock); err != nil {
+		return err
 	}
 	return o.Validate()
+}
+
+// CheckExpiryClock refuses system's option expiry-clock=c unless c is the
+// wall clock: the real servers, redis-server, expire keys on theirs.
+func CheckExpiryClock(system string, c redis.Clock) error {
+	if c != redis.ClockWall {
+		return fmt.Errorf("%s option expiry-clock=%s has no live form: redis-server expires keys on its wall clock (keyIsExpired compares with mstime)", system, c)
+	}
+	return nil
 }
 
 // Client is the live Redis lock client of one client node: the recipe of

@@ -38,15 +38,9 @@ const goRedisVersion = "v9.23.0"
 // sentinelMaster is the name the Sentinel monitors the primary under.
 const sentinelMaster = "locklab"
 
+// redisOptions parses t's redis options and refuses those without a live form.
 func redisOptions(t scenario.Test) (redis.Options, error) {
-	o, err := redis.Table.Parse(t.SystemOptions)
-	if err != nil {
-		return o, err
-	}
-	if err := CheckOptions(o); err != nil {
-		return o, liveform.NotLive(err)
-	}
-	return o, nil
+	return liveform.Options(redis.Table, t, CheckOptions)
 }
 
 // redisRefuse refuses the faults real Redis servers cannot take.
@@ -407,10 +401,16 @@ func deploySingle(d liveform.Deployment, o redis.Options, bin string) (sys *live
 	}
 	desc, _ := describeRedis(d.Test)
 	sys = c.system(desc)
+	c.serveLocks(sys, o, func(client string) Topology { return Topology{Primary: "redis", Addrs: addrs[client]} })
+	return sys, c, nil
+}
+
+// serveLocks gives sys its locks: a client of o on the topology topo(client)
+// for each client, closed with the cluster; and the tokens and versions.
+func (c *redisCluster) serveLocks(sys *liveform.Deployed, o redis.Options, topo func(client string) Topology) {
 	var mu sync.Mutex
 	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
-		e, fork := lc.Env, lc.Fork
-		l := NewClient(e, fork, Topology{Primary: "redis", Addrs: addrs[e.Name()]}, o)
+		l := NewClient(lc.Env, lc.Fork, topo(lc.Env.Name()), o)
 		mu.Lock()
 		c.closers = append(c.closers, l.Close)
 		mu.Unlock()
@@ -418,5 +418,4 @@ func deploySingle(d liveform.Deployment, o redis.Options, bin string) (sys *live
 	}
 	sys.Tokens = o.Fencing
 	sys.Versions = c.versions("redis")
-	return sys, c, nil
 }

@@ -4,6 +4,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/locklab/locklab/internal/tcpproxy"
 )
 
 // lagLink forwards TCP connections from its own loopback address to a
@@ -13,29 +15,25 @@ import (
 // chunk waits until it is `delay` old.
 type lagLink struct {
 	target string
-	ln     net.Listener
+	ln     *tcpproxy.Listener
 
 	mu     sync.Mutex
 	toDial time.Duration // delay of what the target sends back (primary -> replica)
 	toTarg time.Duration // delay of what the dialler sends (replica -> primary)
 	until  time.Time     // the delays end then (zero: never)
-	conns  []net.Conn
-	closed bool
-	wg     sync.WaitGroup
 }
 
 func newLagLink(target string) (*lagLink, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := tcpproxy.Listen("lag stage to " + target)
 	if err != nil {
 		return nil, err
 	}
 	l := &lagLink{target: target, ln: ln}
-	l.wg.Add(1)
-	go l.accept()
+	ln.Serve(l.connect)
 	return l, nil
 }
 
-func (l *lagLink) addr() string { return l.ln.Addr().String() }
+func (l *lagLink) addr() string { return l.ln.Addr() }
 
 // set delays what the target sends back by back and what the dialler sends
 // by forth, until until (zero: until the run ends).
@@ -63,42 +61,22 @@ func (l *lagLink) lag(back bool) time.Duration {
 	return l.toTarg
 }
 
-func (l *lagLink) close() {
-	l.mu.Lock()
-	l.closed = true
-	l.ln.Close()
-	for _, c := range l.conns {
-		c.Close()
-	}
-	l.mu.Unlock()
-	l.wg.Wait()
-}
+func (l *lagLink) close() { l.ln.Close() }
 
-func (l *lagLink) accept() {
-	defer l.wg.Done()
-	for {
-		c, err := l.ln.Accept()
-		if err != nil {
-			return
-		}
-		s, err := net.Dial("tcp", l.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		l.mu.Lock()
-		if l.closed {
-			l.mu.Unlock()
-			c.Close()
-			s.Close()
-			return
-		}
-		l.conns = append(l.conns, c, s)
-		l.wg.Add(2)
-		l.mu.Unlock()
-		go l.pipe(s, c, false)
-		go l.pipe(c, s, true)
+// connect dials the target for a connection the stage accepted and pipes
+// the two through the lag.
+func (l *lagLink) connect(c net.Conn) {
+	s, err := net.Dial("tcp", l.target)
+	if err != nil {
+		c.Close()
+		return
 	}
+	if !l.ln.Track(c) || !l.ln.Track(s) {
+		s.Close() // Track closed c
+		return
+	}
+	l.ln.Go(func() { l.pipe(s, c, false) })
+	l.ln.Go(func() { l.pipe(c, s, true) })
 }
 
 type chunk struct {
@@ -108,7 +86,6 @@ type chunk struct {
 
 // pipe copies src to dst, each chunk delayed by the link's current lag.
 func (l *lagLink) pipe(dst, src net.Conn, back bool) {
-	defer l.wg.Done()
 	q := make(chan chunk, 1024)
 	done := make(chan struct{})
 	go func() {

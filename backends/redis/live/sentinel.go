@@ -16,7 +16,6 @@ import (
 	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/internal/tcpproxy"
 	"github.com/locklab/locklab/liveform"
-	"github.com/locklab/locklab/lockapi"
 )
 
 // deploySentinel starts a primary "redis", replicas "replica1".. and one
@@ -203,18 +202,9 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 		}
 		return false, nil
 	}
-	var cmu sync.Mutex
-	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
-		e, fork := lc.Env, lc.Fork
-		l := NewClient(e, fork, Topology{Primary: "redis", Addrs: addrs[e.Name()],
-			Sentinel: addrs[e.Name()]["sentinel"], Master: sentinelMaster, Announced: announced}, o)
-		cmu.Lock()
-		c.closers = append(c.closers, l.Close)
-		cmu.Unlock()
-		return l
-	}
-	sys.Tokens = o.Fencing
-	sys.Versions = c.versions("redis")
+	c.serveLocks(sys, o, func(client string) Topology {
+		return Topology{Primary: "redis", Addrs: addrs[client], Sentinel: addrs[client]["sentinel"], Master: sentinelMaster, Announced: announced}
+	})
 	return sys, c, nil
 }
 

@@ -26,14 +26,7 @@ func init() {
 
 // options parses t's redlock options and refuses those without a live form.
 func options(t scenario.Test) (redlock.Options, error) {
-	o, err := redlock.Table.Parse(t.SystemOptions)
-	if err != nil {
-		return o, err
-	}
-	if err := CheckOptions(o); err != nil {
-		return o, liveform.NotLive(err)
-	}
-	return o, nil
+	return liveform.Options(redlock.Table, t, CheckOptions)
 }
 
 func describe(t scenario.Test) (liveform.Description, error) {

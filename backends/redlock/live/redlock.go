@@ -31,10 +31,8 @@ func CheckOptions(o redlock.Options) error {
 		return fmt.Errorf("redlock option fanout=%s has no live form: redsync asks every instance at once (fanout=parallel)", o.Fanout)
 	case o.Token == redlock.TokenIncr:
 		return fmt.Errorf("redlock option token=incr has no live form: redsync sends a plain SET NX PX, with no INCR beside it (token=value or token=external)")
-	case o.ExpiryClock != simredis.ClockWall:
-		return fmt.Errorf("redlock option expiry-clock=%s has no live form: redis-server expires keys on its wall clock (keyIsExpired compares with mstime)", o.ExpiryClock)
 	}
-	return nil
+	return redislive.CheckExpiryClock("redlock", o.ExpiryClock)
 }
 
 // Topology is where a live Redlock client finds its instances.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 
 	"github.com/locklab/locklab/internal/tcpproxy"
 )
@@ -104,64 +103,35 @@ func (pl *peerLinks) close() {
 // first message of ZooKeeper's election protocol (int64 protocol version
 // < 0, int64 server id, int32 length, "host:port") to reverse().
 type rewriter struct {
-	ln      net.Listener
+	ln      *tcpproxy.Listener
 	target  string
 	reverse func() string
-
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
 }
 
 func newRewriter(target string, reverse func() string) (*rewriter, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := tcpproxy.Listen("election forwarder")
 	if err != nil {
-		return nil, fmt.Errorf("election forwarder: %w", err)
+		return nil, err
 	}
-	rw := &rewriter{ln: ln, target: target, reverse: reverse, conns: map[net.Conn]struct{}{}}
-	rw.wg.Add(1)
-	go rw.accept()
+	rw := &rewriter{ln: ln, target: target, reverse: reverse}
+	ln.Serve(func(c net.Conn) {
+		if ln.Track(c) {
+			ln.Go(func() { rw.serve(c) })
+		}
+	})
 	return rw, nil
 }
 
-func (rw *rewriter) addr() string { return rw.ln.Addr().String() }
-func (rw *rewriter) port() int    { return rw.ln.Addr().(*net.TCPAddr).Port }
-
-func (rw *rewriter) track(c net.Conn) bool {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	if rw.closed {
-		c.Close()
-		return false
-	}
-	rw.conns[c] = struct{}{}
-	return true
-}
-
-func (rw *rewriter) accept() {
-	defer rw.wg.Done()
-	for {
-		c, err := rw.ln.Accept()
-		if err != nil {
-			return
-		}
-		if !rw.track(c) {
-			continue
-		}
-		rw.wg.Add(1)
-		go rw.serve(c)
-	}
-}
+func (rw *rewriter) addr() string { return rw.ln.Addr() }
+func (rw *rewriter) port() int    { return rw.ln.Port() }
 
 func (rw *rewriter) serve(c net.Conn) {
-	defer rw.wg.Done()
 	defer c.Close()
 	s, err := net.Dial("tcp", rw.target)
 	if err != nil {
 		return
 	}
-	if !rw.track(s) {
+	if !rw.ln.Track(s) {
 		return
 	}
 	defer s.Close()
@@ -214,13 +184,4 @@ func (rw *rewriter) hello(c, s net.Conn) error {
 	return err
 }
 
-func (rw *rewriter) close() {
-	rw.mu.Lock()
-	rw.closed = true
-	rw.ln.Close()
-	for c := range rw.conns {
-		c.Close()
-	}
-	rw.mu.Unlock()
-	rw.wg.Wait()
-}
+func (rw *rewriter) close() { rw.ln.Close() }
