@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -105,28 +106,24 @@ func deref(t reflect.Type) reflect.Type {
 	return t
 }
 
-func isSigned(t reflect.Type) bool {
-	t = deref(t)
-	if t == nil {
-		return false
+// signedKinds and unsignedKinds are the kinds of Go's integer types.
+var (
+	signedKinds   = []reflect.Kind{reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64}
+	unsignedKinds = []reflect.Kind{reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64}
+)
+
+// kindOf is the kind of t through pointers (Invalid for no type).
+func kindOf(t reflect.Type) reflect.Kind {
+	if t = deref(t); t == nil {
+		return reflect.Invalid
 	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return true
-	}
-	return false
+	return t.Kind()
 }
 
+func isSigned(t reflect.Type) bool { return slices.Contains(signedKinds, kindOf(t)) }
+
 func isInteger(t reflect.Type) bool {
-	t = deref(t)
-	if t == nil {
-		return false
-	}
-	switch t.Kind() {
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return true
-	}
-	return isSigned(t)
+	return isSigned(t) || slices.Contains(unsignedKinds, kindOf(t))
 }
 
 func isDigits(s string) bool {
