@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 )
 
@@ -106,24 +105,29 @@ func deref(t reflect.Type) reflect.Type {
 	return t
 }
 
-// signedKinds and unsignedKinds are the kinds of Go's integer types.
-var (
-	signedKinds   = []reflect.Kind{reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64}
-	unsignedKinds = []reflect.Kind{reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64}
-)
-
-// kindOf is the kind of t through pointers (Invalid for no type).
-func kindOf(t reflect.Type) reflect.Kind {
+// integerKind reports whether t (through pointers) is an integer type, and
+// whether a signed one.
+func integerKind(t reflect.Type) (integer, signed bool) {
 	if t = deref(t); t == nil {
-		return reflect.Invalid
+		return false, false
 	}
-	return t.Kind()
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return true, true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true, false
+	}
+	return false, false
 }
 
-func isSigned(t reflect.Type) bool { return slices.Contains(signedKinds, kindOf(t)) }
+func isSigned(t reflect.Type) bool {
+	_, signed := integerKind(t)
+	return signed
+}
 
 func isInteger(t reflect.Type) bool {
-	return isSigned(t) || slices.Contains(unsignedKinds, kindOf(t))
+	integer, _ := integerKind(t)
+	return integer
 }
 
 func isDigits(s string) bool {
