@@ -224,7 +224,8 @@ func Sweep(g Grid, o Options) (int, error) {
 	m := Manifest{Format: manifestFormat, Fingerprint: g.Fingerprint(), Shard: o.Shard, Grid: g}
 	spans := make([]span, g.NumRuns())
 	journalPath := filepath.Join(o.Dir, JournalFile)
-	j, release, err := openWork(o.Dir, func() error { return prepareDir(o.Dir, m) }, JournalFile, func(line []byte, off int64) error {
+	var ran int
+	err := journaled(o.Dir, func() error { return prepareDir(o.Dir, m) }, JournalFile, func(line []byte, off int64) error {
 		i, _, err := parseRecord(g, line)
 		if err != nil {
 			return err
@@ -242,12 +243,21 @@ func Sweep(g Grid, o Options) (int, error) {
 			return fmt.Errorf("run %s is recorded before (at byte %d) differently", g.RunAt(i).ID, spans[i].off)
 		}
 		return nil
+	}, func(j *journal) (err error) {
+		ran, err = sweepPending(g, o, spans, j)
+		return err
+	}, func() error {
+		return writeRecords(filepath.Join(o.Dir, RecordsFile), g, o.Shard, func(i int) ([]byte, error) {
+			return readSpan(journalPath, spans[i])
+		})
 	})
-	if err != nil {
-		return 0, err
-	}
-	defer release()
-	defer TuneGC()()
+	return ran, err
+}
+
+// sweepPending runs the shard's runs that spans do not locate yet,
+// appending each record to j and locating it in spans, and tells
+// o.Progress of every run and cell.
+func sweepPending(g Grid, o Options, spans []span, j *journal) (int, error) {
 	var pending []int
 	total, done := 0, 0
 	cellLeft := make([]int, len(g.Rows)*len(g.Columns))
@@ -269,7 +279,7 @@ func Sweep(g Grid, o Options) (int, error) {
 	if o.Progress != nil {
 		o.Progress.Start(total, done)
 	}
-	ran, err := runPool(g, o, pending, func(r Run, rec Record) error {
+	return runPool(g, o, pending, func(r Run, rec Record) error {
 		sp, err := j.appendJSON(rec)
 		if err != nil {
 			return err
@@ -286,15 +296,6 @@ func Sweep(g Grid, o Options) (int, error) {
 			}
 		}
 		return nil
-	})
-	if cerr := j.close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return ran, err
-	}
-	return ran, writeRecords(filepath.Join(o.Dir, RecordsFile), g, o.Shard, func(i int) ([]byte, error) {
-		return readSpan(filepath.Join(o.Dir, JournalFile), spans[i])
 	})
 }
 
