@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -215,9 +214,6 @@ type span struct {
 // (LockDir): a second sweep of the same directory is refused with a
 // *LockedError naming the first one's pid.
 func Sweep(g Grid, o Options) (int, error) {
-	if o.Jobs <= 0 {
-		o.Jobs = runtime.GOMAXPROCS(0)
-	}
 	if o.Keep == "" {
 		o.Keep = KeepFailures
 	}
@@ -374,7 +370,7 @@ func runPool(g Grid, o Options, pending []int, done func(Run, Record) error) (in
 	for i, p := range pending {
 		runs[i] = g.RunAt(p)
 	}
-	return pool(runs, o.Jobs, 4*o.Jobs, o.Stop, func(r Run) (Record, error) { return runOne(g, o, r) }, done)
+	return pool(runs, o.Jobs, 4, o.Stop, func(r Run) (Record, error) { return runOne(g, o, r) }, done)
 }
 
 // runOne runs one world and condenses it; with KeepAll it also writes the

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"time"
 
@@ -102,9 +101,6 @@ type item struct {
 // -j and however often it was interrupted and resumed. It holds the
 // directory locked (LockDir) while it works.
 func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
-	if o.Jobs <= 0 {
-		o.Jobs = runtime.GOMAXPROCS(0)
-	}
 	if err := c.Validate(); err != nil {
 		return SearchedMatrix{}, err
 	}
@@ -238,7 +234,7 @@ func prepareSearchDir(dir string, c SearchConfig) error {
 // searchPool works through the pending items on o.Jobs workers and hands
 // each finished one to done, from the calling goroutine.
 func searchPool(c SearchConfig, o SearchOptions, pending []item, done func(journalLine, item) error) error {
-	_, err := pool(pending, o.Jobs, o.Jobs, o.Stop,
+	_, err := pool(pending, o.Jobs, 1, o.Stop,
 		func(it item) (journalLine, error) { return searchItem(c, o, it) },
 		func(it item, l journalLine) error { return done(l, it) })
 	return err
