@@ -97,7 +97,7 @@ func newMatrixCmd() *cobra.Command {
 	fl.IntVarP(&f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "cells searched at once")
 	fl.StringVar(&f.out, "out", "", "matrix directory (default sweeps/matrix-<fingerprint>: the same arguments resume the same matrix)")
 	fl.StringVar(&f.resume, "resume", "", "finish the matrix in this directory with its own settings (no other settings flags)")
-	fl.BoolVar(&bar, "progress", true, "show progress on stderr (default: a bar on a terminal, else a line per finished cell; false: nothing)")
+	cellProgressFlag(fl, &bar)
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/locklab/locklab/harness"
 )
@@ -132,4 +133,10 @@ func progressOf(cmd *cobra.Command, bar bool) progressMode {
 		return progressBar
 	}
 	return progressLines
+}
+
+// cellProgressFlag declares the --progress flag of the commands that report
+// finished cells (sweep, matrix), read with progressOf.
+func cellProgressFlag(fl *pflag.FlagSet, bar *bool) {
+	fl.BoolVar(bar, "progress", true, "show progress on stderr (default: a bar on a terminal, else a line per finished cell; false: nothing)")
 }

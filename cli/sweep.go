@@ -117,7 +117,7 @@ func sweepCommand(name, short, preset string) *cobra.Command {
 	fl.StringVar(&f.resume, "resume", "", "finish the sweep in this directory with its own grid (no other grid flags)")
 	fl.StringVar(&f.keep, "keep", "failures", "full run directories to keep: failures (each cell's first failing seed), all or none")
 	fl.StringVar(&f.out, "out", "", "sweep directory (default sweeps/<grid fingerprint>[-shard-i-of-n]: the same arguments resume the same sweep)")
-	fl.BoolVar(&bar, "progress", true, "show progress on stderr (default: a bar on a terminal, else a line per finished cell; false: nothing)")
+	cellProgressFlag(fl, &bar)
 	return cmd
 }
 

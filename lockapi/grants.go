@@ -304,23 +304,30 @@ func (l *GrantLog) Promised(key, owner string, at time.Duration) time.Duration {
 
 // Released records that owner gave key back in scope at true time at.
 func (l *GrantLog) Released(scope, key, owner string, at time.Duration) {
-	if !l.Recording() {
-		return
-	}
-	if g, k := l.openGrant(scope, key, owner); g != nil {
+	if g := l.closeGrant(scope, key, owner); g != nil {
 		g.released = at
+	}
+}
+
+// closeGrant takes owner's open grant of key in scope out of the open
+// grants, for the record of how it ended, and returns it; nil when the log
+// does not record or no such grant is open.
+func (l *GrantLog) closeGrant(scope, key, owner string) *grant {
+	if !l.Recording() {
+		return nil
+	}
+	g, k := l.openGrant(scope, key, owner)
+	if g != nil {
 		delete(l.open, k)
 	}
+	return g
 }
 
 // Removed records that client node by deleted owner's key in scope without
 // naming the owner (a plain DEL): a release when the grant was by's own, a
 // removal of someone else's lock otherwise.
 func (l *GrantLog) Removed(scope, key, owner, by string, at time.Duration) {
-	if !l.Recording() {
-		return
-	}
-	g, k := l.openGrant(scope, key, owner)
+	g := l.closeGrant(scope, key, owner)
 	if g == nil {
 		return
 	}
@@ -329,7 +336,6 @@ func (l *GrantLog) Removed(scope, key, owner, by string, at time.Duration) {
 	} else {
 		g.removedBy, g.removed = l.names.id(by), at
 	}
-	delete(l.open, k)
 }
 
 // Revoked records that server by itself ended owner's grant of key in
@@ -341,15 +347,8 @@ func (l *GrantLog) Removed(scope, key, owner, by string, at time.Duration) {
 // (Breaches), as a removal by someone else is. A grant whose lease had run
 // out by then just ends with it.
 func (l *GrantLog) Revoked(scope, key, owner, by string, at time.Duration) {
-	if !l.Recording() {
-		return
-	}
-	g, k := l.openGrant(scope, key, owner)
-	if g == nil {
-		return
-	}
-	delete(l.open, k)
-	if g.until > 0 && g.until <= at {
+	g := l.closeGrant(scope, key, owner)
+	if g == nil || (g.until > 0 && g.until <= at) {
 		return
 	}
 	g.released, g.removedBy, g.removed, g.revoked = at, l.names.id(by), at, true

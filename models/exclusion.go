@@ -306,13 +306,7 @@ func overlaps(n int, at func(i int) span, full func(i int) Holding) []Overlap {
 
 // Applies reports whether some acquire succeeded.
 func (MutualExclusion) Applies(events []history.Event) (bool, string) {
-	for i := range events {
-		e := &events[i]
-		if e.F == history.FAcquire && e.Type == history.OK {
-			return true, ""
-		}
-	}
-	return false, "no acquire succeeded: nobody held a lock"
+	return appliesIfAny(events, history.FAcquire, history.OK, "no acquire succeeded: nobody held a lock")
 }
 
 // Check reports every overlap.

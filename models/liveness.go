@@ -78,12 +78,7 @@ func (Availability) Liveness() bool { return true }
 
 // Applies reports whether the history has acquire attempts.
 func (Availability) Applies(events []history.Event) (bool, string) {
-	for i := range events {
-		if e := &events[i]; e.F == history.FAcquire && e.Type == history.Invoke {
-			return true, ""
-		}
-	}
-	return false, "no acquire attempts in the history"
+	return appliesIfAny(events, history.FAcquire, history.Invoke, "no acquire attempts in the history")
 }
 
 // Recovery is how long the lock took to be granted again after a fault window.

@@ -67,3 +67,15 @@ func faultsDuring(events []history.Event, from, to int64, involved ...string) []
 	slices.SortFunc(out, func(a, b history.Event) int { return a.Index - b.Index })
 	return out
 }
+
+// appliesIfAny is Applies for a check that needs one event of function f of
+// type t (a successful acquire, an attempted one, a successful read): true
+// when the history has one, else false with why.
+func appliesIfAny(events []history.Event, f string, t history.Type, why string) (bool, string) {
+	for i := range events {
+		if e := &events[i]; e.F == f && e.Type == t {
+			return true, ""
+		}
+	}
+	return false, why
+}

@@ -76,13 +76,7 @@ func (CriticalSections) Name() string { return "critical-sections" }
 
 // Applies reports whether the history has reads of the protected resource.
 func (CriticalSections) Applies(events []history.Event) (bool, string) {
-	for i := range events {
-		e := &events[i]
-		if e.F == history.FRead && e.Type == history.OK {
-			return true, ""
-		}
-	}
-	return false, "no successful read of the protected resource in the history"
+	return appliesIfAny(events, history.FRead, history.OK, "no successful read of the protected resource in the history")
 }
 
 // sectionKind is what the write of a section did.

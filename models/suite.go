@@ -95,11 +95,8 @@ func (c *Config) Set(key, val string) error {
 	case "resource":
 		c.Resource, err = ParseResource(val)
 	case "storage":
-		switch val {
-		case "fenced", "unfenced":
+		if err = either(val, "fenced", "unfenced"); err == nil {
 			c.StorageFenced = val == "fenced"
-		default:
-			err = fmt.Errorf("want fenced or unfenced")
 		}
 	case "fence-reads":
 		c.ReadsFenced, err = strconv.ParseBool(val)
@@ -117,17 +114,22 @@ func (c *Config) Set(key, val string) error {
 	case "in-order":
 		c.InOrder, err = strconv.ParseBool(val)
 	case "nesting":
-		switch val {
-		case "counted", "uncounted":
+		if err = either(val, "counted", "uncounted"); err == nil {
 			c.Uncounted = val == "uncounted"
-		default:
-			err = fmt.Errorf("want counted or uncounted")
 		}
 	default:
 		return fmt.Errorf("no check option %q (options: %s)", key, strings.Join(ConfigKeys, ", "))
 	}
 	if err != nil {
 		return fmt.Errorf("check option %s=%q: %w", key, val, err)
+	}
+	return nil
+}
+
+// either refuses a value of a two-way option that is neither a nor b.
+func either(val, a, b string) error {
+	if val != a && val != b {
+		return fmt.Errorf("want %s or %s", a, b)
 	}
 	return nil
 }

@@ -42,18 +42,13 @@ type parser struct {
 	newlines []int64 // offsets of the file's newlines
 }
 
-// member is one "key": value of a JSON object.
+// member is one "key": value of a JSON object, or one value of a JSON array
+// (without a key).
 type member struct {
 	key  string
 	raw  json.RawMessage
 	base int64 // offset of raw in the file
-	line int   // line of the key
-}
-
-// element is one value of a JSON array.
-type element struct {
-	raw  json.RawMessage
-	base int64
+	line int   // line of the key (of an array's value: where it begins, or the separator before it)
 }
 
 // line is the line (from 1) of the byte at offset.
@@ -122,7 +117,7 @@ func (p *parser) schedule() (Schedule, error) {
 }
 
 // fault reads faults[i]: its kind first, so that every later error names it.
-func (p *parser) fault(i int, el element) (Fault, error) {
+func (p *parser) fault(i int, el member) (Fault, error) {
 	path := fmt.Sprintf("faults[%d]", i)
 	line := p.line(el.base)
 	p.lines[path] = line
@@ -221,41 +216,39 @@ func (d decoding) trigger(fv reflect.Value, m member) error {
 // members reads the JSON object raw (at offset base of the file); nil if raw
 // is not an object. The file is already known to be valid JSON.
 func (p *parser) members(raw []byte, base int64) ([]member, error) {
+	return p.values(raw, base, '{')
+}
+
+// elements reads the JSON array raw (at offset base of the file); nil if raw
+// is not an array.
+func (p *parser) elements(raw []byte, base int64) ([]member, error) {
+	return p.values(raw, base, '[')
+}
+
+// values reads the members of the JSON object (open '{') or the elements of
+// the JSON array (open '[') raw, at offset base of the file; nil if raw is
+// not one.
+func (p *parser) values(raw []byte, base int64, open json.Delim) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	if t, err := dec.Token(); err != nil || t != open {
 		return nil, nil
 	}
 	out := []member{}
 	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, p.fail(p.line(base+dec.InputOffset()), "", "JSON: "+err.Error())
+		var key string
+		if open == '{' {
+			t, err := dec.Token()
+			if err != nil {
+				return nil, p.fail(p.line(base+dec.InputOffset()), "", "JSON: "+err.Error())
+			}
+			key, _ = t.(string)
 		}
-		key, _ := t.(string)
 		line := p.line(base + dec.InputOffset())
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
 			return nil, p.fail(line, "", "JSON: "+err.Error())
 		}
 		out = append(out, member{key: key, raw: v, base: base + dec.InputOffset() - int64(len(v)), line: line})
-	}
-	return out, nil
-}
-
-// elements reads the JSON array raw (at offset base of the file); nil if raw
-// is not an array.
-func (p *parser) elements(raw []byte, base int64) ([]element, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		return nil, nil
-	}
-	out := []element{}
-	for dec.More() {
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, p.fail(p.line(base+dec.InputOffset()), "", "JSON: "+err.Error())
-		}
-		out = append(out, element{raw: v, base: base + dec.InputOffset() - int64(len(v))})
 	}
 	return out, nil
 }

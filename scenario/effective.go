@@ -85,12 +85,8 @@ func effectiveOptions(given map[string]string, table func() (opt.Spec, error)) m
 	if out == nil {
 		out = map[string]string{}
 	}
-	spec, err := table()
-	if err != nil || spec == nil {
-		return out
-	}
-	settings, err := spec.Effective(given)
-	if err != nil {
+	settings, ok := tableSettings(table, given)
+	if !ok {
 		return out
 	}
 	for _, s := range settings {
@@ -99,16 +95,24 @@ func effectiveOptions(given map[string]string, table func() (opt.Spec, error)) m
 	return out
 }
 
+// tableSettings is every option of a table with its value after setting
+// given; ok is false when the system or workload is not registered or its
+// table refuses given.
+func tableSettings(table func() (opt.Spec, error), given map[string]string) (settings []opt.Setting, ok bool) {
+	spec, err := table()
+	if err != nil || spec == nil {
+		return nil, false
+	}
+	settings, err = spec.Effective(given)
+	return settings, err == nil
+}
+
 // NonDefault is the options of given whose value differs from the table's
 // default (all of them when the table is unknown, nil when none differs): a
 // configuration named the same whichever way it was written.
 func NonDefault(given map[string]string, table func() (opt.Spec, error)) map[string]string {
-	spec, err := table()
-	if err != nil || spec == nil {
-		return given
-	}
-	defaults, err := spec.Effective(nil)
-	if err != nil {
+	defaults, ok := tableSettings(table, nil)
+	if !ok {
 		return given
 	}
 	out := maps.Clone(given)

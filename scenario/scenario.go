@@ -124,14 +124,7 @@ func Catalog() []Scenario {
 // Find returns the scenario called name; an unknown name is a
 // *suggest.UnknownError naming the scenarios it was probably meant to be.
 func Find(name string) (Scenario, error) {
-	var names []string
-	for _, s := range Catalog() {
-		if s.Name == name {
-			return s, nil
-		}
-		names = append(names, s.Name)
-	}
-	return Scenario{}, suggest.Unknown("scenario", name, names)
+	return suggest.Find("scenario", name, Catalog(), func(s Scenario) string { return s.Name })
 }
 
 // FindVariant returns the variant called name ("" for the first).

@@ -58,9 +58,7 @@ func (p *Proc) CallAllInto(reqs []Request, timeout time.Duration, out []Response
 	if len(reqs) > 0 {
 		tok := p.newWait()
 		p.multi = mc
-		if timeout > 0 {
-			p.startTimer(timeout, tok)
-		}
+		p.timeoutAfter(timeout, tok)
 		p.block()
 		p.multi = nil
 		p.timer.Stop()

@@ -166,6 +166,14 @@ func (p *Proc) startTimer(d time.Duration, tok uint64) {
 	p.node.arm(&p.timer, d)
 }
 
+// timeoutAfter arms the process's timer to end wait tok after timeout on the
+// node's monotonic clock; a timeout of 0 is none (the wait may last forever).
+func (p *Proc) timeoutAfter(timeout time.Duration, tok uint64) {
+	if timeout > 0 {
+		p.startTimer(timeout, tok)
+	}
+}
+
 // Sleep blocks for d on the node's monotonic clock.
 func (p *Proc) Sleep(d time.Duration) {
 	p.settle()
@@ -193,9 +201,7 @@ func (p *Proc) Call(to NodeID, req any, timeout time.Duration) (any, error) {
 	tok := p.newWait()
 	p.waitCall, p.gotReply = id, false
 	n.w.net.send(&Message{ID: id, From: n.id, To: to, Body: req})
-	if timeout > 0 {
-		p.startTimer(timeout, tok)
-	}
+	p.timeoutAfter(timeout, tok)
 	p.block()
 	p.waitCall = 0
 	if p.gotReply {
@@ -215,9 +221,7 @@ func (p *Proc) Recv(timeout time.Duration) (m Message, ok bool) {
 	if len(n.inbox) == 0 {
 		tok := p.newWait()
 		p.waitingRecv = true
-		if timeout > 0 {
-			p.startTimer(timeout, tok)
-		}
+		p.timeoutAfter(timeout, tok)
 		p.block()
 		p.waitingRecv = false
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -215,16 +214,14 @@ type span struct {
 // (LockDir): a second sweep of the same directory is refused with a
 // *LockedError naming the first one's pid.
 func Sweep(g Grid, o Options) (int, error) {
-	if o.Jobs <= 0 {
-		o.Jobs = runtime.GOMAXPROCS(0)
-	}
 	if o.Keep == "" {
 		o.Keep = KeepFailures
 	}
 	m := Manifest{Format: manifestFormat, Fingerprint: g.Fingerprint(), Shard: o.Shard, Grid: g}
 	spans := make([]span, g.NumRuns())
 	journalPath := filepath.Join(o.Dir, JournalFile)
-	j, release, err := openWork(o.Dir, func() error { return prepareDir(o.Dir, m) }, JournalFile, func(line []byte, off int64) error {
+	var ran int
+	err := journaled(o.Dir, func() error { return prepareDir(o.Dir, m) }, JournalFile, func(line []byte, off int64) error {
 		i, _, err := parseRecord(g, line)
 		if err != nil {
 			return err
@@ -242,12 +239,21 @@ func Sweep(g Grid, o Options) (int, error) {
 			return fmt.Errorf("run %s is recorded before (at byte %d) differently", g.RunAt(i).ID, spans[i].off)
 		}
 		return nil
+	}, func(j *journal) (err error) {
+		ran, err = sweepPending(g, o, spans, j)
+		return err
+	}, func() error {
+		return writeRecords(filepath.Join(o.Dir, RecordsFile), g, o.Shard, func(i int) ([]byte, error) {
+			return readSpan(journalPath, spans[i])
+		})
 	})
-	if err != nil {
-		return 0, err
-	}
-	defer release()
-	defer TuneGC()()
+	return ran, err
+}
+
+// sweepPending runs the shard's runs that spans do not locate yet,
+// appending each record to j and locating it in spans, and tells
+// o.Progress of every run and cell.
+func sweepPending(g Grid, o Options, spans []span, j *journal) (int, error) {
 	var pending []int
 	total, done := 0, 0
 	cellLeft := make([]int, len(g.Rows)*len(g.Columns))
@@ -269,7 +275,7 @@ func Sweep(g Grid, o Options) (int, error) {
 	if o.Progress != nil {
 		o.Progress.Start(total, done)
 	}
-	ran, err := runPool(g, o, pending, func(r Run, rec Record) error {
+	return runPool(g, o, pending, func(r Run, rec Record) error {
 		sp, err := j.appendJSON(rec)
 		if err != nil {
 			return err
@@ -286,15 +292,6 @@ func Sweep(g Grid, o Options) (int, error) {
 			}
 		}
 		return nil
-	})
-	if cerr := j.close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return ran, err
-	}
-	return ran, writeRecords(filepath.Join(o.Dir, RecordsFile), g, o.Shard, func(i int) ([]byte, error) {
-		return readSpan(filepath.Join(o.Dir, JournalFile), spans[i])
 	})
 }
 
@@ -373,7 +370,7 @@ func runPool(g Grid, o Options, pending []int, done func(Run, Record) error) (in
 	for i, p := range pending {
 		runs[i] = g.RunAt(p)
 	}
-	return pool(runs, o.Jobs, 4*o.Jobs, o.Stop, func(r Run) (Record, error) { return runOne(g, o, r) }, done)
+	return pool(runs, o.Jobs, 4, o.Stop, func(r Run) (Record, error) { return runOne(g, o, r) }, done)
 }
 
 // runOne runs one world and condenses it; with KeepAll it also writes the

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -152,29 +151,44 @@ func (g Grid) Test(r Run) scenario.Test {
 
 // Fingerprint is a hash of the grid: sweeps, shards and resumes of one grid
 // share it, and merge refuses directories whose fingerprints differ.
-func (g Grid) Fingerprint() string {
-	b, err := json.Marshal(g)
+func (g Grid) Fingerprint() string { return digest("grid", g, 8) }
+
+// digest is the hex of the first n bytes of the SHA-256 of v's JSON: the
+// fingerprints of grids and matrices (8 bytes) and the ids of their rows (5
+// bytes). v is one of this package's own types, what names it: one that does
+// not marshal is a bug.
+func digest(what string, v any, n int) string {
+	b, err := json.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("sweep: grid does not marshal: %v", err))
+		panic(fmt.Sprintf("sweep: %s does not marshal: %v", what, err))
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
+	return hex.EncodeToString(sum[:n])
+}
+
+// checkColumns checks what a grid or a matrix (what) has in common: some
+// rows, and columns that are all fault families of known.
+func checkColumns(what string, rows int, columns, known []string) error {
+	if rows == 0 {
+		return fmt.Errorf("rows: the %s has no rows", what)
+	}
+	if len(columns) == 0 {
+		return fmt.Errorf("columns: the %s has no columns", what)
+	}
+	for _, c := range columns {
+		if !slices.Contains(known, c) {
+			return fmt.Errorf("columns: %w", suggest.Unknown("fault family", c, known))
+		}
+	}
+	return nil
 }
 
 // Validate checks the grid: its columns, seeds and time, and that every row's
 // test can be prepared (the system, the workload and their options exist,
 // fenced storage only with tokens), naming the row.
 func (g Grid) Validate() error {
-	if len(g.Rows) == 0 {
-		return errors.New("rows: the grid has no rows")
-	}
-	if len(g.Columns) == 0 {
-		return errors.New("columns: the grid has no columns")
-	}
-	for _, c := range g.Columns {
-		if !slices.Contains(Columns(), c) {
-			return fmt.Errorf("columns: %w", suggest.Unknown("fault family", c, Columns()))
-		}
+	if err := checkColumns("grid", len(g.Rows), g.Columns, Columns()); err != nil {
+		return err
 	}
 	if g.Seeds < 1 {
 		return fmt.Errorf("seeds: %d, want at least 1", g.Seeds)
@@ -227,12 +241,7 @@ func NewRow(c Config) Row {
 	if c.Clients != def.Clients {
 		design += fmt.Sprintf(" · %d clients", c.Clients)
 	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(fmt.Sprintf("sweep: configuration does not marshal: %v", err))
-	}
-	sum := sha256.Sum256(b)
-	return Row{ID: hex.EncodeToString(sum[:5]), Name: design + " · " + storageName, Design: design, Storage: storageName, Config: c}
+	return Row{ID: digest("configuration", c, 5), Name: design + " · " + storageName, Design: design, Storage: storageName, Config: c}
 }
 
 // CatalogRows are the default rows: every registered system with its default

@@ -30,27 +30,39 @@ type journal struct {
 	size        int64
 }
 
-// openWork takes the directory of a sweep or a matrix for this process: it
-// locks it (LockDir), lets prepare write or check its manifest, removes what
-// a killed run left half written, and opens its journal, the file name of
-// dir, handing seen each line recorded before. release closes the journal
-// and unlocks the directory.
-func openWork(dir string, prepare func() error, name string, seen func(line []byte, off int64) error) (j *journal, release func(), err error) {
+// journaled does the work of a sweep or a matrix in dir, holding the
+// directory for this process (LockDir) from start to end: it lets prepare
+// write or check the manifest, removes what a killed run left half written
+// and opens the journal, the file name of dir, handing seen each line
+// recorded before; then, with the collector tuned for many worlds (TuneGC),
+// it runs work with the journal, closes the journal, and when both went well
+// runs finish, which writes what the journal's records make.
+func journaled(dir string, prepare func() error, name string, seen func(line []byte, off int64) error,
+	work func(*journal) error, finish func() error) error {
 	unlock, err := LockDir(dir)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
+	defer unlock()
 	if err = prepare(); err == nil {
 		err = removeLeftovers(dir)
 	}
-	if err == nil {
-		j, err = openJournal(filepath.Join(dir, name), seen)
+	if err != nil {
+		return err
+	}
+	j, err := openJournal(filepath.Join(dir, name), seen)
+	if err != nil {
+		return err
+	}
+	defer TuneGC()()
+	err = work(j)
+	if cerr := j.close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
-		unlock()
-		return nil, nil, err
+		return err
 	}
-	return j, func() { j.f.Close(); unlock() }, nil
+	return finish()
 }
 
 // openJournal opens (or creates) dir's journal for appending after reading

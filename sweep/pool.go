@@ -1,23 +1,29 @@
 package sweep
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+)
 
-// pool works through items on jobs workers: each worker runs work on one
-// item at a time, and done receives each item with what work returned, in
-// the order they finish, from the calling goroutine (so done may write the
-// journal without a lock). buffer bounds the results waiting for done, so
-// that workers go on while done fsyncs. The first error — work's or done's
+// pool works through items on jobs workers (0: GOMAXPROCS): each worker runs
+// work on one item at a time, and done receives each item with what work
+// returned, in the order they finish, from the calling goroutine (so done may
+// write the journal without a lock). perJob results per worker may wait for
+// done, so that workers go on while done fsyncs. The first error — work's or done's
 // — stops handing out items; pool waits for the workers and returns how many
 // items done accepted, and that error, or ErrStopped when stop closed before
 // every item was done.
-func pool[In, Out any](items []In, jobs, buffer int, stop <-chan struct{}, work func(In) (Out, error), done func(In, Out) error) (int, error) {
+func pool[In, Out any](items []In, jobs, perJob int, stop <-chan struct{}, work func(In) (Out, error), done func(In, Out) error) (int, error) {
 	type result struct {
 		in  In
 		out Out
 		err error
 	}
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
 	queue := make(chan In)
-	results := make(chan result, buffer)
+	results := make(chan result, perJob*jobs)
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Add(1)

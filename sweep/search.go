@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"time"
 
@@ -102,9 +101,6 @@ type item struct {
 // -j and however often it was interrupted and resumed. It holds the
 // directory locked (LockDir) while it works.
 func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
-	if o.Jobs <= 0 {
-		o.Jobs = runtime.GOMAXPROCS(0)
-	}
 	if err := c.Validate(); err != nil {
 		return SearchedMatrix{}, err
 	}
@@ -113,7 +109,8 @@ func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
 		rowIndex[r.ID] = i
 	}
 	done := map[item]journalLine{}
-	j, release, err := openWork(o.Dir, func() error { return prepareSearchDir(o.Dir, c) }, CellsJournal, func(line []byte, _ int64) error {
+	var m SearchedMatrix
+	err := journaled(o.Dir, func() error { return prepareSearchDir(o.Dir, c) }, CellsJournal, func(line []byte, _ int64) error {
 		var l journalLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			return err
@@ -132,13 +129,20 @@ func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
 		}
 		done[it] = l
 		return nil
+	}, func(j *journal) error {
+		j.syncRecords = 1 // every cell is minutes of work: fsync each
+		return searchPending(c, o, done, j)
+	}, func() error {
+		m = searchedMatrix(c, done)
+		return writeSearched(o.Dir, m)
 	})
-	if err != nil {
-		return SearchedMatrix{}, err
-	}
-	defer release()
-	j.syncRecords = 1 // every cell is minutes of work: fsync each
-	defer TuneGC()()
+	return m, err
+}
+
+// searchPending decides the items done does not hold yet (a row's cost,
+// or a cell), appending each to j and to done, and tells o.Progress of
+// every cell.
+func searchPending(c SearchConfig, o SearchOptions, done map[item]journalLine, j *journal) error {
 	var pending []item
 	cellsDone := 0
 	for r := range c.Rows {
@@ -156,7 +160,7 @@ func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
 	if o.Progress != nil {
 		o.Progress.Start(len(c.Rows)*len(c.Columns), cellsDone)
 	}
-	err = searchPool(c, o, pending, func(l journalLine, it item) error {
+	return searchPool(c, o, pending, func(l journalLine, it item) error {
 		if _, err := j.appendJSON(l); err != nil {
 			return err
 		}
@@ -166,12 +170,11 @@ func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
 		}
 		return nil
 	})
-	if cerr := j.close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return SearchedMatrix{}, err
-	}
+}
+
+// searchedMatrix is the matrix of the journal's lines done: every row's
+// cost and cells.
+func searchedMatrix(c SearchConfig, done map[item]journalLine) SearchedMatrix {
 	m := SearchedMatrix{Preset: c.Preset, Fingerprint: c.Fingerprint(), Columns: c.Columns, Budget: c.Budget, Time: c.Time, Clients: c.Clients}
 	for r, row := range c.Rows {
 		cost := done[item{r, ""}]
@@ -187,16 +190,22 @@ func SearchMatrix(c SearchConfig, o SearchOptions) (SearchedMatrix, error) {
 		}
 		m.Rows = append(m.Rows, row)
 	}
-	if err := writeJSON(filepath.Join(o.Dir, MatrixJSON), m); err != nil {
-		return m, err
+	return m
+}
+
+// writeSearched writes matrix.json, matrix.txt and the matrix page of m
+// into dir.
+func writeSearched(dir string, m SearchedMatrix) error {
+	if err := writeJSON(filepath.Join(dir, MatrixJSON), m); err != nil {
+		return err
 	}
-	if err := reports.WriteFileAtomic(filepath.Join(o.Dir, MatrixText), func(w io.Writer) error { return WriteSearchedText(w, m, true) }); err != nil {
-		return m, err
+	if err := reports.WriteFileAtomic(filepath.Join(dir, MatrixText), func(w io.Writer) error { return WriteSearchedText(w, m, true) }); err != nil {
+		return err
 	}
-	if err := WriteSearchedPage(o.Dir, m); err != nil {
-		return m, fmt.Errorf("matrix page: %w", err)
+	if err := WriteSearchedPage(dir, m); err != nil {
+		return fmt.Errorf("matrix page: %w", err)
 	}
-	return m, nil
+	return nil
 }
 
 // prepareSearchDir creates dir with its manifest, or checks that the
@@ -225,7 +234,7 @@ func prepareSearchDir(dir string, c SearchConfig) error {
 // searchPool works through the pending items on o.Jobs workers and hands
 // each finished one to done, from the calling goroutine.
 func searchPool(c SearchConfig, o SearchOptions, pending []item, done func(journalLine, item) error) error {
-	_, err := pool(pending, o.Jobs, o.Jobs, o.Stop,
+	_, err := pool(pending, o.Jobs, 1, o.Stop,
 		func(it item) (journalLine, error) { return searchItem(c, o, it) },
 		func(it item, l journalLine) error { return done(l, it) })
 	return err

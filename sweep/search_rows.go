@@ -1,9 +1,6 @@
 package sweep
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,7 +9,6 @@ import (
 
 	"github.com/locklab/locklab/guide"
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
@@ -205,43 +201,25 @@ func NewSearchedRow(design string, c Config, guard string) SearchedRow {
 	if len(c.SystemOptions) == 0 {
 		c.SystemOptions = nil
 	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(fmt.Sprintf("sweep: configuration does not marshal: %v", err))
-	}
-	sum := sha256.Sum256(b)
 	mode := system.DesignMode{Storage: c.Storage, FenceReads: c.FenceReads}
-	return SearchedRow{ID: hex.EncodeToString(sum[:5]), Design: design, System: c.System, Storage: mode.StorageName(), Guard: guard,
+	return SearchedRow{ID: digest("configuration", c, 5), Design: design, System: c.System, Storage: mode.StorageName(), Guard: guard,
 		Config: c, Flags: system.Design{System: c.System, SystemOptions: c.SystemOptions}.Flags(mode)}
 }
 
 // Fingerprint identifies the matrix's settings and rows: a resume refuses a
 // directory of another fingerprint.
 func (c SearchConfig) Fingerprint() string {
-	b, err := json.Marshal(struct {
+	return digest("search configuration", struct {
 		Format string       `json:"format"`
 		Config SearchConfig `json:"config"`
-	}{searchFormat, c})
-	if err != nil {
-		panic(fmt.Sprintf("sweep: search configuration does not marshal: %v", err))
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
+	}{searchFormat, c}, 8)
 }
 
 // Validate checks the settings and that every row's test can be prepared,
 // naming what is wrong.
 func (c SearchConfig) Validate() error {
-	if len(c.Rows) == 0 {
-		return errors.New("rows: the matrix has no rows")
-	}
-	if len(c.Columns) == 0 {
-		return errors.New("columns: the matrix has no columns")
-	}
-	for _, col := range c.Columns {
-		if !slices.Contains(SearchColumns(), col) {
-			return fmt.Errorf("columns: %w", suggest.Unknown("fault family", col, SearchColumns()))
-		}
+	if err := checkColumns("matrix", len(c.Rows), c.Columns, SearchColumns()); err != nil {
+		return err
 	}
 	if c.Budget < 1 {
 		return fmt.Errorf("budget: %d runs per cell, want at least 1", c.Budget)

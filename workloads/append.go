@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/opt"
@@ -32,11 +31,9 @@ type ListAppend struct {
 
 // ListAppendTable declares the options of the list-append workload:
 // fenced-counter's, and max.
-var ListAppendTable = opt.Table[ListAppend]{Owner: "list-append", Options: append(
-	opt.Embed(counterOptions, func(w *ListAppend) *FencedCounter { return &w.FencedCounter }),
+var ListAppendTable = counterTable("list-append", func(w *ListAppend) *FencedCounter { return &w.FencedCounter },
 	opt.Var("max", "elements a list holds before the holder starts the next one", "8",
-		func(w *ListAppend) *int { return &w.Max }, opt.AtLeast(1)),
-)}
+		func(w *ListAppend) *int { return &w.Max }, opt.AtLeast(1)))
 
 // DefaultListAppend returns the declared defaults.
 func DefaultListAppend() ListAppend { return ListAppendTable.Defaults() }
@@ -46,18 +43,14 @@ func (w *ListAppend) Set(key, value string) error { return ListAppendTable.Set(w
 
 // Run is the client program.
 func (w ListAppend) Run(c Client) {
-	RecordRenewals(c)
-	rnd := c.Env.Rand()
 	seq := int64(0)
-	for {
-		key := w.Keys[rnd.IntN(len(w.Keys))]
+	w.rounds(c, func(key string) {
 		if lease, err := Acquire(c, key, w.Wait); err == nil {
 			seq++
 			w.section(c, key, lease, seq)
 			_ = Release(c, lease)
 		}
-		c.Env.Sleep(time.Duration(rnd.Int64N(int64(2*w.Think) + 1)))
-	}
+	})
 }
 
 // section is one critical section: find the current list, read it, and

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -69,10 +70,7 @@ func (w *FencedCounter) Set(key, value string) error { return FencedCounterTable
 
 // Run is the client program.
 func (w FencedCounter) Run(c Client) {
-	RecordRenewals(c)
-	rnd := c.Env.Rand()
-	for {
-		key := w.Keys[rnd.IntN(len(w.Keys))]
+	w.rounds(c, func(key string) {
 		if lease, err := Acquire(c, key, w.Wait); err == nil {
 			if v, err := Read(c, key, lease); err == nil {
 				c.Env.Sleep(w.Hold)
@@ -80,6 +78,29 @@ func (w FencedCounter) Run(c Client) {
 			}
 			_ = Release(c, lease)
 		}
-		c.Env.Sleep(time.Duration(rnd.Int64N(int64(2*w.Think) + 1)))
+	})
+}
+
+// rounds is the client loop of the fenced counter and of the workloads built
+// on it: it records renewals, then does round after round, each on a key
+// picked at random among Keys and followed by a think pause (uniform in [0,
+// 2*Think]).
+func (w FencedCounter) rounds(c Client, round func(key string)) {
+	RecordRenewals(c)
+	rnd := c.Env.Rand()
+	for {
+		round(w.Keys[rnd.IntN(len(w.Keys))])
+		think(c, rnd, w.Think)
 	}
+}
+
+// think is a client's pause between rounds: uniform in [0, 2*mean].
+func think(c Client, rnd *rand.Rand, mean time.Duration) {
+	c.Env.Sleep(time.Duration(rnd.Int64N(int64(2*mean) + 1)))
+}
+
+// counterTable declares the options of a workload built on the fenced
+// counter (counter locates it): fenced-counter's, then its own.
+func counterTable[W any](owner string, counter func(*W) *FencedCounter, own ...opt.Option[W]) opt.Table[W] {
+	return opt.Table[W]{Owner: owner, Options: append(opt.Embed(counterOptions, counter), own...)}
 }

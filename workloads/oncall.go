@@ -81,7 +81,7 @@ func (w OnCall) Run(c Client) {
 				c.Env.Sleep(w.OffDuty)
 			}
 		}
-		c.Env.Sleep(time.Duration(rnd.Int64N(int64(2*w.Think) + 1)))
+		think(c, rnd, w.Think)
 	}
 }
 

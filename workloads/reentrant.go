@@ -1,8 +1,6 @@
 package workloads
 
 import (
-	"time"
-
 	"github.com/locklab/locklab/internal/opt"
 )
 
@@ -27,11 +25,9 @@ type Reentrant struct {
 
 // ReentrantTable declares the options of the reentrant workload:
 // fenced-counter's, and depth.
-var ReentrantTable = opt.Table[Reentrant]{Owner: "reentrant", Options: append(
-	opt.Embed(counterOptions, func(w *Reentrant) *FencedCounter { return &w.FencedCounter }),
+var ReentrantTable = counterTable("reentrant", func(w *Reentrant) *FencedCounter { return &w.FencedCounter },
 	opt.Var("depth", "nesting depth of each round: acquires of the same lock before the first release", "2",
-		func(w *Reentrant) *int { return &w.Depth }, opt.Range(1, 16)),
-)}
+		func(w *Reentrant) *int { return &w.Depth }, opt.Range(1, 16)))
 
 // DefaultReentrant returns the declared defaults.
 func DefaultReentrant() Reentrant { return ReentrantTable.Defaults() }
@@ -41,12 +37,7 @@ func (w *Reentrant) Set(key, value string) error { return ReentrantTable.Set(w, 
 
 // Run is the client program.
 func (w Reentrant) Run(c Client) {
-	RecordRenewals(c)
-	rnd := c.Env.Rand()
-	for {
-		w.nest(c, w.Keys[rnd.IntN(len(w.Keys))], w.Depth)
-		c.Env.Sleep(time.Duration(rnd.Int64N(int64(2*w.Think) + 1)))
-	}
+	w.rounds(c, func(key string) { w.nest(c, key, w.Depth) })
 }
 
 // nest takes key, runs the inner levels, does this level's critical section

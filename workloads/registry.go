@@ -72,10 +72,5 @@ func Names() []string {
 // Find returns the workload called name; an unknown name is a
 // *suggest.UnknownError naming the workloads it was probably meant to be.
 func Find(name string) (Entry, error) {
-	for _, w := range registry {
-		if w.Name == name {
-			return w, nil
-		}
-	}
-	return Entry{}, suggest.Unknown("workload", name, Names())
+	return suggest.Find("workload", name, registry, func(w Entry) string { return w.Name })
 }

@@ -105,28 +105,29 @@ func deref(t reflect.Type) reflect.Type {
 	return t
 }
 
-func isSigned(t reflect.Type) bool {
-	t = deref(t)
-	if t == nil {
-		return false
+// integerKind reports whether t (through pointers) is an integer type, and
+// whether a signed one.
+func integerKind(t reflect.Type) (integer, signed bool) {
+	if t = deref(t); t == nil {
+		return false, false
 	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return true
+		return true, true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true, false
 	}
-	return false
+	return false, false
+}
+
+func isSigned(t reflect.Type) bool {
+	_, signed := integerKind(t)
+	return signed
 }
 
 func isInteger(t reflect.Type) bool {
-	t = deref(t)
-	if t == nil {
-		return false
-	}
-	switch t.Kind() {
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return true
-	}
-	return isSigned(t)
+	integer, _ := integerKind(t)
+	return integer
 }
 
 func isDigits(s string) bool {

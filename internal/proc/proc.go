@@ -92,24 +92,24 @@ func (p *Process) ExitErr() error {
 }
 
 // Pause stops every process of the group (SIGSTOP).
-func (p *Process) Pause() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.signal(syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("pause %s: %w", p.Name, err)
-	}
-	p.paused = true
-	return nil
-}
+func (p *Process) Pause() error { return p.setPaused(true) }
 
 // Resume continues a paused group (SIGCONT).
-func (p *Process) Resume() error {
+func (p *Process) Resume() error { return p.setPaused(false) }
+
+// setPaused pauses the group (SIGSTOP) or resumes it (SIGCONT) and records
+// which.
+func (p *Process) setPaused(paused bool) error {
+	sig, verb := syscall.SIGCONT, "resume"
+	if paused {
+		sig, verb = syscall.SIGSTOP, "pause"
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.signal(syscall.SIGCONT); err != nil {
-		return fmt.Errorf("resume %s: %w", p.Name, err)
+	if err := p.signal(sig); err != nil {
+		return fmt.Errorf("%s %s: %w", verb, p.Name, err)
 	}
-	p.paused = false
+	p.paused = paused
 	return nil
 }
 

@@ -121,6 +121,20 @@ func Unknown(what, name string, known []string) *UnknownError {
 	return &UnknownError{What: what, Name: name, Suggestions: Closest(name, known), Known: known}
 }
 
+// Find returns the item of items called name (nameOf names an item); an
+// unknown name is an *UnknownError of what, naming the items it was probably
+// meant to be: the lookup of a registry or a catalog by name.
+func Find[T any](what, name string, items []T, nameOf func(T) string) (T, error) {
+	known := make([]string, len(items))
+	for i, it := range items {
+		if known[i] = nameOf(it); known[i] == name {
+			return it, nil
+		}
+	}
+	var zero T
+	return zero, Unknown(what, name, known)
+}
+
 // Error says what is unknown and what it was probably meant to be:
 // `unknown system "Redis" — did you mean "redis"?`, or
 // `unknown system "mongo" (known: chubby, control, ...)`.
