@@ -186,3 +186,41 @@ func TestARedisLockRunIsDeterministic(t *testing.T) {
 		})
 	}
 }
+
+// strayLock sets its TTL from a goroutine of its own: in the simulator the
+// call is refused (it never reaches the simulated Redis) and lock-conduct
+// names it.
+type strayLock struct {
+	env userlock.Env
+	rdb userlock.Redis
+}
+
+func (l *strayLock) Acquire(key string, wait time.Duration) (userlock.Lease, error) {
+	ctx := context.Background()
+	ok, err := l.rdb.SetNX(ctx, key, l.env.Name(), 0).Result()
+	if err != nil || !ok {
+		return userlock.Lease{}, fmt.Errorf("held: %w", userlock.ErrNotAcquired)
+	}
+	done := make(chan struct{})
+	go func() { l.rdb.PExpire(ctx, key, 5*time.Second); close(done) }()
+	<-done
+	return userlock.Lease{Key: key, Owner: l.env.Name()}, nil
+}
+
+func (l *strayLock) Release(le userlock.Lease) error {
+	return l.rdb.Del(context.Background(), le.Key).Err()
+}
+
+// TestACallFromAGoroutineOfTheLocksOwnIsItsVerdict: lock-conduct INVALID,
+// naming the client and the call; the run completes (exit 1, not 4).
+func TestACallFromAGoroutineOfTheLocksOwnIsItsVerdict(t *testing.T) {
+	l := userlock.RedisLock{Spec: userlock.Spec{Name: "test-redis-stray"},
+		New: func(env userlock.Env, rdb userlock.Redis) userlock.Lock { return &strayLock{env: env, rdb: rdb} }}
+	registerRedis(t, l)
+	r, err := harness.Run(scenario.Test{System: l.Name, Clients: 2, Seed: 1, Time: 5 * time.Second})
+	require.NoError(t, err)
+	v := verdict(r, userlock.ConductCheck)
+	assert.Equal(t, models.Invalid, v.Result, v.Reason)
+	assert.Regexp(t, `client c\d's PEXPIRE\("k", "5000"\) at .*: called Redis from a goroutine other than the client's`, v.Reason)
+	assert.Equal(t, scenario.ExitInvalid, scenario.ExitCode(r.Verdicts))
+}

@@ -18,6 +18,9 @@ import (
 // (no verdict could be reached).
 const StuckAfter = 2 * time.Minute
 
+// stuckAfter is StuckAfter, lowered by the test that proves the alarm.
+var stuckAfter = StuckAfter
+
 // watchStuck starts the stuck-call alarm of one call; the returned function
 // stops it. Machine time is read here on purpose, and only to give up: it
 // never changes what a run records.
@@ -25,10 +28,10 @@ func watchStuck(c *Conduct, client, call string) func() {
 	if c == nil || c.now == nil { // live: real time is the lock's own business
 		return func() {}
 	}
-	t := time.AfterFunc(StuckAfter, func() {
+	t := time.AfterFunc(stuckAfter, func() {
 		fmt.Fprintf(os.Stderr, "locklab: client %s's %s has not returned to the simulator in %s of machine time: "+
 			"the lock blocks on something the simulator does not control (time.Sleep or a timer of the machine, "+
-			"a channel, a mutex); use the Env's Sleep and clocks. No verdict.\n", client, call, StuckAfter)
+			"a channel, a mutex); use the Env's Sleep and clocks. No verdict.\n", client, call, stuckAfter)
 		os.Exit(scenario.ExitUnknown)
 	})
 	return func() { t.Stop() }
