@@ -190,6 +190,15 @@ func Register(name string, f Form) {
 	forms[name] = f
 }
 
+// Unregister removes the live form of the named system and reports whether
+// it was there: for a test that registers a throw-away system (as
+// system.Unregister is) and must leave the registry as it found it.
+func Unregister(name string) bool {
+	_, ok := forms[name]
+	delete(forms, name)
+	return ok
+}
+
 // Find returns the live form of the named system.
 func Find(name string) (Form, bool) {
 	f, ok := forms[name]

@@ -7,9 +7,11 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/backends/zookeeper"
+	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
+	userlive "github.com/locklab/locklab/userlock/live"
 )
 
 // ZooKeeper is the client a user's ZooKeeper lock is written against: the
@@ -90,6 +92,14 @@ func (l ZooKeeperLock) lockPath() func(string) string {
 // election-timeout), each client with a zookeeper.Conn. A call of the
 // connection from a goroutine of the lock's own is refused and judged by
 // lock-conduct.
+//
+// Live (`locklab run --live`), the lock runs over the ensemble the
+// built-in zookeeper system starts live, with the same options, names and
+// faults, each client with its own go-zookeeper *zk.Conn (see
+// userlock/live.ZooKeeperForm). The lock is guarded there too, by a
+// conduct record of the run whose misconduct is written into the history
+// as "lock-misconduct" events and listed in the run's figures
+// (lock_misconduct); the check lock-conduct audits simulated runs only.
 func RegisterZooKeeper(l ZooKeeperLock) {
 	if l.New == nil {
 		panic(fmt.Sprintf("userlock: ZooKeeper lock %s has no New", l.Name))
@@ -103,6 +113,29 @@ func RegisterZooKeeper(l ZooKeeperLock) {
 				Misconduct: func(client, call, what string) { c.Report(client, call, 0, "%s", what) },
 			})
 		}))
+	liveform.Register(l.Name, userlive.ZooKeeperForm(userlive.ZooKeeperLock{
+		Name:     l.Name,
+		New:      func(env lockapi.Env, conn *zk.Conn) lockapi.Lock { return l.New(env, conn) },
+		LockPath: lockPath,
+		Tokens:   l.Tokens,
+		Guard:    l.Spec.liveGuard,
+	}))
+}
+
+// liveGuard opens a live run's conduct record: each client's lock is
+// guarded by it, its times are the clients' clocks (the run's), and its
+// misconduct reads as lock-conduct's counterexample lines.
+func (s Spec) liveGuard() (func(Lock, Env) Lock, func() []string) {
+	c := NewConduct(nil)
+	wrap := func(l Lock, env Env) Lock { return Guard(l, env, s, c) }
+	lines := func() []string {
+		var out []string
+		for _, m := range c.Misconducts() {
+			out = append(out, fmt.Sprintf("client %s's %s at %s: %s", m.Client, m.Call, m.At, m.What))
+		}
+		return out
+	}
+	return wrap, lines
 }
 
 // WaitEvent waits at most d for the event of a watch channel (ExistsW,

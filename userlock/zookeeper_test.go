@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
@@ -102,7 +103,10 @@ func registerZK(t *testing.T, name string, fenced bool) {
 			return &zkLock{env: env, conn: conn, fenced: fenced}
 		},
 	})
-	t.Cleanup(func() { system.Unregister(name) })
+	t.Cleanup(func() {
+		system.Unregister(name)
+		liveform.Unregister(name)
+	})
 }
 
 // holderPause is the catalog's kleppmann-gc-pause on a user's lock: client

@@ -1,8 +1,3 @@
-// Package userlive is the live form of the locks users write (package
-// userlock): the real servers the built-in system's live form starts, and
-// the real client library handed to the user's lock. It does not import
-// userlock (userlock imports it and passes what it needs), so nothing
-// simulated depends on it.
 package userlive
 
 import (

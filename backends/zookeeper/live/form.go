@@ -2,16 +2,12 @@ package live
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/backends/zookeeper"
 	"github.com/locklab/locklab/internal/netgate"
 	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
-	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/sim"
 )
@@ -42,27 +38,7 @@ func describeZooKeeper(t scenario.Test) (liveform.Description, error) {
 	if err != nil {
 		return liveform.Description{}, liveform.Refusal(err, ErrNotHonoured)
 	}
-	desc := liveform.RaftCluster(liveform.ServerNames(o.Servers, zookeeper.ServerName))
-	servers, raftRoles := desc.Servers, desc.Resolve
-	desc.Roles = zookeeper.Roles()
-	desc.Resolve = func(role string) ([]string, bool) {
-		if liveform.ServerRole(role) {
-			return servers, true
-		}
-		return raftRoles(role)
-	}
-	refuse := liveform.RefuseRaftCluster(servers, zkNoClock, "", zkNoDelay)
-	isPeerCut := liveform.RefuseRaftCluster(servers, "", "x", "")
-	desc.Refuse = func(f nemesis.Fault) string {
-		if why := refuse(f); why != "" {
-			return why
-		}
-		if f.Kind == nemesis.Partition && len(f.Groups) == 0 && len(f.From) > 0 && isPeerCut(f) != "" {
-			return zkNoOneWay
-		}
-		return ""
-	}
-	return desc, nil
+	return Describe(o), nil
 }
 
 func deployZooKeeper(d liveform.Deployment) (*liveform.Deployed, error) {
@@ -76,101 +52,61 @@ func deployZooKeeper(d liveform.Deployment) (*liveform.Deployed, error) {
 	if err != nil {
 		return nil, err
 	}
-	desc, _ := describeZooKeeper(d.Test)
 	reg := NewRegistry()
 	ctx, cancel := context.WithCancel(context.Background())
 	clients := liveform.NewClients[*Client]()
 	var mu sync.Mutex
 	expired := 0
-	serverOf := func(client string) string {
-		c, ok := clients.Get(client)
-		if !ok {
-			return ""
+	sys := ens.Perform(Describe(o), func(client string) string {
+		if c, ok := clients.Get(client); ok {
+			return c.Server()
 		}
-		name, _ := ens.ServerAt(c.Server())
-		return name
-	}
-	desc.Resolve = func(role string) ([]string, bool) {
-		switch {
-		case role == "leader":
-			if l := ens.Leader(); l != "" {
-				return []string{l}, true
-			}
-			return nil, true
-		case role == "followers":
-			l := ens.Leader()
-			return slices.DeleteFunc(ens.Names(), func(n string) bool { return n == l }), true
-		case strings.HasPrefix(role, "server-of:"):
-			if s := serverOf(strings.TrimPrefix(role, "server-of:")); s != "" {
-				return []string{s}, true
-			}
-			return nil, true
-		case strings.HasPrefix(role, "servers-but:"):
-			s := serverOf(strings.TrimPrefix(role, "servers-but:"))
-			return slices.DeleteFunc(ens.Names(), func(n string) bool { return n == s }), true
+		return ""
+	})
+	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
+		e, fork := lc.Env, lc.Fork
+		// Its own server is a draw of the seed, as the simulated
+		// client's is (a stream of its own: the workload's draws
+		// stay as they were).
+		first := sim.NewRand(d.Test.Seed, "client/"+e.Name()+"/zookeeper-server").IntN(o.Servers)
+		c, err := ens.NewClient(e, fork, netgate.New(d.Net, e.Name(), ens.ServerAt), reg, first)
+		if err != nil {
+			return liveform.FailedLock{Err: err}
 		}
-		return nil, false
+		// The run stops when its Net closes: calls blocked in the
+		// library return at once.
+		clients.Add(d.Net, e.Name(), c)
+		return c
 	}
-	return &liveform.Deployed{
-		Description: desc,
-		NewLock: func(lc liveform.Client) lockapi.Lock {
-			e, fork := lc.Env, lc.Fork
-			// Its own server is a draw of the seed, as the simulated
-			// client's is (a stream of its own: the workload's draws
-			// stay as they were).
-			first := sim.NewRand(d.Test.Seed, "client/"+e.Name()+"/zookeeper-server").IntN(o.Servers)
-			c, err := ens.NewClient(e, fork, netgate.New(d.Net, e.Name(), ens.ServerAt), reg, first)
-			if err != nil {
-				return liveform.FailedLock{Err: err}
-			}
-			// The run stops when its Net closes: calls blocked in the
-			// library return at once.
-			clients.Add(d.Net, e.Name(), c)
-			return c
-		},
-		Events: func(record func(f string, targets []string, detail string)) {
-			err := ens.Observe(ctx, reg, func(x Expiry) {
-				mu.Lock()
-				expired++
-				mu.Unlock()
-				var targets []string
-				if x.Leader != "" {
-					targets = append(targets, x.Leader)
-				}
-				if x.Client != "" {
-					targets = append(targets, x.Client)
-				}
-				record("session-expired", targets, x.String())
-			})
-			if err != nil {
-				record("observer-failed", nil, err.Error())
-			}
-		},
-		Pause:   ens.Pause,
-		Resume:  ens.Resume,
-		Crash:   ens.Crash,
-		Restart: ens.Restart,
-		Cut: func(from, to string) (bool, error) {
-			if slices.Contains(desc.Servers, from) && slices.Contains(desc.Servers, to) {
-				return ens.Cut(from, to), nil
-			}
-			return false, nil
-		},
-		Heal: func(from, to string) error {
-			ens.Heal(from, to)
-			return nil
-		},
-		Tokens: true,
-		Figures: func(time.Duration) map[string]any {
+	sys.Events = func(record func(f string, targets []string, detail string)) {
+		err := ens.Observe(ctx, reg, func(x Expiry) {
 			mu.Lock()
-			defer mu.Unlock()
-			return map[string]any{"sessions_expired": expired}
-		},
-		Versions: map[string]string{"zookeeper": ens.ServerVersion(), "client": Version},
-		Close: sync.OnceFunc(func() {
-			cancel()
-			clients.Close()
-			ens.Close()
-		}),
-	}, nil
+			expired++
+			mu.Unlock()
+			var targets []string
+			if x.Leader != "" {
+				targets = append(targets, x.Leader)
+			}
+			if x.Client != "" {
+				targets = append(targets, x.Client)
+			}
+			record("session-expired", targets, x.String())
+		})
+		if err != nil {
+			record("observer-failed", nil, err.Error())
+		}
+	}
+	sys.Tokens = true
+	sys.Figures = func(time.Duration) map[string]any {
+		mu.Lock()
+		defer mu.Unlock()
+		return map[string]any{"sessions_expired": expired}
+	}
+	sys.Versions = map[string]string{"zookeeper": ens.ServerVersion(), "client": Version}
+	sys.Close = sync.OnceFunc(func() {
+		cancel()
+		clients.Close()
+		ens.Close()
+	})
+	return sys, nil
 }

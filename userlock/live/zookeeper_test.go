@@ -1,0 +1,224 @@
+package userlive_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	zkl "github.com/locklab/locklab/backends/zookeeper/live"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/proc"
+	locklive "github.com/locklab/locklab/live"
+	"github.com/locklab/locklab/liveform"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/system"
+	"github.com/locklab/locklab/userlock"
+)
+
+// zkLock is a ZooKeeper lock as a user writes it against the raw API (the
+// shape of userlock's own test lock): an ephemeral sequential child of
+// /locks/<key>; the lowest child holds; a waiter watches its predecessor.
+// Its token is the child's sequence number plus one. It knows nothing of
+// locklab's simulator or of live mode: the same code runs in both.
+type zkLock struct {
+	env    userlock.Env
+	conn   userlock.ZooKeeper
+	fenced bool
+}
+
+var zkACL = zk.WorldACL(zk.PermAll)
+
+func (l *zkLock) Acquire(key string, wait time.Duration) (userlock.Lease, error) {
+	deadline := l.env.Mono() + wait
+	dir := "/locks/" + key
+	for _, p := range []string{"/locks", dir} {
+		if _, err := l.conn.Create(p, nil, 0, zkACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return userlock.Lease{}, fmt.Errorf("create %s: %w: %w", p, err, userlock.ErrNotAcquired)
+		}
+	}
+	ours, err := l.conn.Create(dir+"/lock-", []byte(l.env.Name()), zk.FlagEphemeral|zk.FlagSequence, zkACL)
+	if errors.Is(err, zk.ErrConnectionClosed) {
+		return userlock.Lease{}, fmt.Errorf("create: %w: %w", err, userlock.ErrUnknown)
+	}
+	if err != nil {
+		return userlock.Lease{}, fmt.Errorf("create: %w: %w", err, userlock.ErrNotAcquired)
+	}
+	giveUp := func(cause error) (userlock.Lease, error) {
+		if err := l.conn.Delete(ours, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return userlock.Lease{}, fmt.Errorf("%w; delete %s: %w: %w", cause, ours, err, userlock.ErrUnknown)
+		}
+		return userlock.Lease{}, fmt.Errorf("%w: %w", cause, userlock.ErrNotAcquired)
+	}
+	for {
+		children, _, err := l.conn.Children(dir)
+		if err != nil {
+			return giveUp(err)
+		}
+		slices.Sort(children)
+		i := slices.Index(children, ours[len(dir)+1:])
+		switch {
+		case i < 0:
+			return userlock.Lease{}, fmt.Errorf("%s is gone: %w", ours, userlock.ErrNotAcquired)
+		case i == 0:
+			seq, _ := strconv.ParseUint(ours[len(ours)-10:], 10, 64)
+			return userlock.Lease{Key: key, Owner: ours, Token: seq + 1, HasToken: l.fenced}, nil
+		}
+		exists, _, ch, err := l.conn.ExistsW(dir + "/" + children[i-1])
+		if err != nil {
+			return giveUp(err)
+		}
+		if !exists {
+			continue
+		}
+		left := deadline - l.env.Mono()
+		if left <= 0 {
+			return giveUp(errors.New("wait budget spent"))
+		}
+		userlock.WaitEvent(l.env, ch, left)
+	}
+}
+
+func (l *zkLock) Release(lease userlock.Lease) error {
+	switch err := l.conn.Delete(lease.Owner, -1); {
+	case err == nil:
+		return nil
+	case errors.Is(err, zk.ErrNoNode):
+		return fmt.Errorf("%s: %w", lease.Owner, userlock.ErrNotHeld)
+	default:
+		return fmt.Errorf("delete %s: %w: %w", lease.Owner, err, userlock.ErrUnknown)
+	}
+}
+
+func registerZK(t *testing.T, name string, fenced bool) {
+	userlock.RegisterZooKeeper(userlock.ZooKeeperLock{
+		Spec: userlock.Spec{Name: name, Tokens: fenced, SafeRelease: true},
+		New: func(env userlock.Env, conn userlock.ZooKeeper) userlock.Lock {
+			return &zkLock{env: env, conn: conn, fenced: fenced}
+		},
+	})
+	t.Cleanup(func() {
+		system.Unregister(name)
+		liveform.Unregister(name)
+	})
+}
+
+// requireZooKeeper skips under -short and when the JVM or ZooKeeper's jar
+// is missing (naming the Debian package).
+func requireZooKeeper(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: a live run starts a real ZooKeeper and takes real time")
+	}
+	_, err := zkl.Java()
+	var missing *proc.MissingError
+	if errors.As(err, &missing) {
+		t.Skip(err)
+	}
+	require.NoError(t, err)
+}
+
+// liveScale runs the scenarios at 0.3 of their time, as the built-in
+// ZooKeeper's cross-validation does (session timeout 3 s, tick 30 ms, the
+// holder paused 4.5 s).
+const liveScale = 0.3
+
+// TestAUsersZooKeeperLockRunsLiveWithTheSimulatedVerdicts: the user's
+// raw-API lock, unchanged, on real ZooKeeper with a real *zk.Conn per
+// client, gets the verdicts the simulator gives on the same schedule. On
+// the holder pause (client 1 paused past its session right after its read
+// under the lock) the unfenced lock loses an update (critical-sections
+// INVALID) and the fenced one does not; with no faults both are valid.
+func TestAUsersZooKeeperLockRunsLiveWithTheSimulatedVerdicts(t *testing.T) {
+	requireZooKeeper(t)
+	tests := []struct {
+		name   string
+		fenced bool
+		pause  bool
+		want   models.Result
+	}{
+		{"test-zk-live-unfenced-pause", false, true, models.Invalid},
+		{"test-zk-live-fenced-pause", true, true, models.Valid},
+		{"test-zk-live-unfenced-none", false, false, models.Valid},
+		{"test-zk-live-fenced-none", true, false, models.Valid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			registerZK(t, tc.name, tc.fenced)
+			test := scenario.Test{System: tc.name, Clients: 2, Seed: 1, Time: 30 * time.Second}
+			if tc.pause {
+				test.Schedule = scenario.Schedule(scenario.PauseAfter("c1", "read", userlock.HolderPause))
+			}
+			if tc.fenced {
+				test = scenario.Fenced(test)
+			}
+
+			simulated, err := harness.Run(test)
+			require.NoError(t, err)
+			simCS := verdict(simulated, "critical-sections")
+			require.NotEmpty(t, simCS.Check, "critical-sections ran in the simulator")
+
+			start := time.Now()
+			live, err := locklive.Run(context.Background(), test, locklive.Config{Scale: liveScale})
+			wall := time.Since(start)
+			require.NoError(t, err)
+			liveCS := verdict(live, "critical-sections")
+			require.NotEmpty(t, liveCS.Check, "critical-sections ran live")
+
+			t.Logf("%s: simulated %s (%s); live %s in %s wall (%s)", tc.name, simCS.Result, simCS.Reason, liveCS.Result,
+				wall.Round(time.Millisecond), liveCS.Reason)
+			assert.Equal(t, tc.want, simCS.Result, "simulated: %s", simCS.Reason)
+			assert.Equal(t, simCS.Result, liveCS.Result, "live disagrees with the simulator: %s", liveCS.Reason)
+			for _, v := range live.Verdicts {
+				if sv := verdict(simulated, v.Check); sv.Check != "" {
+					assert.Equal(t, sv.Result, v.Result, "check %s: simulated %q, live %q", v.Check, sv.Reason, v.Reason)
+				}
+			}
+			assert.Equal(t, []string{}, live.SystemFigures["lock_misconduct"], "the lock behaved live")
+			skipped := slices.IndexFunc(live.Skipped, func(s models.Skipped) bool { return s.Check == userlock.ConductCheck })
+			assert.GreaterOrEqual(t, skipped, 0, "lock-conduct is named as skipped live: %+v", live.Skipped)
+			t.Logf("live story:\n%s", expiries(live))
+			if tc.pause {
+				assert.Contains(t, story(live), "session-expired", "the observer saw client 1's session expire during its pause")
+				assert.Equal(t, 1, live.SystemFigures["sessions_expired"])
+			}
+		})
+	}
+}
+
+func verdict(r scenario.Result, check string) models.Verdict {
+	for _, v := range r.Verdicts {
+		if v.Check == check {
+			return v
+		}
+	}
+	return models.Verdict{}
+}
+
+func story(r scenario.Result) string {
+	var b strings.Builder
+	for _, e := range r.Events {
+		fmt.Fprintf(&b, "%s %v %s\n", e.F, e.Targets, e.Detail)
+	}
+	return b.String()
+}
+
+func expiries(r scenario.Result) string {
+	var b strings.Builder
+	for _, e := range r.Events {
+		if e.Process == history.NemesisProcess {
+			fmt.Fprintf(&b, "%v %s %s %v %s\n", time.Duration(e.Time), e.Type, e.F, e.Targets, e.Detail)
+		}
+	}
+	return b.String()
+}
