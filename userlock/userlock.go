@@ -24,6 +24,10 @@
 // what it cannot). A lock that panics, calls its service from a goroutine of
 // its own or returns a malformed lease is the user's bug and the run's
 // verdict: the check lock-conduct names the call, the client and the time.
+//
+// docs/your-own-lock.md walks from an empty directory to the first
+// counterexample; examples/ holds four locks (each its own module) and what
+// locklab finds in each.
 package userlock
 
 import (
