@@ -23,7 +23,8 @@ func Judge(t scenario.Test, initial map[string]int64, events []history.Event) (s
 	}
 	c, err := scenario.CheckHistory(scenario.CheckConfig(t, initial), sel.History, events)
 	for _, a := range sel.Audits {
-		c.Skipped = append(c.Skipped, models.Skipped{Check: a, Reason: "it audits the servers of a simulated run; this run was live"})
+		c.Skipped = append(c.Skipped, models.Skipped{Check: a, Reason: "it judges a record only a simulated run keeps (its servers', or the lock's calls for " +
+			"lock-conduct); this run was live"})
 	}
 	return c, err
 }

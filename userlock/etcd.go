@@ -89,7 +89,7 @@ func RegisterEtcd(l EtcdLock) {
 	}
 	l.register(l.SimSystem())
 	userlive.RegisterEtcd(l.Name, func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock {
-		return l.New(env, cli)
+		return Guard(l.New(env, cli), env, l.Spec, nil) // live: a panic becomes an unknown outcome
 	})
 }
 
