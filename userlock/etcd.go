@@ -88,7 +88,7 @@ func RegisterEtcd(l EtcdLock) {
 		panic(fmt.Sprintf("userlock: etcd lock %s has no New", l.Name))
 	}
 	l.register(l.SimSystem())
-	userlive.RegisterEtcd(l.Name, func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock {
+	userlive.RegisterEtcd(l.Name, l.Tokens, func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock {
 		return Guard(l.New(env, cli), env, l.Spec, nil) // live: a panic becomes an unknown outcome
 	})
 }

@@ -32,13 +32,14 @@ var etcdTable = liveform.WithoutSimOnly("etcd (your lock, live)", etcd.UserTable
 // RegisterEtcd registers the live form of the user's lock name over etcd:
 // the real etcd cluster the built-in etcd's live form starts (etcd-server,
 // backends/etcd/live), each client's lock made by newLock over a real
-// *clientv3.Client whose connections pass the client's pause gate.
-func RegisterEtcd(name string, newLock func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock) {
+// *clientv3.Client whose connections pass the client's pause gate. tokens
+// says the lock's leases carry fencing tokens (fenced storage may check them).
+func RegisterEtcd(name string, tokens bool, newLock func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock) {
 	liveform.Register(name, liveform.Form{
 		Note:     "etcd-server 3.4 (Debian), your lock over go.etcd.io/etcd/client/v3 v3.7.3",
 		Options:  etcdTable,
 		Describe: describeEtcd,
-		Deploy:   liveform.RetryDeploy(func(d liveform.Deployment) (*liveform.Deployed, error) { return deployEtcd(d, newLock) }),
+		Deploy:   liveform.RetryDeploy(func(d liveform.Deployment) (*liveform.Deployed, error) { return deployEtcd(d, tokens, newLock) }),
 	})
 }
 
@@ -72,7 +73,7 @@ type closer struct{ cli *clientv3.Client }
 
 func (c closer) Close() { c.cli.Close() }
 
-func deployEtcd(d liveform.Deployment, newLock func(lockapi.Env, *clientv3.Client) lockapi.Lock) (*liveform.Deployed, error) {
+func deployEtcd(d liveform.Deployment, tokens bool, newLock func(lockapi.Env, *clientv3.Client) lockapi.Lock) (*liveform.Deployed, error) {
 	o, err := etcdOptions(d.Test.SystemOptions)
 	if err != nil {
 		return nil, err
@@ -89,6 +90,7 @@ func deployEtcd(d liveform.Deployment, newLock func(lockapi.Env, *clientv3.Clien
 	expired := 0
 	return &liveform.Deployed{
 		Description: desc,
+		Tokens:      tokens,
 		NewLock: func(lc liveform.Client) lockapi.Lock {
 			e := lc.Env
 			cli, err := c.NewClientV3(e.Name(), netgate.New(d.Net, e.Name(), c.ServerAt))
