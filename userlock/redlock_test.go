@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/models"
@@ -150,25 +152,50 @@ func TestARedlockRunIsDeterministic(t *testing.T) {
 		Nemesis: "random", SystemOptions: userlock.RedlockRead})
 }
 
+// registerLiveRedlock registers the live test's lock once per test binary.
+var registerLiveRedlock sync.Once
+
 // TestTheSameRedlockRunsLiveOnRedisServers: the user's Redlock, registered
 // with RegisterRedlock, runs unchanged against five real redis-servers
-// through one *goredis.Client each.
+// through one *goredis.Client each: without faults it takes the lock and
+// every check is valid; under Kleppmann's clock jump (redis-c's wall clock
+// moved by libfaketime, client 1 cut from redis-d and e by its proxies) the
+// live verdict is the simulated one.
 func TestTheSameRedlockRunsLiveOnRedisServers(t *testing.T) {
 	needRedisServer(t, "starts five real redis-servers")
 	l := userRedlock
 	l.Name = "test-redlock-live"
-	userlock.RegisterRedlock(l) // once per test binary: a live form cannot be unregistered
-	r, err := live.Run(context.Background(), scenario.Test{System: l.Name, Clients: 2, Seed: 1,
-		Time: 3 * time.Second}, live.Config{})
-	require.NoError(t, err)
-	require.NotEmpty(t, r.Events)
-	acquired := 0
-	for _, e := range r.Events {
-		if e.F == "acquire" && e.Type == history.OK {
-			acquired++
+	registerLiveRedlock.Do(func() { userlock.RegisterRedlock(l) }) // a live form cannot be unregistered
+
+	t.Run("no faults", func(t *testing.T) {
+		r, err := live.Run(context.Background(), scenario.Test{System: l.Name, Clients: 2, Seed: 1, Time: 3 * time.Second}, live.Config{})
+		require.NoError(t, err)
+		acquired := 0
+		for _, e := range r.Events {
+			if e.F == "acquire" && e.Type == history.OK {
+				acquired++
+			}
 		}
-	}
-	assert.Positive(t, acquired, "the clients took the lock on the real instances")
-	v := verdict(r, "critical-sections")
-	assert.Equal(t, models.Valid, v.Result, v.Reason)
+		assert.Positive(t, acquired, "the clients took the lock on the real instances")
+		v := verdict(r, "critical-sections")
+		assert.Equal(t, models.Valid, v.Result, v.Reason)
+	})
+	t.Run("clock-jump", func(t *testing.T) {
+		test := variantOf(t, l.RedlockScenarios(), "clock-jump")
+		registerSimulated(t, userRedlock.Simulated())
+		simTest := test
+		simTest.System = userRedlock.Name
+		sim, err := harness.Run(simTest)
+		require.NoError(t, err)
+		r, err := live.Run(context.Background(), test, live.Config{})
+		require.NoError(t, err)
+		for _, f := range r.FaultOutcomes {
+			require.True(t, f.Fired, "live fault %d (%s) did not fire: %s", f.Fault, f.Kind, f.DidNotFire)
+		}
+		for _, check := range []string{"critical-sections", "lease"} {
+			s, v := verdict(sim, check), verdict(r, check)
+			assert.Equal(t, models.Invalid, s.Result, "%s simulated: %s", check, s.Reason)
+			assert.Equal(t, s.Result, v.Result, "%s live: %s", check, v.Reason)
+		}
+	})
 }
