@@ -139,17 +139,29 @@ func (l RedisLock) deploy(w *sim.World, opts map[string]string, c *Conduct) (sys
 	so := redis.DefaultOptions()
 	so.Replicas, so.DownAfter = o.Replicas, o.DownAfter
 	so.Persistence, so.ExpiryClock, so.RestartDelay = o.Persistence, o.ExpiryClock, o.RestartDelay
-	co := redis.DefaultGoRedisOptions()
-	co.ReadTimeout, co.MaxRetries = o.ReadTimeout, o.MaxRetries
 	lockKeys := map[string]bool{}
 	return redis.DeployCommands(w, redis.CommandDeployment{
 		Options:   so,
 		IsLockKey: func(key string) bool { return lockKeys[key] },
 		NewLock: func(p *sim.Proc, t redis.Topology) lockapi.Lock {
-			rdb := redis.NewGoRedisClient(p, t, co)
-			return &simRedisLock{l: l.New(p, rdb), rdb: rdb, env: p, c: c, keys: lockKeys, lockKey: l.lockKey}
+			sl := o.simLock(p, c, lockKeys, l.lockKey, t)
+			sl.l = l.New(p, sl.rdbs[0])
+			return sl
 		},
 	})
+}
+
+// simLock is the simulated wrapper of a user's lock of process p, with one
+// go-redis-shaped client per topology (per instance, for Redlock) made with
+// o's client options; the caller sets its lock.
+func (o RedisOptions) simLock(p *sim.Proc, c *Conduct, keys map[string]bool, lockKey func(string) string, ts ...redis.Topology) *simRedisLock {
+	co := redis.DefaultGoRedisOptions()
+	co.ReadTimeout, co.MaxRetries = o.ReadTimeout, o.MaxRetries
+	s := &simRedisLock{env: p, c: c, keys: keys, lockKey: lockKey}
+	for _, t := range ts {
+		s.rdbs = append(s.rdbs, redis.NewGoRedisClient(p, t, co))
+	}
+	return s
 }
 
 // simRedisLock is a user's lock in the simulator: it tells the servers'
@@ -157,7 +169,7 @@ func (l RedisLock) deploy(w *sim.World, opts map[string]string, c *Conduct) (sys
 // reports the calls the lock made from goroutines of its own.
 type simRedisLock struct {
 	l       Lock
-	rdb     *redis.GoRedisClient
+	rdbs    []*redis.GoRedisClient
 	env     Env
 	c       *Conduct
 	keys    map[string]bool
@@ -178,8 +190,10 @@ func (s *simRedisLock) Release(l Lease) error {
 // strays reports the Redis calls made from other goroutines, from the
 // process (where the run's clock can be read).
 func (s *simRedisLock) strays() {
-	for _, call := range s.rdb.Strays() {
-		s.c.Report(s.env.Name(), call, s.env.Mono(),
-			"called Redis from a goroutine other than the client's (one the lock started): refused; in the simulator a lock makes its calls from the goroutine that calls Acquire and Release")
+	for _, rdb := range s.rdbs {
+		for _, call := range rdb.Strays() {
+			s.c.Report(s.env.Name(), call, s.env.Mono(),
+				"called Redis from a goroutine other than the client's (one the lock started): refused; in the simulator a lock makes its calls from the goroutine that calls Acquire and Release")
+		}
 	}
 }

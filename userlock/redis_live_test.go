@@ -19,12 +19,7 @@ import (
 // with RegisterRedis, runs unchanged against a real redis-server through a
 // *goredis.Client.
 func TestTheSameRedisLockRunsLiveOnRedisServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real redis-server")
-	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server not found: install the Debian package redis-server")
-	}
+	needRedisServer(t, "starts a real redis-server")
 	l := fixedRedisLock
 	l.Name = "test-redis-fixed-live"
 	userlock.RegisterRedis(l) // once per test binary: a live form cannot be unregistered
@@ -34,4 +29,16 @@ func TestTheSameRedisLockRunsLiveOnRedisServer(t *testing.T) {
 	require.NotEmpty(t, r.Events)
 	v := verdict(r, "critical-sections")
 	assert.Equal(t, models.Valid, v.Result, v.Reason)
+}
+
+// needRedisServer skips a test that starts real redis-servers (saying so
+// in starts) under -short, or where redis-server is not installed.
+func needRedisServer(t *testing.T, starts string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(starts)
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not found: install the Debian package redis-server")
+	}
 }

@@ -1,6 +1,7 @@
 package userlock_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/system"
@@ -116,20 +119,52 @@ var (
 )
 
 // registerRedis registers l's simulated system for the test.
-func registerRedis(t *testing.T, l userlock.RedisLock) {
-	system.Register(l.Simulated())
-	t.Cleanup(func() { system.Unregister(l.Name) })
+func registerRedis(t *testing.T, l userlock.RedisLock) { registerSimulated(t, l.Simulated()) }
+
+// registerSimulated registers a user lock's simulated system for the test.
+func registerSimulated(t *testing.T, sys system.System) {
+	system.Register(sys)
+	t.Cleanup(func() { system.Unregister(sys.Name) })
 }
 
-// variant is the staged scenario of l called name.
+// redisVariant is the staged scenario of l called name.
 func redisVariant(t *testing.T, l userlock.RedisLock, name string) scenario.Test {
-	for _, v := range l.Scenarios()[0].Variants {
+	return variantOf(t, l.Scenarios(), name)
+}
+
+// variantOf is the variant called name of the first of a lock's staged
+// scenarios.
+func variantOf(t *testing.T, scenarios []scenario.Scenario, name string) scenario.Test {
+	for _, v := range scenarios[0].Variants {
 		if v.Name == name {
 			return v.Test
 		}
 	}
-	t.Fatalf("%s has no scenario %s", l.Name, name)
+	t.Fatalf("%s has no scenario %s", scenarios[0].Name, name)
 	return scenario.Test{}
+}
+
+// runWithGrants runs test with the servers' record of grants kept.
+func runWithGrants(t *testing.T, test scenario.Test) (scenario.Result, *lockapi.GrantLog) {
+	t.Helper()
+	p, err := harness.Prepare(test)
+	require.NoError(t, err)
+	p.RecordGrants()
+	r, err := p.Run()
+	require.NoError(t, err)
+	return r, p.Deployment.Grants
+}
+
+// runBroken runs test, which must break the lock (critical-sections
+// INVALID) through no misconduct of the lock's (lock-conduct valid), and
+// returns the servers' record.
+func runBroken(t *testing.T, test scenario.Test) *lockapi.GrantLog {
+	t.Helper()
+	r, grants := runWithGrants(t, test)
+	v := verdict(r, "critical-sections")
+	require.Equal(t, models.Invalid, v.Result, v.Reason)
+	assert.Equal(t, models.Valid, verdict(r, userlock.ConductCheck).Result)
+	return grants
 }
 
 // TestTheGCPauseBreaksTheBrokenRedisLockAndTheRecordShowsIt: the paused
@@ -137,16 +172,8 @@ func redisVariant(t *testing.T, l userlock.RedisLock, name string) scenario.Test
 // the lock granted to the other client.
 func TestTheGCPauseBreaksTheBrokenRedisLockAndTheRecordShowsIt(t *testing.T) {
 	registerRedis(t, brokenRedisLock)
-	p, err := harness.Prepare(redisVariant(t, brokenRedisLock, "gc-pause"))
-	require.NoError(t, err)
-	p.RecordGrants()
-	r, err := p.Run()
-	require.NoError(t, err)
-	v := verdict(r, "critical-sections")
-	require.Equal(t, models.Invalid, v.Result, v.Reason)
-	assert.Equal(t, models.Valid, verdict(r, userlock.ConductCheck).Result)
-
-	hs := p.Deployment.Grants.Holdings()
+	grants := runBroken(t, redisVariant(t, brokenRedisLock, "gc-pause"))
+	hs := grants.Holdings()
 	require.GreaterOrEqual(t, len(hs), 2, "the record: %v", hs)
 	assert.Equal(t, "c1", hs[0].Client, "c1 held first: %v", hs)
 	var taken bool
@@ -175,14 +202,8 @@ func TestARedisLockRunIsDeterministic(t *testing.T) {
 	for _, l := range []userlock.RedisLock{fixedRedisLock, brokenRedisLock} {
 		t.Run(l.Name, func(t *testing.T) {
 			registerRedis(t, l)
-			test := scenario.Test{System: l.Name, Workload: "fenced-counter", Clients: 3, Seed: 7, Time: 20 * time.Second,
-				Nemesis: "random", SystemOptions: map[string]string{"replicas": "2"}}
-			r1, err := harness.Run(test)
-			require.NoError(t, err)
-			r2, err := harness.Run(test)
-			require.NoError(t, err)
-			require.NotEmpty(t, r1.Events)
-			assert.Equal(t, fmt.Sprint(r1.Events), fmt.Sprint(r2.Events))
+			assertByteIdenticalRuns(t, scenario.Test{System: l.Name, Workload: "fenced-counter", Clients: 3, Seed: 7,
+				Time: 20 * time.Second, Nemesis: "random", SystemOptions: map[string]string{"replicas": "2"}})
 		})
 	}
 }
@@ -223,4 +244,18 @@ func TestACallFromAGoroutineOfTheLocksOwnIsItsVerdict(t *testing.T) {
 	assert.Equal(t, models.Invalid, v.Result, v.Reason)
 	assert.Regexp(t, `client c\d's PEXPIRE\("k", "5000"\) at .*: called Redis from a goroutine other than the client's`, v.Reason)
 	assert.Equal(t, scenario.ExitInvalid, scenario.ExitCode(r.Verdicts))
+}
+
+// assertByteIdenticalRuns runs test twice: the histories, as written to
+// history.jsonl, are the same bytes.
+func assertByteIdenticalRuns(t *testing.T, test scenario.Test) {
+	t.Helper()
+	var outs [2]bytes.Buffer
+	for i := range outs {
+		r, err := harness.Run(test)
+		require.NoError(t, err)
+		require.NoError(t, history.Write(&outs[i], r.Events))
+	}
+	require.Greater(t, bytes.Count(outs[0].Bytes(), []byte("\n")), 20, "the clients did something")
+	assert.Equal(t, outs[0].String(), outs[1].String())
 }

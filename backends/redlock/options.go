@@ -106,7 +106,10 @@ func DefaultOptions() Options { return Table.Defaults() }
 func (o *Options) Set(key, value string) error { return Table.Set(o, key, value) }
 
 // Quorum is the majority of the instances.
-func (o Options) Quorum() int { return o.Instances/2 + 1 }
+func (o Options) Quorum() int { return Quorum(o.Instances) }
+
+// Quorum is the majority of n instances.
+func Quorum(n int) int { return n/2 + 1 }
 
 // Drift is the clock drift allowance subtracted from the validity.
 func (o Options) Drift() time.Duration {

@@ -44,13 +44,14 @@ func redlockScenarios() []scenario.Scenario {
 	}
 }
 
-// minorityLoss is the stage of redlock-restart and redlock-clock-jump: two
-// clients for 20 s, each holding the lock 1 s; client 1 cannot reach redis-d
-// and redis-e, so its grant rests on redis-a, b and c alone, and right after
-// it lossOfC makes redis-c forget client 1's key.
-func minorityLoss(lossOfC nemesis.Fault) scenario.Test {
+// minorityLoss is the stage of redlock-restart and redlock-clock-jump on
+// system (a Redlock over at least five instances): two clients for 20 s,
+// each holding the lock 1 s; client 1 cannot reach redis-d and redis-e, so
+// its grant rests on redis-a, b and c alone, and right after it lossOfC
+// makes redis-c forget client 1's key.
+func minorityLoss(system string, lossOfC nemesis.Fault) scenario.Test {
 	lossOfC.After = scenario.After("c1", "acquire")
-	return scenario.Test{System: "redlock", Clients: 2, Seed: 1, Time: 20 * time.Second,
+	return scenario.Test{System: system, Clients: 2, Seed: 1, Time: 20 * time.Second,
 		WorkloadOptions: map[string]string{"hold": "1s"},
 		Schedule: scenario.Schedule(
 			nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"redis-d", "redis-e"}},
@@ -58,11 +59,24 @@ func minorityLoss(lossOfC nemesis.Fault) scenario.Test {
 		)}
 }
 
+// RestartStage is redlock-restart's stage on system: right after client 1's
+// grant, redis-c crashes and restarts 100 ms later.
+func RestartStage(system string) scenario.Test {
+	return minorityLoss(system, nemesis.Fault{Kind: nemesis.Crash, Targets: []string{"redis-c"}, Duration: nemesis.Duration(100 * time.Millisecond)})
+}
+
+// ClockJumpStage is redlock-clock-jump's stage on system (Kleppmann's
+// counterexample): right after client 1's grant, redis-c's wall clock jumps
+// 20 s forward.
+func ClockJumpStage(system string) scenario.Test {
+	return minorityLoss(system, nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"redis-c"}, Amount: nemesis.Duration(20 * time.Second)})
+}
+
 // redlockRestart: client 1's grant rests on redis-a, b, c (d and e are
 // unreachable for it); right after it, redis-c crashes and restarts 100 ms
 // later without persistence, forgetting client 1's key; client 2 gets c, d, e.
 func redlockRestart() scenario.Scenario {
-	base := minorityLoss(nemesis.Fault{Kind: nemesis.Crash, Targets: []string{"redis-c"}, Duration: nemesis.Duration(100 * time.Millisecond)})
+	base := RestartStage("redlock")
 	delayed := base
 	delayed.SystemOptions = map[string]string{"restart-delay": "10s"}
 	persisted := base
@@ -86,7 +100,7 @@ func redlockRestart() scenario.Scenario {
 // forward and expires client 1's key there; client 2 gets c, d, e. Clients
 // hold the lock 1 s.
 func redlockClockJump() scenario.Scenario {
-	base := minorityLoss(nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"redis-c"}, Amount: nemesis.Duration(20 * time.Second)})
+	base := ClockJumpStage("redlock")
 	mono := base
 	mono.SystemOptions = map[string]string{"expiry-clock": "mono"}
 	lucky := scenario.Fenced(base)

@@ -47,16 +47,9 @@ func deployRedlock(w *sim.World, opts map[string]string) (system.Deployment, err
 	if err != nil {
 		return system.Deployment{}, err
 	}
-	var instances []*sim.Node
-	topo := Topology{}
 	grants := lockapi.NewGrantLog(o.Quorum())
-	for i := range o.Instances {
-		s := redis.NewServerWith(o.Server())
-		s.RecordGrants(grants, InstanceName(i))
-		n := w.AddNode(InstanceName(i), sim.NodeOptions{Handler: s})
-		instances = append(instances, n)
-		topo.Instances = append(topo.Instances, n.ID())
-	}
+	instances := addInstances(w, o.Instances, o.Server(), grants, nil)
+	topo := Topology{Instances: nodeIDs(instances)}
 	if o.Token == TokenExternal {
 		topo.Fence = w.AddNode(FenceName, sim.NodeOptions{Handler: redis.NewServer(redis.PersistAlways)}).ID()
 	}
@@ -66,11 +59,42 @@ func deployRedlock(w *sim.World, opts map[string]string) (system.Deployment, err
 		NewLock:   func(p *sim.Proc) lockapi.Lock { return NewClient(p, topo, o) },
 		HasTokens: true,
 		Messages:  MessageTypes(),
-		Resolve: func(name string) ([]*sim.Node, bool) {
-			if name == "instances" {
-				return slices.Clone(instances), true
-			}
-			return nil, false
-		},
+		Resolve:   resolveInstances(instances),
 	}, nil
+}
+
+// addInstances adds the n independent instances redis-a, redis-b, ... with
+// configuration cfg, each recording its grants in grants under its own name
+// (its own lock state) and, with watch, the grants of the keys watch tells
+// (see redis.Server.WatchLockKeys).
+func addInstances(w *sim.World, n int, cfg redis.ServerConfig, grants *lockapi.GrantLog, watch func(key string) bool) []*sim.Node {
+	instances := make([]*sim.Node, n)
+	for i := range n {
+		s := redis.NewServerWith(cfg)
+		s.RecordGrants(grants, InstanceName(i))
+		if watch != nil {
+			s.WatchLockKeys(watch)
+		}
+		instances[i] = w.AddNode(InstanceName(i), sim.NodeOptions{Handler: s})
+	}
+	return instances
+}
+
+// nodeIDs are the ids of nodes.
+func nodeIDs(nodes []*sim.Node) []sim.NodeID {
+	ids := make([]sim.NodeID, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.ID()
+	}
+	return ids
+}
+
+// resolveInstances resolves the role "instances": all of them.
+func resolveInstances(instances []*sim.Node) func(name string) ([]*sim.Node, bool) {
+	return func(name string) ([]*sim.Node, bool) {
+		if name == "instances" {
+			return slices.Clone(instances), true
+		}
+		return nil, false
+	}
 }

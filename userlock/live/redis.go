@@ -26,28 +26,40 @@ type Redis struct {
 // replicas, redis-sentinel too) as the redis system's live form starts it,
 // and a *goredis.Client per client (a FailoverClient when replicated).
 func RedisForm(r Redis) liveform.Form {
+	return redisForm("redis-server, redis-sentinel; your lock over go-redis", r.Options, r.Tokens, r.Servers,
+		redislive.DescribeLock, func(d liveform.Deployment, s redislive.LockServers) (*liveform.Deployed, error) {
+			return redislive.DeployLock(d, s, func(lc liveform.Client, rdb *goredis.Client) lockapi.Lock {
+				return r.NewLock(lc.Env, rdb)
+			})
+		})
+}
+
+// redisForm is the live form of a user's lock over the redis-servers that
+// describe and deploy start for the servers S a run's options ask for
+// (servers reads them), its leases' tokens as the lock claims.
+func redisForm[S any](note string, options opt.Spec, tokens bool, servers func(opts map[string]string) (S, error),
+	describe func(scenario.Test, S) (liveform.Description, error),
+	deploy func(liveform.Deployment, S) (*liveform.Deployed, error)) liveform.Form {
 	return liveform.Form{
-		Note:    "redis-server, redis-sentinel; your lock over go-redis",
-		Options: r.Options,
+		Note:    note,
+		Options: options,
 		Describe: func(t scenario.Test) (liveform.Description, error) {
-			s, err := r.Servers(t.SystemOptions)
+			s, err := servers(t.SystemOptions)
 			if err != nil {
 				return liveform.Description{}, err
 			}
-			return redislive.DescribeLock(t, s)
+			return describe(t, s)
 		},
 		Deploy: liveform.RetryDeploy(func(d liveform.Deployment) (*liveform.Deployed, error) {
-			s, err := r.Servers(d.Test.SystemOptions)
+			s, err := servers(d.Test.SystemOptions)
 			if err != nil {
 				return nil, err
 			}
-			sys, err := redislive.DeployLock(d, s, func(lc liveform.Client, rdb *goredis.Client) lockapi.Lock {
-				return r.NewLock(lc.Env, rdb)
-			})
+			sys, err := deploy(d, s)
 			if err != nil {
 				return nil, err
 			}
-			sys.Tokens = r.Tokens
+			sys.Tokens = tokens
 			return sys, nil
 		}),
 	}

@@ -34,8 +34,14 @@ func describe(t scenario.Test) (liveform.Description, error) {
 	if err != nil {
 		return liveform.Description{}, err
 	}
+	return describeInstances(o.Instances), nil
+}
+
+// describeInstances describes n instances redis-a, redis-b, ... (role
+// "instances").
+func describeInstances(n int) liveform.Description {
 	var instances []string
-	for i := range o.Instances {
+	for i := range n {
 		instances = append(instances, redlock.InstanceName(i))
 	}
 	return liveform.Description{Servers: instances, Roles: []string{"instances"},
@@ -44,17 +50,53 @@ func describe(t scenario.Test) (liveform.Description, error) {
 				return slices.Clone(instances), true
 			}
 			return nil, false
-		}, Refuse: redislive.Refuse}, nil
+		}, Refuse: redislive.Refuse}
 }
 
-func deploy(d liveform.Deployment) (sys *liveform.Deployed, err error) {
+func deploy(d liveform.Deployment) (*liveform.Deployed, error) {
 	o, err := options(d.Test)
 	if err != nil {
 		return nil, err
 	}
-	c, err := redislive.NewCluster(d, o.RestartDelay)
+	sys, err := serve(d, o, func(c *redislive.Cluster, lc liveform.Client, instances []string, addrs map[string]string) lockapi.Lock {
+		t := Topology{Instances: instances, Addrs: addrs}
+		if o.Token == redlock.TokenExternal {
+			t.Fence = c.Addr(redlock.FenceName)
+		}
+		l := NewClient(lc.Env, t, o)
+		c.OnClose(l.Close)
+		return l
+	})
 	if err != nil {
 		return nil, err
+	}
+	sys.Tokens = true
+	sys.Versions["redsync"] = RedsyncVersion
+	return sys, nil
+}
+
+// serve starts the redis-servers of o (start) and gives each client the
+// lock newLock makes, given the cluster, the instances' names and the
+// address of the client's own proxy to each.
+func serve(d liveform.Deployment, o redlock.Options,
+	newLock func(c *redislive.Cluster, lc liveform.Client, instances []string, addrs map[string]string) lockapi.Lock) (*liveform.Deployed, error) {
+	c, desc, addrs, err := start(d, o)
+	if err != nil {
+		return nil, err
+	}
+	sys := c.Deployed(desc)
+	sys.NewLock = func(lc liveform.Client) lockapi.Lock { return newLock(c, lc, desc.Servers, addrs[lc.Env.Name()]) }
+	return sys, nil
+}
+
+// start starts the redis-servers of o: the instances and, for
+// token=external, the sequencer. It returns the cluster, the instances'
+// description and, per client, the address of its own proxy to each
+// instance.
+func start(d liveform.Deployment, o redlock.Options) (c *redislive.Cluster, desc liveform.Description, addrs map[string]map[string]string, err error) {
+	c, err = redislive.NewCluster(d, o.RestartDelay)
+	if err != nil {
+		return nil, desc, nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -62,38 +104,26 @@ func deploy(d liveform.Deployment) (sys *liveform.Deployed, err error) {
 		}
 	}()
 	clock := redislive.WantsClock(d.Test)
-	desc, _ := describe(d.Test)
+	desc = describeInstances(o.Instances)
 	for _, name := range desc.Servers {
 		if err := c.Add(name, clock, o.Persistence); err != nil {
-			return nil, err
+			return nil, desc, nil, err
 		}
 	}
 	names := slices.Clone(desc.Servers)
 	if o.Token == redlock.TokenExternal {
 		// The sequencer is assumed correct: no faults reach it, its data is fsynced.
 		if err := c.Add(redlock.FenceName, false, redis.PersistAlways); err != nil {
-			return nil, err
+			return nil, desc, nil, err
 		}
 		names = append(names, redlock.FenceName)
 	}
 	if err := c.Start(names...); err != nil {
-		return nil, err
+		return nil, desc, nil, err
 	}
-	addrs, err := c.ClientProxies(d.Test.ClientNames(), desc.Servers)
+	addrs, err = c.ClientProxies(d.Test.ClientNames(), desc.Servers)
 	if err != nil {
-		return nil, err
+		return nil, desc, nil, err
 	}
-	sys = c.Deployed(desc)
-	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
-		t := Topology{Instances: desc.Servers, Addrs: addrs[lc.Env.Name()]}
-		if o.Token == redlock.TokenExternal {
-			t.Fence = c.Addr(redlock.FenceName)
-		}
-		l := NewClient(lc.Env, t, o)
-		c.OnClose(l.Close)
-		return l
-	}
-	sys.Tokens = true
-	sys.Versions["redsync"] = RedsyncVersion
-	return sys, nil
+	return c, desc, addrs, nil
 }
