@@ -1,13 +1,10 @@
 package etcd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime"
-	"strconv"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -45,7 +42,7 @@ import (
 type UserClient struct {
 	kv      *KVClient
 	p       *sim.Proc
-	goid    uint64
+	owner   *sim.Owner[struct{}] // the process's goroutine (a stray call is reported at once, by OnMisuse)
 	timeout time.Duration
 	// OnMisuse, when set, is told of every call the client refused because
 	// the lock used it in a way the simulator cannot run (call names it).
@@ -55,20 +52,7 @@ type UserClient struct {
 // NewUserClient returns the clientv3-shaped client of process p, whose calls
 // are bounded by timeout. Call it from p.
 func (c *Cluster) NewUserClient(p *sim.Proc, timeout time.Duration) *UserClient {
-	return &UserClient{kv: c.NewKV(p), p: p, goid: goroutineID(), timeout: timeout}
-}
-
-// goroutineID is the id of the calling goroutine (each simulated process is
-// a coroutine with a goroutine of its own).
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
+	return &UserClient{kv: c.NewKV(p), p: p, owner: sim.NewOwner[struct{}](), timeout: timeout}
 }
 
 // ErrNotInSimulator is wrapped by the errors of calls the simulated client
@@ -78,7 +62,7 @@ var ErrNotInSimulator = errors.New("not offered by the simulated etcd client")
 // enter checks that the call comes from the client's process and that ctx is
 // not cancelled.
 func (c *UserClient) enter(ctx context.Context, call string) error {
-	if c.goid != goroutineID() || c.p.World().Running() != c.p {
+	if !c.owner.Mine() || c.p.World().Running() != c.p {
 		err := fmt.Errorf("etcd: %s called from a goroutine other than client %s's process (a goroutine the lock "+
 			"started?): in the simulator a client's calls must come from its own process: %w", call, c.p.Node().Name(),
 			ErrNotInSimulator)
@@ -211,44 +195,44 @@ func (c *UserClient) Txn(ctx context.Context) clientv3.Txn { return &userTxn{c: 
 // userTxn is a Txn of the simulated client; like clientv3's, it panics when
 // If, Then and Else come out of order.
 type userTxn struct {
-	c                 *UserClient
-	ctx               context.Context
-	cmps              []clientv3.Cmp
-	then, els         []clientv3.Op
-	cif, cthen, celse bool
+	c         *UserClient
+	ctx       context.Context
+	cmps      []clientv3.Cmp
+	then, els []clientv3.Op
+	called    [len(txnSteps)]bool // If, Then, Else
+}
+
+// txnSteps are the steps of a Txn, in the order they may come.
+var txnSteps = [...]string{"If", "Then", "Else"}
+
+// step marks step i called, panicking with clientv3's text when it or a
+// later step was called already.
+func (t *userTxn) step(i int) {
+	for j := i; j < len(txnSteps); j++ {
+		switch {
+		case t.called[j] && j == i:
+			panic("cannot call " + txnSteps[i] + " twice!")
+		case t.called[j]:
+			panic("cannot call " + txnSteps[i] + " after " + txnSteps[j] + "!")
+		}
+	}
+	t.called[i] = true
 }
 
 func (t *userTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
-	switch {
-	case t.cif:
-		panic("cannot call If twice!")
-	case t.cthen:
-		panic("cannot call If after Then!")
-	case t.celse:
-		panic("cannot call If after Else!")
-	}
-	t.cif = true
+	t.step(0)
 	t.cmps = append(t.cmps, cs...)
 	return t
 }
 
 func (t *userTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	switch {
-	case t.cthen:
-		panic("cannot call Then twice!")
-	case t.celse:
-		panic("cannot call Then after Else!")
-	}
-	t.cthen = true
+	t.step(1)
 	t.then = append(t.then, ops...)
 	return t
 }
 
 func (t *userTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	if t.celse {
-		panic("cannot call Else twice!")
-	}
-	t.celse = true
+	t.step(2)
 	t.els = append(t.els, ops...)
 	return t
 }

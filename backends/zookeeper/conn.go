@@ -1,15 +1,12 @@
 package zookeeper
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -69,9 +66,9 @@ var ErrForeignGoroutine = errors.New("called from a goroutine the simulator does
 // reported to the Misconduct callback (at the time of the client's last
 // proper call), from the client's process, at its next call or ping.
 type Conn struct {
-	h   *handle   // the session and connection, as the ensemble knows its clients'
-	p   *sim.Proc // the client's process: the only caller
-	gid uint64    // its goroutine
+	h     *handle              // the session and connection, as the ensemble knows its clients'
+	p     *sim.Proc            // the client's process: the only caller
+	owner *sim.Owner[foulCall] // its goroutine, and the calls from others
 
 	state      zk.State
 	lastZxid   uint64
@@ -80,9 +77,7 @@ type Conn struct {
 	watchers   []watchReg
 	misconduct func(call, detail string, at time.Duration)
 
-	mu     sync.Mutex // guards what a foreign goroutine's call touches
-	seenAt time.Duration
-	foul   []foulCall
+	seenAt atomic.Int64 // the time of the last proper call (a foreign goroutine's call reads it)
 }
 
 type watchType int
@@ -111,36 +106,20 @@ type foulCall struct {
 func (e *Ensemble) NewConn(p *sim.Proc, misconduct func(call, detail string, at time.Duration)) *Conn {
 	h := newHandle(p, e)
 	e.clients[p.Node().Name()] = h
-	c := &Conn{h: h, p: p, gid: goroutineID(), state: zk.StateDisconnected, misconduct: misconduct}
+	c := &Conn{h: h, p: p, owner: sim.NewOwner[foulCall](), state: zk.StateDisconnected, misconduct: misconduct}
 	p.Spawn(p.Name()+"/zk-io", c.loop)
 	return c
 }
 
-// goroutineID is the calling goroutine's number (from its stack's first
-// line): only compared, never shown.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
-}
-
 // mine checks that the caller is the client's process.
 func (c *Conn) mine(call string) error {
-	if goroutineID() != c.gid {
-		c.mu.Lock()
-		c.foul = append(c.foul, foulCall{call: call, at: c.seenAt,
-			detail: fmt.Sprintf("%s called from a goroutine the simulator does not run (after the call at %v)", call, c.seenAt)})
-		c.mu.Unlock()
+	if !c.owner.Mine() {
+		at := time.Duration(c.seenAt.Load())
+		c.owner.Note(foulCall{call: call, at: at,
+			detail: fmt.Sprintf("%s called from a goroutine the simulator does not run (after the call at %v)", call, at)})
 		return fmt.Errorf("zookeeper: %s: %w (only client %s's own process may call its connection)", call, ErrForeignGoroutine, c.h.p.Node().Name())
 	}
-	c.mu.Lock()
-	c.seenAt = c.p.World().Now()
-	c.mu.Unlock()
+	c.seenAt.Store(int64(c.p.World().Now()))
 	c.report()
 	return nil
 }
@@ -148,10 +127,7 @@ func (c *Conn) mine(call string) error {
 // report hands the foreign calls noted so far to the misconduct callback,
 // from a process of the simulator.
 func (c *Conn) report() {
-	c.mu.Lock()
-	foul := c.foul
-	c.foul = nil
-	c.mu.Unlock()
+	foul := c.owner.Strays()
 	if c.misconduct == nil {
 		return
 	}
