@@ -116,36 +116,8 @@ func (s *Server) apiRequest(m sim.Message, r APIRequest) {
 		s.proposeAPI(m, r, txn{Op: "delete", API: true, Session: r.Session, Path: r.Path, Version: r.Version})
 	case OpSetData:
 		s.proposeAPI(m, r, txn{Op: "set", API: true, Session: r.Session, Path: r.Path, Data: r.Data, Version: r.Version, Time: r.Time})
-	case OpExists:
-		if r.Watch {
-			s.dataW[r.Path] = addWatcher(s.dataW[r.Path], m.From)
-		}
-		n, ok := s.tree.nodes[r.Path]
-		if !ok {
-			s.replyAPI(m, APIResponse{Code: CodeNoNode})
-			return
-		}
-		s.replyAPI(m, APIResponse{Code: CodeOK, Stat: n.apiStat()})
-	case OpGetData:
-		n, ok := s.tree.nodes[r.Path]
-		if !ok {
-			s.replyAPI(m, APIResponse{Code: CodeNoNode})
-			return
-		}
-		if r.Watch {
-			s.dataW[r.Path] = addWatcher(s.dataW[r.Path], m.From)
-		}
-		s.replyAPI(m, APIResponse{Code: CodeOK, Data: slices.Clone(n.data), Stat: n.apiStat()})
-	case OpGetChildren:
-		n, ok := s.tree.nodes[r.Path]
-		if !ok {
-			s.replyAPI(m, APIResponse{Code: CodeNoNode})
-			return
-		}
-		if r.Watch {
-			s.childW[r.Path] = addWatcher(s.childW[r.Path], m.From)
-		}
-		s.replyAPI(m, APIResponse{Code: CodeOK, Children: slices.Clone(n.children), Stat: n.apiStat()})
+	case OpExists, OpGetData, OpGetChildren:
+		s.replyAPI(m, s.readAPI(m, r))
 	case OpSetWatches:
 		s.setWatches(m, r)
 	default:
@@ -189,6 +161,21 @@ func (s *Server) setWatches(m sim.Message, r APIRequest) {
 		}
 	}
 	s.replyAPI(m, APIResponse{Code: CodeOK})
+}
+
+// readAPI answers a read of the generic API (exists, getData, getChildren)
+// from the server's own tree.
+func (s *Server) readAPI(m sim.Message, r APIRequest) APIResponse {
+	n := s.read(m, r.Op, r.Path, r.Watch)
+	switch {
+	case n == nil:
+		return APIResponse{Code: CodeNoNode}
+	case r.Op == OpGetData:
+		return APIResponse{Code: CodeOK, Data: slices.Clone(n.data), Stat: n.apiStat()}
+	case r.Op == OpGetChildren:
+		return APIResponse{Code: CodeOK, Children: slices.Clone(n.children), Stat: n.apiStat()}
+	}
+	return APIResponse{Code: CodeOK, Stat: n.apiStat()}
 }
 
 func (s *Server) replyAPI(m sim.Message, r APIResponse) {

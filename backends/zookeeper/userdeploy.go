@@ -104,7 +104,7 @@ func DeployUser(w *sim.World, opts map[string]string, l UserLock) (system.Deploy
 	var log *history.Log
 	e.OnEvent = func(ev Event) {
 		if log != nil && ev.F == system.EventSessionExpired {
-			e.recordUserExpiry(log, w, ev)
+			e.recordSessionExpiry(log, w, ev)
 		}
 	}
 	return system.Deployment{
@@ -126,28 +126,4 @@ func DeployUser(w *sim.World, opts map[string]string, l UserLock) (system.Deploy
 			return map[string]any{"elections": e.Elections, "sessions_expired": e.Expired}
 		},
 	}, nil
-}
-
-// recordUserExpiry records a session's expiry as recordSessionExpiry does,
-// with the keys of the user's lock paths.
-func (e *Ensemble) recordUserExpiry(log *history.Log, w *sim.World, ev Event) {
-	recorded := false
-	for _, p := range ev.Deleted {
-		key, ok := e.lockKey(p)
-		if !ok {
-			continue
-		}
-		recorded = true
-		for _, t := range []history.Type{history.Start, history.Stop} {
-			h := history.Event{Time: int64(w.Now()), Process: history.NemesisProcess, Type: t, F: string(ev.F), Targets: ev.Targets,
-				Key: key, Owner: p, Detail: ev.Detail}
-			if ev.Promised > 0 {
-				h.Deadline = history.Ptr(int64(ev.Promised))
-			}
-			log.Append(h)
-		}
-	}
-	if !recorded {
-		system.RecordEvent(log, w, ev.F, ev.Targets, ev.Detail)
-	}
 }
