@@ -15,18 +15,8 @@ import (
 // ensemble, not Curator's recipe nor the client's timing (go-zookeeper
 // derives its ping and read timeouts from the session timeout): what a
 // user's own lock over the generic API (Conn) is deployed with.
-var ServerOptions = opt.Table[Options]{Owner: "zookeeper servers", Options: serverOptions()}
-
-func serverOptions() []opt.Option[Options] {
-	var out []opt.Option[Options]
-	for _, o := range Table.Options {
-		switch o.Name {
-		case "servers", "session-timeout", "tick", "election-timeout":
-			out = append(out, o)
-		}
-	}
-	return out
-}
+var ServerOptions = opt.Table[Options]{Owner: "zookeeper servers",
+	Options: Table.Only("servers", "session-timeout", "tick", "election-timeout")}
 
 // UserLock is a user's lock over the generic API, as DeployUser deploys it.
 type UserLock struct {
