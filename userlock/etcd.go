@@ -2,7 +2,6 @@ package userlock
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -70,12 +69,7 @@ type EtcdLock struct {
 	LockKey func(key string) string
 }
 
-func (l EtcdLock) lockKey(key string) string {
-	if l.LockKey == nil {
-		return key
-	}
-	return l.LockKey(key)
-}
+func (l EtcdLock) lockKey(key string) string { return keyOr(l.LockKey, sameKey)(key) }
 
 // RegisterEtcd makes a user's lock over etcd a system (and its live form): its
 // runs deploy the simulated etcd cluster as the built-in etcd does, with the
@@ -84,12 +78,8 @@ func (l EtcdLock) lockKey(key string) string {
 // request-timeout and attempt-timeout; live, the same real etcd servers and
 // a real *clientv3.Client.
 func RegisterEtcd(l EtcdLock) {
-	if l.New == nil {
-		panic(fmt.Sprintf("userlock: etcd lock %s has no New", l.Name))
-	}
-	l.register(l.SimSystem())
-	userlive.RegisterEtcd(l.Name, func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock {
-		return l.New(env, cli)
+	l.registerOver("etcd", l.New != nil, l.SimSystem, func() {
+		userlive.RegisterEtcd(l.Name, func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock { return l.New(env, cli) })
 	})
 }
 

@@ -78,11 +78,7 @@ var RedisTable = redis.UserTable
 // live form, against real redis-server through go-redis), with its staged
 // scenarios. It panics on a spec without a name or without New.
 func RegisterRedis(l RedisLock) {
-	if l.New == nil {
-		panic("userlock: RedisLock " + l.Name + " has no New")
-	}
-	l.register(l.Simulated())
-	registerRedisLive(l)
+	l.registerOver("Redis", l.New != nil, l.Simulated, func() { registerRedisLive(l) })
 }
 
 // Simulated is the lock's system over the simulated Redis, as RegisterRedis
@@ -92,12 +88,7 @@ func RegisterRedis(l RedisLock) {
 func (l RedisLock) Simulated() system.System { return l.System("Redis", RedisTable, l.deploy) }
 
 // lockKey is the key the lock stores its lock in for key.
-func (l RedisLock) lockKey(key string) string {
-	if l.LockKey == nil {
-		return key
-	}
-	return l.LockKey(key)
-}
+func (l RedisLock) lockKey(key string) string { return keyOr(l.LockKey, sameKey)(key) }
 
 // deploy deploys the simulated Redis for one run.
 func (l RedisLock) deploy(w *sim.World, opts map[string]string, c *Conduct) (system.Deployment, error) {

@@ -1,7 +1,6 @@
 package userlock
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -78,10 +77,7 @@ type ZooKeeperLock struct {
 }
 
 func (l ZooKeeperLock) lockPath() func(string) string {
-	if l.LockPath != nil {
-		return l.LockPath
-	}
-	return func(key string) string { return "/locks/" + key }
+	return keyOr(l.LockPath, func(key string) string { return "/locks/" + key })
 }
 
 // RegisterZooKeeper registers a user's ZooKeeper lock as a system: in the
@@ -91,18 +87,19 @@ func (l ZooKeeperLock) lockPath() func(string) string {
 // connection from a goroutine of the lock's own is refused and judged by
 // lock-conduct.
 func RegisterZooKeeper(l ZooKeeperLock) {
-	if l.New == nil {
-		panic(fmt.Sprintf("userlock: ZooKeeper lock %s has no New", l.Name))
-	}
-	lockPath := l.lockPath()
-	l.register(l.System("zookeeper", zookeeper.ServerOptions,
-		func(w *sim.World, opts map[string]string, c *Conduct) (system.Deployment, error) {
-			return zookeeper.DeployUser(w, opts, zookeeper.UserLock{
-				LockPath:   lockPath,
-				New:        func(p *sim.Proc, conn *zookeeper.Conn) lockapi.Lock { return l.New(p, conn) },
-				Misconduct: func(client, call, what string) { c.Report(client, call, 0, "%s", what) },
-			})
-		}))
+	l.registerOver("ZooKeeper", l.New != nil, func() system.System {
+		return l.System("zookeeper", zookeeper.ServerOptions, l.deploy)
+	}, nil)
+}
+
+// deploy deploys the simulated ensemble for one run, each client with a
+// zookeeper.Conn whose calls from other goroutines c judges.
+func (l ZooKeeperLock) deploy(w *sim.World, opts map[string]string, c *Conduct) (system.Deployment, error) {
+	return zookeeper.DeployUser(w, opts, zookeeper.UserLock{
+		LockPath:   l.lockPath(),
+		New:        func(p *sim.Proc, conn *zookeeper.Conn) lockapi.Lock { return l.New(p, conn) },
+		Misconduct: func(client, call, what string) { c.Report(client, call, 0, "%s", what) },
+	})
 }
 
 // WaitEvent waits at most d for the event of a watch channel (ExistsW,
