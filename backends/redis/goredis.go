@@ -448,49 +448,27 @@ func (c *GoRedisClient) ScriptExists(ctx context.Context, hashes ...string) *gor
 
 // ScriptLoad is SCRIPT LOAD.
 func (c *GoRedisClient) ScriptLoad(ctx context.Context, script string) *goredis.StringCmd {
-	return c.stringCmd(ctx, "script", "load", script)
+	return typed(c, goredis.NewStringCmd(ctx, "script", "load", script), text)
 }
 
 // valueCmd is a go-redis command whose value is a T (StatusCmd, StringCmd,
 // IntCmd, BoolCmd, DurationCmd).
 type valueCmd[T any] interface {
+	Args() []any
 	SetVal(T)
 	SetErr(error)
 }
 
-// fill runs args and sets cmd's value, as read from the reply by read, and
-// its error (the call's, or the reading's).
-func fill[T any](c *GoRedisClient, cmd valueCmd[T], args []any, read func(engine.Reply) (T, error)) {
-	r, err := c.do(args)
+// typed runs cmd (its arguments) and sets its value, as read reads it from
+// the reply, and its error (the call's, or the reading's).
+func typed[C valueCmd[T], T any](c *GoRedisClient, cmd C, read func(engine.Reply) (T, error)) C {
+	r, err := c.do(cmd.Args())
 	if err == nil {
 		var v T
 		v, err = read(r)
 		cmd.SetVal(v)
 	}
 	cmd.SetErr(err)
-}
-
-func (c *GoRedisClient) statusCmd(ctx context.Context, args ...any) *goredis.StatusCmd {
-	cmd := goredis.NewStatusCmd(ctx, args...)
-	fill(c, cmd, args, text)
-	return cmd
-}
-
-func (c *GoRedisClient) stringCmd(ctx context.Context, args ...any) *goredis.StringCmd {
-	cmd := goredis.NewStringCmd(ctx, args...)
-	fill(c, cmd, args, text)
-	return cmd
-}
-
-func (c *GoRedisClient) intCmd(ctx context.Context, args ...any) *goredis.IntCmd {
-	cmd := goredis.NewIntCmd(ctx, args...)
-	fill(c, cmd, args, integer)
-	return cmd
-}
-
-func (c *GoRedisClient) boolCmd(ctx context.Context, args ...any) *goredis.BoolCmd {
-	cmd := goredis.NewBoolCmd(ctx, args...)
-	fill(c, cmd, args, boolean)
 	return cmd
 }
 
@@ -536,20 +514,20 @@ func (c *GoRedisClient) Set(ctx context.Context, key string, value any, expirati
 	} else if expiration == goredis.KeepTTL {
 		args = append(args, "keepttl")
 	}
-	return c.statusCmd(ctx, args...)
+	return typed(c, goredis.NewStatusCmd(ctx, args...), text)
 }
 
 // SetNX is SET key value NX [PX | EX | KEEPTTL]: true when it set the key.
 func (c *GoRedisClient) SetNX(ctx context.Context, key string, value any, expiration time.Duration) *goredis.BoolCmd {
 	switch {
 	case expiration == 0:
-		return c.boolCmd(ctx, "set", key, value, "nx")
+		return typed(c, goredis.NewBoolCmd(ctx, "set", key, value, "nx"), boolean)
 	case expiration == goredis.KeepTTL:
-		return c.boolCmd(ctx, "set", key, value, "keepttl", "nx")
+		return typed(c, goredis.NewBoolCmd(ctx, "set", key, value, "keepttl", "nx"), boolean)
 	case usePrecise(expiration):
-		return c.boolCmd(ctx, "set", key, value, "px", formatMs(expiration), "nx")
+		return typed(c, goredis.NewBoolCmd(ctx, "set", key, value, "px", formatMs(expiration), "nx"), boolean)
 	}
-	return c.boolCmd(ctx, "set", key, value, "ex", formatSec(expiration), "nx")
+	return typed(c, goredis.NewBoolCmd(ctx, "set", key, value, "ex", formatSec(expiration), "nx"), boolean)
 }
 
 // SetArgs is SET with every option of goredis.SetArgs that the simulated
@@ -591,68 +569,65 @@ func (c *GoRedisClient) SetArgs(ctx context.Context, key string, value any, a go
 	if a.Get {
 		args = append(args, "get")
 	}
-	return c.statusCmd(ctx, args...)
+	return typed(c, goredis.NewStatusCmd(ctx, args...), text)
 }
 
 // Get is GET key (goredis.Nil when absent).
 func (c *GoRedisClient) Get(ctx context.Context, key string) *goredis.StringCmd {
-	return c.stringCmd(ctx, "get", key)
+	return typed(c, goredis.NewStringCmd(ctx, "get", key), text)
 }
 
 // Del is DEL key...: how many it deleted.
 func (c *GoRedisClient) Del(ctx context.Context, keys ...string) *goredis.IntCmd {
-	return c.intCmd(ctx, withStrings(keys, "del")...)
+	return typed(c, goredis.NewIntCmd(ctx, withStrings(keys, "del")...), integer)
 }
 
 // Exists is EXISTS key...: how many exist.
 func (c *GoRedisClient) Exists(ctx context.Context, keys ...string) *goredis.IntCmd {
-	return c.intCmd(ctx, withStrings(keys, "exists")...)
+	return typed(c, goredis.NewIntCmd(ctx, withStrings(keys, "exists")...), integer)
 }
 
 // Incr is INCR key.
 func (c *GoRedisClient) Incr(ctx context.Context, key string) *goredis.IntCmd {
-	return c.intCmd(ctx, "incr", key)
+	return typed(c, goredis.NewIntCmd(ctx, "incr", key), integer)
 }
 
 // PExpire is PEXPIRE key ms: true when the key exists.
 func (c *GoRedisClient) PExpire(ctx context.Context, key string, expiration time.Duration) *goredis.BoolCmd {
-	return c.boolCmd(ctx, "pexpire", key, formatMs(expiration))
+	return typed(c, goredis.NewBoolCmd(ctx, "pexpire", key, formatMs(expiration)), boolean)
 }
 
 // PTTL is PTTL key as a duration (-2: no key, -1: no expiry, as go-redis
 // gives them: -2 ns and -1 ns).
 func (c *GoRedisClient) PTTL(ctx context.Context, key string) *goredis.DurationCmd {
-	args := []any{"pttl", key}
-	cmd := goredis.NewDurationCmd(ctx, time.Millisecond, args...)
-	fill(c, cmd, args, func(r engine.Reply) (time.Duration, error) {
+	return typed(c, goredis.NewDurationCmd(ctx, time.Millisecond, "pttl", key), func(r engine.Reply) (time.Duration, error) {
 		n, err := integer(r)
 		if err != nil || n == -1 || n == -2 {
 			return time.Duration(n), err
 		}
 		return time.Duration(n) * time.Millisecond, nil
 	})
-	return cmd
 }
 
 // HSet is HSET key field value...: how many fields it added.
 func (c *GoRedisClient) HSet(ctx context.Context, key string, values ...any) *goredis.IntCmd {
 	args := appendArgs([]any{"hset", key}, values)
-	return c.intCmd(ctx, args...)
+	return typed(c, goredis.NewIntCmd(ctx, args...), integer)
 }
 
 // HGet is HGET key field (goredis.Nil when absent).
 func (c *GoRedisClient) HGet(ctx context.Context, key, field string) *goredis.StringCmd {
-	return c.stringCmd(ctx, "hget", key, field)
+	return typed(c, goredis.NewStringCmd(ctx, "hget", key, field), text)
 }
 
 // HIncrBy is HINCRBY key field incr.
 func (c *GoRedisClient) HIncrBy(ctx context.Context, key, field string, incr int64) *goredis.IntCmd {
-	return c.intCmd(ctx, "hincrby", key, field, incr)
+	return typed(c, goredis.NewIntCmd(ctx, "hincrby", key, field, incr), integer)
 }
 
 // HDel is HDEL key field...: how many it deleted.
 func (c *GoRedisClient) HDel(ctx context.Context, key string, fields ...string) *goredis.IntCmd {
-	return c.intCmd(ctx, withStrings(fields, "hdel", key)...)
+	return typed(c, goredis.NewIntCmd(ctx, withStrings(fields, "hdel", key)...), integer)
 }
 
 var _ goredis.Scripter = (*GoRedisClient)(nil)

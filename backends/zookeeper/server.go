@@ -220,12 +220,21 @@ func (s *Server) touch(session int64) {
 }
 
 func (s *Server) propose(m sim.Message, r Request, x txn) {
-	x.Origin, x.Xid = s.id, r.Xid
-	if err := s.pending.Propose(s.r, pendingKey{r.Session, r.Xid}, m, encodeTxn(x)); err != nil {
+	if !s.submit(m, r.Session, r.Xid, x) {
 		s.reply(m, Response{Code: CodeNotReady})
-		return
+	}
+}
+
+// submit proposes x, the transaction of the request (session, xid) m
+// carries, to be answered when it applies; false when the server could not
+// propose it (it is not the leader of a working quorum).
+func (s *Server) submit(m sim.Message, session int64, xid uint64, x txn) bool {
+	x.Origin, x.Xid = s.id, xid
+	if err := s.pending.Propose(s.r, pendingKey{session, xid}, m, encodeTxn(x)); err != nil {
+		return false
 	}
 	s.r.Drain()
+	return true
 }
 
 // send puts a raft message on the network to its peer.
