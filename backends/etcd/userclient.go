@@ -274,17 +274,26 @@ func (c *UserClient) Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGrant
 	if ttl > 9000000000 {
 		return nil, rpctypes.ErrLeaseTTLTooLarge
 	}
-	body, err := c.call(Request{Cmd: Command{Type: CmdLeaseGrant,
-		TTL: max(time.Duration(ttl)*time.Second, c.kv.opts.MinTTL())}})
+	r, h, err := c.leaseCall(Command{Type: CmdLeaseGrant, TTL: max(time.Duration(ttl)*time.Second, c.kv.opts.MinTTL())})
 	if err != nil {
 		return nil, err
 	}
+	return &clientv3.LeaseGrantResponse{ResponseHeader: h, ID: clientv3.LeaseID(r.Result.Lease),
+		TTL: int64(r.Result.TTL / time.Second)}, nil
+}
+
+// leaseCall sends a lease command (grant, revoke) through the cluster: the
+// result and its response header, or etcd's refusal.
+func (c *UserClient) leaseCall(cmd Command) (Response, *etcdserverpb.ResponseHeader, error) {
+	body, err := c.call(Request{Cmd: cmd})
+	if err != nil {
+		return Response{}, nil, err
+	}
 	r := body.(Response)
 	if r.Result.Err != "" {
-		return nil, refusal(r.Result.Err)
+		return Response{}, nil, refusal(r.Result.Err)
 	}
-	return &clientv3.LeaseGrantResponse{ResponseHeader: &etcdserverpb.ResponseHeader{MemberId: r.Member,
-		Revision: r.Result.Revision}, ID: clientv3.LeaseID(r.Result.Lease), TTL: int64(r.Result.TTL / time.Second)}, nil
+	return r, &etcdserverpb.ResponseHeader{MemberId: r.Member, Revision: r.Result.Revision}, nil
 }
 
 // Revoke revokes a lease, deleting its keys at one revision.
@@ -292,16 +301,11 @@ func (c *UserClient) Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3
 	if err := c.enter(ctx, "Revoke"); err != nil {
 		return nil, err
 	}
-	body, err := c.call(Request{Cmd: Command{Type: CmdLeaseRevoke, Lease: int64(id)}})
+	_, h, err := c.leaseCall(Command{Type: CmdLeaseRevoke, Lease: int64(id)})
 	if err != nil {
 		return nil, err
 	}
-	r := body.(Response)
-	if r.Result.Err != "" {
-		return nil, refusal(r.Result.Err)
-	}
-	return &clientv3.LeaseRevokeResponse{Header: &etcdserverpb.ResponseHeader{MemberId: r.Member,
-		Revision: r.Result.Revision}}, nil
+	return &clientv3.LeaseRevokeResponse{Header: h}, nil
 }
 
 // TimeToLive asks the leader how long a lease has left (whole seconds,
