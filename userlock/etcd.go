@@ -2,7 +2,6 @@ package userlock
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -70,12 +69,7 @@ type EtcdLock struct {
 	LockKey func(key string) string
 }
 
-func (l EtcdLock) lockKey(key string) string {
-	if l.LockKey == nil {
-		return key
-	}
-	return l.LockKey(key)
-}
+func (l EtcdLock) lockKey(key string) string { return keyOr(l.LockKey, sameKey)(key) }
 
 // RegisterEtcd makes a user's lock over etcd a system (and its live form): its
 // runs deploy the simulated etcd cluster as the built-in etcd does, with the
@@ -84,12 +78,10 @@ func (l EtcdLock) lockKey(key string) string {
 // request-timeout and attempt-timeout; live, the same real etcd servers and
 // a real *clientv3.Client.
 func RegisterEtcd(l EtcdLock) {
-	if l.New == nil {
-		panic(fmt.Sprintf("userlock: etcd lock %s has no New", l.Name))
-	}
-	l.register(l.SimSystem())
-	userlive.RegisterEtcd(l.Name, l.Tokens, func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock {
-		return Guard(l.New(env, cli), env, l.Spec, nil) // live: a panic becomes an unknown outcome
+	l.registerOver("etcd", l.New != nil, l.SimSystem, func() {
+		userlive.RegisterEtcd(l.Name, l.Tokens, func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock {
+			return Guard(l.New(env, cli), env, l.Spec, nil) // live: a panic becomes an unknown outcome
+		})
 	})
 }
 

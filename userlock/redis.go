@@ -7,7 +7,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/backends/redis"
-	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
@@ -67,53 +66,19 @@ type RedisLock struct {
 }
 
 // RedisOptions are the options of a user's Redis lock's deployment: the
-// simulated Redis servers' and the client's (go-redis's Options).
-type RedisOptions struct {
-	// Replicas, with DownAfter: the primary's asynchronous replicas and the
-	// monitor that fails over, as the redis system deploys them.
-	Replicas  int
-	DownAfter time.Duration
-	// Persistence, ExpiryClock and RestartDelay are the servers'.
-	Persistence  redis.Persistence
-	ExpiryClock  redis.Clock
-	RestartDelay time.Duration
-	// ReadTimeout and MaxRetries are go-redis's options of the same names.
-	ReadTimeout time.Duration
-	MaxRetries  int
-}
+// simulated Redis servers' (Replicas, DownAfter, Persistence, ExpiryClock,
+// RestartDelay, as the redis system's options of the same names) and the
+// client's (ReadTimeout, MaxRetries: go-redis's Options).
+type RedisOptions = redis.UserOptions
 
 // RedisTable declares the options of a user's Redis lock.
-var RedisTable = opt.Table[RedisOptions]{Owner: "redis lock", Options: []opt.Option[RedisOptions]{
-	opt.Var("replicas", "asynchronous replicas of the primary; with any, a sentinel-like monitor "+
-		"promotes one when the primary is down (the lock's client follows it, as a go-redis FailoverClient does)", "0",
-		func(o *RedisOptions) *int { return &o.Replicas }, opt.Range(0, 9)),
-	opt.Var("down-after", "how long the monitor waits, on its own clock, before it promotes a replica", "3s",
-		func(o *RedisOptions) *time.Duration { return &o.DownAfter }, opt.Positive),
-	opt.Var("persistence", "what the servers write to disk: none (a crash loses everything), "+
-		"everysec (fsync every second), always (fsync every write)", "none",
-		func(o *RedisOptions) *redis.Persistence { return &o.Persistence },
-		opt.Choice(redis.PersistNone, redis.PersistEverySec, redis.PersistAlways)),
-	opt.Var("expiry-clock", "the server clock TTLs follow (Redis uses the wall clock)", "wall",
-		func(o *RedisOptions) *redis.Clock { return &o.ExpiryClock }, opt.Choice(redis.ClockWall, redis.ClockMono)),
-	opt.Var("restart-delay", "a restarted server refuses commands for this long (TRYAGAIN)", "0s",
-		func(o *RedisOptions) *time.Duration { return &o.RestartDelay }, opt.NonNegative),
-	opt.Var("read-timeout", "the client's wait for each reply (go-redis's ReadTimeout; a context's deadline "+
-		"is not honoured in the simulator)", "3s",
-		func(o *RedisOptions) *time.Duration { return &o.ReadTimeout }, opt.Positive),
-	opt.Var("max-retries", "how often the client sends a timed-out or refused command again (go-redis's MaxRetries; "+
-		"-1: never)", "3",
-		func(o *RedisOptions) *int { return &o.MaxRetries }, opt.Range(-1, 20)),
-}}
+var RedisTable = redis.UserTable
 
 // RegisterRedis registers a user's lock over Redis as a system (and its
 // live form, against real redis-server through go-redis), with its staged
 // scenarios. It panics on a spec without a name or without New.
 func RegisterRedis(l RedisLock) {
-	if l.New == nil {
-		panic("userlock: RedisLock " + l.Name + " has no New")
-	}
-	l.register(l.Simulated())
-	registerRedisLive(l)
+	l.registerOver("Redis", l.New != nil, l.Simulated, func() { registerRedisLive(l) })
 }
 
 // Simulated is the lock's system over the simulated Redis, as RegisterRedis
@@ -123,12 +88,7 @@ func RegisterRedis(l RedisLock) {
 func (l RedisLock) Simulated() system.System { return l.System("Redis", RedisTable, l.deploy) }
 
 // lockKey is the key the lock stores its lock in for key.
-func (l RedisLock) lockKey(key string) string {
-	if l.LockKey == nil {
-		return key
-	}
-	return l.LockKey(key)
-}
+func (l RedisLock) lockKey(key string) string { return keyOr(l.LockKey, sameKey)(key) }
 
 // deploy deploys the simulated Redis for one run.
 func (l RedisLock) deploy(w *sim.World, opts map[string]string, c *Conduct) (system.Deployment, error) {
@@ -136,15 +96,12 @@ func (l RedisLock) deploy(w *sim.World, opts map[string]string, c *Conduct) (sys
 	if err != nil {
 		return system.Deployment{}, err
 	}
-	so := redis.DefaultOptions()
-	so.Replicas, so.DownAfter = o.Replicas, o.DownAfter
-	so.Persistence, so.ExpiryClock, so.RestartDelay = o.Persistence, o.ExpiryClock, o.RestartDelay
 	lockKeys := map[string]bool{}
 	return redis.DeployCommands(w, redis.CommandDeployment{
-		Options:   so,
+		Options:   o.Servers(),
 		IsLockKey: func(key string) bool { return lockKeys[key] },
 		NewLock: func(p *sim.Proc, t redis.Topology) lockapi.Lock {
-			sl := o.simLock(p, c, lockKeys, l.lockKey, t)
+			sl := simLock(o, p, c, lockKeys, l.lockKey, t)
 			sl.l = l.New(p, sl.rdbs[0])
 			return sl
 		},
@@ -154,9 +111,8 @@ func (l RedisLock) deploy(w *sim.World, opts map[string]string, c *Conduct) (sys
 // simLock is the simulated wrapper of a user's lock of process p, with one
 // go-redis-shaped client per topology (per instance, for Redlock) made with
 // o's client options; the caller sets its lock.
-func (o RedisOptions) simLock(p *sim.Proc, c *Conduct, keys map[string]bool, lockKey func(string) string, ts ...redis.Topology) *simRedisLock {
-	co := redis.DefaultGoRedisOptions()
-	co.ReadTimeout, co.MaxRetries = o.ReadTimeout, o.MaxRetries
+func simLock(o RedisOptions, p *sim.Proc, c *Conduct, keys map[string]bool, lockKey func(string) string, ts ...redis.Topology) *simRedisLock {
+	co := o.Client()
 	s := &simRedisLock{env: p, c: c, keys: keys, lockKey: lockKey}
 	for _, t := range ts {
 		s.rdbs = append(s.rdbs, redis.NewGoRedisClient(p, t, co))

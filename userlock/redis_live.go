@@ -3,7 +3,6 @@ package userlock
 import (
 	goredis "github.com/redis/go-redis/v9"
 
-	redislive "github.com/locklab/locklab/backends/redis/live"
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
@@ -15,18 +14,12 @@ import (
 func registerRedisLive(l RedisLock) {
 	liveform.Register(l.Name, userlive.RedisForm(userlive.Redis{
 		Options: RedisTable,
-		Servers: liveServers(RedisTable, RedisOptions.liveServers),
+		Servers: RedisTable.Parse,
 		Tokens:  l.Tokens,
 		NewLock: func(env lockapi.Env, rdb *goredis.Client) lockapi.Lock {
 			return Guard(l.New(env, rdb), env, l.Spec, nil)
 		},
 	}))
-}
-
-// liveServers are the live servers' and go-redis's options of o.
-func (o RedisOptions) liveServers() redislive.LockServers {
-	return redislive.LockServers{Replicas: o.Replicas, DownAfter: o.DownAfter, Persistence: o.Persistence,
-		ExpiryClock: o.ExpiryClock, RestartDelay: o.RestartDelay, ReadTimeout: o.ReadTimeout, MaxRetries: o.MaxRetries}
 }
 
 // liveServers reads a run's options with table and makes the live servers'

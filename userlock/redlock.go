@@ -87,7 +87,7 @@ func (l RedlockLock) deploy(w *sim.World, opts map[string]string, c *Conduct) (s
 		Server:    redis.ServerConfig{Persistence: o.Persistence, ExpiryClock: o.ExpiryClock, RestartDelay: o.RestartDelay},
 		IsLockKey: func(key string) bool { return lockKeys[key] },
 		NewLock: func(p *sim.Proc, ts []redis.Topology) lockapi.Lock {
-			sl := o.simLock(p, c, lockKeys, lockKey, ts...)
+			sl := simLock(o.RedisOptions, p, c, lockKeys, lockKey, ts...)
 			sl.l = l.New(p, asRedis(sl.rdbs))
 			return sl
 		},

@@ -16,7 +16,7 @@ func registerRedlockLive(l RedlockLock) {
 	liveform.Register(l.Name, userlive.RedlockForm(userlive.Redlock{
 		Options: RedlockTable,
 		Servers: liveServers(RedlockTable, func(o RedlockOptions) redlocklive.LockServers {
-			return redlocklive.LockServers{Instances: o.Instances, LockServers: o.liveServers()}
+			return redlocklive.LockServers{Instances: o.Instances, LockServers: o.RedisOptions}
 		}),
 		Tokens: l.Tokens,
 		NewLock: func(env lockapi.Env, instances []*goredis.Client) lockapi.Lock {

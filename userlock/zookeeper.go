@@ -80,10 +80,7 @@ type ZooKeeperLock struct {
 }
 
 func (l ZooKeeperLock) lockPath() func(string) string {
-	if l.LockPath != nil {
-		return l.LockPath
-	}
-	return func(key string) string { return "/locks/" + key }
+	return keyOr(l.LockPath, func(key string) string { return "/locks/" + key })
 }
 
 // RegisterZooKeeper registers a user's ZooKeeper lock as a system: in the
@@ -101,25 +98,27 @@ func (l ZooKeeperLock) lockPath() func(string) string {
 // as "lock-misconduct" events and listed in the run's figures
 // (lock_misconduct); the check lock-conduct audits simulated runs only.
 func RegisterZooKeeper(l ZooKeeperLock) {
-	if l.New == nil {
-		panic(fmt.Sprintf("userlock: ZooKeeper lock %s has no New", l.Name))
-	}
-	lockPath := l.lockPath()
-	l.register(l.System("zookeeper", zookeeper.ServerOptions,
-		func(w *sim.World, opts map[string]string, c *Conduct) (system.Deployment, error) {
-			return zookeeper.DeployUser(w, opts, zookeeper.UserLock{
-				LockPath:   lockPath,
-				New:        func(p *sim.Proc, conn *zookeeper.Conn) lockapi.Lock { return l.New(p, conn) },
-				Misconduct: func(client, call, what string) { c.Report(client, call, 0, "%s", what) },
-			})
+	l.registerOver("ZooKeeper", l.New != nil, func() system.System {
+		return l.System("zookeeper", zookeeper.ServerOptions, l.deploy)
+	}, func() {
+		liveform.Register(l.Name, userlive.ZooKeeperForm(userlive.ZooKeeperLock{
+			Name:     l.Name,
+			New:      func(env lockapi.Env, conn *zk.Conn) lockapi.Lock { return l.New(env, conn) },
+			LockPath: l.lockPath(),
+			Tokens:   l.Tokens,
+			Guard:    l.Spec.liveGuard,
 		}))
-	liveform.Register(l.Name, userlive.ZooKeeperForm(userlive.ZooKeeperLock{
-		Name:     l.Name,
-		New:      func(env lockapi.Env, conn *zk.Conn) lockapi.Lock { return l.New(env, conn) },
-		LockPath: lockPath,
-		Tokens:   l.Tokens,
-		Guard:    l.Spec.liveGuard,
-	}))
+	})
+}
+
+// deploy deploys the simulated ensemble for one run, each client with a
+// zookeeper.Conn whose calls from other goroutines c judges.
+func (l ZooKeeperLock) deploy(w *sim.World, opts map[string]string, c *Conduct) (system.Deployment, error) {
+	return zookeeper.DeployUser(w, opts, zookeeper.UserLock{
+		LockPath:   l.lockPath(),
+		New:        func(p *sim.Proc, conn *zookeeper.Conn) lockapi.Lock { return l.New(p, conn) },
+		Misconduct: func(client, call, what string) { c.Report(client, call, 0, "%s", what) },
+	})
 }
 
 // liveGuard opens a live run's conduct record: each client's lock is

@@ -28,13 +28,14 @@ type Cluster struct {
 	cmds    map[uint64]Command
 	nextCmd uint64
 	// OnEvent, when set, is told of every SystemEvent.
-	OnEvent func(n *sim.Node, e SystemEvent)
-	events  []SystemEvent
-	truth   *truth           // the record of grants (nil: none)
-	user    *userTruth       // the record of grants of a user's lock (nil: none)
-	kvOps   kvEntries        // the log entries of the generic KV API, by command id
-	writes  *writeTruth      // the record of the resource's writes (nil: none)
-	initial map[string]int64 // the resource's initial values (Preset)
+	OnEvent   func(n *sim.Node, e SystemEvent)
+	events    []SystemEvent
+	truth     *grantRecord     // the record of grants (nil: none)
+	user      *grantRecord     // the record of grants of a user's lock (nil: none)
+	userLocks userLocks        // the user's lock keys it follows
+	kvOps     kvEntries        // the log entries of the generic KV API, by command id
+	writes    *writeTruth      // the record of the resource's writes (nil: none)
+	initial   map[string]int64 // the resource's initial values (Preset)
 }
 
 // NewCluster adds the members etcd1..etcdN to w.

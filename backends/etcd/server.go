@@ -313,7 +313,7 @@ func (s *Server) apply(e *pb.Entry) {
 	}
 	cmd := s.cluster.command(id)
 	res := s.store.Apply(e.Index, cmd)
-	s.cluster.truth.applied(s, e.Index, id, cmd, res)
+	s.cluster.truth.applied(s, e.Index, id, cmd, res.Err, res.Events)
 	s.cluster.user.applied(s, e.Index, id, cmd, res.Err, res.Events)
 	first := s.cluster.writes.applied(s, e.Index, id, cmd, res)
 	if e.Term == s.r.Term() && s.r.Leading() {

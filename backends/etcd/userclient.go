@@ -1,13 +1,10 @@
 package etcd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime"
-	"strconv"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -45,7 +42,7 @@ import (
 type UserClient struct {
 	kv      *KVClient
 	p       *sim.Proc
-	goid    uint64
+	owner   *sim.Owner[struct{}] // the process's goroutine (a stray call is reported at once, by OnMisuse)
 	timeout time.Duration
 	// OnMisuse, when set, is told of every call the client refused because
 	// the lock used it in a way the simulator cannot run (call names it).
@@ -55,20 +52,7 @@ type UserClient struct {
 // NewUserClient returns the clientv3-shaped client of process p, whose calls
 // are bounded by timeout. Call it from p.
 func (c *Cluster) NewUserClient(p *sim.Proc, timeout time.Duration) *UserClient {
-	return &UserClient{kv: c.NewKV(p), p: p, goid: goroutineID(), timeout: timeout}
-}
-
-// goroutineID is the id of the calling goroutine (each simulated process is
-// a coroutine with a goroutine of its own).
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
+	return &UserClient{kv: c.NewKV(p), p: p, owner: sim.NewOwner[struct{}](), timeout: timeout}
 }
 
 // ErrNotInSimulator is wrapped by the errors of calls the simulated client
@@ -78,7 +62,7 @@ var ErrNotInSimulator = errors.New("not offered by the simulated etcd client")
 // enter checks that the call comes from the client's process and that ctx is
 // not cancelled.
 func (c *UserClient) enter(ctx context.Context, call string) error {
-	if c.goid != goroutineID() || c.p.World().Running() != c.p {
+	if !c.owner.Mine() || c.p.World().Running() != c.p {
 		err := fmt.Errorf("etcd: %s called from a goroutine other than client %s's process (a goroutine the lock "+
 			"started?): in the simulator a client's calls must come from its own process: %w", call, c.p.Node().Name(),
 			ErrNotInSimulator)
@@ -211,44 +195,44 @@ func (c *UserClient) Txn(ctx context.Context) clientv3.Txn { return &userTxn{c: 
 // userTxn is a Txn of the simulated client; like clientv3's, it panics when
 // If, Then and Else come out of order.
 type userTxn struct {
-	c                 *UserClient
-	ctx               context.Context
-	cmps              []clientv3.Cmp
-	then, els         []clientv3.Op
-	cif, cthen, celse bool
+	c         *UserClient
+	ctx       context.Context
+	cmps      []clientv3.Cmp
+	then, els []clientv3.Op
+	called    [len(txnSteps)]bool // If, Then, Else
+}
+
+// txnSteps are the steps of a Txn, in the order they may come.
+var txnSteps = [...]string{"If", "Then", "Else"}
+
+// step marks step i called, panicking with clientv3's text when it or a
+// later step was called already.
+func (t *userTxn) step(i int) {
+	for j := i; j < len(txnSteps); j++ {
+		switch {
+		case t.called[j] && j == i:
+			panic("cannot call " + txnSteps[i] + " twice!")
+		case t.called[j]:
+			panic("cannot call " + txnSteps[i] + " after " + txnSteps[j] + "!")
+		}
+	}
+	t.called[i] = true
 }
 
 func (t *userTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
-	switch {
-	case t.cif:
-		panic("cannot call If twice!")
-	case t.cthen:
-		panic("cannot call If after Then!")
-	case t.celse:
-		panic("cannot call If after Else!")
-	}
-	t.cif = true
+	t.step(0)
 	t.cmps = append(t.cmps, cs...)
 	return t
 }
 
 func (t *userTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	switch {
-	case t.cthen:
-		panic("cannot call Then twice!")
-	case t.celse:
-		panic("cannot call Then after Else!")
-	}
-	t.cthen = true
+	t.step(1)
 	t.then = append(t.then, ops...)
 	return t
 }
 
 func (t *userTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	if t.celse {
-		panic("cannot call Else twice!")
-	}
-	t.celse = true
+	t.step(2)
 	t.els = append(t.els, ops...)
 	return t
 }
@@ -290,17 +274,26 @@ func (c *UserClient) Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGrant
 	if ttl > 9000000000 {
 		return nil, rpctypes.ErrLeaseTTLTooLarge
 	}
-	body, err := c.call(Request{Cmd: Command{Type: CmdLeaseGrant,
-		TTL: max(time.Duration(ttl)*time.Second, c.kv.opts.MinTTL())}})
+	r, h, err := c.leaseCall(Command{Type: CmdLeaseGrant, TTL: max(time.Duration(ttl)*time.Second, c.kv.opts.MinTTL())})
 	if err != nil {
 		return nil, err
 	}
+	return &clientv3.LeaseGrantResponse{ResponseHeader: h, ID: clientv3.LeaseID(r.Result.Lease),
+		TTL: int64(r.Result.TTL / time.Second)}, nil
+}
+
+// leaseCall sends a lease command (grant, revoke) through the cluster: the
+// result and its response header, or etcd's refusal.
+func (c *UserClient) leaseCall(cmd Command) (Response, *etcdserverpb.ResponseHeader, error) {
+	body, err := c.call(Request{Cmd: cmd})
+	if err != nil {
+		return Response{}, nil, err
+	}
 	r := body.(Response)
 	if r.Result.Err != "" {
-		return nil, refusal(r.Result.Err)
+		return Response{}, nil, refusal(r.Result.Err)
 	}
-	return &clientv3.LeaseGrantResponse{ResponseHeader: &etcdserverpb.ResponseHeader{MemberId: r.Member,
-		Revision: r.Result.Revision}, ID: clientv3.LeaseID(r.Result.Lease), TTL: int64(r.Result.TTL / time.Second)}, nil
+	return r, &etcdserverpb.ResponseHeader{MemberId: r.Member, Revision: r.Result.Revision}, nil
 }
 
 // Revoke revokes a lease, deleting its keys at one revision.
@@ -308,16 +301,11 @@ func (c *UserClient) Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3
 	if err := c.enter(ctx, "Revoke"); err != nil {
 		return nil, err
 	}
-	body, err := c.call(Request{Cmd: Command{Type: CmdLeaseRevoke, Lease: int64(id)}})
+	_, h, err := c.leaseCall(Command{Type: CmdLeaseRevoke, Lease: int64(id)})
 	if err != nil {
 		return nil, err
 	}
-	r := body.(Response)
-	if r.Result.Err != "" {
-		return nil, refusal(r.Result.Err)
-	}
-	return &clientv3.LeaseRevokeResponse{Header: &etcdserverpb.ResponseHeader{MemberId: r.Member,
-		Revision: r.Result.Revision}}, nil
+	return &clientv3.LeaseRevokeResponse{Header: h}, nil
 }
 
 // TimeToLive asks the leader how long a lease has left (whole seconds,

@@ -96,3 +96,26 @@ func TestTheSimulatedClientV3sRefusals(t *testing.T) {
 	assert.True(t, errors.Is(errs["partitioned"], context.DeadlineExceeded), "%v", errs["partitioned"])
 	assert.Equal(t, []string{"KeepAlive", "Get"}, reported)
 }
+
+// TestATxnOutOfOrderPanicsAsClientV3s pins the panics of If, Then and Else
+// called out of order to clientv3's own texts.
+func TestATxnOutOfOrderPanicsAsClientV3s(t *testing.T) {
+	cases := []struct {
+		name  string
+		steps func(clientv3.Txn)
+		panic string
+	}{
+		{"If twice", func(x clientv3.Txn) { x.If().If() }, "cannot call If twice!"},
+		{"If after Then", func(x clientv3.Txn) { x.Then().If() }, "cannot call If after Then!"},
+		{"If after Else", func(x clientv3.Txn) { x.Else().If() }, "cannot call If after Else!"},
+		{"Then twice", func(x clientv3.Txn) { x.If().Then().Then() }, "cannot call Then twice!"},
+		{"Then after Else", func(x clientv3.Txn) { x.Else().Then() }, "cannot call Then after Else!"},
+		{"Else twice", func(x clientv3.Txn) { x.Then().Else().Else() }, "cannot call Else twice!"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.PanicsWithValue(t, c.panic, func() { c.steps(&userTxn{}) })
+		})
+	}
+	assert.NotPanics(t, func() { (&userTxn{}).If().Then().Else() }, "in order")
+}

@@ -26,25 +26,14 @@ var userServerOptions = []string{"members", "leader-change-extends", "tick", "el
 	"backoff-max"}
 
 // UserTable declares the options of a user's lock over etcd.
-var UserTable = opt.Table[UserOptions]{Owner: "etcd (your lock)", Options: append(userOptionsOf(Table.Options),
+var UserTable = opt.Table[UserOptions]{Owner: "etcd (your lock)", Options: append(opt.Embed(Table.Only(userServerOptions...),
+	func(u *UserOptions) *Options { return &u.Options }),
 	opt.Var("request-timeout", "bound on each call of the lock to its etcd client, on the client's monotonic clock "+
 		"(the context deadline it would give clientv3): past it the call returns context.DeadlineExceeded", "5s",
 		func(o *UserOptions) *time.Duration { return &o.CallTimeout }, opt.Positive),
 	opt.Var("attempt-timeout", "bound on one attempt at one member, after which the client tries the next", "500ms",
 		func(o *UserOptions) *time.Duration { return &o.RequestTimeout }, opt.Positive),
 )}
-
-func userOptionsOf(all []opt.Option[Options]) []opt.Option[UserOptions] {
-	var keep []opt.Option[Options]
-	for _, name := range userServerOptions {
-		for _, o := range all {
-			if o.Name == name {
-				keep = append(keep, o)
-			}
-		}
-	}
-	return opt.Embed(keep, func(u *UserOptions) *Options { return &u.Options })
-}
 
 // ParseUser reads the options of a user's lock over etcd: the table's
 // defaults and the given values over the built-in etcd's defaults (for the

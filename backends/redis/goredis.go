@@ -7,11 +7,9 @@ import (
 	"net"
 	"os"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -72,17 +70,14 @@ type GoRedisClient struct {
 	p     *sim.Proc
 	r     *route
 	opts  GoRedisOptions
-	owner uint64 // the goroutine of the process
-
-	mu     sync.Mutex // guards strays (a stray call comes from another goroutine)
-	strays []string
+	owner *sim.Owner[string] // the process's goroutine, and the calls from others
 }
 
 // NewGoRedisClient returns the go-redis-shaped client of process p, finding
 // Redis through t. It must be called from p's own coroutine: calls from any
 // other goroutine are refused.
 func NewGoRedisClient(p *sim.Proc, t Topology, o GoRedisOptions) *GoRedisClient {
-	c := &GoRedisClient{p: p, opts: o, owner: goroutineID()}
+	c := &GoRedisClient{p: p, opts: o, owner: sim.NewOwner[string]()}
 	c.r = &route{topo: t, primary: t.Primary, timeout: o.ReadTimeout}
 	return c
 }
@@ -90,26 +85,7 @@ func NewGoRedisClient(p *sim.Proc, t Topology, o GoRedisOptions) *GoRedisClient 
 // Strays returns, and forgets, the calls made from a goroutine other than
 // the client's process since the last call of Strays ("Get(\"k\")"): the
 // caller reports them from the process, where the simulator can be read.
-func (c *GoRedisClient) Strays() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.strays
-	c.strays = nil
-	return s
-}
-
-// goroutineID is the id of the calling goroutine (a process's coroutine has
-// its own), read from its stack header "goroutine N [...".
-func goroutineID() uint64 {
-	var buf [40]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = b[len("goroutine "):]
-	if i := slices.Index(b, ' '); i >= 0 {
-		b = b[:i]
-	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
-}
+func (c *GoRedisClient) Strays() []string { return c.owner.Strays() }
 
 // ErrStrayCall is the error of a call made from a goroutine other than the
 // client's process.
@@ -131,10 +107,8 @@ func (a simAddr) String() string  { return string(a) }
 // do runs one call: args formatted, sent with go-redis's retries; it returns
 // the engine's reply or an error (a transport error, or an error reply).
 func (c *GoRedisClient) do(args []any) (engine.Reply, error) {
-	if goroutineID() != c.owner {
-		c.mu.Lock()
-		c.strays = append(c.strays, describeCall(args))
-		c.mu.Unlock()
+	if !c.owner.Mine() {
+		c.owner.Note(describeCall(args))
 		return nil, fmt.Errorf("redis %s: %w", describeCall(args), ErrStrayCall)
 	}
 	cmd := make([]string, len(args))
@@ -418,12 +392,7 @@ func (c *GoRedisClient) fillCmd(cmd *goredis.Cmd, args []any) {
 }
 
 func (c *GoRedisClient) eval(ctx context.Context, name, payload string, keys []string, args []any) *goredis.Cmd {
-	cmdArgs := make([]any, 3+len(keys), 3+len(keys)+len(args))
-	cmdArgs[0], cmdArgs[1], cmdArgs[2] = name, payload, len(keys)
-	for i, k := range keys {
-		cmdArgs[3+i] = k
-	}
-	cmdArgs = appendArgs(cmdArgs, args)
+	cmdArgs := appendArgs(withStrings(keys, name, payload, len(keys)), args)
 	cmd := goredis.NewCmd(ctx, cmdArgs...)
 	if len(keys) > 0 {
 		cmd.SetFirstKeyPos(3)
@@ -454,11 +423,7 @@ func (c *GoRedisClient) EvalShaRO(ctx context.Context, sha1 string, keys []strin
 
 // ScriptExists is SCRIPT EXISTS.
 func (c *GoRedisClient) ScriptExists(ctx context.Context, hashes ...string) *goredis.BoolSliceCmd {
-	args := make([]any, 2+len(hashes))
-	args[0], args[1] = "script", "exists"
-	for i, h := range hashes {
-		args[2+i] = h
-	}
+	args := withStrings(hashes, "script", "exists")
 	cmd := goredis.NewBoolSliceCmd(ctx, args...)
 	r, err := c.do(args)
 	if err != nil {
@@ -483,55 +448,39 @@ func (c *GoRedisClient) ScriptExists(ctx context.Context, hashes ...string) *gor
 
 // ScriptLoad is SCRIPT LOAD.
 func (c *GoRedisClient) ScriptLoad(ctx context.Context, script string) *goredis.StringCmd {
-	return c.stringCmd(ctx, "script", "load", script)
+	return typed(c, goredis.NewStringCmd(ctx, "script", "load", script), text)
 }
 
-func (c *GoRedisClient) statusCmd(ctx context.Context, args ...any) *goredis.StatusCmd {
-	cmd := goredis.NewStatusCmd(ctx, args...)
-	r, err := c.do(args)
+// valueCmd is a go-redis command whose value is a T (StatusCmd, StringCmd,
+// IntCmd, BoolCmd, DurationCmd).
+type valueCmd[T any] interface {
+	Args() []any
+	SetVal(T)
+	SetErr(error)
+}
+
+// typed runs cmd (its arguments) and sets its value, as read reads it from
+// the reply, and its error (the call's, or the reading's).
+func typed[C valueCmd[T], T any](c *GoRedisClient, cmd C, read func(engine.Reply) (T, error)) C {
+	r, err := c.do(cmd.Args())
 	if err == nil {
-		var s string
-		s, err = text(r)
-		cmd.SetVal(s)
+		var v T
+		v, err = read(r)
+		cmd.SetVal(v)
 	}
 	cmd.SetErr(err)
 	return cmd
 }
 
-func (c *GoRedisClient) stringCmd(ctx context.Context, args ...any) *goredis.StringCmd {
-	cmd := goredis.NewStringCmd(ctx, args...)
-	r, err := c.do(args)
-	if err == nil {
-		var s string
-		s, err = text(r)
-		cmd.SetVal(s)
+// withStrings is head followed by each of tail (go-redis's argument lists of
+// keys, hashes or fields).
+func withStrings(tail []string, head ...any) []any {
+	args := make([]any, len(head), len(head)+len(tail))
+	copy(args, head)
+	for _, s := range tail {
+		args = append(args, s)
 	}
-	cmd.SetErr(err)
-	return cmd
-}
-
-func (c *GoRedisClient) intCmd(ctx context.Context, args ...any) *goredis.IntCmd {
-	cmd := goredis.NewIntCmd(ctx, args...)
-	r, err := c.do(args)
-	if err == nil {
-		var n int64
-		n, err = integer(r)
-		cmd.SetVal(n)
-	}
-	cmd.SetErr(err)
-	return cmd
-}
-
-func (c *GoRedisClient) boolCmd(ctx context.Context, args ...any) *goredis.BoolCmd {
-	cmd := goredis.NewBoolCmd(ctx, args...)
-	r, err := c.do(args)
-	if err == nil {
-		var b bool
-		b, err = boolean(r)
-		cmd.SetVal(b)
-	}
-	cmd.SetErr(err)
-	return cmd
+	return args
 }
 
 // usePrecise, formatMs and formatSec are go-redis's: an expiration is sent
@@ -565,20 +514,20 @@ func (c *GoRedisClient) Set(ctx context.Context, key string, value any, expirati
 	} else if expiration == goredis.KeepTTL {
 		args = append(args, "keepttl")
 	}
-	return c.statusCmd(ctx, args...)
+	return typed(c, goredis.NewStatusCmd(ctx, args...), text)
 }
 
 // SetNX is SET key value NX [PX | EX | KEEPTTL]: true when it set the key.
 func (c *GoRedisClient) SetNX(ctx context.Context, key string, value any, expiration time.Duration) *goredis.BoolCmd {
 	switch {
 	case expiration == 0:
-		return c.boolCmd(ctx, "set", key, value, "nx")
+		return typed(c, goredis.NewBoolCmd(ctx, "set", key, value, "nx"), boolean)
 	case expiration == goredis.KeepTTL:
-		return c.boolCmd(ctx, "set", key, value, "keepttl", "nx")
+		return typed(c, goredis.NewBoolCmd(ctx, "set", key, value, "keepttl", "nx"), boolean)
 	case usePrecise(expiration):
-		return c.boolCmd(ctx, "set", key, value, "px", formatMs(expiration), "nx")
+		return typed(c, goredis.NewBoolCmd(ctx, "set", key, value, "px", formatMs(expiration), "nx"), boolean)
 	}
-	return c.boolCmd(ctx, "set", key, value, "ex", formatSec(expiration), "nx")
+	return typed(c, goredis.NewBoolCmd(ctx, "set", key, value, "ex", formatSec(expiration), "nx"), boolean)
 }
 
 // SetArgs is SET with every option of goredis.SetArgs that the simulated
@@ -620,88 +569,65 @@ func (c *GoRedisClient) SetArgs(ctx context.Context, key string, value any, a go
 	if a.Get {
 		args = append(args, "get")
 	}
-	return c.statusCmd(ctx, args...)
+	return typed(c, goredis.NewStatusCmd(ctx, args...), text)
 }
 
 // Get is GET key (goredis.Nil when absent).
 func (c *GoRedisClient) Get(ctx context.Context, key string) *goredis.StringCmd {
-	return c.stringCmd(ctx, "get", key)
+	return typed(c, goredis.NewStringCmd(ctx, "get", key), text)
 }
 
 // Del is DEL key...: how many it deleted.
 func (c *GoRedisClient) Del(ctx context.Context, keys ...string) *goredis.IntCmd {
-	args := make([]any, 1+len(keys))
-	args[0] = "del"
-	for i, k := range keys {
-		args[1+i] = k
-	}
-	return c.intCmd(ctx, args...)
+	return typed(c, goredis.NewIntCmd(ctx, withStrings(keys, "del")...), integer)
 }
 
 // Exists is EXISTS key...: how many exist.
 func (c *GoRedisClient) Exists(ctx context.Context, keys ...string) *goredis.IntCmd {
-	args := make([]any, 1+len(keys))
-	args[0] = "exists"
-	for i, k := range keys {
-		args[1+i] = k
-	}
-	return c.intCmd(ctx, args...)
+	return typed(c, goredis.NewIntCmd(ctx, withStrings(keys, "exists")...), integer)
 }
 
 // Incr is INCR key.
 func (c *GoRedisClient) Incr(ctx context.Context, key string) *goredis.IntCmd {
-	return c.intCmd(ctx, "incr", key)
+	return typed(c, goredis.NewIntCmd(ctx, "incr", key), integer)
 }
 
 // PExpire is PEXPIRE key ms: true when the key exists.
 func (c *GoRedisClient) PExpire(ctx context.Context, key string, expiration time.Duration) *goredis.BoolCmd {
-	return c.boolCmd(ctx, "pexpire", key, formatMs(expiration))
+	return typed(c, goredis.NewBoolCmd(ctx, "pexpire", key, formatMs(expiration)), boolean)
 }
 
 // PTTL is PTTL key as a duration (-2: no key, -1: no expiry, as go-redis
 // gives them: -2 ns and -1 ns).
 func (c *GoRedisClient) PTTL(ctx context.Context, key string) *goredis.DurationCmd {
-	args := []any{"pttl", key}
-	cmd := goredis.NewDurationCmd(ctx, time.Millisecond, args...)
-	r, err := c.do(args)
-	if err == nil {
-		var n int64
-		if n, err = integer(r); err == nil {
-			if n == -1 || n == -2 {
-				cmd.SetVal(time.Duration(n))
-			} else {
-				cmd.SetVal(time.Duration(n) * time.Millisecond)
-			}
+	return typed(c, goredis.NewDurationCmd(ctx, time.Millisecond, "pttl", key), func(r engine.Reply) (time.Duration, error) {
+		n, err := integer(r)
+		if err != nil || n == -1 || n == -2 {
+			return time.Duration(n), err
 		}
-	}
-	cmd.SetErr(err)
-	return cmd
+		return time.Duration(n) * time.Millisecond, nil
+	})
 }
 
 // HSet is HSET key field value...: how many fields it added.
 func (c *GoRedisClient) HSet(ctx context.Context, key string, values ...any) *goredis.IntCmd {
 	args := appendArgs([]any{"hset", key}, values)
-	return c.intCmd(ctx, args...)
+	return typed(c, goredis.NewIntCmd(ctx, args...), integer)
 }
 
 // HGet is HGET key field (goredis.Nil when absent).
 func (c *GoRedisClient) HGet(ctx context.Context, key, field string) *goredis.StringCmd {
-	return c.stringCmd(ctx, "hget", key, field)
+	return typed(c, goredis.NewStringCmd(ctx, "hget", key, field), text)
 }
 
 // HIncrBy is HINCRBY key field incr.
 func (c *GoRedisClient) HIncrBy(ctx context.Context, key, field string, incr int64) *goredis.IntCmd {
-	return c.intCmd(ctx, "hincrby", key, field, incr)
+	return typed(c, goredis.NewIntCmd(ctx, "hincrby", key, field, incr), integer)
 }
 
 // HDel is HDEL key field...: how many it deleted.
 func (c *GoRedisClient) HDel(ctx context.Context, key string, fields ...string) *goredis.IntCmd {
-	args := make([]any, 2+len(fields))
-	args[0], args[1] = "hdel", key
-	for i, f := range fields {
-		args[2+i] = f
-	}
-	return c.intCmd(ctx, args...)
+	return typed(c, goredis.NewIntCmd(ctx, withStrings(fields, "hdel", key)...), integer)
 }
 
 var _ goredis.Scripter = (*GoRedisClient)(nil)

@@ -116,36 +116,8 @@ func (s *Server) apiRequest(m sim.Message, r APIRequest) {
 		s.proposeAPI(m, r, txn{Op: "delete", API: true, Session: r.Session, Path: r.Path, Version: r.Version})
 	case OpSetData:
 		s.proposeAPI(m, r, txn{Op: "set", API: true, Session: r.Session, Path: r.Path, Data: r.Data, Version: r.Version, Time: r.Time})
-	case OpExists:
-		if r.Watch {
-			s.dataW[r.Path] = addWatcher(s.dataW[r.Path], m.From)
-		}
-		n, ok := s.tree.nodes[r.Path]
-		if !ok {
-			s.replyAPI(m, APIResponse{Code: CodeNoNode})
-			return
-		}
-		s.replyAPI(m, APIResponse{Code: CodeOK, Stat: n.apiStat()})
-	case OpGetData:
-		n, ok := s.tree.nodes[r.Path]
-		if !ok {
-			s.replyAPI(m, APIResponse{Code: CodeNoNode})
-			return
-		}
-		if r.Watch {
-			s.dataW[r.Path] = addWatcher(s.dataW[r.Path], m.From)
-		}
-		s.replyAPI(m, APIResponse{Code: CodeOK, Data: slices.Clone(n.data), Stat: n.apiStat()})
-	case OpGetChildren:
-		n, ok := s.tree.nodes[r.Path]
-		if !ok {
-			s.replyAPI(m, APIResponse{Code: CodeNoNode})
-			return
-		}
-		if r.Watch {
-			s.childW[r.Path] = addWatcher(s.childW[r.Path], m.From)
-		}
-		s.replyAPI(m, APIResponse{Code: CodeOK, Children: slices.Clone(n.children), Stat: n.apiStat()})
+	case OpExists, OpGetData, OpGetChildren:
+		s.replyAPI(m, s.readAPI(m, r))
 	case OpSetWatches:
 		s.setWatches(m, r)
 	default:
@@ -191,18 +163,30 @@ func (s *Server) setWatches(m sim.Message, r APIRequest) {
 	s.replyAPI(m, APIResponse{Code: CodeOK})
 }
 
+// readAPI answers a read of the generic API (exists, getData, getChildren)
+// from the server's own tree.
+func (s *Server) readAPI(m sim.Message, r APIRequest) APIResponse {
+	n := s.read(m, r.Op, r.Path, r.Watch)
+	switch {
+	case n == nil:
+		return APIResponse{Code: CodeNoNode}
+	case r.Op == OpGetData:
+		return APIResponse{Code: CodeOK, Data: slices.Clone(n.data), Stat: n.apiStat()}
+	case r.Op == OpGetChildren:
+		return APIResponse{Code: CodeOK, Children: slices.Clone(n.children), Stat: n.apiStat()}
+	}
+	return APIResponse{Code: CodeOK, Stat: n.apiStat()}
+}
+
 func (s *Server) replyAPI(m sim.Message, r APIResponse) {
 	r.Zxid = s.tree.zxid
 	s.node.Reply(m, r)
 }
 
 func (s *Server) proposeAPI(m sim.Message, r APIRequest, x txn) {
-	x.Origin, x.Xid = s.id, r.Xid
-	if err := s.pending.Propose(s.r, pendingKey{r.Session, r.Xid}, m, encodeTxn(x)); err != nil {
+	if !s.submit(m, r.Session, r.Xid, x) {
 		s.replyAPI(m, APIResponse{Code: CodeNotReady})
-		return
 	}
-	s.r.Drain()
 }
 
 // answerAPI answers the API request whose transaction x applied with c.
@@ -236,6 +220,19 @@ func (n *znode) apiStat() APIStat {
 		DataLength: int32(len(n.data)), NumChildren: int32(len(n.children))}
 }
 
+// versioned is the node x changes (delete, set) when it has the version x
+// asks for (-1: any); otherwise the refusal's code (no node, bad version).
+func (t *tree) versioned(x txn) (*znode, Code) {
+	n, ok := t.nodes[x.Path]
+	switch {
+	case !ok:
+		return nil, CodeNoNode
+	case x.Version != -1 && x.Version != n.stat.Version:
+		return nil, CodeBadVersion
+	}
+	return n, CodeOK
+}
+
 // applyAPI applies a transaction of the generic API (x.API): ZooKeeper's
 // own rules, where the recipe's protocol has the simulator's shortcuts
 // (it makes missing parents and deletes without a version).
@@ -244,24 +241,19 @@ func (t *tree) applyAPI(x txn, zxid uint64) change {
 	case "create":
 		return t.apiCreate(x, zxid)
 	case "delete":
-		n, ok := t.nodes[x.Path]
+		n, code := t.versioned(x)
 		switch {
-		case !ok:
-			return change{code: CodeNoNode}
-		case x.Version != -1 && x.Version != n.stat.Version:
-			return change{code: CodeBadVersion}
+		case code != CodeOK:
+			return change{code: code}
 		case len(n.children) > 0:
 			return change{code: CodeNotEmpty}
 		}
 		t.remove(x.Path, zxid)
 		return change{code: CodeOK, path: x.Path, deleted: []string{x.Path}}
 	case "set":
-		n, ok := t.nodes[x.Path]
-		switch {
-		case !ok:
-			return change{code: CodeNoNode}
-		case x.Version != -1 && x.Version != n.stat.Version:
-			return change{code: CodeBadVersion}
+		n, code := t.versioned(x)
+		if code != CodeOK {
+			return change{code: code}
 		}
 		n.data = slices.Clone(x.Data)
 		n.stat.Version++

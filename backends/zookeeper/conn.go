@@ -1,15 +1,12 @@
 package zookeeper
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -69,9 +66,9 @@ var ErrForeignGoroutine = errors.New("called from a goroutine the simulator does
 // reported to the Misconduct callback (at the time of the client's last
 // proper call), from the client's process, at its next call or ping.
 type Conn struct {
-	h   *handle   // the session and connection, as the ensemble knows its clients'
-	p   *sim.Proc // the client's process: the only caller
-	gid uint64    // its goroutine
+	h     *handle              // the session and connection, as the ensemble knows its clients'
+	p     *sim.Proc            // the client's process: the only caller
+	owner *sim.Owner[foulCall] // its goroutine, and the calls from others
 
 	state      zk.State
 	lastZxid   uint64
@@ -80,9 +77,7 @@ type Conn struct {
 	watchers   []watchReg
 	misconduct func(call, detail string, at time.Duration)
 
-	mu     sync.Mutex // guards what a foreign goroutine's call touches
-	seenAt time.Duration
-	foul   []foulCall
+	seenAt atomic.Int64 // the time of the last proper call (a foreign goroutine's call reads it)
 }
 
 type watchType int
@@ -111,47 +106,38 @@ type foulCall struct {
 func (e *Ensemble) NewConn(p *sim.Proc, misconduct func(call, detail string, at time.Duration)) *Conn {
 	h := newHandle(p, e)
 	e.clients[p.Node().Name()] = h
-	c := &Conn{h: h, p: p, gid: goroutineID(), state: zk.StateDisconnected, misconduct: misconduct}
+	c := &Conn{h: h, p: p, owner: sim.NewOwner[foulCall](), state: zk.StateDisconnected, misconduct: misconduct}
 	p.Spawn(p.Name()+"/zk-io", c.loop)
 	return c
 }
 
-// goroutineID is the calling goroutine's number (from its stack's first
-// line): only compared, never shown.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
-}
-
 // mine checks that the caller is the client's process.
 func (c *Conn) mine(call string) error {
-	if goroutineID() != c.gid {
-		c.mu.Lock()
-		c.foul = append(c.foul, foulCall{call: call, at: c.seenAt,
-			detail: fmt.Sprintf("%s called from a goroutine the simulator does not run (after the call at %v)", call, c.seenAt)})
-		c.mu.Unlock()
+	if !c.owner.Mine() {
+		at := time.Duration(c.seenAt.Load())
+		c.owner.Note(foulCall{call: call, at: at,
+			detail: fmt.Sprintf("%s called from a goroutine the simulator does not run (after the call at %v)", call, at)})
 		return fmt.Errorf("zookeeper: %s: %w (only client %s's own process may call its connection)", call, ErrForeignGoroutine, c.h.p.Node().Name())
 	}
-	c.mu.Lock()
-	c.seenAt = c.p.World().Now()
-	c.mu.Unlock()
+	c.seenAt.Store(int64(c.p.World().Now()))
 	c.report()
 	return nil
+}
+
+// mineAt checks that the caller is the client's process, then the path, as
+// go-zookeeper checks it before any request (sequential: a node whose name
+// the server completes).
+func (c *Conn) mineAt(call, path string, sequential bool) error {
+	if err := c.mine(call); err != nil {
+		return err
+	}
+	return validatePath(path, sequential)
 }
 
 // report hands the foreign calls noted so far to the misconduct callback,
 // from a process of the simulator.
 func (c *Conn) report() {
-	c.mu.Lock()
-	foul := c.foul
-	c.foul = nil
-	c.mu.Unlock()
+	foul := c.owner.Strays()
 	if c.misconduct == nil {
 		return
 	}
@@ -204,33 +190,18 @@ func (c *Conn) connect(p *sim.Proc) {
 	h.busy = true
 	defer func() { h.busy = false }()
 	c.state = zk.StateConnecting
-	fresh := h.session == 0
-	if fresh {
-		h.nextSession++
-		h.session = h.nextSession
-		h.sessions = append(h.sessions, h.session)
-	}
-	for range h.servers {
-		until := p.Node().TrueTimeAtMono(p.Mono() + h.tm.Connect)
-		reply, err := p.Call(h.servers[h.conn], Request{Op: OpConnect, Session: h.session, New: fresh,
-			Timeout: int64(h.o.SessionTimeout), Until: until}, h.tm.Connect)
-		if err == nil {
-			switch reply.(Response).Code {
-			case CodeOK:
-				h.connected, h.lastHeard = true, p.Mono()
-				h.epoch++
-				c.lastPing = p.Mono()
-				c.state = zk.StateHasSession
-				if !fresh {
-					c.resetWatches(p)
-				}
-				return
-			case CodeExpired:
-				c.expire()
-				return
-			}
+	resumed := h.session != 0
+	switch h.dial(p) {
+	case CodeOK:
+		c.lastPing = p.Mono()
+		c.state = zk.StateHasSession
+		if resumed {
+			c.resetWatches(p)
 		}
-		h.conn = (h.conn + 1) % len(h.servers)
+		return
+	case CodeExpired:
+		c.expire()
+		return
 	}
 	c.cycles++
 	c.state = zk.StateDisconnected
@@ -458,10 +429,7 @@ func (c *Conn) Create(path string, data []byte, flags int32, acl []zk.ACL) (stri
 // creating again, as go-zookeeper does (three attempts). The guid comes from
 // the client's random stream.
 func (c *Conn) CreateProtectedEphemeralSequential(path string, data []byte, acl []zk.ACL) (string, error) {
-	if err := c.mine("CreateProtectedEphemeralSequential"); err != nil {
-		return "", err
-	}
-	if err := validatePath(path, true); err != nil {
+	if err := c.mineAt("CreateProtectedEphemeralSequential", path, true); err != nil {
 		return "", err
 	}
 	guid := fmt.Sprintf("%016x%016x", c.p.Rand().Uint64(), c.p.Rand().Uint64())
@@ -496,10 +464,7 @@ func (c *Conn) CreateProtectedEphemeralSequential(path string, data []byte, acl 
 
 // Delete deletes the node if its version is version (-1: any).
 func (c *Conn) Delete(path string, version int32) error {
-	if err := c.mine("Delete"); err != nil {
-		return err
-	}
-	if err := validatePath(path, false); err != nil {
+	if err := c.mineAt("Delete", path, false); err != nil {
 		return err
 	}
 	_, err := c.do(APIRequest{Op: OpDelete, Path: path, Version: version})
@@ -508,10 +473,7 @@ func (c *Conn) Delete(path string, version int32) error {
 
 // Exists says whether the node exists, with its stat.
 func (c *Conn) Exists(path string) (bool, *zk.Stat, error) {
-	if err := c.mine("Exists"); err != nil {
-		return false, nil, err
-	}
-	if err := validatePath(path, false); err != nil {
+	if err := c.mineAt("Exists", path, false); err != nil {
 		return false, nil, err
 	}
 	r, err := c.do(APIRequest{Op: OpExists, Path: path})
@@ -527,10 +489,7 @@ func (c *Conn) Exists(path string) (bool, *zk.Stat, error) {
 // ExistsW is Exists setting a watch: the node's creation (if it does not
 // exist), change or deletion fires it. See Conn on waiting for the channel.
 func (c *Conn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.mine("ExistsW"); err != nil {
-		return false, nil, nil, err
-	}
-	if err := validatePath(path, false); err != nil {
+	if err := c.mineAt("ExistsW", path, false); err != nil {
 		return false, nil, nil, err
 	}
 	r, err := c.do(APIRequest{Op: OpExists, Path: path, Watch: true})
@@ -545,10 +504,7 @@ func (c *Conn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
 
 // Get reads the node's data and stat.
 func (c *Conn) Get(path string) ([]byte, *zk.Stat, error) {
-	if err := c.mine("Get"); err != nil {
-		return nil, nil, err
-	}
-	if err := validatePath(path, false); err != nil {
+	if err := c.mineAt("Get", path, false); err != nil {
 		return nil, nil, err
 	}
 	r, err := c.do(APIRequest{Op: OpGetData, Path: path})
@@ -560,10 +516,7 @@ func (c *Conn) Get(path string) ([]byte, *zk.Stat, error) {
 
 // GetW is Get setting a watch on the node's change or deletion.
 func (c *Conn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.mine("GetW"); err != nil {
-		return nil, nil, nil, err
-	}
-	if err := validatePath(path, false); err != nil {
+	if err := c.mineAt("GetW", path, false); err != nil {
 		return nil, nil, nil, err
 	}
 	r, err := c.do(APIRequest{Op: OpGetData, Path: path, Watch: true})
@@ -575,10 +528,7 @@ func (c *Conn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 
 // Set writes the node's data if its version is version (-1: any).
 func (c *Conn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
-	if err := c.mine("Set"); err != nil {
-		return nil, err
-	}
-	if err := validatePath(path, false); err != nil {
+	if err := c.mineAt("Set", path, false); err != nil {
 		return nil, err
 	}
 	r, err := c.do(APIRequest{Op: OpSetData, Path: path, Data: data, Version: version, Time: c.wallMillis()})
@@ -591,10 +541,7 @@ func (c *Conn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
 // Children lists the node's children's names, in no particular order (see
 // Conn), with the node's stat.
 func (c *Conn) Children(path string) ([]string, *zk.Stat, error) {
-	if err := c.mine("Children"); err != nil {
-		return nil, nil, err
-	}
-	if err := validatePath(path, false); err != nil {
+	if err := c.mineAt("Children", path, false); err != nil {
 		return nil, nil, err
 	}
 	r, err := c.do(APIRequest{Op: OpGetChildren, Path: path})
@@ -607,10 +554,7 @@ func (c *Conn) Children(path string) ([]string, *zk.Stat, error) {
 // ChildrenW is Children setting a watch on the node's children (and on its
 // deletion).
 func (c *Conn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.mine("ChildrenW"); err != nil {
-		return nil, nil, nil, err
-	}
-	if err := validatePath(path, false); err != nil {
+	if err := c.mineAt("ChildrenW", path, false); err != nil {
 		return nil, nil, nil, err
 	}
 	r, err := c.do(APIRequest{Op: OpGetChildren, Path: path, Watch: true})

@@ -151,6 +151,23 @@ func (h *handle) Connect(env lockapi.Env) error {
 	}
 	h.busy = true
 	defer func() { h.busy = false }()
+	switch h.dial(p) {
+	case CodeOK:
+		h.suspended = false
+		return nil
+	case CodeExpired:
+		h.expire()
+		return ErrExpired
+	}
+	h.checkLost(p)
+	return ErrConnLoss
+}
+
+// dial connects the session (a new one when there is none) to the first
+// server, from the current one round all of them, that takes it: CodeOK
+// (connected) or CodeExpired (the session is gone) from the server that
+// says so, "" when none did. A new session's id is the handle's next.
+func (h *handle) dial(p *sim.Proc) Code {
 	fresh := h.session == 0
 	if fresh {
 		h.nextSession++
@@ -162,18 +179,16 @@ func (h *handle) Connect(env lockapi.Env) error {
 		reply, err := p.Call(h.servers[h.conn], Request{Op: OpConnect, Session: h.session, New: fresh,
 			Timeout: int64(h.o.SessionTimeout), Until: until}, h.tm.Connect)
 		if err == nil {
-			switch reply.(Response).Code {
+			switch code := reply.(Response).Code; code {
 			case CodeOK:
-				h.connected, h.suspended, h.lastHeard = true, false, p.Mono()
+				h.connected, h.lastHeard = true, p.Mono()
 				h.epoch++
-				return nil
+				return code
 			case CodeExpired:
-				h.expire()
-				return ErrExpired
+				return code
 			}
 		}
 		h.conn = (h.conn + 1) % len(h.servers)
 	}
-	h.checkLost(p)
-	return ErrConnLoss
+	return ""
 }

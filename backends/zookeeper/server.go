@@ -159,29 +159,37 @@ func (s *Server) request(m sim.Message, r Request) {
 		s.propose(m, r, txn{Op: "delete", Session: r.Session, Path: r.Path})
 	case OpSync:
 		s.propose(m, r, txn{Op: "sync", Session: r.Session})
-	case OpGetChildren:
-		n, ok := s.tree.nodes[r.Path]
-		if !ok {
+	case OpGetChildren, OpExists:
+		switch n := s.read(m, r.Op, r.Path, r.Watch); {
+		case n == nil:
 			s.reply(m, Response{Code: CodeNoNode})
-			return
+		case r.Op == OpGetChildren:
+			s.reply(m, Response{Code: CodeOK, Children: slices.Clone(n.children), Stat: n.stat})
+		default:
+			s.reply(m, Response{Code: CodeOK, Stat: n.stat})
 		}
-		if r.Watch {
-			s.childW[r.Path] = addWatcher(s.childW[r.Path], m.From)
-		}
-		s.reply(m, Response{Code: CodeOK, Children: slices.Clone(n.children), Stat: n.stat})
-	case OpExists:
-		if r.Watch {
-			s.dataW[r.Path] = addWatcher(s.dataW[r.Path], m.From)
-		}
-		n, ok := s.tree.nodes[r.Path]
-		if !ok {
-			s.reply(m, Response{Code: CodeNoNode})
-			return
-		}
-		s.reply(m, Response{Code: CodeOK, Stat: n.stat})
 	default:
 		panic(fmt.Sprintf("zookeeper: %s: unknown op %q", s.node.Name(), r.Op))
 	}
+}
+
+// read is the node a read (op: exists, getData or getChildren) of m's
+// sender asks for, nil when there is none, and sets the watch the read asks
+// for: a child watch on the node, a data watch on the node, or (exists) a
+// data watch whether or not the node exists, which its creation fires.
+func (s *Server) read(m sim.Message, op Op, path string, watch bool) *znode {
+	n, ok := s.tree.nodes[path]
+	switch {
+	case !watch || (!ok && op != OpExists):
+	case op == OpGetChildren:
+		s.childW[path] = addWatcher(s.childW[path], m.From)
+	default:
+		s.dataW[path] = addWatcher(s.dataW[path], m.From)
+	}
+	if !ok {
+		return nil
+	}
+	return n
 }
 
 func addWatcher(ws []watcher, c sim.NodeID) []watcher {
@@ -212,12 +220,21 @@ func (s *Server) touch(session int64) {
 }
 
 func (s *Server) propose(m sim.Message, r Request, x txn) {
-	x.Origin, x.Xid = s.id, r.Xid
-	if err := s.pending.Propose(s.r, pendingKey{r.Session, r.Xid}, m, encodeTxn(x)); err != nil {
+	if !s.submit(m, r.Session, r.Xid, x) {
 		s.reply(m, Response{Code: CodeNotReady})
-		return
+	}
+}
+
+// submit proposes x, the transaction of the request (session, xid) m
+// carries, to be answered when it applies; false when the server could not
+// propose it (it is not the leader of a working quorum).
+func (s *Server) submit(m sim.Message, session int64, xid uint64, x txn) bool {
+	x.Origin, x.Xid = s.id, xid
+	if err := s.pending.Propose(s.r, pendingKey{session, xid}, m, encodeTxn(x)); err != nil {
+		return false
 	}
 	s.r.Drain()
+	return true
 }
 
 // send puts a raft message on the network to its peer.

@@ -43,7 +43,7 @@ func deployZooKeeper(w *sim.World, _ Options, e *Ensemble) system.Deployment {
 	var log *history.Log
 	e.OnEvent = func(ev Event) {
 		if log != nil && ev.F == "session-expired" {
-			recordSessionExpiry(log, w, ev)
+			e.recordSessionExpiry(log, w, ev)
 		}
 	}
 	return system.Deployment{
@@ -62,10 +62,11 @@ func deployZooKeeper(w *sim.World, _ Options, e *Ensemble) system.Deployment {
 // owner) and until when the leader had promised the session (Deadline, true
 // time), so that the lease check can tell a server that kept its promise
 // from one that broke it; one event without them when it deleted no lock node.
-func recordSessionExpiry(log *history.Log, w *sim.World, ev Event) {
+// The lock nodes are the recipe's (LockNode), or a user's lock's (lockKey).
+func (e *Ensemble) recordSessionExpiry(log *history.Log, w *sim.World, ev Event) {
 	recorded := false
 	for _, p := range ev.Deleted {
-		key, ok := LockNode(p)
+		key, ok := e.lockKey(p)
 		if !ok {
 			continue
 		}

@@ -15,18 +15,8 @@ import (
 // ensemble, not Curator's recipe nor the client's timing (go-zookeeper
 // derives its ping and read timeouts from the session timeout): what a
 // user's own lock over the generic API (Conn) is deployed with.
-var ServerOptions = opt.Table[Options]{Owner: "zookeeper servers", Options: serverOptions()}
-
-func serverOptions() []opt.Option[Options] {
-	var out []opt.Option[Options]
-	for _, o := range Table.Options {
-		switch o.Name {
-		case "servers", "session-timeout", "tick", "election-timeout":
-			out = append(out, o)
-		}
-	}
-	return out
-}
+var ServerOptions = opt.Table[Options]{Owner: "zookeeper servers",
+	Options: Table.Only("servers", "session-timeout", "tick", "election-timeout")}
 
 // UserLock is a user's lock over the generic API, as DeployUser deploys it.
 type UserLock struct {
@@ -104,7 +94,7 @@ func DeployUser(w *sim.World, opts map[string]string, l UserLock) (system.Deploy
 	var log *history.Log
 	e.OnEvent = func(ev Event) {
 		if log != nil && ev.F == system.EventSessionExpired {
-			e.recordUserExpiry(log, w, ev)
+			e.recordSessionExpiry(log, w, ev)
 		}
 	}
 	return system.Deployment{
@@ -126,28 +116,4 @@ func DeployUser(w *sim.World, opts map[string]string, l UserLock) (system.Deploy
 			return map[string]any{"elections": e.Elections, "sessions_expired": e.Expired}
 		},
 	}, nil
-}
-
-// recordUserExpiry records a session's expiry as recordSessionExpiry does,
-// with the keys of the user's lock paths.
-func (e *Ensemble) recordUserExpiry(log *history.Log, w *sim.World, ev Event) {
-	recorded := false
-	for _, p := range ev.Deleted {
-		key, ok := e.lockKey(p)
-		if !ok {
-			continue
-		}
-		recorded = true
-		for _, t := range []history.Type{history.Start, history.Stop} {
-			h := history.Event{Time: int64(w.Now()), Process: history.NemesisProcess, Type: t, F: string(ev.F), Targets: ev.Targets,
-				Key: key, Owner: p, Detail: ev.Detail}
-			if ev.Promised > 0 {
-				h.Deadline = history.Ptr(int64(ev.Promised))
-			}
-			log.Append(h)
-		}
-	}
-	if !recorded {
-		system.RecordEvent(log, w, ev.F, ev.Targets, ev.Detail)
-	}
 }

@@ -56,6 +56,22 @@ func Embed[T, E any](opts []Option[E], inner func(*T) *E) []Option[T] {
 	return out
 }
 
+// Only is the table's options of the given names, in that order: the part
+// of a system's options that a table of its own (a user's lock over the
+// same servers) keeps. A name the table does not have is a programming
+// error (panic).
+func (t Table[T]) Only(names ...string) []Option[T] {
+	out := make([]Option[T], 0, len(names))
+	for _, name := range names {
+		i := slices.IndexFunc(t.Options, func(o Option[T]) bool { return o.Name == name })
+		if i < 0 {
+			panic(fmt.Sprintf("opt: %s has no option %q", t.Owner, name))
+		}
+		out = append(out, t.Options[i])
+	}
+	return out
+}
+
 // Table is the options of one system or workload.
 type Table[T any] struct {
 	// Owner names the system or workload in errors ("redis").

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"sync"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -60,12 +59,7 @@ func describeEtcd(t scenario.Test) (liveform.Description, error) {
 	if err != nil {
 		return liveform.Description{}, fmt.Errorf("%w: %w", liveform.ErrNotLive, err)
 	}
-	desc := liveform.RaftCluster(liveform.ServerNames(o.Members, etcd.MemberName))
-	desc.Refuse = liveform.RefuseRaftCluster(desc.Servers,
-		"clock-jump of an etcd member cannot run live: etcd reads time from the vDSO, which libfaketime cannot move",
-		"a partition between etcd members is not built live (peer proxies are not built)",
-		"a delay of etcd's traffic cannot run live: real servers' messages do not pass through locklab")
-	return desc, nil
+	return etcdlive.Describe(o.Members), nil
 }
 
 // closer closes a client's *clientv3.Client when the run ends.
@@ -86,8 +80,7 @@ func deployEtcd(d liveform.Deployment, tokens bool, newLock func(lockapi.Env, *c
 	desc.Resolve = c.Resolve
 	ctx, cancel := context.WithCancel(context.Background())
 	clients := liveform.NewClients[closer]()
-	var mu sync.Mutex
-	expired := 0
+	events, figures := c.Expiries(ctx)
 	return &liveform.Deployed{
 		Description: desc,
 		Tokens:      tokens,
@@ -100,27 +93,12 @@ func deployEtcd(d liveform.Deployment, tokens bool, newLock func(lockapi.Env, *c
 			clients.Add(d.Net, e.Name(), closer{cli})
 			return newLock(e, cli)
 		},
-		Events: func(record func(f string, targets []string, detail string)) {
-			c.Observe(ctx, func(x etcdlive.Expiry) {
-				mu.Lock()
-				expired++
-				mu.Unlock()
-				targets := c.Names()
-				if x.Leader != "" {
-					targets = []string{x.Leader}
-				}
-				record("lease-expired", targets, x.String())
-			})
-		},
-		Pause:   c.Pause,
-		Resume:  c.Resume,
-		Crash:   c.Crash,
-		Restart: c.Restart,
-		Figures: func(_ time.Duration) map[string]any {
-			mu.Lock()
-			defer mu.Unlock()
-			return map[string]any{"lease_expired": expired}
-		},
+		Events:   events,
+		Pause:    c.Pause,
+		Resume:   c.Resume,
+		Crash:    c.Crash,
+		Restart:  c.Restart,
+		Figures:  figures,
 		Versions: map[string]string{"etcd": c.ServerVersion(), "client": "go.etcd.io/etcd/client/v3 v3.7.3"},
 		Close: sync.OnceFunc(func() {
 			cancel()

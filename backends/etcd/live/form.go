@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/locklab/locklab/backends/etcd"
 	"github.com/locklab/locklab/internal/netgate"
@@ -40,9 +39,15 @@ func describeEtcd(t scenario.Test) (liveform.Description, error) {
 	if err != nil {
 		return liveform.Description{}, liveform.Refusal(err, ErrNotHonoured)
 	}
-	desc := liveform.RaftCluster(liveform.ServerNames(o.Members, etcd.MemberName))
+	return Describe(o.Members), nil
+}
+
+// Describe describes a live cluster of members (etcd1..etcdN): a Raft
+// cluster's roles, and the faults real etcd servers cannot run.
+func Describe(members int) liveform.Description {
+	desc := liveform.RaftCluster(liveform.ServerNames(members, etcd.MemberName))
 	desc.Refuse = liveform.RefuseRaftCluster(desc.Servers, etcdNoClock, etcdNoPeerCut, etcdNoDelay)
-	return desc, nil
+	return desc
 }
 
 func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
@@ -58,8 +63,7 @@ func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 	desc.Resolve = c.Resolve
 	ctx, cancel := context.WithCancel(context.Background())
 	clients := liveform.NewClients[*Client]()
-	var mu sync.Mutex
-	expired := 0
+	events, figures := c.Expiries(ctx)
 	sys := &liveform.Deployed{
 		Description: desc,
 		NewLock: func(lc liveform.Client) lockapi.Lock {
@@ -73,18 +77,7 @@ func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 			clients.Add(d.Net, e.Name(), cl)
 			return cl
 		},
-		Events: func(record func(f string, targets []string, detail string)) {
-			c.Observe(ctx, func(x Expiry) {
-				mu.Lock()
-				expired++
-				mu.Unlock()
-				targets := c.Names()
-				if x.Leader != "" {
-					targets = []string{x.Leader}
-				}
-				record("lease-expired", targets, x.String())
-			})
-		},
+		Events:  events,
 		Pause:   c.Pause,
 		Resume:  c.Resume,
 		Crash:   c.Crash,
@@ -95,12 +88,8 @@ func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 			}
 			return false, nil
 		},
-		Tokens: true,
-		Figures: func(time.Duration) map[string]any {
-			mu.Lock()
-			defer mu.Unlock()
-			return map[string]any{"lease_expired": expired}
-		},
+		Tokens:   true,
+		Figures:  figures,
 		Versions: map[string]string{"etcd": c.ServerVersion(), "client": Version},
 		Close: sync.OnceFunc(func() {
 			cancel()

@@ -3,6 +3,8 @@ package live
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -45,4 +47,32 @@ func (c *Cluster) Observe(ctx context.Context, seen func(Expiry)) {
 			}
 		}
 	}()
+}
+
+// Expiries are a deployment's Events and Figures for the leases the cluster
+// expires (Observe, until ctx ends): each a lease-expired event (targets:
+// the leader that saw it, or every member when none led), counted in the
+// figure lease_expired.
+func (c *Cluster) Expiries(ctx context.Context) (events func(record func(f string, targets []string, detail string)),
+	figures func(time.Duration) map[string]any) {
+	var mu sync.Mutex
+	expired := 0
+	events = func(record func(f string, targets []string, detail string)) {
+		c.Observe(ctx, func(x Expiry) {
+			mu.Lock()
+			expired++
+			mu.Unlock()
+			targets := c.Names()
+			if x.Leader != "" {
+				targets = []string{x.Leader}
+			}
+			record("lease-expired", targets, x.String())
+		})
+	}
+	figures = func(time.Duration) map[string]any {
+		mu.Lock()
+		defer mu.Unlock()
+		return map[string]any{"lease_expired": expired}
+	}
+	return events, figures
 }

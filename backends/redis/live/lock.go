@@ -5,7 +5,6 @@ import (
 	"net"
 	"strconv"
 	"sync"
-	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -18,25 +17,13 @@ import (
 // LockServers are the server options of a lock written against go-redis (a
 // user's own): the servers the redis live form starts for the same
 // options, and the options of each client's *goredis.Client.
-type LockServers struct {
-	// Replicas, DownAfter, Persistence, ExpiryClock and RestartDelay mean
-	// what the redis system's options of the same names mean.
-	Replicas     int
-	DownAfter    time.Duration
-	Persistence  redis.Persistence
-	ExpiryClock  redis.Clock
-	RestartDelay time.Duration
-	// ReadTimeout and MaxRetries are go-redis's Options.
-	ReadTimeout time.Duration
-	MaxRetries  int
-}
+type LockServers = redis.UserOptions
 
 // asRedisTest is t with the system options of the redis system that start
 // the servers s describes, so that the redis live form's description and
 // deployment serve a lock of the user's.
-func (s LockServers) asRedisTest(t scenario.Test) (scenario.Test, error) {
-	o := redis.DefaultOptions()
-	o.Replicas, o.DownAfter, o.Persistence, o.ExpiryClock, o.RestartDelay = s.Replicas, s.DownAfter, s.Persistence, s.ExpiryClock, s.RestartDelay
+func asRedisTest(t scenario.Test, s LockServers) (scenario.Test, error) {
+	o := s.Servers()
 	if err := CheckOptions(o); err != nil {
 		return t, liveform.NotLive(err)
 	}
@@ -47,7 +34,7 @@ func (s LockServers) asRedisTest(t scenario.Test) (scenario.Test, error) {
 
 // DescribeLock describes the servers DeployLock starts for test t.
 func DescribeLock(t scenario.Test, s LockServers) (liveform.Description, error) {
-	rt, err := s.asRedisTest(t)
+	rt, err := asRedisTest(t, s)
 	if err != nil {
 		return liveform.Description{}, err
 	}
@@ -61,7 +48,7 @@ func DescribeLock(t scenario.Test, s LockServers) (liveform.Description, error) 
 // the one instance, or a FailoverClient that asks the Sentinel for the
 // primary (itself a *goredis.Client).
 func DeployLock(d liveform.Deployment, s LockServers, newLock func(lc liveform.Client, rdb *goredis.Client) lockapi.Lock) (*liveform.Deployed, error) {
-	rt, err := s.asRedisTest(d.Test)
+	rt, err := asRedisTest(d.Test, s)
 	if err != nil {
 		return nil, err
 	}
