@@ -41,8 +41,12 @@ func (s Spec) Scenarios() []scenario.Scenario {
 	slow.WorkloadOptions = map[string]string{"hold": "1500ms"}
 	slow.Schedule = scenario.Schedule(nemesis.Fault{Kind: nemesis.Delay, From: []string{"c1"}, To: []string{"servers"},
 		Amount: nemesis.Duration(SlowRelease), Duration: nemesis.Duration(3 * SlowRelease), After: scenario.After("c1", "write")})
+	pauseKind := scenario.KindGCPause
+	if s.sessions {
+		pauseKind = scenario.KindSessionExpiry // the client knows no deadline: its session expires during the pause
+	}
 	variants := []scenario.Variant{
-		{Name: "gc-pause", Kind: scenario.KindGCPause, Test: pause,
+		{Name: "gc-pause", Kind: pauseKind, Test: pause,
 			Doc: "client 1 pauses (a GC) right after it read under the lock, for 15 s; client 2 takes the lock and writes; client 1 resumes and writes to unfenced storage"},
 		{Name: "delayed-write", Kind: scenario.KindDelayedWrite, Test: delay,
 			Doc: "client 1's write to the storage is delayed 15 s in the network; the lock passes on meanwhile"},

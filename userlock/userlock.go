@@ -78,4 +78,9 @@ type Spec struct {
 	// SafeRelease says a release by a client that no longer holds the lock
 	// never frees another holder's lock.
 	SafeRelease bool
+
+	// sessions says the lock is held while a session lives (ZooKeeper),
+	// not until a lease deadline its client knows: a paused holder's
+	// violation is then a session expiry (scenario.KindSessionExpiry).
+	sessions bool
 }

@@ -98,6 +98,7 @@ func (l ZooKeeperLock) lockPath() func(string) string {
 // as "lock-misconduct" events and listed in the run's figures
 // (lock_misconduct); the check lock-conduct audits simulated runs only.
 func RegisterZooKeeper(l ZooKeeperLock) {
+	l.sessions = true
 	l.registerOver("ZooKeeper", l.New != nil, func() system.System {
 		return l.System("zookeeper", zookeeper.ServerOptions, l.deploy)
 	}, func() {
