@@ -35,7 +35,7 @@ ARG REVISION=
 ARG REVISION_TIME=
 ARG REVISION_MODIFIED=
 RUN go build -trimpath \
-      -ldflags "-s -w -X main.stampedRevision=${REVISION} -X main.stampedTime=${REVISION_TIME} -X main.stampedModified=${REVISION_MODIFIED}" \
+      -ldflags "-s -w -X github.com/locklab/locklab/cli.stampedRevision=${REVISION} -X github.com/locklab/locklab/cli.stampedTime=${REVISION_TIME} -X github.com/locklab/locklab/cli.stampedModified=${REVISION_MODIFIED}" \
       -o /out/locklab ./cmd/locklab \
  && /out/locklab version
 

@@ -35,7 +35,7 @@ func TestDockerfileBuildsAStaticBinaryAndTheLiveTarget(t *testing.T) {
 	require.NotNil(t, goMod)
 	assert.Contains(t, dockerfile, "ARG GO_IMAGE=docker.io/library/golang:"+goMod[1]+"-bookworm", "the Go of go.mod")
 	assert.Contains(t, dockerfile, "CGO_ENABLED=0", "a static binary")
-	assert.Contains(t, dockerfile, "-X main.stampedRevision=${REVISION}", "version names the commit")
+	assert.Contains(t, dockerfile, "-X github.com/locklab/locklab/cli.stampedRevision=${REVISION}", "version names the commit")
 	assert.Equal(t, 2, strings.Count(dockerfile, `ENTRYPOINT ["/usr/local/bin/locklab"]`), "both images run locklab")
 	assert.Equal(t, 2, strings.Count(dockerfile, "COPY --from=build /out/locklab /usr/local/bin/locklab"))
 

@@ -30,7 +30,7 @@ records neither, and says so.`,
 }
 
 // The revision a build without a git checkout was made from, stamped with
-// -ldflags "-X main.stampedRevision=..." (the Dockerfile does: its build
+// -ldflags "-X github.com/locklab/locklab/cli.stampedRevision=..." (the Dockerfile does: its build
 // context has no .git for Go to read): the commit, its commit time and
 // "true" when the tree had uncommitted changes. Empty in every other build,
 // where Go's own VCS stamp (or its absence) is what version reports.
