@@ -30,15 +30,26 @@ type CommandDeployment struct {
 // the monitor "sentinel", which fails over. Schedules may name "primary",
 // "replicas" and "sentinel".
 func DeployCommands(w *sim.World, d CommandDeployment) (system.Deployment, error) {
-	o := d.Options
-	if err := o.Validate(); err != nil {
+	if err := d.Options.Validate(); err != nil {
 		return system.Deployment{}, err
 	}
+	return deployTopology(w, d.Options, func(s *Server) { s.WatchLockKeys(d.IsLockKey) }, CommandMessageTypes(), d.NewLock), nil
+}
+
+// deployTopology adds the instances of o, as the redis system deploys them
+// for both kinds of client: one called "redis", or with replicas the
+// primary "redis", replicas "replica1".. and the monitor "sentinel", which
+// fails over. Every server records its grants (and watch, when set, tells
+// it more); newLock makes each client's lock, which finds Redis through the
+// topology. Schedules may name "primary", "replicas" and "sentinel".
+func deployTopology(w *sim.World, o Options, watch func(*Server), messages []any, newLock func(p *sim.Proc, t Topology) lockapi.Lock) system.Deployment {
 	grants := lockapi.NewGrantLog(1)
 	server := func(cfg ServerConfig) *Server {
 		s := NewServerWith(cfg)
 		s.RecordGrants(grants, "redis")
-		s.WatchLockKeys(d.IsLockKey)
+		if watch != nil {
+			watch(s)
+		}
 		return s
 	}
 	primary := w.AddNode("redis", sim.NodeOptions{Handler: server(o.Server())})
@@ -48,10 +59,10 @@ func DeployCommands(w *sim.World, d CommandDeployment) (system.Deployment, error
 		return system.Deployment{
 			Grants:   grants,
 			Servers:  instances,
-			NewLock:  func(p *sim.Proc) lockapi.Lock { return d.NewLock(p, topo) },
-			Messages: CommandMessageTypes(),
+			NewLock:  func(p *sim.Proc) lockapi.Lock { return newLock(p, topo) },
+			Messages: messages,
 			Resolve:  roleResolver(func() *sim.Node { return primary }, instances, nil),
-		}, nil
+		}
 	}
 	for i := range o.Replicas {
 		cfg := o.Server()
@@ -59,11 +70,7 @@ func DeployCommands(w *sim.World, d CommandDeployment) (system.Deployment, error
 		instances = append(instances, w.AddNode(fmt.Sprintf("replica%d", i+1), sim.NodeOptions{Handler: server(cfg)}))
 	}
 	var log *history.Log
-	ids := make([]sim.NodeID, len(instances))
-	for i, n := range instances {
-		ids[i] = n.ID()
-	}
-	mon := NewMonitor(MonitorConfig{Instances: ids, DownAfter: o.DownAfter,
+	mon := NewMonitor(MonitorConfig{Instances: sim.IDs(instances), DownAfter: o.DownAfter,
 		OnFailover: func(n *sim.Node, f Failover) {
 			if log != nil {
 				system.RecordEvent(log, n.World(), system.EventFailover, []string{w.Nodes()[f.New].Name(), w.Nodes()[f.Old].Name()}, f.Describe(w))
@@ -74,10 +81,10 @@ func DeployCommands(w *sim.World, d CommandDeployment) (system.Deployment, error
 	return system.Deployment{
 		Grants:   grants,
 		Servers:  append(slices.Clone(instances), sentinel),
-		NewLock:  func(p *sim.Proc) lockapi.Lock { return d.NewLock(p, topo) },
-		Messages: CommandMessageTypes(),
+		NewLock:  func(p *sim.Proc) lockapi.Lock { return newLock(p, topo) },
+		Messages: messages,
 		Resolve:  roleResolver(func() *sim.Node { return w.Nodes()[mon.Primary()] }, instances, sentinel),
 		Roles:    []string{"primary", "replicas"},
 		Record:   func(l *history.Log) { log = l },
-	}, nil
+	}
 }

@@ -1,11 +1,9 @@
 package redis
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
-	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/storage"
@@ -65,52 +63,9 @@ func deployRedis(w *sim.World, opts map[string]string) (system.Deployment, error
 	if err := o.Validate(); err != nil {
 		return system.Deployment{}, err
 	}
-	grants := lockapi.NewGrantLog(1)
-	server := func(cfg ServerConfig) *Server {
-		s := NewServerWith(cfg)
-		s.RecordGrants(grants, "redis")
-		return s
-	}
-	primary := w.AddNode("redis", sim.NodeOptions{Handler: server(o.Server())})
-	instances := []*sim.Node{primary}
-	if o.Replicas == 0 {
-		return system.Deployment{
-			Grants:    grants,
-			Servers:   instances,
-			NewLock:   func(p *sim.Proc) lockapi.Lock { return NewClient(p, primary.ID(), o) },
-			HasTokens: o.Fencing,
-			Messages:  MessageTypes(),
-			Resolve:   roleResolver(func() *sim.Node { return primary }, instances, nil),
-		}, nil
-	}
-	for i := range o.Replicas {
-		cfg := o.Server()
-		cfg.Replica, cfg.ReplicaOf = true, primary.ID()
-		instances = append(instances, w.AddNode(fmt.Sprintf("replica%d", i+1), sim.NodeOptions{Handler: server(cfg)}))
-	}
-	var log *history.Log
-	ids := make([]sim.NodeID, len(instances))
-	for i, n := range instances {
-		ids[i] = n.ID()
-	}
-	mon := NewMonitor(MonitorConfig{Instances: ids, DownAfter: o.DownAfter,
-		OnFailover: func(n *sim.Node, f Failover) {
-			if log != nil {
-				system.RecordEvent(log, n.World(), system.EventFailover, []string{w.Nodes()[f.New].Name(), w.Nodes()[f.Old].Name()}, f.Describe(w))
-			}
-		}})
-	sentinel := w.AddNode("sentinel", sim.NodeOptions{Handler: mon})
-	topo := Topology{Primary: primary.ID(), Monitor: sentinel.ID(), HasMonitor: true}
-	return system.Deployment{
-		Grants:    grants,
-		Servers:   append(slices.Clone(instances), sentinel),
-		NewLock:   func(p *sim.Proc) lockapi.Lock { return NewClientFor(p, topo, o) },
-		HasTokens: o.Fencing,
-		Messages:  MessageTypes(),
-		Resolve:   roleResolver(func() *sim.Node { return w.Nodes()[mon.Primary()] }, instances, sentinel),
-		Roles:     []string{"primary", "replicas"},
-		Record:    func(l *history.Log) { log = l },
-	}, nil
+	d := deployTopology(w, o, nil, MessageTypes(), func(p *sim.Proc, t Topology) lockapi.Lock { return NewClientFor(p, t, o) })
+	d.HasTokens = o.Fencing
+	return d, nil
 }
 
 // roleResolver resolves "primary", "replicas" and "sentinel" when a fault starts.
