@@ -147,3 +147,24 @@ func TestARedisServerWhosePortWasTakenIsNotReady(t *testing.T) {
 	assert.Contains(t, err.Error(), "before it was ready", "liveform.RetryDeploy tries such a start again")
 	assert.Contains(t, err.Error(), "answered by another process")
 }
+
+// TestADelayMatchingTheStoragesMessagesRunsLive: a delay with a match runs
+// on the clients' links to the storage (locklab's own messages) and is
+// refused on Redis's links, whose messages do not pass through locklab.
+func TestADelayMatchingTheStoragesMessagesRunsLive(t *testing.T) {
+	for _, tc := range []struct {
+		from, to string
+		refused  bool
+	}{
+		{"c1", "storage", false},
+		{"storage", "c2", false},
+		{"c1", "redis", true},
+		{"c1", "primary", true},
+		{"redis", "replica1", true},
+	} {
+		f := nemesis.Fault{Kind: nemesis.Delay, From: []string{tc.from}, To: []string{tc.to}, Match: "storage.WriteReq", Amount: nemesis.Duration(time.Second)}
+		assert.Equal(t, tc.refused, redisRefuse(f) != "", "%s -> %s: %q", tc.from, tc.to, redisRefuse(f))
+	}
+	assert.Empty(t, redisRefuse(nemesis.Fault{Kind: nemesis.Delay, From: []string{"c1"}, To: []string{"redis"}, Amount: nemesis.Duration(time.Second)}),
+		"an unmatched delay between a client and Redis is the proxies' (it is not refused here)")
+}
