@@ -115,7 +115,10 @@ func TestAUsersZooKeeperLockRunsLiveWithTheSimulatedVerdicts(t *testing.T) {
 			t.Logf("live story:\n%s", expiries(live))
 			if tc.pause {
 				assert.Contains(t, story(live), "session-expired", "the observer saw client 1's session expire during its pause")
-				assert.Equal(t, 1, live.SystemFigures["sessions_expired"])
+				// At least client 1's: after it resumes, its client may lose
+				// the session it opened next too (the observer counts what
+				// vanished while the client made no call), so not exactly one.
+				assert.GreaterOrEqual(t, live.SystemFigures["sessions_expired"], 1)
 			}
 		})
 	}
