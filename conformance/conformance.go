@@ -705,18 +705,11 @@ func acquiredAfter(events []history.Event, t int64) bool {
 // gcPause pauses client 1 right after it read under the lock, for
 // HolderPause; two clients.
 func (s suite) gcPause(fenced bool) []string {
-	t := s.test(scenario.Test{Seed: 1, Clients: 2, Time: 2*s.c.HolderPause + 10*time.Second,
-		Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause, Targets: []string{"c1"},
-			Duration: nemesis.Duration(s.c.HolderPause), After: &nemesis.Trigger{Node: "c1", F: history.FRead}}}}}, fenced)
-	r, err := harness.Run(t)
-	if err != nil {
-		return []string{err.Error()}
+	r, out := s.pauseHolder(scenario.Test{Clients: 2}, history.FRead, fenced)
+	if r == nil {
+		return out
 	}
-	var out []string
-	if !fired(r) {
-		out = append(out, "the pause of c1 after its first read never fired")
-	}
-	cs := verdictOf(r, "critical-sections")
+	cs := verdictOf(*r, "critical-sections")
 	switch {
 	case fenced && cs.Result != models.Valid:
 		out = append(out, fmt.Sprintf("fenced storage with the system's tokens: critical-sections is %s (%s), want valid", cs.Result, cs.Reason))
@@ -729,17 +722,10 @@ func (s suite) gcPause(fenced bool) []string {
 // safeRelease pauses client 1 right after its first write for HolderPause;
 // it releases when it resumes. Three clients hold the lock 1.5 s at a time.
 func (s suite) safeRelease() []string {
-	t := s.test(scenario.Test{Seed: 1, Clients: 3, Time: 2*s.c.HolderPause + 10*time.Second,
-		WorkloadOptions: map[string]string{"hold": "1500ms"},
-		Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause, Targets: []string{"c1"},
-			Duration: nemesis.Duration(s.c.HolderPause), After: &nemesis.Trigger{Node: "c1", F: history.FWrite}}}}}, false)
-	r, err := harness.Run(t)
-	if err != nil {
-		return []string{err.Error()}
-	}
-	var out []string
-	if !fired(r) {
-		out = append(out, "the pause of c1 after its first write never fired")
+	r, out := s.pauseHolder(scenario.Test{Clients: 3, WorkloadOptions: map[string]string{"hold": "1500ms"}},
+		history.FWrite, false)
+	if r == nil {
+		return out
 	}
 	for _, o := range models.Overlaps(models.Holdings(r.Events)) {
 		if o.A.Node != "c1" && o.B.Node != "c1" {
@@ -749,6 +735,25 @@ func (s suite) safeRelease() []string {
 		}
 	}
 	return out
+}
+
+// pauseHolder runs base (seed 1, long enough for the pause and a recovery)
+// with client 1 paused for HolderPause right after its first operation f
+// under the lock. It returns the result, nil when the run failed, and the
+// suite's findings so far: the run's error, or a pause that never fired.
+func (s suite) pauseHolder(base scenario.Test, f string, fenced bool) (*scenario.Result, []string) {
+	base.Seed, base.Time = 1, 2*s.c.HolderPause+10*time.Second
+	base.Schedule = &nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause, Targets: []string{"c1"},
+		Duration: nemesis.Duration(s.c.HolderPause), After: &nemesis.Trigger{Node: "c1", F: f}}}}
+	r, err := harness.Run(s.test(base, fenced))
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	var out []string
+	if !fired(r) {
+		out = append(out, fmt.Sprintf("the pause of c1 after its first %s never fired", f))
+	}
+	return &r, out
 }
 
 func fired(r scenario.Result) bool {
