@@ -273,14 +273,7 @@ func (s *Store) revoke(id int64) Result {
 }
 
 func (s *Store) txn(t Txn) Result {
-	ok := true
-	for _, c := range t.If {
-		ok = ok && s.compare(c)
-	}
-	ops := t.Else
-	if ok {
-		ops = t.Then
-	}
+	ops, ok := branch(t.If, s.compare, t.Then, t.Else)
 	writes := false
 	for _, op := range ops {
 		if op.Type == OpPut && op.Lease != 0 && s.leases[op.Lease] == nil {
@@ -309,6 +302,19 @@ func (s *Store) txn(t Txn) Result {
 	}
 	res.Revision = s.rev
 	return res
+}
+
+// branch is etcd's choice of a Txn's ops, the same in both its APIs (Txn and
+// KVOp's, with their own compares): the Then ops when every compare of ifs
+// holds (ok), else the Else ops. The compares are evaluated in order up to
+// the first that fails.
+func branch[C, O any](ifs []C, holds func(C) bool, then, els []O) (ops []O, ok bool) {
+	for _, c := range ifs {
+		if !holds(c) {
+			return els, false
+		}
+	}
+	return then, true
 }
 
 func (s *Store) compare(c Compare) bool {
