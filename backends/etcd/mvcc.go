@@ -317,29 +317,10 @@ func branch[C, O any](ifs []C, holds func(C) bool, then, els []O) (ops []O, ok b
 	return then, true
 }
 
+// compare is etcd's applyCompare on c's key: the KV API's compare
+// (compareKV) over the range of that key alone.
 func (s *Store) compare(c Compare) bool {
-	kv, ok := s.kvs[c.Key]
-	if !ok {
-		kv = &KV{Key: c.Key}
-	}
-	if c.Target == TargetValue {
-		if !ok {
-			return false // etcd: a value compare on a missing key fails
-		}
-		return cmpResult(strings.Compare(kv.Value, c.Value), c.Result)
-	}
-	var v int64
-	switch c.Target {
-	case TargetCreate:
-		v = kv.CreateRev
-	case TargetMod:
-		v = kv.ModRev
-	case TargetVersion:
-		v = kv.Version
-	default:
-		panic(fmt.Sprintf("etcd: unknown compare target %q", c.Target))
-	}
-	return cmpResult(cmp.Compare(v, c.Int), c.Result)
+	return s.compareKV(KVCompare{Key: c.Key, Target: c.Target, Result: c.Result, Int: c.Int, Value: c.Value})
 }
 
 func cmpResult(c int, result string) bool {
