@@ -189,14 +189,7 @@ func (s *Store) ApplyKV(op KVOp) KVResult {
 	case KVRange:
 		res = s.rangeKV(op)
 	case KVTxn:
-		ok := true
-		for _, c := range op.If {
-			ok = ok && s.compareKV(c)
-		}
-		ops := op.Else
-		if ok {
-			ops = op.Then
-		}
+		ops, ok := branch(op.If, s.compareKV, op.Then, op.Else)
 		if err := s.refuseWrites(ops); err != "" {
 			return KVResult{Revision: s.rev, Err: err}
 		}

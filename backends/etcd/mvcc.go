@@ -273,14 +273,7 @@ func (s *Store) revoke(id int64) Result {
 }
 
 func (s *Store) txn(t Txn) Result {
-	ok := true
-	for _, c := range t.If {
-		ok = ok && s.compare(c)
-	}
-	ops := t.Else
-	if ok {
-		ops = t.Then
-	}
+	ops, ok := branch(t.If, s.compare, t.Then, t.Else)
 	writes := false
 	for _, op := range ops {
 		if op.Type == OpPut && op.Lease != 0 && s.leases[op.Lease] == nil {
@@ -311,29 +304,23 @@ func (s *Store) txn(t Txn) Result {
 	return res
 }
 
-func (s *Store) compare(c Compare) bool {
-	kv, ok := s.kvs[c.Key]
-	if !ok {
-		kv = &KV{Key: c.Key}
-	}
-	if c.Target == TargetValue {
-		if !ok {
-			return false // etcd: a value compare on a missing key fails
+// branch is etcd's choice of a Txn's ops, the same in both its APIs (Txn and
+// KVOp's, with their own compares): the Then ops when every compare of ifs
+// holds (ok), else the Else ops. The compares are evaluated in order up to
+// the first that fails.
+func branch[C, O any](ifs []C, holds func(C) bool, then, els []O) (ops []O, ok bool) {
+	for _, c := range ifs {
+		if !holds(c) {
+			return els, false
 		}
-		return cmpResult(strings.Compare(kv.Value, c.Value), c.Result)
 	}
-	var v int64
-	switch c.Target {
-	case TargetCreate:
-		v = kv.CreateRev
-	case TargetMod:
-		v = kv.ModRev
-	case TargetVersion:
-		v = kv.Version
-	default:
-		panic(fmt.Sprintf("etcd: unknown compare target %q", c.Target))
-	}
-	return cmpResult(cmp.Compare(v, c.Int), c.Result)
+	return then, true
+}
+
+// compare is etcd's applyCompare on c's key: the KV API's compare
+// (compareKV) over the range of that key alone.
+func (s *Store) compare(c Compare) bool {
+	return s.compareKV(KVCompare{Key: c.Key, Target: c.Target, Result: c.Result, Int: c.Int, Value: c.Value})
 }
 
 func cmpResult(c int, result string) bool {

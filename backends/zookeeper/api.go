@@ -65,6 +65,12 @@ type APIRequest struct {
 	RelativeZxid                            uint64
 }
 
+// onSession is r as sent on session with xid (see roundTrip).
+func (r APIRequest) onSession(session int64, xid uint64) APIRequest {
+	r.Session, r.Xid = session, xid
+	return r
+}
+
 // APIStat is a znode's metadata as the generic API returns it: every field
 // of ZooKeeper's Stat.
 type APIStat struct {
@@ -84,6 +90,9 @@ type APIResponse struct {
 	Children []string
 	Zxid     uint64 // the last zxid the server had applied
 }
+
+// replyCode is the server's code (see roundTrip).
+func (r APIResponse) replyCode() Code { return r.Code }
 
 // APIMessageTypes are one value of every message type of a deployment whose
 // clients use the generic API: the recipe's and the API's.

@@ -233,25 +233,7 @@ func (c *Conn) resetWatches(p *sim.Proc) {
 // ping checks in; no reply within the read timeout loses the connection.
 func (c *Conn) ping(io *sim.Proc) {
 	c.lastPing = io.Mono()
-	h := c.h
-	h.xid++
-	epoch := h.epoch
-	reply, err := io.Call(h.servers[h.conn], Request{Op: OpPing, Session: h.session, Xid: h.xid}, h.tm.Read)
-	if epoch != h.epoch || !h.connected {
-		return
-	}
-	if err != nil {
-		c.disconnect()
-		return
-	}
-	switch reply.(Response).Code {
-	case CodeNotReady:
-		c.disconnect()
-	case CodeExpired:
-		c.expire()
-	default:
-		h.lastHeard = io.Mono()
-	}
+	roundTrip[Request, Response](c.h, io, Request{Op: OpPing}, c.disconnect, c.expire)
 }
 
 // event hands a server's watch event to the watches it fires.
@@ -328,30 +310,13 @@ func (c *Conn) do(r APIRequest) (APIResponse, error) {
 
 // send sends r on the current connection and waits at most the read timeout.
 func (c *Conn) send(p *sim.Proc, r APIRequest) (APIResponse, error) {
-	h := c.h
-	h.xid++
-	r.Session, r.Xid = h.session, h.xid
-	epoch := h.epoch
-	reply, err := p.Call(h.servers[h.conn], r, h.tm.Read)
-	if err != nil {
-		if epoch == h.epoch {
-			c.disconnect()
-		}
-		return APIResponse{}, zk.ErrConnectionClosed
-	}
-	if epoch != h.epoch || !h.connected {
-		return APIResponse{}, zk.ErrConnectionClosed // the reply came on a connection closed since
-	}
-	resp := reply.(APIResponse)
-	switch resp.Code {
-	case CodeNotReady:
-		c.disconnect()
+	resp, got := roundTrip[APIRequest, APIResponse](c.h, p, r, c.disconnect, c.expire)
+	switch got {
+	case unanswered, notServing:
 		return resp, zk.ErrConnectionClosed
-	case CodeExpired:
-		c.expire()
+	case sessionGone:
 		return resp, zk.ErrSessionExpired
 	}
-	h.lastHeard = p.Mono()
 	if resp.Zxid > 0 {
 		c.lastZxid = resp.Zxid
 	}

@@ -81,15 +81,66 @@ func (h *handle) Go(env lockapi.Env, name string, fn func(lockapi.Env)) {
 // Call sends r to the connected server.
 func (h *handle) Call(env lockapi.Env, r Request) (Response, error) {
 	p := proc(env)
+	resp, got := roundTrip[Request, Response](h, p, r, func() { h.disconnect(p) }, h.expire)
+	switch got {
+	case unanswered:
+		return Response{}, ErrNoReply
+	case notServing:
+		return resp, ErrConnLoss
+	case sessionGone:
+		return resp, ErrExpired
+	}
+	return resp, nil
+}
+
+// exchange is what came of a request sent on the handle's connection.
+type exchange int
+
+const (
+	// answered: a reply on the connection still open, from a server serving
+	// the session (its Code says how the request went).
+	answered exchange = iota
+	// unanswered: no reply within the read timeout (the connection is now
+	// closed), or a reply on a connection closed since. The request may
+	// have been applied.
+	unanswered
+	// notServing: the server is not serving; the connection is now closed.
+	notServing
+	// sessionGone: the server says the session expired; it is dropped.
+	sessionGone
+)
+
+// sessionRequest is a request of the client protocol (Request, APIRequest)
+// as sent: on a session, with an xid.
+type sessionRequest[Q any] interface {
+	onSession(session int64, xid uint64) Q
+}
+
+// codedReply is a server's reply to a sessionRequest (Response, APIResponse).
+type codedReply interface {
+	replyCode() Code
+}
+
+// roundTrip is the connection protocol both clients of a handle speak, the
+// recipe's transport (Call) and the go-zookeeper connection (Conn): it sends
+// r on the current connection, with the session and the next xid, and waits
+// at most the read timeout. A missed reply closes the connection, with
+// disconnect, unless another request closed it already; a server that is
+// not serving closes it too; a server saying the session expired ends it,
+// with expire; any other reply is heard (lastHeard). Each client maps the
+// exchange to its own errors.
+func roundTrip[Q sessionRequest[Q], A codedReply](h *handle, p *sim.Proc, r Q, disconnect, expire func()) (A, exchange) {
+	var none A
 	h.xid++
-	r.Session, r.Xid = h.session, h.xid
+	session := h.session
+	r = r.onSession(session, h.xid)
 	conn := h.epoch
 	reply, err := p.Call(h.servers[h.conn], r, h.tm.Read)
 	if err != nil {
 		if conn == h.epoch {
-			h.disconnect(p)
+			disconnect()
 		}
-		return Response{}, ErrNoReply
+		return none, unanswered
 	}
 	if conn != h.epoch || !h.connected {
 		// The reply came on a connection the handle has abandoned since (its
@@ -98,21 +149,21 @@ func (h *handle) Call(env lockapi.Env, r Request) (Response, error) {
 		// failed every request pending on it with a connection loss, so
 		// what arrives on it now answers nothing; the request may have been
 		// applied all the same.
-		return Response{}, ErrNoReply
+		return none, unanswered
 	}
-	resp := reply.(Response)
-	switch resp.Code {
+	resp := reply.(A)
+	switch resp.replyCode() {
 	case CodeNotReady:
-		h.disconnect(p)
-		return resp, ErrConnLoss
+		disconnect()
+		return resp, notServing
 	case CodeExpired:
-		if r.Session == h.session {
-			h.expire()
+		if session == h.session {
+			expire()
 		}
-		return resp, ErrExpired
+		return resp, sessionGone
 	}
 	h.lastHeard = p.Mono()
-	return resp, nil
+	return resp, answered
 }
 
 func (h *handle) disconnect(p *sim.Proc) {

@@ -54,6 +54,12 @@ type Request struct {
 	Until time.Duration
 }
 
+// onSession is r as sent on session with xid (see roundTrip).
+func (r Request) onSession(session int64, xid uint64) Request {
+	r.Session, r.Xid = session, xid
+	return r
+}
+
 // Stat is a znode's metadata.
 type Stat struct {
 	Czxid, Mzxid   uint64
@@ -70,6 +76,9 @@ type Response struct {
 	Children []string // getChildren: names, sorted
 	Zxid     uint64   // the last zxid the server had applied
 }
+
+// replyCode is the server's code (see roundTrip).
+func (r Response) replyCode() Code { return r.Code }
 
 // WatchEvent is a fired watch, sent to the client that set it.
 type WatchEvent struct {
