@@ -430,10 +430,10 @@ func cmdHSet(db *DB, now int64, args []string, _ string) Reply {
 	if len(args)%2 != 1 {
 		return arityError("hset")
 	}
-	if it := db.lookup(args[0], now); it != nil && it.kind != kindHash {
-		return errWrongType
+	it, err := db.hashOf(args[0], now, true)
+	if err != nil {
+		return err
 	}
-	it, _ := db.hashOf(args[0], now, true)
 	var added int64
 	for i := 1; i < len(args); i += 2 {
 		if _, ok := it.hash[args[i]]; !ok {
@@ -464,26 +464,23 @@ func cmdHIncrBy(db *DB, now int64, args []string, _ string) Reply {
 	if !ok {
 		return errNotInteger
 	}
-	if it := db.lookup(args[0], now); it != nil && it.kind != kindHash {
-		return errWrongType
+	it, err := db.hashOf(args[0], now, false)
+	if err != nil {
+		return err
 	}
-	it, _ := db.hashOf(args[0], now, true)
 	var v int64
-	if s, ok := it.hash[args[1]]; ok {
-		n, ok := parseInt(s)
-		if !ok {
-			if len(it.hash) == 0 {
-				delete(db.keys, args[0])
+	if it != nil {
+		if s, ok := it.hash[args[1]]; ok {
+			if v, ok = parseInt(s); !ok {
+				return errHashNotInt
 			}
-			return errHashNotInt
 		}
-		v = n
 	}
 	if (by < 0 && v < 0 && by < math.MinInt64-v) || (by > 0 && v > 0 && by > math.MaxInt64-v) {
-		if len(it.hash) == 0 {
-			delete(db.keys, args[0])
-		}
 		return errOverflow
+	}
+	if it == nil {
+		it, _ = db.hashOf(args[0], now, true)
 	}
 	v += by
 	it.hash[args[1]] = strconv.FormatInt(v, 10)
