@@ -25,12 +25,11 @@ type Server struct {
 	id   uint64
 	r    *raftnode.Replica // its log survives a crash
 
-	node     *sim.Node
-	state    *state
-	contact  map[int64]time.Duration // master: session -> last KeepAlive (monotonic)
-	expiring map[int64]bool
-	delayed  map[string]time.Duration // master: lock -> end of its lock-delay (monotonic)
-	pending  raftnode.Pending[pendingKey]
+	node    *sim.Node
+	state   *state
+	leases  raftnode.SessionLeases   // master: the sessions' leases, from their last KeepAlive
+	delayed map[string]time.Duration // master: lock -> end of its lock-delay (monotonic)
+	pending raftnode.Pending[pendingKey]
 }
 
 var (
@@ -44,6 +43,11 @@ func newServer(c *Cell, id uint64) *Server {
 	cfg.Apply, cfg.Role, cfg.Send, cfg.OnTick = s.apply, s.changeRole, s.send, s.tick
 	cfg.Purge = func() { s.pending.Purge(s.node.Mono()) }
 	s.r = raftnode.NewReplica(cfg)
+	s.leases = raftnode.SessionLeases{
+		Timeout: func(int64) time.Duration { return c.opts.Lease },
+		Propose: func(id int64) error { return s.r.Propose(encodeTxn(txn{Op: "expire", Session: id})) },
+		Granted: s.promise,
+	}
 	return s
 }
 
@@ -54,7 +58,7 @@ func (s *Server) replica() *raftnode.Replica { return s.r }
 func (s *Server) Start(n *sim.Node) {
 	s.node = n
 	s.state = newState()
-	s.contact, s.expiring = map[int64]time.Duration{}, map[int64]bool{}
+	s.leases.Reset()
 	s.delayed, s.pending = map[string]time.Duration{}, raftnode.Pending[pendingKey]{}
 	s.r.Start(n)
 }
@@ -63,42 +67,31 @@ func (s *Server) Start(n *sim.Node) {
 func (s *Server) Crash(*sim.Node) {
 	s.cell.delaysOver(s)
 	s.r.Crash()
-	s.state, s.pending, s.contact = nil, nil, nil
+	s.state, s.pending = nil, nil
+	s.leases.Reset()
 }
 
 // tick lets the master end the sessions whose lease ran out.
 func (s *Server) tick() {
 	if s.master() {
-		s.expireSessions()
+		s.leases.Expire(s.node.Mono(), s.state.sessionIDs())
 	}
 }
 
 // master reports whether this replica is the master of a working quorum.
 func (s *Server) master() bool { return s.r.QuorumActive() }
 
-// expireSessions ends, through the log, every session whose lease ran out
-// on the master's clock.
-func (s *Server) expireSessions() {
-	now := s.node.Mono()
-	for _, id := range s.state.sessionIDs() {
-		at, ok := s.contact[id]
-		if !ok {
-			s.contacted(id)
-			continue
-		}
-		if now-at > s.cell.opts.Lease && !s.expiring[id] {
-			if s.r.Propose(encodeTxn(txn{Op: "expire", Session: id})) == nil {
-				s.expiring[id] = true
-			}
-		}
-	}
-}
-
 // contacted notes that the master heard from session now: its lease runs
 // for another Lease on the master's clock (and, in the record of grants,
 // from now in true time).
 func (s *Server) contacted(session int64) {
-	s.contact[session] = s.node.Mono()
+	s.leases.Heard(session, s.node.Mono())
+	s.promise(session)
+}
+
+// promise records, in the record of grants, that session's lease runs from
+// now for another Lease in true time: the master just started it again.
+func (s *Server) promise(session int64) {
 	if t := s.cell.truth; t.recording() {
 		now := s.node.World().Now()
 		t.promised(session, s.state.heldBy(session), now, now+s.cell.opts.Lease)
@@ -130,7 +123,7 @@ func (s *Server) request(m sim.Message, r Request) {
 		s.node.Reply(m, Response{Code: s.check(r.Sequencer)})
 		return
 	}
-	if !s.state.sessions[r.Session] || s.expiring[r.Session] {
+	if !s.state.sessions[r.Session] || s.leases.Expiring(r.Session) {
 		s.node.Reply(m, Response{Code: CodeExpired})
 		return
 	}
@@ -187,10 +180,8 @@ func (s *Server) changeRole(was raft.StateType) {
 		// on its own clock, so this one assumes the longest it could
 		// still run, as it does for the sessions' leases (issue 28).
 		now := s.node.Mono()
-		s.contact, s.expiring, s.delayed = map[int64]time.Duration{}, map[int64]bool{}, map[string]time.Duration{}
-		for _, id := range s.state.sessionIDs() {
-			s.contacted(id)
-		}
+		s.delayed = map[string]time.Duration{}
+		s.leases.Restart(now, s.state.sessionIDs())
 		s.cell.delaysOver(s)
 		lost := s.state.lostLocks()
 		for _, name := range lost {
@@ -234,8 +225,7 @@ func (s *Server) apply(e *pb.Entry) {
 		s.cell.truth.entry(s.node.Name(), x, o, granted, s.node.World().Now())
 	}
 	if x.Op == "expire" {
-		delete(s.expiring, x.Session)
-		delete(s.contact, x.Session)
+		s.leases.Ended(x.Session)
 		if s.r.Leading() && o.code == CodeOK {
 			s.cell.sessionExpired(s, x.Session, o.lost)
 			for _, name := range o.lost {

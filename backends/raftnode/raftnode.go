@@ -4,7 +4,9 @@
 // batches in the order etcd raft requires, and handing its messages to and
 // from the simulated network). Each service keeps its own messages,
 // persistence policy and state machine, and plugs them in as a Replica's
-// hooks; this package knows nothing about locks.
+// hooks; this package knows nothing about locks. For the services whose
+// clients hold sessions (Chubby, ZooKeeper) it also keeps the leader's clock
+// on their leases (SessionLeases).
 package raftnode
 
 import (

@@ -31,13 +31,12 @@ type Server struct {
 	id  uint64
 	r   *raftnode.Replica // its transaction log survives a crash (ZooKeeper fsyncs before acking)
 
-	node     *sim.Node
-	tree     *tree
-	contact  map[int64]time.Duration // leader: session -> last contact (monotonic)
-	expiring map[int64]bool
-	pending  raftnode.Pending[pendingKey]
-	dataW    map[string][]watcher
-	childW   map[string][]watcher
+	node    *sim.Node
+	tree    *tree
+	leases  raftnode.SessionLeases // leader: the sessions' timeouts, from their last contact
+	pending raftnode.Pending[pendingKey]
+	dataW   map[string][]watcher
+	childW  map[string][]watcher
 }
 
 var (
@@ -51,6 +50,10 @@ func newServer(e *Ensemble, id uint64) *Server {
 	cfg.Apply, cfg.Role, cfg.Send, cfg.OnTick = s.apply, s.changeRole, s.send, s.tick
 	cfg.Purge = func() { s.pending.Purge(s.node.Mono()) }
 	s.r = raftnode.NewReplica(cfg)
+	s.leases = raftnode.SessionLeases{
+		Timeout: func(id int64) time.Duration { return s.tree.sessions[id] },
+		Propose: func(id int64) error { return s.r.Propose(encodeTxn(txn{Op: "close", Session: id, Expired: true})) },
+	}
 	return s
 }
 
@@ -62,7 +65,7 @@ func (s *Server) replica() *raftnode.Replica { return s.r }
 func (s *Server) Start(n *sim.Node) {
 	s.node = n
 	s.tree = newTree()
-	s.contact, s.expiring = map[int64]time.Duration{}, map[int64]bool{}
+	s.leases.Reset()
 	s.pending = raftnode.Pending[pendingKey]{}
 	s.dataW, s.childW = map[string][]watcher{}, map[string][]watcher{}
 	s.r.Start(n)
@@ -71,13 +74,14 @@ func (s *Server) Start(n *sim.Node) {
 // Crash loses everything but the log.
 func (s *Server) Crash(*sim.Node) {
 	s.r.Crash()
-	s.tree, s.pending, s.contact = nil, nil, nil
+	s.tree, s.pending = nil, nil
+	s.leases.Reset()
 }
 
 // tick lets a serving leader close the sessions that timed out.
 func (s *Server) tick() {
 	if s.r.Leading() && s.serving() {
-		s.expireSessions()
+		s.leases.Expire(s.node.Mono(), s.tree.sessionIDs())
 	}
 }
 
@@ -89,24 +93,6 @@ func (s *Server) serving() bool {
 		return s.r.QuorumActive()
 	}
 	return s.r.Role() == raft.StateFollower && s.r.Lead() != 0 && s.node.Mono()-s.r.LeaderAt() < s.ens.opts.ElectionTimeout
-}
-
-// expireSessions closes, through the log, every session the leader has not
-// heard from for its timeout (on the leader's own clock).
-func (s *Server) expireSessions() {
-	now := s.node.Mono()
-	for _, id := range s.tree.sessionIDs() {
-		at, ok := s.contact[id]
-		if !ok {
-			s.contact[id] = now
-			continue
-		}
-		if now-at > s.tree.sessions[id] && !s.expiring[id] {
-			if s.r.Propose(encodeTxn(txn{Op: "close", Session: id, Expired: true})) == nil {
-				s.expiring[id] = true
-			}
-		}
-	}
 }
 
 // Receive handles raft messages, touches and client requests.
@@ -202,8 +188,8 @@ func addWatcher(ws []watcher, c sim.NodeID) []watcher {
 // contacted notes, on the leader, a client's contact with session: its
 // timeout starts again.
 func (s *Server) contacted(session int64) {
-	s.contact[session] = s.node.Mono()
-	if !s.expiring[session] && s.serving() && s.ens.Leader() == s.node {
+	s.leases.Heard(session, s.node.Mono())
+	if !s.leases.Expiring(session) && s.serving() && s.ens.Leader() == s.node {
 		s.ens.contacted(s, session)
 	}
 }
@@ -246,11 +232,7 @@ func (s *Server) send(to uint64, m *pb.Message) {
 // does.
 func (s *Server) changeRole(was raft.StateType) {
 	if s.r.Leading() && was != raft.StateLeader {
-		now := s.node.Mono()
-		s.contact, s.expiring = map[int64]time.Duration{}, map[int64]bool{}
-		for _, id := range s.tree.sessionIDs() {
-			s.contact[id] = now
-		}
+		s.leases.Restart(s.node.Mono(), s.tree.sessionIDs())
 		s.ens.leaderElected(s, s.r.Term())
 	}
 }
@@ -264,8 +246,7 @@ func (s *Server) apply(e *pb.Entry) {
 	c := s.tree.apply(x, zxid)
 	s.ens.applied(s, x, c, zxid)
 	if x.Op == "close" {
-		delete(s.expiring, x.Session)
-		delete(s.contact, x.Session)
+		s.leases.Ended(x.Session)
 		if x.Expired && c.code == CodeOK && s.r.Leading() {
 			s.ens.sessionExpired(s, x.Session, c.deleted)
 		}
