@@ -15,6 +15,10 @@
 // stopped process wait in its socket buffers and are read on resume, so a
 // pause is not a partition (see internal/tcpproxy for those).
 //
+// Members are the named servers of one system (etcd's members,
+// ZooKeeper's servers) within a Group: a fault schedule pauses, resumes,
+// crashes and restarts them by name.
+//
 // This package is live-only: nothing simulated imports it.
 package proc
 

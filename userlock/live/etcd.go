@@ -77,33 +77,27 @@ func deployEtcd(d liveform.Deployment, tokens bool, newLock func(lockapi.Env, *c
 		return nil, err
 	}
 	desc, _ := describeEtcd(d.Test)
-	desc.Resolve = c.Resolve
 	ctx, cancel := context.WithCancel(context.Background())
 	clients := liveform.NewClients[closer]()
 	events, figures := c.Expiries(ctx)
-	return &liveform.Deployed{
-		Description: desc,
-		Tokens:      tokens,
-		NewLock: func(lc liveform.Client) lockapi.Lock {
-			e := lc.Env
-			cli, err := c.NewClientV3(e.Name(), netgate.New(d.Net, e.Name(), c.ServerAt))
-			if err != nil {
-				return liveform.FailedLock{Err: err}
-			}
-			clients.Add(d.Net, e.Name(), closer{cli})
-			return newLock(e, cli)
-		},
-		Events:   events,
-		Pause:    c.Pause,
-		Resume:   c.Resume,
-		Crash:    c.Crash,
-		Restart:  c.Restart,
-		Figures:  figures,
-		Versions: map[string]string{"etcd": c.ServerVersion(), "client": "go.etcd.io/etcd/client/v3 v3.7.3"},
-		Close: sync.OnceFunc(func() {
-			cancel()
-			clients.Close()
-			c.Close()
-		}),
-	}, nil
+	sys := c.Perform(desc)
+	sys.Tokens = tokens
+	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
+		e := lc.Env
+		cli, err := c.NewClientV3(e.Name(), netgate.New(d.Net, e.Name(), c.ServerAt))
+		if err != nil {
+			return liveform.FailedLock{Err: err}
+		}
+		clients.Add(d.Net, e.Name(), closer{cli})
+		return newLock(e, cli)
+	}
+	sys.Events = events
+	sys.Figures = figures
+	sys.Versions = map[string]string{"etcd": c.ServerVersion(), "client": "go.etcd.io/etcd/client/v3 v3.7.3"}
+	sys.Close = sync.OnceFunc(func() {
+		cancel()
+		clients.Close()
+		c.Close()
+	})
+	return sys, nil
 }

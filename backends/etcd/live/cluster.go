@@ -25,16 +25,14 @@ import (
 // Binary finds Debian's etcd server (package etcd-server).
 func Binary() (string, error) { return proc.Binary("etcd", "etcd-server", "/usr/bin/etcd") }
 
-// member is one etcd server process.
+// member is one etcd server process: its name, command line and process,
+// and its addresses.
 type member struct {
-	name             string
+	*proc.Member
 	clientAddr, peer string
-	args             []string
-	path             string
 
-	mu   sync.Mutex
-	proc *proc.Process
-	id   uint64 // raft member id, learnt from its status
+	mu sync.Mutex
+	id uint64 // raft member id, learnt from its status
 }
 
 // Cluster is a real etcd cluster on loopback: members etcd1..etcdN started by
@@ -42,7 +40,7 @@ type member struct {
 // client (not gated by faults) for leader look-ups and the lease observer.
 type Cluster struct {
 	opts    etcd.Options
-	group   *proc.Group
+	group   *proc.Members
 	members []*member
 	admin   *clientv3.Client
 	version string
@@ -61,7 +59,7 @@ func Start(ctx context.Context, o etcd.Options, dir string, setup time.Duration)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{opts: o, group: g, dir: dir}
+	c := &Cluster{opts: o, group: proc.NewMembers("etcd", "member", g), dir: dir}
 	ok := false
 	defer func() {
 		if !ok {
@@ -72,18 +70,18 @@ func Start(ctx context.Context, o etcd.Options, dir string, setup time.Duration)
 	if err != nil {
 		return nil, err
 	}
+	names := liveform.ServerNames(o.Members, etcd.MemberName)
+	client := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[2*i]) }
+	peer := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]) }
 	var initial []string
-	for i := range o.Members {
-		m := &member{name: etcd.MemberName(uint64(i + 1)), path: bin,
-			clientAddr: fmt.Sprintf("127.0.0.1:%d", ports[2*i]), peer: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])}
-		c.members = append(c.members, m)
-		initial = append(initial, m.name+"=http://"+m.peer)
+	for i, name := range names {
+		initial = append(initial, name+"=http://"+peer(i))
 	}
-	for _, m := range c.members {
-		m.args = memberArgs(o, dir, m, strings.Join(initial, ","))
-		if err := c.start(m); err != nil {
-			return nil, err
-		}
+	for i, name := range names {
+		c.members = append(c.members, c.add(bin, name, client(i), peer(i), strings.Join(initial, ",")))
+	}
+	if err := c.group.StartAll(); err != nil {
+		return nil, err
 	}
 	deadline := time.Now().Add(setup)
 	for _, m := range c.members {
@@ -107,12 +105,19 @@ func Start(ctx context.Context, o etcd.Options, dir string, setup time.Duration)
 	return c, nil
 }
 
-// memberArgs are the command line of member m of the cluster initial (its
-// --initial-cluster) under dir.
-func memberArgs(o etcd.Options, dir string, m *member, initial string) []string {
-	args := []string{"--name", m.name, "--data-dir", filepath.Join(dir, m.name+".etcd"), "--logger", "zap",
-		"--listen-client-urls", "http://" + m.clientAddr, "--advertise-client-urls", "http://" + m.clientAddr,
-		"--listen-peer-urls", "http://" + m.peer, "--initial-advertise-peer-urls", "http://" + m.peer,
+// add declares member name of the cluster initial (its --initial-cluster),
+// the etcd at bin serving clients at clientAddr and its peers at peer.
+func (c *Cluster) add(bin, name, clientAddr, peer, initial string) *member {
+	spec := proc.Spec{Name: name, Path: bin, Args: memberArgs(c.opts, c.dir, name, clientAddr, peer, initial)}
+	return &member{Member: c.group.Add(spec), clientAddr: clientAddr, peer: peer}
+}
+
+// memberArgs are the command line of member name of the cluster initial
+// under dir.
+func memberArgs(o etcd.Options, dir, name, clientAddr, peer, initial string) []string {
+	args := []string{"--name", name, "--data-dir", filepath.Join(dir, name+".etcd"), "--logger", "zap",
+		"--listen-client-urls", "http://" + clientAddr, "--advertise-client-urls", "http://" + clientAddr,
+		"--listen-peer-urls", "http://" + peer, "--initial-advertise-peer-urls", "http://" + peer,
 		"--initial-cluster", initial, "--initial-cluster-state", "new",
 		"--initial-cluster-token", "locklab",
 		"--heartbeat-interval", fmt.Sprint(o.Tick.Milliseconds()),
@@ -123,17 +128,6 @@ func memberArgs(o etcd.Options, dir string, m *member, initial string) []string 
 	return args
 }
 
-func (c *Cluster) start(m *member) error {
-	p, err := c.group.Start(proc.Spec{Name: m.name, Path: m.path, Args: m.args})
-	if err != nil {
-		return err
-	}
-	m.mu.Lock()
-	m.proc = p
-	m.mu.Unlock()
-	return nil
-}
-
 // waitHealthy polls the member's HTTP /health (etcdctl's gRPC check adds a
 // second of back-off, LIVE.md section 5), then asks the member that answers
 // who it is: a member whose client port was taken (between FreePorts and its
@@ -141,7 +135,7 @@ func (c *Cluster) start(m *member) error {
 // the port; it is ours only if its peer URL is ours.
 func (c *Cluster) waitHealthy(ctx context.Context, m *member, timeout time.Duration) error {
 	hc := http.Client{Timeout: 500 * time.Millisecond}
-	return proc.WaitReady(ctx, "etcd "+m.name+" healthy", m.process(), timeout, func() error {
+	return proc.WaitReady(ctx, "etcd "+m.Name()+" healthy", m.Process(), timeout, func() error {
 		resp, err := hc.Get("http://" + m.clientAddr + "/health")
 		if err != nil {
 			return err
@@ -194,12 +188,6 @@ func (m *member) answersAsItself(hc *http.Client) error {
 	return fmt.Errorf("member list: the answering member %q is not listed: %s", list.Header.MemberID, strings.TrimSpace(string(b)))
 }
 
-func (m *member) process() *proc.Process {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.proc
-}
-
 // transfer makes name the leader (etcd's MoveLeader), once a leader exists.
 func (c *Cluster) transfer(ctx context.Context, name string, deadline time.Time) error {
 	return proc.WaitReady(ctx, "etcd leader "+name, nil, time.Until(deadline), func() error {
@@ -230,7 +218,7 @@ func (c *Cluster) member(name string) *member {
 	return m
 }
 
-func memberName(m *member) string { return m.name }
+func memberName(m *member) string { return m.Name() }
 
 func memberAddr(m *member) string { return m.clientAddr }
 
@@ -248,7 +236,7 @@ func (c *Cluster) ServerAt(addr string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return m.name, true
+	return m.Name(), true
 }
 
 // Leader asks every member for its status and returns the one that says it
@@ -266,7 +254,7 @@ func (c *Cluster) Leader() string {
 		m.id = st.Header.MemberId
 		m.mu.Unlock()
 		if st.Leader == st.Header.MemberId {
-			leader = m.name
+			leader = m.Name()
 		}
 	}
 	return leader
@@ -288,34 +276,17 @@ func (c *Cluster) Resolve(role string) ([]string, bool) {
 	return nil, false
 }
 
-// Pause stops a member (SIGSTOP), Resume continues it.
-func (c *Cluster) Pause(name string) error { return c.do(name, (*proc.Process).Pause) }
+// Pause stops a member (SIGSTOP).
+func (c *Cluster) Pause(name string) error { return c.group.Pause(name) }
 
 // Resume continues a paused member (SIGCONT).
-func (c *Cluster) Resume(name string) error { return c.do(name, (*proc.Process).Resume) }
+func (c *Cluster) Resume(name string) error { return c.group.Resume(name) }
 
 // Crash kills a member (SIGKILL); its data directory stays.
-func (c *Cluster) Crash(name string) error { return c.do(name, (*proc.Process).Kill) }
+func (c *Cluster) Crash(name string) error { return c.group.Crash(name) }
 
 // Restart starts a crashed member again over its data directory.
-func (c *Cluster) Restart(name string) error {
-	m := c.member(name)
-	if m == nil {
-		return fmt.Errorf("etcd: no member %q", name)
-	}
-	if p := m.process(); p != nil && p.Alive() {
-		return nil
-	}
-	return c.start(m)
-}
-
-func (c *Cluster) do(name string, f func(*proc.Process) error) error {
-	m := c.member(name)
-	if m == nil {
-		return fmt.Errorf("etcd: no member %q", name)
-	}
-	return f(m.process())
-}
+func (c *Cluster) Restart(name string) error { return c.group.Restart(name) }
 
 // Admin is the cluster's own client (not gated by faults).
 func (c *Cluster) Admin() *clientv3.Client { return c.admin }
@@ -333,12 +304,12 @@ func (c *Cluster) Close() {
 		c.admin.Close()
 	}
 	for _, m := range c.members {
-		if p := m.process(); p != nil {
+		if p := m.Process(); p != nil {
 			_ = p.Kill()
 		}
 	}
 	c.group.Close()
 	for _, m := range c.members {
-		_ = os.RemoveAll(filepath.Join(c.dir, m.name+".etcd"))
+		_ = os.RemoveAll(filepath.Join(c.dir, m.Name()+".etcd"))
 	}
 }

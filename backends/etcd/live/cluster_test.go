@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/backends/etcd"
+	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/internal/proc/proctest"
 )
 
@@ -26,18 +27,16 @@ func TestAMemberWhosePortWasTakenIsNotReady(t *testing.T) {
 		t.Skip(err)
 	}
 	dir, g, ports := proctest.Group(t, 3)
-	c := &Cluster{opts: etcd.DefaultOptions(), group: g, dir: dir}
+	c := &Cluster{opts: etcd.DefaultOptions(), group: proc.NewMembers("etcd", "member", g), dir: dir}
 	mk := func(name string, peerPort int) *member {
-		m := &member{name: name, path: bin, clientAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]),
-			peer: fmt.Sprintf("127.0.0.1:%d", peerPort)}
-		m.args = memberArgs(c.opts, dir, m, m.name+"=http://"+m.peer)
-		return m
+		peer := fmt.Sprintf("127.0.0.1:%d", peerPort)
+		return c.add(bin, name, fmt.Sprintf("127.0.0.1:%d", ports[0]), peer, name+"=http://"+peer)
 	}
 	other := mk("other", ports[1])
-	require.NoError(t, c.start(other))
+	require.NoError(t, c.group.Start(other.Member))
 	require.NoError(t, c.waitHealthy(context.Background(), other, 20*time.Second), "the process that takes the port")
 	ours := mk("ours", ports[2])
-	require.NoError(t, c.start(ours))
+	require.NoError(t, c.group.Start(ours.Member))
 	err = c.waitHealthy(context.Background(), ours, 20*time.Second)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "before it was ready")

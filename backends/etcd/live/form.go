@@ -50,6 +50,29 @@ func Describe(members int) liveform.Description {
 	return desc
 }
 
+// Perform is what a started cluster gives a live deployment whatever lock
+// runs on it: desc (see Describe) with its roles resolved on the running
+// members (the leader their status names), and the faults its members
+// perform: pause and resume (SIGSTOP, SIGCONT), crash and restart. A cut
+// between members fails (Describe refuses it before the run: there are no
+// peer proxies). The caller adds the locks, events, figures and Close.
+func (c *Cluster) Perform(desc liveform.Description) *liveform.Deployed {
+	desc.Resolve = c.Resolve
+	return &liveform.Deployed{
+		Description: desc,
+		Pause:       c.Pause,
+		Resume:      c.Resume,
+		Crash:       c.Crash,
+		Restart:     c.Restart,
+		Cut: func(from, to string) (bool, error) {
+			if slices.Contains(desc.Servers, from) && slices.Contains(desc.Servers, to) {
+				return true, fmt.Errorf("%s -> %s: %s", from, to, etcdNoPeerCut)
+			}
+			return false, nil
+		},
+	}
+}
+
 func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 	o, err := ParseOptions(d.Test.SystemOptions)
 	if err != nil {
@@ -60,43 +83,30 @@ func deployEtcd(d liveform.Deployment) (*liveform.Deployed, error) {
 		return nil, err
 	}
 	desc, _ := describeEtcd(d.Test)
-	desc.Resolve = c.Resolve
 	ctx, cancel := context.WithCancel(context.Background())
 	clients := liveform.NewClients[*Client]()
 	events, figures := c.Expiries(ctx)
-	sys := &liveform.Deployed{
-		Description: desc,
-		NewLock: func(lc liveform.Client) lockapi.Lock {
-			e, fork := lc.Env, lc.Fork
-			cl, err := c.NewClient(e, fork, netgate.New(d.Net, e.Name(), c.ServerAt))
-			if err != nil {
-				return liveform.FailedLock{Err: err}
-			}
-			// The run stops when its Net closes: calls blocked in clientv3
-			// (a Lock waiting its turn) return at once.
-			clients.Add(d.Net, e.Name(), cl)
-			return cl
-		},
-		Events:  events,
-		Pause:   c.Pause,
-		Resume:  c.Resume,
-		Crash:   c.Crash,
-		Restart: c.Restart,
-		Cut: func(from, to string) (bool, error) {
-			if slices.Contains(desc.Servers, from) && slices.Contains(desc.Servers, to) {
-				return true, fmt.Errorf("%s -> %s: %s", from, to, etcdNoPeerCut)
-			}
-			return false, nil
-		},
-		Tokens:   true,
-		Figures:  figures,
-		Versions: map[string]string{"etcd": c.ServerVersion(), "client": Version},
-		Close: sync.OnceFunc(func() {
-			cancel()
-			clients.Close()
-			c.Close()
-		}),
+	sys := c.Perform(desc)
+	sys.NewLock = func(lc liveform.Client) lockapi.Lock {
+		e, fork := lc.Env, lc.Fork
+		cl, err := c.NewClient(e, fork, netgate.New(d.Net, e.Name(), c.ServerAt))
+		if err != nil {
+			return liveform.FailedLock{Err: err}
+		}
+		// The run stops when its Net closes: calls blocked in clientv3
+		// (a Lock waiting its turn) return at once.
+		clients.Add(d.Net, e.Name(), cl)
+		return cl
 	}
+	sys.Events = events
+	sys.Tokens = true
+	sys.Figures = figures
+	sys.Versions = map[string]string{"etcd": c.ServerVersion(), "client": Version}
+	sys.Close = sync.OnceFunc(func() {
+		cancel()
+		clients.Close()
+		c.Close()
+	})
 	if o.Resource == etcd.ResourceEtcd {
 		sys.Storage = func(lock lockapi.Lock) lockapi.Storage {
 			if cl, ok := lock.(*Client); ok {

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/locklab/locklab/backends/zookeeper"
@@ -51,21 +50,12 @@ func Java() (string, error) {
 	return java, nil
 }
 
-// server is one ZooKeeper server (a JVM running QuorumPeerMain).
+// server is one ZooKeeper server (a JVM running QuorumPeerMain): its name,
+// command line and process, its client address and data directory.
 type server struct {
-	name       string
+	*proc.Member
 	clientAddr string
 	dataDir    string
-	spec       proc.Spec
-
-	mu   sync.Mutex
-	proc *proc.Process
-}
-
-func (s *server) process() *proc.Process {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.proc
 }
 
 // Ensemble is a real ZooKeeper ensemble on loopback (zk1..zkN; one server
@@ -73,7 +63,7 @@ func (s *server) process() *proc.Process {
 // logs in its directory.
 type Ensemble struct {
 	opts    zookeeper.Options
-	group   *proc.Group
+	group   *proc.Members
 	servers []*server
 	peers   *peerLinks // nil for a standalone server
 }
@@ -103,7 +93,7 @@ func start(ctx context.Context, java string, o zookeeper.Options, dir string, de
 	if err != nil {
 		return nil, err
 	}
-	e := &Ensemble{opts: o, group: g}
+	e := &Ensemble{opts: o, group: proc.NewMembers("zookeeper", "server", g)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -130,31 +120,27 @@ func start(ctx context.Context, java string, o zookeeper.Options, dir string, de
 		}
 	}
 	for i := range n {
-		s := &server{name: zookeeper.ServerName(i + 1), clientAddr: fmt.Sprintf("127.0.0.1:%d", ports[3*i])}
-		sdir := filepath.Join(dir, s.name)
-		s.dataDir = filepath.Join(sdir, "data")
+		name := zookeeper.ServerName(i + 1)
+		sdir := filepath.Join(dir, name)
 		var quorum []string
 		for j := range n {
 			q, el := ports[3*j+1], ports[3*j+2]
 			if j != i {
-				q, el = e.peers.ports(s.name, zookeeper.ServerName(j+1))
+				q, el = e.peers.ports(name, zookeeper.ServerName(j+1))
 			}
 			quorum = append(quorum, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", j+1, q, el))
 		}
 		if err := writeConfig(sdir, i+1, ports[3*i], o, quorum); err != nil {
 			return nil, err
 		}
-		s.spec = serverSpec(java, s.name, sdir)
-		e.servers = append(e.servers, s)
+		e.servers = append(e.servers, e.add(java, name, sdir, ports[3*i]))
 	}
-	for _, s := range e.servers {
-		if err := e.start(s); err != nil {
-			return nil, err
-		}
+	if err := e.group.StartAll(); err != nil {
+		return nil, err
 	}
 	for _, s := range e.servers {
 		if err := s.waitServing(ctx, time.Until(deadline)); err != nil {
-			if !s.process().Alive() {
+			if !s.Process().Alive() {
 				return nil, fmt.Errorf("%w: %w", errDied, err)
 			}
 			return nil, err
@@ -162,6 +148,13 @@ func start(ctx context.Context, java string, o zookeeper.Options, dir string, de
 	}
 	ok = true
 	return e, nil
+}
+
+// add declares server name, configured in sdir (see writeConfig) to serve
+// clients on clientPort.
+func (e *Ensemble) add(java, name, sdir string, clientPort int) *server {
+	return &server{Member: e.group.Add(serverSpec(java, name, sdir)),
+		clientAddr: fmt.Sprintf("127.0.0.1:%d", clientPort), dataDir: filepath.Join(sdir, "data")}
 }
 
 // serverSpec is the command line of server name, configured in sdir.
@@ -177,7 +170,7 @@ func serverSpec(java, name, sdir string) proc.Spec {
 // FreePorts and its start) by another ensemble's server exits, and that
 // server answers srvr on the port.
 func (s *server) waitServing(ctx context.Context, timeout time.Duration) error {
-	return proc.WaitReady(ctx, "zookeeper "+s.name+" serving", s.process(), timeout, func() error {
+	return proc.WaitReady(ctx, "zookeeper "+s.Name()+" serving", s.Process(), timeout, func() error {
 		if _, err := Mode(s.clientAddr); err != nil {
 			return err
 		}
@@ -249,17 +242,6 @@ func writeConfig(dir string, id, clientPort int, o zookeeper.Options, quorum []s
 	return nil
 }
 
-func (e *Ensemble) start(s *server) error {
-	p, err := e.group.Start(s.spec)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.proc = p
-	s.mu.Unlock()
-	return nil
-}
-
 var modeRE = regexp.MustCompile(`(?m)^Mode: (standalone|leader|follower|observer)`)
 
 // Mode asks the server at addr for its mode with the four-letter word
@@ -315,7 +297,7 @@ func FourLetter(addr, word string) (string, error) {
 	return string(b), nil
 }
 
-func serverName(s *server) string { return s.name }
+func serverName(s *server) string { return s.Name() }
 
 func serverAddr(s *server) string { return s.clientAddr }
 
@@ -331,53 +313,30 @@ func (e *Ensemble) ServerAt(addr string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return s.name, true
+	return s.Name(), true
 }
 
 // Leader is the server whose srvr says leader (or standalone); "" if none.
 func (e *Ensemble) Leader() string {
 	for _, s := range e.servers {
 		if m, err := Mode(s.clientAddr); err == nil && (m == "leader" || m == "standalone") {
-			return s.name
+			return s.Name()
 		}
 	}
 	return ""
 }
 
-// server is the server called name (nil when none is).
-func (e *Ensemble) server(name string) *server {
-	s, _ := liveform.Lookup(e.servers, serverName, name)
-	return s
-}
-
-func (e *Ensemble) do(name string, f func(*proc.Process) error) error {
-	s := e.server(name)
-	if s == nil {
-		return fmt.Errorf("zookeeper: no server %q", name)
-	}
-	return f(s.process())
-}
-
 // Pause stops a server's JVM (SIGSTOP).
-func (e *Ensemble) Pause(name string) error { return e.do(name, (*proc.Process).Pause) }
+func (e *Ensemble) Pause(name string) error { return e.group.Pause(name) }
 
 // Resume continues a paused server (SIGCONT).
-func (e *Ensemble) Resume(name string) error { return e.do(name, (*proc.Process).Resume) }
+func (e *Ensemble) Resume(name string) error { return e.group.Resume(name) }
 
 // Crash kills a server (SIGKILL); its data directory stays.
-func (e *Ensemble) Crash(name string) error { return e.do(name, (*proc.Process).Kill) }
+func (e *Ensemble) Crash(name string) error { return e.group.Crash(name) }
 
 // Restart starts a crashed server again over its data directory.
-func (e *Ensemble) Restart(name string) error {
-	s := e.server(name)
-	if s == nil {
-		return fmt.Errorf("zookeeper: no server %q", name)
-	}
-	if p := s.process(); p != nil && p.Alive() {
-		return nil
-	}
-	return e.start(s)
-}
+func (e *Ensemble) Restart(name string) error { return e.group.Restart(name) }
 
 // Cut hangs the connections server from opened to server to (both ways:
 // see peerLinks.cut); false if from -> to is not a link between servers.

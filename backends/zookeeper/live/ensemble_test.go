@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/backends/zookeeper"
+	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/internal/proc/proctest"
 )
 
@@ -27,18 +27,17 @@ func TestAServerWhosePortWasTakenIsNotServing(t *testing.T) {
 		t.Skip(err)
 	}
 	dir, g, ports := proctest.Group(t, 1)
-	e := &Ensemble{opts: zookeeper.DefaultOptions(), group: g}
+	e := &Ensemble{opts: zookeeper.DefaultOptions(), group: proc.NewMembers("zookeeper", "server", g)}
 	mk := func(name string) *server {
 		sdir := filepath.Join(dir, name)
 		require.NoError(t, writeConfig(sdir, 1, ports[0], e.opts, nil))
-		return &server{name: name, clientAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]), dataDir: filepath.Join(sdir, "data"),
-			spec: serverSpec(java, name, sdir)}
+		return e.add(java, name, sdir, ports[0])
 	}
 	other := mk("other")
-	require.NoError(t, e.start(other))
+	require.NoError(t, e.group.Start(other.Member))
 	require.NoError(t, other.waitServing(context.Background(), 30*time.Second), "the process that takes the port")
 	ours := mk("ours")
-	require.NoError(t, e.start(ours))
+	require.NoError(t, e.group.Start(ours.Member))
 	err = ours.waitServing(context.Background(), 30*time.Second)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "before it was ready")
