@@ -257,7 +257,9 @@ func (p liveFaults) Cut(links [][2]string, lossy bool) func() {
 				r.fail(fmt.Errorf("partition %s -> %s: %w", l[0], l[1], err))
 			}
 			if ok {
-				mine = append(mine, l)
+				if err == nil { // a link the system refused to cut has nothing to heal
+					mine = append(mine, l)
+				}
 				continue
 			}
 		}
