@@ -1,0 +1,114 @@
+// Package userlocktest runs a registered lock under locklab from go test:
+// a staged variant of its scenario (what `locklab repro NAME --variant V`
+// runs) or any run configuration, with the servers' record of grants kept,
+// so a test can assert the verdicts a lock's documentation states and the
+// record behind them, as net/http/httptest serves a handler's tests.
+//
+//	func init() { register() } // the same registration as main.go
+//
+//	func TestTheLockIsFenced(t *testing.T) {
+//		userlocktest.Expect(t, "mylock", "gc-pause-fenced", map[string]models.Result{
+//			"critical-sections": models.Valid,
+//		})
+//	}
+package userlocktest
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/lockapi"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
+)
+
+// Run is one finished simulated run: what the checks and the clients saw,
+// and what the servers granted.
+type Run struct {
+	// Result holds the verdicts and the history's events.
+	Result scenario.Result
+	// Grants is the servers' record of grants, in true time: the ground
+	// truth an INVALID verdict is backed by.
+	Grants []lockapi.Grant
+}
+
+// Verdict is the result of the named check ("critical-sections",
+// "mutual-exclusion", "lease", "liveness", ...), or "" when it did not run.
+func (r Run) Verdict(check string) models.Result {
+	for _, v := range r.Result.Verdicts {
+		if v.Check == check {
+			return v.Result
+		}
+	}
+	return ""
+}
+
+// Kinds are the kinds of violation the history shows (scenario.KindGCPause,
+// scenario.KindNonOwnerRelease, ...): what explore hunts.
+func (r Run) Kinds() []string { return scenario.ViolationKinds(r.Result.Events) }
+
+// Test runs test (as `locklab run` does, with its defaults) and keeps the
+// servers' record of grants. A run that cannot be made fails t at once.
+func Test(t testing.TB, test scenario.Test) Run {
+	t.Helper()
+	p, err := harness.Prepare(test)
+	if err != nil {
+		t.Fatalf("prepare the run of %s: %v", test.System, err)
+	}
+	p.RecordGrants()
+	grants := p.Deployment.Grants
+	res, err := p.Run()
+	if err != nil {
+		t.Fatalf("run %s: %v", test.System, err)
+	}
+	return Run{Result: res, Grants: grants.Grants()}
+}
+
+// Variant runs the staged variant of the scenario named system (each lock
+// registered through package userlock has one: gc-pause, delayed-write,
+// slow-release, and the fenced variants of a lock with tokens), with the
+// schedule and seed `locklab repro` uses. An unknown system or variant fails t
+// at once, naming the variants there are.
+func Variant(t testing.TB, system, variant string) Run {
+	t.Helper()
+	s, err := scenario.Find(system)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	v, err := s.FindVariant(variant)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return Test(t, v.ReproTest())
+}
+
+// Expect runs the variant and checks each verdict of want. A violation it
+// wants must show in full: the history classifies it as a kind of violation,
+// and the servers recorded grants to back it.
+func Expect(t testing.TB, system, variant string, want map[string]models.Result) Run {
+	t.Helper()
+	r := Variant(t, system, variant)
+	checks := make([]string, 0, len(want))
+	for c := range want {
+		checks = append(checks, c)
+	}
+	slices.Sort(checks)
+	for _, c := range checks {
+		got := r.Verdict(c)
+		if got == "" {
+			t.Errorf("%s/%s: the check %s did not run", system, variant, c)
+			continue
+		}
+		if got != want[c] {
+			t.Errorf("%s/%s: %s is %s, want %s", system, variant, c, got, want[c])
+		}
+	}
+	if len(r.Grants) == 0 {
+		t.Errorf("%s/%s: the servers recorded no grant", system, variant)
+	}
+	if (want["mutual-exclusion"] == models.Invalid || want["critical-sections"] == models.Invalid) && len(r.Kinds()) == 0 {
+		t.Errorf("%s/%s: the violation is not classified as any kind", system, variant)
+	}
+	return r
+}
