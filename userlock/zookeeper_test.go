@@ -12,27 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
-	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/userlock"
 	"github.com/locklab/locklab/userlock/internal/locktest"
 )
-
-func registerZK(t *testing.T, name string, fenced bool) {
-	userlock.RegisterZooKeeper(userlock.ZooKeeperLock{
-		Spec: userlock.Spec{Name: name, Tokens: fenced, SafeRelease: true},
-		New: func(env userlock.Env, conn userlock.ZooKeeper) userlock.Lock {
-			return locktest.NewZooKeeperRaw(env, conn, fenced)
-		},
-	})
-	t.Cleanup(func() {
-		system.Unregister(name)
-		liveform.Unregister(name)
-	})
-}
 
 // holderPause is the catalog's kleppmann-gc-pause on a user's lock: client
 // 1 pauses for 15 s right after its read under the lock, longer than its
@@ -63,7 +48,7 @@ func TestAUsersZooKeeperLockIsJudgedAgainstTheServersRecord(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			registerZK(t, tc.name, tc.fenced)
+			locktest.RegisterZooKeeperRaw(t, tc.name, tc.fenced)
 			p, err := harness.Prepare(holderPause(tc.name, tc.fenced))
 			require.NoError(t, err)
 			p.RecordGrants()
@@ -102,7 +87,7 @@ func TestAUsersZooKeeperLockIsJudgedAgainstTheServersRecord(t *testing.T) {
 // TestAUsersZooKeeperLockRunsDeterministically: the same seed gives a
 // byte-identical history.
 func TestAUsersZooKeeperLockRunsDeterministically(t *testing.T) {
-	registerZK(t, "test-zk-raw-determinism", false)
+	locktest.RegisterZooKeeperRaw(t, "test-zk-raw-determinism", false)
 	tc := scenario.Test{System: "test-zk-raw-determinism", Clients: 3, Seed: 7, Time: 20 * time.Second, Nemesis: "random"}
 	var hist [2][]byte
 	for i := range hist {

@@ -17,26 +17,11 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/proc"
 	locklive "github.com/locklab/locklab/live"
-	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
-	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/userlock"
 	"github.com/locklab/locklab/userlock/internal/locktest"
 )
-
-func registerZK(t *testing.T, name string, fenced bool) {
-	userlock.RegisterZooKeeper(userlock.ZooKeeperLock{
-		Spec: userlock.Spec{Name: name, Tokens: fenced, SafeRelease: true},
-		New: func(env userlock.Env, conn userlock.ZooKeeper) userlock.Lock {
-			return locktest.NewZooKeeperRaw(env, conn, fenced)
-		},
-	})
-	t.Cleanup(func() {
-		system.Unregister(name)
-		liveform.Unregister(name)
-	})
-}
 
 // requireZooKeeper skips under -short and when the JVM or ZooKeeper's jar
 // is missing (naming the Debian package).
@@ -79,7 +64,7 @@ func TestAUsersZooKeeperLockRunsLiveWithTheSimulatedVerdicts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			registerZK(t, tc.name, tc.fenced)
+			locktest.RegisterZooKeeperRaw(t, tc.name, tc.fenced)
 			test := scenario.Test{System: tc.name, Clients: 2, Seed: 1, Time: 30 * time.Second}
 			if tc.pause {
 				test.Schedule = scenario.Schedule(scenario.PauseAfter("c1", "read", userlock.HolderPause))

@@ -8,22 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/models"
-	"github.com/locklab/locklab/userlock"
 	"github.com/locklab/locklab/userlock/internal/locktest"
 	"github.com/locklab/locklab/userlock/userlocktest"
 )
-
-// The raw-API ZooKeeper lock with sequence numbers as tokens: unfenced, a
-// session expiry during a pause breaks the critical sections; fenced, it
-// does not.
-func init() {
-	userlock.RegisterZooKeeper(userlock.ZooKeeperLock{
-		Spec: userlock.Spec{Name: "userlocktest-zk", Tokens: true, SafeRelease: true},
-		New: func(env userlock.Env, conn userlock.ZooKeeper) userlock.Lock {
-			return locktest.NewZooKeeperRaw(env, conn, true)
-		},
-	})
-}
 
 // recorder is a testing.TB that keeps what Expect reports instead of
 // failing the test; Fatalf ends the call it is in.
@@ -57,7 +44,11 @@ func report(t *testing.T, f func(tb testing.TB)) []string {
 	return r.errors
 }
 
+// The lock under test is the raw-API ZooKeeper lock with sequence numbers as
+// tokens: unfenced, a session expiry during a pause breaks the critical
+// sections; fenced, it does not.
 func TestExpectAcceptsTheVerdictsTheRunShows(t *testing.T) {
+	locktest.RegisterZooKeeperRaw(t, "userlocktest-zk", true)
 	I, V := models.Invalid, models.Valid
 	errs := report(t, func(tb testing.TB) {
 		r := userlocktest.Expect(tb, "userlocktest-zk", "gc-pause", map[string]models.Result{"critical-sections": I})
@@ -69,6 +60,7 @@ func TestExpectAcceptsTheVerdictsTheRunShows(t *testing.T) {
 }
 
 func TestExpectRejectsWhatTheRunDoesNotShow(t *testing.T) {
+	locktest.RegisterZooKeeperRaw(t, "userlocktest-zk", true)
 	I, V := models.Invalid, models.Valid
 	for _, tc := range []struct {
 		name    string
