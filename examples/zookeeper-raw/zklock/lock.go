@@ -7,7 +7,10 @@
 // The recipe's weakness: the lock is held as long as the session lives, and
 // a paused or cut-off client cannot know when the ensemble expired its
 // session. Without fencing, its writes after the expiry land over the next
-// holder's.
+// holder's. And a Release whose Delete goes unanswered (the server crashed)
+// returns an unknown outcome and never tries again: the node stays, kept
+// alive by the session, and every later waiter waits behind it (Curator
+// retries that delete in the background until it succeeds).
 //
 // It is written against userlock.ZooKeeper, the go-zookeeper shape: the same
 // code runs against locklab's simulated ensemble and, live, a *zk.Conn.
