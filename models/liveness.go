@@ -175,7 +175,7 @@ func (c Availability) checkPaired(h *history.Paired) Verdict {
 	var cx *Counterexample
 	if longest != nil && longest.Length() > c.StallMax {
 		fill(longest)
-		problems = append(problems, fmt.Sprintf("clients waited %s for %q while nobody held it and no fault was active (limit %v)",
+		problems = append(problems, fmt.Sprintf("clients waited %s for %q while no client believed it held it and no fault was active (limit %v)",
 			ms(longest.Length()), longest.Key, c.StallMax))
 		cx = describeStall(*longest)
 	}
@@ -614,7 +614,7 @@ func describeStall(s Stall) *Counterexample {
 			evs = append(evs, opEvents(o)...)
 		}
 	}
-	lines := []string{fmt.Sprintf("From %s to %s (%s), %s waited for %q, nobody held it and no fault was active.",
+	lines := []string{fmt.Sprintf("From %s to %s (%s), %s waited for %q, no client believed it held it and no fault was active.",
 		history.FormatTime(s.Start), history.FormatTime(s.End), ms(s.Length()), strings.Join(who, ", "), s.Key)}
 	if s.Before != nil {
 		lines = append(lines, "Last holder before: "+describeHolding(*s.Before)+".")
