@@ -70,6 +70,25 @@ func (g ServerGrant) inForce(end int64) int64 {
 	return min(to, max(end, g.At))
 }
 
+// broken reports whether the grant ended while its owner held it: the
+// server revoked it, or another client deleted the lock before its lease ran
+// out (a lock without a lease: before its owner released it).
+func (g ServerGrant) broken() bool {
+	if g.Revoked {
+		return true
+	}
+	if g.RemovedBy == "" {
+		return false
+	}
+	promise := int64(math.MaxInt64)
+	for _, t := range []int64{g.Until, g.Released} {
+		if t > 0 {
+			promise = min(promise, t)
+		}
+	}
+	return g.Removed < promise
+}
+
 // ended says how the grant ended, as the servers recorded it; end is the end
 // of the record.
 func (g ServerGrant) ended(end int64) string {
@@ -101,8 +120,9 @@ type grantsView struct {
 	Kept   bool
 	Quorum int
 	Rows   []grantRow
-	// Total is the number of grants in the record; More those not shown.
-	Total, More int
+	// Total is the number of grants in the record; More those not shown;
+	// Broken the rows shown of grants removed by another client or revoked.
+	Total, More, Broken int
 	// Shown says which rows are shown when not all are ("" when all are).
 	Shown string
 }
@@ -111,7 +131,7 @@ type grantsView struct {
 type grantRow struct {
 	Server, Key, Owner, Client string
 	Granted, Until, Ended      string
-	// Broken marks a grant another client removed or the server revoked.
+	// Broken marks a grant that ended while its owner held it (broken).
 	Broken bool
 }
 
@@ -134,7 +154,11 @@ func newGrantsView(rec *ServersRecord, verdicts []models.Verdict) grantsView {
 		}
 		var during string
 		if len(in) > 0 {
-			during = fmt.Sprintf("in force during the counterexample of %s (%s)", listing(checks), spans(windows))
+			noun := "counterexample"
+			if len(checks) > 1 {
+				noun += "s"
+			}
+			during = fmt.Sprintf("in force during the %s of %s (%s)", noun, listing(checks), spans(windows))
 		}
 		switch {
 		case len(in) == 0:
@@ -151,9 +175,12 @@ func newGrantsView(rec *ServersRecord, verdicts []models.Verdict) grantsView {
 	gv.More = gv.Total - len(shown)
 	for _, g := range shown {
 		row := grantRow{Server: g.Server, Key: g.Key, Owner: g.Owner, Client: g.Client,
-			Granted: history.FormatTime(g.At), Until: "no lease", Ended: g.ended(rec.End), Broken: g.RemovedBy != ""}
+			Granted: history.FormatTime(g.At), Until: "no lease", Ended: g.ended(rec.End), Broken: g.broken()}
 		if g.Until > 0 {
 			row.Until = history.FormatTime(g.Until)
+		}
+		if row.Broken {
+			gv.Broken++
 		}
 		gv.Rows = append(gv.Rows, row)
 	}

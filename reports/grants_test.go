@@ -65,7 +65,10 @@ func TestReportShowsWhatTheServersGranted(t *testing.T) {
 		first, last string
 		count       int
 		shown, more string
-		says        string
+		// broken counts the rows shown in red: grants that ended while
+		// their owner held them.
+		broken int
+		says   string
 	}{
 		{
 			name: "a short record is shown whole, each grant with how it ended",
@@ -73,7 +76,8 @@ func TestReportShowsWhatTheServersGranted(t *testing.T) {
 				ServerGrant{Server: "db", Key: "k", Owner: "c3-1", Client: "c3", At: ms(30000)},
 				ServerGrant{Server: "redis", Key: "k", Owner: "c3-2", Client: "c3", At: ms(40000), Until: ms(70000)},
 				ServerGrant{Server: "redis", Key: "k", Owner: "c4-1", Client: "c4", At: ms(41000), Until: ms(50000), RemovedBy: "c5", Removed: ms(42000)},
-				ServerGrant{Server: "db", Key: "k", Owner: "c5-1", Client: "c5", At: ms(43000), Released: ms(44000), RemovedBy: "db", Removed: ms(44000), Revoked: true})},
+				ServerGrant{Server: "db", Key: "k", Owner: "c5-1", Client: "c5", At: ms(43000), Released: ms(44000), RemovedBy: "db", Removed: ms(44000), Revoked: true},
+				ServerGrant{Server: "redis", Key: "k", Owner: "c6-1", Client: "c6", At: ms(45000), Until: ms(46000), RemovedBy: "c5", Removed: ms(47000)})},
 			run: asIs,
 			rows: []string{
 				"redis | k | c1-1 | c1 | 0.002s | 10.002s | lease ran out at 10.002s",
@@ -82,8 +86,10 @@ func TestReportShowsWhatTheServersGranted(t *testing.T) {
 				"redis | k | c3-2 | c3 | 40.000s | 70.000s | held to the end",
 				"redis | k | c4-1 | c4 | 41.000s | 50.000s | removed by c5 at 42.000s",
 				"db | k | c5-1 | c5 | 43.000s | no lease | revoked by db at 44.000s",
+				"redis | k | c6-1 | c6 | 45.000s | 46.000s | removed by c5 at 47.000s",
 			},
-			says: "not what the clients believed",
+			broken: 2,
+			says:   "Red rows are grants that ended while their owner held them",
 		},
 		{
 			name:   "a long record shows the grants in force during the invalid verdicts' counterexamples",
@@ -93,7 +99,7 @@ func TestReportShowsWhatTheServersGranted(t *testing.T) {
 				"redis | k | c1-1 | c1 | 0.002s | 10.002s | lease ran out at 10.002s",
 				"redis | k | c2-1 | c2 | 10.002s | 20.002s | released at 10.008s",
 			},
-			shown: "Shown: the 2 grants in force during the counterexample of critical-sections and mutual-exclusion (0.002s to 15.007s).",
+			shown: "Shown: the 2 grants in force during the counterexamples of critical-sections and mutual-exclusion (0.002s to 15.007s).",
 			more:  "40 more grants not shown: the whole record (42 grants) is servers_record in results.json.",
 		},
 		{
@@ -149,6 +155,10 @@ func TestReportShowsWhatTheServersGranted(t *testing.T) {
 				} else {
 					assert.Contains(t, page, note.want)
 				}
+			}
+			assert.Equal(t, tc.broken, strings.Count(page, `<tr class="grant fail">`), "rows in red")
+			if tc.broken == 0 {
+				assert.NotContains(t, page, `id="grants-broken"`)
 			}
 			if tc.says != "" {
 				assert.Contains(t, page, tc.says)
