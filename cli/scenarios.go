@@ -213,7 +213,7 @@ func runRepro(out io.Writer, name string, f reproFlags) error {
 	}
 	mismatches := 0
 	for _, v := range variants {
-		o, err := harness.Repro(v)
+		o, err := harness.ReproWith(v, runRecorded)
 		if err != nil {
 			if errors.Is(err, harness.ErrCrash) {
 				return err
@@ -234,6 +234,17 @@ func runRepro(out io.Writer, name string, f reproFlags) error {
 		return exitError{scenario.ExitInvalid}
 	}
 	return nil
+}
+
+// runRecorded runs a test keeping the servers' record of grants, which the
+// run's report shows beside the history.
+func runRecorded(t scenario.Test) (scenario.Result, error) {
+	p, err := harness.Prepare(t)
+	if err != nil {
+		return scenario.Result{}, err
+	}
+	p.RecordGrants()
+	return p.Run()
 }
 
 // printOutcome prints and writes one variant's outcome; command replays it

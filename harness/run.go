@@ -216,13 +216,16 @@ func (p *Prepared) RunWatched(w Watch) (res scenario.Result, err error) {
 	p.World.Close()
 	res, err = p.judge(p.Log.Events())
 	res.Attach(p.Log, p.Deployment.Release)
+	if p.Deployment.Grants.Recording() {
+		res.Grants = p.Deployment.Grants
+	}
 	return res, err
 }
 
 // RecordGrants makes the servers keep their record of the grants they make
-// (Deployment.Grants), the ground truth a test checks verdicts against. Call
-// it before Run. It is off by default: no verdict reads it, and a sweep's
-// runs spare its memory and time.
+// (Deployment.Grants), the ground truth a test checks verdicts against and
+// the run's report shows (Result.Grants). Call it before Run. It is off by
+// default: no verdict reads it, and a sweep's runs spare its memory and time.
 func (p *Prepared) RecordGrants() { p.Deployment.Grants.Record(true) }
 
 // RecordWrites makes the protected resource keep its record of the writes it

@@ -16,7 +16,9 @@
 // history checked outside a run gets a report too. The page reads from the
 // top: the overall verdict and one sentence on what it means, each check's
 // verdict with its reason, the replay command, the lock timeline, the
-// counterexample in words with the events that show it, latency and
+// counterexample in words with the events that show it, what the servers
+// granted (the servers' own record of grants, Run.ServersRecord, or a
+// sentence saying the run did not keep it), latency and
 // throughput plots, summary statistics (acquire success, latency quantiles per
 // function and outcome, throughput, messages per acquisition when the run
 // recorded network counters), the fault schedule and the faults as they

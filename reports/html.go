@@ -126,6 +126,8 @@ type page struct {
 	Command  string
 	Verdicts []models.Verdict
 	Cx       []cxView
+	// Grants is the servers' record of grants.
+	Grants grantsView
 	// Timelines are the lock timelines; Plots the latency and throughput plots.
 	Timelines []plotView
 	Plots     []plotView
@@ -191,6 +193,7 @@ func writeHTML(w io.Writer, r Run, v *view, plots []Plot, files map[string]strin
 			pg.Cx = append(pg.Cx, newCxView(vd, windows))
 		}
 	}
+	pg.Grants = newGrantsView(r.ServersRecord, r.Verdicts)
 	for _, p := range plots {
 		pv := plotView{Plot: p, Src: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(p.PNG))}
 		if strings.HasPrefix(p.Name, TimelinePlot) {

@@ -42,6 +42,10 @@ type Run struct {
 	// history recorded outside the simulator). results.json carries it as
 	// "faults" (Results.Faults), beside the verdicts rather than among them.
 	Faults *Faults `json:"-"`
+	// ServersRecord is the servers' own record of the grants they made, in
+	// true time, when the run kept it (a simulated run of locklab run or
+	// repro); nil otherwise, and the report says it was not kept.
+	ServersRecord *ServersRecord `json:"servers_record,omitempty"`
 	// Extra holds figures a source adds (network counters, kernel events).
 	Extra map[string]any `json:"extra,omitempty"`
 	// Attachments are further files for the run directory (a Porcupine

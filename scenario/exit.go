@@ -69,5 +69,26 @@ func (r Result) Report(command string) reports.Run {
 	}
 	f := r.Faults()
 	run.Faults = &f
+	run.ServersRecord = r.serversRecord()
 	return run
+}
+
+// serversRecord is the servers' record of the grants as the report shows
+// it, through the end of the run; nil when the run did not keep it.
+func (r Result) serversRecord() *reports.ServersRecord {
+	if r.Grants == nil {
+		return nil
+	}
+	end := r.Test.Time
+	if r.Ended > 0 {
+		end = r.Ended
+	}
+	gs := r.Grants.Grants()
+	rec := &reports.ServersRecord{Quorum: r.Grants.Quorum(), End: int64(end), Grants: make([]reports.ServerGrant, 0, len(gs))}
+	for _, g := range gs {
+		rec.Grants = append(rec.Grants, reports.ServerGrant{Scope: g.Scope, Server: g.Server, Key: g.Key,
+			Owner: g.Owner, Client: g.Client, At: int64(g.At), Until: int64(g.Until), Released: int64(g.Released),
+			RemovedBy: g.RemovedBy, Removed: int64(g.Removed), Revoked: g.Revoked})
+	}
+	return rec
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/sim"
@@ -37,6 +38,10 @@ type Result struct {
 	// Ended is when the run stopped, if before Test.Time (a live run cut
 	// short); 0: at Test.Time. Faults reads it.
 	Ended time.Duration `json:"-"`
+	// Grants is the servers' own record of the grants they made, in true
+	// time, when the run kept it (harness.Prepared.RecordGrants); nil
+	// otherwise. Report hands it to the run's report.
+	Grants *lockapi.GrantLog `json:"-"`
 
 	// log recorded Events (nil: Release has nothing to hand back); it and
 	// release are set by Attach.
