@@ -62,9 +62,13 @@ func RaftCluster(servers []string) Description {
 }
 
 // RefuseRaftCluster says why a fault cannot run on a raft cluster of real
-// servers (see RefuseRealServers), its leader and followers counting as
-// servers.
-func RefuseRaftCluster(servers []string, noClock, noPeerCut, noDelay string) func(f nemesis.Fault) string {
+// servers of system ("etcd"; see RefuseRealServers), its leader and
+// followers counting as servers. A delay of the servers' traffic is refused
+// for every such cluster: real servers' messages do not pass through
+// locklab.
+func RefuseRaftCluster(system string, servers []string, noClock, noPeerCut string) func(f nemesis.Fault) string {
+	noDelay := "a delay of " + system + "'s traffic cannot run live: real servers' messages do not pass through locklab " +
+		"(delays of the storage's messages run)"
 	return func(f nemesis.Fault) string {
 		return RefuseRealServers(f, servers, raftRoles, noClock, noPeerCut, noDelay)
 	}

@@ -33,7 +33,7 @@ func TestRaftClusterRolesMayNameAnyServerBeforeItRuns(t *testing.T) {
 }
 
 func TestRefuseRaftClusterCountsLeaderAndFollowersAsServers(t *testing.T) {
-	refuse := RefuseRaftCluster([]string{"s1", "s2"}, "no clock", "no peer cut", "no delay")
+	refuse := RefuseRaftCluster("kv", []string{"s1", "s2"}, "no clock", "no peer cut")
 	for _, tc := range []struct {
 		name  string
 		fault nemesis.Fault
@@ -43,7 +43,8 @@ func TestRefuseRaftClusterCountsLeaderAndFollowersAsServers(t *testing.T) {
 		{"a clock jump of a client", nemesis.Fault{Kind: nemesis.ClockJump, Targets: []string{"c1"}}, ""},
 		{"leader cut from followers", nemesis.Fault{Kind: nemesis.Partition, From: []string{"leader"}, To: []string{"followers"}}, "no peer cut"},
 		{"a client cut from the leader", nemesis.Fault{Kind: nemesis.Partition, From: []string{"c1"}, To: []string{"leader"}}, ""},
-		{"a delay to a server", nemesis.Fault{Kind: nemesis.Delay, From: []string{"c1"}, To: []string{"s2"}}, "no delay"},
+		{"a delay to a server", nemesis.Fault{Kind: nemesis.Delay, From: []string{"c1"}, To: []string{"s2"}},
+			"a delay of kv's traffic cannot run live: real servers' messages do not pass through locklab (delays of the storage's messages run)"},
 	} {
 		assert.Equal(t, tc.want, refuse(tc.fault), tc.name)
 	}

@@ -30,8 +30,6 @@ const (
 		"and libfaketime cannot move it (LIVE.md section 5); a clock jump of a client runs"
 	etcdNoPeerCut = "a partition between etcd members is not built live: cutting one member-to-member link needs peer " +
 		"proxies that read rafthttp's X-Server-From header (LIVE.md section 7); partitions between clients and members run"
-	etcdNoDelay = "a delay of etcd's traffic cannot run live: real servers' messages do not pass through locklab " +
-		"(delays of the storage's messages run)"
 )
 
 func describeEtcd(t scenario.Test) (liveform.Description, error) {
@@ -46,7 +44,7 @@ func describeEtcd(t scenario.Test) (liveform.Description, error) {
 // cluster's roles, and the faults real etcd servers cannot run.
 func Describe(members int) liveform.Description {
 	desc := liveform.RaftCluster(liveform.ServerNames(members, etcd.MemberName))
-	desc.Refuse = liveform.RefuseRaftCluster(desc.Servers, etcdNoClock, etcdNoPeerCut, etcdNoDelay)
+	desc.Refuse = liveform.RefuseRaftCluster("etcd", desc.Servers, etcdNoClock, etcdNoPeerCut)
 	return desc
 }
 

@@ -25,8 +25,8 @@ func Describe(o zookeeper.Options) liveform.Description {
 		}
 		return raftRoles(role)
 	}
-	refuse := liveform.RefuseRaftCluster(servers, zkNoClock, "", zkNoDelay)
-	isPeerCut := liveform.RefuseRaftCluster(servers, "", "x", "")
+	refuse := liveform.RefuseRaftCluster("ZooKeeper", servers, zkNoClock, "")
+	isPeerCut := liveform.RefuseRaftCluster("ZooKeeper", servers, "", "x")
 	desc.Refuse = func(f nemesis.Fault) string {
 		if why := refuse(f); why != "" {
 			return why

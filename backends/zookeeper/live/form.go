@@ -29,8 +29,6 @@ const (
 		"so the fault would reach nothing the lock depends on; a clock jump of a client runs"
 	zkNoOneWay = "a one-way cut between ZooKeeper servers cannot run live: their links are TCP connections through " +
 		"per-link proxies, and a proxy that holds a connection holds both of its directions; splits and isolations run"
-	zkNoDelay = "a delay of ZooKeeper's traffic cannot run live: real servers' messages do not pass through locklab " +
-		"(delays of the storage's messages run)"
 )
 
 func describeZooKeeper(t scenario.Test) (liveform.Description, error) {
