@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -309,13 +310,33 @@ func (n *Net) Send(from, to string, msg any) error {
 // caller's patience lands later, as on a real network); it never runs after
 // the Net closed.
 func Call[T any](n *Net, from, to string, req any, timeout time.Duration, serve func() T) (T, error) {
+	return CallDelivered(n, from, to, req, timeout, func(Delivery) T { return serve() })
+}
+
+// Delivery is how a request of CallDelivered reached its receiver, in true
+// time (Now): when it was sent, when it arrived, and whether its caller had
+// already stopped waiting for the answer (it timed out). An abandoned
+// request still takes effect, and its caller never learns that it did: a
+// write that lands so late is one a history can only record as of unknown
+// outcome.
+type Delivery struct {
+	Sent, Arrived time.Duration
+	Abandoned     bool
+}
+
+// CallDelivered is Call with a serve that is told how the request was
+// delivered, so that the receiver can keep a record of the requests that
+// landed after their caller gave up on them.
+func CallDelivered[T any](n *Net, from, to string, req any, timeout time.Duration, serve func(Delivery) T) (T, error) {
 	type answer struct{ v T }
 	ch := make(chan answer, 1)
+	var abandoned atomic.Bool
+	sent := n.Now()
 	go func() {
 		if n.Send(from, to, req) != nil {
 			return
 		}
-		v := serve()
+		v := serve(Delivery{Sent: sent, Arrived: n.Now(), Abandoned: abandoned.Load()})
 		if n.Send(to, from, v) != nil {
 			return
 		}
@@ -328,8 +349,10 @@ func Call[T any](n *Net, from, to string, req any, timeout time.Duration, serve 
 	case a := <-ch:
 		return a.v, nil
 	case <-t.C:
+		abandoned.Store(true)
 		return zero, ErrTimeout
 	case <-n.done:
+		abandoned.Store(true)
 		return zero, ErrClosed
 	}
 }

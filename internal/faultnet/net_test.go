@@ -49,6 +49,62 @@ func TestCall(t *testing.T) {
 	}
 }
 
+func TestCallDeliveredSaysWhetherTheCallerHadGivenUp(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		setup func(n *Net)
+		// want is the caller's error; served whether the request reached
+		// the receiver, abandoned whether its caller had given up by then,
+		// and least the least time it took to arrive.
+		want      error
+		served    bool
+		abandoned bool
+		least     time.Duration
+	}{
+		{"a request answered in time was not abandoned", func(n *Net) {}, nil, true, false, 0},
+		{"a request delayed less than the timeout was not abandoned", func(n *Net) {
+			n.AddRule(Rule{From: "c1", To: "s", Delay: 10 * time.Millisecond})
+		}, nil, true, false, 10 * time.Millisecond},
+		{"a request delayed past the timeout lands after its delay, abandoned", func(n *Net) {
+			n.AddRule(Rule{From: "c1", To: "s", Match: "faultnet.ping", Delay: 300 * time.Millisecond})
+		}, ErrTimeout, true, true, 300 * time.Millisecond},
+		{"a rule that ends later still delays the message it matched to the end", func(n *Net) {
+			n.AddRule(Rule{From: "c1", To: "s", Delay: 300 * time.Millisecond, Count: 1, Until: time.Now().Add(time.Millisecond * 50)})
+		}, ErrTimeout, true, true, 300 * time.Millisecond},
+		{"a request a paused receiver held past the timeout lands at the resume, abandoned", func(n *Net) {
+			n.Pause("s")
+			time.AfterFunc(300*time.Millisecond, func() { n.Resume("s") })
+		}, ErrTimeout, true, true, 300 * time.Millisecond},
+		{"a dropped request never arrives", func(n *Net) { n.AddRule(Rule{From: "c1", To: "s", Drop: true}) }, ErrTimeout, false, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			n := New()
+			defer n.Close()
+			tc.setup(n)
+			delivered := make(chan Delivery, 1)
+			_, err := CallDelivered(n, "c1", "s", ping{}, timeout, func(d Delivery) string {
+				delivered <- d
+				return "ok"
+			})
+			if tc.want != nil {
+				require.ErrorIs(t, err, tc.want)
+			} else {
+				require.NoError(t, err)
+			}
+			select {
+			case d := <-delivered:
+				require.True(t, tc.served, "the request arrived: %+v", d)
+				assert.Equal(t, tc.abandoned, d.Abandoned, "abandoned")
+				assert.GreaterOrEqual(t, d.Arrived-d.Sent, tc.least, "time to arrive")
+			case <-time.After(time.Second):
+				require.False(t, tc.served, "the request never arrived")
+			}
+		})
+	}
+}
+
 func TestCloseReleasesEveryWait(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	n := New()
