@@ -46,7 +46,9 @@ type LateWrite struct {
 	Sent, Landed time.Duration
 	// Refused says the fencing rule refused it.
 	Refused bool
-	// Reads counts the reads served while its value was in force.
+	// Reads counts the reads served while its value was in force to a
+	// client still waiting for the answer (a read its client had given up
+	// on, queued behind the late write, shows the value to nobody).
 	Reads int
 	// Overwritten says another write replaced its value: By's write of
 	// ByValue, at OverwrittenAt.
@@ -83,7 +85,7 @@ func (s *Server) ServeFrom(client string, req any, d faultnet.Delivery) storage.
 	reply := s.cells.Serve(req)
 	switch r := req.(type) {
 	case storage.ReadReq:
-		if i, ok := s.inForce[r.Key]; ok && !reply.Rejected {
+		if i, ok := s.inForce[r.Key]; ok && !reply.Rejected && !d.Abandoned {
 			s.late[i].Reads++
 		}
 	case storage.WriteReq:

@@ -28,6 +28,10 @@ func read(client string, token uint64, at time.Duration) step {
 	return step{client, storage.ReadReq{Key: "k", Token: token}, at, false}
 }
 
+func abandonedRead(client string, token uint64, at time.Duration) step {
+	return step{client, storage.ReadReq{Key: "k", Token: token}, at, true}
+}
+
 func TestLateWritesRecordWhatBecameOfAWriteItsClientGaveUpOn(t *testing.T) {
 	const s = time.Second
 	for _, tc := range []struct {
@@ -46,6 +50,10 @@ func TestLateWritesRecordWhatBecameOfAWriteItsClientGaveUpOn(t *testing.T) {
 			[]step{write("c1", 2, 3, 15*s, true), read("c2", 4, 16*s), read("c1", 5, 17*s), write("c2", 3, 4, 18*s, false)},
 			[]LateWrite{{Client: "c1", Key: "k", Value: 2, Token: 3, Landed: 15 * s, Reads: 2,
 				Overwritten: true, By: "c2", ByValue: 3, OverwrittenAt: 18 * s}}},
+		{"reads their clients gave up on, queued behind the late write, do not see it", storage.Unfenced,
+			[]step{write("c1", 2, 3, 15*s, true), abandonedRead("c1", 3, 15*s), abandonedRead("c1", 3, 15*s), write("c2", 113, 4, 15*s+40*time.Millisecond, false)},
+			[]LateWrite{{Client: "c1", Key: "k", Value: 2, Token: 3, Landed: 15 * s,
+				Overwritten: true, By: "c2", ByValue: 113, OverwrittenAt: 15*s + 40*time.Millisecond}}},
 		{"a late write still in force at the end is left as it is", storage.Unfenced,
 			[]step{write("c1", 2, 3, 15*s, true)},
 			[]LateWrite{{Client: "c1", Key: "k", Value: 2, Token: 3, Landed: 15 * s}}},
