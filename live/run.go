@@ -360,7 +360,7 @@ func (p *Prepared) Run(ctx context.Context) (scenario.Result, error) {
 		"scale": p.cfg.Scale, "network": net.Stats()}
 	res := scenario.Result{Test: t, Schedule: p.Schedule, FaultOutcomes: fs.outcomes(end), Events: events,
 		Verdicts: checked.Verdicts, Skipped: checked.Skipped, Overall: models.Overall(checked.Verdicts),
-		Summary: models.Summarize(events), SystemFigures: figures}
+		Summary: models.Summarize(events), SystemFigures: figures, Notes: lateWriteNotes(st.LateWrites(), r.start, end)}
 	if end < t.Time {
 		res.Ended = end // cut short: the faults due after it did not fire because of that
 	}

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"slices"
+
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
@@ -54,6 +56,7 @@ func (r Result) Report(command string) reports.Run {
 			"checks":        Checked{Verdicts: r.Verdicts, Skipped: r.Skipped}.Record(CheckConfig(r.Test, nil).Budget),
 		},
 		Attachments: Attachments(r.Verdicts),
+		Notes:       slices.Clone(r.Notes),
 	}
 	if r.SystemFigures != nil {
 		run.Extra["system"] = r.SystemFigures

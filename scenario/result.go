@@ -42,6 +42,11 @@ type Result struct {
 	// time, when the run kept it (harness.Prepared.RecordGrants); nil
 	// otherwise. Report hands it to the run's report.
 	Grants *lockapi.GrantLog `json:"-"`
+	// Notes say what the run saw that its history cannot show (a live
+	// run: a write that landed after its client gave up on it, and whether
+	// any read saw it). Story tells them last; Report puts them under the
+	// verdict. A simulated run has none.
+	Notes []string `json:"notes,omitempty"`
 
 	// log recorded Events (nil: Release has nothing to hand back); it and
 	// release are set by Attach.

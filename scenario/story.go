@@ -15,8 +15,8 @@ import (
 // first time two clients believed they held the same lock, who held it, how
 // each grant came about, with which token, until when, and what the storage
 // did with their reads and writes; how the tokens of successive grants were
-// ordered; and, when nothing overlapped, what the faults did to the clients
-// they hit.
+// ordered; when nothing overlapped, what the faults did to the clients
+// they hit; and the run's notes (Result.Notes).
 func Story(r Result) []string {
 	ev := r.Events
 	out := faultLines(ev)
@@ -35,7 +35,7 @@ func Story(r Result) []string {
 		}
 		out = append(out, fmt.Sprintf("The shop sold %d item(s) of the %d it had: %s.", sold, stock, verdict))
 	}
-	return out
+	return append(out, r.Notes...)
 }
 
 // at renders a history time.

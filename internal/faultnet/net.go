@@ -2,6 +2,9 @@
 // nodes in live mode: named nodes (servers, clients, the storage) that can be
 // paused and resumed, whose wall clocks carry offsets that jump, and directed
 // links between them that can be cut, delayed and made to drop messages.
+// A link is FIFO, as the simulator's links are by default and as a TCP
+// connection is: a message never arrives before one sent earlier on the same
+// link, so a message held by a delay holds every later message behind it.
 //
 // Every live component routes its messages through one Net: the raft
 // transport of backends/raftkv/live, the clients' requests to the raft nodes
@@ -16,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,8 +43,11 @@ type Net struct {
 	closed  bool
 	nodes   map[string]*node
 	blocked map[[2]string]int
-	rules   []*Rule
-	stats   Stats
+	// tails are, by link, closed when the latest message sent on the link
+	// has arrived (absent: none on its way): the next one waits for it.
+	tails map[[2]string]chan struct{}
+	rules []*Rule
+	stats Stats
 }
 
 type node struct {
@@ -71,7 +78,8 @@ type Rule struct {
 
 // New returns a Net whose true time starts now.
 func New() *Net {
-	return &Net{start: time.Now(), done: make(chan struct{}), nodes: map[string]*node{}, blocked: map[[2]string]int{}}
+	return &Net{start: time.Now(), done: make(chan struct{}), nodes: map[string]*node{}, blocked: map[[2]string]int{},
+		tails: map[[2]string]chan struct{}{}}
 }
 
 // Done is closed when the Net is closed.
@@ -251,13 +259,16 @@ func (n *Net) Stats() Stats {
 func TypeName(msg any) string { return fmt.Sprintf("%T", msg) }
 
 // fate decides what happens to one message from -> to: dropped (a cut link
-// or a drop rule), or delivered after a delay.
-func (n *Net) fate(from, to string, msg any) (delay time.Duration, drop bool) {
+// or a drop rule), or delivered after a delay and after the message sent on
+// the link before it (prev, nil: none on its way); mine is closed when this
+// one has arrived.
+func (n *Net) fate(from, to string, msg any) (delay time.Duration, prev, mine chan struct{}, drop bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.closed || n.blocked[[2]string{from, to}] > 0 {
+	k := [2]string{from, to}
+	if n.closed || n.blocked[k] > 0 {
 		n.stats.Dropped++
-		return 0, true
+		return 0, nil, nil, true
 	}
 	name := ""
 	now := time.Now()
@@ -276,7 +287,7 @@ func (n *Net) fate(from, to string, msg any) (delay time.Duration, drop bool) {
 		r.matched++
 		if r.Drop {
 			n.stats.Dropped++
-			return 0, true
+			return 0, nil, nil, true
 		}
 		delay += r.Delay
 	}
@@ -284,22 +295,65 @@ func (n *Net) fate(from, to string, msg any) (delay time.Duration, drop bool) {
 		n.stats.Delayed++
 	}
 	n.stats.Delivered++
-	return delay, false
+	prev, mine = n.tails[k], make(chan struct{})
+	n.tails[k] = mine
+	return delay, prev, mine, false
+}
+
+// arrived marks the message mine of link k as arrived: the next message on
+// the link may arrive.
+func (n *Net) arrived(k [2]string, mine chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	close(mine)
+	if n.tails[k] == mine {
+		delete(n.tails, k)
+	}
+}
+
+// deliver carries one message from -> to and returns once it has arrived:
+// after its delay, after every message sent on the link before it, and
+// while the receiver is not paused. Until release is called, the next
+// message on the link waits behind it (a receiver that serves a link's
+// messages in order releases it when it has served this one).
+func (n *Net) deliver(from, to string, msg any) (release func(), err error) {
+	delay, prev, mine, drop := n.fate(from, to, msg)
+	if drop {
+		return nil, ErrDropped
+	}
+	k := [2]string{from, to}
+	var once sync.Once
+	release = func() { once.Do(func() { n.arrived(k, mine) }) }
+	if err := n.Sleep(delay); err != nil {
+		release()
+		return nil, err
+	}
+	if prev != nil {
+		select {
+		case <-prev:
+		case <-n.done:
+			release()
+			return nil, ErrClosed
+		}
+	}
+	if err := n.Gate(to); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
 }
 
 // Send carries one message from -> to: it returns ErrDropped if the link is
-// cut (or a rule drops it), otherwise it waits out the message's delay and
-// while the receiver is paused (the message queues), then returns nil: the
-// message has arrived.
+// cut (or a rule drops it), otherwise it waits out the message's delay, the
+// messages sent on the link before it (FIFO) and while the receiver is
+// paused (the message queues), then returns nil: the message has arrived.
 func (n *Net) Send(from, to string, msg any) error {
-	delay, drop := n.fate(from, to, msg)
-	if drop {
-		return ErrDropped
-	}
-	if err := n.Sleep(delay); err != nil {
+	release, err := n.deliver(from, to, msg)
+	if err != nil {
 		return err
 	}
-	return n.Gate(to)
+	release()
+	return nil
 }
 
 // Call sends req from -> to, serves it with serve at the receiver, and
@@ -307,15 +361,49 @@ func (n *Net) Send(from, to string, msg any) error {
 // that takes longer, gives ErrTimeout: the caller cannot know whether serve
 // ran. serve may still run after Call returned (a message delayed past the
 // caller's patience lands later, as on a real network); it never runs after
-// the Net closed.
+// the Net closed. The requests of a link arrive in the order sent, and are
+// served concurrently: serve may block (a raft node answers once the
+// command commits).
 func Call[T any](n *Net, from, to string, req any, timeout time.Duration, serve func() T) (T, error) {
+	return call(n, from, to, req, timeout, false, func(Delivery) T { return serve() })
+}
+
+// Delivery is how a request of CallDelivered reached its receiver, in true
+// time (Now): when it was sent, when it arrived, and whether its caller had
+// already stopped waiting for the answer (it timed out). An abandoned
+// request still takes effect, and its caller never learns that it did: a
+// write that lands so late is one a history can only record as of unknown
+// outcome.
+type Delivery struct {
+	Sent, Arrived time.Duration
+	Abandoned     bool
+}
+
+// CallDelivered is Call to a receiver that serves the requests of a link one
+// at a time, in the order sent, as a server reading one connection does (the
+// storage): the next request of the link waits until serve has returned, so
+// serve must not block. serve is told how the request was delivered, so that
+// the receiver can keep a record of the requests that landed after their
+// caller gave up on them.
+func CallDelivered[T any](n *Net, from, to string, req any, timeout time.Duration, serve func(Delivery) T) (T, error) {
+	return call(n, from, to, req, timeout, true, serve)
+}
+
+func call[T any](n *Net, from, to string, req any, timeout time.Duration, inOrder bool, serve func(Delivery) T) (T, error) {
 	type answer struct{ v T }
 	ch := make(chan answer, 1)
+	var abandoned atomic.Bool
+	sent := n.Now()
 	go func() {
-		if n.Send(from, to, req) != nil {
+		release, err := n.deliver(from, to, req)
+		if err != nil {
 			return
 		}
-		v := serve()
+		if !inOrder {
+			release()
+		}
+		v := serve(Delivery{Sent: sent, Arrived: n.Now(), Abandoned: abandoned.Load()})
+		release()
 		if n.Send(to, from, v) != nil {
 			return
 		}
@@ -328,8 +416,10 @@ func Call[T any](n *Net, from, to string, req any, timeout time.Duration, serve 
 	case a := <-ch:
 		return a.v, nil
 	case <-t.C:
+		abandoned.Store(true)
 		return zero, ErrTimeout
 	case <-n.done:
+		abandoned.Store(true)
 		return zero, ErrClosed
 	}
 }

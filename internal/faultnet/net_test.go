@@ -49,6 +49,150 @@ func TestCall(t *testing.T) {
 	}
 }
 
+func TestCallDeliveredSaysWhetherTheCallerHadGivenUp(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		setup func(n *Net)
+		// want is the caller's error; served whether the request reached
+		// the receiver, abandoned whether its caller had given up by then,
+		// and least the least time it took to arrive.
+		want      error
+		served    bool
+		abandoned bool
+		least     time.Duration
+	}{
+		{"a request answered in time was not abandoned", func(n *Net) {}, nil, true, false, 0},
+		{"a request delayed less than the timeout was not abandoned", func(n *Net) {
+			n.AddRule(Rule{From: "c1", To: "s", Delay: 10 * time.Millisecond})
+		}, nil, true, false, 10 * time.Millisecond},
+		{"a request delayed past the timeout lands after its delay, abandoned", func(n *Net) {
+			n.AddRule(Rule{From: "c1", To: "s", Match: "faultnet.ping", Delay: 300 * time.Millisecond})
+		}, ErrTimeout, true, true, 300 * time.Millisecond},
+		{"a rule that ends later still delays the message it matched to the end", func(n *Net) {
+			n.AddRule(Rule{From: "c1", To: "s", Delay: 300 * time.Millisecond, Count: 1, Until: time.Now().Add(time.Millisecond * 50)})
+		}, ErrTimeout, true, true, 300 * time.Millisecond},
+		{"a request a paused receiver held past the timeout lands at the resume, abandoned", func(n *Net) {
+			n.Pause("s")
+			time.AfterFunc(300*time.Millisecond, func() { n.Resume("s") })
+		}, ErrTimeout, true, true, 300 * time.Millisecond},
+		{"a dropped request never arrives", func(n *Net) { n.AddRule(Rule{From: "c1", To: "s", Drop: true}) }, ErrTimeout, false, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			n := New()
+			defer n.Close()
+			tc.setup(n)
+			delivered := make(chan Delivery, 1)
+			_, err := CallDelivered(n, "c1", "s", ping{}, timeout, func(d Delivery) string {
+				delivered <- d
+				return "ok"
+			})
+			if tc.want != nil {
+				require.ErrorIs(t, err, tc.want)
+			} else {
+				require.NoError(t, err)
+			}
+			select {
+			case d := <-delivered:
+				require.True(t, tc.served, "the request arrived: %+v", d)
+				assert.Equal(t, tc.abandoned, d.Abandoned, "abandoned")
+				assert.GreaterOrEqual(t, d.Arrived-d.Sent, tc.least, "time to arrive")
+			case <-time.After(time.Second):
+				require.False(t, tc.served, "the request never arrived")
+			}
+		})
+	}
+}
+
+type write struct{ value int }
+
+type read struct{}
+
+func TestLinksAreFIFO(t *testing.T) {
+	const held = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		setup func(n *Net)
+		// sends are the messages c1 sends, in order, 20 ms apart, each to
+		// its receiver; want is when each must have arrived at the least
+		// and, at most (0: no bound).
+		sends       []string
+		least, most []time.Duration
+	}{
+		{"a message sent after a delayed one waits behind it", func(n *Net) {
+			n.AddRule(Rule{From: "c1", To: "s", Match: "faultnet.write", Count: 1, Delay: held})
+		}, []string{"s", "s"}, []time.Duration{held, held}, []time.Duration{0, 0}},
+		{"a message on another link is not held", func(n *Net) {
+			n.AddRule(Rule{From: "c1", To: "s", Match: "faultnet.write", Count: 1, Delay: held})
+		}, []string{"s", "t"}, []time.Duration{held, 0}, []time.Duration{0, held / 2}},
+		{"a message sent after a dropped one is not held", func(n *Net) {
+			n.AddRule(Rule{From: "c1", To: "s", Match: "faultnet.write", Count: 1, Drop: true})
+		}, []string{"s", "s"}, []time.Duration{-1, 0}, []time.Duration{0, held / 2}},
+		{"a paused receiver takes the messages it held in order, at its resume", func(n *Net) {
+			n.Pause("s")
+			time.AfterFunc(held, func() { n.Resume("s") })
+		}, []string{"s", "s"}, []time.Duration{held, held}, []time.Duration{0, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			n := New()
+			defer n.Close()
+			tc.setup(n)
+			arrived := make([]time.Duration, len(tc.sends))
+			errs := make([]error, len(tc.sends))
+			done := make(chan int, len(tc.sends))
+			for i, to := range tc.sends {
+				var msg any = read{}
+				if i == 0 {
+					msg = write{1}
+				}
+				go func() {
+					errs[i] = n.Send("c1", to, msg)
+					arrived[i] = n.Now()
+					done <- i
+				}()
+				time.Sleep(20 * time.Millisecond)
+			}
+			for range tc.sends {
+				<-done
+			}
+			for i := range tc.sends {
+				if tc.least[i] < 0 {
+					assert.ErrorIs(t, errs[i], ErrDropped, "message %d", i)
+					continue
+				}
+				require.NoError(t, errs[i], "message %d", i)
+				assert.GreaterOrEqual(t, arrived[i], tc.least[i], "message %d arrived too early", i)
+				if tc.most[i] > 0 {
+					assert.Less(t, arrived[i], tc.most[i], "message %d was held", i)
+				}
+			}
+		})
+	}
+}
+
+func TestCallDeliveredServesALinksRequestsInTheOrderSent(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	n := New()
+	defer n.Close()
+	n.AddRule(Rule{From: "c1", To: "s", Match: "faultnet.write", Count: 1, Delay: 300 * time.Millisecond})
+	var value int
+	serve := func(req any) func(Delivery) int {
+		return func(Delivery) int {
+			if w, ok := req.(write); ok {
+				value = w.value
+			}
+			return value
+		}
+	}
+	_, err := CallDelivered(n, "c1", "s", write{1}, 50*time.Millisecond, serve(write{1}))
+	require.ErrorIs(t, err, ErrTimeout, "the write is held past its timeout")
+	v, err := CallDelivered(n, "c1", "s", read{}, time.Second, serve(read{}))
+	require.NoError(t, err, "the read waits behind the write, within its timeout")
+	assert.Equal(t, 1, v, "the read is served after the write it was sent after")
+}
+
 func TestCloseReleasesEveryWait(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	n := New()

@@ -8,6 +8,7 @@
 package live
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -24,7 +25,42 @@ const Name = "storage"
 type Server struct {
 	mu    sync.Mutex
 	cells storage.Cells
+	late  []LateWrite
+	// inForce is, by key, the index in late of the late write whose value
+	// the key holds (none: no entry).
+	inForce map[string]int
 }
+
+// LateWrite is a write that reached the storage after its client had given
+// up waiting for the answer (a write delayed past the client's timeout), and
+// what became of it: refused (fenced), or applied and then read or
+// overwritten. Times are true times (faultnet.Net.Now). Its client recorded
+// it as of unknown outcome, so a history in which nobody read its value is
+// the same as one in which it never landed: the record says which it was.
+type LateWrite struct {
+	Client, Key string
+	Value       int64
+	Token       uint64
+	// Sent and Landed are when the client sent it and when the storage
+	// served it.
+	Sent, Landed time.Duration
+	// Refused says the fencing rule refused it.
+	Refused bool
+	// Reads counts the reads served while its value was in force to a
+	// client still waiting for the answer (a read its client had given up
+	// on, queued behind the late write, shows the value to nobody).
+	Reads int
+	// Overwritten says another write replaced its value: By's write of
+	// ByValue, at OverwrittenAt.
+	Overwritten   bool
+	By            string
+	ByValue       int64
+	OverwrittenAt time.Duration
+}
+
+// Unseen reports whether no read ever returned the late write's value
+// (refused, or applied and never read): no history can show it.
+func (w LateWrite) Unseen() bool { return w.Refused || w.Reads == 0 }
 
 // NewServer returns a storage server with o's mode and initial values.
 func NewServer(o storage.Options) *Server {
@@ -39,6 +75,50 @@ func (s *Server) Serve(req any) storage.Reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cells.Serve(req)
+}
+
+// ServeFrom answers one request of client, delivered as d, and keeps the
+// record of the writes that landed after their client gave up (LateWrites).
+func (s *Server) ServeFrom(client string, req any, d faultnet.Delivery) storage.Reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	reply := s.cells.Serve(req)
+	switch r := req.(type) {
+	case storage.ReadReq:
+		if i, ok := s.inForce[r.Key]; ok && !reply.Rejected && !d.Abandoned {
+			s.late[i].Reads++
+		}
+	case storage.WriteReq:
+		if reply.Rejected {
+			if d.Abandoned {
+				s.late = append(s.late, LateWrite{Client: client, Key: r.Key, Value: r.Value, Token: r.Token,
+					Sent: d.Sent, Landed: d.Arrived, Refused: true})
+			}
+			break
+		}
+		if i, ok := s.inForce[r.Key]; ok {
+			w := &s.late[i]
+			w.Overwritten, w.By, w.ByValue, w.OverwrittenAt = true, client, r.Value, d.Arrived
+			delete(s.inForce, r.Key)
+		}
+		if d.Abandoned {
+			if s.inForce == nil {
+				s.inForce = map[string]int{}
+			}
+			s.inForce[r.Key] = len(s.late)
+			s.late = append(s.late, LateWrite{Client: client, Key: r.Key, Value: r.Value, Token: r.Token,
+				Sent: d.Sent, Landed: d.Arrived})
+		}
+	}
+	return reply
+}
+
+// LateWrites are the writes that reached the storage after their client had
+// given up on them, in the order they landed.
+func (s *Server) LateWrites() []LateWrite {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.late)
 }
 
 // Value is the current value of key.
@@ -63,7 +143,9 @@ func (c *Client) call(req any) (storage.Reply, error) {
 	if timeout == 0 {
 		timeout = storage.DefaultTimeout
 	}
-	return faultnet.Call(c.Net, c.Node, Name, req, timeout, func() storage.Reply { return c.Server.Serve(req) })
+	return faultnet.CallDelivered(c.Net, c.Node, Name, req, timeout, func(d faultnet.Delivery) storage.Reply {
+		return c.Server.ServeFrom(c.Node, req, d)
+	})
 }
 
 // Read returns the value of key.
