@@ -42,7 +42,7 @@ func lateWriteNotes(late []store.LateWrite, start, end time.Duration) []string {
 			s += " and was applied, and still in force and unread when the run ended: " +
 				"no read saw it, so the history is the same as if it had never landed and no check can tell it landed"
 		}
-		out = append(out, s+".")
+		out = append(out, s) // no full stop, as every warning: the report adds one
 	}
 	return out
 }

@@ -35,7 +35,10 @@ func Story(r Result) []string {
 		}
 		out = append(out, fmt.Sprintf("The shop sold %d item(s) of the %d it had: %s.", sold, stock, verdict))
 	}
-	return append(out, r.Notes...)
+	for _, n := range r.Notes {
+		out = append(out, n+".") // notes carry no full stop: the report adds its own
+	}
+	return out
 }
 
 // at renders a history time.
