@@ -27,9 +27,9 @@ func TestRunRejectsScheduleMistakes(t *testing.T) {
 		{"unknown-node.json", `:3: faults[0] (partition): field "targets": unknown node "redis-a" (known: redis, storage, c1, c2, clients, servers`},
 		{"trigger-on-a-server.json", `:3: faults[0] (pause): field "after.node": "redis" is not a client: a trigger follows the operations of a client (c1, c2)`},
 		{"empty.json", `:1: empty file: a schedule is a JSON object such as {"faults": [`},
-		{"unknown-field.json", `:3: faults[0] (pause): unknown field "colour" (a fault has kind, at, after, duration, targets,`},
+		{"unknown-field.json", `:3: faults[0] (pause): unknown field "colour" (a fault has kind, at, after, until, duration, targets,`},
 		{"bad-duration.json", `:3: faults[0] (pause): field "duration": bad duration "5 seconds" (use a Go duration such as "1.5s" or "200ms")`},
-		{"field-of-another-kind.json", `:3: faults[0] (pause): field "match": a pause takes no "match" (it takes targets, and kind, at, after, duration)`},
+		{"field-of-another-kind.json", `:3: faults[0] (pause): field "match": a pause takes no "match" (it takes targets, and kind, at, after, until, duration)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {

@@ -117,6 +117,11 @@ func (r *run) installFaults(s nemesis.Schedule) *faults {
 		}
 		fs.after(time.Duration(f.At), func() { fs.start(i) })
 	}
+	for i, f := range s.Faults {
+		if f.Until != nil {
+			fs.r.log.Observe(f.EndObserver(&fs.tallies[i].Tally, &fs.mu, fs.after))
+		}
+	}
 	return fs
 }
 
@@ -164,14 +169,14 @@ func (fs *faults) record(t history.Type, k nemesis.Kind, targets []string, detai
 
 // window records the window of fault kind k (see nemesis.Window); the undo
 // of a fault still in place when the run stops runs then.
-func (fs *faults) window(k nemesis.Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
+func (fs *faults) window(k nemesis.Kind, targets []string, detail string, d time.Duration, open bool, undo func()) func() {
 	if undo != nil && (d > 0 || open) {
 		undo = sync.OnceFunc(undo)
 		fs.mu.Lock()
 		fs.undo = append(fs.undo, undo)
 		fs.mu.Unlock()
 	}
-	nemesis.Window(func(t history.Type) { fs.record(t, k, targets, detail) }, fs.after, d, open, undo)
+	return nemesis.Window(func(t history.Type) { fs.record(t, k, targets, detail) }, fs.after, d, open, undo)
 }
 
 // nodes are the nodes names name now; a name that no longer resolves names
@@ -184,11 +189,11 @@ func (fs *faults) nodes(names []string) []string {
 func (fs *faults) start(i int) {
 	p := liveFaults{fs, i}
 	fs.mu.Lock()
-	fs.tallies[i].Started, fs.tallies[i].StartAt = true, p.Now()
+	fs.tallies[i].Started, fs.tallies[i].StartAt, fs.tallies[i].FromIndex = true, p.Now(), fs.r.log.Len()
 	fs.mu.Unlock()
-	missed, delay := nemesis.Start[string](p, fs.schedule.Faults[i])
+	missed, delay, stop := nemesis.Start[string](p, fs.schedule.Faults[i])
 	fs.mu.Lock()
-	fs.tallies[i].Missed, fs.tallies[i].Delay = missed, delay
+	fs.tallies[i].Missed, fs.tallies[i].Delay, fs.tallies[i].Stop = missed, delay, stop
 	fs.mu.Unlock()
 }
 
@@ -206,8 +211,8 @@ func (p liveFaults) Nodes(names []string) []string { return p.fs.nodes(names) }
 func (p liveFaults) All() []string                 { return p.fs.r.allNodes() }
 func (p liveFaults) Name(n string) string          { return n }
 
-func (p liveFaults) Window(k nemesis.Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
-	p.fs.window(k, targets, detail, d, open, undo)
+func (p liveFaults) Window(k nemesis.Kind, targets []string, detail string, d time.Duration, open bool, undo func()) func() {
+	return p.fs.window(k, targets, detail, d, open, undo)
 }
 
 // each does fn to each of ns, failing the run with what fn refused.

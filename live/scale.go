@@ -32,6 +32,11 @@ func Scale(t scenario.Test, k float64) scenario.Test {
 				a.Delay = nemesis.Duration(sc(time.Duration(a.Delay)))
 				f.After = &a
 			}
+			if f.Until != nil {
+				u := *f.Until
+				u.Delay = nemesis.Duration(sc(time.Duration(u.Delay)))
+				f.Until = &u
+			}
 			s.Faults[i] = f
 		}
 		t.Schedule = &s

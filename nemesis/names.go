@@ -64,13 +64,14 @@ func (s Schedule) CheckNames(resolve func(name string) error, clients, messages 
 				}
 			}
 		}
-		if t := f.After; t != nil {
+		for _, ft := range f.triggers() {
+			field, t := ft.field, ft.trigger
 			if clients == nil {
 				if err := resolve(t.Node); err != nil {
-					return s.errorAt(i, "after.node", err.Error())
+					return s.errorAt(i, field+".node", err.Error())
 				}
 			} else if !slices.Contains(clients, t.Node) {
-				return s.errorAt(i, "after.node", fmt.Sprintf("%q is not a client: a trigger follows the operations of a client (%s)",
+				return s.errorAt(i, field+".node", fmt.Sprintf("%q is not a client: a trigger follows the operations of a client (%s)",
 					t.Node, listNames(clients)))
 			}
 		}
@@ -100,6 +101,25 @@ func flatten(groups [][]string) []string {
 	var out []string
 	for _, g := range groups {
 		out = append(out, g...)
+	}
+	return out
+}
+
+// namedTrigger is one of a fault's triggers and the field that holds it.
+type namedTrigger struct {
+	field   string
+	trigger *Trigger
+}
+
+// triggers are the fault's start and end anchors that are set, in that
+// order ("after", "until").
+func (f Fault) triggers() []namedTrigger {
+	var out []namedTrigger
+	if f.After != nil {
+		out = append(out, namedTrigger{"after", f.After})
+	}
+	if f.Until != nil {
+		out = append(out, namedTrigger{"until", f.Until})
 	}
 	return out
 }

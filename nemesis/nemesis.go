@@ -67,6 +67,9 @@ func Install(w *sim.World, log *history.Log, s Schedule, env Env) (*Nemesis, err
 		} else {
 			w.At(time.Duration(f.At), func() { n.start(i) })
 		}
+		if f.Until != nil {
+			n.log.Observe(f.EndObserver(&n.tallies[i], nil, n.w.After))
+		}
 	}
 	return n, nil
 }
@@ -109,14 +112,14 @@ func (n *Nemesis) record(t history.Type, k Kind, targets []string, detail string
 }
 
 // window records the window of fault kind k (see Window).
-func (n *Nemesis) window(k Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
-	Window(func(t history.Type) { n.record(t, k, targets, detail) }, n.w.After, d, open, undo)
+func (n *Nemesis) window(k Kind, targets []string, detail string, d time.Duration, open bool, undo func()) func() {
+	return Window(func(t history.Type) { n.record(t, k, targets, detail) }, n.w.After, d, open, undo)
 }
 
 func (n *Nemesis) start(i int) {
 	tl := &n.tallies[i]
-	tl.Started, tl.StartAt = true, n.w.Now()
-	tl.Missed, tl.Delay = Start[*sim.Node](simFaults{n}, n.faults[i])
+	tl.Started, tl.StartAt, tl.FromIndex = true, n.w.Now(), n.log.Len()
+	tl.Missed, tl.Delay, tl.Stop = Start[*sim.Node](simFaults{n}, n.faults[i])
 }
 
 // simFaults performs faults in the simulator (see Performer). Overlapping
@@ -129,8 +132,8 @@ func (s simFaults) Nodes(names []string) []*sim.Node { return s.n.nodes(names) }
 func (s simFaults) All() []*sim.Node                 { return s.n.w.Nodes() }
 func (s simFaults) Name(x *sim.Node) string          { return x.Name() }
 
-func (s simFaults) Window(k Kind, targets []string, detail string, d time.Duration, open bool, undo func()) {
-	s.n.window(k, targets, detail, d, open, undo)
+func (s simFaults) Window(k Kind, targets []string, detail string, d time.Duration, open bool, undo func()) func() {
+	return s.n.window(k, targets, detail, d, open, undo)
 }
 
 func (s simFaults) Pause(ns []*sim.Node) func() {

@@ -36,6 +36,15 @@ type Tally struct {
 	// Delay is what a delay saw; nil where the messages delayed are not
 	// counted (a delay a live system carries itself).
 	Delay *DelayTally
+	// FromIndex is the index of the first history event recorded after the
+	// fault started: its end anchor counts events from there on.
+	FromIndex int
+	// UntilSeen counts the events that matched the end anchor; Ended is set
+	// when the anchor's Nth came; Stop ends the fault early (set when it
+	// starts).
+	UntilSeen int
+	Ended     bool
+	Stop      func()
 }
 
 // DelayTally is what a delay saw: the links it was on and how many messages

@@ -155,7 +155,7 @@ func (d decoding) errorf(line int, field, format string, args ...any) *Error {
 }
 
 // into decodes ms into dst (a *Fault or *Trigger); prefix is "" for a fault
-// and "after." for its trigger.
+// and "after." or "until." for one of its triggers.
 func (d decoding) into(dst any, ms []member, prefix string) error {
 	v := reflect.ValueOf(dst).Elem()
 	names, index := jsonFields(v.Type())
@@ -167,7 +167,7 @@ func (d decoding) into(dst any, ms []member, prefix string) error {
 		case !ok:
 			what := "a fault"
 			if prefix != "" {
-				what = "a trigger (\"after\")"
+				what = fmt.Sprintf("a trigger (%q)", strings.TrimSuffix(prefix, "."))
 			}
 			return d.errorf(m.line, "", "unknown field %q (%s has %s)", field, what, strings.Join(names, ", "))
 		case seen[m.key]:
@@ -193,7 +193,8 @@ func (d decoding) into(dst any, ms []member, prefix string) error {
 	return nil
 }
 
-// trigger decodes the "after" member m into fv (a *Trigger field).
+// trigger decodes the "after" or "until" member m into fv (a *Trigger
+// field).
 func (d decoding) trigger(fv reflect.Value, m member) error {
 	if string(m.raw) == "null" {
 		return nil
@@ -203,10 +204,10 @@ func (d decoding) trigger(fv reflect.Value, m member) error {
 		return err
 	}
 	if ms == nil {
-		return d.errorf(m.line, "after", `want a trigger such as {"node": "c1", "f": "acquire"}, got %s`, show(m.raw))
+		return d.errorf(m.line, m.key, `want a trigger such as {"node": "c1", "f": "acquire"}, got %s`, show(m.raw))
 	}
 	t := &Trigger{}
-	if err := d.into(t, ms, "after."); err != nil {
+	if err := d.into(t, ms, m.key+"."); err != nil {
 		return err
 	}
 	fv.Set(reflect.ValueOf(t))

@@ -90,6 +90,12 @@ type Fault struct {
 	At Duration `json:"at,omitempty"`
 	// After, when set, starts the fault right after a history event.
 	After *Trigger `json:"after,omitempty"`
+	// Until, when set, ends the fault right after a history event recorded
+	// after the fault started (its trigger's Nth such event, plus its delay):
+	// "resume c1 1 ms after c2's first read". Duration is then the longest
+	// the fault lasts (0: until that event, or the end of the run). A
+	// delay takes no until (it ends by its duration or count).
+	Until *Trigger `json:"until,omitempty"`
 	// Duration is how long the fault lasts; see each kind for what 0 means.
 	Duration Duration `json:"duration,omitempty"`
 	// Targets are the nodes the fault acts on (pause, crash, clocks, or the
@@ -174,8 +180,8 @@ func (s Schedule) Validate() error {
 	return nil
 }
 
-// kindFields are the fields each kind takes besides kind, at, after and
-// duration.
+// kindFields are the fields each kind takes besides kind, at, after, until
+// and duration.
 var kindFields = map[Kind][]string{
 	Pause:      {"targets"},
 	Crash:      {"targets"},
@@ -221,7 +227,7 @@ func (f Fault) validate() (field, msg string) {
 	}
 	for _, g := range f.given() {
 		if !slices.Contains(takes, g) {
-			return g, fmt.Sprintf("a %s takes no %q (it takes %s, and kind, at, after, duration)", f.Kind, g, strings.Join(takes, ", "))
+			return g, fmt.Sprintf("a %s takes no %q (it takes %s, and kind, at, after, until, duration)", f.Kind, g, strings.Join(takes, ", "))
 		}
 	}
 	if f.At < 0 {
@@ -233,6 +239,14 @@ func (f Fault) validate() (field, msg string) {
 	if f.After != nil {
 		if field, msg := f.After.validate(); msg != "" {
 			return "after." + field, msg
+		}
+	}
+	if f.Until != nil {
+		if f.Kind == Delay {
+			return "until", "a delay takes no until: it ends after its duration or its count of messages"
+		}
+		if field, msg := f.Until.validate(); msg != "" {
+			return "until." + field, msg
 		}
 	}
 	return f.validateKind()
@@ -263,8 +277,8 @@ func (f Fault) validateKind() (field, msg string) {
 		if len(f.Targets) == 0 {
 			return "targets", "a pause needs at least one target"
 		}
-		if f.Duration == 0 {
-			return "duration", "a pause needs a duration"
+		if f.Duration == 0 && f.Until == nil {
+			return "duration", `a pause needs a duration, or an end anchor ("until")`
 		}
 	case Crash, ClockJump, ClockDrift:
 		if len(f.Targets) == 0 {

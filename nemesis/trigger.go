@@ -64,3 +64,40 @@ func (f Fault) Observer(tl *Tally, mu sync.Locker, now func() time.Duration, aft
 		}
 	}
 }
+
+// EndObserver is the history observer that ends f (which has an end anchor,
+// Until) in either world: it counts in tl the events of the anchor recorded
+// after f started (from event tl.FromIndex on) and, at the anchor's Nth,
+// marks tl ended and calls tl.Stop at once (inside the recording client's
+// own step: the paused holder resumes before that client does anything
+// else) or after the anchor's delay. A fault that has already stopped (its
+// duration ran out first) stays stopped. mu, when not nil, guards tl.
+func (f Fault) EndObserver(tl *Tally, mu sync.Locker, after func(time.Duration, func())) func(history.Event) {
+	t := f.Until
+	typ, nth, delay := t.eventType(), max(t.Nth, 1), time.Duration(t.Delay)
+	return func(e history.Event) {
+		if e.Process == history.NemesisProcess || e.Node != t.Node || e.F != t.F || e.Type != typ {
+			return
+		}
+		if mu != nil {
+			mu.Lock()
+		}
+		fire := false
+		if tl.Started && !tl.Ended && e.Index >= tl.FromIndex {
+			tl.UntilSeen++
+			fire = tl.UntilSeen >= nth
+			tl.Ended = fire
+		}
+		stop := tl.Stop
+		if mu != nil {
+			mu.Unlock()
+		}
+		switch {
+		case !fire || stop == nil:
+		case delay > 0:
+			after(delay, stop)
+		default:
+			stop()
+		}
+	}
+}

@@ -223,6 +223,9 @@ func (s *shrinker) runnable(t scenario.Test) bool {
 		if f.After != nil {
 			names = append(names, f.After.Node)
 		}
+		if f.Until != nil {
+			names = append(names, f.Until.Node)
+		}
 		for _, n := range names {
 			if i, err := strconv.Atoi(strings.TrimPrefix(n, "c")); err == nil && strings.HasPrefix(n, "c") && i > t.Clients {
 				return false

@@ -322,15 +322,19 @@ func faultWords(f nemesis.Fault) string {
 			words = append(words, "for "+d.String())
 		}
 	case nemesis.Crash:
-		if d > 0 {
+		switch {
+		case d > 0:
 			words = append(words, "restarting after "+d.String())
-		} else {
+		case f.Until == nil:
 			words = append(words, "never restarted")
 		}
 	default:
-		if d > 0 {
+		switch {
+		case d > 0 && f.Until != nil:
+			words = append(words, "for at most "+d.String())
+		case d > 0:
 			words = append(words, "for "+d.String())
-		} else {
+		case f.Until == nil:
 			words = append(words, "until the end")
 		}
 	}
@@ -350,6 +354,9 @@ func faultWords(f nemesis.Fault) string {
 		words = append(words, when)
 	} else {
 		words = append(words, "at "+history.FormatTime(int64(f.At)))
+	}
+	if f.Until != nil {
+		words = append(words, "until "+f.Until.Words())
 	}
 	return strings.Join(words, " ")
 }
