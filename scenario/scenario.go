@@ -138,3 +138,11 @@ func (s Scenario) FindVariant(name string) (Variant, error) {
 	}
 	return Variant{}, fmt.Errorf("scenario %s has no variant %q (variants: %s)", s.Name, name, strings.Join(names, ", "))
 }
+
+// FencedWritesNote is the MatrixNote of a fixed variant whose fix is a
+// fence on writes alone: the variant's own fault is stopped, but the
+// matrix's systematic search ends a pause between the new holder's read and
+// its write, and the fence lets both writes through.
+const FencedWritesNote = "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder " +
+	"whose write lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update " +
+	"that fencing reads prevents (the fenced+reads row)"

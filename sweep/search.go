@@ -177,6 +177,8 @@ func searchPending(c SearchConfig, o SearchOptions, done map[item]journalLine, j
 func searchedMatrix(c SearchConfig, done map[item]journalLine) SearchedMatrix {
 	m := SearchedMatrix{Preset: c.Preset, Fingerprint: c.Fingerprint(), Columns: c.Columns, Budget: c.Budget, Time: c.Time, Clients: c.Clients}
 	for r, row := range c.Rows {
+		sh, _ := rowShape(c, row)
+		row.Shape = &sh
 		cost := done[item{r, ""}]
 		row.Cost = cost.Cost
 		m.Runs += cost.Runs

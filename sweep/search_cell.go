@@ -86,6 +86,8 @@ const (
 // the shrinking's).
 func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (SearchedCell, int, error) {
 	name := row.Design + " · " + row.Storage + " × " + column
+	sh, timeouts := rowShape(c, row)
+	c.Time = sh.Time
 	tm, err := rowTiming(c, row)
 	if err != nil {
 		return SearchedCell{}, 0, fmt.Errorf("%s: %w", name, err)
@@ -94,24 +96,61 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 	first := map[string]*found{}
 	runs := 0
 	seed, start := cellSeeds(row.ID, column)
-	target := guide.Target{Name: name, Family: column,
-		Test: func(s uint64) (scenario.Test, error) { return c.test(row, column, s), nil },
-		Stop: func(r scenario.Result) bool { return verdictOf(r, dataCheck) == models.Invalid }}
-	out, err := guide.Search(guide.Config{Target: &target, Seed: seed, Start: start, MaxRuns: c.Budget,
-		Fresh: cellFresh, FreshEvery: cellFreshEvery,
-		OnRun: func(t scenario.Test, r scenario.Result) {
-			runs++
-			ev.add(r)
-			for kind, checks := range findingsOf(r) {
-				if first[kind] == nil {
-					first[kind] = &found{test: t, runsTo: runs, checks: checks, target: shrinkTarget(r, kind, checks)}
-				}
+	note := func(t scenario.Test, r scenario.Result) {
+		for kind, checks := range findingsOf(r) {
+			if first[kind] == nil {
+				first[kind] = &found{test: t, runsTo: runs, checks: checks, target: shrinkTarget(r, kind, checks)}
 			}
-		}}, o.Run)
-	if err != nil {
-		return SearchedCell{}, 0, err
+		}
 	}
-	total := out.Runs
+	set, err := placementsOf(c, row, column, sh, timeouts)
+	if err != nil {
+		return SearchedCell{}, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	var pl *Placements
+	if len(set.Faults) > 0 {
+		pl = &Placements{Bound: set.Words, Total: len(set.Faults)}
+		for _, f := range set.Faults {
+			t := placementTest(c, row, start, f)
+			r, err := harness.Run(t)
+			if err != nil {
+				return SearchedCell{}, 0, fmt.Errorf("%s: placement %d: %w", name, pl.Ran+1, err)
+			}
+			runs++
+			pl.Ran++
+			if len(r.FaultOutcomes) > 0 && r.FaultOutcomes[0].Fired {
+				pl.Fired++
+			}
+			ev.addFailed(r)
+			note(t, r)
+			r.Release()
+			if o.Run != nil {
+				o.Run()
+			}
+			if first[VerdictCorrupted] != nil {
+				break
+			}
+		}
+		pl.Complete = first[VerdictCorrupted] == nil && pl.Ran == pl.Total
+	}
+	randomRuns := 0
+	if first[VerdictCorrupted] == nil {
+		target := guide.Target{Name: name, Family: column,
+			Test: func(s uint64) (scenario.Test, error) { return c.test(row, column, s), nil },
+			Stop: func(r scenario.Result) bool { return verdictOf(r, dataCheck) == models.Invalid }}
+		out, err := guide.Search(guide.Config{Target: &target, Seed: seed, Start: start, MaxRuns: c.Budget,
+			Fresh: cellFresh, FreshEvery: cellFreshEvery,
+			OnRun: func(t scenario.Test, r scenario.Result) {
+				runs++
+				ev.add(r)
+				note(t, r)
+			}}, o.Run)
+		if err != nil {
+			return SearchedCell{}, 0, err
+		}
+		randomRuns = out.Runs
+	}
+	total := runs
 	cell := SearchedCell{Column: column}
 	for _, kind := range findingKinds {
 		f := first[kind]
@@ -125,11 +164,21 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 		total += n
 		cell.Findings = append(cell.Findings, fd)
 	}
-	cell.Evidence = ev.evidence(out.Runs, first)
+	cell.Evidence = ev.evidence(randomRuns, first)
+	cell.Evidence.Placements = pl
+	if pl != nil {
+		if f := first[VerdictCorrupted]; f != nil && f.runsTo <= pl.Ran {
+			cell.Evidence.Line = fmt.Sprintf("data corrupted by %s placed systematically: placement %d of %d",
+				strings.TrimPrefix(kindWords[column][1], "a "), f.runsTo, pl.Total)
+		} else {
+			cell.Evidence.Line = fmt.Sprintf("no corruption in all %d single-%s placements (%d fired); then %s",
+				pl.Total, strings.TrimPrefix(kindWords[column][1], "a "), pl.Fired, cell.Evidence.Line)
+		}
+	}
 	switch {
 	case len(cell.Findings) > 0:
 		cell.Verdict = cell.Findings[0].Kind
-	case ev.fired == 0:
+	case ev.fired == 0 && (pl == nil || pl.Fired == 0):
 		cell.Verdict = VerdictNoFault
 	case ev.undecided > 0:
 		cell.Verdict = VerdictUnknown
@@ -435,14 +484,7 @@ func (a *evidenceAcc) add(r scenario.Result) {
 	if slices.ContainsFunc(r.Verdicts, func(v models.Verdict) bool { return v.Result == models.Unknown }) {
 		a.undecided++
 	}
-	for _, v := range r.Verdicts {
-		if v.Result == models.Invalid {
-			if a.failed == nil {
-				a.failed = map[string]int{}
-			}
-			a.failed[v.Check]++
-		}
-	}
+	a.addFailed(r)
 	for i, f := range r.Schedule.Faults {
 		if i >= len(r.FaultOutcomes) || !r.FaultOutcomes[i].Fired || (a.family != "random" && string(f.Kind) != a.family) {
 			continue
@@ -452,6 +494,19 @@ func (a *evidenceAcc) add(r scenario.Result) {
 			a.largest = map[nemesis.Kind]float64{}
 		}
 		a.largest[f.Kind] = max(a.largest[f.Kind], size)
+	}
+}
+
+// addFailed counts the checks a run failed (a placement's run, too: its
+// findings are the cell's).
+func (a *evidenceAcc) addFailed(r scenario.Result) {
+	for _, v := range r.Verdicts {
+		if v.Result == models.Invalid {
+			if a.failed == nil {
+				a.failed = map[string]int{}
+			}
+			a.failed[v.Check]++
+		}
 	}
 }
 

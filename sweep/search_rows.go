@@ -39,7 +39,7 @@ type SearchConfig struct {
 // manifest and journal) and of the search itself: a change to either that
 // changes what a cell records changes it, so that a resume never mixes
 // cells of two versions.
-const searchFormat = "locklab-matrix/1"
+const searchFormat = "locklab-matrix/2"
 
 // SearchColumns are the fault families of a searched matrix, in order: each
 // fault kind alone, then every kind at once (swarm style).

@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,13 +17,17 @@ func mark(c SearchedCell) string {
 		word := map[string]string{VerdictCorrupted: "CORRUPTED", VerdictLockBroke: "broke", VerdictTokenOrder: "tokens", VerdictLiveness: "liveness"}[f.Kind]
 		return fmt.Sprintf("%s r%d", word, f.RunsTo)
 	}
+	placed := ""
+	if p := c.Evidence.Placements; p != nil {
+		placed = fmt.Sprintf("%d+", p.Ran)
+	}
 	switch c.Verdict {
 	case VerdictNoFault:
 		return "no fault"
 	case VerdictUnknown:
-		return fmt.Sprintf("unknown/%d", c.Evidence.Fired)
+		return fmt.Sprintf("unknown/%s%d", placed, c.Evidence.Fired)
 	}
-	return fmt.Sprintf("none/%d", c.Evidence.Fired)
+	return fmt.Sprintf("none/%s%d", placed, c.Evidence.Fired)
 }
 
 // WriteSearchedText writes a searched matrix as plain text: its settings,
@@ -46,7 +51,7 @@ func WriteSearchedText(w io.Writer, m SearchedMatrix, details bool) error {
 	if preset == "" {
 		preset = "custom"
 	}
-	fmt.Fprintf(&b, "safety matrix (preset %s, %s): %d rows × %d fault families; each cell a guided search of up to %d runs of %v with %d clients; %d simulated runs in all\n",
+	fmt.Fprintf(&b, "safety matrix (preset %s, %s): %d rows × %d fault families; each cell every single-fault placement of its family, then a guided search of up to %d runs; runs of at least %v (each row's fitted to its timeouts) with %d clients; %d simulated runs in all\n",
 		preset, m.Fingerprint, len(m.Rows), len(m.Columns), m.Budget, time.Duration(m.Time), m.Clients, m.Runs)
 	fmt.Fprintf(&b, "%d of %d cells corrupted data; in %d more the lock broke and no corruption was found\n\n", corrupted, cells, broke)
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
@@ -69,20 +74,29 @@ func WriteSearchedText(w io.Writer, m SearchedMatrix, details bool) error {
 CORRUPTED rN: data corrupted, first in run N of the cell's search (which then stops).
 broke rN / tokens rN / liveness rN: the lock broke, fencing tokens went out of order, or the
   lock got stuck, first in run N; no data corruption found in the whole search.
-none/N: no violation found in the N runs in which a fault of the family fired: an upper bound
-  on the rate, not a proof ("none/300": < 1% per run, 95%). no fault: no fault of the family
-  fired in any run: the cell says nothing.
+none/P+N: no violation found in all P single-fault placements of the family (systematic: each
+  fault's start and end anchored at the clients' protocol steps, its length straddling each
+  declared timeout; the bound is below, per cell) nor in the N guided runs in which a fault of
+  the family fired, an upper bound on their rate, not a proof ("+300": < 1% per run, 95%). The
+  random family has no placements (none/N). no fault: no fault of the family fired in any run:
+  the cell says nothing.
 `)
 	if details {
+		writePlacementBounds(&b, m)
 		for _, r := range m.Rows {
 			fmt.Fprintf(&b, "\n%s · %s (%s)", r.Design, r.Storage, r.Flags)
 			if r.Guard != "" {
 				fmt.Fprintf(&b, "; when the lock breaks: %s", r.Guard)
 			}
 			b.WriteString("\n")
+			runTime := time.Duration(m.Time)
+			if r.Shape != nil {
+				runTime = time.Duration(r.Shape.Time)
+				fmt.Fprintf(&b, "  run shape: %v with %d clients, long enough for its timeouts (%s)\n", runTime, m.Clients, strings.Join(r.Shape.Timeouts, "; "))
+			}
 			if len(r.Beyond) > 0 {
 				fmt.Fprintf(&b, "  runs of %v are shorter than %s: a violation that needs a fault outlasting it is beyond these searches\n",
-					time.Duration(m.Time), strings.Join(r.Beyond, " and "))
+					runTime, strings.Join(r.Beyond, " and "))
 			}
 			if r.Cost != nil {
 				fmt.Fprintf(&b, "  cost without faults: acquire p50 %.1f ms, p99 %.1f ms; %.1f critical sections/s; %.1f messages per acquire\n",
@@ -105,4 +119,24 @@ none/N: no violation found in the N runs in which a fault of the family fired: a
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writePlacementBounds says, once per family, what its systematic search
+// enumerates (the timeouts straddled and the run length are each row's).
+func writePlacementBounds(b *strings.Builder, m SearchedMatrix) {
+	said := false
+	for _, col := range m.Columns {
+		for _, r := range m.Rows {
+			i := slices.IndexFunc(r.Cells, func(c SearchedCell) bool { return c.Column == col && c.Evidence.Placements != nil })
+			if i < 0 {
+				continue
+			}
+			if !said {
+				b.WriteString("\nSystematic placements, per family (each row straddles its own timeouts, named under it):\n")
+				said = true
+			}
+			fmt.Fprintf(b, "  %s: %s\n", col, r.Cells[i].Evidence.Placements.Bound)
+			break
+		}
+	}
 }

@@ -73,6 +73,9 @@ type SearchedRow struct {
 	// ("lock-delay 1m0s"): a violation that needs a fault outlasting one of
 	// them cannot show in this row's cells.
 	Beyond []string `json:"beyond,omitempty"`
+	// Shape is the row's run shape (its runs' length, fitted to the
+	// timeouts its design declares); nil in a matrix of before shapes.
+	Shape *Shape `json:"shape,omitempty"`
 	// Cost is measured on fault-free runs; nil when not measured.
 	Cost *Cost `json:"cost,omitempty"`
 }
@@ -112,7 +115,8 @@ type Finding struct {
 
 // Evidence is what a cell's search did.
 type Evidence struct {
-	// Runs counts the search's runs (a finding's included).
+	// Runs counts the guided search's runs (a finding's included); the
+	// systematic search's are counted in Placements.
 	Runs int `json:"runs"`
 	// Fired counts the runs in which a fault of the cell's family took hold
 	// (scenario.Result.Faults: the fault took effect); Quiet the runs in which none did, which are not
@@ -137,6 +141,10 @@ type Evidence struct {
 	// given Fired runs without one (1 - 0.05^(1/Fired)); 0 when a
 	// corruption was found or nothing fired.
 	Bound float64 `json:"bound,omitempty"`
+	// Placements is the systematic part of the search (nil for the swarm
+	// family, which has none): every single fault of the family within a
+	// stated bound.
+	Placements *Placements `json:"placements,omitempty"`
 	// Line is the evidence in one sentence, as the page prints it ("no
 	// violation found in 400 runs (388 with a pause fired, pauses up to 3.2x
 	// the lease): < 0.75% per run, 95%").

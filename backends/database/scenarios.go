@@ -31,7 +31,7 @@ func databaseScenarios() []scenario.Scenario {
 			{Name: "database-unsafe", Kind: scenario.KindGCPause, Doc: "database unique-row (10 s expiry), unfenced storage: the stale write lands after client 2's",
 				Test:   dbTest(2, 30*time.Second, scenario.Schedule(scenario.PauseAfter("c1", "read", 15*time.Second)), "mode", "unique-row"),
 				Expect: scenario.Expect(models.Invalid, models.Invalid)},
-			{Name: "database-fixed", MatrixNote: "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder whose write lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update that fencing reads prevents (the fenced+reads row)", Doc: "fenced storage with the server's grant number as token: the stale write is rejected",
+			{Name: "database-fixed", MatrixNote: scenario.FencedWritesNote, Doc: "fenced storage with the server's grant number as token: the stale write is rejected",
 				Test:   scenario.Fenced(dbTest(2, 30*time.Second, scenario.Schedule(scenario.PauseAfter("c1", "read", 15*time.Second)), "mode", "unique-row")),
 				Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: scenario.WritesRejected(1)},
 		}},

@@ -136,7 +136,7 @@ func etcdPausedHolderVariants(t scenario.Test, names, docs [3]string) []scenario
 		{Name: names[0], Kind: scenario.KindGCPause, Doc: docs[0],
 			Test: t, Expect: scenario.Expect(models.Invalid, models.Invalid).And("lease", models.Valid),
 			Assert: scenario.AllOf(scenario.TokensMonotonic, scenario.StoryMentions("lease-expired"))},
-		{Name: names[1], Doc: docs[1],
+		{Name: names[1], MatrixNote: scenario.FencedWritesNote, Doc: docs[1],
 			Test: scenario.Fenced(t), Expect: scenario.Expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
 			Assert: scenario.AllOf(scenario.TokensMonotonic, scenario.WritesRejected(1))},
 		{Name: names[2], Doc: docs[2],

@@ -95,7 +95,7 @@ func kubernetesScenarios() []scenario.Scenario {
 			Variants: []scenario.Variant{
 				{Name: "unsafe", Kind: scenario.KindGCPause, Doc: "client-go as it is (no fencing), unfenced storage: c1's stale write lands after c2's",
 					Test: paused, Expect: scenario.Expect(models.Invalid, models.Invalid)},
-				{Name: "fixed", Doc: "the Lease's leaseTransitions as a fencing token, checked by the storage: c1's token (1) is older than c2's (2), its write is rejected",
+				{Name: "fixed", MatrixNote: scenario.FencedWritesNote, Doc: "the Lease's leaseTransitions as a fencing token, checked by the storage: c1's token (1) is older than c2's (2), its write is rejected",
 					Test: fenced(paused, FencingTransitions), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
 					Assert: scenario.WritesRejected(1)},
 				{Name: "fixed-resource-version", Doc: "the resourceVersion of the Lease write that made each leader, checked by the storage: c1's stale write is rejected",
@@ -153,7 +153,7 @@ func kubernetesScenarios() []scenario.Scenario {
 						"c2's resourceVersion: the update succeeds and c2's Lease is gone while c2 leads",
 					Test: releasing("true"), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
 					Assert: foreignReleases(true)},
-				{Name: "fixed", Doc: "without ReleaseOnCancel (client-go's default) c1 stops leading and releases nothing: c2 keeps the Lease",
+				{Name: "fixed", MatrixNote: scenario.FencedWritesNote, Doc: "without ReleaseOnCancel (client-go's default) c1 stops leading and releases nothing: c2 keeps the Lease",
 					Test: releasing("false"), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
 					Assert: foreignReleases(false)},
 			},

@@ -92,14 +92,12 @@ func raftkvGCPauseVariants() []scenario.Variant {
 			Kind:   scenario.KindGCPause,
 		},
 		{
-			Name: "raftkv-fixed",
-			MatrixNote: "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder whose write " +
-				"lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update that fencing " +
-				"reads prevents (the fenced+reads row)",
-			Doc:    "fenced storage with raftkv's fencing token: client 1's stale write is rejected; the overlap is still reported (the lock cannot prevent it)",
-			Test:   test(storage.Fenced),
-			Expect: scenario.Expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
-			Assert: raftkvAsserts(scenario.TokensMonotonic, staleWritesRejected(1)),
+			Name:       "raftkv-fixed",
+			MatrixNote: scenario.FencedWritesNote,
+			Doc:        "fenced storage with raftkv's fencing token: client 1's stale write is rejected; the overlap is still reported (the lock cannot prevent it)",
+			Test:       test(storage.Fenced),
+			Expect:     scenario.Expect(models.Valid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Valid),
+			Assert:     raftkvAsserts(scenario.TokensMonotonic, staleWritesRejected(1)),
 		},
 	}
 }

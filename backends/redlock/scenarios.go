@@ -25,7 +25,7 @@ func redlockScenarios() []scenario.Scenario {
 			Variants: []scenario.Variant{
 				{Name: "redlock-unsafe", Doc: "Redlock, unfenced storage: the majority and the validity check cannot see a pause after acquire returned", Kind: scenario.KindGCPause,
 					Test: gcPause, Expect: scenario.Expect(models.Invalid, models.Invalid).And("lease", models.Valid).And("fencing-tokens", models.Invalid)},
-				{Name: "redlock-fixed", MatrixNote: "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder whose write lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update that fencing reads prevents (the fenced+reads row)", Doc: "Redlock plus tokens from an external monotonic counter (token=external), fenced storage: the stale write is rejected — Redlock's own values could not do it",
+				{Name: "redlock-fixed", MatrixNote: scenario.FencedWritesNote, Doc: "Redlock plus tokens from an external monotonic counter (token=external), fenced storage: the stale write is rejected — Redlock's own values could not do it",
 					Test: scenario.Fenced(gcPause, external...), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: scenario.WritesRejected(1)},
 			},
 		},
@@ -146,7 +146,7 @@ func redlockGCPause() scenario.Scenario {
 		Variants: []scenario.Variant{
 			{Name: "unsafe", Doc: "the pause comes after acquire returned (after the check): nothing can see it; unfenced storage", Kind: scenario.KindGCPause,
 				Test: after, Expect: scenario.Expect(models.Invalid, models.Invalid).And("fencing-tokens", models.Invalid)},
-			{Name: "fixed", MatrixNote: "fencing writes only: besides this stale write, which the storage rejects, the matrix finds a stale holder whose write lands after the new holder read and before it wrote (the storage has not seen the newer token yet): a lost update that fencing reads prevents (the fenced+reads row)", Doc: "the same pause, with tokens from an external monotonic counter and fenced storage: the stale write is rejected",
+			{Name: "fixed", MatrixNote: scenario.FencedWritesNote, Doc: "the same pause, with tokens from an external monotonic counter and fenced storage: the stale write is rejected",
 				Test: scenario.Fenced(after, "token", "external"), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: scenario.WritesRejected(1)},
 			{Name: "pause-before-check", MatrixNote: "its faults are of several kinds (the random column), where the same design also meets a pause after the validity check, which no check catches (kleppmann-gc-pause/redlock-unsafe)", Doc: "the pause comes after the SETs were sent and before the replies are read: elapsed on the monotonic clock includes it, no validity is left, client 1 gives up (antirez's point)",
 				Test: before, Expect: scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid), Assert: scenario.StoryMentions("no validity left")},

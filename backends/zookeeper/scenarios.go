@@ -46,7 +46,7 @@ func zookeeperScenarios() []scenario.Scenario {
 			Variants: []scenario.Variant{
 				{Name: "zookeeper-unsafe", Kind: scenario.KindSessionExpiry, Doc: "ZooKeeper, unfenced storage: client 1's session expires during its pause, client 2 takes the lock, client 1's stale write lands",
 					Test: gcPause, Expect: scenario.Expect(models.Invalid, models.Invalid), Assert: expired},
-				{Name: "zookeeper-fixed", Doc: "ZooKeeper, fenced storage with the lock node's czxid as token: client 1's stale write is rejected",
+				{Name: "zookeeper-fixed", MatrixNote: scenario.FencedWritesNote, Doc: "ZooKeeper, fenced storage with the lock node's czxid as token: client 1's stale write is rejected",
 					Test: scenario.Fenced(gcPause), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid), Assert: scenario.WritesRejected(1)},
 			},
 		},
@@ -65,7 +65,7 @@ func zookeeperScenarios() []scenario.Scenario {
 			Variants: []scenario.Variant{
 				{Name: "unsafe", Kind: scenario.KindSessionExpiry, Doc: "unfenced storage: client 1 still believes it holds (Curator has not told it LOST yet) and its write lands over client 2's",
 					Test: sessionExpiry, Expect: scenario.Expect(models.Invalid, models.Invalid), Assert: expired},
-				{Name: "fixed", Doc: "fenced storage with czxid tokens: client 2's node was created later, so its czxid is higher and client 1's write is rejected",
+				{Name: "fixed", MatrixNote: scenario.FencedWritesNote, Doc: "fenced storage with czxid tokens: client 2's node was created later, so its czxid is higher and client 1's write is rejected",
 					Test: scenario.Fenced(sessionExpiry), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
 					Assert: scenario.AllOf(expired, scenario.WritesRejected(1))},
 			},
