@@ -222,7 +222,14 @@
 // vector or set of names, or the keys of a map such as a grudge), else of the
 // invocation's.
 //
-// Refused, with the line and the field: anything that is not EDN, not UTF-8
+// Clojure prints some values that are not EDN (a Java object as
+// #object[... 0x1f ...], ##Inf, ##NaN, a regular expression #"...", a ratio
+// 1/2): in :value, :error or a field the mapping does not read, such a value
+// is kept as written (in the detail) and counted in Jepsen.Left; in the
+// fields the mapping interprets it is refused.
+//
+// Refused, with the line and the field: anything else that is not EDN (a
+// string with an unknown escape, at any depth), not UTF-8
 // or not an operation map; a missing :type, :f, :process or :time; a type,
 // process, time, index, token or lease of the wrong kind; an :index that does
 // not ascend; a :time earlier than the same process's before it; a

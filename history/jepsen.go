@@ -347,17 +347,9 @@ func (jr *jepsenReader) parseOp(fm form) (jepsenOp, error) {
 	// have found as many.
 	vals, err := decodeElements(fm.raw[1 : len(fm.raw)-1])
 	if err != nil {
-		for i, el := range els { // the first form that does not decode names the line (and field)
-			if _, ferr := decodeForm(el); ferr != nil {
-				if i%2 == 1 {
-					if kw, ok := decodeKeyword(els[i-1]); ok {
-						return jepsenOp{}, jr.fail(el.line, "field :%s: %v", kw, ferr)
-					}
-				}
-				return jepsenOp{}, jr.fail(el.line, "%v", ferr)
-			}
+		if vals, err = jr.decodeEach(els); err != nil {
+			return jepsenOp{}, err
 		}
-		return jepsenOp{}, jr.fail(fm.line, "%v", err)
 	}
 	if len(vals) != len(els) {
 		return jepsenOp{}, jr.fail(fm.line, "the map's forms cannot be told apart (%d or %d of them?)", len(els), len(vals))
@@ -376,6 +368,68 @@ func (jr *jepsenReader) parseOp(fm form) (jepsenOp, error) {
 		o.fields[string(kw)] = jepsenField{v: val, raw: v.raw, line: k.line}
 	}
 	return o, nil
+}
+
+// jepsenStructured are the fields whose values the mapping interprets: they
+// must be EDN. Any other field's value (:value and :error among them) may be
+// one that Clojure prints and EDN does not read (#object[... 0x1f ...],
+// ##Inf, #"regex", 1/2): it is kept as written (ednOpaque).
+var jepsenStructured = []string{"type", "f", "process", "time", "index", "key", "owner", "token", "fencing-token", "ttl", "lease"}
+
+// ednOpaque is a value that is not EDN, in a field whose value the mapping
+// only shows as written.
+type ednOpaque struct{}
+
+// decodeEach decodes a map's forms one by one, when the library could not
+// read them all at once: a value that does not decode is opaque, unless its
+// field is one the mapping interprets (or the form is a key), which is
+// refused naming the line and field.
+func (jr *jepsenReader) decodeEach(els []form) ([]any, error) {
+	vals := make([]any, len(els))
+	for i, el := range els {
+		v, err := decodeForm(el)
+		if err == nil {
+			vals[i] = v
+			continue
+		}
+		if i%2 == 1 {
+			if kw, ok := decodeKeyword(els[i-1]); ok {
+				if !slices.Contains(jepsenStructured, kw) && badString(el) == nil {
+					vals[i] = ednOpaque{}
+					jr.left["a value that is not EDN, kept as written (:"+kw+")"]++
+					continue
+				}
+				return nil, jr.fail(el.line, "field :%s: %v", kw, err)
+			}
+		}
+		return nil, jr.fail(el.line, "%v", err)
+	}
+	return vals, nil
+}
+
+// badString is the error of the first string in fm (at any depth) that is
+// not a string a reader could read (an unknown escape): such a value was
+// not printed by Clojure, and is malformed.
+func badString(fm form) error {
+	switch raw := fm.raw; {
+	case raw[0] == '"':
+		_, err := decodeForm(fm)
+		return err
+	case isCollection(raw):
+		els, err := elements(fm)
+		if err != nil {
+			return err
+		}
+		for _, el := range els {
+			if err := badString(el); err != nil {
+				return err
+			}
+		}
+	case raw[0] == '#' && len(raw) > 1 && raw[1] != '"' && raw[1] != '#' && raw[1] != '_':
+		_, inner := untag(fm)
+		return badString(inner)
+	}
+	return nil
 }
 
 // decodeKeyword is the name of the keyword fm is, if it is one.
