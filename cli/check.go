@@ -208,11 +208,13 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		return err
 	}
 	var jepsenSkipped []models.Skipped
+	asked := names // as results.json records them
 	if jepsen != nil && !cmd.Flags().Changed("checks") {
 		if tokensGranted(events) {
 			// A Jepsen history names no storage that fences: the tokens
 			// are judged because the history records them.
 			names = []string{"+fencing-tokens"}
+			asked = names
 		}
 		if names, jepsenSkipped, err = jepsenChecks(cfg, names, events); err != nil {
 			return usageError{err}
@@ -235,7 +237,7 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	}
 	run := reports.Run{
 		Command:  checkCommand(path, f),
-		Config:   f.record(path, names, cfg),
+		Config:   f.record(path, asked, cfg),
 		Events:   events,
 		Verdicts: checked.Verdicts,
 		Overall:  models.Overall(checked.Verdicts),

@@ -442,6 +442,9 @@ func TestCheckRecordsTheReadingOfAJepsenHistory(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(out, reports.ResultsFile))
 	require.NoError(t, err)
 	var res struct {
+		Config struct {
+			Checks []string `json:"checks"`
+		} `json:"config"`
 		Extra struct {
 			Jepsen struct {
 				Operations int            `json:"operations"`
@@ -451,6 +454,7 @@ func TestCheckRecordsTheReadingOfAJepsenHistory(t *testing.T) {
 		} `json:"extra"`
 	}
 	require.NoError(t, json.Unmarshal(b, &res))
+	assert.Equal(t, []string{"default"}, res.Config.Checks, "as asked")
 	assert.Equal(t, 35, res.Extra.Jepsen.Operations)
 	assert.Equal(t, map[string]int{"count": 3, "max_ns": 606663, "line": 5, "behind_line": 4}, res.Extra.Jepsen.TimeSteps)
 	assert.Equal(t, []string{"mutual-exclusion", "mutex"}, res.Extra.Checks.Ran)
