@@ -407,8 +407,8 @@ func tokensGranted(events []history.Event) bool {
 
 // jepsenLiveness is why liveness does not judge a Jepsen history unless
 // asked to.
-const jepsenLiveness = "a Jepsen lock test's generator acquires and releases at random, so most failed acquires are nested ones " +
-	"refused at once (:already-held): the share that succeeds says nothing of the lock's availability, and Knossos judges safety alone " +
+const jepsenLiveness = "a Jepsen lock test's generator acquires and releases at random, nested acquires among them, which the lock refuses " +
+	"at once (:already-held): the share of acquires that succeed says little of the lock's availability, and Knossos judges safety alone " +
 	"(--checks +liveness runs it)"
 
 // jepsenChecks is the default selection of checks (names: nil, or
