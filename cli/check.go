@@ -91,8 +91,9 @@ func newCheckCmd() *cobra.Command {
 		Short: "Check a history recorded anywhere (the locklab history format, or a Jepsen lock test's history.edn)",
 		Long: `check reads a history in the locklab format (JSON Lines, version 1: see
 'go doc github.com/locklab/locklab/history'), or with --format jepsen the
-history.edn of a Jepsen lock test (:acquire/:release or :lock/:unlock
-operations, nemesis operations as faults; the mapping is in the same
+history.edn of a Jepsen lock test, or its directory in Jepsen's store
+(:acquire/:release or :lock/:unlock operations, nemesis operations as faults,
+the history's order as the order in time; the mapping is in the same
 documentation, "Jepsen histories"), runs the checks on it and prints the
 verdicts with their counterexamples. The exit codes are those of run:
 0 valid, 1 a safety check invalid, 2 bad input (the error names file:line),
@@ -105,7 +106,8 @@ it cannot decide. Initial values of the resource are unknown unless given with
 		Example: `  locklab check runs/redis-fenced-counter-unfenced-pause-seed7/history.jsonl
   locklab check my.jsonl --initial '*=0' --storage fenced --out my-report
   locklab check my.jsonl --checks lease,fencing-tokens -o stall=5s
-  locklab check --format jepsen store/latest/history.edn`,
+  locklab check --format jepsen store/latest/history.edn
+  locklab check --format jepsen store/etcd-lock/20170101T120000.000Z`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.validate(cmd.Flags()); err != nil {
@@ -184,6 +186,9 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.format == "jepsen" {
+		path = history.JepsenPath(path) // a directory of Jepsen's store: its history.edn
+	}
 	events, jepsen, err := readHistory(path, f.format)
 	if err != nil {
 		var pe *history.ParseError
@@ -202,10 +207,18 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		}
 		return err
 	}
-	if jepsen != nil && !cmd.Flags().Changed("checks") && tokensGranted(events) {
-		// A Jepsen history names no storage that fences: the tokens are
-		// judged because the history records them.
-		names = []string{"+fencing-tokens"}
+	var jepsenSkipped []models.Skipped
+	asked := names // as results.json records them
+	if jepsen != nil && !cmd.Flags().Changed("checks") {
+		if tokensGranted(events) {
+			// A Jepsen history names no storage that fences: the tokens
+			// are judged because the history records them.
+			names = []string{"+fencing-tokens"}
+			asked = names
+		}
+		if names, jepsenSkipped, err = jepsenChecks(cfg, names, events); err != nil {
+			return usageError{err}
+		}
 	}
 	if f.out != "" {
 		if err := reports.CheckOutDir(f.out); err != nil {
@@ -213,19 +226,27 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		}
 	}
 	read := jepsenLines(jepsen, names)
-	checked, err := scenario.CheckHistory(cfg, names, events)
-	if err != nil {
-		return usageError{err}
+	var checked scenario.Checked
+	if jepsenSkipped == nil || len(names) > 0 {
+		if checked, err = scenario.CheckHistory(cfg, names, events); err != nil {
+			return usageError{err}
+		}
+	}
+	if jepsenSkipped != nil {
+		checked.Skipped = jepsenSkipped
 	}
 	run := reports.Run{
 		Command:  checkCommand(path, f),
-		Config:   f.record(path, names, cfg),
+		Config:   f.record(path, asked, cfg),
 		Events:   events,
 		Verdicts: checked.Verdicts,
 		Overall:  models.Overall(checked.Verdicts),
 		ExitCode: scenario.ExitCode(checked.Verdicts),
 		Summary:  models.Summarize(events),
 		Extra:    map[string]any{"checks": checked.Record(cfg.Budget)},
+	}
+	if jepsen != nil {
+		run.Extra["jepsen"] = jepsenRecord(jepsen)
 	}
 	if len(checked.Verdicts) == 0 {
 		run.ExitCode = scenario.ExitUnknown
@@ -384,9 +405,53 @@ func tokensGranted(events []history.Event) bool {
 	})
 }
 
+// jepsenLiveness is why liveness does not judge a Jepsen history unless
+// asked to.
+const jepsenLiveness = "a Jepsen lock test's generator acquires and releases at random, nested acquires among them, which the lock refuses " +
+	"at once (:already-held): the share of acquires that succeed says little of the lock's availability, and Knossos judges safety alone " +
+	"(--checks +liveness runs it)"
+
+// jepsenChecks is the default selection of checks (names: nil, or
+// +fencing-tokens) for a Jepsen history, as the names of the checks to run
+// and the checks left out with the reason: every check that applies but
+// liveness (see jepsenLiveness).
+func jepsenChecks(cfg models.Config, names []string, events []history.Event) ([]string, []models.Skipped, error) {
+	checks, skipped, err := cfg.Select(names, events)
+	if err != nil {
+		return nil, nil, err
+	}
+	run := []string{}
+	for _, c := range checks {
+		if c.Name() == "liveness" {
+			skipped = append(skipped, models.Skipped{Check: c.Name(), Reason: jepsenLiveness})
+			continue
+		}
+		run = append(run, c.Name())
+	}
+	if skipped == nil {
+		skipped = []models.Skipped{}
+	}
+	return run, skipped, nil
+}
+
+// jepsenRecord is what results.json says of a Jepsen history's reading:
+// its operations, what was left out, and how far its times stepped back
+// (max_ns; line stepped back behind behind_line).
+func jepsenRecord(h *history.Jepsen) map[string]any {
+	left := map[string]int{}
+	for _, l := range h.Left {
+		left[l.What] = l.Count
+	}
+	steps := map[string]any{"count": h.Steps.Count}
+	if h.Steps.Count > 0 {
+		steps["max_ns"], steps["line"], steps["behind_line"] = h.Steps.Max, h.Steps.Line, h.Steps.Behind
+	}
+	return map[string]any{"operations": h.Ops, "left_out": left, "time_steps": steps}
+}
+
 // jepsenLines is what check says of a Jepsen history it read: its
-// operations and faults, what the reading left out, and why fencing-tokens
-// runs when it does.
+// operations and faults, what the reading left out, how far its times
+// stepped back, and why fencing-tokens runs when it does.
 func jepsenLines(h *history.Jepsen, names []string) string {
 	if h == nil {
 		return ""
@@ -406,7 +471,8 @@ func jepsenLines(h *history.Jepsen, names []string) string {
 		}
 		fmt.Fprintf(&b, "left out: %s\n", strings.Join(left, ", "))
 	}
-	if slices.Contains(names, "+fencing-tokens") {
+	b.WriteString(h.Steps.String() + "\n")
+	if slices.Contains(names, "fencing-tokens") {
 		b.WriteString("fencing-tokens runs: the grants carry tokens\n")
 	}
 	return b.String()

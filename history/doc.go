@@ -146,12 +146,15 @@
 // ReadJepsen reads the history of a Jepsen lock test (history.edn: EDN
 // operation maps one after another, usually one per line, or one vector or
 // list of them; maps printed as #jepsen.history.Op records too) and maps it
-// to events, so that the same checks judge it. The EDN values are read by
+// to events, so that the same checks judge it. ReadJepsenFile also takes the
+// test's directory in Jepsen's store (store/<test>/<time>, store/latest) and
+// reads its history.edn. The EDN values are read by
 // olympos.io/encoding/edn; this package finds where each operation and field
 // begins, so every error names the line, and a field given twice is refused.
 //
 //	Jepsen                          event
-//	:time N                         time N (nanoseconds since the test began; required, never decreasing)
+//	:time N                         time N (nanoseconds since the test began; required; see below when it
+//	                                steps back)
 //	:process N                      process N, node "pN" (a crashed process's thread goes on under a new
 //	                                number in Jepsen, so each number is its own client)
 //	:process :nemesis               a fault (process -1), see below
@@ -159,7 +162,8 @@
 //	:f :acquire or :lock            acquire
 //	:f :release or :unlock          release
 //	:f :renew                       renew
-//	:index N                        not kept: events are numbered in file order (a given :index must ascend)
+//	:index N                        not kept: events are numbered in the history's order, the order of
+//	                                the file (a given :index must ascend; it may be absent)
 //	:value nil                      nothing
 //	:value [k v]                    key k (jepsen.independent's tuple), and v as below
 //	:value v                        detail "value v": kept, not interpreted (a fencing token is :token)
@@ -170,6 +174,17 @@
 //	                                the invocation's time + d (d in nanoseconds, at least 1 ms, or
 //	                                a duration string such as "2s"), from the invocation or the completion
 //	:error e                        detail "error e"
+//
+// The history's order is the order in time, as for Knossos and Elle: an
+// operation that completes before another's invocation in the file precedes
+// it. Jepsen reads a worker's clock before it appends the operation, so a
+// :time may be a little earlier (a few milliseconds at most, usually) than
+// the one of the line before it, written by another process. Such an
+// operation is read at the latest time before it (the checks that order
+// operations use their places in the history, and an overlap of two
+// holdings must last longer than zero), a lease counts from the :time as
+// written, and Jepsen.Steps says how many stepped back and how far at most.
+// Within one process (or the nemesis) a :time never goes back.
 //
 // Any other field is left out and counted (Jepsen.Left), and so is every
 // client operation with another :f (a read of the data the lock protects, an
@@ -207,9 +222,17 @@
 // vector or set of names, or the keys of a map such as a grudge), else of the
 // invocation's.
 //
-// Refused, with the line and the field: anything that is not EDN, not UTF-8
+// Clojure prints some values that are not EDN (a Java object as
+// #object[... 0x1f ...], ##Inf, ##NaN, a regular expression #"...", a ratio
+// 1/2): in :value, :error or a field the mapping does not read, such a value
+// is kept as written (in the detail) and counted in Jepsen.Left; in the
+// fields the mapping interprets it is refused.
+//
+// Refused, with the line and the field: anything else that is not EDN (a
+// string with an unknown escape, at any depth), not UTF-8
 // or not an operation map; a missing :type, :f, :process or :time; a type,
-// process, time, index, token or lease of the wrong kind or out of order; a
+// process, time, index, token or lease of the wrong kind; an :index that does
+// not ascend; a :time earlier than the same process's before it; a
 // field given twice; operations that do not pair up (an invocation while the
 // process's last is open, a completion without one or of another :f, a
 // process that goes on after :info); a key or owner on a completion that

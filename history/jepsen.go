@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +28,47 @@ type Jepsen struct {
 	// Left is what the mapping did not use, each with its count, sorted: a
 	// reader of the verdicts should know what they were not told.
 	Left []JepsenLeft
+	// Steps is where the :time of an operation stepped back behind an
+	// earlier operation's, and how far.
+	Steps JepsenSteps
+}
+
+// JepsenSteps is how far a Jepsen history's :time stepped back across
+// processes. Jepsen reads a worker's clock before the operation is appended
+// to the history, so an operation may carry a time a little earlier than
+// the one written before it by another process; the history's order is the
+// truth (Knossos and Elle use it). The reader keeps that order as the order
+// in time: an operation whose :time is earlier than the latest before it is
+// given that latest time (the checks order events of equal time by their
+// place in the history), and a lease counts from the :time as written.
+type JepsenSteps struct {
+	// Count is the operations whose :time was earlier than the latest
+	// before them.
+	Count int
+	// Max is the largest step back, in nanoseconds: Line's :time was Max
+	// earlier than Behind's, the line of the latest time before it.
+	Max          int64
+	Line, Behind int
+}
+
+// String is the note check prints: how far the times stepped back and how
+// that was treated.
+func (s JepsenSteps) String() string {
+	if s.Count == 0 {
+		return "times: in the history's order throughout"
+	}
+	return fmt.Sprintf("times: %s a :time earlier than the latest before %s, by at most %s (line %d, behind line %d): "+
+		"Jepsen reads a worker's clock before it appends the operation, so the history's order was kept as the order in time "+
+		"and each was taken at the latest time before it",
+		Plural(s.Count, "operation carries", "operations carry"), pronoun(s.Count), FormatDuration(s.Max), s.Line, s.Behind)
+}
+
+// pronoun is "it" or "them".
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // JepsenLeft is something a Jepsen history holds that the mapping did not
@@ -53,8 +95,29 @@ const (
 // lease in seconds or milliseconds written as nanoseconds.
 const minJepsenTTL = int64(time.Millisecond)
 
-// ReadJepsenFile reads the Jepsen history in path (history.edn).
+// JepsenHistoryFile is the file a Jepsen test writes its history to, in
+// its directory of the store (store/<test>/<time>/history.edn).
+const JepsenHistoryFile = "history.edn"
+
+// JepsenPath is the history file that path names: path itself, or its
+// history.edn when path is a directory of Jepsen's store that holds one
+// (store/<test>/<time>, store/latest).
+func JepsenPath(path string) string {
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return path
+	}
+	inner := filepath.Join(path, JepsenHistoryFile)
+	if st, err := os.Stat(inner); err == nil && st.Mode().IsRegular() {
+		return inner
+	}
+	return path
+}
+
+// ReadJepsenFile reads the Jepsen history in path (history.edn, or a
+// directory of Jepsen's store that holds it: see JepsenPath); its errors
+// name the file read.
 func ReadJepsenFile(path string) (Jepsen, error) {
+	path = JepsenPath(path)
 	f, err := os.Open(path)
 	if err != nil {
 		return Jepsen{}, fmt.Errorf("read history: %w", err)
@@ -74,7 +137,7 @@ func ReadJepsen(r io.Reader, name string) (Jepsen, error) {
 	if err != nil {
 		return Jepsen{}, fmt.Errorf("read %s: %w", name, err)
 	}
-	jr := &jepsenReader{name: name, procs: map[int]*jepsenProc{}, left: map[string]int{}, lastIndex: -1}
+	jr := &jepsenReader{name: name, procs: map[int]*jepsenProc{}, procTimes: map[string]jepsenStamp{}, left: map[string]int{}, lastIndex: -1}
 	if i := invalidUTF8(data); i >= 0 {
 		line := 1 + strings.Count(string(data[:i]), "\n")
 		return Jepsen{}, jr.fail(line, "not valid UTF-8: a history is UTF-8 text")
@@ -107,8 +170,10 @@ type jepsenReader struct {
 	lines []int
 	drop  []bool
 
-	lastTime      int64
+	lastTime      int64 // the latest :time so far
 	lastTimeLine  int
+	procTimes     map[string]jepsenStamp // the last :time of each process ("3", "nemesis")
+	steps         JepsenSteps
 	lastIndex     int64
 	lastIndexLine int
 	procs         map[int]*jepsenProc
@@ -118,11 +183,18 @@ type jepsenReader struct {
 	ops           int
 }
 
+// jepsenStamp is a :time as written and its line.
+type jepsenStamp struct {
+	time int64
+	line int
+}
+
 // jepsenProc is what the reader knows of one client process.
 type jepsenProc struct {
 	open      bool   // an invocation waits for its completion
 	f         string // the Jepsen :f of the open invocation
 	line      int    // its line
+	time      int64  // its :time as written (a lease counts from it)
 	at        int    // its event in out, or -1 when it is not a lock operation
 	keyGiven  bool   // it named its key
 	ownerless bool   // neither it nor (yet) its completion named an owner
@@ -275,17 +347,9 @@ func (jr *jepsenReader) parseOp(fm form) (jepsenOp, error) {
 	// have found as many.
 	vals, err := decodeElements(fm.raw[1 : len(fm.raw)-1])
 	if err != nil {
-		for i, el := range els { // the first form that does not decode names the line (and field)
-			if _, ferr := decodeForm(el); ferr != nil {
-				if i%2 == 1 {
-					if kw, ok := decodeKeyword(els[i-1]); ok {
-						return jepsenOp{}, jr.fail(el.line, "field :%s: %v", kw, ferr)
-					}
-				}
-				return jepsenOp{}, jr.fail(el.line, "%v", ferr)
-			}
+		if vals, err = jr.decodeEach(els); err != nil {
+			return jepsenOp{}, err
 		}
-		return jepsenOp{}, jr.fail(fm.line, "%v", err)
 	}
 	if len(vals) != len(els) {
 		return jepsenOp{}, jr.fail(fm.line, "the map's forms cannot be told apart (%d or %d of them?)", len(els), len(vals))
@@ -304,6 +368,68 @@ func (jr *jepsenReader) parseOp(fm form) (jepsenOp, error) {
 		o.fields[string(kw)] = jepsenField{v: val, raw: v.raw, line: k.line}
 	}
 	return o, nil
+}
+
+// jepsenStructured are the fields whose values the mapping interprets: they
+// must be EDN. Any other field's value (:value and :error among them) may be
+// one that Clojure prints and EDN does not read (#object[... 0x1f ...],
+// ##Inf, #"regex", 1/2): it is kept as written (ednOpaque).
+var jepsenStructured = []string{"type", "f", "process", "time", "index", "key", "owner", "token", "fencing-token", "ttl", "lease"}
+
+// ednOpaque is a value that is not EDN, in a field whose value the mapping
+// only shows as written.
+type ednOpaque struct{}
+
+// decodeEach decodes a map's forms one by one, when the library could not
+// read them all at once: a value that does not decode is opaque, unless its
+// field is one the mapping interprets (or the form is a key), which is
+// refused naming the line and field.
+func (jr *jepsenReader) decodeEach(els []form) ([]any, error) {
+	vals := make([]any, len(els))
+	for i, el := range els {
+		v, err := decodeForm(el)
+		if err == nil {
+			vals[i] = v
+			continue
+		}
+		if i%2 == 1 {
+			if kw, ok := decodeKeyword(els[i-1]); ok {
+				if !slices.Contains(jepsenStructured, kw) && badString(el) == nil {
+					vals[i] = ednOpaque{}
+					jr.left["a value that is not EDN, kept as written (:"+kw+")"]++
+					continue
+				}
+				return nil, jr.fail(el.line, "field :%s: %v", kw, err)
+			}
+		}
+		return nil, jr.fail(el.line, "%v", err)
+	}
+	return vals, nil
+}
+
+// badString is the error of the first string in fm (at any depth) that is
+// not a string a reader could read (an unknown escape): such a value was
+// not printed by Clojure, and is malformed.
+func badString(fm form) error {
+	switch raw := fm.raw; {
+	case raw[0] == '"':
+		_, err := decodeForm(fm)
+		return err
+	case isCollection(raw):
+		els, err := elements(fm)
+		if err != nil {
+			return err
+		}
+		for _, el := range els {
+			if err := badString(el); err != nil {
+				return err
+			}
+		}
+	case raw[0] == '#' && len(raw) > 1 && raw[1] != '"' && raw[1] != '#' && raw[1] != '_':
+		_, inner := untag(fm)
+		return badString(inner)
+	}
+	return nil
 }
 
 // decodeKeyword is the name of the keyword fm is, if it is one.
@@ -356,10 +482,26 @@ func (jr *jepsenReader) op(fm form) error {
 	if !ok || t < 0 {
 		return jr.fieldErr(o, "time", "%s: want the nanoseconds since the test began (a whole number, not negative)", compact(o.fields["time"].raw, maxJepsenDetail))
 	}
-	if t < jr.lastTime {
-		return jr.fieldErr(o, "time", "%d is earlier than the %d of line %d: a history's times never go back", t, jr.lastTime, jr.lastTimeLine)
+	pv := o.fields["process"].v
+	proc := compact(o.fields["process"].raw, maxJepsenDetail)
+	if name, ok := ednText(pv); ok {
+		proc = name
 	}
-	jr.lastTime, jr.lastTimeLine = t, o.line
+	if last, ok := jr.procTimes[proc]; ok && t < last.time {
+		return jr.fieldErr(o, "time", "%d is earlier than the %d of line %d, of the same process %s: a process's times never go back",
+			t, last.time, last.line, compact(o.fields["process"].raw, maxJepsenDetail))
+	}
+	jr.procTimes[proc] = jepsenStamp{time: t, line: o.line}
+	at := t // the time in the history's order
+	if t < jr.lastTime {
+		at = jr.lastTime
+		jr.steps.Count++
+		if back := jr.lastTime - t; back > jr.steps.Max {
+			jr.steps.Max, jr.steps.Line, jr.steps.Behind = back, o.line, jr.lastTimeLine
+		}
+	} else {
+		jr.lastTime, jr.lastTimeLine = t, o.line
+	}
 	if o.given("index") {
 		i, ok := ednInt(o.fields["index"].v)
 		if !ok || i < 0 {
@@ -370,16 +512,15 @@ func (jr *jepsenReader) op(fm form) error {
 		}
 		jr.lastIndex, jr.lastIndexLine = i, o.line
 	}
-	pv := o.fields["process"].v
 	if kw, ok := pv.(edn.Keyword); ok && kw == "nemesis" {
 		jr.note(o, jepsenNemesisFields)
-		return jr.nemesisOp(o, typ, f, t)
+		return jr.nemesisOp(o, typ, f, at)
 	}
 	p, ok := ednInt(pv)
 	if !ok || p < 0 || p > math.MaxInt32 {
 		return jr.fieldErr(o, "process", "%s: want a client's number (0, 1, ...) or :nemesis", compact(o.fields["process"].raw, maxJepsenDetail))
 	}
-	return jr.clientOp(o, typ, f, int(p), t)
+	return jr.clientOp(o, typ, f, int(p), at, t)
 }
 
 // keyword is a field's keyword (or string) name.
@@ -409,8 +550,9 @@ var lockFuncs = map[string]string{
 	"renew": FRenew,
 }
 
-// clientOp maps an operation of client process p.
-func (jr *jepsenReader) clientOp(o jepsenOp, typ, f string, p int, t int64) error {
+// clientOp maps an operation of client process p at time t in the
+// history's order, written is its :time as written.
+func (jr *jepsenReader) clientOp(o jepsenOp, typ, f string, p int, t, written int64) error {
 	pr := jr.procs[p]
 	if pr == nil {
 		pr = &jepsenProc{at: -1}
@@ -424,7 +566,7 @@ func (jr *jepsenReader) clientOp(o jepsenOp, typ, f string, p int, t int64) erro
 		if pr.open {
 			return jr.fail(o.line, "process %d invokes :%s while its :%s of line %d is still open", p, f, pr.f, pr.line)
 		}
-		*pr = jepsenProc{open: true, f: f, line: o.line, at: -1, acquires: pr.acquires, held: pr.held}
+		*pr = jepsenProc{open: true, f: f, line: o.line, time: written, at: -1, acquires: pr.acquires, held: pr.held}
 		if !isLock {
 			jr.left["op :f :"+f]++
 			return nil
@@ -499,10 +641,10 @@ func (jr *jepsenReader) clientOp(o jepsenOp, typ, f string, p int, t int64) erro
 			ttl = pr.ttl
 		}
 		if ttl != nil {
-			if inv.Time > math.MaxInt64-*ttl {
+			if pr.time > math.MaxInt64-*ttl {
 				return jr.fieldErr(o, "ttl", "%d: the lease would end after the end of time", *ttl)
 			}
-			e.Deadline = Ptr(inv.Time + *ttl)
+			e.Deadline = Ptr(pr.time + *ttl)
 		}
 	}
 	switch {
@@ -829,7 +971,7 @@ func (jr *jepsenReader) finish() (Jepsen, error) {
 			return Jepsen{}, jr.fail(lines[i], "the operation does not fit a line of the locklab format (%d bytes)", n)
 		}
 	}
-	h := Jepsen{Events: out, Ops: jr.ops}
+	h := Jepsen{Events: out, Ops: jr.ops, Steps: jr.steps}
 	for what, n := range jr.left {
 		h.Left = append(h.Left, JepsenLeft{What: what, Count: n})
 	}

@@ -159,6 +159,17 @@ func (f *ednFramer) next(depth int) (form, bool, error) {
 			return form{}, false, f.fail(f.line, "%q closes the %s opened on line %d with %q", got, collectionName(f.data[start:]), line, open)
 		}
 		f.pos++
+	case c == '#' && f.pos+1 < len(f.data) && f.data[f.pos+1] == '"':
+		// A regular expression as Clojure prints it (#"a.*"): a string
+		// after the '#'.
+		f.pos++
+		if _, _, err := f.next(depth + 1); err != nil {
+			return form{}, false, err
+		}
+	case c == '#' && f.pos+1 < len(f.data) && f.data[f.pos+1] == '#':
+		// A symbolic value as Clojure prints it (##Inf, ##NaN).
+		f.pos += 2
+		f.skipAtom()
 	case c == '#':
 		// A tag (#inst "...", #jepsen.history.Op {...}) or a discard (#_ x):
 		// the symbol, then the form it applies to.
@@ -389,6 +400,8 @@ func ednKind(v any) string {
 		return "a set"
 	case edn.Tag:
 		return "a tagged value"
+	case ednOpaque:
+		return "a value that is not EDN"
 	}
 	return fmt.Sprintf("a %T", v)
 }

@@ -3,6 +3,8 @@ package history
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -248,6 +250,124 @@ func TestReadJepsenAcceptsEveryLayout(t *testing.T) {
 	assert.Empty(t, readJepsen(t, "[]").Events, "an empty vector")
 }
 
+// Clojure prints some values that are not EDN: a Java object
+// (#object[... 0x1f ...]), ##Inf, a regular expression, a ratio. A real
+// history may hold them in a value the mapping only shows or in a field it
+// does not read: they are kept as written and counted, not refused.
+func TestReadJepsenKeepsValuesClojurePrintsAsWritten(t *testing.T) {
+	h := readJepsen(t, `{:type :invoke, :f :acquire, :time 1, :process 0, :value nil}
+{:type :info, :f :acquire, :time 2, :process 0, :error #object[io.etcd.jetcd.Lock 0x6d1e7682 "io.etcd.jetcd.Lock@6d1e7682"], :exception {:via [{:type java.net.SocketTimeoutException, :message "Read timed out", :at [java.net.SocketInputStream socketRead0 "SocketInputStream.java" -2], :data {:client #object[jepsen.etcd.Client 0x1f "c"]}}], :cause "Read timed out"}}
+{:type :invoke, :f :acquire, :time 3, :process 1, :value ##Inf}
+{:type :fail, :f :acquire, :time 4, :process 1, :value 1/2, :error #"held by .*"}
+{:type :info, :f :start, :time 5, :process :nemesis, :value ##NaN}
+`)
+	require.Len(t, h.Events, 5) // the nemesis's :start is still under way at the end
+	assert.Equal(t, `error #object[io.etcd.jetcd.Lock 0x6d1e7682 "io.etcd.jetcd.Lock@6d1e7682"]`, h.Events[1].Detail)
+	assert.Equal(t, "value ##Inf", h.Events[2].Detail)
+	assert.Equal(t, `value 1/2; error #"held by .*"`, h.Events[3].Detail)
+	assert.Equal(t, ":start ##NaN", h.Events[4].Detail)
+	assert.Equal(t, []JepsenLeft{
+		{"a value that is not EDN, kept as written (:error)", 2},
+		{"a value that is not EDN, kept as written (:exception)", 1},
+		{"a value that is not EDN, kept as written (:value)", 3},
+		{"field :exception", 1},
+	}, h.Left)
+}
+
+// Jepsen reads a worker's clock before it appends the operation to the
+// history, so across processes a :time may step back behind the one on the
+// line before it. The history's order is the order in time: such an
+// operation is read at the latest time before it, the steps are counted,
+// and a lease counts from the :time as written.
+func TestReadJepsenKeepsTheHistoryOrderWhenTimesStepBack(t *testing.T) {
+	tests := []struct {
+		name    string
+		history string
+		times   []int64
+		steps   JepsenSteps
+	}{
+		{"in order", `{:type :invoke, :f :acquire, :time 10, :process 0}
+{:type :ok, :f :acquire, :time 20, :process 0}
+`, []int64{10, 20}, JepsenSteps{}},
+		{"equal times are not steps", `{:type :invoke, :f :acquire, :time 10, :process 0}
+{:type :invoke, :f :acquire, :time 10, :process 1}
+`, []int64{10, 10}, JepsenSteps{}},
+		{"an invocation behind another process's completion", `{:type :invoke, :f :acquire, :time 1000, :process 0}
+{:type :ok, :f :acquire, :time 5000, :process 0}
+{:type :invoke, :f :acquire, :time 4000, :process 1}
+{:type :fail, :f :acquire, :time 6000, :process 1, :error :already-held}
+`, []int64{1000, 5000, 5000, 6000}, JepsenSteps{Count: 1, Max: 1000, Line: 3, Behind: 2}},
+		{"several, the largest named", `{:type :invoke, :f :acquire, :time 1000, :process 0}
+{:type :invoke, :f :release, :time 990, :process 1}
+{:type :fail, :f :release, :time 1200, :process 1, :error :not-held}
+{:type :invoke, :f :release, :time 1100, :process 2}
+{:type :ok, :f :acquire, :time 1150, :process 0}
+{:type :fail, :f :release, :time 1300, :process 2, :error :not-held}
+`, []int64{1000, 1000, 1200, 1200, 1200, 1300}, JepsenSteps{Count: 3, Max: 100, Line: 4, Behind: 3}},
+		{"the nemesis steps back too", `{:type :invoke, :f :acquire, :time 1000, :process 0}
+{:type :info, :f :start, :time 900, :process :nemesis}
+{:type :ok, :f :acquire, :time 1100, :process 0}
+{:type :info, :f :start, :time 1050, :process :nemesis}
+`, []int64{1000, 1000, 1100}, JepsenSteps{Count: 2, Max: 100, Line: 2, Behind: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := readJepsen(t, tc.history)
+			var times []int64
+			for _, e := range h.Events {
+				times = append(times, e.Time)
+			}
+			assert.Equal(t, tc.times, times)
+			assert.Equal(t, tc.steps, h.Steps)
+			require.NoError(t, Validate(h.Events))
+		})
+	}
+}
+
+func TestReadJepsenCountsALeaseFromTheTimeAsWritten(t *testing.T) {
+	h := readJepsen(t, `{:type :invoke, :f :acquire, :time 5000000, :process 0}
+{:type :invoke, :f :acquire, :time 4000000, :process 1, :ttl "2s"}
+{:type :ok, :f :acquire, :time 6000000, :process 1}
+`)
+	require.Len(t, h.Events, 3)
+	assert.Equal(t, int64(5_000_000), h.Events[1].Time, "read in the history's order")
+	require.NotNil(t, h.Events[2].Deadline)
+	assert.Equal(t, int64(2_004_000_000), *h.Events[2].Deadline, "the lease counts from the clock's reading")
+}
+
+func TestJepsenStepsSaysHowFarAndWhatWasDone(t *testing.T) {
+	assert.Equal(t, "times: in the history's order throughout", JepsenSteps{}.String())
+	assert.Equal(t, "times: 1 operation carries a :time earlier than the latest before it, by at most 1.1ms (line 10, behind line 9): "+
+		"Jepsen reads a worker's clock before it appends the operation, so the history's order was kept as the order in time "+
+		"and each was taken at the latest time before it", JepsenSteps{Count: 1, Max: 1_142_366, Line: 10, Behind: 9}.String())
+	assert.Contains(t, JepsenSteps{Count: 6, Max: 1000, Line: 3, Behind: 2}.String(), "times: 6 operations carry a :time earlier than the latest before them, by at most 1µs")
+}
+
+// A Jepsen test writes its history to store/<test>/<time>/history.edn;
+// the directory (or store/latest) names it.
+func TestReadJepsenFileReadsAStoreDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store", "etcd-lock", "20261207T185000.000Z")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	file := filepath.Join(dir, JepsenHistoryFile)
+	require.NoError(t, os.WriteFile(file, []byte("{:type :invoke, :f :acquire, :time 1, :process 0}\n{:type :ok, :f :acquire, :time 0, :process 0}\n"), 0o644))
+	assert.Equal(t, file, JepsenPath(dir))
+	assert.Equal(t, file, JepsenPath(file))
+	_, err := ReadJepsenFile(dir)
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, file, pe.File, "the error names the file read")
+
+	require.NoError(t, os.WriteFile(file, []byte("{:type :invoke, :f :acquire, :time 1, :process 0}\n"), 0o644))
+	h, err := ReadJepsenFile(dir)
+	require.NoError(t, err)
+	assert.Len(t, h.Events, 1)
+
+	empty := t.TempDir()
+	assert.Equal(t, empty, JepsenPath(empty))
+	_, err = ReadJepsenFile(empty)
+	assert.ErrorIs(t, err, ErrIsDirectory)
+}
+
 func TestReadJepsenRefusesMalformedInputWithLineAndField(t *testing.T) {
 	const inv = "{:type :invoke, :f :acquire, :time 5, :process 0}\n"
 	tests := []struct {
@@ -259,7 +379,9 @@ func TestReadJepsenRefusesMalformedInputWithLineAndField(t *testing.T) {
 		{"time null", "{:type :invoke, :f :acquire, :process 0, :time nil}", 1, "missing field :time"},
 		{"time as text", `{:type :invoke, :f :acquire, :process 0, :time "soon"}`, 1, `field :time "soon": want the nanoseconds`},
 		{"negative time", "{:type :invoke, :f :acquire, :process 0, :time -1}", 1, "field :time -1"},
-		{"time goes back", inv + "{:type :ok, :f :acquire, :time 4, :process 0}", 2, "field :time 4 is earlier than the 5 of line 1"},
+		{"time goes back", inv + "{:type :ok, :f :acquire, :time 4, :process 0}", 2, "field :time 4 is earlier than the 5 of line 1, of the same process 0: a process's times never go back"},
+		{"time goes back in one process, others between", inv + "{:type :invoke, :f :acquire, :time 9, :process 1}\n{:type :ok, :f :acquire, :time 3, :process 0}", 3, "field :time 3 is earlier than the 5 of line 1, of the same process 0"},
+		{"the nemesis's time goes back", "{:type :info, :f :start, :time 9, :process :nemesis}\n{:type :info, :f :start, :time 8, :process :nemesis}", 2, "field :time 8 is earlier than the 9 of line 1, of the same process :nemesis"},
 		{"index goes back", "{:type :invoke, :f :acquire, :time 5, :process 0, :index 3}\n{:type :ok, :f :acquire, :time 6, :process 0, :index 3}", 2, "field :index 3 does not follow the 3 of line 1"},
 		{"unknown type", "{:type :maybe, :f :acquire, :time 5, :process 0}", 1, "field :type :maybe: want :invoke, :ok, :fail or :info"},
 		{"type a number", "{:type 1, :f :acquire, :time 5, :process 0}", 1, "field :type is an integer: want a keyword"},
@@ -277,6 +399,9 @@ func TestReadJepsenRefusesMalformedInputWithLineAndField(t *testing.T) {
 		{"stray closer", inv + "}", 2, `'}' closes nothing`},
 		{"mismatched closer", "{:type :invoke, :f :acquire, :time 5, :process 0]", 1, `']' closes the map opened on line 1 with '{'`},
 		{"bad string escape", `{:type :invoke, :f :acquire, :time 5, :process 0, :error "\x"}`, 1, "field :error: not valid EDN"},
+		{"bad string escape deep in a value", `{:type :invoke, :f :acquire, :time 5, :process 0, :exception {:via [#object[Foo 0x1 "\x"]]}}`, 1, "field :exception: not valid EDN"},
+		{"a Clojure value where a number must be", "{:type :invoke, :f :acquire, :time ##Inf, :process 0}", 1, "field :time: not valid EDN"},
+		{"a Java object for a key", "{:type :invoke, :f :acquire, :time 5, :process 0, :key #object[Foo 0x1 \"k\"]}", 1, "field :key: not valid EDN"},
 		{"number out of range", "{:type :invoke, :f :acquire, :time 99999999999999999999, :process 0}", 1, "field :time: not valid EDN: a number out of range"},
 		{"invalid UTF-8", inv + "{:type :ok, :f :acquire, :time 6, :process 0, :error \"\xff\"}", 2, "not valid UTF-8"},
 		{"nested too deep", "{:value " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + "}", 1, "nested more than 64 deep"},
@@ -317,6 +442,8 @@ func FuzzReadJepsen(f *testing.F) {
 	f.Add([]byte("{:type :invoke, :f :acquire, :value nil, :time 10, :process 0, :index 0}\n{:type :ok, :f :acquire, :value nil, :time 20, :process 0, :index 1}\n"))
 	f.Add([]byte("[{:type :invoke, :f :lock, :time 1, :process 0, :ttl \"2s\"}\n {:type :ok, :f :lock, :time 2, :process 0, :token 3, :owner \"a\"}]"))
 	f.Add([]byte(nemesis(1, "kill", ":one") + nemesis(2, "kill", `["n1"]`) + nemesis(3, "start", "") + nemesis(4, "start-partition", `{"n1" #{"n2"}}`)))
+	f.Add([]byte("{:type :invoke, :f :acquire, :time 50, :process 0}\n{:type :invoke, :f :release, :time 40, :process 1}\n{:type :fail, :f :release, :time 60, :process 1, :error :not-held}\n{:type :ok, :f :acquire, :time 55, :process 0}\n"))
+	f.Add([]byte("{:type :invoke, :f :acquire, :time 1, :process 0, :value ##Inf, :exception {:via [#object[Foo 0x1f \"x\"]]}, :error #\"re\"}\n"))
 	f.Add([]byte("#jepsen.history.Op{:type :invoke, :f :release, :time 0, :process 4, :value [3 nil]} ; c\n#_ x {:type :info :f :release :time 1 :process 4 :error \"t\\\"o\"}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := ReadJepsen(bytes.NewReader(data), "fuzz")
@@ -342,6 +469,9 @@ func FuzzReadJepsen(f *testing.F) {
 		}
 		if len(back) != len(h.Events) || (len(back) > 0 && !reflect.DeepEqual(back, h.Events)) {
 			t.Fatalf("the round trip changed the history:\n%v\n%v", h.Events, back)
+		}
+		if (h.Steps.Count > 0) != (h.Steps.Max > 0) || (h.Steps.Count > 0 && h.Steps.Line < h.Steps.Behind) {
+			t.Fatalf("an account of the time steps that does not add up: %+v", h.Steps)
 		}
 		for _, l := range h.Left {
 			if l.Count <= 0 || l.What == "" {
