@@ -22,6 +22,7 @@ type matrixFlags struct {
 	preset, out, resume string
 	systems, columns    []string
 	budget, clients     int
+	pairs               int
 	simTime             time.Duration
 	jobs                int
 	progress            progressMode
@@ -32,14 +33,18 @@ type matrixFlags struct {
 func matrixLong() string {
 	var presets strings.Builder
 	for _, p := range sweep.MatrixPresets() {
-		fmt.Fprintf(&presets, "  %-7s %s;\n          %d runs per cell at most, each %v with %d clients; cost from %d fault-free runs per row;\n          each finding shrunk in at most %d runs\n",
-			p.Name, p.Doc, p.Budget, p.Time, p.Clients, p.CostRuns, p.ShrinkRuns)
+		fmt.Fprintf(&presets, "  %-7s %s;\n          every single-fault placement and %d pairs of them, then %d guided runs per cell at most,\n          each at least %v (fitted to each row's timeouts) with %d clients; cost from %d fault-free runs per row;\n          each finding shrunk in at most %d runs\n",
+			p.Name, p.Doc, p.Pairs, p.Budget, p.Time, p.Clients, p.CostRuns, p.ShrinkRuns)
 	}
 	return `matrix decides the safety matrix: for every row (a lock design in one storage mode) and every
-fault family (` + strings.Join(sweep.SearchColumns(), ", ") + `), one guided search aimed
-at that cell (the guided explorer restricted to the family: faults placed on the lock's protocol
-— the holder paused beyond its lease, a granter crashed or cut off, a clock moved, a write
-delayed — with durations drawn around the system's timing), up to a budget of runs.
+fault family (` + strings.Join(sweep.SearchColumns(), ", ") + `), a search aimed at that
+cell in two parts. First systematic: every single fault of the family over a stated, bounded set
+of placements — started right after a client's acquire or read in each of its first sections,
+ended at another client's acquire, read (a few milliseconds either side) or write, or lasting
+just short of, just past and 1.5x each timeout the design declares — then pairs of them; the
+runs of each row are long enough for its timeouts (lease + lock-delay, a drift past the TTL).
+Then a guided search (the guided explorer restricted to the family: faults placed on the lock's
+protocol with durations drawn around the system's timing), up to a budget of runs.
 
 The search of a cell goes on after a broken lock, fencing tokens out of order or a liveness
 failure, looking for corrupted data, and stops at the first corruption. Each first finding of a
@@ -89,7 +94,8 @@ func newMatrixCmd() *cobra.Command {
 		names = append(names, p.Name)
 	}
 	fl.StringVar(&f.preset, "preset", def.Name, "the rows and settings: "+strings.Join(names, " or ")+" (see above)")
-	fl.IntVar(&f.budget, "budget", def.Budget, "runs per cell at most (overrides the preset's)")
+	fl.IntVar(&f.budget, "budget", def.Budget, "guided runs per cell at most, after the placements (overrides the preset's)")
+	fl.IntVar(&f.pairs, "pairs", def.Pairs, "pairs of placements per cell, after the single ones (overrides the preset's; 0: none)")
 	fl.DurationVar(&f.simTime, "time", def.Time, "simulated duration of each run (overrides the preset's)")
 	fl.IntVar(&f.clients, "clients", def.Clients, "clients of each run (overrides the preset's)")
 	fl.StringSliceVar(&f.systems, "system", nil, "only the rows of these systems (default: all)")
@@ -113,6 +119,12 @@ func (f matrixFlags) config(cmd *cobra.Command) (sweep.SearchConfig, error) {
 			return sweep.SearchConfig{}, usage("--budget %d: want at least 1 run per cell", f.budget)
 		}
 		p.Budget = f.budget
+	}
+	if changed("pairs") {
+		if f.pairs < 0 {
+			return sweep.SearchConfig{}, usage("--pairs %d: want 0 or more pairs per cell", f.pairs)
+		}
+		p.Pairs = f.pairs
 	}
 	if changed("time") {
 		if f.simTime <= 0 {
@@ -157,7 +169,7 @@ func runMatrix(cmd *cobra.Command, f matrixFlags) error {
 	var c sweep.SearchConfig
 	dir := f.out
 	if f.resume != "" {
-		for _, fl := range []string{"preset", "budget", "time", "clients", "system", "columns", "out"} {
+		for _, fl := range []string{"preset", "budget", "pairs", "time", "clients", "system", "columns", "out"} {
 			if cmd.Flags().Changed(fl) {
 				return usage("--resume takes the settings from %s: --%s cannot change them", filepath.Join(f.resume, sweep.SearchManifestFile), fl)
 			}

@@ -132,6 +132,25 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 			}
 		}
 		pl.Complete = first[VerdictCorrupted] == nil && pl.Ran == pl.Total
+		for _, pair := range pairsOf(len(set.Faults), c.Pairs, start) {
+			if first[VerdictCorrupted] != nil {
+				break
+			}
+			t := placementTest(c, row, start, set.Faults[pair[0]])
+			t.Schedule.Faults = append(t.Schedule.Faults, set.Faults[pair[1]])
+			r, err := harness.Run(t)
+			if err != nil {
+				return SearchedCell{}, 0, fmt.Errorf("%s: pair of placements %d and %d: %w", name, pair[0]+1, pair[1]+1, err)
+			}
+			runs++
+			pl.Pairs++
+			ev.addFailed(r)
+			note(t, r)
+			r.Release()
+			if o.Run != nil {
+				o.Run()
+			}
+		}
 	}
 	randomRuns := 0
 	if first[VerdictCorrupted] == nil {

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -28,6 +29,28 @@ type Placements struct {
 	Fired int `json:"fired"`
 	// Complete: every placement ran and none corrupted the data.
 	Complete bool `json:"complete"`
+	// Pairs counts the pairs of placements run after the singles (drawn
+	// from the cell's seed, up to SearchConfig.Pairs).
+	Pairs int `json:"pairs,omitempty"`
+}
+
+// pairsOf draws n pairs of distinct placements of a set of total, from
+// seed: the same cell runs the same pairs.
+func pairsOf(total, n int, seed uint64) [][2]int {
+	if total < 2 {
+		return nil
+	}
+	r := rand.New(rand.NewPCG(seed, 0x9a1c5))
+	out := make([][2]int, 0, n)
+	for range n {
+		i := r.IntN(total)
+		j := r.IntN(total - 1)
+		if j >= i {
+			j++
+		}
+		out = append(out, [2]int{i, j})
+	}
+	return out
 }
 
 // Shape is a row's run shape: the timeouts its design declares (and the

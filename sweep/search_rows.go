@@ -24,8 +24,12 @@ type SearchConfig struct {
 	Rows []SearchedRow `json:"rows"`
 	// Columns are fault families (SearchColumns).
 	Columns []string `json:"columns"`
-	// Budget is the most runs a cell's search makes.
+	// Budget is the most runs a cell's guided search makes.
 	Budget int `json:"budget"`
+	// Pairs is how many pairs of the cell's single-fault placements its
+	// systematic search runs after the singles (drawn from the cell's
+	// seed; 0: none).
+	Pairs int `json:"pairs,omitempty"`
 	// Time is the simulated length of each run; Clients its clients.
 	Time    Duration `json:"time"`
 	Clients int      `json:"clients"`
@@ -49,9 +53,10 @@ func SearchColumns() []string { return guide.Families() }
 type MatrixPreset struct {
 	// Name is the --preset name; Doc says what it is in one line.
 	Name, Doc string
-	// Budget, Time, Clients, CostRuns and ShrinkRuns are the settings
-	// (SearchConfig).
+	// Budget, Pairs, Time, Clients, CostRuns and ShrinkRuns are the
+	// settings (SearchConfig).
 	Budget     int
+	Pairs      int
 	Time       time.Duration
 	Clients    int
 	CostRuns   int
@@ -64,12 +69,15 @@ type MatrixPreset struct {
 // (BenchmarkRunCost: a 20 s run with two clients costs ~0.8 ms for redis,
 // ~1 ms for the database, ~3-5 ms for raftkv, ZooKeeper and etcd, ~11 ms
 // for Chubby). Two clients are all a lock needs to break (a holder and one
-// more); 20 s runs cover the systems' default timing (leases and session
-// timeouts of 10-12 s: a pause beyond the lease, another client's grant and
-// the holder's late write fit in them); and the search of a cell stops at
-// its first corruption.
+// more); 20 s is the shortest run, each row's runs are as long as its
+// timeouts need (rowShape: Chubby's lease + lock-delay, a drift past a
+// TTL); each cell first runs its family's systematic placements (about
+// 50-500 a cell) and 20 pairs of them, then 100 guided runs for the
+// multi-fault interactions nobody enumerated; and the search of a cell
+// stops at its first corruption.
 const (
-	defaultBudget     = 300
+	defaultBudget     = 100
+	defaultPairs      = 20
 	defaultTime       = 20 * time.Second
 	defaultClients    = 2
 	defaultCostRuns   = 3
@@ -81,10 +89,10 @@ const (
 func MatrixPresets() []MatrixPreset {
 	return []MatrixPreset{
 		{Name: "matrix", Doc: "every design people choose between (each system registers its own), in each storage mode it is offered in",
-			Budget: defaultBudget, Time: defaultTime, Clients: defaultClients, CostRuns: defaultCostRuns, ShrinkRuns: defaultShrinkRuns,
+			Budget: defaultBudget, Pairs: defaultPairs, Time: defaultTime, Clients: defaultClients, CostRuns: defaultCostRuns, ShrinkRuns: defaultShrinkRuns,
 			rows: DesignRows},
 		{Name: "full", Doc: "every option variant of the catalog's designs, in every storage mode it supports",
-			Budget: defaultBudget, Time: defaultTime, Clients: defaultClients, CostRuns: defaultCostRuns, ShrinkRuns: defaultShrinkRuns,
+			Budget: defaultBudget, Pairs: defaultPairs, Time: defaultTime, Clients: defaultClients, CostRuns: defaultCostRuns, ShrinkRuns: defaultShrinkRuns,
 			rows: FullRows},
 	}
 }
@@ -108,7 +116,7 @@ func (p MatrixPreset) Config() (SearchConfig, error) {
 	if err != nil {
 		return SearchConfig{}, fmt.Errorf("preset %s: %w", p.Name, err)
 	}
-	return SearchConfig{Preset: p.Name, Rows: rows, Columns: SearchColumns(), Budget: p.Budget, Time: Duration(p.Time),
+	return SearchConfig{Preset: p.Name, Rows: rows, Columns: SearchColumns(), Budget: p.Budget, Pairs: p.Pairs, Time: Duration(p.Time),
 		Clients: p.Clients, CostRuns: p.CostRuns, ShrinkRuns: p.ShrinkRuns}, nil
 }
 
@@ -223,6 +231,9 @@ func (c SearchConfig) Validate() error {
 	}
 	if c.Budget < 1 {
 		return fmt.Errorf("budget: %d runs per cell, want at least 1", c.Budget)
+	}
+	if c.Pairs < 0 {
+		return fmt.Errorf("pairs: %d per cell, want 0 or more", c.Pairs)
 	}
 	if c.Time <= 0 {
 		return fmt.Errorf("time: must be positive, got %v", time.Duration(c.Time))
