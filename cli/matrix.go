@@ -189,8 +189,8 @@ func runMatrix(cmd *cobra.Command, f matrixFlags) error {
 		dir = filepath.Join(defaultSweepsDir, "matrix-"+c.Fingerprint())
 	}
 	errOut := cmd.ErrOrStderr()
-	fmt.Fprintf(errOut, "matrix %s: %d rows × %d fault families = %d cells, each a guided search of up to %d runs of %v with %d clients, on %d workers\n",
-		dir, len(c.Rows), len(c.Columns), len(c.Rows)*len(c.Columns), c.Budget, time.Duration(c.Time), c.Clients, f.jobs)
+	fmt.Fprintf(errOut, "matrix %s: %d rows × %d fault families = %d cells, each every single-fault placement of its family, %d pairs of them and up to %d guided runs, runs of at least %v (fitted to each row's timeouts) with %d clients, on %d workers\n",
+		dir, len(c.Rows), len(c.Columns), len(c.Rows)*len(c.Columns), c.Pairs, c.Budget, time.Duration(c.Time), c.Clients, f.jobs)
 	start := time.Now()
 	prog := newMatrixProgress(errOut, f.progress)
 	m, err := sweep.SearchMatrix(c, sweep.SearchOptions{Dir: dir, Jobs: f.jobs, Progress: prog})
