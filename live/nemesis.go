@@ -14,10 +14,7 @@ import (
 )
 
 // Unsupported is why a fault kind cannot run live ("" when it can).
-var Unsupported = map[nemesis.Kind]string{
-	nemesis.ClockDrift: "clock-drift cannot run live: a drift would have to slow or speed every timer of the real " +
-		"library (hashicorp/raft's included); use clock-jump, which moves a node's wall clock",
-}
+var Unsupported = liveform.Unsupported
 
 // refusal says why the live system described by desc cannot perform
 // faults of kind k at all ("" if it can perform some).
