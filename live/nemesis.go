@@ -38,12 +38,15 @@ type faults struct {
 	tallies []tally
 	undo    []func()
 
-	// held counts the overlapping crashes and pauses of each real server,
-	// as the simulator does: the first crashes (pauses) it, the last to end
-	// restarts (resumes) it. A node's lock orders its crash, restart, pause
-	// and resume, so that two restarts never race for its port.
+	// held counts the overlapping crashes and pauses of each node, as the
+	// simulator does: the first crashes (pauses) it, the last to end
+	// restarts (resumes) it. A lock per kind and node orders its crashes
+	// and restarts (two restarts never race for its port), and its pauses
+	// and resumes; a crash and a resume of one node do not wait for each
+	// other (an in-process server's crash waits for its paused goroutines,
+	// which the resume frees).
 	held  map[heldKey]int
-	locks map[string]*sync.Mutex
+	locks map[heldKey]*sync.Mutex
 }
 
 // heldKey is a fault kind (crash or pause) on one node.
@@ -52,25 +55,25 @@ type heldKey struct {
 	node string
 }
 
-// lock is the lock of node n (see faults.held).
-func (fs *faults) lock(n string) *sync.Mutex {
+// lock is the lock of faults of kind k on node n (see faults.held).
+func (fs *faults) lock(k nemesis.Kind, n string) *sync.Mutex {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.locks == nil {
-		fs.locks = map[string]*sync.Mutex{}
+		fs.locks = map[heldKey]*sync.Mutex{}
 	}
-	m := fs.locks[n]
+	m := fs.locks[heldKey{k, n}]
 	if m == nil {
 		m = &sync.Mutex{}
-		fs.locks[n] = m
+		fs.locks[heldKey{k, n}] = m
 	}
 	return m
 }
 
-// hold counts one more fault of kind k on n, under n's lock, and does fn
+// hold counts one more fault of kind k on n, under its lock, and does fn
 // when it is the first.
 func (fs *faults) hold(k nemesis.Kind, n string, fn func(string) error) error {
-	m := fs.lock(n)
+	m := fs.lock(k, n)
 	m.Lock()
 	defer m.Unlock()
 	fs.mu.Lock()
@@ -86,10 +89,10 @@ func (fs *faults) hold(k nemesis.Kind, n string, fn func(string) error) error {
 	return fn(n)
 }
 
-// release counts one fault of kind k on n less, under n's lock, and does fn
+// release counts one fault of kind k on n less, under its lock, and does fn
 // when it was the last.
 func (fs *faults) release(k nemesis.Kind, n string, fn func(string) error) error {
-	m := fs.lock(n)
+	m := fs.lock(k, n)
 	m.Lock()
 	defer m.Unlock()
 	fs.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -62,4 +63,32 @@ func TestOverlappingCrashesAndPausesOfAServerAreCounted(t *testing.T) {
 			assert.NoError(t, r.err)
 		})
 	}
+}
+
+// TestACrashOfAPausedServerDoesNotHoldItsResume: an in-process server's
+// crash waits for its paused goroutines, which only the resume frees; the
+// resume, due meanwhile, must not wait for the crash (raftkv seed 4 under
+// pause,crash,partition hung so).
+func TestACrashOfAPausedServerDoesNotHoldItsResume(t *testing.T) {
+	resumed := make(chan struct{})
+	sys := &liveform.Deployed{Description: liveform.Description{Servers: []string{"n3"}},
+		Pause:   func(string) error { return nil },
+		Resume:  func(string) error { close(resumed); return nil },
+		Crash:   func(string) error { <-resumed; return nil },
+		Restart: func(string) error { return nil }}
+	r := &run{sys: sys, failed: make(chan struct{})}
+	p := liveFaults{&faults{r: r}, 0}
+	resume := p.Pause([]string{"n3"})
+	crashed := make(chan func())
+	go func() { crashed <- p.Crash([]string{"n3"}) }()
+	time.Sleep(10 * time.Millisecond) // the crash waits for the resume
+	done := make(chan struct{})
+	go func() { resume(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the resume waited for the crash, which waits for the resume")
+	}
+	(<-crashed)()
+	assert.NoError(t, r.err)
 }
