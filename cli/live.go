@@ -113,7 +113,7 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 	// A run of the store, run again, goes to a new directory of the store.
 	command := liveCommand(given, f.nemesisFile, dir, lf.scale, !inStore)
 	out := cmd.OutOrStdout()
-	first := fmt.Sprintf("seed %d (live): %s\n", t.Seed, command)
+	first := fmt.Sprintf("seed %d (live): %s\n", t.Seed, command) + leftOutLine(t)
 	if w := scenario.DrewNoFault(p.Test, p.Schedule); w != "" {
 		// Said before the run spends its real time, not only after it.
 		first += fmt.Sprintf("WARNING: %s\n", w)

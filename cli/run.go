@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
@@ -28,7 +29,7 @@ type runFlags struct {
 	seed                                                         uint64
 	simTime, checkBudget                                         time.Duration
 	checkSteps                                                   int64
-	fenceReads, shrink                                           bool
+	fenceReads, shrink, liveComparable                           bool
 	cuts                                                         string
 	sysOpts, wlOpts                                              []string
 	live                                                         livenessFlags
@@ -72,6 +73,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.cuts, "cuts", "hold", "what a partition does with the messages it catches: hold (a TCP connection: delivered at the heal, lost if the cut outlasts the 15 s connection timeout) or drop (datagrams)")
 	fl.StringVar(&f.nemesis, "nemesis", "none", "faults drawn at random: none, random, or a list of "+kindList())
 	fl.StringVar(&f.nemesisFile, "nemesis-file", "", "a fault schedule file (JSON) instead of --nemesis (not both)")
+	fl.BoolVar(&f.liveComparable, "live-comparable", false, "with --nemesis random: draw only the fault kinds the system's live form can perform, as a live run does, so that the simulated and the live run of a seed draw one schedule (the run names the kinds left out)")
 	fl.StringArrayVarP(&f.sysOpts, "opt", "o", nil, "system option key=value (repeatable), e.g. -o ttl=5s -o fencing=true")
 	fl.StringArrayVarP(&f.wlOpts, "workload-opt", "w", nil, "workload option key=value (repeatable), e.g. -w hold=200ms")
 	fl.StringVar(&f.checks, "checks", "", "comma-separated checks to run (default: every one that applies of "+strings.Join(scenario.RunCheckNames(), ", ")+"); +name adds a check to the default selection")
@@ -82,6 +84,26 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.out, "out", "", "run directory, used as named: a run directory from before is replaced whole, any other non-empty directory is refused (default: a new directory runs/<system>-<workload>-<storage>-<nemesis>-seed<N>/<UTC start time> in the store of runs, which keeps every run, points runs/latest at the newest and lists them all in runs/index.html)")
 	f.live.register(fl)
 	return cmd
+}
+
+// leftOutLine says which fault kinds a random nemesis does not draw
+// because the system's live form cannot perform them ("" when it draws
+// every kind, or the test's nemesis is not random).
+func leftOutLine(t scenario.Test) string {
+	if t.Schedule != nil || t.Nemesis != "random" {
+		return ""
+	}
+	_, left, err := liveform.RandomKinds(t)
+	if err != nil || len(left) == 0 {
+		return ""
+	}
+	var kinds, whys []string
+	for _, l := range left {
+		kinds = append(kinds, string(l.Kind))
+		whys = append(whys, fmt.Sprintf("%s: %s", l.Kind, l.Why))
+	}
+	return fmt.Sprintf("nemesis random draws no %s, which %s cannot perform live (%s)\n",
+		strings.Join(kinds, ", "), t.System, strings.Join(whys, "; "))
 }
 
 func kindList() string {
@@ -180,7 +202,7 @@ func (f runFlags) test(fl *pflag.FlagSet) (scenario.Test, error) {
 	t := scenario.Test{
 		System: f.system, Workload: f.workload, Clients: f.clients, Time: f.simTime, Seed: f.seed,
 		Storage: storage.Mode(f.storage), FenceReads: f.fenceReads, Nemesis: f.nemesis, CheckBudget: f.checkBudget,
-		CheckSteps: f.checkSteps,
+		CheckSteps: f.checkSteps, LiveComparable: f.liveComparable,
 	}
 	if f.cuts == "drop" {
 		t.Cuts = "drop"
@@ -241,6 +263,9 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		command = storeReplayCommand(t, f.nemesisFile, dir)
 	}
 	first := fmt.Sprintf("seed %d: %s\n", t.Seed, command)
+	if t.LiveComparable {
+		first += leftOutLine(t)
+	}
 	fmt.Fprint(out, first)
 	res, err := runWatched(cmd, prep)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
@@ -146,6 +147,13 @@ func scheduleFor(t scenario.Test, w *sim.World, dep system.Deployment) (nemesis.
 	kinds, err := t.RandomKinds()
 	if err != nil || len(kinds) == 0 {
 		return nemesis.Schedule{}, err
+	}
+	if t.Nemesis == "random" && t.LiveComparable {
+		// The kinds a live run of the test draws from: one seed, one
+		// schedule in both worlds.
+		if kinds, _, err = liveform.RandomKinds(t); err != nil {
+			return nemesis.Schedule{}, fmt.Errorf("--live-comparable: %w", err)
+		}
 	}
 	cfg := t.Random
 	cfg.Kinds = kinds

@@ -14,10 +14,7 @@ import (
 )
 
 // Unsupported is why a fault kind cannot run live ("" when it can).
-var Unsupported = map[nemesis.Kind]string{
-	nemesis.ClockDrift: "clock-drift cannot run live: a drift would have to slow or speed every timer of the real " +
-		"library (hashicorp/raft's included); use clock-jump, which moves a node's wall clock",
-}
+var Unsupported = liveform.Unsupported
 
 // refusal says why the live system described by desc cannot perform
 // faults of kind k at all ("" if it can perform some).
@@ -40,6 +37,74 @@ type faults struct {
 	timers  []*time.Timer
 	tallies []tally
 	undo    []func()
+
+	// held counts the overlapping crashes and pauses of each node, as the
+	// simulator does: the first crashes (pauses) it, the last to end
+	// restarts (resumes) it. A lock per kind and node orders its crashes
+	// and restarts (two restarts never race for its port), and its pauses
+	// and resumes; a crash and a resume of one node do not wait for each
+	// other (an in-process server's crash waits for its paused goroutines,
+	// which the resume frees).
+	held  map[heldKey]int
+	locks map[heldKey]*sync.Mutex
+}
+
+// heldKey is a fault kind (crash or pause) on one node.
+type heldKey struct {
+	kind nemesis.Kind
+	node string
+}
+
+// lock is the lock of faults of kind k on node n (see faults.held).
+func (fs *faults) lock(k nemesis.Kind, n string) *sync.Mutex {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.locks == nil {
+		fs.locks = map[heldKey]*sync.Mutex{}
+	}
+	m := fs.locks[heldKey{k, n}]
+	if m == nil {
+		m = &sync.Mutex{}
+		fs.locks[heldKey{k, n}] = m
+	}
+	return m
+}
+
+// hold counts one more fault of kind k on n, under its lock, and does fn
+// when it is the first.
+func (fs *faults) hold(k nemesis.Kind, n string, fn func(string) error) error {
+	m := fs.lock(k, n)
+	m.Lock()
+	defer m.Unlock()
+	fs.mu.Lock()
+	if fs.held == nil {
+		fs.held = map[heldKey]int{}
+	}
+	fs.held[heldKey{k, n}]++
+	first := fs.held[heldKey{k, n}] == 1
+	fs.mu.Unlock()
+	if !first {
+		return nil
+	}
+	return fn(n)
+}
+
+// release counts one fault of kind k on n less, under its lock, and does fn
+// when it was the last.
+func (fs *faults) release(k nemesis.Kind, n string, fn func(string) error) error {
+	m := fs.lock(k, n)
+	m.Lock()
+	defer m.Unlock()
+	fs.mu.Lock()
+	c := fs.held[heldKey{k, n}]
+	if c > 0 {
+		fs.held[heldKey{k, n}] = c - 1
+	}
+	fs.mu.Unlock()
+	if c != 1 {
+		return nil
+	}
+	return fn(n)
 }
 
 // tally is what happened to one fault, with the faultnet rules of a delay
@@ -224,20 +289,30 @@ func (p liveFaults) each(what string, ns []string, fn func(n string) error) {
 	}
 }
 
+// Pause pauses ns; overlapping pauses of a node are counted, the last to
+// end resumes it (as in the simulator).
 func (p liveFaults) Pause(ns []string) func() {
-	p.each("pause", ns, p.fs.pause)
-	return func() { p.each("resume", ns, p.fs.resume) }
+	fs := p.fs
+	p.each("pause", ns, func(n string) error { return fs.hold(nemesis.Pause, n, fs.pause) })
+	return func() {
+		p.each("resume", ns, func(n string) error { return fs.release(nemesis.Pause, n, fs.resume) })
+	}
 }
 
+// Crash crashes ns; overlapping crashes of a server are counted, the first
+// kills it and the last to end restarts it (as in the simulator), so that
+// two restarts never race for its port.
 func (p liveFaults) Crash(ns []string) func() {
-	r := p.fs.r
-	p.each("crash", ns, r.sys.Crash)
+	fs, r := p.fs, p.fs.r
+	p.each("crash", ns, func(n string) error { return fs.hold(nemesis.Crash, n, r.sys.Crash) })
 	return func() {
 		p.each("restart", ns, func(n string) error {
-			if r.stopped() {
-				return nil
-			}
-			return r.sys.Restart(n)
+			return fs.release(nemesis.Crash, n, func(n string) error {
+				if r.stopped() {
+					return nil
+				}
+				return r.sys.Restart(n)
+			})
 		})
 	}
 }

@@ -122,14 +122,19 @@ type Prepared struct {
 // schedule must be one the live system can perform. Nothing is started.
 func Prepare(t scenario.Test, cfg Config) (*Prepared, error) {
 	t = t.WithDefaults()
-	if t.Schedule == nil && cfg.Scale != 0 && cfg.Scale != 1 && t.Nemesis != "none" {
-		// A random schedule is drawn for the test as given, then scaled
-		// with it: its faults keep their proportions to the run.
+	var drawn *nemesis.Schedule
+	if t.Schedule == nil && t.Nemesis != "none" {
+		// A random schedule is drawn for the test as given (the simulated
+		// run's schedule), then scaled with it: its faults keep their
+		// proportions to the run.
 		_, s, err := describe(t)
 		if err != nil {
 			return nil, err
 		}
-		t.Schedule = &s
+		drawn = &s
+		if cfg.Scale != 0 && cfg.Scale != 1 {
+			t.Schedule = &s
+		}
 	}
 	t = Scale(t, cfg.Scale)
 	if len(cfg.Options) > 0 {
@@ -143,9 +148,20 @@ func Prepare(t scenario.Test, cfg Config) (*Prepared, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	desc, schedule, err := describe(t)
+	dep, ok := liveform.Find(t.System)
+	if !ok {
+		return nil, liveform.Unknown(t.System)
+	}
+	desc, err := dep.Describe(t)
 	if err != nil {
 		return nil, err
+	}
+	schedule := nemesis.Schedule{}
+	switch {
+	case t.Schedule != nil:
+		schedule = *t.Schedule
+	case drawn != nil:
+		schedule = *drawn
 	}
 	// Names are checked against the system's description without starting it.
 	dry := &run{sys: &liveform.Deployed{Description: desc}, clients: t.ClientNames(), messages: messageNames(desc.Messages)}
@@ -188,39 +204,37 @@ func messageNames(system []any) []string {
 	return slices.Compact(out)
 }
 
-// scheduleOf is the test's schedule, or a random one drawn from the seed
-// with the fault kinds the live system can perform.
+// scheduleOf is the test's schedule, or the one the simulator draws for it
+// from its seed: the same faults in both worlds. A list of kinds is refused
+// when the live system cannot perform one of them; "random" draws from the
+// kinds the live system can perform (liveform.RandomKinds), as a simulated
+// run with LiveComparable does.
 func scheduleOf(t scenario.Test, desc liveform.Description) (nemesis.Schedule, error) {
 	if t.Schedule != nil {
 		return *t.Schedule, nil
 	}
-	var kinds []nemesis.Kind
 	switch t.Nemesis {
 	case "none", "":
 		return nemesis.Schedule{}, nil
 	case "random":
-		for _, k := range nemesis.Kinds {
-			if refusal(desc, k) == "" {
-				kinds = append(kinds, k)
-			}
-		}
 	default:
-		ks, err := nemesis.ParseKinds(t.Nemesis)
+		kinds, err := nemesis.ParseKinds(t.Nemesis)
 		if err != nil {
 			return nemesis.Schedule{}, err
 		}
-		kinds = ks
-	}
-	for _, k := range kinds {
-		if why := refusal(desc, k); why != "" {
-			return nemesis.Schedule{}, fmt.Errorf("nemesis %s: %s", k, why)
+		for _, k := range kinds {
+			if why := refusal(desc, k); why != "" {
+				return nemesis.Schedule{}, fmt.Errorf("nemesis %s: %s", k, why)
+			}
 		}
 	}
-	cfg := t.Random
-	cfg.Kinds = kinds
-	cfg.Swarm = cfg.Swarm || t.Nemesis == "random"
-	targets := nemesis.Targets{Clients: t.ClientNames(), Storage: store.Name, Roles: desc.Roles, Servers: desc.Servers}
-	return nemesis.Random(sim.NewRand(t.Seed, "nemesis"), cfg, targets, t.Time), nil
+	t.LiveComparable = true
+	p, err := harness.Prepare(t)
+	if err != nil {
+		return nemesis.Schedule{}, fmt.Errorf("the simulated run's schedule: %w", err)
+	}
+	p.World.Close() // built only to draw the schedule
+	return p.Schedule, nil
 }
 
 // Run runs a test live (see Prepare) and judges its history.

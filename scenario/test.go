@@ -36,6 +36,11 @@ type Test struct {
 	// partition, clock, crash, delay, ...) drawn at random, or "random" (every
 	// kind, swarm style). Ignored when Schedule is set. Default "none".
 	Nemesis string `json:"nemesis"`
+	// LiveComparable makes Nemesis "random" draw only the fault kinds the
+	// system's live form can perform (liveform.RandomKinds), as a live run
+	// does, so that a simulated run and a live run of one seed draw one
+	// schedule. A live run always draws so.
+	LiveComparable bool `json:"live_comparable,omitempty"`
 	// Random tunes the random fault generator.
 	Random nemesis.RandomConfig `json:"-"`
 	// Schedule is an explicit fault schedule (a file or a scenario).
@@ -189,6 +194,9 @@ func (t Test) Args() []string {
 	}
 	if t.Schedule == nil {
 		args = append(args, "--nemesis", t.Nemesis)
+		if t.LiveComparable {
+			args = append(args, "--live-comparable")
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.SystemOptions)) {
 		args = append(args, "-o", k+"="+t.SystemOptions[k])

@@ -242,7 +242,7 @@ func (c *Client) Release(l lockapi.Lease) error {
 		return released(l, r, err)
 	case ModeAdvisory:
 		r, err := c.call(Req{Op: OpAdvisoryUnlock, Key: l.Key}, 0)
-		return released(l, r, err)
+		return sessionEnded(l, released(l, r, err))
 	}
 	if !c.lockTxn() {
 		return fmt.Errorf("database: release %s: no transaction open: %w", l.Key, lockapi.ErrNotHeld)
@@ -252,7 +252,19 @@ func (c *Client) Release(l lockapi.Lease) error {
 	if errors.Is(err, errAborted) {
 		return fmt.Errorf("database: release %s: aborted: %w", l.Key, lockapi.ErrNotHeld)
 	}
-	return released(l, Resp{OK: true}, err)
+	return sessionEnded(l, released(l, Resp{OK: true}, err))
+}
+
+// sessionEnded says of a release of a session's lock (a transaction's row
+// lock, an advisory lock) that met a connection the server had ended
+// (ErrClosed) that the lock was no longer held: a session that ends rolls
+// its transaction back and releases its locks, so the holding ended with
+// it, before the answer (lockapi.ErrNotHeld). Any other error is err.
+func sessionEnded(l lockapi.Lease, err error) error {
+	if errors.Is(err, ErrClosed) && !errors.Is(err, lockapi.ErrNotHeld) {
+		return fmt.Errorf("%w: the session ended and its lock with it: %w", err, lockapi.ErrNotHeld)
+	}
+	return err
 }
 
 func released(l lockapi.Lease, r Resp, err error) error {

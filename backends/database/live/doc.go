@@ -46,7 +46,12 @@
 // of the transactions that hold its data writes (database.Client.OnTxn), as
 // the simulated client does: a COMMIT answered ROLLBACK, or refused because
 // the server had ended the connection, committed nothing (fail); one that
-// timed out may have (info).
+// timed out may have (info). A release that finds its session ended (a
+// crash: "terminating connection due to unexpected postmaster exit",
+// SQLSTATE 57P01; a terminated backend) fails saying the lock was no longer
+// held (lockapi.ErrNotHeld), as the recipe says for every world: a backend
+// that ends rolls its transaction back and releases its row and advisory
+// locks, so the holding ended before the answer.
 //
 // This package is live-only: nothing simulated imports it.
 package databaselive

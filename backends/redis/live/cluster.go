@@ -71,8 +71,12 @@ func (c *Cluster) Deployed(desc liveform.Description) *liveform.Deployed {
 	return d
 }
 
-// Close stops every server and proxy.
-func (c *Cluster) Close() { c.c.close() }
+// Close stops every server and proxy (nothing for a nil cluster).
+func (c *Cluster) Close() {
+	if c != nil {
+		c.c.close()
+	}
+}
 
 // Refuse refuses the faults real Redis servers cannot take (a delay that
 // matches a message type).

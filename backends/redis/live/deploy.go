@@ -285,11 +285,14 @@ func (c *redisCluster) restart(name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.closed {
+		kills := s.killed()
 		c.timers = append(c.timers, time.AfterFunc(c.restartDelay, func() {
 			c.mu.Lock()
 			closed := c.closed
 			c.mu.Unlock()
-			if !closed {
+			// A crash since this restart was planned keeps the server down:
+			// its own restart comes later.
+			if !closed && s.killed() == kills {
 				_ = s.start(c.ctx, c.group, c.setup)
 			}
 		}))

@@ -39,6 +39,7 @@ type redisServer struct {
 	offset time.Duration // the faked wall clock's offset
 	p      *proc.Process
 	starts int
+	kills  int // crashes so far
 }
 
 func (s *redisServer) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
@@ -98,8 +99,18 @@ func (s *redisServer) process() *proc.Process {
 	return s.p
 }
 
+// killed is the number of crashes so far.
+func (s *redisServer) killed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kills
+}
+
 // kill crashes the server (SIGKILL) and cleans libfaketime's files of it.
 func (s *redisServer) kill() error {
+	s.mu.Lock()
+	s.kills++
+	s.mu.Unlock()
 	p := s.process()
 	if p == nil {
 		return nil

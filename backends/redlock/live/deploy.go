@@ -89,6 +89,10 @@ func serve(d liveform.Deployment, o redlock.Options,
 	return sys, nil
 }
 
+// beforeStart runs after the servers are declared on their ports and
+// before they start (a test takes a port there, as another process may).
+var beforeStart = func(c *redislive.Cluster, names []string) error { return nil }
+
 // start starts the redis-servers of o: the instances and, for
 // token=external, the sequencer. It returns the cluster, the instances'
 // description and, per client, the address of its own proxy to each
@@ -98,9 +102,10 @@ func start(d liveform.Deployment, o redlock.Options) (c *redislive.Cluster, desc
 	if err != nil {
 		return nil, desc, nil, err
 	}
+	cluster := c // c, a named result, is nil in an error return
 	defer func() {
 		if err != nil {
-			c.Close()
+			cluster.Close()
 		}
 	}()
 	clock := redislive.WantsClock(d.Test)
@@ -117,6 +122,9 @@ func start(d liveform.Deployment, o redlock.Options) (c *redislive.Cluster, desc
 			return nil, desc, nil, err
 		}
 		names = append(names, redlock.FenceName)
+	}
+	if err := beforeStart(c, names); err != nil {
+		return nil, desc, nil, err
 	}
 	if err := c.Start(names...); err != nil {
 		return nil, desc, nil, err
