@@ -106,7 +106,16 @@ it cannot decide. Initial values of the resource are unknown unless given with
   locklab check my.jsonl --initial '*=0' --storage fenced --out my-report
   locklab check my.jsonl --checks lease,fencing-tokens -o stall=5s
   locklab check --format jepsen store/latest/history.edn`,
-		Args: exactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return usage("check needs a history file: the history.jsonl of a run directory " +
+					"(locklab check runs/latest/history.jsonl), one of your own in the same format, or a Jepsen history.edn with --format jepsen")
+			case 1:
+				return nil
+			}
+			return usage("check reads one history file, got %d: %s", len(args), strings.Join(args, " "))
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.validate(cmd.Flags()); err != nil {
 				return err

@@ -224,13 +224,3 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	}
 	return nil
 }
-
-// exactArgs is cobra.ExactArgs with a usage error.
-func exactArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageError{err}
-		}
-		return nil
-	}
-}

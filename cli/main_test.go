@@ -173,3 +173,14 @@ func TestRootHelpNamesEverySystemAndLiveMode(t *testing.T) {
 		assert.LessOrEqual(t, len([]rune(l)), termWidth, l)
 	}
 }
+
+// TestRunVerbosePrintsTheStory: run -v (as repro -v) prints the story of the
+// run after its verdicts.
+func TestRunVerbosePrintsTheStory(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r")
+	code, stdout, stderr := capture(t, "run", "-v", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--time", "20s", "--out", out)
+	require.Equal(t, scenario.ExitValid, code, stderr)
+	assert.Contains(t, stdout, "\nstory:\n  At 1.591s: pause on redis — pause for 8.925s.\n")
+	_, stdout, _ = capture(t, "run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--time", "20s", "--out", out)
+	assert.NotContains(t, stdout, "\nstory:\n")
+}

@@ -250,6 +250,12 @@ func runRecorded(t scenario.Test) (scenario.Result, error) {
 // printOutcome prints and writes one variant's outcome; command replays it
 // ("": the simulated run's command).
 func printOutcome(out io.Writer, s scenario.Scenario, o harness.Outcome, dir string, verbose bool, command string) error {
+	return printOutcomeUnder(out, s, o, dir, verbose, command, "")
+}
+
+// printOutcomeUnder is printOutcome with head, lines said under the
+// variant's header and replay line.
+func printOutcomeUnder(out io.Writer, s scenario.Scenario, o harness.Outcome, dir string, verbose bool, command, head string) error {
 	v, r := o.Variant, o.Result
 	if command == "" {
 		command = replayCommand(r.Test, scheduleFile(r.Test), dir)
@@ -265,7 +271,8 @@ func printOutcome(out io.Writer, s scenario.Scenario, o harness.Outcome, dir str
 		return err
 	}
 	recordRun(os.Stderr, dir)
-	fmt.Fprintf(out, "== %s / %s\n%s\nreplay: %s\n\n", s.Name, v.Name, v.Doc, command)
+	fmt.Fprintf(out, "== %s / %s\n%s\nreplay: %s\n", s.Name, v.Name, v.Doc, command)
+	fmt.Fprintf(out, "%s\n", head)
 	if w := run.FaultWarning(); w != "" {
 		fmt.Fprintf(out, "WARNING: %s\n\n", w)
 	}
