@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -263,6 +265,10 @@ func printOutcomeUnder(out io.Writer, s scenario.Scenario, o harness.Outcome, di
 	run := r.Report(command)
 	if _, live := r.SystemFigures["live"]; live {
 		markLive(&run, r)
+	}
+	if len(v.Expect) > 0 || v.Assert != nil {
+		run.Expected = &reports.Expected{Scenario: s.Name, Variant: v.Name, Verdicts: maps.Clone(v.Expect),
+			Match: o.Match(), Mismatches: slices.Clone(o.Mismatches)}
 	}
 	story := scenario.Story(r)
 	run.Attachments = append(run.Attachments, reports.Attachment{Name: "story.txt", Label: "story",

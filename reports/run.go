@@ -51,6 +51,9 @@ type Run struct {
 	// Attachments are further files for the run directory (a Porcupine
 	// visualization, say), written by WriteDir and listed in results.json.
 	Attachments []Attachment `json:"-"`
+	// Expected is what the scenario the run staged expects of it (nil: a
+	// run of no scenario, or of a variant that expects nothing in advance).
+	Expected *Expected `json:"expected,omitempty"`
 	// Notes are said under the verdict, before any warning of the run's
 	// own (a live run: what ran, and that it does not replay byte for byte).
 	Notes []string `json:"notes,omitempty"`
@@ -315,12 +318,31 @@ func PrintSummary(w io.Writer, r Run, dir string) error {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\noverall: %s (exit %d)\n", strings.ToUpper(string(r.Overall)), r.ExitCode)
+	fmt.Fprintf(&b, "\n%s\n", OverallLine(r))
 	if dir != "" {
 		fmt.Fprintf(&b, "results: %s\n", dir)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// OverallLine is the summary's last word on a run: the overall verdict and
+// exit code, what the exit code means when it is ExitDataSafe, and whether
+// the run is as its scenario expects: "overall: INVALID (exit 1), as
+// scenario kleppmann-gc-pause/unsafe expects".
+func OverallLine(r Run) string {
+	line := fmt.Sprintf("overall: %s (exit %d)", strings.ToUpper(string(r.Overall)), r.ExitCode)
+	if r.ExitCode == ExitDataSafe {
+		line += ": " + DataSafeSentence
+	}
+	if e := r.Expected; e != nil {
+		if e.Match {
+			line += fmt.Sprintf(", as scenario %s expects", e.Name())
+		} else {
+			line += fmt.Sprintf(", NOT as scenario %s expects: %s", e.Name(), strings.Join(e.Mismatches, "; "))
+		}
+	}
+	return line
 }
 
 // maxNotFiredLines caps the faults listed as "did not fire" in the summary.
