@@ -96,7 +96,8 @@ operations, nemesis operations as faults; the mapping is in the same
 documentation, "Jepsen histories"), runs the checks on it and prints the
 verdicts with their counterexamples. The exit codes are those of run:
 0 valid, 1 a safety check invalid, 2 bad input (the error names file:line),
-3 undecided or a liveness failure.
+3 undecided or a liveness failure, 5 the lock broke but the data is safe (only
+mutual-exclusion or lease invalid; critical-sections and fencing-tokens valid).
 
 By default every check that applies to the history runs; the others are listed
 with the reason. A check named with --checks always runs, and says unknown when

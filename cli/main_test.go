@@ -184,3 +184,19 @@ func TestRunVerbosePrintsTheStory(t *testing.T) {
 	_, stdout, _ = capture(t, "run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--time", "20s", "--out", out)
 	assert.NotContains(t, stdout, "\nstory:\n")
 }
+
+// TestAFencedDesignWhoseLockBrokeExitsFive: Redis with fencing tokens on
+// fenced storage, seed 7: a paused client still believed it held the lock
+// (mutual-exclusion invalid), but the storage refused its stale write
+// (critical-sections and fencing-tokens valid): exit 5, said on the overall
+// line; unfenced, the same run loses an update and exits 1.
+func TestAFencedDesignWhoseLockBrokeExitsFive(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := capture(t, "run", "--system", "redis", "-o", "fencing=true", "--storage", "fenced", "--nemesis", "pause",
+		"--seed", "7", "--out", filepath.Join(dir, "fenced"))
+	require.Equal(t, scenario.ExitDataSafe, code, stderr)
+	assert.Contains(t, stdout, "\noverall: INVALID (exit 5): the lock broke, the data is safe: two clients believed they held the lock at once, "+
+		"but fenced storage refused every stale write (critical-sections and fencing-tokens valid)\n")
+	code, _, stderr = capture(t, "run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--out", filepath.Join(dir, "unfenced"))
+	require.Equal(t, scenario.ExitInvalid, code, stderr)
+}
