@@ -110,6 +110,12 @@ type Faults struct {
 	// Warning is the sentence a reader must not miss when NoneFired or
 	// Missing is set; "" otherwise.
 	Warning string `json:"warning,omitempty"`
+	// Weak says, for each fault kind none of whose faults reached the
+	// design's declared timeout for it (a pause shorter than the lease),
+	// the longest fault and the timeout; WeakWarning is the warning a run
+	// with weak faults gives, as a run without faults does.
+	Weak        []string `json:"weak,omitempty"`
+	WeakWarning string   `json:"weak_warning,omitempty"`
 }
 
 // TotalFired counts the faults that took effect.
@@ -138,6 +144,9 @@ func (r Run) Warnings() []string {
 	out := slices.Clone(r.Notes)
 	if w := r.FaultWarning(); w != "" {
 		out = append(out, w)
+	}
+	if r.Faults != nil && r.Faults.WeakWarning != "" {
+		out = append(out, r.Faults.WeakWarning)
 	}
 	return out
 }
