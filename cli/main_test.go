@@ -200,3 +200,33 @@ func TestAFencedDesignWhoseLockBrokeExitsFive(t *testing.T) {
 	code, _, stderr = capture(t, "run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--out", filepath.Join(dir, "unfenced"))
 	require.Equal(t, scenario.ExitInvalid, code, stderr)
 }
+
+// TestResultsCarryTheStoragesRecordOfWrites: results.json carries the
+// storage's record of applied writes beside the servers' grants, so the late
+// write of seed 7 (c4's, at 35.444 s, after its lease ran out at 34.301 s)
+// can be confirmed by hand.
+func TestResultsCarryTheStoragesRecordOfWrites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	code, _, stderr := capture(t, "run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--out", dir)
+	require.Equal(t, scenario.ExitInvalid, code, stderr)
+	b, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))
+	require.NoError(t, err)
+	var res struct {
+		Writes        []reports.AppliedWrite `json:"applied_writes"`
+		ServersRecord reports.ServersRecord  `json:"servers_record"`
+	}
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.Len(t, res.Writes, 189, "every write the history shows applied")
+	require.NotEmpty(t, res.ServersRecord.Grants)
+	var late []reports.AppliedWrite
+	for _, w := range res.Writes {
+		if w.Client == "c4" && w.At > 35e9 && w.At < 35.5e9 {
+			late = append(late, w)
+		}
+	}
+	require.Len(t, late, 1)
+	assert.Equal(t, int64(47), late[0].Value)
+	assert.True(t, late[0].Committed)
+	require.NotNil(t, late[0].Read)
+	assert.Equal(t, int64(46), *late[0].Read)
+}

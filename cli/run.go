@@ -223,7 +223,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
-	prep.RecordGrants() // the report shows the servers' record beside the history
+	prep.RecordRecords() // results.json keeps the servers' grants and the storage's writes beside the history
 	start := time.Now()
 	dir, inStore := f.out, f.out == ""
 	if inStore {

@@ -239,13 +239,13 @@ func runRepro(out io.Writer, name string, f reproFlags) error {
 }
 
 // runRecorded runs a test keeping the servers' record of grants, which the
-// run's report shows beside the history.
+// run's report shows beside the history, and the storage's record of writes.
 func runRecorded(t scenario.Test) (scenario.Result, error) {
 	p, err := harness.Prepare(t)
 	if err != nil {
 		return scenario.Result{}, err
 	}
-	p.RecordGrants()
+	p.RecordRecords()
 	return p.Run()
 }
 

@@ -46,6 +46,11 @@ type Run struct {
 	// true time, when the run kept it (a simulated run of locklab run or
 	// repro); nil otherwise, and the report says it was not kept.
 	ServersRecord *ServersRecord `json:"servers_record,omitempty"`
+	// AppliedWrites are the protected storage's own record of the writes it
+	// applied, in true time, when the run kept it (simulated runs of run
+	// and repro): with the servers' record, what confirms by hand that a
+	// write landed after its writer's lease ran out. Nil otherwise.
+	AppliedWrites []AppliedWrite `json:"applied_writes,omitempty"`
 	// Extra holds figures a source adds (network counters, kernel events).
 	Extra map[string]any `json:"extra,omitempty"`
 	// Attachments are further files for the run directory (a Porcupine
@@ -61,6 +66,31 @@ type Run struct {
 	// included; WriteDir stores it as summary.txt (when empty, the summary
 	// PrintSummary prints).
 	Printed string `json:"-"`
+}
+
+// AppliedWrite is one write the protected storage applied, as it recorded
+// it; times are ns of true time.
+type AppliedWrite struct {
+	// Resource is what applied it ("storage"), Server the node, Key the cell.
+	Resource string `json:"resource"`
+	Server   string `json:"server"`
+	Key      string `json:"key"`
+	// Client sent it; Request identifies the request (a duplicated message
+	// applies the same request again).
+	Client  string `json:"client"`
+	Request uint64 `json:"request"`
+	// Token is the fencing token it presented (0: none); Value what it wrote.
+	Token uint64 `json:"token,omitempty"`
+	Value int64  `json:"value"`
+	// At is when it was applied; Committed whether it took effect for
+	// good, at CommittedAt.
+	At          int64 `json:"at"`
+	Committed   bool  `json:"committed"`
+	CommittedAt int64 `json:"committed_at,omitempty"`
+	// Read and ReadAt are the writer's read of Key the value derives from
+	// (absent: a blind write).
+	Read   *int64 `json:"read,omitempty"`
+	ReadAt *int64 `json:"read_at,omitempty"`
 }
 
 // Attachment is a further file of a run directory.

@@ -109,7 +109,31 @@ func (r Result) Report(command string) reports.Run {
 	f := r.Faults()
 	run.Faults = &f
 	run.ServersRecord = r.serversRecord()
+	run.AppliedWrites = r.appliedWrites()
 	return run
+}
+
+// appliedWrites is the storage's record of the writes it applied, as
+// results.json carries it; nil when the run did not keep it.
+func (r Result) appliedWrites() []reports.AppliedWrite {
+	if r.Writes == nil {
+		return nil
+	}
+	ws := r.Writes.Writes()
+	out := make([]reports.AppliedWrite, 0, len(ws))
+	for _, w := range ws {
+		a := reports.AppliedWrite{Resource: w.Resource, Server: w.Server, Key: w.Key, Client: w.Client, Request: w.Request,
+			Token: w.Token, Value: w.Value, At: int64(w.At), Committed: w.Committed}
+		if w.Committed {
+			a.CommittedAt = int64(w.CommittedAt)
+		}
+		if w.HasRead {
+			read, at := w.Read, int64(w.ReadAt)
+			a.Read, a.ReadAt = &read, &at
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // serversRecord is the servers' record of the grants as the report shows
