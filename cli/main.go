@@ -5,9 +5,14 @@
 // package userlock) is a system like the built-in ones:
 //
 //	func main() {
-//		userlock.RegisterRedis(userlock.RedisLock{Name: "mylock", New: mylock.New})
+//		userlock.RegisterRedis(userlock.RedisLock{
+//			Spec: userlock.Spec{Name: "mylock"},
+//			New:  mylock.New,
+//		})
 //		cli.Main()
 //	}
+//
+// (Example in example_test.go is this program, compiled by go test.)
 //
 // Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
 // 3 a check could not decide or a liveness check failed; 4 the harness crashed;

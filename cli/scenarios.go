@@ -312,9 +312,10 @@ func printOutcomeUnder(out io.Writer, s scenario.Scenario, o harness.Outcome, di
 		if vd.Counterexample == nil {
 			continue
 		}
-		for i, line := range vd.Counterexample.Explanation {
+		lines := reports.ExplanationLines(vd.Counterexample.Explanation, r.Events)
+		for i, line := range lines {
 			if i == 4 && !verbose {
-				fmt.Fprintf(out, "      ... (%d more lines with -v)\n", len(vd.Counterexample.Explanation)-i)
+				fmt.Fprintf(out, "      ... (%d more lines with -v)\n", len(lines)-i)
 				break
 			}
 			fmt.Fprintf(out, "      %s\n", line)

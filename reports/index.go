@@ -315,7 +315,7 @@ td.dir { font-family: ui-monospace, "Liberation Mono", monospace; font-size: 12.
 .badge.valid { background: var(--valid); } .badge.invalid { background: var(--invalid); }
 .badge.unknown, .badge.not-checked { background: var(--unknown); }
 .badge.expected { background: #34495e; }
-.said { display: block; font-size: 12.5px; margin-top: 2px; max-width: 20em; color: #34495e; font-weight: 600; }
+.said { display: block; font-size: 12.5px; margin-top: 2px; max-width: 20em; white-space: normal; overflow-wrap: anywhere; color: #34495e; font-weight: 600; }
 .said.surprise { color: var(--invalid); }
 tr.surprise td { background: #fff0f0; }
 .failed { display: block; color: var(--muted); font-size: 12.5px; margin-top: 2px; white-space: nowrap; }
