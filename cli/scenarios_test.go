@@ -150,3 +150,14 @@ func TestReproRecordsWhatTheScenarioExpects(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `(?m)^overall: INVALID \(exit \d\).*, as scenario kleppmann-gc-pause/redis-fixed expects$`, string(summary))
 }
+
+// TestReproSaysFaultsInWords: repro's counterexample lines say the fault in
+// words (who was paused, from when to when), not as the history's event
+// with its index and the nemesis's process ("#5 0.005s p-1 start pause").
+func TestReproSaysFaultsInWords(t *testing.T) {
+	code, stdout, stderr := capture(t, "repro", "kleppmann-gc-pause", "--variant", "redis-unsafe", "--out", t.TempDir())
+	require.Equal(t, scenario.ExitValid, code, stderr)
+	assert.Contains(t, stdout, "During the pause of c1 from 0.005s to 15.005s (15s).")
+	assert.NotContains(t, stdout, "during fault: #")
+	assert.NotContains(t, stdout, " p-1 ")
+}
