@@ -97,7 +97,8 @@ the history's order as the order in time; the mapping is in the same
 documentation, "Jepsen histories"), runs the checks on it and prints the
 verdicts with their counterexamples. The exit codes are those of run:
 0 valid, 1 a safety check invalid, 2 bad input (the error names file:line),
-3 undecided or a liveness failure.
+3 undecided or a liveness failure, 5 the lock broke but the data is safe (only
+mutual-exclusion or lease invalid; critical-sections and fencing-tokens valid).
 
 By default every check that applies to the history runs; the others are listed
 with the reason. A check named with --checks always runs, and says unknown when
@@ -108,7 +109,16 @@ it cannot decide. Initial values of the resource are unknown unless given with
   locklab check my.jsonl --checks lease,fencing-tokens -o stall=5s
   locklab check --format jepsen store/latest/history.edn
   locklab check --format jepsen store/etcd-lock/20170101T120000.000Z`,
-		Args: exactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return usage("check needs a history file: the history.jsonl of a run directory " +
+					"(locklab check runs/latest/history.jsonl), one of your own in the same format, or a Jepsen history.edn with --format jepsen")
+			case 1:
+				return nil
+			}
+			return usage("check reads one history file, got %d: %s", len(args), strings.Join(args, " "))
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.validate(cmd.Flags()); err != nil {
 				return err

@@ -123,7 +123,9 @@ func TestCheckExitCodes(t *testing.T) {
 		{"unknown check", []string{"check", valid, "--checks", "vibes"}, scenario.ExitUsage, "", `unknown check "vibes"`},
 		{"bad initial", []string{"check", valid, "--initial", "k"}, scenario.ExitUsage, "", `--initial "k": want key=value`},
 		{"bad option", []string{"check", valid, "-o", "stall=-1s"}, scenario.ExitUsage, "", `check option stall="-1s": must be positive`},
-		{"no file", []string{"check"}, scenario.ExitUsage, "", "accepts 1 arg"},
+		{"no file", []string{"check"}, scenario.ExitUsage, "", "locklab: check needs a history file: the history.jsonl of a run directory " +
+			"(locklab check runs/latest/history.jsonl), one of your own in the same format, or a Jepsen history.edn with --format jepsen\n"},
+		{"two files", []string{"check", "a.jsonl", "b.jsonl"}, scenario.ExitUsage, "", "locklab: check reads one history file, got 2: a.jsonl b.jsonl\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/locklab/locklab/internal/opt"
 	"github.com/locklab/locklab/live"
+	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
@@ -499,6 +500,23 @@ func docsFlags(args []string) (string, error) {
 // (560x real time)" (run), "in 2s (71 runs/s)" (matrix, sweep).
 var wallTime = regexp.MustCompile(`in [0-9][0-9.hmµn]*s \([0-9.]+(x real time| runs/s)\)`)
 
+// seedLine matches the first line of a run written to RUN_DIR, with what
+// names its directory in the store.
+var seedLine = regexp.MustCompile(`(?m)^(seed \d+: locklab run --system (\S+) --workload (\S+) .*--seed (\d+) --storage (\S+) --nemesis (\S+).*?) --out RUN_DIR$`)
+
+// asInTheStore is the output of a run written to RUN_DIR as a run without
+// --out prints it: its replay line has no --out, and its directory is
+// runs/<name>/<start time> in the store of runs.
+func asInTheStore(text string) string {
+	m := seedLine.FindStringSubmatch(text)
+	if m == nil {
+		return text
+	}
+	dir := fmt.Sprintf("%s/%s-%s-%s-%s-seed%s/<start time>", reports.StoreDir, m[2], m[3], m[5], strings.ReplaceAll(m[6], ",", "+"), m[4])
+	text = strings.Replace(text, m[0], m[1], 1)
+	return strings.ReplaceAll(text, "RUN_DIR", dir)
+}
+
 // docsOutput runs locklab with args, its run directory in a temporary
 // directory, and returns what it printed as a code block: the wall time and
 // the directory, which vary, are shown as <wall time> and RUN_DIR.
@@ -521,6 +539,9 @@ func docsOutput(args []string) (string, error) {
 		}
 	}
 	text := strings.ReplaceAll(stdout.String(), out, "RUN_DIR")
+	if args[0] == "run" {
+		text = asInTheStore(text)
+	}
 	text = wallTime.ReplaceAllString(text, "in <wall time>")
 	return "```\n$ locklab " + strings.Join(args, " ") + "\n" + text + "```\n", nil
 }

@@ -170,7 +170,8 @@ func TestUserErrorsArePlainAndExitTwo(t *testing.T) {
 		{[]string{"check", hist, "-o", "min-success=x"}, `check option min-success="x": want a share between 0 and 1 or a percentage`, "locklab check"},
 		{[]string{"check", writeFile(t, dir, "array.jsonl", "[1,2]\n")}, "array.jsonl:1: not a JSON event: want an object, got an array", "locklab check"},
 		{[]string{"check", writeFile(t, dir, "type.jsonl", `{"time":1,"process":0,"type":5,"f":"acquire"}`+"\n")}, `type.jsonl:1: field "type": want a string, got a number`, "locklab check"},
-		{[]string{"report", afile}, "is not a run directory", "locklab report"},
+		{[]string{"report", afile}, "is a file, not a run directory", "locklab report"},
+		{[]string{"run", "--system", "kubernetes", "-o", "leaseduration=5s"}, `kubernetes has no option "leaseduration" — did you mean "lease-duration"?`, "locklab run"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`, "locklab"},
 		{[]string{"scenarios", "extra"}, `unknown command "extra" for "locklab scenarios"`, "locklab scenarios"},
 	}

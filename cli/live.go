@@ -253,7 +253,10 @@ func runReproLive(out io.Writer, s scenario.Scenario, variants []scenario.Varian
 		if err := reports.CheckOutDir(dir); err != nil {
 			return err
 		}
-		o, servers, err := reproLiveTries(ctx, out, s, v, dir, f.tries, lf, live.Repro)
+		// The live lines of the try that counts are said under the
+		// variant's header, which printOutcomeLive prints.
+		var tail strings.Builder
+		o, servers, err := reproLiveTries(ctx, out, &tail, s, v, dir, f.tries, lf, live.Repro)
 		var notInstalled *proc.MissingError
 		if err != nil && errors.As(err, &notInstalled) {
 			// A server that is not installed is not a usage error: skip
@@ -269,7 +272,7 @@ func runReproLive(out io.Writer, s scenario.Scenario, variants []scenario.Varian
 		if err != nil {
 			return err
 		}
-		err = printOutcomeLive(out, s, o, dir, f.verbose, lf.scale)
+		err = printOutcomeLive(out, s, o, dir, f.verbose, lf.scale, tail.String())
 		if err == nil {
 			err = moveServers(servers, dir)
 		}
@@ -323,7 +326,7 @@ func runReproLive(out io.Writer, s scenario.Scenario, variants []scenario.Varian
 // returned is the last try's, with the directory holding its servers' data
 // and logs; repro runs one try (live.Repro). A server that is not installed is a *proc.MissingError, and the
 // servers' directory is then removed.
-func reproLiveTries(ctx context.Context, out io.Writer, s scenario.Scenario, v scenario.Variant, dir string, tries int,
+func reproLiveTries(ctx context.Context, out, final io.Writer, s scenario.Scenario, v scenario.Variant, dir string, tries int,
 	lf liveFlags, repro func(context.Context, scenario.Variant, live.Config) (harness.Outcome, error)) (harness.Outcome, string, error) {
 	var missed []string
 	for try := 1; ; try++ {
@@ -355,18 +358,18 @@ func reproLiveTries(ctx context.Context, out io.Writer, s scenario.Scenario, v s
 			miss = notFired(o.Result)
 		}
 		if miss == "" || try >= tries {
-			fmt.Fprint(out, liveLines(o.Result))
-			fmt.Fprintf(out, "live: wall time %v\n", time.Since(start).Round(time.Millisecond))
+			fmt.Fprint(final, liveLines(o.Result))
+			fmt.Fprintf(final, "live: wall time %v\n", time.Since(start).Round(time.Millisecond))
 			if tries > 1 {
 				verdict := "MATCH"
 				if !o.Match() {
 					verdict = "MISMATCH"
 				}
-				fmt.Fprintf(out, "live: %s in try %d of at most %d", verdict, try, tries)
+				fmt.Fprintf(final, "live: %s in try %d of at most %d", verdict, try, tries)
 				if len(missed) > 0 {
-					fmt.Fprintf(out, " (%d missed before: %s)", len(missed), strings.Join(missed, " | "))
+					fmt.Fprintf(final, " (%d missed before: %s)", len(missed), strings.Join(missed, " | "))
 				}
-				fmt.Fprintln(out)
+				fmt.Fprintln(final)
 			}
 			return o, servers, nil
 		}
@@ -387,8 +390,11 @@ func notFired(r scenario.Result) string {
 	return ""
 }
 
-func printOutcomeLive(out io.Writer, s scenario.Scenario, o harness.Outcome, dir string, verbose bool, scale float64) error {
+// printOutcomeLive prints a live variant's outcome; liveText, the live
+// lines of its try (what ran, the wall time, in which try it matched), is
+// said under its header.
+func printOutcomeLive(out io.Writer, s scenario.Scenario, o harness.Outcome, dir string, verbose bool, scale float64, liveText string) error {
 	t := o.Variant.ReproTest().WithDefaults()
 	command := liveCommand(t, scheduleFile(t), dir, scale, true)
-	return printOutcome(out, s, o, dir, verbose, command)
+	return printOutcomeUnder(out, s, o, dir, verbose, command, liveText)
 }

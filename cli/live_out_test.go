@@ -104,7 +104,7 @@ func TestReproLiveTriesUntilItMatches(t *testing.T) {
 			}
 			var out strings.Builder
 			dir := filepath.Join(t.TempDir(), "fixed")
-			o, servers, err := reproLiveTries(context.Background(), &out, s, v, dir, tc.tries, liveFlags{scale: 1}, repro)
+			o, servers, err := reproLiveTries(context.Background(), &out, &out, s, v, dir, tc.tries, liveFlags{scale: 1}, repro)
 			require.NoError(t, err)
 			defer os.RemoveAll(servers)
 			assert.Equal(t, tc.match, o.Match())
@@ -137,4 +137,20 @@ func TestTriesIsALiveFlag(t *testing.T) {
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
+}
+
+// TestLiveLinesComeUnderTheVariantsHeader: the live lines of a variant (the
+// try it matched in) are said under its "== scenario / variant" header, not
+// before it.
+func TestLiveLinesComeUnderTheVariantsHeader(t *testing.T) {
+	s := scenario.Catalog()[0]
+	v := s.Variants[0]
+	o, err := harness.Repro(v)
+	require.NoError(t, err)
+	var out strings.Builder
+	require.NoError(t, printOutcomeUnder(&out, s, o, filepath.Join(t.TempDir(), "run"), false, "locklab run …", "live: MATCH in try 1 of at most 5\n"))
+	text := out.String()
+	header, replay, try, verdicts := strings.Index(text, "== "+s.Name+" / "+v.Name), strings.Index(text, "replay: locklab run …\n"),
+		strings.Index(text, "live: MATCH in try 1 of at most 5\n"), strings.Index(text, "CHECK")
+	assert.True(t, 0 == header && header < replay && replay < try && try < verdicts, "header, replay line, live lines, verdicts:\n%s", text)
 }

@@ -5,12 +5,21 @@
 // package userlock) is a system like the built-in ones:
 //
 //	func main() {
-//		userlock.RegisterRedis(userlock.RedisLock{Name: "mylock", New: mylock.New})
+//		userlock.RegisterRedis(userlock.RedisLock{
+//			Spec: userlock.Spec{Name: "mylock"},
+//			New:  mylock.New,
+//		})
 //		cli.Main()
 //	}
 //
+// (Example in example_test.go is this program, compiled by go test.)
+//
 // Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
-// 3 a check could not decide or a liveness check failed; 4 the harness crashed.
+// 3 a check could not decide or a liveness check failed; 4 the harness crashed;
+// 5 the lock broke, the data is safe: only mutual-exclusion, lease or mutex is
+// invalid, and on fenced storage critical-sections and fencing-tokens are
+// valid (a fenced design working as designed: a CI job that relies on
+// fencing accepts 0 and 5).
 package cli
 
 import (
@@ -96,7 +105,10 @@ Systems (locklab run --system NAME; 'locklab systems' for their options and desi
 	}
 	b.WriteString(`
 Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
-3 a check could not decide or a liveness check failed; 4 the harness crashed.`)
+3 a check could not decide or a liveness check failed; 4 the harness crashed;
+5 the lock broke, the data is safe: only mutual-exclusion, lease or mutex invalid, while
+on fenced storage critical-sections and fencing-tokens are valid (a fenced design as designed:
+CI that relies on fencing accepts 0 and 5).`)
 	return b.String()
 }
 
@@ -223,14 +235,4 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return usageError{err}
 	}
 	return nil
-}
-
-// exactArgs is cobra.ExactArgs with a usage error.
-func exactArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageError{err}
-		}
-		return nil
-	}
 }

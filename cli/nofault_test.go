@@ -30,6 +30,8 @@ func TestRunSaysWhenNoFaultFired(t *testing.T) {
 		warning   string
 		noneFired bool
 		fired     map[string]int
+		// weak is the warning of faults too short to test the design.
+		weak string
 	}{
 		{name: "redis, random pauses, 10 s, seed 1: none drawn",
 			args:      []string{"--nemesis", "pause", "--time", "10s", "--seed", "1"},
@@ -44,9 +46,13 @@ func TestRunSaysWhenNoFaultFired(t *testing.T) {
 			args:    []string{"--nemesis", "pause,crash", "--time", "20s", "--seed", "1"},
 			warning: "--nemesis pause,crash drew no pause, so the verdicts say nothing about pause",
 			fired:   map[string]int{"crash": 1}},
-		{name: "redis, random pauses, 10 s, seed 4: two fired",
+		{name: "redis, random pauses, 10 s, seed 4: two fired, shorter than the lease",
 			args:  []string{"--nemesis", "pause", "--time", "10s", "--seed", "4"},
-			fired: map[string]int{"pause": 2}},
+			fired: map[string]int{"pause": 2},
+			weak:  "faults too short to test the design: no pause reached the lease (ttl 10s): the longest of 2 was 5.948s, on redis"},
+		{name: "redis, random pauses, seed 7: an 11 s pause outlasts the lease",
+			args:  []string{"--nemesis", "pause", "--time", "30s", "--seed", "7", "--checks", "liveness"},
+			fired: map[string]int{"pause": 7}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,6 +72,13 @@ func TestRunSaysWhenNoFaultFired(t *testing.T) {
 			assert.Equal(t, tc.fired, res.Faults.Fired, "results.json: faults.fired")
 			page, err := os.ReadFile(filepath.Join(dir, reports.ReportFile))
 			require.NoError(t, err)
+			if tc.weak != "" {
+				assert.Contains(t, stdout, "\nWARNING: "+tc.weak)
+				assert.Equal(t, tc.weak, res.Warnings[0][:len(tc.weak)], "results.json: warnings")
+				assert.Contains(t, string(page), `<p class="warning">Warning: `+tc.weak)
+				assert.NotContains(t, string(page), `id="fault-warning"`)
+				return
+			}
 			if tc.warning == "" {
 				assert.NotContains(t, stdout, "WARNING")
 				assert.Empty(t, res.Warnings)

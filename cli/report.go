@@ -58,7 +58,10 @@ be read or the report not written (or, with --screenshot, the page did not rende
 			if len(args) == 0 {
 				return usage("report needs a run directory (or --index for the index page of the store of runs)")
 			}
-			return exactArgs(1)(cmd, args)
+			if len(args) > 1 {
+				return usage("report takes one run directory, got %d: %s (--index writes the page listing them all)", len(args), strings.Join(args, " "))
+			}
+			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.validate(cmd.Flags()); err != nil {
@@ -102,11 +105,8 @@ func (f reportFlags) validate(fl *pflag.FlagSet) error {
 }
 
 func runReport(out io.Writer, dir string, f reportFlags) error {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return usage("report: %s is not a run directory", dir)
-	}
-	if _, err := os.Stat(filepath.Join(dir, reports.HistoryFile)); errors.Is(err, fs.ErrNotExist) {
-		return usage("report: %s has no %s", dir, reports.HistoryFile)
+	if err := reportableDir(dir); err != nil {
+		return err
 	}
 	start := time.Now()
 	w, err := reports.Regenerate(dir)
@@ -119,6 +119,34 @@ func runReport(out io.Writer, dir string, f reportFlags) error {
 		return screenshot(out, dir, f)
 	}
 	return nil
+}
+
+// reportableDir refuses what is not a run directory, saying what it is: a
+// path that does not exist, a file, the store of runs or the runs of one
+// test (both with their latest link: which command the user likely meant),
+// or a directory without a history.
+func reportableDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usage("report: %s does not exist", dir)
+	case err != nil:
+		return usage("report: %s: %w", dir, err)
+	case !st.IsDir():
+		return usage("report: %s is a file, not a run directory: report reads the directory a run wrote", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, reports.HistoryFile)); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	latest := filepath.Join(dir, reports.LatestLink)
+	if _, err := os.Stat(latest); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, reports.IndexFile)); err == nil {
+			return usage("report: %s is the store of runs, not a run directory: 'locklab report %s' regenerates the newest run's report, "+
+				"'locklab report --index %s' the index page", dir, latest, dir)
+		}
+		return usage("report: %s holds the runs of one test, not a run directory: 'locklab report %s' regenerates the newest one's report", dir, latest)
+	}
+	return usage("report: %s is not a run directory: it has no %s", dir, reports.HistoryFile)
 }
 
 // printReportFiles prints where the report is and how big its files are.

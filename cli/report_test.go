@@ -41,14 +41,27 @@ func TestReportRegeneratesTheSameFiles(t *testing.T) {
 
 func TestReportUsageErrors(t *testing.T) {
 	empty := t.TempDir()
+	// A store of runs as locklab writes it: index.html, latest, and one
+	// directory per test with its own latest link.
+	store := t.TempDir()
+	named := filepath.Join(store, "redis-run")
+	run := filepath.Join(named, "20260101T000000.000Z")
+	require.NoError(t, os.MkdirAll(run, 0o755))
+	require.NoError(t, os.Symlink("20260101T000000.000Z", filepath.Join(named, "latest")))
+	require.NoError(t, os.Symlink(filepath.Join("redis-run", "20260101T000000.000Z"), filepath.Join(store, "latest")))
+	require.NoError(t, os.WriteFile(filepath.Join(store, "index.html"), nil, 0o644))
 	tests := []struct {
 		args []string
 		want string
 	}{
 		{[]string{"report"}, "report needs a run directory (or --index for the index page of the store of runs)"},
-		{[]string{"report", "a", "b"}, "accepts 1 arg(s), received 2"},
-		{[]string{"report", "/nonexistent/run"}, "/nonexistent/run is not a run directory"},
-		{[]string{"report", empty}, empty + " has no history.jsonl"},
+		{[]string{"report", "a", "b"}, "locklab: report takes one run directory, got 2: a b (--index writes the page listing them all)\n"},
+		{[]string{"report", "/nonexistent/run"}, "locklab: report: /nonexistent/run does not exist\n"},
+		{[]string{"report", empty}, empty + " is not a run directory: it has no history.jsonl"},
+		{[]string{"report", store}, "locklab: report: " + store + " is the store of runs, not a run directory: 'locklab report " +
+			filepath.Join(store, "latest") + "' regenerates the newest run's report, 'locklab report --index " + store + "' the index page\n"},
+		{[]string{"report", named}, "locklab: report: " + named + " holds the runs of one test, not a run directory: 'locklab report " +
+			filepath.Join(named, "latest") + "' regenerates the newest one's report\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -29,7 +29,7 @@ type runFlags struct {
 	seed                                                         uint64
 	simTime, checkBudget                                         time.Duration
 	checkSteps                                                   int64
-	fenceReads, shrink, liveComparable                           bool
+	fenceReads, shrink, liveComparable, verbose                  bool
 	cuts                                                         string
 	sysOpts, wlOpts                                              []string
 	live                                                         livenessFlags
@@ -81,6 +81,7 @@ func newRunCmd() *cobra.Command {
 	fl.Int64Var(&f.checkSteps, "check-steps", models.DefaultSteps, "step budget of each key's search, deterministic (-1: unbounded)")
 	addLiveFlags(fl, &lf)
 	fl.BoolVar(&f.shrink, "shrink", false, "when a check fails, also shrink the run to a minimal schedule that fails it the same way, written to <out>-shrunk (see locklab shrink)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also print the story of the run: the faults, who held the lock when, with which grant and token, what the storage did (as repro does)")
 	fl.StringVar(&f.out, "out", "", "run directory, used as named: a run directory from before is replaced whole, any other non-empty directory is refused (default: a new directory runs/<system>-<workload>-<storage>-<nemesis>-seed<N>/<UTC start time> in the store of runs, which keeps every run, points runs/latest at the newest and lists them all in runs/index.html)")
 	f.live.register(fl)
 	return cmd
@@ -244,7 +245,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
-	prep.RecordGrants() // the report shows the servers' record beside the history
+	prep.RecordRecords() // results.json keeps the servers' grants and the storage's writes beside the history
 	start := time.Now()
 	dir, inStore := f.out, f.out == ""
 	if inStore {
@@ -281,6 +282,13 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	var rest strings.Builder
 	if err := reports.PrintSummary(&rest, run, dir); err != nil {
 		return err
+	}
+	if f.verbose {
+		fmt.Fprintln(&rest, "\nstory:")
+		for _, line := range scenario.Story(res) {
+			fmt.Fprintf(&rest, "  %s\n", line)
+		}
+		fmt.Fprintln(&rest)
 	}
 	fmt.Fprintf(&rest, "report: %s\n", filepath.Join(dir, reports.ReportFile))
 	run.Printed = first + speed + rest.String()

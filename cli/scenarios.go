@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -237,19 +239,25 @@ func runRepro(out io.Writer, name string, f reproFlags) error {
 }
 
 // runRecorded runs a test keeping the servers' record of grants, which the
-// run's report shows beside the history.
+// run's report shows beside the history, and the storage's record of writes.
 func runRecorded(t scenario.Test) (scenario.Result, error) {
 	p, err := harness.Prepare(t)
 	if err != nil {
 		return scenario.Result{}, err
 	}
-	p.RecordGrants()
+	p.RecordRecords()
 	return p.Run()
 }
 
 // printOutcome prints and writes one variant's outcome; command replays it
 // ("": the simulated run's command).
 func printOutcome(out io.Writer, s scenario.Scenario, o harness.Outcome, dir string, verbose bool, command string) error {
+	return printOutcomeUnder(out, s, o, dir, verbose, command, "")
+}
+
+// printOutcomeUnder is printOutcome with head, lines said under the
+// variant's header and replay line.
+func printOutcomeUnder(out io.Writer, s scenario.Scenario, o harness.Outcome, dir string, verbose bool, command, head string) error {
 	v, r := o.Variant, o.Result
 	if command == "" {
 		command = replayCommand(r.Test, scheduleFile(r.Test), dir)
@@ -258,6 +266,10 @@ func printOutcome(out io.Writer, s scenario.Scenario, o harness.Outcome, dir str
 	if _, live := r.SystemFigures["live"]; live {
 		markLive(&run, r)
 	}
+	if len(v.Expect) > 0 || v.Assert != nil {
+		run.Expected = &reports.Expected{Scenario: s.Name, Variant: v.Name, Verdicts: maps.Clone(v.Expect),
+			Match: o.Match(), Mismatches: slices.Clone(o.Mismatches)}
+	}
 	story := scenario.Story(r)
 	run.Attachments = append(run.Attachments, reports.Attachment{Name: "story.txt", Label: "story",
 		Write: func(w io.Writer) error { _, err := io.WriteString(w, strings.Join(story, "\n")+"\n"); return err }})
@@ -265,7 +277,8 @@ func printOutcome(out io.Writer, s scenario.Scenario, o harness.Outcome, dir str
 		return err
 	}
 	recordRun(os.Stderr, dir)
-	fmt.Fprintf(out, "== %s / %s\n%s\nreplay: %s\n\n", s.Name, v.Name, v.Doc, command)
+	fmt.Fprintf(out, "== %s / %s\n%s\nreplay: %s\n", s.Name, v.Name, v.Doc, command)
+	fmt.Fprintf(out, "%s\n", head)
 	if w := run.FaultWarning(); w != "" {
 		fmt.Fprintf(out, "WARNING: %s\n\n", w)
 	}
@@ -299,9 +312,10 @@ func printOutcome(out io.Writer, s scenario.Scenario, o harness.Outcome, dir str
 		if vd.Counterexample == nil {
 			continue
 		}
-		for i, line := range vd.Counterexample.Explanation {
+		lines := reports.ExplanationLines(vd.Counterexample.Explanation, r.Events)
+		for i, line := range lines {
 			if i == 4 && !verbose {
-				fmt.Fprintf(out, "      ... (%d more lines with -v)\n", len(vd.Counterexample.Explanation)-i)
+				fmt.Fprintf(out, "      ... (%d more lines with -v)\n", len(lines)-i)
 				break
 			}
 			fmt.Fprintf(out, "      %s\n", line)

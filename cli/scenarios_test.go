@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,4 +125,39 @@ func TestReproWithoutAScenarioListsThem(t *testing.T) {
 	code, _, stderr = capture(t, "repro", "redis-failover", "redlock-restart")
 	assert.Equal(t, scenario.ExitUsage, code)
 	assert.Contains(t, stderr, "locklab: repro runs one scenario, got 2: redis-failover redlock-restart\n")
+}
+
+// TestReproRecordsWhatTheScenarioExpects: a repro run's directory records
+// what its variant expects and whether the run showed it, and its summary's
+// overall line says so, so that an INVALID fixed variant reads as expected.
+func TestReproRecordsWhatTheScenarioExpects(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := capture(t, "repro", "kleppmann-gc-pause", "--variant", "redis-fixed", "--out", out)
+	require.Equal(t, scenario.ExitValid, code, stderr)
+	dir := filepath.Join(out, "kleppmann-gc-pause", "redis-fixed")
+	b, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))
+	require.NoError(t, err)
+	var res struct {
+		Overall  string            `json:"overall"`
+		Expected *reports.Expected `json:"expected"`
+	}
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.NotNil(t, res.Expected)
+	assert.Equal(t, "invalid", res.Overall)
+	assert.True(t, res.Expected.Match)
+	assert.Equal(t, "kleppmann-gc-pause/redis-fixed", res.Expected.Name())
+	summary, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^overall: INVALID \(exit \d\).*, as scenario kleppmann-gc-pause/redis-fixed expects$`, string(summary))
+}
+
+// TestReproSaysFaultsInWords: repro's counterexample lines say the fault in
+// words (who was paused, from when to when), not as the history's event
+// with its index and the nemesis's process ("#5 0.005s p-1 start pause").
+func TestReproSaysFaultsInWords(t *testing.T) {
+	code, stdout, stderr := capture(t, "repro", "kleppmann-gc-pause", "--variant", "redis-unsafe", "--out", t.TempDir())
+	require.Equal(t, scenario.ExitValid, code, stderr)
+	assert.Contains(t, stdout, "During the pause of c1 from 0.005s to 15.005s (15s).")
+	assert.NotContains(t, stdout, "during fault: #")
+	assert.NotContains(t, stdout, " p-1 ")
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,11 @@ Exit codes: 0 shrunk; 2 usage error (not a run directory, or a run that fails no
 			if err != nil {
 				return err
 			}
+			live := isLiveRun(args[0])
+			if live {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is a live run: shrink searches in the simulator, so every candidate, and the minimal run, "+
+					"is a simulated run of the same test (replay the minimal run with --live to see it against the real servers)\n", args[0])
+			}
 			out := f.out
 			if out == "" {
 				out = shrunkDir(args[0])
@@ -80,12 +86,16 @@ Exit codes: 0 shrunk; 2 usage error (not a run directory, or a run that fails no
 				}
 				g, ok := shrink.TargetOf(r)
 				if !ok {
-					return usageError{fmt.Errorf("%s: %w", args[0], shrink.ErrNotFailing)}
+					return notFailing(args[0], live, shrink.ErrNotFailing)
 				}
 				g.Kind = f.kind
 				opts.Target = &g
 			}
-			return shrinkInto(cmd.OutOrStdout(), t, out, args[0], opts)
+			err = shrinkInto(cmd.OutOrStdout(), t, out, args[0], opts)
+			if errors.Is(err, shrink.ErrNotFailing) {
+				return notFailing(args[0], live, shrink.ErrNotFailing)
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "run directory of the minimal run (default RUN_DIR-shrunk)")
@@ -93,6 +103,33 @@ Exit codes: 0 shrunk; 2 usage error (not a run directory, or a run that fails no
 	cmd.Flags().StringVar(&f.kind, "kind", "", "the kind of violation to keep when the run shows several (default: the first its overlaps show); "+
 		"one of "+strings.Join(scenario.Kinds, ", "))
 	return cmd
+}
+
+// isLiveRun says whether the run directory holds a live run (its
+// results.json has the live figures).
+func isLiveRun(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))
+	if err != nil {
+		return false
+	}
+	var r struct {
+		Extra map[string]json.RawMessage `json:"extra"`
+	}
+	if json.Unmarshal(b, &r) != nil {
+		return false
+	}
+	_, ok := r.Extra["live"]
+	return ok
+}
+
+// notFailing is the usage error of a run that fails no check; of a live run,
+// it says that its simulated replay is what passed.
+func notFailing(dir string, live bool, err error) error {
+	if live {
+		return usage("%s: a live run, and its simulated replay, the run shrink searches from, fails no check: "+
+			"nothing to shrink in the simulator (the live failure did not reproduce there)", dir)
+	}
+	return usageError{fmt.Errorf("%s: %w", dir, err)}
 }
 
 // loadRun reads the test a run directory ran; a directory that is not a run

@@ -143,3 +143,41 @@ func TestShrinkSaysWhatMakesARunDirectory(t *testing.T) {
 		})
 	}
 }
+
+// markRunLive makes a stored run directory read as a live run's: its
+// results.json gets the live figures a live run records.
+func markRunLive(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, reports.ResultsFile)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal(b, &res))
+	res["extra"].(map[string]any)["live"] = map[string]any{"replayable": "no"}
+	b, err = json.Marshal(res)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+// TestShrinkSaysALiveRunIsShrunkInTheSimulator: shrink on a live run says
+// that it searches in the simulator, and when the simulated replay fails
+// nothing, says that the live failure did not reproduce there.
+func TestShrinkSaysALiveRunIsShrunkInTheSimulator(t *testing.T) {
+	dir := t.TempDir()
+	failing := filepath.Join(dir, "live-fail")
+	code, _, stderr := capture(t, "run", "--system", "redis", "--clients", "2", "--nemesis", "random", "--seed", "63", "--out", failing)
+	require.Equal(t, scenario.ExitInvalid, code, stderr)
+	markRunLive(t, failing)
+	code, stdout, stderr := capture(t, "shrink", failing)
+	require.Equal(t, scenario.ExitValid, code, stderr)
+	assert.True(t, strings.HasPrefix(stdout, failing+" is a live run: shrink searches in the simulator"), stdout)
+
+	passing := filepath.Join(dir, "live-ok")
+	code, _, stderr = capture(t, "run", "--system", "redis", "--clients", "2", "--time", "5s", "--seed", "1", "--out", passing)
+	require.Equal(t, scenario.ExitValid, code, stderr)
+	markRunLive(t, passing)
+	code, _, stderr = capture(t, "shrink", passing)
+	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Contains(t, stderr, passing+": a live run, and its simulated replay, the run shrink searches from, fails no check: "+
+		"nothing to shrink in the simulator (the live failure did not reproduce there)")
+}

@@ -227,6 +227,9 @@ func (p *Prepared) RunWatched(w Watch) (res scenario.Result, err error) {
 	if p.Deployment.Grants.Recording() {
 		res.Grants = p.Deployment.Grants
 	}
+	if p.Writes.Recording() {
+		res.Writes = p.Writes
+	}
 	return res, err
 }
 
@@ -235,6 +238,14 @@ func (p *Prepared) RunWatched(w Watch) (res scenario.Result, err error) {
 // the run's report shows (Result.Grants). Call it before Run. It is off by
 // default: no verdict reads it, and a sweep's runs spare its memory and time.
 func (p *Prepared) RecordGrants() { p.Deployment.Grants.Record(true) }
+
+// RecordRecords makes the run keep both records of the ground truth, the
+// servers' grants (RecordGrants) and the storage's applied writes
+// (RecordWrites), for its report and results.json.
+func (p *Prepared) RecordRecords() {
+	p.RecordGrants()
+	p.RecordWrites()
+}
 
 // RecordWrites makes the protected resource keep its record of the writes it
 // applies and the reads it serves (Writes), the ground truth a test checks

@@ -26,6 +26,21 @@ func (b cxBlock) size() int { return 1 + len(b.Lines) }
 // checks write it: "  during fault: #408 24.397s p-1 start pause ...".
 var faultLine = regexp.MustCompile(`^\s*during fault: #(\d+) `)
 
+// ExplanationLines are a counterexample's explanation lines as a summary
+// prints them: each fault line said in words, with when and whom it hit
+// (faultSentence), not as the history's event ("#5 0.007s p-1 start
+// pause"); the lines under a finding are indented by two spaces.
+func ExplanationLines(lines []string, events []history.Event) []string {
+	var out []string
+	for _, b := range explanationBlocks(lines, history.FaultWindows(events)) {
+		out = append(out, b.Text)
+		for _, l := range b.Lines {
+			out = append(out, "  "+l)
+		}
+	}
+	return out
+}
+
 // explanationBlocks groups a counterexample's explanation lines: each line
 // that is not indented starts a block, and the indented lines after it
 // belong to it. A line about a fault is said in words (faultSentence), found

@@ -120,12 +120,19 @@ func derefString(p any) string {
 type page struct {
 	Title, Subtitle string
 	// Overall is valid, invalid, unknown, or "not checked" without verdicts.
-	Overall  string
-	Headline string
-	ExitCode int
-	Command  string
-	Verdicts []models.Verdict
-	Cx       []cxView
+	Overall string
+	// Banner is the banner's colour: Overall, or "expected" for a run
+	// whose verdicts are what its scenario expects.
+	Banner string
+	// Expected says whether the run is as its scenario expects ("" for a
+	// run of no scenario); DataSafe what exit code 5 means, when it is the
+	// run's.
+	Expected, DataSafe string
+	Headline           string
+	ExitCode           int
+	Command            string
+	Verdicts           []models.Verdict
+	Cx                 []cxView
 	// Grants is the servers' record of grants.
 	Grants grantsView
 	// Timelines are the lock timelines; Plots the latency and throughput plots.
@@ -186,6 +193,16 @@ func writeHTML(w io.Writer, r Run, v *view, plots []Plot, files map[string]strin
 	pg := page{Command: r.Command, ExitCode: r.ExitCode, Verdicts: r.Verdicts,
 		Stats: computeStats(v, r.Extra)}
 	pg.Overall, pg.Headline = headline(r)
+	pg.Banner = pg.Overall
+	if e := r.Expected; e != nil {
+		pg.Expected = e.Sentence() + "."
+		if e.Match {
+			pg.Banner = "expected" // a verdict the scenario expects is no alarm
+		}
+	}
+	if r.ExitCode == ExitDataSafe {
+		pg.DataSafe = "Exit code 5: " + DataSafeSentence + "."
+	}
 	pg.Title, pg.Subtitle = titles(r, v)
 	windows := history.FaultWindows(v.events)
 	for _, vd := range r.Verdicts {

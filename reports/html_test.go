@@ -290,3 +290,20 @@ func FuzzScheduleTable(f *testing.F) {
 		assert.GreaterOrEqual(t, more, 0)
 	})
 }
+
+// TestReportSaysTheRunIsAsItsScenarioExpects: a fixed variant that is
+// INVALID as its scenario expects gets the calm banner and says so under
+// the headline; a surprise keeps the verdict's colour and says what differed.
+func TestReportSaysTheRunIsAsItsScenarioExpects(t *testing.T) {
+	r := GCPauseRun(true)
+	r.Expected = &Expected{Scenario: "kleppmann-gc-pause", Variant: "redis-fixed", Match: true,
+		Verdicts: map[string]models.Result{"critical-sections": models.Valid, "mutual-exclusion": models.Invalid}}
+	page := renderHTML(t, r, map[string]string{"history": HistoryFile})
+	inOrder(t, page, `<header class="banner expected">`, `<div class="result" id="overall">INVALID</div>`,
+		`<p class="expected" id="expected">As scenario kleppmann-gc-pause/redis-fixed expects (critical-sections valid, mutual-exclusion invalid).</p>`)
+
+	r.Expected = &Expected{Scenario: "kleppmann-gc-pause", Variant: "redis-fixed", Mismatches: []string{"critical-sections: expected valid, got invalid"}}
+	page = renderHTML(t, r, map[string]string{"history": HistoryFile})
+	inOrder(t, page, `<header class="banner invalid">`,
+		`<p class="expected" id="expected">Not as scenario kleppmann-gc-pause/redis-fixed expects: critical-sections: expected valid, got invalid.</p>`)
+}

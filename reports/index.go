@@ -35,6 +35,9 @@ type IndexEntry struct {
 	Failed   []string
 	// Live: the run ran against real servers in real time.
 	Live bool
+	// Expected is what the scenario the run staged expects of it (nil: a
+	// run of no scenario).
+	Expected *Expected
 	// Report is the report page, relative to the store ("" when the run
 	// directory has none).
 	Report string
@@ -58,9 +61,10 @@ type indexResults struct {
 	Summary struct {
 		Faults map[string]int `json:"faults"`
 	} `json:"summary"`
-	Faults *Faults                    `json:"faults"`
-	Files  map[string]string          `json:"files"`
-	Extra  map[string]json.RawMessage `json:"extra"`
+	Faults   *Faults                    `json:"faults"`
+	Expected *Expected                  `json:"expected"`
+	Files    map[string]string          `json:"files"`
+	Extra    map[string]json.RawMessage `json:"extra"`
 }
 
 // ScanStore lists the run directories under store (every directory holding
@@ -130,6 +134,7 @@ func indexEntry(path, rel string) IndexEntry {
 		}
 	}
 	_, e.Live = r.Extra["live"]
+	e.Expected = r.Expected
 	e.Faults = faultsFired(r)
 	report := r.Files[reportLabel]
 	if report == "" {
@@ -200,26 +205,77 @@ func RenderIndex(w io.Writer, entries []IndexEntry, latest string) error {
 	type row struct {
 		IndexEntry
 		Date, Time, Result string
-		Latest             bool
+		// Badge is the badge's colour: Result, or "expected" for a run
+		// whose verdicts are what its scenario expects; Said says so, or
+		// that they are not, or what exit code 5 means.
+		Badge string
+		Said  []string
+		// Surprise: the run is not as its scenario expects.
+		Surprise bool
+		Latest   bool
 	}
 	var rows []row
-	counts := map[string]int{}
+	var expected, surprises, plain []string
 	for _, e := range entries {
 		result := e.Overall
 		if result == "" {
 			result = "not checked"
 		}
-		counts[result]++
-		rows = append(rows, row{IndexEntry: e, Date: e.Started.UTC().Format("2006-01-02"), Time: e.Started.UTC().Format("15:04:05"),
-			Result: result, Latest: e.Dir == latest})
+		r := row{IndexEntry: e, Date: e.Started.UTC().Format("2006-01-02"), Time: e.Started.UTC().Format("15:04:05"),
+			Result: result, Badge: result, Latest: e.Dir == latest}
+		switch {
+		case e.Expected != nil && e.Expected.Match:
+			r.Badge = "expected"
+			r.Said = append(r.Said, "as "+e.Expected.Name()+" expects")
+			expected = append(expected, result)
+		case e.Expected != nil:
+			r.Surprise = true
+			r.Said = append(r.Said, "NOT as "+e.Expected.Name()+" expects")
+			surprises = append(surprises, result)
+		default:
+			plain = append(plain, result)
+		}
+		if e.ExitCode == ExitDataSafe {
+			r.Said = append(r.Said, "the lock broke, the data is safe (exit 5)")
+		}
+		rows = append(rows, r)
 	}
 	var tally []string
+	if n := len(surprises); n > 0 {
+		tally = append(tally, fmt.Sprintf("%d not as %s scenario expects (%s)", n, plural(n, "its", "their"), countResults(surprises)))
+	}
+	if n := len(expected); n > 0 {
+		tally = append(tally, fmt.Sprintf("%d as %s scenario expects (%s)", n, plural(n, "its", "their"), countResults(expected)))
+	}
+	if n := len(plain); n > 0 && n < len(rows) {
+		tally = append(tally, fmt.Sprintf("%d of no scenario (%s)", n, countResults(plain)))
+	} else if n > 0 {
+		tally = append(tally, countResults(plain))
+	}
+	return indexTemplate.Execute(w, map[string]any{"Rows": rows, "Count": len(rows), "Tally": strings.Join(tally, "; ")})
+}
+
+// countResults counts results, the alarming first: "2 invalid, 1 valid".
+func countResults(results []string) string {
+	counts := map[string]int{}
+	for _, r := range results {
+		counts[r]++
+	}
+	var parts []string
 	for _, r := range []string{"invalid", "unknown", "valid", "not checked"} {
 		if counts[r] > 0 {
-			tally = append(tally, fmt.Sprintf("%d %s", counts[r], r))
+			parts = append(parts, fmt.Sprintf("%d %s", counts[r], r))
 		}
 	}
-	return indexTemplate.Execute(w, map[string]any{"Rows": rows, "Count": len(rows), "Tally": strings.Join(tally, ", ")})
+	return strings.Join(parts, ", ")
+}
+
+// plural is one or many by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // breakable lets a run directory's path break after each slash and hyphen.
@@ -258,6 +314,10 @@ td.dir { font-family: ui-monospace, "Liberation Mono", monospace; font-size: 12.
 .badge { display: inline-block; min-width: 70px; text-align: center; color: #fff; font-weight: 700; border-radius: 4px; padding: 1px 8px; font-size: 13px; white-space: nowrap; }
 .badge.valid { background: var(--valid); } .badge.invalid { background: var(--invalid); }
 .badge.unknown, .badge.not-checked { background: var(--unknown); }
+.badge.expected { background: #34495e; }
+.said { display: block; font-size: 12.5px; margin-top: 2px; max-width: 20em; white-space: normal; overflow-wrap: anywhere; color: #34495e; font-weight: 600; }
+.said.surprise { color: var(--invalid); }
+tr.surprise td { background: #fff0f0; }
 .failed { display: block; color: var(--muted); font-size: 12.5px; margin-top: 2px; white-space: nowrap; }
 .tag { font-size: 12px; color: var(--muted); border: 1px solid var(--line); border-radius: 4px; padding: 0 4px; white-space: nowrap; }
 .tag.latest { color: #0969da; border-color: #0969da; }
@@ -276,9 +336,9 @@ a { color: #0969da; }
 {{if .Rows}}
 <table id="runs">
  <tr><th>started (UTC)</th><th>verdict</th><th>system</th><th>workload<span class="sub">storage</span></th><th>faults fired</th><th class="num">seed</th><th>run directory (report)</th></tr>
- {{range .Rows}}<tr class="run{{if .Latest}} latest{{end}}" data-dir="{{.Dir}}" data-verdict="{{.Result}}">
+ {{range .Rows}}<tr class="run{{if .Latest}} latest{{end}}{{if .Surprise}} surprise{{end}}" data-dir="{{.Dir}}" data-verdict="{{.Result}}"{{if .Expected}} data-expected="{{if .Surprise}}no{{else}}yes{{end}}"{{end}}>
   <td class="when">{{.Date}}<span>{{.Time}}</span></td>
-  <td class="name"><span class="badge {{if eq .Result "not checked"}}not-checked{{else}}{{.Result}}{{end}}">{{upper .Result}}</span>{{range .Failed}}<span class="failed">{{.}}</span>{{end}}</td>
+  <td class="name"><span class="badge {{if eq .Badge "not checked"}}not-checked{{else}}{{.Badge}}{{end}}">{{upper .Result}}</span>{{$s := .Surprise}}{{range .Said}}<span class="said{{if $s}} surprise{{end}}">{{.}}</span>{{end}}{{range .Failed}}<span class="failed">{{.}}</span>{{end}}</td>
   <td class="name">{{.System}}{{if .Live}} <span class="tag">live</span>{{end}}</td>
   <td class="name">{{.Workload}}<span class="sub">{{.Storage}}</span></td>
   <td>{{range $i, $f := .Faults}}{{if $i}}, {{end}}<span class="fault">{{$f}}</span>{{end}}</td>

@@ -375,26 +375,63 @@ func faultLabelStyle() text.Style {
 func addFaultBands(p *plot.Plot, faults []faultWindow, labels bool) {
 	p.Add(faultBands{faults: faults, labels: labels})
 	if labels && len(faults) > 0 {
-		p.Title.Padding += faultLabelStyle().Height("Xg") + vg.Points(3)
+		p.Title.Padding += faultLabelLines*faultLabelStyle().Height("Xg") + vg.Points(3)
 	}
 }
 
 func (b faultBands) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
-	drawn := shadeBands(&c, trX, p, mergeFaults(b.faults), 38, c.Min.Y, c.Max.Y)
+	drawn := shadeEach(&c, trX, p, b.faults, 30, c.Min.Y, c.Max.Y)
 	if !b.labels {
 		return
 	}
 	sty := faultLabelStyle()
 	labels := bandLabels(drawn, sty, vg.Points(2), c.Max.X-vg.Points(1), true)
 	want, widths := labels.spans()
-	for i, spot := range placeLabels(want, widths, c.Min.X+vg.Points(1), c.Max.X-vg.Points(1), 1, vg.Points(6)) {
+	for i, spot := range placeLabels(want, widths, c.Min.X+vg.Points(1), c.Max.X-vg.Points(1), faultLabelLines, vg.Points(6)) {
 		if spot.line < 0 {
 			continue
 		}
 		sty.Color = shade(faultColor(labels[i].kind), -0.35)
-		c.FillText(sty, vg.Point{X: spot.x, Y: c.Max.Y + vg.Points(2)}, labels[i].text)
+		c.FillText(sty, vg.Point{X: spot.x, Y: c.Max.Y + vg.Points(2) + vg.Length(spot.line)*sty.Height("Xg")}, labels[i].text)
 	}
+}
+
+// faultLabelLines is how many lines of fault labels a plot's strip holds.
+const faultLabelLines = 2
+
+// shadeEach shades the faults over [y0, y1] in a band per node (or set of
+// nodes) they hit: the overlapping faults of one kind on one node are one
+// band, as on its lane of the timeline, while faults on different nodes
+// keep their own extents and labels, the shading deepening where they
+// overlap (one merged band of "8 pauses: c2, c3, c4, redis" would hide
+// which fault was where). A line marks each band's start.
+func shadeEach(c *draw.Canvas, trX func(float64) vg.Length, p *plot.Plot, faults []faultWindow, a uint8, y0, y1 vg.Length) []drawnBand {
+	byTargets := map[string][]faultWindow{}
+	var order []string
+	for _, f := range faults {
+		k := strings.Join(f.Targets, ",")
+		if _, ok := byTargets[k]; !ok {
+			order = append(order, k)
+		}
+		byTargets[k] = append(byTargets[k], f)
+	}
+	var bands []faultBand
+	for _, k := range order {
+		bands = append(bands, mergeFaults(byTargets[k])...)
+	}
+	slices.SortStableFunc(bands, func(a, b faultBand) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.kind, b.kind)) })
+	var out []drawnBand
+	for _, b := range bands {
+		x0, x1, ok := span(trX, p, b.start, b.end)
+		if !ok {
+			continue
+		}
+		fillRect(c, alpha(faultColor(b.kind), a), x0, y0, x1, y1)
+		fillRect(c, alpha(shade(faultColor(b.kind), -0.2), 200), x0, y0, x0+vg.Points(0.8), y1)
+		out = append(out, drawnBand{faultBand: b, x0: x0, x1: x1})
+	}
+	return out
 }
 
 // bandLabel is the label a band gets: its text, where it wants to start and

@@ -462,6 +462,7 @@ func (tl timeline) Plot(c draw.Canvas, p *plot.Plot) {
 				}
 			}
 		}
+		tl.overBars(&c, trX, p, r, trY(y-barHalf-0.06), trY(y+barHalf+0.06))
 		tl.tokenLabels(&c, trX, trY(y), p, r)
 		for m := range markKinds {
 			sty := markStyle(m)
@@ -491,6 +492,47 @@ func shadeFaults(c *draw.Canvas, trX func(float64) vg.Length, p *plot.Plot, faul
 		}
 	}
 	return drawn
+}
+
+// overBars outlines the faults that hit a client while it held the lock
+// around its bars, labelled with their kind and length where they fit: the pause that lets a holder's lease run out lies under its
+// bar, and without this it would show as a strip above and below the bar
+// while a bystander's pause fills its row.
+func (tl timeline) overBars(c *draw.Canvas, trX func(float64) vg.Length, p *plot.Plot, r timelineRow, y0, y1 vg.Length) {
+	sty := textStyle(8, color.Black)
+	sty.XAlign, sty.YAlign = text.XCenter, text.YBottom
+	for _, f := range r.faults {
+		if !r.heldDuring(f.Start, f.End) {
+			continue
+		}
+		x0, x1, ok := span(trX, p, f.Start, f.End)
+		if !ok {
+			continue
+		}
+		col := faultColor(f.Kind)
+		line := vg.Points(1.5)
+		for _, e := range [][4]vg.Length{{x0, y0, x1, y0 + line}, {x0, y1 - line, x1, y1}, {x0, y0, x0 + line, y1}, {x1 - line, y0, x1, y1}} {
+			fillRect(c, shade(col, -0.35), e[0], e[1], e[2], e[3])
+		}
+		l := fmt.Sprintf("%s %s", f.Kind, history.FormatDuration(f.End-f.Start))
+		if sty.Width(l) <= x1-x0-vg.Points(4) {
+			sty.Color = shade(col, -0.6)
+			c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: y1 + vg.Points(0.5)}, l)
+		}
+	}
+}
+
+// heldDuring says whether the client believed it held the lock at some time
+// in [from, to] (ns).
+func (r timelineRow) heldDuring(from, to int64) bool {
+	for _, segs := range r.segments {
+		for _, g := range segs {
+			if g.start < to && g.end > from {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // drawServerLane shades the faults of a server lane and labels each band

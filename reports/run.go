@@ -46,11 +46,19 @@ type Run struct {
 	// true time, when the run kept it (a simulated run of locklab run or
 	// repro); nil otherwise, and the report says it was not kept.
 	ServersRecord *ServersRecord `json:"servers_record,omitempty"`
+	// AppliedWrites are the protected storage's own record of the writes it
+	// applied, in true time, when the run kept it (simulated runs of run
+	// and repro): with the servers' record, what confirms by hand that a
+	// write landed after its writer's lease ran out. Nil otherwise.
+	AppliedWrites []AppliedWrite `json:"applied_writes,omitempty"`
 	// Extra holds figures a source adds (network counters, kernel events).
 	Extra map[string]any `json:"extra,omitempty"`
 	// Attachments are further files for the run directory (a Porcupine
 	// visualization, say), written by WriteDir and listed in results.json.
 	Attachments []Attachment `json:"-"`
+	// Expected is what the scenario the run staged expects of it (nil: a
+	// run of no scenario, or of a variant that expects nothing in advance).
+	Expected *Expected `json:"expected,omitempty"`
 	// Notes are said under the verdict, before any warning of the run's
 	// own (a live run: what ran, and that it does not replay byte for byte).
 	Notes []string `json:"notes,omitempty"`
@@ -58,6 +66,31 @@ type Run struct {
 	// included; WriteDir stores it as summary.txt (when empty, the summary
 	// PrintSummary prints).
 	Printed string `json:"-"`
+}
+
+// AppliedWrite is one write the protected storage applied, as it recorded
+// it; times are ns of true time.
+type AppliedWrite struct {
+	// Resource is what applied it ("storage"), Server the node, Key the cell.
+	Resource string `json:"resource"`
+	Server   string `json:"server"`
+	Key      string `json:"key"`
+	// Client sent it; Request identifies the request (a duplicated message
+	// applies the same request again).
+	Client  string `json:"client"`
+	Request uint64 `json:"request"`
+	// Token is the fencing token it presented (0: none); Value what it wrote.
+	Token uint64 `json:"token,omitempty"`
+	Value int64  `json:"value"`
+	// At is when it was applied; Committed whether it took effect for
+	// good, at CommittedAt.
+	At          int64 `json:"at"`
+	Committed   bool  `json:"committed"`
+	CommittedAt int64 `json:"committed_at,omitempty"`
+	// Read and ReadAt are the writer's read of Key the value derives from
+	// (absent: a blind write).
+	Read   *int64 `json:"read,omitempty"`
+	ReadAt *int64 `json:"read_at,omitempty"`
 }
 
 // Attachment is a further file of a run directory.
@@ -107,6 +140,12 @@ type Faults struct {
 	// Warning is the sentence a reader must not miss when NoneFired or
 	// Missing is set; "" otherwise.
 	Warning string `json:"warning,omitempty"`
+	// Weak says, for each fault kind none of whose faults reached the
+	// design's declared timeout for it (a pause shorter than the lease),
+	// the longest fault and the timeout; WeakWarning is the warning a run
+	// with weak faults gives, as a run without faults does.
+	Weak        []string `json:"weak,omitempty"`
+	WeakWarning string   `json:"weak_warning,omitempty"`
 }
 
 // TotalFired counts the faults that took effect.
@@ -135,6 +174,9 @@ func (r Run) Warnings() []string {
 	out := slices.Clone(r.Notes)
 	if w := r.FaultWarning(); w != "" {
 		out = append(out, w)
+	}
+	if r.Faults != nil && r.Faults.WeakWarning != "" {
+		out = append(out, r.Faults.WeakWarning)
 	}
 	return out
 }
@@ -315,12 +357,31 @@ func PrintSummary(w io.Writer, r Run, dir string) error {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\noverall: %s (exit %d)\n", strings.ToUpper(string(r.Overall)), r.ExitCode)
+	fmt.Fprintf(&b, "\n%s\n", OverallLine(r))
 	if dir != "" {
 		fmt.Fprintf(&b, "results: %s\n", dir)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// OverallLine is the summary's last word on a run: the overall verdict and
+// exit code, what the exit code means when it is ExitDataSafe, and whether
+// the run is as its scenario expects: "overall: INVALID (exit 1), as
+// scenario kleppmann-gc-pause/unsafe expects".
+func OverallLine(r Run) string {
+	line := fmt.Sprintf("overall: %s (exit %d)", strings.ToUpper(string(r.Overall)), r.ExitCode)
+	if r.ExitCode == ExitDataSafe {
+		line += ": " + DataSafeSentence
+	}
+	if e := r.Expected; e != nil {
+		if e.Match {
+			line += fmt.Sprintf(", as scenario %s expects", e.Name())
+		} else {
+			line += fmt.Sprintf(", NOT as scenario %s expects: %s", e.Name(), strings.Join(e.Mismatches, "; "))
+		}
+	}
+	return line
 }
 
 // maxNotFiredLines caps the faults listed as "did not fire" in the summary.

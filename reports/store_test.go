@@ -149,3 +149,59 @@ func TestRecordRunLeavesADirectoryOutsideTheStore(t *testing.T) {
 	_, err = os.Lstat(filepath.Join(store, LatestLink))
 	assert.True(t, os.IsNotExist(err))
 }
+
+// TestIndexTellsExpectedVerdictsFromSurprises: a run whose verdicts are what
+// its scenario expects (an INVALID fixed variant among them) is listed as
+// expected, not as a failure; one that is not is marked a surprise; a run
+// of no scenario keeps its verdict's colour; the header tallies each.
+func TestIndexTellsExpectedVerdictsFromSurprises(t *testing.T) {
+	at := time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC)
+	fixed := IndexEntry{Dir: "repro/kleppmann-gc-pause/redis-fixed", Started: at, Overall: "invalid", ExitCode: ExitDataSafe,
+		Failed:   []string{"mutual-exclusion"},
+		Expected: &Expected{Scenario: "kleppmann-gc-pause", Variant: "redis-fixed", Match: true}}
+	surprise := IndexEntry{Dir: "repro/redis-failover/fixed-wait", Started: at, Overall: "invalid", ExitCode: 1,
+		Expected: &Expected{Scenario: "redis-failover", Variant: "fixed-wait", Mismatches: []string{"critical-sections: expected valid, got invalid"}}}
+	plain := IndexEntry{Dir: "redis-seed7/x", Started: at, Overall: "invalid", ExitCode: 1}
+	var b strings.Builder
+	require.NoError(t, RenderIndex(&b, []IndexEntry{fixed, surprise, plain}, ""))
+	page := b.String()
+	for _, want := range []string{
+		"3 runs: 1 not as its scenario expects (1 invalid); 1 as its scenario expects (1 invalid); 1 of no scenario (1 invalid)",
+		`data-dir="repro/kleppmann-gc-pause/redis-fixed" data-verdict="invalid" data-expected="yes"`,
+		`<span class="badge expected">INVALID</span><span class="said">as kleppmann-gc-pause/redis-fixed expects</span>` +
+			`<span class="said">the lock broke, the data is safe (exit 5)</span>`,
+		`class="run surprise" data-dir="repro/redis-failover/fixed-wait" data-verdict="invalid" data-expected="no"`,
+		`<span class="badge invalid">INVALID</span><span class="said surprise">NOT as redis-failover/fixed-wait expects</span>`,
+		`data-dir="redis-seed7/x" data-verdict="invalid"><td class="when">`,
+	} {
+		assert.Contains(t, strings.ReplaceAll(page, "\n  ", ""), want)
+	}
+	b.Reset()
+	require.NoError(t, RenderIndex(&b, []IndexEntry{plain}, ""))
+	assert.Contains(t, b.String(), "1 run: 1 invalid ·", "a store of no scenario's runs is tallied as before")
+}
+
+// TestOverallLineSaysWhatTheRunMeans: the summary's last line says exit 5's
+// meaning and whether the run is as its scenario expects.
+func TestOverallLineSaysWhatTheRunMeans(t *testing.T) {
+	tests := []struct {
+		name string
+		run  Run
+		want string
+	}{
+		{"plain", Run{Overall: models.Invalid, ExitCode: 1}, "overall: INVALID (exit 1)"},
+		{"expected", Run{Overall: models.Invalid, ExitCode: 1, Expected: &Expected{Scenario: "s", Variant: "unsafe", Match: true}},
+			"overall: INVALID (exit 1), as scenario s/unsafe expects"},
+		{"surprise", Run{Overall: models.Valid, ExitCode: 0, Expected: &Expected{Scenario: "s", Variant: "unsafe",
+			Mismatches: []string{"lease: expected invalid, got valid"}}},
+			"overall: VALID (exit 0), NOT as scenario s/unsafe expects: lease: expected invalid, got valid"},
+		{"data safe", Run{Overall: models.Invalid, ExitCode: ExitDataSafe},
+			"overall: INVALID (exit 5): the lock broke, the data is safe: two clients believed they held the lock at once, " +
+				"but fenced storage refused every stale write (critical-sections and fencing-tokens valid)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, OverallLine(tc.run))
+		})
+	}
+}

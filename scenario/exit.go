@@ -21,7 +21,21 @@ const (
 	ExitUnknown = 3
 	// ExitCrash: the harness itself failed (a panic in the simulation, an I/O error).
 	ExitCrash = 4
+	// ExitDataSafe: the lock broke, the data is safe. Only the lock's own
+	// checks (mutual-exclusion, lease, mutex) are invalid; the storage was fenced
+	// and every other check is valid, critical-sections and fencing-tokens
+	// among them: a fenced design working as designed. A CI job that relies
+	// on fencing accepts 0 and 5.
+	ExitDataSafe = reports.ExitDataSafe
 )
+
+// lockChecks are the checks of the lock itself, as against the data it
+// guards: what a fenced design may fail while its data stays safe.
+var lockChecks = []string{"mutual-exclusion", "lease", "mutex"}
+
+// dataChecks must run, and be valid, for a broken lock to leave the data
+// safe.
+var dataChecks = []string{"critical-sections", "fencing-tokens"}
 
 // ExitCode maps verdicts to the exit code.
 func ExitCode(vs []models.Verdict) int {
@@ -29,6 +43,9 @@ func ExitCode(vs []models.Verdict) int {
 	case models.Valid:
 		return ExitValid
 	case models.Invalid:
+		if DataSafe(vs) {
+			return ExitDataSafe
+		}
 		for _, v := range vs {
 			if v.Result == models.Invalid && !v.Liveness {
 				return ExitInvalid
@@ -36,6 +53,25 @@ func ExitCode(vs []models.Verdict) int {
 		}
 	}
 	return ExitUnknown
+}
+
+// DataSafe reports whether the verdicts say the lock broke and the data is
+// safe: a lock check (mutual-exclusion, lease, mutex) invalid, the data checks
+// (critical-sections, fencing-tokens) run and valid, and every other check
+// valid.
+func DataSafe(vs []models.Verdict) bool {
+	broke, data := false, 0
+	for _, v := range vs {
+		switch {
+		case slices.Contains(lockChecks, v.Check) && v.Result == models.Invalid:
+			broke = true
+		case v.Result != models.Valid:
+			return false
+		case slices.Contains(dataChecks, v.Check):
+			data++
+		}
+	}
+	return broke && data == len(dataChecks)
 }
 
 // Report turns a result into what the reports package renders; command is the
@@ -73,7 +109,31 @@ func (r Result) Report(command string) reports.Run {
 	f := r.Faults()
 	run.Faults = &f
 	run.ServersRecord = r.serversRecord()
+	run.AppliedWrites = r.appliedWrites()
 	return run
+}
+
+// appliedWrites is the storage's record of the writes it applied, as
+// results.json carries it; nil when the run did not keep it.
+func (r Result) appliedWrites() []reports.AppliedWrite {
+	if r.Writes == nil {
+		return nil
+	}
+	ws := r.Writes.Writes()
+	out := make([]reports.AppliedWrite, 0, len(ws))
+	for _, w := range ws {
+		a := reports.AppliedWrite{Resource: w.Resource, Server: w.Server, Key: w.Key, Client: w.Client, Request: w.Request,
+			Token: w.Token, Value: w.Value, At: int64(w.At), Committed: w.Committed}
+		if w.Committed {
+			a.CommittedAt = int64(w.CommittedAt)
+		}
+		if w.HasRead {
+			read, at := w.Read, int64(w.ReadAt)
+			a.Read, a.ReadAt = &read, &at
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // serversRecord is the servers' record of the grants as the report shows

@@ -49,6 +49,11 @@ func TallyFaults(t Test, s nemesis.Schedule, outcomes []nemesis.Outcome, end tim
 		f.Warning = noneFired(f, s, end, t.Time)
 	default:
 		f.Missing, f.Warning = missingKinds(f, s, end)
+		weak := WeakFaults(t, s, outcomes)
+		for _, w := range weak {
+			f.Weak = append(f.Weak, w.String())
+		}
+		f.WeakWarning = weakWarning(weak)
 	}
 	return f
 }

@@ -42,6 +42,11 @@ type Result struct {
 	// time, when the run kept it (harness.Prepared.RecordGrants); nil
 	// otherwise. Report hands it to the run's report.
 	Grants *lockapi.GrantLog `json:"-"`
+	// Writes is the protected resource's own record of the writes it
+	// applied, in true time, when the run kept it
+	// (harness.Prepared.RecordWrites); nil otherwise. Report hands it to
+	// results.json beside the grants.
+	Writes *lockapi.WriteLog `json:"-"`
 	// Notes say what the run saw that its history cannot show (a live
 	// run: a write that landed after its client gave up on it, and whether
 	// any read saw it). Story tells them last; Report puts them under the

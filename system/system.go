@@ -125,6 +125,11 @@ type System struct {
 	// servers' record of grants (Deployment.Grants). Empty: the defaults,
 	// once, not strict.
 	GroundTruth []Truth
+	// Timeouts are the design's declared timeouts that faults must outlast
+	// to test it (a holder paused past its lease, a client cut off past its
+	// session timeout): a run whose faults of a kind all stayed shorter
+	// warns, as a run with no fault does. Empty: none declared.
+	Timeouts []Timeout
 }
 
 // Truth is one configuration of a system that the ground-truth sweeps cover,
@@ -219,6 +224,18 @@ type Claims struct {
 	// ExpectFail names the properties this configuration is known to break
 	// (the control lock: baseline); the suite reports them if they hold.
 	ExpectFail []string
+}
+
+// Timeout is a timeout of a design that faults of the kinds Kinds must
+// outlast to test it: its length is the system option Option.
+type Timeout struct {
+	// Kinds are the fault kinds ("pause", "partition", "delay") measured
+	// against it: a pause's or a cut's duration, a delay's amount.
+	Kinds []string
+	// Option is the system option that sets it ("lease-duration", "ttl").
+	Option string
+	// What names it in a warning ("the lease", "the session timeout").
+	What string
 }
 
 // registry holds the registered systems, sorted by name.

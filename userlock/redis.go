@@ -39,7 +39,13 @@ type Redis interface {
 	Del(ctx context.Context, keys ...string) *goredis.IntCmd
 	Exists(ctx context.Context, keys ...string) *goredis.IntCmd
 	Incr(ctx context.Context, key string) *goredis.IntCmd
+	Expire(ctx context.Context, key string, expiration time.Duration) *goredis.BoolCmd
 	PExpire(ctx context.Context, key string, expiration time.Duration) *goredis.BoolCmd
+	PExpireAt(ctx context.Context, key string, tm time.Time) *goredis.BoolCmd
+	SetEx(ctx context.Context, key string, value any, expiration time.Duration) *goredis.StatusCmd
+	GetSet(ctx context.Context, key string, value any) *goredis.StringCmd
+	Unlink(ctx context.Context, keys ...string) *goredis.IntCmd
+	TTL(ctx context.Context, key string) *goredis.DurationCmd
 	PTTL(ctx context.Context, key string) *goredis.DurationCmd
 	HSet(ctx context.Context, key string, values ...any) *goredis.IntCmd
 	HGet(ctx context.Context, key, field string) *goredis.StringCmd

@@ -12,6 +12,9 @@ import (
 func init() {
 	system.Register(system.System{
 		Name: "chubby",
+		// A holder paused, cut off or delayed for less than this keeps its
+		// lock: such faults do not test the design.
+		Timeouts: []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "lease", What: "the session lease"}},
 		GroundTruth: []system.Truth{
 			{Label: "chubby", Storage: storage.Fenced, FenceReads: true},
 			{Label: "chubby-check", Storage: storage.Check},

@@ -14,6 +14,9 @@ import (
 func init() {
 	system.Register(system.System{
 		Name: "database",
+		// A holder paused, cut off or delayed for less than this keeps its
+		// lock: such faults do not test the design.
+		Timeouts: []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "ttl", What: "the lock's lease"}},
 		GroundTruth: []system.Truth{
 			{Label: "database"},
 			{Label: "database-db", Options: map[string]string{"resource": "db"}},

@@ -13,6 +13,9 @@ import (
 func init() {
 	system.Register(system.System{
 		Name: "etcd",
+		// A holder paused, cut off or delayed for less than this keeps its
+		// lock: such faults do not test the design.
+		Timeouts: []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "ttl", What: "the session lease"}},
 		GroundTruth: []system.Truth{
 			{Label: "etcd", Strict: true},
 			{Label: "etcd-guarded", Options: map[string]string{"resource": "etcd"}, Strict: true},

@@ -18,6 +18,9 @@ const EventForeignRelease system.EventKind = "lease-released-by-another"
 func init() {
 	system.Register(system.System{
 		Name: "kubernetes",
+		// A holder paused, cut off or delayed for less than this keeps its
+		// lock: such faults do not test the design.
+		Timeouts: []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "lease-duration", What: "the Lease"}},
 		GroundTruth: []system.Truth{
 			{Label: "kubernetes", Strict: true},
 			{Label: "kubernetes-release-on-cancel", Options: map[string]string{"release-on-cancel": "true"}},

@@ -13,7 +13,10 @@ import (
 
 func init() {
 	system.Register(system.System{
-		Name:        "raftkv",
+		Name: "raftkv",
+		// A holder paused, cut off or delayed for less than this keeps its
+		// lock: such faults do not test the design.
+		Timeouts:    []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "lease", What: "the lease"}},
 		GroundTruth: []system.Truth{{Label: "raftkv", Storage: storage.Fenced}},
 		Recorded: []system.Recorded{
 			{Label: "raftkv", Nemesis: "random", Seeds: system.Seeds(1, 3), Time: time.Minute},

@@ -579,6 +579,47 @@ func (c *GoRedisClient) PExpire(ctx context.Context, key string, expiration time
 	return typed(c, goredis.NewBoolCmd(ctx, "pexpire", key, formatMs(expiration)), boolean)
 }
 
+// Expire is EXPIRE key seconds, as go-redis sends it (whole seconds, at
+// least 1): true when the key exists and got the expiry.
+func (c *GoRedisClient) Expire(ctx context.Context, key string, expiration time.Duration) *goredis.BoolCmd {
+	return typed(c, goredis.NewBoolCmd(ctx, "expire", key, formatSec(expiration)), boolean)
+}
+
+// PExpireAt is PEXPIREAT key unix-ms: the key expires when the server's
+// expiry clock reaches tm (a time from the client's Env.Wall in the
+// simulator, the real clock live).
+func (c *GoRedisClient) PExpireAt(ctx context.Context, key string, tm time.Time) *goredis.BoolCmd {
+	return typed(c, goredis.NewBoolCmd(ctx, "pexpireat", key, tm.UnixNano()/int64(time.Millisecond)), boolean)
+}
+
+// SetEx is SETEX key seconds value, as go-redis sends it.
+func (c *GoRedisClient) SetEx(ctx context.Context, key string, value any, expiration time.Duration) *goredis.StatusCmd {
+	return typed(c, goredis.NewStatusCmd(ctx, "setex", key, formatSec(expiration), value), text)
+}
+
+// GetSet is GETSET key value: the old value (goredis.Nil when there was
+// none); the key loses its expiry.
+func (c *GoRedisClient) GetSet(ctx context.Context, key string, value any) *goredis.StringCmd {
+	return typed(c, goredis.NewStringCmd(ctx, "getset", key, value), text)
+}
+
+// Unlink is UNLINK key...: DEL, as far as a client can tell.
+func (c *GoRedisClient) Unlink(ctx context.Context, keys ...string) *goredis.IntCmd {
+	return typed(c, goredis.NewIntCmd(ctx, withStrings(keys, "unlink")...), integer)
+}
+
+// TTL is TTL key as a duration in whole seconds (-2: no key, -1: no
+// expiry, as go-redis gives them: -2 ns and -1 ns).
+func (c *GoRedisClient) TTL(ctx context.Context, key string) *goredis.DurationCmd {
+	return typed(c, goredis.NewDurationCmd(ctx, time.Second, "ttl", key), func(r engine.Reply) (time.Duration, error) {
+		n, err := integer(r)
+		if err != nil || n == -1 || n == -2 {
+			return time.Duration(n), err
+		}
+		return time.Duration(n) * time.Second, nil
+	})
+}
+
 // PTTL is PTTL key as a duration (-2: no key, -1: no expiry, as go-redis
 // gives them: -2 ns and -1 ns).
 func (c *GoRedisClient) PTTL(ctx context.Context, key string) *goredis.DurationCmd {

@@ -122,6 +122,23 @@ func TestTheSimulatedClientAnswersAsGoRedisOnRedisServer(t *testing.T) {
 		{"HIncrBy not a number", func(c Redis) goredis.Cmder { return c.HIncrBy(ctx0, "hl", "owner", 1) }, false},
 		{"HDel", func(c Redis) goredis.Cmder { return c.HDel(ctx0, "hl", "owner", "none") }, false},
 		{"Del", func(c Redis) goredis.Cmder { return c.Del(ctx0, "s", "none", "hl") }, false},
+		{"SetEx", func(c Redis) goredis.Cmder { return c.SetEx(ctx0, "ex", "v", 30*time.Second) }, false},
+		{"TTL", func(c Redis) goredis.Cmder { return c.TTL(ctx0, "ex") }, true},
+		{"TTL of nothing", func(c Redis) goredis.Cmder { return c.TTL(ctx0, "none") }, false},
+		{"Expire", func(c Redis) goredis.Cmder { return c.Expire(ctx0, "ex", 40*time.Second) }, false},
+		{"Expire of nothing", func(c Redis) goredis.Cmder { return c.Expire(ctx0, "none", time.Second) }, false},
+		{"GetSet", func(c Redis) goredis.Cmder { return c.GetSet(ctx0, "ex", "w") }, false},
+		{"TTL after GetSet", func(c Redis) goredis.Cmder { return c.TTL(ctx0, "ex") }, false},
+		{"GetSet of nothing", func(c Redis) goredis.Cmder { return c.GetSet(ctx0, "gs", "1") }, false},
+		{"PExpireAt in the past", func(c Redis) goredis.Cmder { return c.PExpireAt(ctx0, "gs", time.UnixMilli(1000)) }, false},
+		{"gone", func(c Redis) goredis.Cmder { return c.Exists(ctx0, "gs") }, false},
+		{"PExpireAt of nothing", func(c Redis) goredis.Cmder { return c.PExpireAt(ctx0, "none", time.UnixMilli(1000)) }, false},
+		{"Unlink", func(c Redis) goredis.Cmder { return c.Unlink(ctx0, "ex", "none") }, false},
+		{"SetEx zero", func(c Redis) goredis.Cmder { return c.Do(ctx0, "SETEX", "z", 0, "v") }, false},
+		{"script calls", func(c Redis) goredis.Cmder {
+			return c.Eval(ctx0, "redis.call('SETEX', KEYS[1], 9, 'a'); redis.call('EXPIRE', KEYS[1], 20); "+
+				"local old = redis.call('GETSET', KEYS[1], 'b'); return {old, redis.call('TTL', KEYS[1]), redis.call('UNLINK', KEYS[1])}", []string{"sc"})
+		}, false},
 		{"Do SETNX", func(c Redis) goredis.Cmder { return c.Do(ctx0, "SETNX", "n", 1) }, false},
 		{"Do syntax error", func(c Redis) goredis.Cmder { return c.Do(ctx0, "SET", "n", 1, "PX", 0) }, false},
 		{"Do unknown", func(c Redis) goredis.Cmder { return c.Do(ctx0, "NOSUCH", "a") }, false},
@@ -165,7 +182,13 @@ type Redis interface {
 	Del(ctx context.Context, keys ...string) *goredis.IntCmd
 	Exists(ctx context.Context, keys ...string) *goredis.IntCmd
 	Incr(ctx context.Context, key string) *goredis.IntCmd
+	Expire(ctx context.Context, key string, expiration time.Duration) *goredis.BoolCmd
 	PExpire(ctx context.Context, key string, expiration time.Duration) *goredis.BoolCmd
+	PExpireAt(ctx context.Context, key string, tm time.Time) *goredis.BoolCmd
+	SetEx(ctx context.Context, key string, value any, expiration time.Duration) *goredis.StatusCmd
+	GetSet(ctx context.Context, key string, value any) *goredis.StringCmd
+	Unlink(ctx context.Context, keys ...string) *goredis.IntCmd
+	TTL(ctx context.Context, key string) *goredis.DurationCmd
 	PTTL(ctx context.Context, key string) *goredis.DurationCmd
 	HSet(ctx context.Context, key string, values ...any) *goredis.IntCmd
 	HGet(ctx context.Context, key, field string) *goredis.StringCmd

@@ -13,6 +13,9 @@ import (
 func init() {
 	system.Register(system.System{
 		Name: "redis",
+		// A holder paused, cut off or delayed for less than this keeps its
+		// lock: such faults do not test the design.
+		Timeouts: []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "ttl", What: "the lease"}},
 		GroundTruth: []system.Truth{
 			{Label: "redis"},
 			{Label: "redis-replicated", Options: map[string]string{"replicas": "2", "fencing": "true"}, Storage: storage.Fenced},

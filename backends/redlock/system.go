@@ -13,7 +13,10 @@ import (
 
 func init() {
 	system.Register(system.System{
-		Name:        "redlock",
+		Name: "redlock",
+		// A holder paused, cut off or delayed for less than this keeps its
+		// lock: such faults do not test the design.
+		Timeouts:    []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "ttl", What: "the lock's expiry"}},
 		GroundTruth: []system.Truth{{Label: "redlock", Options: map[string]string{"token": "external"}, Storage: storage.Fenced}},
 		Recorded: append([]system.Recorded{
 			{Label: "redlock", Nemesis: "random", Seeds: system.Seeds(1, 4), Time: time.Minute},

@@ -11,6 +11,9 @@ import (
 func init() {
 	system.Register(system.System{
 		Name: "zookeeper",
+		// A holder paused, cut off or delayed for less than this keeps its
+		// lock: such faults do not test the design.
+		Timeouts: []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "session-timeout", What: "the session timeout"}},
 		GroundTruth: []system.Truth{
 			{Label: "zookeeper", LeasesBeyondPromise: "Curator's on-suspend=continue believes for the read timeout plus the session timeout after the last reply, " +
 				"the leader keeps the session for the session timeout after the last contact"},

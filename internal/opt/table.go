@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/locklab/locklab/internal/suggest"
 )
 
 // Option is one option of a lock system or a workload, declared once: its
@@ -150,6 +152,9 @@ func (t Table[T]) Set(o *T, key, value string) error {
 	}
 	if len(t.Options) == 0 {
 		return fmt.Errorf("%s has no option %q (it has no options)", t.Owner, key)
+	}
+	if near := suggest.Closest(key, t.Names()); len(near) > 0 {
+		return fmt.Errorf("%s has no option %q — did you mean %s? (options: %s)", t.Owner, key, suggest.Either(near), strings.Join(t.Names(), ", "))
 	}
 	return fmt.Errorf("%s has no option %q (options: %s)", t.Owner, key, strings.Join(t.Names(), ", "))
 }

@@ -75,6 +75,8 @@ func TestTableSet(t *testing.T) {
 		{"colour", "green", `sample option colour="green": want one of red, blue`},
 		{"sizes", "1,0", `sample option sizes="1,0": "0": must be in 1..9`},
 		{"shade", "x", `sample has no option "shade" (options: ttl, fenced, count, big, drift, colour, sizes, leader, hold)`},
+		{"color", "red", `sample has no option "color" — did you mean "colour"? (options: ttl, fenced, count, big, drift, colour, sizes, leader, hold)`},
+		{"Leader", "n1", `sample has no option "Leader" — did you mean "leader"? (options: ttl, fenced, count, big, drift, colour, sizes, leader, hold)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {

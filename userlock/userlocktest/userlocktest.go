@@ -11,10 +11,17 @@
 //			"critical-sections": models.Valid,
 //		})
 //	}
+//
+//	// The lock breaks under a long pause (mutual exclusion is invalid), but
+//	// fenced storage refuses the stale write: exit code 5, the data is safe.
+//	func TestTheDataIsSafe(t *testing.T) {
+//		userlocktest.ExpectDataSafe(t, "mylock", "gc-pause-fenced")
+//	}
 package userlocktest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/harness"
@@ -43,6 +50,13 @@ func (r Run) Verdict(check string) models.Result {
 	}
 	return ""
 }
+
+// ExitCode is the exit code `locklab run` ends the run with
+// (scenario.ExitCode): 0 every check valid, 1 a safety check invalid, 3
+// undecided or a liveness failure, 5 (scenario.ExitDataSafe) the lock broke
+// but the data is safe: only mutual-exclusion, lease or mutex invalid, while on
+// fenced storage critical-sections and fencing-tokens are valid.
+func (r Run) ExitCode() int { return scenario.ExitCode(r.Result.Verdicts) }
 
 // Kinds are the kinds of violation the history shows (scenario.KindGCPause,
 // scenario.KindNonOwnerRelease, ...): what explore hunts.
@@ -109,6 +123,29 @@ func Expect(t testing.TB, system, variant string, want map[string]models.Result)
 	}
 	if (want["mutual-exclusion"] == models.Invalid || want["critical-sections"] == models.Invalid) && len(r.Kinds()) == 0 {
 		t.Errorf("%s/%s: the violation is not classified as any kind", system, variant)
+	}
+	return r
+}
+
+// ExpectDataSafe runs the variant and fails t unless the data it guards is
+// safe: exit code 0 (the lock held) or 5 (the lock broke, and fenced storage
+// refused every stale write: scenario.ExitDataSafe). It is the test of a
+// lock with fencing tokens, whose GC-pause variant breaks mutual exclusion
+// by design: "is my data safe?", not "did the lock hold?".
+func ExpectDataSafe(t testing.TB, system, variant string) Run {
+	t.Helper()
+	r := Variant(t, system, variant)
+	switch code := r.ExitCode(); code {
+	case scenario.ExitValid, scenario.ExitDataSafe:
+	default:
+		var bad []string
+		for _, v := range r.Result.Verdicts {
+			if v.Result != models.Valid {
+				bad = append(bad, v.Check+" "+string(v.Result))
+			}
+		}
+		t.Errorf("%s/%s: the data is not safe: exit code %d, want %d or %d (%s)", system, variant, code,
+			scenario.ExitValid, scenario.ExitDataSafe, strings.Join(bad, ", "))
 	}
 	return r
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/userlock/internal/locktest"
 	"github.com/locklab/locklab/userlock/userlocktest"
 )
@@ -88,4 +89,21 @@ func TestVariantOfAnUnknownLockNamesIt(t *testing.T) {
 	errs := report(t, func(tb testing.TB) { userlocktest.Variant(tb, "no-such-lock", "gc-pause") })
 	require.Len(t, errs, 1)
 	assert.Contains(t, errs[0], "no-such-lock")
+}
+
+// TestExpectDataSafeTakesTheFencedDesignsExitCode: fenced, the paused
+// holder's write is refused: the lock broke (mutual exclusion invalid) but
+// the data is safe, exit code 5, which ExpectDataSafe accepts; unfenced, the
+// data is lost (exit 1), which it reports.
+func TestExpectDataSafeTakesTheFencedDesignsExitCode(t *testing.T) {
+	locktest.RegisterZooKeeperRaw(t, "userlocktest-zk", true)
+	var fenced userlocktest.Run
+	errs := report(t, func(tb testing.TB) { fenced = userlocktest.ExpectDataSafe(tb, "userlocktest-zk", "gc-pause-fenced") })
+	assert.Empty(t, errs)
+	assert.Equal(t, models.Invalid, fenced.Verdict("mutual-exclusion"), "the lock broke")
+	assert.Equal(t, scenario.ExitDataSafe, fenced.ExitCode())
+
+	errs = report(t, func(tb testing.TB) { userlocktest.ExpectDataSafe(tb, "userlocktest-zk", "gc-pause") })
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0], "userlocktest-zk/gc-pause: the data is not safe: exit code 1, want 0 or 5 (critical-sections invalid")
 }

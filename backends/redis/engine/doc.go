@@ -1,8 +1,9 @@
 // Package engine executes Redis commands the way redis-server 7.0 does, on a
 // data set held in memory, with the wall clock given by the caller: the
 // command set a lock written against Redis uses (SET with NX, XX, GET, EX,
-// PX, EXAT, PXAT and KEEPTTL; SETNX, GET, DEL, EXISTS, INCR, PEXPIRE, EXPIRE,
-// PTTL, TTL, HSET, HGET, HINCRBY, HDEL, PING) and scripts (EVAL, EVALSHA, their read-only forms EVAL_RO and EVALSHA_RO,
+// PX, EXAT, PXAT and KEEPTTL; SETNX, SETEX, PSETEX, GET, GETSET, DEL,
+// UNLINK, EXISTS, INCR, PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT, PTTL, TTL,
+// HSET, HGET, HINCRBY, HDEL, PING) and scripts (EVAL, EVALSHA, their read-only forms EVAL_RO and EVALSHA_RO,
 // SCRIPT LOAD/EXISTS/FLUSH) run atomically by a real Lua 5.1 interpreter,
 // gopher-lua, with redis.call, redis.pcall, redis.error_reply,
 // redis.status_reply and redis.sha1hex, as miniredis runs them. A user's own

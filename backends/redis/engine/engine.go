@@ -153,6 +153,14 @@ func init() {
 		{name: "incr", arity: 2, write: true, run: cmdIncr},
 		{name: "pexpire", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1, "pexpire") }},
 		{name: "expire", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1000, "expire") }},
+		{name: "pexpireat", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expireAt(now, a, 1, "pexpireat") }},
+		{name: "expireat", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expireAt(now, a, 1000, "expireat") }},
+		{name: "setex", arity: 4, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return setEx(db, now, a, "EX", "setex") }},
+		{name: "psetex", arity: 4, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return setEx(db, now, a, "PX", "psetex") }},
+		{name: "getset", arity: 3, write: true, run: func(db *DB, now int64, a []string, s string) Reply {
+			return cmdSet(db, now, []string{a[0], a[1], "GET"}, s)
+		}},
+		{name: "unlink", arity: -2, write: true, run: cmdDel},
 		{name: "pttl", arity: 2, run: func(db *DB, now int64, a []string, _ string) Reply { return db.ttl(now, a[0], false) }},
 		{name: "ttl", arity: 2, run: func(db *DB, now int64, a []string, _ string) Reply { return db.ttl(now, a[0], true) }},
 		{name: "hset", arity: -4, write: true, run: cmdHSet},
@@ -337,6 +345,32 @@ func cmdIncr(db *DB, now int64, args []string, _ string) Reply {
 
 // expire is PEXPIRE (unit 1) and EXPIRE (unit 1000) with NX, XX, GT, LT.
 func (db *DB) expire(now int64, args []string, unit int64, name string) Reply {
+	return db.expireFrom(now, now, args, unit, name)
+}
+
+// expireAt is EXPIREAT (unit 1000) and PEXPIREAT (unit 1): an absolute
+// time on the server's expiry clock, in its unit.
+func (db *DB) expireAt(now int64, args []string, unit int64, name string) Reply {
+	return db.expireFrom(now, 0, args, unit, name)
+}
+
+// setEx is SETEX key seconds value (unit "EX") and PSETEX key ms value
+// (unit "PX"): SET key value EX|PX n, with the command's own error for a
+// time that is not positive.
+func setEx(db *DB, now int64, args []string, unit, name string) Reply {
+	n, ok := parseInt(args[1])
+	switch {
+	case !ok:
+		return errNotInteger
+	case n <= 0:
+		return errorf("ERR invalid expire time in '" + name + "' command")
+	}
+	return cmdSet(db, now, []string{args[0], args[2], unit, args[1]}, "")
+}
+
+// expireFrom sets key's expiry to base + n*unit (base: now for EXPIRE and
+// PEXPIRE, 0 for the absolute EXPIREAT and PEXPIREAT).
+func (db *DB) expireFrom(now, base int64, args []string, unit int64, name string) Reply {
 	key := args[0]
 	n, ok := parseInt(args[1])
 	if !ok {
@@ -368,10 +402,10 @@ func (db *DB) expire(now int64, args []string, unit int64, name string) Reply {
 		return bad
 	}
 	n *= unit
-	if n > math.MaxInt64-now {
+	if n > math.MaxInt64-base {
 		return bad
 	}
-	when := now + n
+	when := base + n
 	it := db.lookup(key, now)
 	if it == nil {
 		return int64(0)
