@@ -52,10 +52,10 @@ var plotClasses = []struct {
 	class, words string
 	color        color.NRGBA
 }{
-	{VerdictCorrupted, "data corrupted under some family", color.NRGBA{200, 66, 59, 255}},
-	{classBrokeUnguarded, "lock broke, nothing but the lock guards the data", color.NRGBA{210, 106, 18, 255}},
-	{VerdictLockBroke, "lock broke, the design's guard saved the data", color.NRGBA{185, 131, 0, 255}},
-	{VerdictNoViolation, "no broken lock found", color.NRGBA{46, 139, 87, 255}},
+	{VerdictCorrupted, "data corrupted under some family", color.NRGBA{213, 94, 0, 255}},
+	{classBrokeUnguarded, "lock broke, nothing but the lock guards the data", color.NRGBA{230, 159, 0, 255}},
+	{VerdictLockBroke, "lock broke, the design's guard saved the data", color.NRGBA{0, 114, 178, 255}},
+	{VerdictNoViolation, "no broken lock found", color.NRGBA{0, 158, 115, 255}},
 }
 
 func classColor(class string) color.NRGBA {
