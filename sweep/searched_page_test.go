@@ -352,6 +352,7 @@ window.addEventListener("load", function () {
     out.headStuck = Math.abs(heads[1].getBoundingClientRect().top) < 3;
     out.firstStuck = true;
   }
+  out.pageScrolls = document.documentElement.scrollWidth > document.documentElement.clientWidth + 1;
   out.kept = [];
   var kept = document.querySelectorAll("#list-kept tr");
   for (var i = 0; i < kept.length; i++) { out.kept.push(kept[i].getAttribute("data-row")); }
@@ -387,6 +388,7 @@ func TestSearchedPageFitsTheWindowInABrowser(t *testing.T) {
 		HeadStuck      bool
 		FirstStuck     bool
 		Kept           []string
+		PageScrolls    bool
 	}
 	v, err := newSearchedView(searchedFixture(t))
 	require.NoError(t, err)
@@ -420,6 +422,7 @@ func TestSearchedPageFitsTheWindowInABrowser(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(raw), &l))
 			assert.Equal(t, tc.width, l.Width)
 			assert.Equal(t, tc.scrolls, l.Scrolls, "the table scrolls sideways")
+			assert.False(t, l.PageScrolls, "the page scrolls sideways")
 			assert.Empty(t, l.Clipped, "columns cut off")
 			assert.Zero(t, l.BrokenChecks, "check names broken across lines")
 			assert.Positive(t, l.WrappedDesigns, "long design names wrap")
