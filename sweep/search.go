@@ -420,3 +420,10 @@ func failover(events []history.Event, client string) (time.Duration, bool) {
 	}
 	return -1, true
 }
+
+// RowShape is row's run shape in the matrix of c: its runs' length, fitted
+// to the timeouts its design declares.
+func (c SearchConfig) RowShape(row SearchedRow) Shape {
+	sh, _ := rowShape(c, row)
+	return sh
+}
