@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/sweep"
 	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/workloads"
 )
@@ -115,6 +117,7 @@ func docsGenerators() []docsGenerator {
 		{"system-options", "", "every registered system, in registry order: what it models and its options", docsSystemOptions},
 		{"options", "NAME", "the options of one system or workload", docsOptions},
 		{"designs", "", "the lock designs the systems register (the safety matrix's rows)", docsDesigns},
+		{"matrix-rows", "", "the default safety matrix of this build: its rows, families and each row's run shape", docsMatrixRows},
 		{"workloads", "", "every workload and its options", docsWorkloads},
 		{"storage-modes", "", "the storage modes", docsStorageModes},
 		{"scenarios", "", "the scenario catalog: what each scenario shows and its variants", docsScenarios},
@@ -400,6 +403,33 @@ func docsDesigns([]string) (string, error) {
 		rows = append(rows, []string{d.Name, code(d.System), code("locklab run " + designFlags(d))})
 	}
 	return mdTable([]string{"design", "system", "run it with"}, rows), nil
+}
+
+// docsMatrixRows is the default matrix of this build as `locklab matrix`
+// builds it: its size, settings and every row with its run shape, so that
+// the page cannot state another number of rows than the tool runs.
+func docsMatrixRows([]string) (string, error) {
+	p, err := sweep.FindMatrixPreset("matrix")
+	if err != nil {
+		return "", err
+	}
+	c, err := p.Config()
+	if err != nil {
+		return "", err
+	}
+	var rows [][]string
+	for _, r := range c.Rows {
+		sh := c.RowShape(r)
+		guard := r.Guard
+		if guard == "" {
+			guard = "nothing but the lock"
+		}
+		rows = append(rows, []string{r.Design, r.Storage, guard, time.Duration(sh.Time).String(), strings.Join(sh.Timeouts, "; ")})
+	}
+	head := fmt.Sprintf("The default matrix of this build: %d rows (designs in their storage modes) × %d fault families (%s) = %d cells; "+
+		"each cell's guided search makes up to %d runs with %d clients after its systematic placements; each row's cost adds %d fault-free and %d failover runs.\n\n",
+		len(c.Rows), len(c.Columns), strings.Join(c.Columns, ", "), len(c.Rows)*len(c.Columns), c.Budget, c.Clients, c.CostRuns, c.CostRuns)
+	return head + mdTable([]string{"design", "storage", "what guards the data", "run length", "fitted to"}, rows), nil
 }
 
 func docsWorkloads([]string) (string, error) {

@@ -43,6 +43,7 @@ func TestDocsHoldTheGeneratedTables(t *testing.T) {
 		"docs/scenarios.md":           {"scenarios", "variants", "kinds"},
 		"docs/checks-and-history.md":  {"flags check"},
 		"docs/development.md":         {"commands"},
+		"docs/matrix.md":              {"matrix-rows"},
 	}
 	for page, blocks := range want {
 		text := read(page)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
 )
 
@@ -61,7 +63,7 @@ type journalLine struct {
 	// Runs counts the simulated runs the item made.
 	Runs int           `json:"runs"`
 	Cell *SearchedCell `json:"cell,omitempty"`
-	Cost *Cost         `json:"cost,omitempty"`
+	Cost *RowCost      `json:"cost,omitempty"`
 }
 
 // SearchProgress is told what a searched matrix does.
@@ -262,12 +264,19 @@ func searchItem(c SearchConfig, o SearchOptions, it item) (journalLine, error) {
 
 // rowCost measures a row on CostRuns fault-free runs (seeds 1..CostRuns):
 // the median over runs of each run's acquire latency quantiles, critical
-// sections (granted acquires) per simulated second and messages per granted
-// acquire; nil when no acquire was granted.
-func rowCost(c SearchConfig, row SearchedRow, run func()) (*Cost, int, error) {
+// sections (granted acquires) per simulated second, messages per granted
+// acquire, each client's grants, and the largest share one client got in
+// any one run; then, for each seed, a failover run on
+// the row's run shape: the same run, in which the first client granted the
+// lock crashes right after that grant (the run is deterministic, so the
+// same client gets it first), timed until another client is granted it.
+// nil when no acquire was granted.
+func rowCost(c SearchConfig, row SearchedRow, run func()) (*RowCost, int, error) {
 	var p50s, p99s []int64
-	grants := 0
+	var failovers []time.Duration
+	cost := &RowCost{Grants: make([]int, c.Clients)}
 	var messages uint64
+	runs := 0
 	for seed := range uint64(c.CostRuns) {
 		t := c.test(row, "none", seed+1)
 		r, err := harness.Run(t)
@@ -275,20 +284,146 @@ func rowCost(c SearchConfig, row SearchedRow, run func()) (*Cost, int, error) {
 			return nil, 0, fmt.Errorf("%s · %s: cost run: %w", row.Design, row.Storage, err)
 		}
 		rec := NewRecord("", r)
+		runGrants := make([]int, c.Clients)
+		first := clientGrants(r.Events, runGrants)
+		cost.TopShare = max(cost.TopShare, topShare(runGrants))
+		for i, g := range runGrants {
+			cost.Grants[i] += g
+		}
 		r.Release()
+		runs++
 		if run != nil {
 			run()
 		}
-		grants += rec.AcquiresOK
 		messages += rec.Messages
 		if rec.AcquiresOK > 0 {
 			p50s, p99s = append(p50s, rec.AcquireP50US), append(p99s, rec.AcquireP99US)
 		}
+		if first == "" {
+			continue
+		}
+		d, never, err := failoverRun(c, row, seed+1, first)
+		runs++
+		if run != nil {
+			run()
+		}
+		if err != nil {
+			return nil, runs, err
+		}
+		failovers = append(failovers, d)
+		if never {
+			cost.FailoverNever++
+		}
+	}
+	grants := 0
+	for _, g := range cost.Grants {
+		grants += g
 	}
 	if grants == 0 {
-		return nil, c.CostRuns, nil
+		return nil, runs, nil
 	}
-	return &Cost{AcquireP50MS: median(p50s) / 1000, AcquireP99MS: median(p99s) / 1000,
+	cost.Starved = c.Clients > 1 && cost.TopShare > StarveShare
+	cost.Cost = Cost{AcquireP50MS: median(p50s) / 1000, AcquireP99MS: median(p99s) / 1000,
 		CSPerSecond:        float64(grants) / float64(c.CostRuns) / time.Duration(c.Time).Seconds(),
-		MessagesPerAcquire: float64(messages) / float64(grants)}, c.CostRuns, nil
+		MessagesPerAcquire: float64(messages) / float64(grants)}
+	cost.FailoverRuns = len(failovers)
+	if len(failovers) > 0 {
+		slices.Sort(failovers)
+		cost.FailoverMS = float64(failovers[len(failovers)/2].Microseconds()) / 1000
+	}
+	return cost, runs, nil
+}
+
+// failoverRun runs row's fault-free run of seed on the row's run shape with
+// one fault: client crashes right after its first grant, for good. It
+// returns the time from the crash to the next grant to another client, and
+// whether none came (the time is then the rest of the run).
+func failoverRun(c SearchConfig, row SearchedRow, seed uint64, client string) (time.Duration, bool, error) {
+	t := c.test(row, "none", seed)
+	if sh, err := rowShape(c, row); err == nil {
+		t.Time = max(t.Time, time.Duration(sh.Time))
+	}
+	t.Schedule = &nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Crash, Targets: []string{client},
+		After: &nemesis.Trigger{Node: client, F: history.FAcquire}}}}
+	r, err := harness.Run(t)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s · %s: failover run (crash %s after its first grant): %w", row.Design, row.Storage, client, err)
+	}
+	defer r.Release()
+	d, ok := failover(r.Events, client)
+	if !ok {
+		return 0, false, fmt.Errorf("%s · %s: failover run (crash %s after its first grant): the crash did not fire", row.Design, row.Storage, client)
+	}
+	if d < 0 {
+		return t.Time - failoverStart(r.Events, client), true, nil
+	}
+	return d, false, nil
+}
+
+// clientGrants adds each client's granted acquires in events to grants
+// (index 0: c1) and returns the client granted first ("" when none was).
+func clientGrants(events []history.Event, grants []int) string {
+	first := ""
+	for _, e := range events {
+		if e.Process == history.NemesisProcess || e.F != history.FAcquire || e.Type != history.OK {
+			continue
+		}
+		if first == "" {
+			first = e.Node
+		}
+		var n int
+		if _, err := fmt.Sscanf(e.Node, "c%d", &n); err == nil && n >= 1 && n <= len(grants) {
+			grants[n-1]++
+		}
+	}
+	return first
+}
+
+// topShare is the largest share of grants one client got (0: no grants).
+func topShare(grants []int) float64 {
+	total, top := 0, 0
+	for _, g := range grants {
+		total, top = total+g, max(top, g)
+	}
+	if total == 0 {
+		return 0
+	}
+	return float64(top) / float64(total)
+}
+
+// failoverStart is the time of the crash of client in events (0: none).
+func failoverStart(events []history.Event, client string) time.Duration {
+	for _, e := range events {
+		if e.Process == history.NemesisProcess && e.Type == history.Start && e.F == string(nemesis.Crash) && slices.Contains(e.Targets, client) {
+			return time.Duration(e.Time)
+		}
+	}
+	return 0
+}
+
+// failover is the time from the crash of client in events to the next
+// grant to another client; -1 when none came; false when client never
+// crashed.
+func failover(events []history.Event, client string) (time.Duration, bool) {
+	crashed := false
+	var at int64
+	for _, e := range events {
+		switch {
+		case !crashed && e.Process == history.NemesisProcess && e.Type == history.Start && e.F == string(nemesis.Crash) && slices.Contains(e.Targets, client):
+			crashed, at = true, e.Time
+		case crashed && e.Process != history.NemesisProcess && e.F == history.FAcquire && e.Type == history.OK && e.Node != client:
+			return time.Duration(e.Time - at), true
+		}
+	}
+	if !crashed {
+		return 0, false
+	}
+	return -1, true
+}
+
+// RowShape is row's run shape in the matrix of c: its runs' length, fitted
+// to the timeouts its design declares.
+func (c SearchConfig) RowShape(row SearchedRow) Shape {
+	sh, _ := rowShape(c, row)
+	return sh
 }

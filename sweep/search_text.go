@@ -101,6 +101,7 @@ none/P+N: no violation found in all P single-fault placements of the family (sys
 			if r.Cost != nil {
 				fmt.Fprintf(&b, "  cost without faults: acquire p50 %.1f ms, p99 %.1f ms; %.1f critical sections/s; %.1f messages per acquire\n",
 					r.Cost.AcquireP50MS, r.Cost.AcquireP99MS, r.Cost.CSPerSecond, r.Cost.MessagesPerAcquire)
+				fmt.Fprintf(&b, "  %s; %s\n", failoverWords(r.Cost), fairnessWords(r.Cost))
 			}
 			for _, c := range r.Cells {
 				fmt.Fprintf(&b, "  %s: %s\n", c.Column, c.Evidence.Line)
@@ -139,4 +140,42 @@ func writePlacementBounds(b *strings.Builder, m SearchedMatrix) {
 			break
 		}
 	}
+}
+
+// failoverWords is a row's failover time in words: "failover after the
+// holder crashes 10.2s (median of 3 runs)".
+func failoverWords(c *RowCost) string {
+	if c.FailoverRuns == 0 {
+		return "failover not measured (no client was granted the lock)"
+	}
+	at := ""
+	if c.FailoverAtLeast() {
+		at = "at least "
+	}
+	s := fmt.Sprintf("failover after the holder crashes %s%v (median of %d runs", at, time.Duration(c.FailoverMS*1e6).Round(time.Millisecond), c.FailoverRuns)
+	if c.FailoverNever > 0 {
+		s += fmt.Sprintf("; in %d no other client got the lock before the run ended", c.FailoverNever)
+	}
+	return s + ")"
+}
+
+// fairnessWords is how a row's fault-free grants were shared: "grants per
+// client 52%, 48%", with "one client starves the others" past StarveShare.
+func fairnessWords(c *RowCost) string {
+	total := 0
+	for _, g := range c.Grants {
+		total += g
+	}
+	if total == 0 {
+		return "no grants"
+	}
+	var shares []string
+	for _, g := range c.Grants {
+		shares = append(shares, fmt.Sprintf("%.0f%%", 100*float64(g)/float64(total)))
+	}
+	s := fmt.Sprintf("grants per client %s (one client got %.0f%% of one run's)", strings.Join(shares, ", "), 100*c.TopShare)
+	if c.Starved {
+		s += ": one client starves the others"
+	}
+	return s
 }

@@ -76,8 +76,9 @@ type SearchedRow struct {
 	// Shape is the row's run shape (its runs' length, fitted to the
 	// timeouts its design declares); nil in a matrix of before shapes.
 	Shape *Shape `json:"shape,omitempty"`
-	// Cost is measured on fault-free runs; nil when not measured.
-	Cost *Cost `json:"cost,omitempty"`
+	// Cost is measured on fault-free runs and failover runs; nil when not
+	// measured.
+	Cost *RowCost `json:"cost,omitempty"`
 }
 
 // SearchedCell is one row under one fault family.
@@ -150,3 +151,35 @@ type Evidence struct {
 	// the lease): < 0.75% per run, 95%").
 	Line string `json:"line"`
 }
+
+// StarveShare is the share of a row's fault-free grants above which one
+// client is said to starve the others (RowCost.Starved).
+const StarveShare = 0.9
+
+// RowCost is what a design costs its users: latency and throughput on
+// fault-free runs (Cost), how the grants were shared among the clients
+// there, and how long the lock stays unavailable after its holder crashes.
+type RowCost struct {
+	Cost
+	// Grants counts the grants each client got over the fault-free runs,
+	// c1 first; TopShare is the largest share of a run's grants one client
+	// got, in the most lopsided run, and Starved says it is above
+	// StarveShare: the throughput comes from one client while the others
+	// wait.
+	Grants   []int   `json:"grants,omitempty"`
+	TopShare float64 `json:"top_share,omitempty"`
+	Starved  bool    `json:"starved,omitempty"`
+	// FailoverMS is the median, over FailoverRuns runs, of the time from
+	// the crash of the client holding the lock (right after its first grant;
+	// it never restarts) to the next grant to another client. A run in
+	// which no other client got the lock before its end counts the rest of
+	// the run, and is counted in FailoverNever: the median is then only a
+	// lower bound when FailoverNever is more than half the runs.
+	FailoverMS    float64 `json:"failover_ms"`
+	FailoverRuns  int     `json:"failover_runs"`
+	FailoverNever int     `json:"failover_never,omitempty"`
+}
+
+// FailoverAtLeast says FailoverMS is only a lower bound (most failover runs
+// ended with no other client granted the lock).
+func (c *RowCost) FailoverAtLeast() bool { return 2*c.FailoverNever > c.FailoverRuns }

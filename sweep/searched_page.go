@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,33 +19,17 @@ import (
 )
 
 // The page of a searched safety matrix answers "which lock should I use?":
-// first, for each fault model a reader recognises, the designs that kept the
-// data safe, cheapest first, and beside each design that corrupted it the
-// story of its shrunk counterexample; then the full table, every cell with
-// its evidence; then safety against cost, one numbered point per design.
+// the reader ticks the fault families their system must survive ("pause +
+// partition") and sees the designs whose cells kept the data safe under all
+// of them — only cells whose systematic search met its bound, or, for the
+// random column, which has none, said to be random-only evidence — ranked
+// by what a user pays (RankingRule), and beside each design that corrupted
+// the data the story of its shrunk counterexample. Then the full table, one
+// compact cell per design and family with its evidence on expand, and
+// safety against cost, one numbered point per design.
 
 //go:embed searched_page.html.tmpl
 var searchedTemplate string
-
-// FaultModel is a failure model a reader recognises ("my processes can
-// pause") and the fault families of the matrix that make it.
-type FaultModel struct {
-	// Key names the model in the page's links (matrix.html#model-pause).
-	Key string
-	// Name is the model in a reader's words.
-	Name string
-	// Columns are the fault families; nil: every column of the matrix.
-	Columns []string
-}
-
-// FaultModels are the page's fault models, in the order it shows them.
-var FaultModels = []FaultModel{
-	{Key: "pause", Name: "My processes can pause", Columns: []string{"pause"}},
-	{Key: "clocks", Name: "Clocks can jump", Columns: []string{"clock-jump", "clock-drift"}},
-	{Key: "network", Name: "The network can partition", Columns: []string{"partition", "delay"}},
-	{Key: "crash", Name: "Nodes crash", Columns: []string{"crash"}},
-	{Key: "all", Name: "All of it", Columns: nil},
-}
 
 // WriteSearchedPage writes the page of a searched safety matrix into dir:
 // matrix.html, self-contained (style inline, the plot a data URI), and the
@@ -85,8 +70,14 @@ type searchedView struct {
 	M       SearchedMatrix
 	Rows    []*pageRow
 	Columns []string
-	Models  []*modelView
 	Time    string
+	// Families are the columns with the words of their systematic bound,
+	// each stated once; Ranked are the rows in the order of RankingRule, as
+	// the page's script lists them (Data).
+	Families []familyView
+	Data     []jsRow
+	// Ranking is RankingRule.
+	Ranking string
 	// Plot is the PNG of the plot as a data URI; Unplotted the rows without
 	// a cost, which the plot leaves out.
 	Plot      template.URL
@@ -115,46 +106,150 @@ type pageCell struct {
 	Cell *SearchedCell
 	// Class is the cell's colour class and Label its verdict in words.
 	Class, Label string
+	// Status is what the cell says of the data (familyStatus): statusKept,
+	// statusCorrupted, statusBroke or statusUndecided; Note says why, in a
+	// few words ("all 276 placements", "random-only evidence").
+	Status, Note string
 }
 
-// modelView is a fault model with the designs sorted into what they did
-// under it.
-type modelView struct {
-	FaultModel
-	// Families are the model's columns present in the matrix.
-	Families []string
-	// Kept kept the data safe; Corrupted corrupted it; Broke broke the lock
-	// with nothing but the lock guarding the data (no corruption seen yet);
-	// Undecided were not decided (checks undecided, or no fault fired).
-	// Each is sorted by cost, cheapest first.
-	Kept, Corrupted, Broke, Undecided []modelEntry
+// familyView is a fault family with what its systematic search enumerates,
+// in words (the bound of the first row that states one).
+type familyView struct {
+	Column, Bound string
 }
 
-// modelEntry is one design under a fault model.
-type modelEntry struct {
-	Row *pageRow
-	// Found is what the search found in a few words: the evidence of a kept
-	// design ("no corruption found in 388 runs with a pause fired ..."), the
-	// family and run of a finding.
-	Found string
-	// Saved says what saved the data when the lock broke ("lock broke; saved
-	// by fencing tokens checked by the storage"); "" when it did not break.
-	Saved string
-	// Notes are what else a reader should know (a lock stuck, a family in
-	// which no fault fired).
-	Notes []string
-	// Finding is the counterexample shown beside a corrupted or broken
-	// design.
-	Finding *Finding
-}
+// What a cell says of the data under its family (familyStatus).
+const (
+	// statusKept: no corruption, and the systematic search met its bound
+	// (or, in the random column, random runs only, which the page says).
+	statusKept = "kept"
+	// statusCorrupted: a run corrupted the data.
+	statusCorrupted = "corrupted"
+	// statusBroke: the lock broke, and nothing but the lock guards the data.
+	statusBroke = "broke"
+	// statusUndecided: no fault fired, checks undecided, or the systematic
+	// bound was not met.
+	statusUndecided = "undecided"
+)
 
-// Cheapest is the model's cheapest design that kept the data safe, nil when
-// none did (or none has a cost).
-func (m *modelView) Cheapest() *modelEntry {
-	if len(m.Kept) == 0 || m.Kept[0].Row.Row.Cost == nil {
-		return nil
+// familyStatus is what a cell of a row with guard says of the data: kept
+// only when its systematic search ran every placement within its bound
+// without corruption (a column without placements — random — is kept on
+// random-only evidence, and said to be), with a note in a few words.
+func familyStatus(c *SearchedCell, guard string) (status, note string) {
+	switch {
+	case c == nil:
+		return statusUndecided, "not searched"
+	case c.Verdict == VerdictCorrupted:
+		return statusCorrupted, "data corrupted"
+	case c.Verdict == VerdictLockBroke && guard == "":
+		return statusBroke, "lock broke; nothing but the lock guards the data"
+	case c.Verdict == VerdictUnknown:
+		return statusUndecided, "some checks could not decide"
 	}
-	return &m.Kept[0]
+	p := c.Evidence.Placements
+	if c.Verdict == VerdictNoFault || (c.Evidence.Fired == 0 && (p == nil || p.Fired == 0)) {
+		return statusUndecided, "no fault fired: not tested"
+	}
+	if p == nil {
+		note = "random-only evidence: no corruption in " + thousands(c.Evidence.Fired) + " random runs with a fault fired"
+		if c.Evidence.Bound > 0 {
+			note += " (<\u00a0" + percent(c.Evidence.Bound) + " per run, 95%)"
+		}
+		return statusKept, note
+	}
+	if !p.Complete {
+		return statusUndecided, fmt.Sprintf("systematic bound not met: %s of %s placements ran", thousands(p.Ran), thousands(p.Total))
+	}
+	return statusKept, fmt.Sprintf("all %s placements (%s fired), then %s random runs", thousands(p.Total), thousands(p.Fired), thousands(c.Evidence.Runs))
+}
+
+// jsRow is a row as the page's script sees it (embedded as JSON): the
+// script lists, for the families the reader selects, the designs that kept
+// the data safe under all of them, those that corrupted it, broke the lock
+// with nothing guarding the data, or were not decided.
+type jsRow struct {
+	N       int    `json:"n"`
+	ID      string `json:"id"`
+	Design  string `json:"design"`
+	Storage string `json:"storage"`
+	Guard   string `json:"guard,omitempty"`
+	NoLock  bool   `json:"nolock,omitempty"`
+	Worst   string `json:"worst"`
+	// Cost in the page's words; Starved marks one client starving the
+	// others.
+	Failover string `json:"failover"`
+	P99      string `json:"p99"`
+	Rate     string `json:"rate"`
+	Share    string `json:"share"`
+	Starved  bool   `json:"starved,omitempty"`
+	// Cells by column.
+	Cells map[string]jsCell `json:"cells"`
+}
+
+// jsCell is a cell as the page's script sees it.
+type jsCell struct {
+	Status string `json:"st"`
+	Note   string `json:"note"`
+	// Saved: the lock broke and the row's guard saved the data.
+	Saved bool `json:"saved,omitempty"`
+	// Story and Report are the first corrupting (or breaking) finding's.
+	Story  string `json:"story,omitempty"`
+	Report string `json:"report,omitempty"`
+}
+
+// newJSRow is pr as the page's script sees it.
+func newJSRow(pr *pageRow) jsRow {
+	r := jsRow{N: pr.N, ID: pr.Row.ID, Design: pr.Row.Design, Storage: pr.Row.Storage, Guard: pr.Row.Guard, NoLock: pr.Row.NoLock,
+		Worst: pr.Worst, Cells: map[string]jsCell{}, Failover: "not measured", P99: "—", Rate: "—", Share: "—"}
+	if c := pr.Row.Cost; c != nil {
+		r.Failover, r.P99, r.Rate, r.Share, r.Starved = failoverShort(c), milliseconds(c.AcquireP99MS), strconv.FormatFloat(c.CSPerSecond, 'f', 1, 64), shareShort(c), c.Starved
+		if pr.Row.NoLock {
+			r.P99 = "no lock"
+		}
+	}
+	for _, pc := range pr.Cells {
+		jc := jsCell{Status: pc.Status, Note: pc.Note}
+		if pc.Cell != nil {
+			jc.Saved = pc.Cell.Verdict == VerdictLockBroke && pr.Row.Guard != ""
+			for _, f := range pc.Cell.Findings {
+				if f.Kind == VerdictCorrupted || (f.Kind == VerdictLockBroke && pc.Status == statusBroke) {
+					jc.Story, jc.Report = f.Story, reportOf(f.Dir)
+					break
+				}
+			}
+		}
+		r.Cells[pc.Column] = jc
+	}
+	return r
+}
+
+// failoverShort is a row's failover time on the page: "10.2 s", "≥ 17 s".
+func failoverShort(c *RowCost) string {
+	if c.FailoverRuns == 0 {
+		return "not measured"
+	}
+	at := ""
+	if c.FailoverAtLeast() {
+		at = "≥\u00a0"
+	}
+	if c.FailoverMS < 1000 {
+		return at + milliseconds(c.FailoverMS)
+	}
+	return at + strconv.FormatFloat(c.FailoverMS/1000, 'f', 1, 64) + "\u00a0s"
+}
+
+// shareShort is the largest client's share of the fault-free grants: "52%".
+func shareShort(c *RowCost) string {
+	return strconv.FormatFloat(100*c.TopShare, 'f', 0, 64) + "%"
+}
+
+// reportOf is the report page of a run directory ("" for none).
+func reportOf(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return strings.TrimSuffix(dir, "/") + "/report.html"
 }
 
 // Cell classes beyond the verdicts: a broken lock with nothing but the lock
@@ -188,20 +283,33 @@ func newSearchedView(m SearchedMatrix) (*searchedView, error) {
 			pc := pageCell{Column: col, Cell: c, Class: classNotSearched, Label: "not searched"}
 			if c != nil {
 				pc.Class, pc.Label = cellClass(c.Verdict, r.Guard), verdictLabel(c.Verdict, r.Guard)
-				if c.Verdict != VerdictCorrupted && c.Verdict != VerdictUnknown && c.Verdict != VerdictNoFault && c.Evidence.Fired > 0 {
-					pr.Kept++
-				}
+			}
+			pc.Status, pc.Note = familyStatus(c, r.Guard)
+			if pc.Status == statusKept {
+				pr.Kept++
 			}
 			pr.Cells = append(pr.Cells, pc)
 		}
 		pr.Worst = rowClass(pr)
 		v.Rows = append(v.Rows, pr)
 	}
-	for _, fm := range FaultModels {
-		if mv := newModelView(fm, m.Columns, v.Rows); mv != nil {
-			v.Models = append(v.Models, mv)
+	for _, col := range m.Columns {
+		f := familyView{Column: col}
+		for _, r := range m.Rows {
+			for _, c := range r.Cells {
+				if c.Column == col && c.Evidence.Placements != nil && f.Bound == "" {
+					f.Bound = c.Evidence.Placements.Bound
+				}
+			}
 		}
+		v.Families = append(v.Families, f)
 	}
+	ranked := slices.Clone(v.Rows)
+	slices.SortStableFunc(ranked, func(a, b *pageRow) int { return costCompare(a.Row.Cost, b.Row.Cost) })
+	for _, pr := range ranked {
+		v.Data = append(v.Data, newJSRow(pr))
+	}
+	v.Ranking = RankingRule
 	return v, nil
 }
 
@@ -268,205 +376,15 @@ func rowClass(pr *pageRow) string {
 	return VerdictNoViolation
 }
 
-// newModelView sorts the rows into what they did under a fault model; nil
-// when the matrix has none of the model's columns.
-func newModelView(fm FaultModel, columns []string, rows []*pageRow) *modelView {
-	mv := &modelView{FaultModel: fm}
-	for _, c := range columns {
-		if fm.Columns == nil || slices.Contains(fm.Columns, c) {
-			mv.Families = append(mv.Families, c)
-		}
-	}
-	if len(mv.Families) == 0 {
-		return nil
-	}
-	for _, pr := range rows {
-		e := modelEntry{Row: pr}
-		var cells []*SearchedCell
-		var notSearched []string
-		for _, pc := range pr.Cells {
-			if !slices.Contains(mv.Families, pc.Column) {
-				continue
-			}
-			if pc.Cell == nil {
-				notSearched = append(notSearched, pc.Column)
-				continue
-			}
-			cells = append(cells, pc.Cell)
-		}
-		// firstOf is the first cell (in column order) with a finding of kind
-		// verdict, and the families of the others.
-		firstOf := func(verdict string) (*SearchedCell, *Finding, []string) {
-			var first *SearchedCell
-			var also []string
-			for _, c := range cells {
-				if c.Verdict != verdict {
-					continue
-				}
-				if first == nil {
-					first = c
-				} else {
-					also = append(also, c.Column)
-				}
-			}
-			if first == nil {
-				return nil, nil, nil
-			}
-			for i := range first.Findings {
-				if first.Findings[i].Kind == verdict {
-					return first, &first.Findings[i], also
-				}
-			}
-			return first, nil, also
-		}
-		if c, f, also := firstOf(VerdictCorrupted); c != nil {
-			e.Finding = f
-			e.Found = "data corrupted under " + c.Column + foundIn(f) + alsoUnder(also)
-			mv.Corrupted = append(mv.Corrupted, e)
-			continue
-		}
-		if pr.Row.Guard == "" {
-			if c, f, also := firstOf(VerdictLockBroke); c != nil {
-				e.Finding = f
-				e.Found = "lock broke under " + c.Column + foundIn(f) + alsoUnder(also) + "; nothing but the lock guards the data"
-				mv.Broke = append(mv.Broke, e)
-				continue
-			}
-		}
-		var tested, quiet, undecided []*SearchedCell
-		for _, c := range cells {
-			switch {
-			case c.Verdict == VerdictUnknown:
-				undecided = append(undecided, c)
-			case c.Verdict == VerdictNoFault || c.Evidence.Fired == 0:
-				quiet = append(quiet, c)
-			default:
-				tested = append(tested, c)
-			}
-		}
-		for _, c := range quiet {
-			e.Notes = append(e.Notes, fmt.Sprintf("%s: no fault fired in %s runs, not tested", c.Column, thousands(c.Evidence.Runs)))
-		}
-		if len(notSearched) > 0 {
-			e.Notes = append(e.Notes, strings.Join(notSearched, ", ")+": not searched")
-		}
-		if len(undecided) > 0 || len(tested) == 0 {
-			switch {
-			case len(undecided) > 0:
-				e.Found = undecided[0].Column + ": " + undecided[0].Evidence.Line
-			default:
-				e.Found = "not tested: no fault of these families fired"
-				if len(mv.Families) == 1 {
-					e.Found = "not tested: no fault of this family fired"
-				}
-			}
-			mv.Undecided = append(mv.Undecided, e)
-			continue
-		}
-		e.Found = keptEvidence(tested)
-		var broke, stuck, tokens []string
-		for _, c := range tested {
-			switch c.Verdict {
-			case VerdictLockBroke:
-				broke = append(broke, c.Column)
-			case VerdictLiveness:
-				stuck = append(stuck, c.Column)
-			case VerdictTokenOrder:
-				tokens = append(tokens, c.Column)
-			}
-		}
-		if len(broke) > 0 {
-			e.Saved = "lock broke; saved by " + pr.Row.Guard
-			if len(mv.Families) > 1 {
-				e.Saved = "lock broke (" + strings.Join(broke, ", ") + "); saved by " + pr.Row.Guard
-			}
-		}
-		if len(tokens) > 0 {
-			e.Notes = append(e.Notes, "tokens went out of order under "+strings.Join(tokens, ", "))
-		}
-		if len(stuck) > 0 {
-			e.Notes = append(e.Notes, "the lock got stuck (liveness) under "+strings.Join(stuck, ", "))
-		}
-		mv.Kept = append(mv.Kept, e)
-	}
-	for _, list := range [][]modelEntry{mv.Kept, mv.Corrupted, mv.Broke, mv.Undecided} {
-		slices.SortStableFunc(list, func(a, b modelEntry) int { return costCompare(a.Row.Row.Cost, b.Row.Row.Cost) })
-	}
-	return mv
-}
+// RankingRule says on the page how designs are ranked (costCompare).
+const RankingRule = "Ranked by what a user pays: first the failover time (how long the lock stays unavailable after its holder crashes, in whole seconds), then the p99 acquire latency without faults, then the most critical sections per second. A design in which one client took more than 90% of the grants without faults is marked starves and ranked last: its throughput is one client's."
 
-// foundIn is ", run 7 of the search" for a finding.
-func foundIn(f *Finding) string {
-	if f == nil || f.RunsTo <= 0 {
-		return ""
-	}
-	return ", run " + thousands(f.RunsTo) + " of the search"
-}
-
-// alsoUnder is "; also under crash, random" for the other families of a
-// finding.
-func alsoUnder(families []string) string {
-	if len(families) == 0 {
-		return ""
-	}
-	return "; also under " + strings.Join(families, ", ")
-}
-
-// keptEvidence is the evidence of a design that kept the data safe in the
-// given cells, briefly: the runs in which a fault fired and, for one family,
-// the 95% bound on the rate of corruption per run.
-func keptEvidence(cells []*SearchedCell) string {
-	if len(cells) == 1 {
-		c := cells[0]
-		s := fmt.Sprintf("no corruption found in %s runs with %s fired", thousands(c.Evidence.Fired), faultNoun(c.Column))
-		if c.Evidence.Bound > 0 {
-			s += fmt.Sprintf(" (<\u00a0%s per run, 95%%)", percent(c.Evidence.Bound))
-		}
-		return s + beyondNote(cells)
-	}
-	least := cells[0].Evidence.Fired
-	for _, c := range cells[1:] {
-		least = min(least, c.Evidence.Fired)
-	}
-	return fmt.Sprintf("no corruption found in %d families (≥\u00a0%s runs each with a fault fired)", len(cells), thousands(least)) + beyondNote(cells)
-}
-
-// beyondNote says which of the system's timeouts the runs were shorter than
-// (Evidence.Beyond): "; runs shorter than lock-delay 1m0s".
-func beyondNote(cells []*SearchedCell) string {
-	for _, c := range cells {
-		if len(c.Evidence.Beyond) > 0 {
-			return "; runs shorter than " + strings.Join(c.Evidence.Beyond, " and ") + ", not searched beyond"
-		}
-	}
-	return ""
-}
-
-// faultNoun is one fault of a family in words ("a pause").
-func faultNoun(column string) string {
-	switch column {
-	case "pause":
-		return "a pause"
-	case "crash":
-		return "a crash"
-	case "partition":
-		return "a partition"
-	case "clock-jump":
-		return "a clock jump"
-	case "clock-drift":
-		return "clock drift"
-	case "delay":
-		return "a message delay"
-	case "random":
-		return "a random fault"
-	}
-	return "a " + column + " fault"
-}
-
-// costCompare orders costs cheapest first: by median acquire latency, then
-// the 99th percentile, then the most critical sections per second; a row
-// without a cost last.
-func costCompare(a, b *Cost) int {
+// costCompare orders costs by RankingRule: a row in which one client starves
+// the others last, then by failover time in whole seconds (a leader
+// election's cost is its failover, not its per-acquire latency), then the
+// 99th percentile acquire latency, then the most critical sections per
+// second; a row without a cost last of all.
+func costCompare(a, b *RowCost) int {
 	switch {
 	case a == nil && b == nil:
 		return 0
@@ -475,8 +393,20 @@ func costCompare(a, b *Cost) int {
 	case b == nil:
 		return -1
 	}
-	return cmp.Or(cmp.Compare(a.AcquireP50MS, b.AcquireP50MS), cmp.Compare(a.AcquireP99MS, b.AcquireP99MS),
-		cmp.Compare(b.CSPerSecond, a.CSPerSecond))
+	starved := func(c *RowCost) int {
+		if c.Starved {
+			return 1
+		}
+		return 0
+	}
+	seconds := func(c *RowCost) float64 {
+		if c.FailoverRuns == 0 {
+			return math.Inf(1)
+		}
+		return math.Ceil(c.FailoverMS / 1000)
+	}
+	return cmp.Or(cmp.Compare(starved(a), starved(b)), cmp.Compare(seconds(a), seconds(b)),
+		cmp.Compare(a.AcquireP99MS, b.AcquireP99MS), cmp.Compare(b.CSPerSecond, a.CSPerSecond))
 }
 
 // thousands writes n with thousands separators: 51,565.
@@ -507,6 +437,7 @@ func milliseconds(ms float64) string {
 
 var searchedPage = template.Must(template.New("searched").Funcs(template.FuncMap{
 	"ms":        milliseconds,
+	"dur":       func(d Duration) string { return time.Duration(d).String() },
 	"thousands": thousands,
 	"rate":      func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
 	"join":      strings.Join,
@@ -515,11 +446,8 @@ var searchedPage = template.Must(template.New("searched").Funcs(template.FuncMap
 	"add":       func(a, b int) int { return a + b },
 	"nbhyphen":  func(s string) string { return strings.ReplaceAll(s, "-", "\u2011") },
 	// nbsp keeps a bound with its number: "< 0.77%", "≥ 400".
-	"nbsp": func(s string) string { return strings.NewReplacer("< ", "<\u00a0", "≥ ", "≥\u00a0").Replace(s) },
-	"report": func(dir string) string {
-		if dir == "" {
-			return ""
-		}
-		return strings.TrimSuffix(dir, "/") + "/report.html"
-	},
+	"nbsp":     func(s string) string { return strings.NewReplacer("< ", "<\u00a0", "≥ ", "≥\u00a0").Replace(s) },
+	"report":   reportOf,
+	"failover": failoverShort,
+	"share":    shareShort,
 }).Parse(searchedTemplate))

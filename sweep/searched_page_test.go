@@ -161,22 +161,27 @@ func TestSearchedPageNeverSaysFencingOfAnUnfencedRow(t *testing.T) {
 func TestSearchedPageNamesWhatSavedTheDataWhenTheLockBroke(t *testing.T) {
 	doc, m := parsedPage(t)
 	rows := byRow(doc)
+	v, err := newSearchedView(m)
+	require.NoError(t, err)
+	data := map[string]jsRow{}
+	for _, r := range v.Data {
+		data[r.ID] = r
+	}
 	for _, r := range m.Rows {
-		broke := false
 		for _, c := range r.Cells {
-			broke = broke || c.Verdict == VerdictLockBroke && slices.Contains(FaultModels[0].Columns, c.Column)
+			if c.Verdict != VerdictLockBroke {
+				continue
+			}
+			// The row says its guard once, or that nothing but the lock
+			// guards the data; the selection says the guard saved it.
+			want := "nothing but the lock guards the data"
+			if r.Guard != "" {
+				want = "guard: " + r.Guard
+			}
+			assert.True(t, slices.ContainsFunc(rows[r.ID], func(s string) bool { return strings.Contains(s, want) }),
+				"row %s (%s · %s) says %q", r.ID, r.Design, r.Storage, want)
+			assert.Equal(t, r.Guard != "", data[r.ID].Cells[c.Column].Saved, "row %s, %s", r.ID, c.Column)
 		}
-		if !broke {
-			continue
-		}
-		// Under "my processes can pause", a broken lock is said with the
-		// row's guard, or said to have nothing but the lock guarding the data.
-		want := "nothing but the lock guards the data"
-		if r.Guard != "" {
-			want = "lock broke; saved by " + r.Guard
-		}
-		assert.True(t, slices.ContainsFunc(rows[r.ID], func(s string) bool { return strings.Contains(s, want) }),
-			"row %s (%s · %s) says %q", r.ID, r.Design, r.Storage, want)
 	}
 }
 
@@ -197,93 +202,59 @@ func cellOf(column, verdict string) SearchedCell {
 	return c
 }
 
-func TestFaultModelsSortTheDesignsByWhatTheSearchFound(t *testing.T) {
-	type row struct {
-		design, guard string
-		p50           float64
-		pause, random string // the verdicts
+func TestACellKeptTheDataOnlyWhenItsSystematicBoundWasMet(t *testing.T) {
+	complete := &Placements{Bound: "b", Total: 120, Ran: 120, Fired: 110, Complete: true}
+	for _, tc := range []struct {
+		name, guard string
+		cell        *SearchedCell
+		status      string
+		note        string
+	}{
+		{name: "not searched", status: statusUndecided, note: "not searched"},
+		{name: "corrupted", cell: &SearchedCell{Verdict: VerdictCorrupted, Evidence: Evidence{Placements: &Placements{Total: 120, Ran: 7, Fired: 7}}},
+			status: statusCorrupted, note: "data corrupted"},
+		{name: "lock broke, nothing guards", cell: &SearchedCell{Verdict: VerdictLockBroke, Evidence: Evidence{Fired: 20, Placements: complete}},
+			status: statusBroke, note: "lock broke; nothing but the lock guards the data"},
+		{name: "lock broke, the guard held", guard: system.GuardFencing, cell: &SearchedCell{Verdict: VerdictLockBroke, Evidence: Evidence{Runs: 20, Fired: 20, Placements: complete}},
+			status: statusKept, note: "all 120 placements (110 fired), then 20 random runs"},
+		{name: "bound met", cell: &SearchedCell{Verdict: VerdictNoViolation, Evidence: Evidence{Runs: 20, Fired: 20, Placements: complete}},
+			status: statusKept, note: "all 120 placements (110 fired), then 20 random runs"},
+		{name: "bound not met", cell: &SearchedCell{Verdict: VerdictNoViolation, Evidence: Evidence{Runs: 20, Fired: 20, Placements: &Placements{Total: 120, Ran: 60, Fired: 50}}},
+			status: statusUndecided, note: "systematic bound not met: 60 of 120 placements ran"},
+		{name: "random column", cell: &SearchedCell{Verdict: VerdictNoViolation, Evidence: Evidence{Runs: 400, Fired: 390, Bound: 0.0077}},
+			status: statusKept, note: "random-only evidence: no corruption in 390 random runs with a fault fired (<\u00a00.77% per run, 95%)"},
+		{name: "nothing fired", cell: &SearchedCell{Verdict: VerdictNoFault, Evidence: Evidence{Runs: 400, Quiet: 400, Placements: &Placements{Total: 120, Ran: 120, Complete: true}}},
+			status: statusUndecided, note: "no fault fired: not tested"},
+		{name: "undecided checks", cell: &SearchedCell{Verdict: VerdictUnknown, Evidence: Evidence{Fired: 20, Placements: complete}},
+			status: statusUndecided, note: "some checks could not decide"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, note := familyStatus(tc.cell, tc.guard)
+			assert.Equal(t, tc.status, status)
+			assert.Equal(t, tc.note, note)
+		})
 	}
-	rows := []row{
-		{"corrupts", "", 0.5, VerdictCorrupted, VerdictCorrupted},
-		{"fenced", system.GuardFencing, 2, VerdictLockBroke, VerdictLockBroke},
-		{"breaks unguarded", "", 1.5, VerdictLockBroke, VerdictNoViolation},
-		{"undecided", "", 1.2, VerdictUnknown, VerdictNoViolation},
-		{"quiet", "", 1.1, VerdictNoFault, VerdictNoViolation},
-		{"cheapest", "", 1, VerdictNoViolation, VerdictCorrupted},
-		{"stuck", "", 3, VerdictLiveness, VerdictNoViolation},
-	}
-	m := SearchedMatrix{Preset: "test", Columns: []string{"pause", "random"}, Budget: 400, Time: Duration(20 * time.Second), Clients: 3}
-	for i, r := range rows {
-		storage := "unfenced"
-		if r.guard == system.GuardFencing {
-			storage = "fenced"
-		}
-		m.Rows = append(m.Rows, SearchedRow{ID: strconv.Itoa(i), Design: r.design, Storage: storage, Guard: r.guard,
-			Cells: []SearchedCell{cellOf("pause", r.pause), cellOf("random", r.random)}, Cost: &Cost{AcquireP50MS: r.p50, AcquireP99MS: 4 * r.p50, CSPerSecond: 10}})
-	}
-	v, err := newSearchedView(m)
-	require.NoError(t, err)
-	var keys []string
-	for _, mv := range v.Models {
-		keys = append(keys, mv.Key)
-	}
-	assert.Equal(t, []string{"pause", "all"}, keys, "a model none of whose families the matrix has is left out")
+}
 
-	names := func(list []modelEntry) []string {
-		var out []string
-		for _, e := range list {
-			out = append(out, e.Row.Row.Design)
-		}
-		return out
+func TestDesignsAreRankedByWhatAUserPays(t *testing.T) {
+	cost := func(failoverMS, p99, rate float64, starved bool) *RowCost {
+		return &RowCost{Cost: Cost{AcquireP50MS: 1, AcquireP99MS: p99, CSPerSecond: rate}, FailoverMS: failoverMS, FailoverRuns: 3, Starved: starved}
 	}
-	pause, all := v.Models[0], v.Models[1]
-	for _, tc := range []struct {
-		model, group string
-		got          []modelEntry
-		want         []string
-	}{
-		{"pause", "kept the data safe, cheapest first", pause.Kept, []string{"cheapest", "fenced", "stuck"}},
-		{"pause", "corrupted the data", pause.Corrupted, []string{"corrupts"}},
-		{"pause", "broke the lock, nothing guarding the data", pause.Broke, []string{"breaks unguarded"}},
-		{"pause", "not decided", pause.Undecided, []string{"quiet", "undecided"}},
-		// A family in which no fault fired is not evidence, and is said.
-		{"all", "kept the data safe, cheapest first", all.Kept, []string{"quiet", "fenced", "stuck"}},
-		{"all", "corrupted the data", all.Corrupted, []string{"corrupts", "cheapest"}},
-	} {
-		assert.Equal(t, tc.want, names(tc.got), "%s: %s", tc.model, tc.group)
+	named := map[string]*RowCost{
+		// A leader election: the lowest p50 and p99 but one client starves
+		// the others; it comes last but for the row without a cost.
+		"starves":       cost(1000, 1, 100, true),
+		"fast failover": cost(2000, 50, 5, false),
+		"slow failover": cost(17000, 2, 50, false),
+		"low p99":       cost(9900, 2, 5, false),
+		"high p99":      cost(9800, 20, 50, false),
+		"same, faster":  cost(9800, 20, 60, false),
+		"not measured":  nil,
+		"no failover":   {Cost: Cost{AcquireP99MS: 1, CSPerSecond: 100}},
 	}
-	for _, tc := range []struct {
-		entry      modelEntry
-		found      string
-		saved      string
-		notes      []string
-		findingDir string
-	}{
-		{entry: pause.Kept[0], found: "no corruption found in 390 runs with a pause fired (<\u00a00.77% per run, 95%)"},
-		{entry: pause.Kept[1], found: "no corruption found in 390 runs with a pause fired (<\u00a00.77% per run, 95%)",
-			saved: "lock broke; saved by fencing tokens checked by the storage"},
-		{entry: pause.Kept[2], found: "no corruption found in 390 runs with a pause fired (<\u00a00.77% per run, 95%)",
-			notes: []string{"the lock got stuck (liveness) under pause"}},
-		{entry: pause.Corrupted[0], found: "data corrupted under pause, run 7 of the search", findingDir: "runs/x-pause"},
-		{entry: pause.Broke[0], found: "lock broke under pause, run 7 of the search; nothing but the lock guards the data", findingDir: "runs/x-pause"},
-		{entry: pause.Undecided[0], found: "not tested: no fault of this family fired", notes: []string{"pause: no fault fired in 400 runs, not tested"}},
-		{entry: pause.Undecided[1], found: "pause: unknown under pause"},
-		{entry: all.Kept[0], found: "no corruption found in 390 runs with a random fault fired (<\u00a00.77% per run, 95%)",
-			notes: []string{"pause: no fault fired in 400 runs, not tested"}},
-		{entry: all.Kept[1], found: "no corruption found in 2 families (≥\u00a0390 runs each with a fault fired)",
-			saved: "lock broke (pause, random); saved by fencing tokens checked by the storage"},
-		{entry: all.Corrupted[0], found: "data corrupted under pause, run 7 of the search; also under random", findingDir: "runs/x-pause"},
-	} {
-		e := tc.entry
-		assert.Equal(t, tc.found, e.Found, e.Row.Row.Design)
-		assert.Equal(t, tc.saved, e.Saved, e.Row.Row.Design)
-		assert.Equal(t, tc.notes, e.Notes, e.Row.Row.Design)
-		if tc.findingDir != "" && assert.NotNil(t, e.Finding, e.Row.Row.Design) {
-			assert.Equal(t, tc.findingDir, e.Finding.Dir, e.Row.Row.Design)
-		}
-	}
-	require.NotNil(t, pause.Cheapest())
-	assert.Equal(t, "cheapest", pause.Cheapest().Row.Row.Design)
+	order := []string{"starves", "not measured", "slow failover", "high p99", "low p99", "no failover", "fast failover", "same, faster"}
+	slices.SortStableFunc(order, func(a, b string) int { return costCompare(named[a], named[b]) })
+	assert.Equal(t, []string{"fast failover", "low p99", "same, faster", "high p99", "slow failover", "no failover", "starves", "not measured"}, order)
 }
 
 func TestSearchedPageRefusesACellOfAnotherColumn(t *testing.T) {
@@ -381,15 +352,21 @@ window.addEventListener("load", function () {
     out.headStuck = Math.abs(heads[1].getBoundingClientRect().top) < 3;
     out.firstStuck = true;
   }
+  out.pageScrolls = document.documentElement.scrollWidth > document.documentElement.clientWidth + 1;
+  out.kept = [];
+  var kept = document.querySelectorAll("#list-kept tr");
+  for (var i = 0; i < kept.length; i++) { out.kept.push(kept[i].getAttribute("data-row")); }
   document.body.setAttribute("data-layout", JSON.stringify(out));
 });
 </script></body>`
 
 // TestSearchedPageFitsTheWindowInABrowser opens the page in headless Chromium
-// at 1280 and 900 px: at 1280 no column of the table is clipped and nothing
-// scrolls sideways; at 900 the table scrolls inside its box with the first
-// column stuck; at both the header stays in view, design names wrap in a
-// narrow first column, check names never break, and the plot loads.
+// at 1280 and 900 px with two families ticked in its address: at both no
+// column of the table is clipped and nothing scrolls sideways, the header
+// stays in view, design names wrap in a narrow first column, check names
+// never break, the plot loads, and the designs listed as keeping the data
+// safe are those whose cells in both families met their bound, in the
+// order of the ranking.
 func TestSearchedPageFitsTheWindowInABrowser(t *testing.T) {
 	b, err := browser.Find()
 	if errors.Is(err, browser.ErrNotFound) {
@@ -410,13 +387,24 @@ func TestSearchedPageFitsTheWindowInABrowser(t *testing.T) {
 		DesignWidth    float64
 		HeadStuck      bool
 		FirstStuck     bool
+		Kept           []string
+		PageScrolls    bool
 	}
+	v, err := newSearchedView(searchedFixture(t))
+	require.NoError(t, err)
+	var wantKept []string
+	for _, r := range v.Data {
+		if r.Cells["pause"].Status == statusKept && r.Cells["partition"].Status == statusKept {
+			wantKept = append(wantKept, r.ID)
+		}
+	}
+	require.NotEmpty(t, wantKept, "the fixture keeps some design under pause + partition")
 	for _, tc := range []struct {
 		width   int
 		scrolls bool
-	}{{1280, false}, {900, true}} {
+	}{{1280, false}, {900, false}} {
 		t.Run(strconv.Itoa(tc.width), func(t *testing.T) {
-			got, err := browser.Render(probe, browser.Options{Browser: b, Width: tc.width, Height: 900, Timeout: 2 * time.Minute})
+			got, err := browser.Render(probe+"#families=pause,partition", browser.Options{Browser: b, Width: tc.width, Height: 900, Timeout: 2 * time.Minute})
 			require.NoError(t, err)
 			assert.Equal(t, "ok", got.Rendered, "every image loaded")
 			assert.Equal(t, 1, got.Loaded, "the safety-against-cost plot")
@@ -434,12 +422,14 @@ func TestSearchedPageFitsTheWindowInABrowser(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(raw), &l))
 			assert.Equal(t, tc.width, l.Width)
 			assert.Equal(t, tc.scrolls, l.Scrolls, "the table scrolls sideways")
+			assert.False(t, l.PageScrolls, "the page scrolls sideways")
 			assert.Empty(t, l.Clipped, "columns cut off")
 			assert.Zero(t, l.BrokenChecks, "check names broken across lines")
 			assert.Positive(t, l.WrappedDesigns, "long design names wrap")
 			assert.LessOrEqual(t, l.DesignWidth, 215.0, "the design column stays narrow")
 			assert.True(t, l.HeadStuck, "the header stays in view")
 			assert.True(t, l.FirstStuck, "the first column stays in view")
+			assert.Equal(t, wantKept, l.Kept, "kept the data safe under pause + partition, ranked")
 		})
 	}
 }

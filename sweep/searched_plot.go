@@ -18,9 +18,9 @@ import (
 )
 
 // The safety-against-cost plot of a searched matrix: one numbered marker per
-// design and storage mode, at its median acquire latency without faults
-// (right) and the number of fault families in which the search found no
-// corruption (up), coloured by the worst the search found; a legend under the
+// design and storage mode, at its 99th percentile acquire latency without faults
+// (right) and the number of fault families whose cells kept the data safe
+// (up: systematic bound met, or random-only in the random column), coloured by the worst the search found; a legend under the
 // plot names every number. Numbers instead of names on the markers keep the
 // text from overlapping however close the designs are; markers of one level
 // that would cover one another are set side by side.
@@ -30,7 +30,7 @@ type costPoint struct {
 	N     int
 	Name  string
 	Class string
-	// X is the median acquire latency (ms); Y the families without
+	// X is the 99th percentile acquire latency (ms); Y the families without
 	// corruption found.
 	X, Y float64
 }
@@ -52,10 +52,10 @@ var plotClasses = []struct {
 	class, words string
 	color        color.NRGBA
 }{
-	{VerdictCorrupted, "data corrupted under some family", color.NRGBA{200, 66, 59, 255}},
-	{classBrokeUnguarded, "lock broke, nothing but the lock guards the data", color.NRGBA{210, 106, 18, 255}},
-	{VerdictLockBroke, "lock broke, the design's guard saved the data", color.NRGBA{185, 131, 0, 255}},
-	{VerdictNoViolation, "no broken lock found", color.NRGBA{46, 139, 87, 255}},
+	{VerdictCorrupted, "data corrupted under some family", color.NRGBA{213, 94, 0, 255}},
+	{classBrokeUnguarded, "lock broke, nothing but the lock guards the data", color.NRGBA{230, 159, 0, 255}},
+	{VerdictLockBroke, "lock broke, the design's guard saved the data", color.NRGBA{0, 114, 178, 255}},
+	{VerdictNoViolation, "no broken lock found", color.NRGBA{0, 158, 115, 255}},
 }
 
 func classColor(class string) color.NRGBA {
@@ -83,7 +83,7 @@ const (
 func plotSearched(v *searchedView) (searchedFigure, error) {
 	var fig searchedFigure
 	for _, r := range v.Rows {
-		if r.Row.Cost == nil || r.Row.Cost.AcquireP50MS <= 0 {
+		if r.Row.Cost == nil || r.Row.Cost.AcquireP99MS <= 0 {
 			name := r.Name
 			if r.Row.NoLock {
 				name += " (no lock, so no acquire latency)"
@@ -91,7 +91,7 @@ func plotSearched(v *searchedView) (searchedFigure, error) {
 			fig.Unplotted = append(fig.Unplotted, name)
 			continue
 		}
-		fig.Points = append(fig.Points, costPoint{N: r.N, Name: r.Name, Class: r.Worst, X: r.Row.Cost.AcquireP50MS, Y: float64(r.Kept)})
+		fig.Points = append(fig.Points, costPoint{N: r.N, Name: r.Name, Class: r.Worst, X: r.Row.Cost.AcquireP99MS, Y: float64(r.Kept)})
 	}
 	p := plot.New()
 	p.Title.Text = "Safety against cost: one point per design and storage mode, numbered as in the table"
@@ -101,10 +101,10 @@ func plotSearched(v *searchedView) (searchedFigure, error) {
 		a.Label.TextStyle.Font = plotText(11, color.Black).Font
 		a.Tick.Label.Font = plotText(10, color.Black).Font
 	}
-	p.Y.Label.Text = fmt.Sprintf("fault families with no corruption found (of %d)", len(v.Columns))
+	p.Y.Label.Text = fmt.Sprintf("fault families that kept the data safe (of %d)", len(v.Columns))
 	p.Y.Min, p.Y.Max = -0.5, float64(len(v.Columns))+0.5
 	p.Y.Tick.Marker = integerTicks{}
-	p.X.Label.Text = "acquire latency without faults, median (ms): further left is cheaper"
+	p.X.Label.Text = "acquire latency without faults, p99 (ms): further left is cheaper"
 	lo, hi := 1.0, 10.0
 	if len(fig.Points) > 0 {
 		lo, hi = math.Inf(1), math.Inf(-1)
@@ -115,7 +115,7 @@ func plotSearched(v *searchedView) (searchedFigure, error) {
 	if hi/lo > 3 {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = logTicks125{}
-		p.X.Label.Text = "acquire latency without faults, median (ms, log scale): further left is cheaper"
+		p.X.Label.Text = "acquire latency without faults, p99 (ms, log scale): further left is cheaper"
 		p.X.Min, p.X.Max = lo/1.35, hi*1.35
 	} else {
 		pad := max((hi-lo)*0.08, 0.1*hi, 0.05)
