@@ -11,8 +11,9 @@ import (
 )
 
 // Command is any command of the engine's command set (package engine: SET
-// with its options, SETNX, GET, DEL, EXISTS, INCR, PEXPIRE, PTTL, the hash
-// commands, EVAL and EVALSHA with their read-only forms, SCRIPT), as a
+// with its options, SETNX, GET, GETRANGE, DEL, EXISTS, INCR, the expiry and
+// TTL commands, the hash, list and sorted-set commands the lock libraries
+// use, PUBLISH, EVAL and EVALSHA with their read-only forms, SCRIPT), as a
 // client written against go-redis sends it: Args are the command's name and
 // arguments. It is what a user's own lock sends (GoRedisClient); the typed
 // commands (SetNX, DelIfValue, ...) stay the built-in clients'.
@@ -53,12 +54,15 @@ func mayChange(args []string, r engine.Reply) bool {
 	}
 	name := strings.ToLower(args[0])
 	switch name {
-	case "get", "exists", "pttl", "ttl", "hget", "ping", "eval_ro", "evalsha_ro":
+	case "eval_ro", "evalsha_ro":
 		return false
 	case "script":
 		return len(args) > 1 && !strings.EqualFold(args[1], "exists")
 	case "eval", "evalsha":
 		return true
+	}
+	if engine.IsRead(name) {
+		return false
 	}
 	_, failed := r.(*engine.Error)
 	return !failed
