@@ -160,8 +160,16 @@ func (s *Server) command(n *sim.Node, m sim.Message, c Command) {
 	if watch && len(before) > 0 {
 		s.noteCommand(n, m, before, at)
 	}
+	if e, ok := r.(*engine.Error); ok && s.errs != nil {
+		s.errs.note(c.Args, e.Msg, n.World().Nodes()[m.From].Name(), n.World().Now())
+	}
 	n.Reply(m, CommandReply{Reply: r})
 }
+
+// RecordCommandErrors makes the instance record in e the error replies to
+// Commands that a lock does not expect (a script's error, an unknown
+// command; see CommandErrors). Instances of one deployment share one.
+func (s *Server) RecordCommandErrors(e *CommandErrors) { s.errs = e }
 
 // noteCommand records what a Command did to the lock keys it named (see
 // WatchLockKeys); before is their state before it.
