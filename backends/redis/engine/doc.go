@@ -19,11 +19,12 @@
 //
 // # Commands of the lock libraries
 //
-// Read from bsm/redislock v0.9.4 (redislock.go), go-redsync/redsync v4.17
-// (mutex.go, scripts.go, redis/*/), Redisson's locks (RedissonLock,
-// RedissonFairLock, RedissonReadLock, RedissonWriteLock, RedissonSpinLock,
-// RedissonFencedLock, the renewal tasks) and rueidislock (rueidis
-// rueidislock/lock.go). "script" means called from the library's Lua,
+// Read from bsm/redislock v0.9.4 (redislock.go), go-redsync/redsync v4.18,
+// the version the live Redlock runs (mutex.go, scripts.go, redis/*/),
+// Redisson's locks after 4.7.0 (RedissonLock, RedissonFairLock,
+// RedissonReadLock, RedissonWriteLock, RedissonSpinLock, RedissonFencedLock,
+// the renewal tasks) and rueidislock of rueidis v1.0.x
+// (rueidislock/lock.go). "script" means called from the library's Lua,
 // "sent" means sent by the client. Every command below is in the
 // differential test against redis-server 7.0.
 //
