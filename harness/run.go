@@ -293,6 +293,9 @@ func (p *Prepared) judge(events []history.Event) (scenario.Result, error) {
 		Network:       p.World.Network().Stats(),
 		KernelEvents:  p.World.Processed(),
 	}
+	if p.Deployment.Notes != nil {
+		res.Notes = append(res.Notes, p.Deployment.Notes()...)
+	}
 	res.Mark(h.Marks())
 	return res, nil
 }

@@ -49,8 +49,9 @@ type Result struct {
 	Writes *lockapi.WriteLog `json:"-"`
 	// Notes say what the run saw that its history cannot show (a live
 	// run: a write that landed after its client gave up on it, and whether
-	// any read saw it). Story tells them last; Report puts them under the
-	// verdict. A simulated run has none.
+	// any read saw it; a simulated one: what its servers noted,
+	// system.Deployment.Notes, such as a Redis script's error). Story tells
+	// them last; Report puts them under the verdict.
 	Notes []string `json:"notes,omitempty"`
 
 	// log recorded Events (nil: Release has nothing to hand back); it and

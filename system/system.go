@@ -51,6 +51,11 @@ type Deployment struct {
 	// raftkv: one leader per term, no acknowledged command lost), as a check
 	// run beside the checks of the history. Its name is in System.Audits.
 	Audit models.Check
+	// Notes, when set, returns what the servers saw during the run that the
+	// history cannot show and a reader of the verdicts must know (a Redis
+	// script that raised an error, which the lock's call returned as a mere
+	// failure): the run's notes, said beside the verdicts.
+	Notes func() []string
 	// Figures, when set, returns what the system measured during the run
 	// (elections, say), for results.json.
 	Figures func() map[string]any

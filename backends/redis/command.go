@@ -11,8 +11,9 @@ import (
 )
 
 // Command is any command of the engine's command set (package engine: SET
-// with its options, SETNX, GET, DEL, EXISTS, INCR, PEXPIRE, PTTL, the hash
-// commands, EVAL and EVALSHA with their read-only forms, SCRIPT), as a
+// with its options, SETNX, GET, GETRANGE, DEL, EXISTS, INCR, the expiry and
+// TTL commands, the hash, list and sorted-set commands the lock libraries
+// use, PUBLISH, EVAL and EVALSHA with their read-only forms, SCRIPT), as a
 // client written against go-redis sends it: Args are the command's name and
 // arguments. It is what a user's own lock sends (GoRedisClient); the typed
 // commands (SetNX, DelIfValue, ...) stay the built-in clients'.
@@ -53,12 +54,15 @@ func mayChange(args []string, r engine.Reply) bool {
 	}
 	name := strings.ToLower(args[0])
 	switch name {
-	case "get", "exists", "pttl", "ttl", "hget", "ping", "eval_ro", "evalsha_ro":
+	case "eval_ro", "evalsha_ro":
 		return false
 	case "script":
 		return len(args) > 1 && !strings.EqualFold(args[1], "exists")
 	case "eval", "evalsha":
 		return true
+	}
+	if engine.IsRead(name) {
+		return false
 	}
 	_, failed := r.(*engine.Error)
 	return !failed
@@ -156,8 +160,16 @@ func (s *Server) command(n *sim.Node, m sim.Message, c Command) {
 	if watch && len(before) > 0 {
 		s.noteCommand(n, m, before, at)
 	}
+	if e, ok := r.(*engine.Error); ok && s.errs != nil {
+		s.errs.note(c.Args, e.Msg, n.World().Nodes()[m.From].Name(), n.World().Now())
+	}
 	n.Reply(m, CommandReply{Reply: r})
 }
+
+// RecordCommandErrors makes the instance record in e the error replies to
+// Commands that a lock does not expect (a script's error, an unknown
+// command; see CommandErrors). Instances of one deployment share one.
+func (s *Server) RecordCommandErrors(e *CommandErrors) { s.errs = e }
 
 // noteCommand records what a Command did to the lock keys it named (see
 // WatchLockKeys); before is their state before it.

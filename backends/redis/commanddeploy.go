@@ -41,12 +41,16 @@ func DeployCommands(w *sim.World, d CommandDeployment) (system.Deployment, error
 // primary "redis", replicas "replica1".. and the monitor "sentinel", which
 // fails over. Every server records its grants (and watch, when set, tells
 // it more); newLock makes each client's lock, which finds Redis through the
-// topology. Schedules may name "primary", "replicas" and "sentinel".
+// topology. The instances' unexpected error replies to Commands (a
+// script's error, an unknown command) are the deployment's Notes.
+// Schedules may name "primary", "replicas" and "sentinel".
 func deployTopology(w *sim.World, o Options, watch func(*Server), messages []any, newLock func(p *sim.Proc, t Topology) lockapi.Lock) system.Deployment {
 	grants := lockapi.NewGrantLog(1)
+	errs := NewCommandErrors()
 	server := func(cfg ServerConfig) *Server {
 		s := NewServerWith(cfg)
 		s.RecordGrants(grants, "redis")
+		s.RecordCommandErrors(errs)
 		if watch != nil {
 			watch(s)
 		}
@@ -62,6 +66,7 @@ func deployTopology(w *sim.World, o Options, watch func(*Server), messages []any
 			NewLock:  func(p *sim.Proc) lockapi.Lock { return newLock(p, topo) },
 			Messages: messages,
 			Resolve:  roleResolver(func() *sim.Node { return primary }, instances, nil),
+			Notes:    errs.Notes,
 		}
 	}
 	for i := range o.Replicas {
@@ -86,5 +91,6 @@ func deployTopology(w *sim.World, o Options, watch func(*Server), messages []any
 		Resolve:  roleResolver(func() *sim.Node { return w.Nodes()[mon.Primary()] }, instances, sentinel),
 		Roles:    []string{"primary", "replicas"},
 		Record:   func(l *history.Log) { log = l },
+		Notes:    errs.Notes,
 	}
 }

@@ -87,6 +87,16 @@
 //     by: backends/redis: TestReleaseVariants; scenario redis-del-unlock;
 //     harness: TestGrantRecordSeesKnownBreaches. Against the real server: live:
 //     redis-del-unlock unsafe and fixed rows.
+//   - A user's lock's commands and scripts: every command the common lock
+//     libraries (bsm/redislock, redsync, Redisson, rueidislock) send or call
+//     from their scripts, with redis-server 7.0's replies, errors and TTLs (the
+//     table is in package backends/redis/engine); a script's error or an
+//     unknown command is a note of the run. Modelled (not subscribers, WAIT
+//     from a script's client, client-side caching). Shown by:
+//     backends/redis/engine: FuzzDo; backends/redis:
+//     TestAScriptsErrorReachesTheRunsNotes. Against the real server:
+//     backends/redis/engine: TestTheEngineAnswersAsRedisServerDoes (each call
+//     against redis-server).
 //   - Watchdog (Redisson): renew every ttl/3 while held; it cannot save a paused
 //     holder. Modelled. Shown by: backends/redis:
 //     TestWatchdogRenewsWhileHeldAndStopsAfterRelease,

@@ -66,6 +66,7 @@ type Server struct {
 	acking      bool // a replica's ack timer is running
 
 	grants  *lockapi.GrantLog     // the ground truth, when recorded (see RecordGrants)
+	errs    *CommandErrors        // the unexpected error replies to Commands (see RecordCommandErrors)
 	lockKey func(key string) bool // the keys of Commands recorded (see WatchLockKeys)
 
 	// the last reply boxed that is not a recurring one: a contended key gets

@@ -3,6 +3,7 @@ package engine
 import (
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -46,13 +47,20 @@ type kind uint8
 const (
 	kindString kind = iota
 	kindHash
+	kindList
+	kindZSet
 )
 
 // item is one key's value and expiry.
 type item struct {
-	kind     kind
-	str      string
-	hash     map[string]string
+	kind kind
+	str  string
+	hash map[string]string
+	// order is a hash's fields in the order they were added: the order in
+	// which redis-server answers HKEYS for a small (listpack) hash.
+	order    []string
+	list     []string
+	zset     *zset
 	expireAt int64 // Unix milliseconds on the server's wall clock; 0: no expiry
 }
 
@@ -75,13 +83,23 @@ func New() *DB {
 func (db *DB) Clone() *DB {
 	c := &DB{keys: make(map[string]*item, len(db.keys)), scripts: maps.Clone(db.scripts), rand: db.rand}
 	for k, it := range db.keys { // determinism:ok: copying, order does not matter
-		cp := *it
-		if it.hash != nil {
-			cp.hash = maps.Clone(it.hash)
-		}
-		c.keys[k] = &cp
+		c.keys[k] = it.clone()
 	}
 	return c
+}
+
+// clone is a deep copy of it.
+func (it *item) clone() *item {
+	cp := *it
+	if it.hash != nil {
+		cp.hash = maps.Clone(it.hash)
+	}
+	cp.order = slices.Clone(it.order)
+	cp.list = slices.Clone(it.list)
+	if it.zset != nil {
+		cp.zset = it.zset.clone()
+	}
+	return &cp
 }
 
 // Len counts the keys, including ones expired but not yet touched.
@@ -131,11 +149,19 @@ func (db *DB) do(now int64, args []string, sha string) Reply {
 	return c.run(db, now, args[1:], sha)
 }
 
+// IsRead reports whether name (any case) is a command of the engine that
+// never changes the data set (GET, PTTL, HKEYS, LRANGE, ZSCORE, ...); false
+// for a write, a script command, PUBLISH and an unknown name.
+func IsRead(name string) bool {
+	c, ok := commands[strings.ToLower(name)]
+	return ok && !c.write && !c.noScript
+}
+
 type command struct {
 	name     string
 	arity    int // as redis-server: n exactly, -n at least n (the name counts)
 	noScript bool
-	write    bool // refused in a read-only script
+	write    bool // refused in a read-only script (a write, or a command that may replicate: PUBLISH)
 	run      func(db *DB, now int64, args []string, sha string) Reply
 }
 
@@ -151,10 +177,27 @@ func init() {
 		{name: "del", arity: -2, write: true, run: cmdDel},
 		{name: "exists", arity: -2, run: cmdExists},
 		{name: "incr", arity: 2, write: true, run: cmdIncr},
-		{name: "pexpire", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1, "pexpire") }},
-		{name: "expire", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1000, "expire") }},
-		{name: "pexpireat", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expireAt(now, a, 1, "pexpireat") }},
-		{name: "expireat", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expireAt(now, a, 1000, "expireat") }},
+		{name: "pexpire", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1, false, "pexpire") }},
+		{name: "expire", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1000, false, "expire") }},
+		{name: "pexpireat", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1, true, "pexpireat") }},
+		{name: "expireat", arity: -3, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return db.expire(now, a, 1000, true, "expireat") }},
+		{name: "getrange", arity: 4, run: cmdGetRange},
+		{name: "substr", arity: 4, run: cmdGetRange},
+		{name: "hexists", arity: 3, run: cmdHExists},
+		{name: "hlen", arity: 2, run: cmdHLen},
+		{name: "hkeys", arity: 2, run: cmdHKeys},
+		{name: "rpush", arity: -3, write: true, run: cmdRPush},
+		{name: "lpop", arity: -2, write: true, run: cmdLPop},
+		{name: "lindex", arity: 3, run: cmdLIndex},
+		{name: "lrange", arity: 4, run: cmdLRange},
+		{name: "lrem", arity: 4, write: true, run: cmdLRem},
+		{name: "zadd", arity: -4, write: true, run: cmdZAdd},
+		{name: "zincrby", arity: 4, write: true, run: cmdZIncrBy},
+		{name: "zscore", arity: 3, run: cmdZScore},
+		{name: "zrem", arity: -3, write: true, run: cmdZRem},
+		{name: "zrange", arity: -4, run: cmdZRange},
+		{name: "publish", arity: 3, write: true, run: cmdPublish},
+		{name: "spublish", arity: 3, write: true, run: cmdPublish},
 		{name: "setex", arity: 4, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return setEx(db, now, a, "EX", "setex") }},
 		{name: "psetex", arity: 4, write: true, run: func(db *DB, now int64, a []string, _ string) Reply { return setEx(db, now, a, "PX", "psetex") }},
 		{name: "getset", arity: 3, write: true, run: func(db *DB, now int64, a []string, s string) Reply {
@@ -343,17 +386,6 @@ func cmdIncr(db *DB, now int64, args []string, _ string) Reply {
 	return v
 }
 
-// expire is PEXPIRE (unit 1) and EXPIRE (unit 1000) with NX, XX, GT, LT.
-func (db *DB) expire(now int64, args []string, unit int64, name string) Reply {
-	return db.expireFrom(now, now, args, unit, name)
-}
-
-// expireAt is EXPIREAT (unit 1000) and PEXPIREAT (unit 1): an absolute
-// time on the server's expiry clock, in its unit.
-func (db *DB) expireAt(now int64, args []string, unit int64, name string) Reply {
-	return db.expireFrom(now, 0, args, unit, name)
-}
-
 // setEx is SETEX key seconds value (unit "EX") and PSETEX key ms value
 // (unit "PX"): SET key value EX|PX n, with the command's own error for a
 // time that is not positive.
@@ -368,14 +400,11 @@ func setEx(db *DB, now int64, args []string, unit, name string) Reply {
 	return cmdSet(db, now, []string{args[0], args[2], unit, args[1]}, "")
 }
 
-// expireFrom sets key's expiry to base + n*unit (base: now for EXPIRE and
-// PEXPIRE, 0 for the absolute EXPIREAT and PEXPIREAT).
-func (db *DB) expireFrom(now, base int64, args []string, unit int64, name string) Reply {
+// expire is PEXPIRE (unit 1) and EXPIRE (unit 1000), or with absolute
+// PEXPIREAT and EXPIREAT (a Unix time, not a time from now), with NX, XX,
+// GT, LT. As redis-server, it reads the options before the time.
+func (db *DB) expire(now int64, args []string, unit int64, absolute bool, name string) Reply {
 	key := args[0]
-	n, ok := parseInt(args[1])
-	if !ok {
-		return errNotInteger
-	}
 	var nx, xx, gt, lt bool
 	for _, a := range args[2:] {
 		switch strings.ToUpper(a) {
@@ -397,11 +426,19 @@ func (db *DB) expireFrom(now, base int64, args []string, unit int64, name string
 	if gt && lt {
 		return errorf("ERR GT and LT options at the same time are not compatible")
 	}
+	n, ok := parseInt(args[1])
+	if !ok {
+		return errNotInteger
+	}
 	bad := errorf("ERR invalid expire time in '" + name + "' command")
 	if unit == 1000 && (n > math.MaxInt64/1000 || n < math.MinInt64/1000) {
 		return bad
 	}
 	n *= unit
+	base := now
+	if absolute {
+		base = 0
+	}
 	if n > math.MaxInt64-base {
 		return bad
 	}
@@ -472,6 +509,7 @@ func cmdHSet(db *DB, now int64, args []string, _ string) Reply {
 	for i := 1; i < len(args); i += 2 {
 		if _, ok := it.hash[args[i]]; !ok {
 			added++
+			it.order = append(it.order, args[i])
 		}
 		it.hash[args[i]] = args[i+1]
 	}
@@ -503,8 +541,10 @@ func cmdHIncrBy(db *DB, now int64, args []string, _ string) Reply {
 		return err
 	}
 	var v int64
+	exists := false
 	if it != nil {
-		if s, ok := it.hash[args[1]]; ok {
+		var s string
+		if s, exists = it.hash[args[1]]; exists {
 			if v, ok = parseInt(s); !ok {
 				return errHashNotInt
 			}
@@ -517,6 +557,9 @@ func cmdHIncrBy(db *DB, now int64, args []string, _ string) Reply {
 		it, _ = db.hashOf(args[0], now, true)
 	}
 	v += by
+	if !exists {
+		it.order = append(it.order, args[1])
+	}
 	it.hash[args[1]] = strconv.FormatInt(v, 10)
 	return v
 }
@@ -533,6 +576,7 @@ func cmdHDel(db *DB, now int64, args []string, _ string) Reply {
 	for _, f := range args[1:] {
 		if _, ok := it.hash[f]; ok {
 			delete(it.hash, f)
+			it.order = slices.DeleteFunc(it.order, func(o string) bool { return o == f })
 			n++
 		}
 	}

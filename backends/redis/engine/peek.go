@@ -7,8 +7,9 @@ import (
 
 // Peek is key's live value at now without touching the data set (an
 // expired key is absent, as a command would find it, but stays until a
-// command removes it): a string's value, or a hash's field names sorted and
-// joined by commas; expireAt is its expiry in Unix milliseconds (0: none).
+// command removes it): a string's value, a hash's field names sorted and
+// joined by commas, a list's elements in order or a sorted set's members
+// by rank, joined by commas; expireAt is its expiry in Unix milliseconds (0: none).
 // The server's record of grants reads the keys a command touched with it,
 // before and after the command.
 func (db *DB) Peek(key string, now int64) (value string, expireAt int64, ok bool) {
@@ -16,13 +17,15 @@ func (db *DB) Peek(key string, now int64) (value string, expireAt int64, ok bool
 	if it == nil || (it.expireAt != 0 && now > it.expireAt) {
 		return "", 0, false
 	}
-	if it.kind == kindHash {
-		fields := make([]string, 0, len(it.hash))
-		for f := range it.hash { // determinism:ok: sorted below
-			fields = append(fields, f)
-		}
+	switch it.kind {
+	case kindHash:
+		fields := slices.Clone(it.order)
 		slices.Sort(fields)
 		return strings.Join(fields, ","), it.expireAt, true
+	case kindList:
+		return strings.Join(it.list, ","), it.expireAt, true
+	case kindZSet:
+		return strings.Join(it.zset.sorted, ","), it.expireAt, true
 	}
 	return it.str, it.expireAt, true
 }
