@@ -44,7 +44,7 @@ func TestMatrixRefusesBadInputNamingTheFlag(t *testing.T) {
 func TestMatrixHelpShowsThePresetsSettings(t *testing.T) {
 	code, stdout, _ := capture(t, "matrix", "--help")
 	require.Equal(t, 0, code)
-	assert.Contains(t, stdout, "every single-fault placement and 20 pairs of them, then 100 guided runs per cell at most,\n          each at least 20s (fitted to each row's timeouts) with 2 clients")
+	assert.Contains(t, stdout, "every single-fault placement and 20 pairs of them, then 300 guided runs per cell at most,\n          each at least 20s (fitted to each row's timeouts) with 2 clients")
 	assert.Contains(t, stdout, "--pairs int")
 	assert.Contains(t, stdout, "--budget int")
 	assert.NotContains(t, stdout, "--seeds")
