@@ -110,22 +110,33 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 	var pl *Placements
 	if len(set.Faults) > 0 {
 		pl = &Placements{Bound: set.Words, Total: len(set.Faults)}
-		for _, f := range set.Faults {
-			t := placementTest(c, row, start, f)
+		// place runs one placement (or pair) and counts it; fired says
+		// whether its first fault took hold.
+		place := func(faults ...nemesis.Fault) (fired bool, err error) {
+			t := placementTest(c, row, start, faults[0])
+			t.Schedule.Faults = append(t.Schedule.Faults, faults[1:]...)
 			r, err := harness.Run(t)
 			if err != nil {
-				return SearchedCell{}, 0, fmt.Errorf("%s: placement %d: %w", name, pl.Ran+1, err)
+				return false, err
 			}
 			runs++
-			pl.Ran++
-			if len(r.FaultOutcomes) > 0 && r.FaultOutcomes[0].Fired {
-				pl.Fired++
-			}
+			fired = len(r.FaultOutcomes) > 0 && r.FaultOutcomes[0].Fired
 			ev.addFailed(r)
 			note(t, r)
 			r.Release()
 			if o.Run != nil {
 				o.Run()
+			}
+			return fired, nil
+		}
+		for _, f := range set.Faults {
+			fired, err := place(f)
+			if err != nil {
+				return SearchedCell{}, 0, fmt.Errorf("%s: placement %d: %w", name, pl.Ran+1, err)
+			}
+			pl.Ran++
+			if fired {
+				pl.Fired++
 			}
 			if first[VerdictCorrupted] != nil {
 				break
@@ -136,20 +147,10 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 			if first[VerdictCorrupted] != nil {
 				break
 			}
-			t := placementTest(c, row, start, set.Faults[pair[0]])
-			t.Schedule.Faults = append(t.Schedule.Faults, set.Faults[pair[1]])
-			r, err := harness.Run(t)
-			if err != nil {
+			if _, err := place(set.Faults[pair[0]], set.Faults[pair[1]]); err != nil {
 				return SearchedCell{}, 0, fmt.Errorf("%s: pair of placements %d and %d: %w", name, pair[0]+1, pair[1]+1, err)
 			}
-			runs++
 			pl.Pairs++
-			ev.addFailed(r)
-			note(t, r)
-			r.Release()
-			if o.Run != nil {
-				o.Run()
-			}
 		}
 	}
 	randomRuns := 0
