@@ -193,7 +193,36 @@ func (e enumerator) holds(k nemesis.Kind, what string) ([]nemesis.Fault, string)
 	}
 	words := fmt.Sprintf("%s of each client after its acquire or read in each of its first %d sections, ending %s, or %s; of each server and role after each client's first acquire, %s or until another client's acquire",
 		what, e.b.Sections, e.endWords(), e.lengthWords(), e.lengthWords())
+	if k == nemesis.Partition && len(e.top.Servers) > 1 {
+		out = append(out, e.partialCuts()...)
+		words += "; and a cut between one client and one server after the client's read in each of its first sections, " +
+			e.lengthWords() + " or until another client's acquire"
+	}
 	return out, words
+}
+
+// partialCuts enumerates a cut between one client and one server (the
+// client still reaches the others: a bare majority, a stale member), from
+// the client's read in each of its first sections, lasting each length or
+// until another client's grant.
+func (e enumerator) partialCuts() []nemesis.Fault {
+	var out []nemesis.Fault
+	for _, a := range e.starts([]string{history.FRead}, false) {
+		for _, s := range e.top.Servers {
+			cut := nemesis.Fault{Kind: nemesis.Partition, Groups: [][]string{{a.Node}, {s}}, After: a}
+			for _, d := range e.lengths {
+				f := cut
+				f.Duration = nemesis.Duration(d)
+				out = append(out, f)
+			}
+			for _, u := range e.grantsOfOthers(a.Node) {
+				f := cut
+				f.Until = u
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // grantsOfOthers are the end anchors "another client's grant".
@@ -207,6 +236,11 @@ func (e enumerator) grantsOfOthers(c string) []*nemesis.Trigger {
 	return out
 }
 
+// quickRestarts are the restarts of a crash that comes back before the
+// crashed server's grant has reached its client, or just after: a server
+// without persistence forgets the grant and its token counter at once.
+var quickRestarts = []time.Duration{time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond}
+
 // crashes enumerates a crash of each server and role from each client's
 // grant, restarting after each length or at another client's grant, and
 // one that never restarts.
@@ -214,7 +248,9 @@ func (e enumerator) crashes() ([]nemesis.Fault, string) {
 	var out []nemesis.Fault
 	for _, s := range e.servers() {
 		for _, a := range e.starts([]string{history.FAcquire}, true) {
-			out = append(out, nemesis.Fault{Kind: nemesis.Crash, Targets: []string{s}, After: a, Duration: nemesis.Duration(100 * time.Millisecond)})
+			for _, d := range quickRestarts {
+				out = append(out, nemesis.Fault{Kind: nemesis.Crash, Targets: []string{s}, After: a, Duration: nemesis.Duration(d)})
+			}
 			for _, d := range e.lengths {
 				out = append(out, nemesis.Fault{Kind: nemesis.Crash, Targets: []string{s}, After: a, Duration: nemesis.Duration(d)})
 			}
@@ -224,7 +260,7 @@ func (e enumerator) crashes() ([]nemesis.Fault, string) {
 			out = append(out, nemesis.Fault{Kind: nemesis.Crash, Targets: []string{s}, After: a})
 		}
 	}
-	words := fmt.Sprintf("crashes of each server and role after each client's first acquire, restarting after 100ms, %s, at another client's acquire, or never",
+	words := fmt.Sprintf("crashes of each server and role after each client's first acquire, restarting after 1ms, 10ms or 100ms (while the grant is still on its way), %s, at another client's acquire, or never",
 		strings.TrimPrefix(e.lengthWords(), "lasting "))
 	return out, words
 }

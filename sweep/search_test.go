@@ -80,11 +80,11 @@ func TestCellsAreDecidedFromTheirIDAlone(t *testing.T) {
 	row := NewSearchedRow("redis fenced", Config{System: "redis", SystemOptions: map[string]string{"fencing": "true"}, Storage: storage.Fenced}, system.GuardFencing)
 	c := defaultSettings(t, row)
 	c.Budget = 40
-	a, runsA, err := SearchCell(c, row, "crash", CellOptions{NoShrink: true})
+	a, runsA, err := SearchCell(c, row, "partition", CellOptions{NoShrink: true})
 	require.NoError(t, err)
 	other := NewSearchedRow("redis", Config{System: "redis"}, "")
 	c.Rows = append([]SearchedRow{other}, c.Rows...)
-	b, runsB, err := SearchCell(c, row, "crash", CellOptions{NoShrink: true})
+	b, runsB, err := SearchCell(c, row, "partition", CellOptions{NoShrink: true})
 	require.NoError(t, err)
 	assert.Equal(t, a, b)
 	assert.Equal(t, runsA, runsB)
