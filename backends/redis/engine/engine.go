@@ -517,18 +517,13 @@ func cmdHSet(db *DB, now int64, args []string, _ string) Reply {
 }
 
 func cmdHGet(db *DB, now int64, args []string, _ string) Reply {
-	it, err := db.hashOf(args[0], now, false)
-	switch {
-	case err != nil:
-		return err
-	case it == nil:
-		return nil
-	}
-	v, ok := it.hash[args[1]]
-	if !ok {
-		return nil
-	}
-	return v
+	return readHash(db, args[0], now, nil, func(it *item) Reply {
+		v, ok := it.hash[args[1]]
+		if !ok {
+			return nil
+		}
+		return v
+	})
 }
 
 func cmdHIncrBy(db *DB, now int64, args []string, _ string) Reply {
