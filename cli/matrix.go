@@ -33,8 +33,8 @@ type matrixFlags struct {
 func matrixLong() string {
 	var presets strings.Builder
 	for _, p := range sweep.MatrixPresets() {
-		fmt.Fprintf(&presets, "  %-7s %s;\n          every single-fault placement and %d pairs of them, then %d guided runs per cell at most,\n          each at least %v (fitted to each row's timeouts) with %d clients; cost from %d fault-free runs per row;\n          each finding shrunk in at most %d runs\n",
-			p.Name, p.Doc, p.Pairs, p.Budget, p.Time, p.Clients, p.CostRuns, p.ShrinkRuns)
+		fmt.Fprintf(&presets, "  %-7s %s;\n          every single-fault placement and %d pairs of them, then %d guided runs per cell at most,\n          each at least %v (fitted to each row's timeouts) with %d clients; rows of runs longer than %v make\n          proportionally fewer guided runs; cost from %d fault-free runs per row; each finding shrunk in at most %d runs\n",
+			p.Name, p.Doc, p.Pairs, p.Budget, p.Time, p.Clients, sweep.GuidedRunTime, p.CostRuns, p.ShrinkRuns)
 	}
 	return `matrix decides the safety matrix: for every row (a lock design in one storage mode) and every
 fault family (` + strings.Join(sweep.SearchColumns(), ", ") + `), a search aimed at that

@@ -196,15 +196,15 @@ func (e enumerator) holds(k nemesis.Kind, what string) ([]nemesis.Fault, string)
 	if k == nemesis.Partition && len(e.top.Servers) > 1 {
 		out = append(out, e.partialCuts()...)
 		words += "; and a cut between one client and one server after the client's read in each of its first sections, " +
-			e.lengthWords() + " or until another client's acquire"
+			e.lengthWords() + ", until another client's acquire or to the end of the run"
 	}
 	return out, words
 }
 
 // partialCuts enumerates a cut between one client and one server (the
 // client still reaches the others: a bare majority, a stale member), from
-// the client's read in each of its first sections, lasting each length or
-// until another client's grant.
+// the client's read in each of its first sections, lasting each length,
+// until another client's grant, or to the end of the run.
 func (e enumerator) partialCuts() []nemesis.Fault {
 	var out []nemesis.Fault
 	for _, a := range e.starts([]string{history.FRead}, false) {
@@ -220,6 +220,7 @@ func (e enumerator) partialCuts() []nemesis.Fault {
 				f.Until = u
 				out = append(out, f)
 			}
+			out = append(out, cut) // never healed: the client is left with the others
 		}
 	}
 	return out

@@ -158,7 +158,7 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 		target := guide.Target{Name: name, Family: column,
 			Test: func(s uint64) (scenario.Test, error) { return c.test(row, column, s), nil },
 			Stop: func(r scenario.Result) bool { return verdictOf(r, dataCheck) == models.Invalid }}
-		out, err := guide.Search(guide.Config{Target: &target, Seed: seed, Start: start, MaxRuns: c.Budget,
+		out, err := guide.Search(guide.Config{Target: &target, Seed: seed, Start: start, MaxRuns: sh.Guided,
 			Fresh: cellFresh, FreshEvery: cellFreshEvery,
 			OnRun: func(t scenario.Test, r scenario.Result) {
 				runs++

@@ -64,6 +64,26 @@ type Shape struct {
 	// Timeouts name the declared timeouts a fault's length straddles
 	// ("ttl 10s", "ttl 10s + down-after 3s").
 	Timeouts []string `json:"timeouts,omitempty"`
+	// Guided is the most guided runs each of the row's cells makes after
+	// its placements: the matrix's budget, fewer for rows whose runs are
+	// longer than GuidedRunTime (guidedBudget).
+	Guided int `json:"guided"`
+}
+
+// GuidedRunTime is the run length up to which a cell's guided search makes
+// the matrix's whole budget of runs; a row of longer runs makes
+// proportionally fewer, so that its cells spend no more simulated time than
+// budget runs of GuidedRunTime (Chubby's 2-minute runs make a quarter of
+// them). Its systematic placements are never cut.
+const GuidedRunTime = 30 * time.Second
+
+// guidedBudget is the guided runs of a cell whose runs last t, for a matrix
+// budget of budget runs: at least one.
+func guidedBudget(budget int, t time.Duration) int {
+	if t <= GuidedRunTime {
+		return budget
+	}
+	return max(1, int(int64(budget)*int64(GuidedRunTime)/int64(t)))
 }
 
 // Run shapes are bounded: a row whose timeouts chain past maxShapeTime runs
@@ -100,7 +120,7 @@ func rowShape(c SearchConfig, row SearchedRow) (Shape, []placement.Timeout) {
 	}
 	t := max(time.Duration(c.Time), placement.Longest(ts)*11/10+5*time.Second, lease*22/10+2*time.Second)
 	t = min(t, max(maxShapeTime, time.Duration(c.Time))).Round(time.Second)
-	sh := Shape{Time: Duration(t)}
+	sh := Shape{Time: Duration(t), Guided: guidedBudget(c.Budget, t)}
 	for _, x := range ts {
 		sh.Timeouts = append(sh.Timeouts, x.Name)
 	}

@@ -92,7 +92,7 @@ none/P+N: no violation found in all P single-fault placements of the family (sys
 			runTime := time.Duration(m.Time)
 			if r.Shape != nil {
 				runTime = time.Duration(r.Shape.Time)
-				fmt.Fprintf(&b, "  run shape: %v with %d clients, long enough for its timeouts (%s)\n", runTime, m.Clients, strings.Join(r.Shape.Timeouts, "; "))
+				fmt.Fprintf(&b, "  run shape: %v with %d clients, long enough for its timeouts (%s); %s\n", runTime, m.Clients, strings.Join(r.Shape.Timeouts, "; "), guidedWords(m.Budget, r.Shape.Guided))
 			}
 			if len(r.Beyond) > 0 {
 				fmt.Fprintf(&b, "  runs of %v are shorter than %s: a violation that needs a fault outlasting it is beyond these searches\n",
@@ -178,4 +178,12 @@ func fairnessWords(c *RowCost) string {
 		s += ": one client starves the others"
 	}
 	return s
+}
+
+// guidedWords say how many guided runs each cell of a row makes at most.
+func guidedWords(budget, guided int) string {
+	if guided == 0 || guided == budget {
+		return fmt.Sprintf("up to %d guided runs per cell", budget)
+	}
+	return fmt.Sprintf("up to %d guided runs per cell (the budget of %d scaled to runs of %v)", guided, budget, GuidedRunTime)
 }

@@ -44,6 +44,8 @@ type Cell struct {
 	// checkMaster is the replica the storage's checks go to first.
 	checkMaster int
 	truth       *truth // nil unless RecordGrants
+	// decoded caches the log entries read (decode).
+	decoded map[string]txn
 }
 
 // ReplicaName is the name of replica i (1-based).
@@ -54,7 +56,7 @@ func NewCell(w *sim.World, o Options) (*Cell, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Cell{opts: o, clients: map[string]*Client{}, delays: map[delayKey]string{}}
+	c := &Cell{opts: o, clients: map[string]*Client{}, delays: map[delayKey]string{}, decoded: map[string]txn{}}
 	for i := range o.Replicas {
 		c.servers = append(c.servers, newServer(c, uint64(i+1)))
 	}

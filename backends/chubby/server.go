@@ -214,7 +214,7 @@ func (s *Server) apply(e *pb.Entry) {
 	if e.Type != pb.EntryNormal || len(e.Data) == 0 {
 		return
 	}
-	x := decodeTxn(e.Data)
+	x := s.cell.decode(e.Data)
 	granted := false
 	if x.Op == "acquire" && s.cell.truth.recording() {
 		l := s.state.locks[x.Lock]
@@ -251,3 +251,23 @@ func encodeTxn(t txn) []byte { return raftnode.EncodeJSON("chubby", t) }
 
 // decodeTxn reads a log entry encodeTxn rendered.
 func decodeTxn(b []byte) txn { return raftnode.DecodeJSON[txn]("chubby", b) }
+
+// decode reads a log entry as decodeTxn does, once per entry for the whole
+// cell: every replica applies the same entries, and reading their JSON was a
+// third of a Chubby run's time. A txn holds no slices or maps, so the
+// replicas may share the value. The cache is emptied when it grows past
+// decodedEntries; what it returns never depends on it.
+func (c *Cell) decode(b []byte) txn {
+	if x, ok := c.decoded[string(b)]; ok {
+		return x
+	}
+	x := decodeTxn(b)
+	if len(c.decoded) >= decodedEntries {
+		clear(c.decoded)
+	}
+	c.decoded[string(b)] = x
+	return x
+}
+
+// decodedEntries bounds the cell's cache of read log entries.
+const decodedEntries = 4096
