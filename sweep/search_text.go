@@ -99,9 +99,15 @@ none/P+N: no violation found in all P single-fault placements of the family (sys
 					runTime, strings.Join(r.Beyond, " and "))
 			}
 			if r.Cost != nil {
-				fmt.Fprintf(&b, "  cost without faults: acquire p50 %.1f ms, p99 %.1f ms; %.1f critical sections/s; %.1f messages per acquire\n",
-					r.Cost.AcquireP50MS, r.Cost.AcquireP99MS, r.Cost.CSPerSecond, r.Cost.MessagesPerAcquire)
-				fmt.Fprintf(&b, "  %s; %s\n", failoverWords(r.Cost), fairnessWords(r.Cost))
+				if r.NoLock {
+					fmt.Fprintf(&b, "  cost without faults: no lock is taken (no acquire latency, nothing to fail over); %.1f critical sections/s; %.1f messages per section\n",
+						r.Cost.CSPerSecond, r.Cost.MessagesPerAcquire)
+					fmt.Fprintf(&b, "  %s\n", fairnessWords(r.Cost))
+				} else {
+					fmt.Fprintf(&b, "  cost without faults: acquire p50 %.1f ms, p99 %.1f ms; %.1f critical sections/s; %.1f messages per acquire\n",
+						r.Cost.AcquireP50MS, r.Cost.AcquireP99MS, r.Cost.CSPerSecond, r.Cost.MessagesPerAcquire)
+					fmt.Fprintf(&b, "  %s; %s\n", failoverWords(r.Cost), fairnessWords(r.Cost))
+				}
 			}
 			for _, c := range r.Cells {
 				fmt.Fprintf(&b, "  %s: %s\n", c.Column, c.Evidence.Line)

@@ -463,3 +463,22 @@ func TestSearchedPageOfAMatrixWithoutRowsOrCostsStillRenders(t *testing.T) {
 		})
 	}
 }
+
+// A design that takes no lock has nothing to fail over: its text says so
+// instead of a failover of 0 s.
+func TestALocklessRowHasNoFailover(t *testing.T) {
+	cost := &RowCost{Cost: Cost{CSPerSecond: 9.9, MessagesPerAcquire: 4.2}, Grants: []int{49, 51}, TopShare: 0.51, FailoverRuns: 3}
+	m := SearchedMatrix{Columns: []string{"pause"}, Budget: 300, Time: Duration(20 * time.Second), Clients: 2, Rows: []SearchedRow{
+		{ID: "a", Design: "Optimistic locking", NoLock: true, System: "database", Storage: "unfenced", Cost: cost,
+			Cells: []SearchedCell{{Column: "pause", Verdict: VerdictNoViolation}}},
+		{ID: "b", Design: "A lock", System: "redis", Storage: "unfenced", Cost: cost,
+			Cells: []SearchedCell{{Column: "pause", Verdict: VerdictNoViolation}}},
+	}}
+	var b strings.Builder
+	require.NoError(t, WriteSearchedText(&b, m, true))
+	lockless, lock, ok := strings.Cut(b.String(), "A lock · unfenced")
+	require.True(t, ok, b.String())
+	assert.Contains(t, lockless, "no lock is taken (no acquire latency, nothing to fail over)")
+	assert.NotContains(t, lockless, "failover after the holder crashes")
+	assert.Contains(t, lock, "failover after the holder crashes 0s")
+}
