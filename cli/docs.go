@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -424,12 +425,12 @@ func docsMatrixRows([]string) (string, error) {
 		if guard == "" {
 			guard = "nothing but the lock"
 		}
-		rows = append(rows, []string{r.Design, r.Storage, guard, time.Duration(sh.Time).String(), strings.Join(sh.Timeouts, "; ")})
+		rows = append(rows, []string{r.Design, r.Storage, guard, time.Duration(sh.Time).String(), strings.Join(sh.Timeouts, "; "), strconv.Itoa(sh.Guided)})
 	}
 	head := fmt.Sprintf("The default matrix of this build: %d rows (designs in their storage modes) × %d fault families (%s) = %d cells; "+
-		"each cell's guided search makes up to %d runs with %d clients after its systematic placements; each row's cost adds %d fault-free and %d failover runs.\n\n",
-		len(c.Rows), len(c.Columns), strings.Join(c.Columns, ", "), len(c.Rows)*len(c.Columns), c.Budget, c.Clients, c.CostRuns, c.CostRuns)
-	return head + mdTable([]string{"design", "storage", "what guards the data", "run length", "fitted to"}, rows), nil
+		"each cell's guided search makes up to %d runs with %d clients after its systematic placements (fewer on rows whose runs are longer than %v: the same simulated time); each row's cost adds %d fault-free and %d failover runs.\n\n",
+		len(c.Rows), len(c.Columns), strings.Join(c.Columns, ", "), len(c.Rows)*len(c.Columns), c.Budget, c.Clients, sweep.GuidedRunTime, c.CostRuns, c.CostRuns)
+	return head + mdTable([]string{"design", "storage", "what guards the data", "run length", "fitted to", "guided runs per cell"}, rows), nil
 }
 
 func docsWorkloads([]string) (string, error) {
