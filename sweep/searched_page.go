@@ -205,7 +205,7 @@ func newJSRow(pr *pageRow) jsRow {
 	if c := pr.Row.Cost; c != nil {
 		r.Failover, r.P99, r.Rate, r.Share, r.Starved = failoverShort(c), milliseconds(c.AcquireP99MS), strconv.FormatFloat(c.CSPerSecond, 'f', 1, 64), shareShort(c), c.Starved
 		if pr.Row.NoLock {
-			r.P99 = "no lock"
+			r.Failover, r.P99 = "no lock", "—"
 		}
 	}
 	for _, pc := range pr.Cells {
