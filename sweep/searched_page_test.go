@@ -373,7 +373,30 @@ func TestSearchedPageFitsTheWindowInABrowser(t *testing.T) {
 		t.Skipf("browser check skipped: %v", err)
 	}
 	require.NoError(t, err)
-	dir, _ := writeSearchedFixture(t)
+	// One design kept under pause + partition is made corrupted under
+	// another family: the list must say so beside it.
+	m := searchedFixture(t)
+	before, err := newSearchedView(m)
+	require.NoError(t, err)
+	for _, r := range before.Data {
+		if r.Cells["pause"].Status != statusKept || r.Cells["partition"].Status != statusKept {
+			continue
+		}
+		for i := range m.Rows {
+			if m.Rows[i].ID != r.ID {
+				continue
+			}
+			for j := range m.Rows[i].Cells {
+				if c := &m.Rows[i].Cells[j]; c.Column != "pause" && c.Column != "partition" {
+					c.Verdict = VerdictCorrupted
+					break
+				}
+			}
+		}
+		break
+	}
+	dir := t.TempDir()
+	require.NoError(t, WriteSearchedPage(dir, m))
 	page, err := os.ReadFile(filepath.Join(dir, MatrixHTML))
 	require.NoError(t, err)
 	probe := filepath.Join(dir, "probe.html")
@@ -390,7 +413,7 @@ func TestSearchedPageFitsTheWindowInABrowser(t *testing.T) {
 		Kept           []string
 		PageScrolls    bool
 	}
-	v, err := newSearchedView(searchedFixture(t))
+	v, err := newSearchedView(m)
 	require.NoError(t, err)
 	var wantKept []string
 	for _, r := range v.Data {
@@ -399,6 +422,18 @@ func TestSearchedPageFitsTheWindowInABrowser(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, wantKept, "the fixture keeps some design under pause + partition")
+	warned := 0 // kept rows that another family's fault corrupted
+	for _, r := range v.Data {
+		if r.Cells["pause"].Status != statusKept || r.Cells["partition"].Status != statusKept {
+			continue
+		}
+		for f, c := range r.Cells {
+			if f != "pause" && f != "partition" && c.Status == statusCorrupted {
+				warned++
+				break
+			}
+		}
+	}
 	for _, tc := range []struct {
 		width   int
 		scrolls bool
@@ -430,6 +465,9 @@ func TestSearchedPageFitsTheWindowInABrowser(t *testing.T) {
 			assert.True(t, l.HeadStuck, "the header stays in view")
 			assert.True(t, l.FirstStuck, "the first column stays in view")
 			assert.Equal(t, wantKept, l.Kept, "kept the data safe under pause + partition, ranked")
+			require.Positive(t, warned)
+			assert.Equal(t, warned, strings.Count(got.DOM, `class="elsewhere"`),
+				"each kept design that a family not ticked corrupted says so")
 		})
 	}
 }
