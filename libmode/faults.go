@@ -1,0 +1,278 @@
+package libmode
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/nemesis"
+)
+
+// Fault is a fault library mode injects: PauseClient, PauseInCriticalSection,
+// Partition, ClockJump. Crash and Delay are refused with an error saying
+// they are not built in library mode.
+type Fault interface {
+	fmt.Stringer
+	check(cfg *Config) error
+	// install schedules the fault in w (w.mu held).
+	install(w *world, index int)
+}
+
+// PauseClient pauses a client from At for For: its connections are frozen
+// (nothing it sent or is sent gets through until the pause ends; then it
+// all arrives) and so is its workload (the critical section does not move
+// on). The library's own timers and goroutines keep running: in a bubble
+// a pause is not a stop-the-world pause of the client's process.
+type PauseClient struct {
+	Client  string
+	At, For time.Duration
+}
+
+func (p PauseClient) String() string {
+	return fmt.Sprintf("pause %s at %v for %v", p.Client, p.At, p.For)
+}
+
+func (p PauseClient) check(cfg *Config) error { return checkPause(cfg, p.Client, p.For) }
+
+func (p PauseClient) install(w *world, i int) {
+	w.schedule(&event{at: p.At, order: fmt.Sprintf("~fault%03d", i), run: func() { w.pauseNow(p.Client, p.For, "") }})
+}
+
+// PauseInCriticalSection pauses the first client (Client, or any when
+// empty) that reads the storage inside its critical section at or after
+// After, right after its read, for For: Kleppmann's GC pause between the
+// read and the write. The pause is what PauseClient's is.
+type PauseInCriticalSection struct {
+	Client     string
+	After, For time.Duration
+}
+
+func (p PauseInCriticalSection) String() string {
+	who := p.Client
+	if who == "" {
+		who = "the first holder"
+	}
+	return fmt.Sprintf("pause %s after its read (from %v) for %v", who, p.After, p.For)
+}
+
+func (p PauseInCriticalSection) check(cfg *Config) error {
+	if p.Client == "" {
+		return checkPause(cfg, "c1", p.For)
+	}
+	return checkPause(cfg, p.Client, p.For)
+}
+
+func (p PauseInCriticalSection) install(w *world, i int) {
+	w.holderPauses = append(w.holderPauses, &holderPause{PauseInCriticalSection: p})
+}
+
+type holderPause struct {
+	PauseInCriticalSection
+	fired bool
+}
+
+func checkPause(cfg *Config, client string, d time.Duration) error {
+	if d <= 0 {
+		return errors.New("a pause needs a positive duration")
+	}
+	if !slices.Contains(clientNames(cfg.Clients), client) {
+		return fmt.Errorf("no client %q (the clients are %v)", client, clientNames(cfg.Clients))
+	}
+	return nil
+}
+
+// Partition cuts Clients from Instances (names; empty: every client,
+// every instance) from At for For. A holding cut delivers what it held
+// when it heals (TCP retransmits); a lossy one loses the message and the
+// connection it was on stays silent for good (the client's read timeout
+// finds out; a dial across it gets no answer).
+type Partition struct {
+	At, For   time.Duration
+	Clients   []string
+	Instances []string
+	Lossy     bool
+}
+
+func (p Partition) String() string {
+	kind := "holding"
+	if p.Lossy {
+		kind = "lossy"
+	}
+	return fmt.Sprintf("%s partition of %v from %v at %v for %v", kind, p.Clients, p.Instances, p.At, p.For)
+}
+
+func (p Partition) check(cfg *Config) error {
+	if p.For <= 0 {
+		return errors.New("a partition needs a positive duration")
+	}
+	for _, c := range p.Clients {
+		if !slices.Contains(clientNames(cfg.Clients), c) {
+			return fmt.Errorf("no client %q", c)
+		}
+	}
+	for _, s := range p.Instances {
+		if !slices.Contains(instanceNames(cfg.Instances), s) {
+			return fmt.Errorf("no instance %q (the instances are %v)", s, instanceNames(cfg.Instances))
+		}
+	}
+	return nil
+}
+
+func (p Partition) install(w *world, i int) {
+	a := p.Clients
+	if len(a) == 0 {
+		a = clientNames(w.cfg.Clients)
+	}
+	b := p.Instances
+	if len(b) == 0 {
+		b = instanceNames(w.cfg.Instances)
+	}
+	c := &cut{a: a, b: b, lossy: p.Lossy, until: p.At + p.For}
+	targets := append(slices.Clone(a), b...)
+	detail := "holding"
+	if p.Lossy {
+		detail = "lossy"
+	}
+	order := fmt.Sprintf("~fault%03d", i)
+	w.schedule(&event{at: p.At, order: order, run: func() {
+		w.cuts = append(w.cuts, c)
+		w.rec.nemesis(history.Start, string(nemesis.Partition), targets, detail, w.elapsed())
+	}})
+	w.schedule(&event{at: p.At + p.For, order: order, seq: 1, run: func() {
+		c.healed = true
+		w.rec.nemesis(history.Stop, string(nemesis.Partition), targets, detail, w.elapsed())
+	}})
+}
+
+// ClockJump moves an instance's wall clock by By at At (its TTLs follow
+// its wall clock, as Redis's do) and, when For is not zero, back at At+For.
+type ClockJump struct {
+	Instance string
+	At       time.Duration
+	By, For  time.Duration
+}
+
+func (j ClockJump) String() string {
+	return fmt.Sprintf("clock of %s jumps %+v at %v", j.Instance, j.By, j.At)
+}
+
+func (j ClockJump) check(cfg *Config) error {
+	if !slices.Contains(instanceNames(cfg.Instances), j.Instance) {
+		return fmt.Errorf("no instance %q (the instances are %v)", j.Instance, instanceNames(cfg.Instances))
+	}
+	if j.By == 0 {
+		return errors.New("a clock jump needs a non-zero By")
+	}
+	return nil
+}
+
+func (j ClockJump) install(w *world, i int) {
+	s := w.serverAt(j.Instance)
+	detail := fmt.Sprintf("%+v", j.By)
+	targets := []string{j.Instance}
+	order := fmt.Sprintf("~fault%03d", i)
+	end := j.At + j.For
+	if j.For == 0 {
+		end = w.cfg.Duration
+	}
+	w.schedule(&event{at: j.At, order: order, run: func() {
+		s.offset += j.By
+		w.rec.nemesis(history.Start, string(nemesis.ClockJump), targets, detail, w.elapsed())
+	}})
+	w.schedule(&event{at: end, order: order, seq: 1, run: func() {
+		if j.For != 0 {
+			s.offset -= j.By
+		}
+		w.rec.nemesis(history.Stop, string(nemesis.ClockJump), targets, detail, w.elapsed())
+	}})
+}
+
+// Crash would crash and restart an instance; it is not built in library
+// mode, and a run that names it is refused.
+type Crash struct {
+	Instance string
+	At, For  time.Duration
+}
+
+func (c Crash) String() string { return fmt.Sprintf("crash %s at %v for %v", c.Instance, c.At, c.For) }
+func (c Crash) check(*Config) error {
+	return errors.New("crashes are not built in library mode yet (see docs/library-mode.md)")
+}
+func (c Crash) install(*world, int) {}
+
+// Delay would delay chosen messages; it is not built in library mode (use
+// Latency and Jitter), and a run that names it is refused.
+type Delay struct {
+	At, For time.Duration
+	By      time.Duration
+}
+
+func (d Delay) String() string { return fmt.Sprintf("delay by %v at %v for %v", d.By, d.At, d.For) }
+func (d Delay) check(*Config) error {
+	return errors.New("targeted message delays are not built in library mode yet (see docs/library-mode.md)")
+}
+func (d Delay) install(*world, int) {}
+
+// pauseNow pauses client for d from now (w.mu held).
+func (w *world) pauseNow(client string, d time.Duration, why string) {
+	now := w.elapsed()
+	p := &pause{until: now + d, resume: make(chan struct{})}
+	w.paused[client] = p
+	detail := "connections and critical section frozen; the library's own timers keep running"
+	if why != "" {
+		detail = why + "; " + detail
+	}
+	w.rec.nemesis(history.Start, string(nemesis.Pause), []string{client}, detail, now)
+	w.schedule(&event{at: now + d, order: "~pause/" + client, run: func() {
+		if w.paused[client] == p {
+			delete(w.paused, client)
+		}
+		close(p.resume)
+		w.rec.nemesis(history.Stop, string(nemesis.Pause), []string{client}, detail, w.elapsed())
+	}})
+}
+
+// afterRead fires a PauseInCriticalSection on client, if one is due.
+func (w *world) afterRead(client string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.holderPauses {
+		if p.fired || (p.Client != "" && p.Client != client) || w.elapsed() < p.After {
+			continue
+		}
+		p.fired = true
+		w.pauseNow(client, p.For, "after its read in the critical section")
+		return
+	}
+}
+
+func clientNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("c%d", i+1)
+	}
+	return out
+}
+
+func instanceNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("redis-%d", i+1)
+	}
+	return out
+}
+
+// faultList renders the faults for a report.
+func faultList(fs []Fault) string {
+	var b strings.Builder
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(f.String())
+	}
+	return b.String()
+}

@@ -1,0 +1,145 @@
+package libmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lockapi"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/storage"
+)
+
+// setLock is a lock a user might write over go-redis: SET NX PX, released
+// by a compare-and-delete script; with fence, a token from INCR after the
+// grant.
+type setLock struct {
+	rdb   *redis.Client
+	name  string
+	ttl   time.Duration
+	fence bool
+	n     int
+}
+
+var unlock = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)
+
+func (l *setLock) Acquire(ctx context.Context, key string) (Lease, error) {
+	l.n++
+	owner := fmt.Sprintf("%s-%d", l.name, l.n)
+	ok, err := l.rdb.SetNX(ctx, key, owner, l.ttl).Result()
+	if err != nil {
+		return Lease{}, err
+	}
+	if !ok {
+		return Lease{}, lockapi.ErrNotAcquired
+	}
+	lease := Lease{Owner: owner, Valid: l.ttl}
+	if l.fence {
+		tok, err := l.rdb.Incr(ctx, key+":token").Result()
+		if err != nil {
+			return Lease{}, err
+		}
+		lease.Token, lease.HasToken = uint64(tok), true
+	}
+	return lease, nil
+}
+
+func (l *setLock) Release(ctx context.Context, lease Lease) error {
+	n, err := unlock.Run(ctx, l.rdb, []string{"k"}, lease.Owner).Int()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return lockapi.ErrNotHeld
+	}
+	return nil
+}
+
+func setLockConfig(fence bool) Config {
+	return Config{
+		Duration: 10 * time.Second,
+		NewLock: func(c *Client) (Lock, error) {
+			return &setLock{rdb: redis.NewClient(c.RedisOptions(0)), name: c.Name(), ttl: time.Second, fence: fence}, nil
+		},
+		Close: func(l Lock) error { return l.(*setLock).rdb.Close() },
+	}
+}
+
+func TestNoFaultsAllValid(t *testing.T) {
+	res := Run(t, setLockConfig(false))
+	t.Log(res.Summary())
+	require.NotEmpty(t, res.Events)
+	assert.Equal(t, models.Valid, res.Verdict("critical-sections"))
+	assert.Equal(t, models.Valid, res.Verdict("mutual-exclusion"))
+	assert.Empty(t, res.Breaches)
+	assert.Empty(t, res.LostUpdates)
+	acquired := 0
+	for _, e := range res.Events {
+		if e.F == history.FAcquire && e.Type == history.OK {
+			acquired++
+		}
+	}
+	assert.Greater(t, acquired, 10)
+	assert.Equal(t, 10*time.Second, res.Virtual.Truncate(10*time.Second))
+}
+
+func TestGCPauseLosesAnUpdate(t *testing.T) {
+	cfg := setLockConfig(false)
+	cfg.Faults = []Fault{PauseInCriticalSection{After: 2 * time.Second, For: 3 * time.Second}}
+	res := Run(t, cfg)
+	t.Log(res.Summary())
+	assert.Equal(t, models.Invalid, res.Verdict("critical-sections"))
+	assert.Contains(t, res.Kinds, "gc-pause")
+	assert.Empty(t, res.Breaches, "the servers kept their promises: the client outlived its lease")
+	assert.NotEmpty(t, res.Outlived, "the servers' record explains the lost update")
+	assert.NotEmpty(t, res.LostUpdates, "the storage's record shows the lost update")
+	assert.Equal(t, PauseNote, res.Note)
+}
+
+func TestFencedStaysValid(t *testing.T) {
+	cfg := setLockConfig(true)
+	cfg.Storage = storage.Fenced
+	cfg.Faults = []Fault{PauseInCriticalSection{After: 2 * time.Second, For: 3 * time.Second}}
+	res := Run(t, cfg)
+	t.Log(res.Summary())
+	assert.Equal(t, models.Valid, res.Verdict("critical-sections"))
+	assert.Equal(t, models.Invalid, res.Verdict("mutual-exclusion"), "the lock itself still broke")
+	assert.Empty(t, res.LostUpdates)
+}
+
+func TestPartitionHolding(t *testing.T) {
+	cfg := setLockConfig(false)
+	cfg.Faults = []Fault{Partition{At: 2 * time.Second, For: 5 * time.Second, Clients: []string{"c1"}}}
+	res := Run(t, cfg)
+	t.Log(res.Summary())
+	assert.NotEqual(t, models.Result(""), res.Verdict("critical-sections"))
+	var started bool
+	for _, e := range res.Events {
+		started = started || (e.Type == history.Start && e.F == "partition")
+	}
+	assert.True(t, started)
+}
+
+func TestRefusesWhatIsNotBuilt(t *testing.T) {
+	for _, f := range []Fault{Crash{Instance: "redis-1", At: time.Second, For: time.Second}, Delay{At: time.Second, For: time.Second, By: time.Second}} {
+		cfg := setLockConfig(false)
+		cfg.Faults = []Fault{f}
+		_, err := cfg.withDefaults()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "not built in library mode")
+	}
+	_, err := (Config{}).withDefaults()
+	require.Error(t, err)
+	cfg := setLockConfig(false)
+	cfg.Faults = []Fault{PauseClient{Client: "c9", At: time.Second, For: time.Second}}
+	_, err = cfg.withDefaults()
+	require.True(t, err != nil && errors.Is(err, err))
+	assert.Contains(t, err.Error(), `no client "c9"`)
+}
