@@ -170,6 +170,9 @@ func (cfg Config) withDefaults() (Config, error) {
 		errs = append(errs, fmt.Errorf("libmode: %d instances, %d clients, duration %v: need at least one of each and a positive duration",
 			cfg.Instances, cfg.Clients, cfg.Duration))
 	}
+	if cfg.Clients >= laneSpan {
+		errs = append(errs, fmt.Errorf("libmode: %d clients: at most %d", cfg.Clients, laneSpan-1))
+	}
 	if cfg.Storage != storage.Unfenced && cfg.Storage != storage.Fenced {
 		errs = append(errs, fmt.Errorf("libmode: storage mode %q is not available in library mode (unfenced or fenced)", cfg.Storage))
 	}

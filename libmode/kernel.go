@@ -103,6 +103,9 @@ func (w *world) elapsed() time.Duration { return time.Since(w.start) }
 
 // schedule adds e to the queue (w.mu held) and wakes the kernel.
 func (w *world) schedule(e *event) {
+	if e.to != "" {
+		e.at = w.align(e.at, e.to)
+	}
 	heap.Push(&w.queue, e)
 	select {
 	case w.wake <- struct{}{}:
@@ -121,6 +124,36 @@ func (w *world) latency(link string, seq uint64) time.Duration {
 		j = time.Duration(splitmix(h.Sum64()) % uint64(w.cfg.Jitter))
 	}
 	return w.cfg.Latency + j
+}
+
+// laneSpan is the period of the lanes (1 µs, so that a library's timer of
+// whole microseconds set in a lane ends in it): every event that wakes a client
+// happens at a time whose remainder modulo laneSpan nanoseconds is the
+// client's lane (its index + 1), and the workload's own sleeps end there
+// too. Goroutines of two clients are then never woken by the clock at the
+// same instant, so the Go scheduler cannot interleave them (a library's
+// draw from crypto/rand, say): they run one after the other.
+const laneSpan = 1000
+
+// lane is the lane of a node: a client's index + 1; 0 for the others.
+func (w *world) lane(node string) int64 {
+	for i, c := range clientNames(w.cfg.Clients) {
+		if c == node {
+			return int64(i + 1)
+		}
+	}
+	return 0
+}
+
+// align is the first time at or after t in node's lane.
+func (w *world) align(t time.Duration, node string) time.Duration {
+	l := w.lane(node)
+	r := int64(t) % laneSpan
+	a := int64(t) - r + l
+	if a < int64(t) {
+		a += laneSpan
+	}
+	return time.Duration(a)
 }
 
 func splitmix(x uint64) uint64 {

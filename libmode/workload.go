@@ -41,9 +41,11 @@ func tokenPtr(l Lease) *uint64 {
 	return nil
 }
 
-// sleep waits d of virtual time, or until the run ends.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
+// sleep waits d of virtual time (ending in the client's lane), or until
+// the run ends.
+func (c *client) sleep(ctx context.Context, d time.Duration) bool {
+	now := c.w.elapsed()
+	t := time.NewTimer(c.w.align(now+d, c.name) - now)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -63,11 +65,14 @@ func errText(err error) string {
 // loop runs rounds until ctx ends.
 func (c *client) loop(ctx context.Context) {
 	key := c.w.cfg.Key
+	if !c.sleep(ctx, 0) { // start in the client's lane
+		return
+	}
 	for ctx.Err() == nil {
 		c.w.gate(c.name)
 		c.round(ctx, key)
 		think := time.Duration(c.rnd.Int64N(int64(2*c.w.cfg.Think) + 1))
-		if !sleep(ctx, think) {
+		if !c.sleep(ctx, think) {
 			return
 		}
 	}
@@ -100,7 +105,7 @@ func (c *client) round(ctx context.Context, key string) {
 	if ok {
 		c.w.afterRead(c.name)
 		c.w.gate(c.name)
-		sleep(ctx, c.w.cfg.Hold)
+		c.sleep(ctx, c.w.cfg.Hold)
 		c.w.gate(c.name)
 		c.storage(key, l, true, v+1)
 	}
