@@ -2,6 +2,7 @@ package libmode
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/locklab/locklab/lockapi"
 )
@@ -45,6 +46,54 @@ func outlived(key string, holdings []lockapi.Holding, lost []lockapi.LostUpdate)
 			if h.Key == key && h.Client != w.Client && h.From >= held.To && h.From <= w.At {
 				out = append(out, Outlived{Write: w, Lost: u.Lost, Held: *held, Next: h})
 				break
+			}
+		}
+	}
+	return out
+}
+
+// JumpBreach is a breach of the servers' record that a clock jump
+// explains: the instance whose clock jumped granted the lock to both
+// owners, the earlier before the jump and the later after it, while the
+// earlier owner's promise (in true time) had not run out.
+type JumpBreach struct {
+	Breach   lockapi.Breach
+	Instance string
+	// At and By are the jump's moment and size.
+	At, By time.Duration
+	// Earlier and Later are the instance's two grants.
+	Earlier, Later lockapi.Grant
+}
+
+func (j JumpBreach) String() string {
+	return fmt.Sprintf("%s granted %q to %s at %.3fs (promised until %.3fs), its clock jumped %+v at %.3fs, and it granted %q to %s at %.3fs",
+		j.Instance, j.Earlier.Key, j.Earlier.Client, j.Earlier.At.Seconds(), j.Earlier.Until.Seconds(), j.By, j.At.Seconds(),
+		j.Later.Key, j.Later.Client, j.Later.At.Seconds())
+}
+
+// jumpBreaches explains the breaches by the clock jumps among faults.
+func jumpBreaches(breaches []lockapi.Breach, grants []lockapi.Grant, faults []Fault) []JumpBreach {
+	var out []JumpBreach
+	for _, b := range breaches {
+		if b.Removal {
+			continue
+		}
+	jumps:
+		for _, f := range faults {
+			j, ok := f.(ClockJump)
+			if !ok {
+				continue
+			}
+			for _, e := range grants {
+				if e.Server != j.Instance || e.Key != b.Key || e.Owner != b.Held.Owner || e.At > j.At || e.Until <= j.At {
+					continue
+				}
+				for _, l := range grants {
+					if l.Server == j.Instance && l.Key == b.Key && l.Owner == b.Other.Owner && l.At >= j.At && l.At < e.Until {
+						out = append(out, JumpBreach{Breach: b, Instance: j.Instance, At: j.At, By: j.By, Earlier: e, Later: l})
+						break jumps
+					}
+				}
 			}
 		}
 	}

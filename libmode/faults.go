@@ -86,25 +86,37 @@ func checkPause(cfg *Config, client string, d time.Duration) error {
 
 // Partition cuts Clients from Instances (names; empty: every client,
 // every instance) from At for For. A holding cut delivers what it held
-// when it heals (TCP retransmits); a lossy one loses the message and the
-// connection it was on stays silent for good (the client's read timeout
-// finds out; a dial across it gets no answer).
+// when it heals (TCP retransmits); a lossy one (Lossy) loses the message
+// and the connection it was on stays silent for good (the client's read
+// timeout finds out; a dial across it gets no answer); a rejecting one
+// (Reject, a firewall that answers with a reset) resets the connection and
+// refuses a dial at once.
 type Partition struct {
 	At, For   time.Duration
 	Clients   []string
 	Instances []string
 	Lossy     bool
+	Reject    bool
 }
 
 func (p Partition) String() string {
-	kind := "holding"
-	if p.Lossy {
-		kind = "lossy"
+	return fmt.Sprintf("%s partition of %v from %v at %v for %v", p.kind(), p.Clients, p.Instances, p.At, p.For)
+}
+
+func (p Partition) kind() string {
+	switch {
+	case p.Reject:
+		return "rejecting"
+	case p.Lossy:
+		return "lossy"
 	}
-	return fmt.Sprintf("%s partition of %v from %v at %v for %v", kind, p.Clients, p.Instances, p.At, p.For)
+	return "holding"
 }
 
 func (p Partition) check(cfg *Config) error {
+	if p.Lossy && p.Reject {
+		return errors.New("a partition is lossy or rejecting, not both")
+	}
 	if p.For <= 0 {
 		return errors.New("a partition needs a positive duration")
 	}
@@ -130,12 +142,9 @@ func (p Partition) install(w *world, i int) {
 	if len(b) == 0 {
 		b = instanceNames(w.cfg.Instances)
 	}
-	c := &cut{a: a, b: b, lossy: p.Lossy, until: p.At + p.For}
+	c := &cut{a: a, b: b, lossy: p.Lossy, reject: p.Reject, until: p.At + p.For}
 	targets := append(slices.Clone(a), b...)
-	detail := "holding"
-	if p.Lossy {
-		detail = "lossy"
-	}
+	detail := p.kind()
 	order := fmt.Sprintf("~fault%03d", i)
 	w.schedule(&event{at: p.At, order: order, run: func() {
 		w.cuts = append(w.cuts, c)

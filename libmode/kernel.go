@@ -66,6 +66,7 @@ type event struct {
 	// a pause or a cut between them holds or loses it.
 	from, to string
 	lose     func() // what a lossy cut does instead of run (nil: nothing)
+	reject   func() // what a rejecting cut does instead of run (nil: lose)
 }
 
 type events []*event
@@ -95,6 +96,7 @@ type pause struct {
 type cut struct {
 	a, b   []string
 	lossy  bool
+	reject bool
 	until  time.Duration
 	healed bool
 }
@@ -200,32 +202,46 @@ func (w *world) run(stop <-chan struct{}) {
 }
 
 // step runs e unless a pause or a cut holds it (then it is put back for
-// the fault's end) or loses it (w.mu held).
+// the fault's end), loses it or rejects it (w.mu held).
 func (w *world) step(e *event) {
 	if e.from != "" {
-		if until, lossy, blocked := w.blocked(e.from, e.to); blocked {
-			if lossy {
-				if e.lose != nil {
-					e.lose()
-				}
-				return
-			}
+		switch until, how := w.blocked(e.from, e.to); how {
+		case cutHold:
 			e.at = until
 			w.schedule(e)
+			return
+		case cutReject:
+			if e.reject != nil {
+				e.reject()
+				return
+			}
+			fallthrough
+		case cutLose:
+			if e.lose != nil {
+				e.lose()
+			}
 			return
 		}
 	}
 	e.run()
 }
 
-// blocked reports whether a message from a to b is held (until when) or
-// lost now: a pause of either end holds it, a cut between them holds or
-// loses it.
-func (w *world) blocked(a, b string) (until time.Duration, lossy, blocked bool) {
+// What a fault does to a message.
+const (
+	cutNone = iota
+	cutHold
+	cutLose
+	cutReject
+)
+
+// blocked says what happens now to a message from a to b: a pause of
+// either end holds it (until when), a cut between them holds, loses or
+// rejects it.
+func (w *world) blocked(a, b string) (until time.Duration, how int) {
 	now := w.elapsed()
 	for _, n := range []string{a, b} {
 		if p := w.paused[n]; p != nil && p.until > now {
-			until, blocked = max(until, p.until), true
+			until, how = max(until, p.until), cutHold
 		}
 	}
 	for _, c := range w.cuts {
@@ -233,13 +249,16 @@ func (w *world) blocked(a, b string) (until time.Duration, lossy, blocked bool) 
 			continue
 		}
 		if (slices.Contains(c.a, a) && slices.Contains(c.b, b)) || (slices.Contains(c.a, b) && slices.Contains(c.b, a)) {
-			if c.lossy {
-				return 0, true, true
+			switch {
+			case c.reject:
+				return 0, cutReject
+			case c.lossy:
+				return 0, cutLose
 			}
-			until, blocked = max(until, c.until), true
+			until, how = max(until, c.until), cutHold
 		}
 	}
-	return until, false, blocked
+	return until, how
 }
 
 // serverAt is the instance listening at a ("redis-1:6379" or "redis-1").
@@ -277,19 +296,23 @@ func (w *world) connect(client string, srv *server) (*conn, chan error) {
 	}
 	at := w.elapsed() + w.latency(c.key+"/syn", 0)
 	w.seq++
-	w.schedule(&event{at: at, order: c.key, seq: 0, from: client, to: srv.name, run: func() {
-		if srv.down {
-			back := w.elapsed() + w.latency(c.key+"/rst", 0)
-			w.schedule(&event{at: back, order: c.key, from: srv.name, to: client, run: func() {
-				ready <- errors.New("connection refused: " + srv.name + " is down")
-			}})
-			return
-		}
-		c.sess = srv.open(c)
-		back := w.elapsed() + w.latency(c.key+"/synack", 0)
-		c.lastUp, c.lastDown = at, back
-		w.schedule(&event{at: back, order: c.key, seq: 0, from: srv.name, to: client, run: func() { ready <- nil }})
-	}})
+	w.schedule(&event{at: at, order: c.key, seq: 0, from: client, to: srv.name,
+		reject: func() {
+			ready <- errors.New("connection refused: a rejecting cut between " + client + " and " + srv.name)
+		},
+		run: func() {
+			if srv.down {
+				back := w.elapsed() + w.latency(c.key+"/rst", 0)
+				w.schedule(&event{at: back, order: c.key, from: srv.name, to: client, run: func() {
+					ready <- errors.New("connection refused: " + srv.name + " is down")
+				}})
+				return
+			}
+			c.sess = srv.open(c)
+			back := w.elapsed() + w.latency(c.key+"/synack", 0)
+			c.lastUp, c.lastDown = at, back
+			w.schedule(&event{at: back, order: c.key, seq: 0, from: srv.name, to: client, run: func() { ready <- nil }})
+		}})
 	return c, ready
 }
 
@@ -302,7 +325,8 @@ func (w *world) sendUp(c *conn, b []byte) {
 	at := max(w.elapsed()+w.latency(c.key+"/up", seq), c.lastUp)
 	c.lastUp = at
 	w.schedule(&event{at: at, order: c.key + "/up", seq: seq, from: c.client, to: c.srv.name,
-		lose: func() { c.dead = true },
+		lose:   func() { c.dead = true },
+		reject: func() { c.dead = true; c.resetByServer() },
 		run: func() {
 			if c.dead {
 				return
@@ -318,7 +342,8 @@ func (w *world) sendDown(c *conn, b []byte, reset bool) {
 	at := max(w.elapsed()+w.latency(c.key+"/down", seq), c.lastDown)
 	c.lastDown = at
 	w.schedule(&event{at: at, order: c.key + "/down", seq: seq, from: c.srv.name, to: c.client,
-		lose: func() { c.dead = true },
+		lose:   func() { c.dead = true },
+		reject: func() { c.dead = true; c.resetByServer() },
 		run: func() {
 			if c.dead {
 				return

@@ -87,12 +87,14 @@ func (c *conn) Read(p []byte) (int, error) {
 				return 0, timeoutError{}
 			}
 			t := time.NewTimer(d)
-			defer t.Stop()
 			expire = t.C
+			defer t.Stop() // one timer per wait; a read waits a few times at most
 		}
 		select {
 		case <-c.notify:
 		case <-c.done:
+		case <-c.w.over:
+			return 0, errRunOver
 		case <-expire:
 			return 0, timeoutError{}
 		}
@@ -187,6 +189,8 @@ func (w *world) dial(ctx context.Context, client, a string) (net.Conn, error) {
 		return c, nil
 	case <-ctx.Done():
 		return nil, &net.OpError{Op: "dial", Net: "locklab", Addr: addr(a), Err: ctx.Err()}
+	case <-w.over:
+		return nil, &net.OpError{Op: "dial", Net: "locklab", Addr: addr(a), Err: errRunOver}
 	case <-t.C:
 		return nil, &net.OpError{Op: "dial", Net: "locklab", Addr: addr(a), Err: timeoutError{}}
 	}

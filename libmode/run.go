@@ -50,6 +50,8 @@ type Result struct {
 	// writer's holding had ended and another client's begun before its
 	// write landed.
 	Outlived []Outlived
+	// JumpBreaches are the breaches a clock jump of an instance explains.
+	JumpBreaches []JumpBreach
 	// Kinds classify every overlap of two holders (scenario.KindGCPause, ...).
 	Kinds []string
 	// Virtual is the simulated time the run took; Wall the real time.
@@ -96,6 +98,9 @@ func (r Result) Summary() string {
 			break
 		}
 		fmt.Fprintf(&b, "servers' record: %s\n", br)
+	}
+	for _, j := range r.JumpBreaches {
+		fmt.Fprintf(&b, "servers' record: %s\n", j)
 	}
 	for i, o := range r.Outlived {
 		if i == 3 {
@@ -234,7 +239,14 @@ func runBubble(t *testing.T, cfg Config, wd *watchdog) Result {
 	w.mu.Unlock()
 	close(stop)
 	<-kernelDone
-	return w.result(cfg)
+	res := w.result(cfg)
+	// The libraries' background goroutines (go-redis dials a pool's
+	// connections in goroutines of its own, and backs off between tries on
+	// timers) end on their own once every dial fails: virtual time keeps
+	// running for them until Drain, then the bubble ends; synctest reports
+	// any goroutine still blocked.
+	time.Sleep(cfg.Drain)
+	return res
 }
 
 // result checks the history and gathers the record.
@@ -244,6 +256,7 @@ func (w *world) result(cfg Config) Result {
 		Grants: w.grants.Grants(), Breaches: w.grants.Breaches(), Writes: w.writes.Writes(),
 		LostUpdates: w.writes.LostUpdates()}
 	res.Outlived = outlived(cfg.Key, w.grants.Holdings(), res.LostUpdates)
+	res.JumpBreaches = jumpBreaches(res.Breaches, res.Grants, cfg.Faults)
 	for _, f := range cfg.Faults {
 		switch f.(type) {
 		case PauseClient, PauseInCriticalSection:

@@ -83,8 +83,10 @@ func (c *client) round(ctx context.Context, key string) {
 	c.record(history.Event{Type: history.Invoke, F: history.FAcquire, Key: key})
 	l, err := c.lock.Acquire(ctx, key)
 	if ctx.Err() != nil && err != nil {
-		// the run ended during the call: its completion is unknown
-		c.record(history.Event{Type: history.Info, F: history.FAcquire, Key: key, Detail: "the run ended: " + errText(err)})
+		// The run ended during the call: its outcome is unknown. The
+		// library's error is left out: when the end cancels several of its
+		// goroutines at once, the order of their errors is the scheduler's.
+		c.record(history.Event{Type: history.Info, F: history.FAcquire, Key: key, Detail: runEnded})
 		return
 	}
 	done := history.Event{Type: history.Type(outcome(err)), F: history.FAcquire, Key: key, Detail: errText(err)}
@@ -112,8 +114,12 @@ func (c *client) round(ctx context.Context, key string) {
 	c.w.gate(c.name)
 	c.record(history.Event{Type: history.Invoke, F: history.FRelease, Key: key, Owner: l.Owner, Token: tokenPtr(l)})
 	err = c.lock.Release(ctx, l)
-	c.record(history.Event{Type: history.Type(outcome(err)), F: history.FRelease, Key: key, Owner: l.Owner,
-		Token: tokenPtr(l), Detail: errText(err)})
+	done = history.Event{Type: history.Type(outcome(err)), F: history.FRelease, Key: key, Owner: l.Owner,
+		Token: tokenPtr(l), Detail: errText(err)}
+	if ctx.Err() != nil && err != nil {
+		done.Type, done.Detail = history.Info, runEnded
+	}
+	c.record(done)
 }
 
 // storage reads key or writes value to it under l, recorded.
@@ -144,6 +150,9 @@ func (c *client) storage(key string, l Lease, write bool, value int64) (int64, b
 	c.record(done)
 	return r.Value, err == nil && !r.Rejected
 }
+
+// runEnded is the detail of a call the end of the run interrupted.
+const runEnded = "the run ended during the call"
 
 // errRunOver answers a storage call made after the run ended.
 var errRunOver = errors.New("the run is over")
