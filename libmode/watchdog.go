@@ -30,7 +30,7 @@ type watchdog struct {
 func startWatchdog(after time.Duration) *watchdog {
 	wd := &watchdog{after: after, done: make(chan struct{}), fail: func(report string) {
 		fmt.Fprintln(os.Stderr, report)
-		panic(report)
+		panic("libmode: the run is blocked outside the bubble (the goroutines and their calls are above)")
 	}}
 	go wd.loop()
 	return wd
