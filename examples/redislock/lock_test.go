@@ -1,12 +1,16 @@
 package redislockexample
 
 import (
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bsm/redislock"
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/libmode"
@@ -67,6 +71,9 @@ func TestSameSeedSameHistory(t *testing.T) {
 	if testing.Short() {
 		n = 10
 	}
+	if r, err := strconv.Atoi(os.Getenv("REPEATS")); err == nil && r > 0 {
+		n = r
+	}
 	cfg := config(7, false)
 	cfg.Duration = 20 * time.Second
 	first := libmode.Run(t, cfg).Events
@@ -81,3 +88,22 @@ func TestSameSeedSameHistory(t *testing.T) {
 }
 
 func eventEqual(a, b history.Event) bool { return a.String() == b.String() }
+
+// TestRetriesRunInVirtualTime: with a retry strategy, Obtain waits on
+// time.NewTicker and select until its context's deadline (the TTL, when
+// the context has none): in the bubble those are virtual, so a minute of
+// contended retries takes well under a second, and the lock is still
+// broken by the pause.
+func TestRetriesRunInVirtualTime(t *testing.T) {
+	cfg := config(1, false)
+	inner := cfg.NewLock
+	cfg.NewLock = func(c *libmode.Client) (libmode.Lock, error) {
+		l, err := inner(c)
+		l.(*Lock).Options = &redislock.Options{RetryStrategy: redislock.LinearBackoff(20 * time.Millisecond)}
+		return l, err
+	}
+	res := libmode.Run(t, cfg)
+	t.Log(res.Summary())
+	assert.Equal(t, models.Invalid, res.Verdict("critical-sections"))
+	assert.Equal(t, models.Valid, res.Verdict("liveness"), "retrying, most acquires succeed")
+}

@@ -4,7 +4,9 @@ package redsyncexample
 
 import (
 	"math/rand"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -79,6 +81,9 @@ func TestSameSeedSameHistory(t *testing.T) {
 	n := 30
 	if testing.Short() {
 		n = 5
+	}
+	if r, err := strconv.Atoi(os.Getenv("REPEATS")); err == nil && r > 0 {
+		n = r
 	}
 	run := func() []history.Event {
 		cfg := config(3, libmode.PauseInCriticalSection{After: 5 * time.Second, For: 10 * time.Second})
