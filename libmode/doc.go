@@ -52,9 +52,11 @@
 // goroutines and timers keep running: in a bubble a pause is not a
 // stop-the-world pause of the client's process, and every result that
 // paused a client says so (Result.Note). Partition cuts clients from
-// instances, holding (delivered at the heal) or lossy (the connection goes
-// silent). ClockJump moves an instance's wall clock, which its TTLs follow.
-// Crash and Delay are refused with an error: they are not built.
+// instances, holding (delivered at the heal), lossy (the connection goes
+// silent) or rejecting (reset at once). ClockJump moves an instance's wall
+// clock, which its TTLs follow. Crash resets an instance's connections and
+// restarts it empty or with its data; Delay slows the messages of chosen
+// links for a while.
 //
 // # Blocking outside the bubble
 //

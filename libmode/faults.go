@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/backends/redis/engine"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/nemesis"
 )
 
-// Fault is a fault library mode injects: PauseClient, PauseInCriticalSection,
-// Partition, ClockJump. Crash and Delay are refused with an error saying
-// they are not built in library mode.
+// Fault is a fault library mode injects: PauseClient,
+// PauseInCriticalSection, Partition, ClockJump, Crash, Delay.
 type Fault interface {
 	fmt.Stringer
 	check(cfg *Config) error
@@ -199,31 +199,96 @@ func (j ClockJump) install(w *world, i int) {
 	}})
 }
 
-// Crash would crash and restart an instance; it is not built in library
-// mode, and a run that names it is refused.
+// Crash crashes an instance at At and restarts it after For. Its
+// connections are reset (each client learns it a link's latency later)
+// and dials are refused while it is down. Without Persist the restarted
+// instance is empty (its locks and its script cache are gone, as with no
+// AOF or RDB); with Persist it keeps everything (appendfsync always).
 type Crash struct {
 	Instance string
 	At, For  time.Duration
+	Persist  bool
 }
 
-func (c Crash) String() string { return fmt.Sprintf("crash %s at %v for %v", c.Instance, c.At, c.For) }
-func (c Crash) check(*Config) error {
-	return errors.New("crashes are not built in library mode yet (see docs/library-mode.md)")
+func (c Crash) String() string {
+	p := "without persistence"
+	if c.Persist {
+		p = "with persistence"
+	}
+	return fmt.Sprintf("crash %s at %v for %v %s", c.Instance, c.At, c.For, p)
 }
-func (c Crash) install(*world, int) {}
 
-// Delay would delay chosen messages; it is not built in library mode (use
-// Latency and Jitter), and a run that names it is refused.
+func (c Crash) check(cfg *Config) error {
+	if !slices.Contains(instanceNames(cfg.Instances), c.Instance) {
+		return fmt.Errorf("no instance %q (the instances are %v)", c.Instance, instanceNames(cfg.Instances))
+	}
+	if c.For <= 0 {
+		return errors.New("a crash needs a positive downtime")
+	}
+	return nil
+}
+
+func (c Crash) install(w *world, i int) {
+	s := w.serverAt(c.Instance)
+	detail := "without persistence: the restarted instance is empty"
+	if c.Persist {
+		detail = "with persistence: the restarted instance keeps its data"
+	}
+	targets := []string{c.Instance}
+	order := fmt.Sprintf("~fault%03d", i)
+	w.schedule(&event{at: c.At, order: order, run: func() {
+		w.crash(s)
+		w.rec.nemesis(history.Start, string(nemesis.Crash), targets, detail, w.elapsed())
+	}})
+	w.schedule(&event{at: c.At + c.For, order: order, seq: 1, run: func() {
+		s.down = false
+		if !c.Persist {
+			s.db = engine.New()
+		}
+		w.rec.nemesis(history.Stop, string(nemesis.Crash), targets, detail, w.elapsed())
+	}})
+}
+
+// Delay makes every message between Clients and Instances (names; empty:
+// all) sent from At for For take By more (in order: a connection stays
+// FIFO).
 type Delay struct {
-	At, For time.Duration
-	By      time.Duration
+	At, For   time.Duration
+	By        time.Duration
+	Clients   []string
+	Instances []string
 }
 
-func (d Delay) String() string { return fmt.Sprintf("delay by %v at %v for %v", d.By, d.At, d.For) }
-func (d Delay) check(*Config) error {
-	return errors.New("targeted message delays are not built in library mode yet (see docs/library-mode.md)")
+func (d Delay) String() string {
+	return fmt.Sprintf("delay by %v of %v to %v at %v for %v", d.By, d.Clients, d.Instances, d.At, d.For)
 }
-func (d Delay) install(*world, int) {}
+
+func (d Delay) check(cfg *Config) error {
+	if d.By <= 0 || d.For <= 0 {
+		return errors.New("a delay needs a positive By and For")
+	}
+	return Partition{For: d.For, Clients: d.Clients, Instances: d.Instances}.check(cfg)
+}
+
+func (d Delay) install(w *world, i int) {
+	a, b := d.Clients, d.Instances
+	if len(a) == 0 {
+		a = clientNames(w.cfg.Clients)
+	}
+	if len(b) == 0 {
+		b = instanceNames(w.cfg.Instances)
+	}
+	w.delays = append(w.delays, &delayWindow{a: a, b: b, from: d.At, until: d.At + d.For, by: d.By})
+	targets := append(slices.Clone(a), b...)
+	detail := fmt.Sprintf("+%v", d.By)
+	order := fmt.Sprintf("~fault%03d", i)
+	w.schedule(&event{at: d.At, order: order, run: func() {
+		w.rec.nemesis(history.Start, string(nemesis.Delay), targets, detail, w.elapsed())
+	}})
+	w.schedule(&event{at: d.At + d.For, order: order, seq: 1, run: func() {
+		w.rec.nemesis(history.Stop, string(nemesis.Delay), targets, detail, w.elapsed())
+	}})
+}
 
 // pauseNow pauses client for d from now (w.mu held).
 func (w *world) pauseNow(client string, d time.Duration, why string) {

@@ -45,6 +45,7 @@ type world struct {
 	storeSq map[string]uint64
 
 	holderPauses []*holderPause
+	delays       []*delayWindow
 
 	cells  storage.Cells
 	grants *lockapi.GrantLog
@@ -309,6 +310,7 @@ func (w *world) connect(client string, srv *server) (*conn, chan error) {
 				return
 			}
 			c.sess = srv.open(c)
+			srv.conns = append(srv.conns, c)
 			back := w.elapsed() + w.latency(c.key+"/synack", 0)
 			c.lastUp, c.lastDown = at, back
 			w.schedule(&event{at: back, order: c.key, seq: 0, from: srv.name, to: client, run: func() { ready <- nil }})
@@ -322,7 +324,7 @@ func (w *world) sendUp(c *conn, b []byte) {
 	defer w.mu.Unlock()
 	c.upSeq++
 	seq := c.upSeq
-	at := max(w.elapsed()+w.latency(c.key+"/up", seq), c.lastUp)
+	at := max(w.elapsed()+w.latency(c.key+"/up", seq)+w.delayed(c.client, c.srv.name), c.lastUp)
 	c.lastUp = at
 	w.schedule(&event{at: at, order: c.key + "/up", seq: seq, from: c.client, to: c.srv.name,
 		lose:   func() { c.dead = true },
@@ -339,7 +341,7 @@ func (w *world) sendUp(c *conn, b []byte) {
 func (w *world) sendDown(c *conn, b []byte, reset bool) {
 	c.downSeq++
 	seq := c.downSeq
-	at := max(w.elapsed()+w.latency(c.key+"/down", seq), c.lastDown)
+	at := max(w.elapsed()+w.latency(c.key+"/down", seq)+w.delayed(c.srv.name, c.client), c.lastDown)
 	c.lastDown = at
 	w.schedule(&event{at: at, order: c.key + "/down", seq: seq, from: c.srv.name, to: c.client,
 		lose:   func() { c.dead = true },
@@ -417,4 +419,43 @@ func (w *world) gate(client string) {
 		w.mu.Unlock()
 		<-ch
 	}
+}
+
+// delayWindow is an active Delay: messages between a and b sent within
+// [from, until) take by more.
+type delayWindow struct {
+	a, b        []string
+	from, until time.Duration
+	by          time.Duration
+}
+
+// delayed is the extra delay of a message from a to b sent now (w.mu held).
+func (w *world) delayed(a, b string) time.Duration {
+	now := w.elapsed()
+	var d time.Duration
+	for _, x := range w.delays {
+		if now < x.from || now >= x.until {
+			continue
+		}
+		if (slices.Contains(x.a, a) && slices.Contains(x.b, b)) || (slices.Contains(x.a, b) && slices.Contains(x.b, a)) {
+			d = max(d, x.by)
+		}
+	}
+	return d
+}
+
+// crash stops srv: its connections are reset (each client learns it
+// after a link's latency), dials are refused until restart.
+func (w *world) crash(srv *server) {
+	srv.down = true
+	for _, c := range srv.conns {
+		if c.dead {
+			continue
+		}
+		c.dead = true
+		c.downSeq++
+		at := w.elapsed() + w.latency(c.key+"/rst", c.downSeq)
+		w.schedule(&event{at: at, order: c.key + "/down", seq: c.downSeq, to: c.client, run: c.resetByServer})
+	}
+	srv.conns = nil
 }

@@ -2,7 +2,6 @@ package libmode
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -127,19 +126,77 @@ func TestPartitionHolding(t *testing.T) {
 	assert.True(t, started)
 }
 
-func TestRefusesWhatIsNotBuilt(t *testing.T) {
-	for _, f := range []Fault{Crash{Instance: "redis-1", At: time.Second, For: time.Second}, Delay{At: time.Second, For: time.Second, By: time.Second}} {
+// TestCrashRestart: an instance that restarts empty forgets the holder's
+// lock and grants it again (the servers' record shows two owners at
+// once); with persistence it keeps the lock.
+func TestCrashRestart(t *testing.T) {
+	for _, persist := range []bool{false, true} {
+		t.Run(fmt.Sprintf("persist=%v", persist), func(t *testing.T) {
+			cfg := setLockConfig(false)
+			cfg.Hold = 800 * time.Millisecond
+			cfg.Faults = []Fault{Crash{Instance: "redis-1", At: 3 * time.Second, For: 10 * time.Millisecond, Persist: persist}}
+			res := Run(t, cfg)
+			t.Log(res.Summary())
+			var crashed bool
+			for _, e := range res.Events {
+				crashed = crashed || (e.Type == history.Start && e.F == "crash")
+			}
+			assert.True(t, crashed)
+			if persist {
+				assert.Empty(t, res.Breaches)
+				assert.Equal(t, models.Valid, res.Verdict("critical-sections"))
+				return
+			}
+			assert.NotEmpty(t, res.Breaches, "the restarted instance granted the lock again")
+			assert.Contains(t, res.Kinds, "restart-regrant")
+			assert.Equal(t, models.Invalid, res.Verdict("mutual-exclusion"))
+		})
+	}
+}
+
+// TestDelay: a delay of every message of c1 slows its calls by about
+// the delay (twice: there and back), and breaks nothing by itself.
+func TestDelay(t *testing.T) {
+	cfg := setLockConfig(false)
+	cfg.Faults = []Fault{Delay{At: 2 * time.Second, For: 3 * time.Second, By: 200 * time.Millisecond, Clients: []string{"c1"}}}
+	res := Run(t, cfg)
+	t.Log(res.Summary())
+	var slowest int64
+	invoked := map[int]int64{}
+	for _, e := range res.Events {
+		if e.Process != 0 || e.F != history.FAcquire {
+			continue
+		}
+		if e.Type == history.Invoke {
+			invoked[e.Process] = e.Time
+		} else if e.Time >= int64(2*time.Second) && e.Time < int64(5*time.Second) {
+			slowest = max(slowest, e.Time-invoked[e.Process])
+		}
+	}
+	assert.GreaterOrEqual(t, slowest, int64(400*time.Millisecond))
+	assert.Equal(t, models.Valid, res.Verdict("critical-sections"))
+}
+
+func TestRefusesBadConfigurations(t *testing.T) {
+	for _, tc := range []struct {
+		f    Fault
+		want string
+	}{
+		{Crash{Instance: "redis-9", At: time.Second, For: time.Second}, `no instance "redis-9"`},
+		{Crash{Instance: "redis-1", At: time.Second}, "positive downtime"},
+		{Delay{At: time.Second, For: time.Second}, "positive By"},
+		{PauseClient{Client: "c9", At: time.Second, For: time.Second}, `no client "c9"`},
+		{Partition{For: time.Second, Lossy: true, Reject: true}, "not both"},
+		{ClockJump{Instance: "redis-1", At: time.Second}, "non-zero By"},
+	} {
 		cfg := setLockConfig(false)
-		cfg.Faults = []Fault{f}
+		cfg.Faults = []Fault{tc.f}
 		_, err := cfg.withDefaults()
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "not built in library mode")
+		require.Error(t, err, tc.f.String())
+		assert.Contains(t, err.Error(), tc.want)
+		assert.Contains(t, err.Error(), "fault 0")
 	}
 	_, err := (Config{}).withDefaults()
 	require.Error(t, err)
-	cfg := setLockConfig(false)
-	cfg.Faults = []Fault{PauseClient{Client: "c9", At: time.Second, For: time.Second}}
-	_, err = cfg.withDefaults()
-	require.True(t, err != nil && errors.Is(err, err))
-	assert.Contains(t, err.Error(), `no client "c9"`)
+	assert.Contains(t, err.Error(), "NewLock is not set")
 }

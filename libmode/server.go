@@ -24,6 +24,7 @@ type server struct {
 	db     *engine.DB
 	offset time.Duration // the wall clock's offset from true time
 	down   bool
+	conns  []*conn // open connections, reset by a crash
 }
 
 // epoch is the wall clock every instance starts at: the bubble's own start

@@ -92,6 +92,11 @@ func (c *client) round(ctx context.Context, key string) {
 	done := history.Event{Type: history.Type(outcome(err)), F: history.FAcquire, Key: key, Detail: errText(err)}
 	if err == nil {
 		done.Owner, done.Token = l.Owner, tokenPtr(l)
+		if len(c.w.servers) == 1 {
+			// the client knows which instance granted it: its only one (with
+			// several, the library does not say which answered)
+			done.Detail = "granted by " + c.w.servers[0].name
+		}
 		switch {
 		case !l.Until.IsZero():
 			done.Deadline = history.Ptr(int64(l.Until.Sub(c.w.start)))
