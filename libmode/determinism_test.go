@@ -1,17 +1,19 @@
 package libmode
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/history"
 )
 
 // faulty is a run with a pause in the critical section, a holding and a
-// lossy partition and a clock jump.
+// lossy partition, a clock jump, a delay and a crash.
 func faulty(seed uint64) Config {
 	cfg := setLockConfig(false)
 	cfg.Seed = seed
@@ -20,6 +22,8 @@ func faulty(seed uint64) Config {
 		Partition{At: 4 * time.Second, For: time.Second, Clients: []string{"c2"}},
 		Partition{At: 6 * time.Second, For: time.Second, Clients: []string{"c3"}, Lossy: true},
 		ClockJump{Instance: "redis-1", At: 8 * time.Second, By: time.Second},
+		Delay{At: 3 * time.Second, For: time.Second, By: 50 * time.Millisecond, Clients: []string{"c1"}},
+		Crash{Instance: "redis-1", At: 9 * time.Second, For: 10 * time.Millisecond},
 	}
 	return cfg
 }
@@ -63,4 +67,27 @@ func TestTimePerSimulatedMinute(t *testing.T) {
 	}
 	slices.Sort(walls)
 	t.Logf("60 s simulated: median %v of real time (min %v, max %v, 5 runs)", walls[2], walls[0], walls[4])
+}
+
+// TestExplore: seeds draw a pause of random length at a random moment;
+// exploration finds a seed whose pause outlives the 1 s lease, and none
+// with pauses shorter than the lease.
+func TestExplore(t *testing.T) {
+	draw := func(longest time.Duration) func(seed uint64) Config {
+		return func(seed uint64) Config {
+			r := rand.New(rand.NewPCG(seed, 0))
+			cfg := setLockConfig(false)
+			cfg.Faults = []Fault{PauseInCriticalSection{
+				After: time.Duration(r.Int64N(int64(5 * time.Second))),
+				For:   time.Duration(r.Int64N(int64(longest))) + time.Millisecond,
+			}}
+			return cfg
+		}
+	}
+	res, found := Explore(t, 20, draw(3*time.Second))
+	require.True(t, found)
+	t.Logf("found with seed %d: %s", res.Seed, res.Faults)
+	assert.Contains(t, res.Kinds, "gc-pause")
+	_, found = Explore(t, 5, draw(500*time.Millisecond))
+	assert.False(t, found, "a pause shorter than the lease, minus the hold, breaks nothing")
 }

@@ -3,6 +3,8 @@ package libmode
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -199,4 +201,20 @@ func TestRefusesBadConfigurations(t *testing.T) {
 	_, err := (Config{}).withDefaults()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "NewLock is not set")
+}
+
+// TestWriteHistory: the history a run writes reads back as it was, for
+// `locklab check` and its report.
+func TestWriteHistory(t *testing.T) {
+	cfg := setLockConfig(false)
+	cfg.Faults = []Fault{PauseInCriticalSection{After: 2 * time.Second, For: 3 * time.Second}}
+	res := Run(t, cfg)
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	require.NoError(t, res.WriteHistory(path))
+	back, err := history.ReadFile(path)
+	require.NoError(t, err)
+	assert.True(t, sameEvents(res.Events, back))
+	if os.Getenv("LIBMODE_KEEP_HISTORY") != "" {
+		require.NoError(t, res.WriteHistory(os.Getenv("LIBMODE_KEEP_HISTORY")))
+	}
 }
