@@ -81,3 +81,29 @@ func TestSession(t *testing.T) {
 	s.Exec(0, []string{"QUIT"})
 	assert.True(t, s.Quit)
 }
+
+// FuzzParseCommand: any input parses, asks for more, or is refused; never
+// a panic, and a parsed command never takes more than the input.
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "PING\r\n", "*1\r\n$-1\r\n", "*3\r\n$1\r\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		args, n, err := ParseCommand(b)
+		if err != nil {
+			return
+		}
+		if n <= 0 || n > len(b) {
+			t.Fatalf("took %d of %d bytes", n, len(b))
+		}
+		_ = AppendReply(nil, argsReply(args), 3)
+	})
+}
+
+func argsReply(args []string) Reply {
+	out := make([]Reply, len(args))
+	for i, a := range args {
+		out[i] = a
+	}
+	return out
+}
