@@ -218,3 +218,28 @@ func TestWriteHistory(t *testing.T) {
 		require.NoError(t, res.WriteHistory(os.Getenv("LIBMODE_KEEP_HISTORY")))
 	}
 }
+
+// TestBothProtocols: go-redis speaks RESP3 (HELLO 3, its default) or RESP2
+// (Protocol 2) to the simulated instance; the lock works either way.
+func TestBothProtocols(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			cfg := setLockConfig(false)
+			cfg.Duration = 5 * time.Second
+			cfg.NewLock = func(c *Client) (Lock, error) {
+				opts := c.RedisOptions(0)
+				opts.Protocol = proto
+				return &setLock{rdb: redis.NewClient(opts), name: c.Name(), ttl: time.Second}, nil
+			}
+			res := Run(t, cfg)
+			assert.Equal(t, models.Valid, res.Verdict("critical-sections"))
+			var released int
+			for _, e := range res.Events {
+				if e.F == history.FRelease && e.Type == history.OK {
+					released++
+				}
+			}
+			assert.Greater(t, released, 5, "acquire (SET NX PX) and release (EVALSHA) answered")
+		})
+	}
+}
