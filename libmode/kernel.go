@@ -46,6 +46,7 @@ type world struct {
 
 	holderPauses []*holderPause
 	delays       []*delayWindow
+	lanes        map[string]int64 // client name -> its lane
 
 	cells  storage.Cells
 	grants *lockapi.GrantLog
@@ -140,12 +141,7 @@ const laneSpan = 1000
 
 // lane is the lane of a node: a client's index + 1; 0 for the others.
 func (w *world) lane(node string) int64 {
-	for i, c := range clientNames(w.cfg.Clients) {
-		if c == node {
-			return int64(i + 1)
-		}
-	}
-	return 0
+	return w.lanes[node] // 0 for a node that is not a client
 }
 
 // align is the first time at or after t in node's lane.

@@ -180,6 +180,10 @@ func runBubble(t *testing.T, cfg Config, wd *watchdog) Result {
 		cells: storage.NewCells(storage.Options{Mode: cfg.Storage}), grants: lockapi.NewGrantLog(cfg.Instances/2 + 1),
 		writes: lockapi.NewWriteLog(), rec: newRecorder()}
 	w.writes.Record(true)
+	w.lanes = map[string]int64{}
+	for i, name := range clientNames(cfg.Clients) {
+		w.lanes[name] = int64(i + 1)
+	}
 	for _, name := range instanceNames(cfg.Instances) {
 		w.servers = append(w.servers, &server{w: w, name: name, addr: fmt.Sprintf("10.0.0.%d:6379", len(w.servers)+1), db: engine.New()})
 	}
