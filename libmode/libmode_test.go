@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -242,4 +243,31 @@ func TestBothProtocols(t *testing.T) {
 			assert.Greater(t, released, 5, "acquire (SET NX PX) and release (EVALSHA) answered")
 		})
 	}
+}
+
+// TestNewLockFails: a lock that cannot be built fails the test at once,
+// naming the client (run in a process of its own, as the failure is the
+// test's).
+func TestNewLockFails(t *testing.T) {
+	if os.Getenv("LIBMODE_NEWLOCK_HELPER") == "1" {
+		cfg := setLockConfig(false)
+		inner := cfg.NewLock
+		cfg.NewLock = func(c *Client) (Lock, error) {
+			if c.Name() == "c2" {
+				return nil, fmt.Errorf("no such library")
+			}
+			return inner(c)
+		}
+		Run(t, cfg)
+		return
+	}
+	if testing.Short() {
+		t.Skip("starts the test binary again")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNewLockFails$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "LIBMODE_NEWLOCK_HELPER=1")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "libmode: build the lock of c2: no such library")
+	assert.NotContains(t, string(out), "panic")
 }

@@ -208,8 +208,18 @@ func runBubble(t *testing.T, cfg Config, wd *watchdog) Result {
 		l, err := cfg.NewLock(lc)
 		if err != nil {
 			cancel()
+			if cfg.Close != nil {
+				for _, l := range locks[:i] {
+					_ = cfg.Close(l)
+				}
+			}
+			w.mu.Lock()
+			w.stopped = true
+			close(w.over)
+			w.mu.Unlock()
 			close(stop)
 			<-kernelDone
+			wg.Wait()
 			t.Fatalf("libmode: build the lock of %s: %v", name, err)
 		}
 		locks[i] = l
@@ -252,7 +262,26 @@ func runBubble(t *testing.T, cfg Config, wd *watchdog) Result {
 	// running for them until Drain, then the bubble ends; synctest reports
 	// any goroutine still blocked.
 	time.Sleep(cfg.Drain)
+	if left := leftovers(); left != "" {
+		t.Errorf("libmode: goroutines of the bubble are still blocked after the run, so the bubble cannot end "+
+			"(a library's background goroutines: close its clients in Config.Close):\n%s", left)
+	}
 	return res
+}
+
+// leftovers are the stacks of the bubble's goroutines still blocked at
+// the end, but for the root and synctest's own.
+func leftovers() string {
+	var out []string
+	for _, g := range strings.Split(bubbleStacks(false), "\n\n") {
+		header, _, _ := strings.Cut(g, "\n")
+		if strings.Contains(header, "[running") || strings.Contains(g, "testing/synctest.testingSynctestTest(") || strings.Contains(header, "[synctest.Run") ||
+			strings.HasPrefix(g, "(no goroutine") {
+			continue
+		}
+		out = append(out, g)
+	}
+	return strings.Join(out, "\n\n")
 }
 
 // result checks the history and gathers the record.
