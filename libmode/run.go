@@ -34,9 +34,12 @@ const PauseNote = "a pause in library mode freezes the client's connections and 
 // recorded, the verdicts of the project's checks on it, and the servers'
 // record of grants and of the storage's writes behind them.
 type Result struct {
-	Seed     uint64
-	Faults   string
-	Events   []history.Event
+	// Seed is the run's seed; Faults its faults in words.
+	Seed   uint64
+	Faults string
+	// Events is the history the clients recorded, in canonical order.
+	Events []history.Event
+	// Verdicts are the project's checks on Events.
 	Verdicts []models.Verdict
 	// Grants is the instances' record of grants, in true time; Breaches
 	// the promises it shows broken (two owners at once).
