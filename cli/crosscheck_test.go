@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 )
 
@@ -191,11 +192,38 @@ func TestClientPhasesSayWhereAFaultHitTheClientsCycle(t *testing.T) {
 		{Process: -1, Type: history.Start, F: "crash", Targets: []string{"c1"}},
 		{Process: 0, Node: "c1", Type: history.OK, F: "acquire"},
 		{Process: -1, Type: history.Start, F: "partition", Targets: []string{"c1"}},
+		{Process: -1, Type: history.Start, F: "delay", Targets: []string{"c2", "storage"}},
 	}
 	assert.Equal(t, []string{"pause c1: in acquire", "pause c2: after write ok", "pause c3: before its first operation",
-		"partition c1: after acquire ok"}, clientPhases(ev))
+		"partition c1: after acquire ok", "delay c2: after write ok"}, clientPhases(ev))
 	pair := crossPair{Sim: verdicts("lease", "valid"), SimPhases: []string{"pause c1: after release ok"}, SameSchedule: true,
 		Tries: []crossTry{{Verdicts: verdicts("lease", "invalid"), Phases: []string{"pause c1: in acquire"}}}}
 	assert.Equal(t, "one live try, it disagreed; the pause c1: simulated after release ok, live try 1 in acquire",
 		crossDisagreements(pair)[0].Cause)
+}
+
+// TestMissedLiveNamesOnlyAFaultTheSimulatorFired: a fault that fired in
+// neither world does not count as missed live.
+func TestMissedLiveNamesOnlyAFaultTheSimulatorFired(t *testing.T) {
+	out := func(fired ...bool) scenario.Result {
+		var r scenario.Result
+		for i, f := range fired {
+			r.FaultOutcomes = append(r.FaultOutcomes, nemesis.Outcome{Fault: i, Kind: nemesis.Pause, Fired: f, DidNotFire: map[bool]string{false: "no leader"}[f]})
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name      string
+		sim, live scenario.Result
+		want      string
+	}{
+		{"every fault fired", out(true, true), out(true, true), ""},
+		{"fired in neither world", out(true, false), out(true, false), ""},
+		{"fired simulated, not live", out(true, true), out(true, false), "fault 1 (pause) did not fire: no leader"},
+		{"fired live only", out(false, true), out(true, true), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, missedLive(tc.sim, tc.live))
+		})
+	}
 }
