@@ -69,7 +69,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newReportCmd())
 	root.AddCommand(newScenariosCmd(), newReproCmd(), newExploreCmd(), newShrinkCmd())
-	root.AddCommand(newSweepCmd(), newMatrixCmd(), newMergeCmd())
+	root.AddCommand(newSweepCmd(), newMatrixCmd(), newMergeCmd(), newCrosscheckCmd())
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newSystemsCmd(), newVersionCmd(), newDocsCmd(), newVetCmd())
 	setVersionFlag(root)

@@ -246,6 +246,25 @@ func Run(ctx context.Context, t scenario.Test, cfg Config) (scenario.Result, err
 	return p.Run(ctx)
 }
 
+// storageTimeout is the storage client's request timeout, the simulated
+// run's (harness: 30 s in check mode, which asks the lock service before each
+// write), before scaling.
+func storageTimeout(m storage.Mode) time.Duration {
+	if m == storage.Check {
+		return 30 * time.Second
+	}
+	return storage.DefaultTimeout
+}
+
+// scaled is d multiplied by the run's scale, as Scale does the test's
+// durations.
+func (p *Prepared) scaled(d time.Duration) time.Duration {
+	if p.cfg.Scale == 0 || p.cfg.Scale == 1 {
+		return d
+	}
+	return time.Duration(float64(d) * p.cfg.Scale)
+}
+
 // Run starts the system, runs the clients and the faults for the test's
 // time (or until ctx is done, or an error), stops everything, and checks the
 // history. A run cut short by ctx returns its result with ErrInterrupted.
@@ -258,6 +277,16 @@ func (p *Prepared) Run(ctx context.Context) (scenario.Result, error) {
 	}
 	net := faultnet.New()
 	defer net.Close()
+	cuts, err := t.CutMode()
+	if err != nil {
+		return scenario.Result{}, err
+	}
+	if cuts == sim.CutHolds {
+		// The clients talk to the storage over TCP, as in the simulator
+		// (--cuts hold, the default): a cut holds their requests until the
+		// heal, or until the connection resets.
+		net.HoldCuts(store.Name, p.scaled(sim.DefaultConnTimeout))
+	}
 	dir := p.cfg.Dir
 	if dir != "" {
 		// Servers run in directories of their own: their paths must not
@@ -319,7 +348,7 @@ func (p *Prepared) Run(ctx context.Context) (scenario.Result, error) {
 		lock := sys.NewLock(liveform.Client{Env: e, Fork: fork,
 			NewRecorder: func() *history.Recorder { return r.log.NewRecorder(name, clock{r}) },
 			Stopped:     r.stopped})
-		var stor lockapi.Storage = &store.Client{Net: net, Node: name, Server: st}
+		var stor lockapi.Storage = &store.Client{Net: net, Node: name, Server: st, Timeout: p.scaled(storageTimeout(t.Storage))}
 		if sys.Storage != nil {
 			stor = sys.Storage(lock)
 		}

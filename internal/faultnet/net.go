@@ -48,6 +48,11 @@ type Net struct {
 	tails map[[2]string]chan struct{}
 	rules []*Rule
 	stats Stats
+	// holds are, by node, how long a cut of a link to or from it holds a
+	// message before the connection resets (HoldCuts); heals are, by cut
+	// link, closed when it heals.
+	holds map[string]time.Duration
+	heals map[[2]string]chan struct{}
 }
 
 type node struct {
@@ -61,6 +66,8 @@ type Stats struct {
 	Delivered int `json:"delivered"`
 	Dropped   int `json:"dropped"`
 	Delayed   int `json:"delayed"`
+	// Held counts the messages a cut held until its heal (HoldCuts).
+	Held int `json:"held,omitempty"`
 }
 
 // Rule delays (or drops) messages From -> To whose type name matches Match
@@ -79,7 +86,67 @@ type Rule struct {
 // New returns a Net whose true time starts now.
 func New() *Net {
 	return &Net{start: time.Now(), done: make(chan struct{}), nodes: map[string]*node{}, blocked: map[[2]string]int{},
-		tails: map[[2]string]chan struct{}{}}
+		tails: map[[2]string]chan struct{}{}, holds: map[string]time.Duration{}, heals: map[[2]string]chan struct{}{}}
+}
+
+// HoldCuts gives the links to and from node connection semantics, as the
+// simulator's cuts have by default (sim.CutHolds): a message sent on a cut
+// link, or arriving at one, waits for the heal and is then delivered, in
+// the link's order, before anything sent after the heal; one that has waited
+// longer than timeout is lost (the connection reset), and the messages
+// behind it wait in their turn. Without it a cut drops what it catches.
+func (n *Net) HoldCuts(node string, timeout time.Duration) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.holds[node] = timeout
+}
+
+// holdFor is how long a cut of link k holds a message (0: it drops it).
+func (n *Net) holdFor(k [2]string) time.Duration {
+	return max(n.holds[k[0]], n.holds[k[1]])
+}
+
+// waitHeal holds a message of link k, sent at sent, while the link is cut
+// and holds (HoldCuts): nil once it healed, ErrDropped when the message
+// waited longer than the link's timeout, ErrClosed when the Net closed.
+func (n *Net) waitHeal(k [2]string, sent time.Time) error {
+	counted := false
+	for {
+		n.mu.Lock()
+		if n.closed {
+			n.mu.Unlock()
+			return ErrClosed
+		}
+		hold := n.holdFor(k)
+		if n.blocked[k] == 0 || hold == 0 {
+			n.mu.Unlock()
+			return nil
+		}
+		left := hold - time.Since(sent)
+		if left <= 0 {
+			n.stats.Dropped++
+			n.stats.Delivered--
+			n.mu.Unlock()
+			return ErrDropped
+		}
+		if !counted {
+			n.stats.Held++
+			counted = true
+		}
+		ch := n.heals[k]
+		if ch == nil {
+			ch = make(chan struct{})
+			n.heals[k] = ch
+		}
+		n.mu.Unlock()
+		t := time.NewTimer(left)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-n.done:
+		}
+		t.Stop()
+	}
 }
 
 // Done is closed when the Net is closed.
@@ -221,6 +288,10 @@ func (n *Net) Unblock(from, to string) {
 	k := [2]string{from, to}
 	if n.blocked[k]--; n.blocked[k] <= 0 {
 		delete(n.blocked, k)
+		if ch := n.heals[k]; ch != nil {
+			close(ch)
+			delete(n.heals, k)
+		}
 	}
 }
 
@@ -266,7 +337,7 @@ func (n *Net) fate(from, to string, msg any) (delay time.Duration, prev, mine ch
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	k := [2]string{from, to}
-	if n.closed || n.blocked[k] > 0 {
+	if n.closed || (n.blocked[k] > 0 && n.holdFor(k) == 0) {
 		n.stats.Dropped++
 		return 0, nil, nil, true
 	}
@@ -317,6 +388,7 @@ func (n *Net) arrived(k [2]string, mine chan struct{}) {
 // message on the link waits behind it (a receiver that serves a link's
 // messages in order releases it when it has served this one).
 func (n *Net) deliver(from, to string, msg any) (release func(), err error) {
+	sent := time.Now()
 	delay, prev, mine, drop := n.fate(from, to, msg)
 	if drop {
 		return nil, ErrDropped
@@ -335,6 +407,10 @@ func (n *Net) deliver(from, to string, msg any) (release func(), err error) {
 			release()
 			return nil, ErrClosed
 		}
+	}
+	if err := n.waitHeal(k, sent); err != nil {
+		release()
+		return nil, err
 	}
 	if err := n.Gate(to); err != nil {
 		release()

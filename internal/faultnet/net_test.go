@@ -225,3 +225,44 @@ func TestPausesNestAndClocksJump(t *testing.T) {
 	assert.GreaterOrEqual(t, n.Wall("x")-before, time.Hour)
 	assert.Less(t, n.Wall("y")-before, time.Hour, "other nodes keep their clocks")
 }
+
+// TestHoldCutsDeliversAtTheHeal: with HoldCuts a cut holds a request until
+// the heal and it lands then (its caller gave up on it), unless it waited
+// longer than the hold (the connection reset); without, the cut drops it.
+func TestHoldCutsDeliversAtTheHeal(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		hold   time.Duration
+		heal   time.Duration
+		served bool
+		held   int
+	}{
+		{"a cut that holds delivers at the heal", time.Second, 150 * time.Millisecond, true, 1},
+		{"a cut that outlasts the hold resets the connection", 60 * time.Millisecond, 300 * time.Millisecond, false, 1},
+		{"a cut without HoldCuts drops", 0, 150 * time.Millisecond, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			n := New()
+			if tc.hold > 0 {
+				n.HoldCuts("s", tc.hold)
+			}
+			n.Block("c1", "s")
+			got := make(chan Delivery, 1)
+			start := time.Now()
+			_, err := CallDelivered(n, "c1", "s", ping{}, 30*time.Millisecond, func(d Delivery) string { got <- d; return "ok" })
+			require.ErrorIs(t, err, ErrTimeout)
+			time.AfterFunc(tc.heal, func() { n.Unblock("c1", "s") })
+			select {
+			case d := <-got:
+				require.True(t, tc.served, "served although it should have been lost")
+				assert.True(t, d.Abandoned, "its caller had given up")
+				assert.GreaterOrEqual(t, time.Since(start), tc.heal, "not before the heal")
+			case <-time.After(tc.heal + 200*time.Millisecond):
+				require.False(t, tc.served, "never served")
+			}
+			assert.Equal(t, tc.held, n.Stats().Held)
+			n.Close()
+		})
+	}
+}

@@ -93,3 +93,48 @@ func TestClientOverANetRecordsAWriteDelayedPastItsTimeout(t *testing.T) {
 	assert.Equal(t, "c2", w.By)
 	assert.True(t, w.Unseen(), "nobody read it")
 }
+
+// TestAWriteHeldByACutLandsAtTheHeal: with connection semantics
+// (faultnet.HoldCuts, what a live run uses unless --cuts drop) a write sent
+// across a cut times out, waits for the heal and lands then, a late write
+// that a read sees; without them the cut drops it and it never lands.
+func TestAWriteHeldByACutLandsAtTheHeal(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hold  bool
+		lands bool
+	}{
+		{"a cut that holds", true, true},
+		{"a cut that drops", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := faultnet.New()
+			defer n.Close()
+			if tc.hold {
+				n.HoldCuts(Name, 5*time.Second)
+			}
+			st := NewServer(storage.Options{})
+			c1 := &Client{Net: n, Node: "c1", Server: st, Timeout: 50 * time.Millisecond}
+			c2 := &Client{Net: n, Node: "c2", Server: st, Timeout: time.Second}
+			n.Block("c1", Name)
+			require.Error(t, c1.Write("k", 2, 0), "the write across the cut times out")
+			time.Sleep(100 * time.Millisecond)
+			n.Unblock("c1", Name)
+			if !tc.lands {
+				time.Sleep(100 * time.Millisecond)
+				assert.Empty(t, st.LateWrites())
+				v, err := c2.Read("k", 0)
+				require.NoError(t, err)
+				assert.Zero(t, v, "the dropped write never landed")
+				return
+			}
+			require.Eventually(t, func() bool { return len(st.LateWrites()) == 1 }, 5*time.Second, 5*time.Millisecond)
+			v, err := c2.Read("k", 0)
+			require.NoError(t, err)
+			assert.Equal(t, int64(2), v, "the held write landed at the heal")
+			w := st.LateWrites()[0]
+			assert.Equal(t, "c1", w.Client)
+			assert.GreaterOrEqual(t, w.Landed-w.Sent, 100*time.Millisecond, "not before the heal")
+		})
+	}
+}
