@@ -15,10 +15,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/backends/etcd"
+	"github.com/locklab/locklab/backends/etcd/etcdclient"
 	"github.com/locklab/locklab/sim"
 )
 
-// kvAPI is the part of *clientv3.Client the script calls (userlock.Etcd's).
+// kvAPI is the part of *clientv3.Client the script calls (useretcd.Etcd's).
 type kvAPI interface {
 	Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error)
 	Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error)
@@ -32,7 +33,7 @@ type kvAPI interface {
 
 var (
 	_ kvAPI = (*clientv3.Client)(nil)
-	_ kvAPI = (*etcd.UserClient)(nil)
+	_ kvAPI = (*etcdclient.Client)(nil)
 )
 
 // transcript writes what each call answered, lease ids replaced by the order
@@ -209,14 +210,14 @@ func simulatedScript(t *testing.T) []string {
 	var out []string
 	w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
 		p.Sleep(2 * time.Second) // the first leader
-		out = script(c.NewUserClient(p, 5*time.Second))
+		out = script(etcdclient.New(c, p, 5*time.Second))
 	})})
 	w.Run(time.Minute)
 	return out
 }
 
 // TestTheSimulatedClientV3AnswersAsARealEtcd: the simulated clientv3 a
-// user's lock gets (etcd.UserClient) answers the script's calls as
+// user's lock gets (etcdclient.Client) answers the script's calls as
 // *clientv3.Client does against a real etcd: the same revisions, keys,
 // values, counts, compares' outcomes and errors.
 func TestTheSimulatedClientV3AnswersAsARealEtcd(t *testing.T) {
