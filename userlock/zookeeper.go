@@ -25,6 +25,8 @@ import (
 // poll Exists/Children with env.Sleep. Session events come, live, on the
 // channel zk.Connect returns; a lock sees State and SessionID here.
 // Children come in no particular order, live and simulated: sort them.
+// Multi (go-zookeeper's transaction of several operations) is not offered:
+// the simulated ensemble has no multi-operation transaction.
 type ZooKeeper interface {
 	// Create creates a node: flags zk.FlagEphemeral, zk.FlagSequence (or
 	// zk.FlagEphemeralSequential, 0: persistent), acl e.g.
@@ -50,6 +52,9 @@ type ZooKeeper interface {
 	Children(path string) ([]string, *zk.Stat, error)
 	// ChildrenW is Children with a watch on the children.
 	ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error)
+	// Sync makes the connection's server catch up with the leader: a read
+	// after it sees every write committed before it. It returns path.
+	Sync(path string) (string, error)
 	// SessionID is the session's id (0: none).
 	SessionID() int64
 	// State is the session's state (zk.StateHasSession when connected).

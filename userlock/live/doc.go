@@ -19,6 +19,8 @@
 //		cli.Main()
 //	}
 //
+// (ExampleRegisterRedis in example_test.go runs this registration.)
+//
 // It is live-only: nothing simulated imports it, and its code may use
 // goroutines and the machine's clock.
 package userlive

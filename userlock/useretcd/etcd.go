@@ -13,6 +13,8 @@
 //		})
 //		cli.Main()
 //	}
+//
+// (ExampleRegister in example_test.go registers such a lock and runs it.)
 package useretcd
 
 import (
@@ -54,6 +56,8 @@ type Etcd interface {
 	Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error)
 	Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error)
 	Txn(ctx context.Context) clientv3.Txn
+	Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error)
+	Ctx() context.Context
 	Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGrantResponse, error)
 	Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseRevokeResponse, error)
 	TimeToLive(ctx context.Context, id clientv3.LeaseID, opts ...clientv3.LeaseOption) (*clientv3.LeaseTimeToLiveResponse, error)

@@ -214,8 +214,11 @@ func (t *userTxn) Else(ops ...clientv3.Op) clientv3.Txn {
 	return t
 }
 
-func (t *userTxn) Commit() (*clientv3.TxnResponse, error) {
-	r, err := t.c.do(t.ctx, "Txn", clientv3.OpTxn(t.cmps, t.then, t.els))
+func (t *userTxn) Commit() (*clientv3.TxnResponse, error) { return t.commit("Txn") }
+
+// commit runs the transaction as the call named call (Txn, or Do of a Txn op).
+func (t *userTxn) commit(call string) (*clientv3.TxnResponse, error) {
+	r, err := t.c.do(t.ctx, call, clientv3.OpTxn(t.cmps, t.then, t.els))
 	if err != nil {
 		return nil, err
 	}
@@ -241,6 +244,40 @@ func (t *userTxn) Commit() (*clientv3.TxnResponse, error) {
 	}
 	return resp, nil
 }
+
+// Do runs op, as clientv3's KV.Do: an op made by clientv3.OpGet, OpPut,
+// OpDelete or OpTxn, answered as Get, Put, Delete or Txn answer it (the
+// OpResponse's Get, Put, Del or Txn). Like clientv3's, it panics on an op
+// made by none of them.
+func (c *Client) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error) {
+	switch {
+	case op.IsTxn():
+		cmps, thn, els := op.Txn()
+		r, err := (&userTxn{c: c, ctx: ctx, cmps: cmps, then: thn, els: els}).commit("Do")
+		if err != nil {
+			return clientv3.OpResponse{}, err
+		}
+		return r.OpResponse(), nil
+	case !op.IsGet() && !op.IsPut() && !op.IsDelete():
+		panic("Unknown op")
+	}
+	r, err := c.do(ctx, "Do", op)
+	switch {
+	case err != nil:
+		return clientv3.OpResponse{}, err
+	case op.IsGet():
+		return (*clientv3.GetResponse)(rangeResponse(r.Result, header(r))).OpResponse(), nil
+	case op.IsPut():
+		return (*clientv3.PutResponse)(putResponse(r.Result, header(r))).OpResponse(), nil
+	}
+	return (*clientv3.DeleteResponse)(deleteResponse(r.Result, header(r))).OpResponse(), nil
+}
+
+// Ctx is the client's context, as clientv3's Client.Ctx (the context
+// concurrency.NewSession derives its own from, which a lock copied from it
+// uses): in the simulator a context that is never cancelled, the client
+// ending with its run.
+func (c *Client) Ctx() context.Context { return context.Background() }
 
 // Grant creates a lease of ttl seconds (raised to the server's minimum, 1.5
 // election timeouts rounded up to seconds, as etcd does).

@@ -136,3 +136,34 @@ func world(t *testing.T, opts ...string) (*sim.World, *etcd.Cluster) {
 	t.Cleanup(w.Close)
 	return w, c
 }
+
+// TestDoAnswersAsEachCallAndCtxIsNeverDone: Do runs an op as the call of
+// its kind (the differential test against a real etcd compares the
+// answers), panics on an op of no kind as clientv3 does, and Ctx is a
+// context that is never cancelled.
+func TestDoAnswersAsEachCallAndCtxIsNeverDone(t *testing.T) {
+	var put, get, txn clientv3.OpResponse
+	var errs [3]error
+	var panicked any
+	w := userWorld(t, func(p *sim.Proc, c *etcd.Cluster, cli *Client) {
+		ctx := cli.Ctx()
+		require.NoError(t, ctx.Err())
+		put, errs[0] = cli.Do(ctx, clientv3.OpPut("k", "v"))
+		get, errs[1] = cli.Do(ctx, clientv3.OpGet("k"))
+		txn, errs[2] = cli.Do(ctx, clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision("k"), "=", 0)},
+			nil, []clientv3.Op{clientv3.OpDelete("k")}))
+		func() {
+			defer func() { panicked = recover() }()
+			_, _ = cli.Do(ctx, clientv3.Op{})
+		}()
+	})
+	w.Run(30 * time.Second)
+	require.Equal(t, [3]error{}, errs)
+	require.NotNil(t, put.Put())
+	require.NotNil(t, get.Get())
+	require.Len(t, get.Get().Kvs, 1)
+	assert.Equal(t, "v", string(get.Get().Kvs[0].Value))
+	require.NotNil(t, txn.Txn())
+	assert.False(t, txn.Txn().Succeeded)
+	assert.Equal(t, "Unknown op", panicked)
+}

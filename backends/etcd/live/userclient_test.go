@@ -29,6 +29,7 @@ type kvAPI interface {
 	Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseRevokeResponse, error)
 	TimeToLive(ctx context.Context, id clientv3.LeaseID, opts ...clientv3.LeaseOption) (*clientv3.LeaseTimeToLiveResponse, error)
 	KeepAliveOnce(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseKeepAliveResponse, error)
+	Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error)
 }
 
 var (
@@ -190,6 +191,27 @@ func script(cli kvAPI) []string {
 	put("put under the revoked lease", "x", "1", clientv3.WithLease(g.ID))
 	put("put ignore-value on a missing key", "nothing", "", clientv3.WithIgnoreValue())
 	put("put ignore-value", "a", "", clientv3.WithIgnoreValue(), clientv3.WithPrevKV())
+	do := func(step string, op clientv3.Op) {
+		r, err := cli.Do(ctx, op)
+		switch {
+		case err != nil:
+			t.add(step, nil, err)
+		case r.Get() != nil:
+			t.add(step, r.Get(), nil)
+		case r.Put() != nil:
+			t.add(step, r.Put(), nil)
+		case r.Del() != nil:
+			t.add(step, r.Del(), nil)
+		default:
+			t.add(step, r.Txn(), nil)
+		}
+	}
+	do("do put e", clientv3.OpPut("e", "1", clientv3.WithPrevKV()))
+	do("do get e", clientv3.OpGet("e"))
+	do("do txn create(e)==0", clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision("e"), "=", 0)},
+		[]clientv3.Op{clientv3.OpPut("e", "2")}, []clientv3.Op{clientv3.OpGet("e")}))
+	do("do delete e", clientv3.OpDelete("e", clientv3.WithPrevKV()))
+	do("do get at a future rev", clientv3.OpGet("e", clientv3.WithRev(1000)))
 	dr, err := cli.Delete(ctx, "a", clientv3.WithPrevKV())
 	t.add("delete a", dr, err)
 	dr, err = cli.Delete(ctx, "a")
