@@ -14,6 +14,14 @@
 //
 // (Example in example_test.go is this program, compiled by go test.)
 //
+// Package cli registers the built-in systems in their simulated form only
+// (package backends/simulated), so such a program builds without the live
+// servers' client libraries. For `run --live` of the user's own lock,
+// register it with userlock/live's RegisterRedis (RegisterRedlock,
+// RegisterEtcd, RegisterZooKeeper) instead; the built-in systems' live
+// forms come with package backends/builtin, which the locklab command
+// imports.
+//
 // Exit codes: 0 every check valid; 1 a safety check invalid; 2 usage error;
 // 3 a check could not decide or a liveness check failed; 4 the harness crashed;
 // 5 the lock broke, the data is safe: only mutual-exclusion, lease or mutex is
@@ -33,8 +41,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	// The lock systems locklab ships register themselves.
-	_ "github.com/locklab/locklab/backends/builtin"
+	// The lock systems locklab ships register themselves (simulated only;
+	// cmd/locklab imports backends/builtin for their live forms).
+	_ "github.com/locklab/locklab/backends/simulated"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"

@@ -224,10 +224,18 @@ func Notes() []string {
 	return out
 }
 
-// Unknown is the error for a system with no live form.
+// Unknown is the error for a system with no live form. It says how a
+// program gets live forms: a user's lock registered with package
+// userlock/live, the built-in systems' with package backends/builtin.
 func Unknown(name string) error {
-	return fmt.Errorf("system %q has no live form yet (live: %s)", name, strings.Join(Names(), ", "))
+	return fmt.Errorf("system %q has no live form yet (live: %s); %s", name, strings.Join(Names(), ", "), NotLinked)
 }
+
+// NotLinked says where live forms come from, for a program that asks for
+// one it did not link.
+const NotLinked = "a lock of your own gets its live form when registered with package userlock/live " +
+	"(userlive.RegisterRedis ...) instead of userlock, and the built-in systems' come with package " +
+	"backends/builtin, which the locklab command imports"
 
 // RetryDeploy tries a deployment up to three times when a server exits
 // before it is ready: ports are reserved by binding and releasing them

@@ -80,11 +80,14 @@ type RedisOptions = redis.UserOptions
 // RedisTable declares the options of a user's Redis lock.
 var RedisTable = redis.UserTable
 
-// RegisterRedis registers a user's lock over Redis as a system (and its
-// live form, against real redis-server through go-redis), with its staged
-// scenarios. It panics on a spec without a name or without New.
+// RegisterRedis registers a user's lock over Redis as a system over the
+// simulated Redis, with its staged scenarios. It panics on a spec without a
+// name or without New. Its live form (against real redis-server through
+// go-redis) is registered by userlock/live's RegisterRedis instead, which
+// calls this one: a program that does not import that package builds
+// without the live runner's servers and clients.
 func RegisterRedis(l RedisLock) {
-	l.registerOver("Redis", l.New != nil, l.Simulated, func() { registerRedisLive(l) })
+	l.registerOver("Redis", l.New != nil, l.Simulated)
 }
 
 // Simulated is the lock's system over the simulated Redis, as RegisterRedis

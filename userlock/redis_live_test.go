@@ -12,7 +12,7 @@ import (
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
-	"github.com/locklab/locklab/userlock"
+	userlive "github.com/locklab/locklab/userlock/live"
 )
 
 // TestTheSameRedisLockRunsLiveOnRedisServer: the fixed lock, registered
@@ -22,7 +22,7 @@ func TestTheSameRedisLockRunsLiveOnRedisServer(t *testing.T) {
 	needRedisServer(t, "starts a real redis-server")
 	l := fixedRedisLock
 	l.Name = "test-redis-fixed-live"
-	userlock.RegisterRedis(l) // once per test binary: a live form cannot be unregistered
+	userlive.RegisterRedis(l) // once per test binary: a live form cannot be unregistered
 	r, err := live.Run(context.Background(), scenario.Test{System: l.Name, Workload: "fenced-counter", Clients: 2, Seed: 1,
 		Time: 3 * time.Second}, live.Config{})
 	require.NoError(t, err)

@@ -54,18 +54,18 @@ var RedlockTable = opt.Table[RedlockOptions]{Owner: "redlock lock", Options: app
 }), func(o *RedlockOptions) *RedisOptions { return &o.RedisOptions })...)}
 
 // RegisterRedlock registers a user's lock over independent Redis instances
-// as a system (and its live form, against as many real redis-servers), with
-// the staged scenarios of every user's lock and Redlock's own: Kleppmann's
-// clock jump and the restart of an instance without persistence. It panics
-// on a spec without a name or without New.
+// as a system over simulated instances, with the staged scenarios of every
+// user's lock and Redlock's own: Kleppmann's clock jump and the restart of
+// an instance without persistence. It panics on a spec without a name or
+// without New. Its live form (against as many real redis-servers) is
+// registered by userlock/live's RegisterRedlock, which calls this one.
 func RegisterRedlock(l RedlockLock) {
 	if l.New == nil {
 		panic("userlock: RedlockLock " + l.Name + " has no New")
 	}
-	l.register(l.Simulated())
+	l.RegisterSystem(l.Simulated())
 	scenario.Register(nextRank, l.RedlockScenarios)
 	nextRank++
-	registerRedlockLive(l)
 }
 
 // Simulated is the lock's system over the simulated Redis instances, as
@@ -88,14 +88,15 @@ func (l RedlockLock) deploy(w *sim.World, opts map[string]string, c *Conduct) (s
 		IsLockKey: func(key string) bool { return lockKeys[key] },
 		NewLock: func(p *sim.Proc, ts []redis.Topology) lockapi.Lock {
 			sl := simLock(o.RedisOptions, p, c, lockKeys, lockKey, ts...)
-			sl.l = l.New(p, asRedis(sl.rdbs))
+			sl.l = l.New(p, AsRedis(sl.rdbs))
 			return sl
 		},
 	})
 }
 
-// asRedis is clients as the interface the user's lock is written against.
-func asRedis[C Redis](clients []C) []Redis {
+// AsRedis is clients (simulated, or live real *redis.Client values) as the
+// interface the user's lock is written against.
+func AsRedis[C Redis](clients []C) []Redis {
 	out := make([]Redis, len(clients))
 	for i, c := range clients {
 		out[i] = c

@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/userlock"
+	userlive "github.com/locklab/locklab/userlock/live"
 )
 
 // redlockUser is the Redlock a user writes against []userlock.Redis, as the
@@ -156,7 +157,7 @@ func TestARedlockRunIsDeterministic(t *testing.T) {
 var registerLiveRedlock sync.Once
 
 // TestTheSameRedlockRunsLiveOnRedisServers: the user's Redlock, registered
-// with RegisterRedlock, runs unchanged against five real redis-servers
+// with userlive.RegisterRedlock, runs unchanged against five real redis-servers
 // through one *goredis.Client each: without faults it takes the lock and
 // every check is valid; under Kleppmann's clock jump (redis-c's wall clock
 // moved by libfaketime, client 1 cut from redis-d and e by its proxies) the
@@ -165,7 +166,7 @@ func TestTheSameRedlockRunsLiveOnRedisServers(t *testing.T) {
 	needRedisServer(t, "starts five real redis-servers")
 	l := userRedlock
 	l.Name = "test-redlock-live"
-	registerLiveRedlock.Do(func() { userlock.RegisterRedlock(l) }) // a live form cannot be unregistered
+	registerLiveRedlock.Do(func() { userlive.RegisterRedlock(l) }) // a live form cannot be unregistered
 
 	t.Run("no faults", func(t *testing.T) {
 		r, err := live.Run(context.Background(), scenario.Test{System: l.Name, Clients: 2, Seed: 1, Time: 3 * time.Second}, live.Config{})

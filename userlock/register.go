@@ -7,18 +7,15 @@ import (
 )
 
 // registerOver registers the lock of spec s over service: its system over
-// the simulated service (simulated makes it) with its staged scenarios, and
-// its live form (live, when the service has one). A lock without New
-// (hasNew false) is refused with a panic naming it, a programming error
-// like a spec without a name.
-func (s Spec) registerOver(service string, hasNew bool, simulated func() system.System, live func()) {
+// the simulated service (simulated makes it) with its staged scenarios. A
+// lock without New (hasNew false) is refused with a panic naming it, a
+// programming error like a spec without a name. Its live form is package
+// userlock/live's to register.
+func (s Spec) registerOver(service string, hasNew bool, simulated func() system.System) {
 	if !hasNew {
 		panic(fmt.Sprintf("userlock: %s lock %s has no New", service, s.Name))
 	}
-	s.register(simulated())
-	if live != nil {
-		live()
-	}
+	s.RegisterSystem(simulated())
 }
 
 // keyOr is the lock key (or node) of a workload's key as f makes it, or as

@@ -66,9 +66,10 @@ func (s Spec) Scenarios() []scenario.Scenario {
 	return []scenario.Scenario{{Name: s.Name, Doc: "locklab's counterexamples staged against " + s.Name, Variants: variants}}
 }
 
-// register adds the system of a user's lock to the registry and its
-// scenarios to the catalog.
-func (s Spec) register(sys system.System) {
+// RegisterSystem adds the system of a user's lock (made with System) to the
+// registry and its staged scenarios (Scenarios) to the catalog: what each
+// service's Register does, for a service package apart (useretcd).
+func (s Spec) RegisterSystem(sys system.System) {
 	system.Register(sys)
 	scenario.Register(nextRank, s.Scenarios)
 	nextRank++

@@ -3,11 +3,15 @@
 // the real server, with the same code.
 //
 // A user writes the lock against the client interface of the service it
-// uses -- Redis (the go-redis shape), etcd (the clientv3 shape) or
-// ZooKeeper (the go-zookeeper shape), each satisfied unchanged by the real
-// client library -- and registers it. A main package of a few lines then
-// builds a locklab in which the lock is a system like any other: run, run
-// --live, explore, shrink, sweep, matrix, report.
+// uses -- Redis (the go-redis shape), ZooKeeper (the go-zookeeper shape) or
+// etcd (the clientv3 shape, package userlock/useretcd, apart so that a
+// program without an etcd lock builds without clientv3 and gRPC), each
+// satisfied unchanged by the real client library -- and registers it. A
+// main package of a few lines then builds a locklab in which the lock is a
+// system like any other: run, explore, shrink, sweep, matrix, report. The
+// registrations here are the simulator's; package userlock/live registers
+// the same lock with its live form too (run --live), and only a program that
+// imports it links the live servers' client libraries.
 //
 //	func main() {
 //		userlock.RegisterRedis(userlock.RedisLock{

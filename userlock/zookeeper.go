@@ -1,17 +1,14 @@
 package userlock
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/backends/zookeeper"
-	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
-	userlive "github.com/locklab/locklab/userlock/live"
 )
 
 // ZooKeeper is the client a user's ZooKeeper lock is written against: the
@@ -28,6 +25,8 @@ import (
 // poll Exists/Children with env.Sleep. Session events come, live, on the
 // channel zk.Connect returns; a lock sees State and SessionID here.
 // Children come in no particular order, live and simulated: sort them.
+// Multi (go-zookeeper's transaction of several operations) is not offered:
+// the simulated ensemble has no multi-operation transaction.
 type ZooKeeper interface {
 	// Create creates a node: flags zk.FlagEphemeral, zk.FlagSequence (or
 	// zk.FlagEphemeralSequential, 0: persistent), acl e.g.
@@ -53,6 +52,9 @@ type ZooKeeper interface {
 	Children(path string) ([]string, *zk.Stat, error)
 	// ChildrenW is Children with a watch on the children.
 	ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error)
+	// Sync makes the connection's server catch up with the leader: a read
+	// after it sees every write committed before it. It returns path.
+	Sync(path string) (string, error)
 	// SessionID is the session's id (0: none).
 	SessionID() int64
 	// State is the session's state (zk.StateHasSession when connected).
@@ -88,29 +90,20 @@ func (l ZooKeeperLock) lockPath() func(string) string {
 // (options: zookeeper.ServerOptions: servers, session-timeout, tick,
 // election-timeout), each client with a zookeeper.Conn. A call of the
 // connection from a goroutine of the lock's own is refused and judged by
-// lock-conduct.
-//
-// Live (`locklab run --live`), the lock runs over the ensemble the
-// built-in zookeeper system starts live, with the same options, names and
-// faults, each client with its own go-zookeeper *zk.Conn (see
-// userlock/live.ZooKeeperForm). The lock is guarded there too, by a
-// conduct record of the run whose misconduct is written into the history
-// as "lock-misconduct" events and listed in the run's figures
-// (lock_misconduct); the check lock-conduct audits simulated runs only.
+// lock-conduct. Its live form (`locklab run --live`: the ensemble the
+// built-in zookeeper system starts live, each client with its own
+// go-zookeeper *zk.Conn) is registered by userlock/live's
+// RegisterZooKeeper, which calls this one.
 func RegisterZooKeeper(l ZooKeeperLock) {
 	l.sessions = true
 	l.registerOver("ZooKeeper", l.New != nil, func() system.System {
 		return l.System("zookeeper", zookeeper.ServerOptions, l.deploy)
-	}, func() {
-		liveform.Register(l.Name, userlive.ZooKeeperForm(userlive.ZooKeeperLock{
-			Name:     l.Name,
-			New:      func(env lockapi.Env, conn *zk.Conn) lockapi.Lock { return l.New(env, conn) },
-			LockPath: l.lockPath(),
-			Tokens:   l.Tokens,
-			Guard:    l.Spec.liveGuard,
-		}))
 	})
 }
+
+// PathOf is the node whose children contend for the lock of the workload's
+// key: LockPath(key), or "/locks/<key>" when LockPath is nil.
+func (l ZooKeeperLock) PathOf(key string) string { return l.lockPath()(key) }
 
 // deploy deploys the simulated ensemble for one run, each client with a
 // zookeeper.Conn whose calls from other goroutines c judges.
@@ -120,22 +113,6 @@ func (l ZooKeeperLock) deploy(w *sim.World, opts map[string]string, c *Conduct) 
 		New:        func(p *sim.Proc, conn *zookeeper.Conn) lockapi.Lock { return l.New(p, conn) },
 		Misconduct: func(client, call, what string) { c.Report(client, call, 0, "%s", what) },
 	})
-}
-
-// liveGuard opens a live run's conduct record: each client's lock is
-// guarded by it, its times are the clients' clocks (the run's), and its
-// misconduct reads as lock-conduct's counterexample lines.
-func (s Spec) liveGuard() (func(Lock, Env) Lock, func() []string) {
-	c := NewConduct(nil)
-	wrap := func(l Lock, env Env) Lock { return Guard(l, env, s, c) }
-	lines := func() []string {
-		var out []string
-		for _, m := range c.Misconducts() {
-			out = append(out, fmt.Sprintf("client %s's %s at %s: %s", m.Client, m.Call, m.At, m.What))
-		}
-		return out
-	}
-	return wrap, lines
 }
 
 // WaitEvent waits at most d for the event of a watch channel (ExistsW,

@@ -1,7 +1,11 @@
-// Package builtin registers every lock system locklab ships: importing it
-// (for its side effects, as a program imports a database/sql driver) fills
-// the system registry and the scenario catalog. A program or test that runs
-// systems imports it; harness itself names no system.
+// Package builtin registers every lock system locklab ships, simulated and
+// live: importing it (for its side effects, as a program imports a
+// database/sql driver) fills the system registry, the scenario catalog and
+// the live forms. The locklab command and the tests that run systems
+// import it; harness itself names no system. Package simulated registers
+// the simulated forms alone (package cli imports only that, so a user's
+// program built on cli does not link the live servers' clients unless it
+// imports this package or userlock/live).
 //
 // A system with a live form is imported through it (backends/<x>/live,
 // which imports and so registers the simulated form too): one line per
@@ -19,5 +23,6 @@ import (
 	_ "github.com/locklab/locklab/backends/raftkv/live"
 	_ "github.com/locklab/locklab/backends/redis/live"
 	_ "github.com/locklab/locklab/backends/redlock/live"
+	_ "github.com/locklab/locklab/backends/simulated"
 	_ "github.com/locklab/locklab/backends/zookeeper/live"
 )

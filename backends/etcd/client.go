@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -72,6 +73,44 @@ func (c *KVClient) Do(p *sim.Proc, cmd Command, serializable bool) (Response, er
 			}
 			return Response{}, fmt.Errorf("etcd: %s: %d attempts in %v: %w", describe(cmd), attempt, c.opts.RetryBudget, ErrNoLeader)
 		}
+	}
+}
+
+// CallLeader sends req (a request of the generic KV or lease API) to the
+// member the client believes leads, following a NotLeader answer's hint
+// and moving on from a member that does not answer within request-timeout,
+// until a member answers (its reply is returned) or until passes on p's
+// monotonic clock (context.DeadlineExceeded: the outcome is unknown). It is
+// the leader search of the simulated clientv3 (package etcdclient).
+func (c *KVClient) CallLeader(p *sim.Proc, req any, until time.Duration) (any, error) {
+	for {
+		left := until - p.Mono()
+		if left <= 0 {
+			return nil, context.DeadlineExceeded
+		}
+		target := c.leader
+		body, err := p.Call(c.members[target], req, min(c.opts.RequestTimeout, left))
+		if err != nil {
+			c.leader = (target + 1) % len(c.members)
+			continue
+		}
+		var notLeader bool
+		var lead uint64
+		switch r := body.(type) {
+		case KVResponse:
+			notLeader, lead = r.NotLeader, r.Leader
+		case Response:
+			notLeader, lead = r.NotLeader, r.Leader
+		case KeepAliveResp:
+			notLeader, lead = r.NotLeader, r.Leader
+		case LeaseTTLResponse:
+			notLeader, lead = r.NotLeader, r.Leader
+		}
+		if notLeader {
+			c.redirect(p, target, lead)
+			continue
+		}
+		return body, nil
 	}
 }
 
@@ -181,3 +220,7 @@ func (c *KVClient) WaitDelete(p *sim.Proc, key string, rev int64, until time.Dur
 	}
 	return false
 }
+
+// MinTTL is the shortest lease the cluster grants (etcd raises a shorter
+// TTL to it): the options' MinTTL.
+func (c *KVClient) MinTTL() time.Duration { return c.opts.MinTTL() }

@@ -12,7 +12,7 @@ import (
 // This file is the generic KV and lease API of the members: what etcd's gRPC
 // KV and Lease services answer, with every option a clientv3 call can carry
 // (ranges, revisions, sorting, prevKV, ignore-value/lease, compares over
-// ranges). The simulated clientv3 of a user's lock (UserClient, package
+// ranges). The simulated clientv3 of a user's lock (package etcdclient, package
 // userlock) speaks it. It has message types of its own (KVRequest,
 // LeaseTTLRequest), entries of the log of their own (kept apart from the
 // Commands of the built-in lock client), so the built-in system's messages,

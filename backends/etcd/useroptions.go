@@ -9,7 +9,7 @@ import (
 )
 
 // UserOptions configure the etcd cluster a user's lock runs against (package
-// userlock) and its simulated clientv3 (UserClient): the cluster's options
+// userlock) and its simulated clientv3 (package etcdclient): the cluster's options
 // that concern the servers, and the bound on each call of the lock.
 type UserOptions struct {
 	Options

@@ -125,6 +125,11 @@ func (s *Server) apiRequest(m sim.Message, r APIRequest) {
 		s.proposeAPI(m, r, txn{Op: "delete", API: true, Session: r.Session, Path: r.Path, Version: r.Version})
 	case OpSetData:
 		s.proposeAPI(m, r, txn{Op: "set", API: true, Session: r.Session, Path: r.Path, Data: r.Data, Version: r.Version, Time: r.Time})
+	case OpSync:
+		// Through the log, as the recipe's sync: answered once this server
+		// applied everything committed before it (ZooKeeper sends a sync
+		// marker down the leader's commit stream to the same effect).
+		s.proposeAPI(m, r, txn{Op: "sync", API: true, Session: r.Session, Path: r.Path})
 	case OpExists, OpGetData, OpGetChildren:
 		s.replyAPI(m, s.readAPI(m, r))
 	case OpSetWatches:
@@ -268,6 +273,8 @@ func (t *tree) applyAPI(x txn, zxid uint64) change {
 		n.stat.Version++
 		n.mzxid, n.mtime = zxid, x.Time
 		return change{code: CodeOK, path: x.Path, changed: []string{x.Path}}
+	case "sync":
+		return change{code: CodeOK, path: x.Path} // whether the node exists or not, as ZooKeeper's
 	}
 	panic("zookeeper: unknown API txn " + x.Op)
 }

@@ -503,6 +503,21 @@ func (c *Conn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
 	return stat(r.Stat), err
 }
 
+// Sync makes the server the client is connected to catch up with the
+// leader before it answers, as go-zookeeper's Sync: a read after it sees
+// every write committed before the Sync. It returns path (a node that does
+// not exist is no error).
+func (c *Conn) Sync(path string) (string, error) {
+	if err := c.mineAt("Sync", path, false); err != nil {
+		return "", err
+	}
+	r, err := c.do(APIRequest{Op: OpSync, Path: path})
+	if err != nil {
+		return "", err
+	}
+	return r.Path, nil
+}
+
 // Children lists the node's children's names, in no particular order (see
 // Conn), with the node's stat.
 func (c *Conn) Children(path string) ([]string, *zk.Stat, error) {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -39,4 +40,37 @@ func TestAConnRefusesCallsFromGoroutinesOfItsOwn(t *testing.T) {
 	assert.ErrorIs(t, foreign, ErrForeignGoroutine)
 	require.Len(t, reported, 1)
 	assert.Contains(t, reported[0], "Exists: Exists called from a goroutine the simulator does not run")
+}
+
+// TestSyncGoesThroughTheLog: Sync answers with its path once the client's
+// server applied what was committed before it, whether the node exists or
+// not: a read after it sees another client's write.
+func TestSyncGoesThroughTheLog(t *testing.T) {
+	w := sim.NewWorld(sim.Config{Seed: 1})
+	e, err := NewEnsemble(w, DefaultOptions())
+	require.NoError(t, err)
+	w.Run(3 * time.Second)
+	acl := []zk.ACL{{Perms: zk.PermAll, Scheme: "world", ID: "anyone"}}
+	var created, synced, missing string
+	var createErr, syncErr, missingErr, getErr error
+	var data []byte
+	w.AddNode("c1", sim.NodeOptions{}).Spawn("c1", func(p *sim.Proc) {
+		created, createErr = e.NewConn(p, nil).Create("/a", []byte("v1"), 0, acl)
+	})
+	w.AddNode("c2", sim.NodeOptions{}).Spawn("c2", func(p *sim.Proc) {
+		c := e.NewConn(p, nil)
+		p.Sleep(time.Second)
+		synced, syncErr = c.Sync("/a")
+		data, _, getErr = c.Get("/a")
+		missing, missingErr = c.Sync("/none")
+	})
+	w.Run(10 * time.Second)
+	require.NoError(t, createErr)
+	assert.Equal(t, "/a", created)
+	require.NoError(t, syncErr)
+	assert.Equal(t, "/a", synced)
+	require.NoError(t, getErr)
+	assert.Equal(t, "v1", string(data))
+	require.NoError(t, missingErr)
+	assert.Equal(t, "/none", missing)
 }

@@ -4,6 +4,11 @@
 //
 //	go run . repro etcd-txn --all
 //	go run . matrix --system etcd-txn --system etcd-txn-guarded
+//
+// It registers the locks for the simulator only, so the module builds
+// without the live runner's servers and clients; userlock/live's
+// RegisterEtcd in place of useretcd.Register adds the live form
+// (`go run . run --live --system etcd-txn`, against real etcd servers).
 package main
 
 import (
@@ -11,6 +16,7 @@ import (
 
 	"github.com/locklab/locklab/cli"
 	"github.com/locklab/locklab/userlock"
+	"github.com/locklab/locklab/userlock/useretcd"
 )
 
 func main() {
@@ -19,12 +25,12 @@ func main() {
 }
 
 func register() {
-	userlock.RegisterEtcd(userlock.EtcdLock{
+	useretcd.Register(useretcd.EtcdLock{
 		Spec: userlock.Spec{Name: "etcd-txn", Doc: "lease + txn on CreateRevision == 0, create revision as token, plain Delete",
 			Tokens: true},
 		New: txnlock.New,
 	})
-	userlock.RegisterEtcd(userlock.EtcdLock{
+	useretcd.Register(useretcd.EtcdLock{
 		Spec: userlock.Spec{Name: "etcd-txn-guarded", Doc: "the same, release guarded by ModRevision == token",
 			Tokens: true, SafeRelease: true},
 		New: txnlock.NewGuarded,

@@ -3,6 +3,11 @@
 //
 //	go run . run --system fixed --nemesis pause --seed 7 --storage fenced
 //	go run . matrix --system fixed
+//
+// It registers the lock for the simulator only, so the module builds
+// without the live runner's servers and clients; userlock/live's RegisterRedis
+// in place of userlock.RegisterRedis adds the live form
+// (`go run . run --live --system fixed`, against redis-server).
 package main
 
 import (

@@ -4,6 +4,11 @@
 //	go run . repro homemade --all
 //	go run . explore --hunt homemade/slow-release --starts 5
 //	go run . matrix --system homemade
+//
+// It registers the lock for the simulator only, so the module builds
+// without the live runner's servers and clients; userlock/live's RegisterRedis
+// in place of userlock.RegisterRedis adds the live form
+// (`go run . run --live --system homemade`, against redis-server).
 package main
 
 import (

@@ -3,6 +3,11 @@
 //
 //	go run . repro zk-raw --all
 //	go run . matrix --system zk-raw
+//
+// It registers the lock for the simulator only, so the module builds
+// without the live runner's servers and clients; userlock/live's RegisterZooKeeper
+// in place of userlock.RegisterZooKeeper adds the live form
+// (`go run . run --live --system zk-raw`, against a real ZooKeeper ensemble).
 package main
 
 import (

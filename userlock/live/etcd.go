@@ -28,12 +28,12 @@ var etcdSimOnly = map[string]string{
 // etcdTable is the live option table of a user's lock over etcd.
 var etcdTable = liveform.WithoutSimOnly("etcd (your lock, live)", etcd.UserTable, etcdSimOnly)
 
-// RegisterEtcd registers the live form of the user's lock name over etcd:
+// registerEtcdForm registers the live form of the user's lock name over etcd:
 // the real etcd cluster the built-in etcd's live form starts (etcd-server,
 // backends/etcd/live), each client's lock made by newLock over a real
 // *clientv3.Client whose connections pass the client's pause gate. tokens
 // says the lock's leases carry fencing tokens (fenced storage may check them).
-func RegisterEtcd(name string, tokens bool, newLock func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock) {
+func registerEtcdForm(name string, tokens bool, newLock func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock) {
 	liveform.Register(name, liveform.Form{
 		Note:     "etcd-server 3.4 (Debian), your lock over go.etcd.io/etcd/client/v3 v3.7.3",
 		Options:  etcdTable,

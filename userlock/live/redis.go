@@ -10,8 +10,8 @@ import (
 	"github.com/locklab/locklab/scenario"
 )
 
-// Redis describes a user's Redis lock to its live form.
-type Redis struct {
+// redisLock describes a user's Redis lock to its live form.
+type redisLock struct {
 	// Options is the lock's option table and Servers reads a run's options
 	// into the servers' and go-redis's.
 	Options opt.Spec
@@ -22,10 +22,10 @@ type Redis struct {
 	NewLock func(env lockapi.Env, rdb *goredis.Client) lockapi.Lock
 }
 
-// RedisForm is the live form of a user's Redis lock: redis-server (with
+// redisLockForm is the live form of a user's Redis lock: redis-server (with
 // replicas, redis-sentinel too) as the redis system's live form starts it,
 // and a *goredis.Client per client (a FailoverClient when replicated).
-func RedisForm(r Redis) liveform.Form {
+func redisLockForm(r redisLock) liveform.Form {
 	return redisForm("redis-server, redis-sentinel; your lock over go-redis", r.Options, r.Tokens, r.Servers,
 		redislive.DescribeLock, func(d liveform.Deployment, s redislive.LockServers) (*liveform.Deployed, error) {
 			return redislive.DeployLock(d, s, func(lc liveform.Client, rdb *goredis.Client) lockapi.Lock {

@@ -9,9 +9,9 @@ import (
 	"github.com/locklab/locklab/lockapi"
 )
 
-// Redlock describes a user's lock over independent Redis instances to its
+// redlockLock describes a user's lock over independent Redis instances to its
 // live form.
-type Redlock struct {
+type redlockLock struct {
 	// Options is the lock's option table and Servers reads a run's options
 	// into the instances' and go-redis's (no replicas).
 	Options opt.Spec
@@ -23,10 +23,10 @@ type Redlock struct {
 	NewLock func(env lockapi.Env, instances []*goredis.Client) lockapi.Lock
 }
 
-// RedlockForm is the live form of a user's lock over independent Redis
+// redlockLockForm is the live form of a user's lock over independent Redis
 // instances: the redis-servers redis-a, redis-b, ... the redlock system's
 // live form starts, and one *goredis.Client per instance per client.
-func RedlockForm(r Redlock) liveform.Form {
+func redlockLockForm(r redlockLock) liveform.Form {
 	return redisForm("redis-server ×N; your lock over go-redis", r.Options, r.Tokens, r.Servers, redlocklive.DescribeLock,
 		func(d liveform.Deployment, s redlocklive.LockServers) (*liveform.Deployed, error) {
 			return redlocklive.DeployLock(d, s, func(lc liveform.Client, rdbs []*goredis.Client) lockapi.Lock {

@@ -18,9 +18,9 @@ import (
 	"github.com/locklab/locklab/sim"
 )
 
-// ZooKeeperLock is a user's ZooKeeper lock as its live form runs it;
-// userlock.RegisterZooKeeper fills it from the user's registration.
-type ZooKeeperLock struct {
+// zkLock is a user's ZooKeeper lock as its live form runs it;
+// RegisterZooKeeper fills it from the user's registration.
+type zkLock struct {
 	// Name is the lock's system name (for errors).
 	Name string
 	// New makes the lock of one client from its environment (the machine's
@@ -42,7 +42,7 @@ type ZooKeeperLock struct {
 // zkClientVersion is the client library a user's lock is given live.
 var zkClientVersion, _, _ = strings.Cut(zkl.Version, " (")
 
-// ZooKeeperForm is the live form of a user's ZooKeeper lock: the ensemble
+// zooKeeperForm is the live form of a user's ZooKeeper lock: the ensemble
 // the built-in zookeeper system starts live (Debian's ZooKeeper 3.8, zk1..zkN,
 // options servers, session-timeout, tick, election-timeout as in the
 // simulator, scaled by --scale), the same names, roles and faults (pause,
@@ -59,7 +59,7 @@ var zkClientVersion, _, _ = strings.Cut(zkl.Version, " (")
 // (lock_misconduct): the check lock-conduct itself audits only simulated
 // runs. Session expiries are recorded as "session-expired" events by an
 // observer of the lock directories (see zkObserver for what it can see).
-func ZooKeeperForm(l ZooKeeperLock) liveform.Form {
+func zooKeeperForm(l zkLock) liveform.Form {
 	return liveform.Form{
 		Note:    "zookeeper 3.8 (Debian) standalone or ensemble; your lock on " + zkClientVersion + "'s *zk.Conn",
 		Options: zookeeper.ServerOptions,
@@ -84,7 +84,7 @@ func parseZooKeeper(given map[string]string) (zookeeper.Options, error) {
 	return zkl.ParseOptions(given)
 }
 
-func deployZooKeeper(l ZooKeeperLock, d liveform.Deployment) (*liveform.Deployed, error) {
+func deployZooKeeper(l zkLock, d liveform.Deployment) (*liveform.Deployed, error) {
 	if l.New == nil || l.LockPath == nil {
 		return nil, fmt.Errorf("zookeeper lock %s: no New or LockPath", l.Name)
 	}

@@ -17,6 +17,9 @@
 //	func TestTheDataIsSafe(t *testing.T) {
 //		userlocktest.ExpectDataSafe(t, "mylock", "gc-pause-fenced")
 //	}
+//
+// (Example in example_test.go runs these two tests, against a fenced
+// ZooKeeper lock.)
 package userlocktest
 
 import (

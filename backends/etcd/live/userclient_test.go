@@ -15,10 +15,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/backends/etcd"
+	"github.com/locklab/locklab/backends/etcd/etcdclient"
 	"github.com/locklab/locklab/sim"
 )
 
-// kvAPI is the part of *clientv3.Client the script calls (userlock.Etcd's).
+// kvAPI is the part of *clientv3.Client the script calls (useretcd.Etcd's).
 type kvAPI interface {
 	Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error)
 	Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error)
@@ -28,11 +29,12 @@ type kvAPI interface {
 	Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseRevokeResponse, error)
 	TimeToLive(ctx context.Context, id clientv3.LeaseID, opts ...clientv3.LeaseOption) (*clientv3.LeaseTimeToLiveResponse, error)
 	KeepAliveOnce(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseKeepAliveResponse, error)
+	Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error)
 }
 
 var (
 	_ kvAPI = (*clientv3.Client)(nil)
-	_ kvAPI = (*etcd.UserClient)(nil)
+	_ kvAPI = (*etcdclient.Client)(nil)
 )
 
 // transcript writes what each call answered, lease ids replaced by the order
@@ -189,6 +191,27 @@ func script(cli kvAPI) []string {
 	put("put under the revoked lease", "x", "1", clientv3.WithLease(g.ID))
 	put("put ignore-value on a missing key", "nothing", "", clientv3.WithIgnoreValue())
 	put("put ignore-value", "a", "", clientv3.WithIgnoreValue(), clientv3.WithPrevKV())
+	do := func(step string, op clientv3.Op) {
+		r, err := cli.Do(ctx, op)
+		switch {
+		case err != nil:
+			t.add(step, nil, err)
+		case r.Get() != nil:
+			t.add(step, r.Get(), nil)
+		case r.Put() != nil:
+			t.add(step, r.Put(), nil)
+		case r.Del() != nil:
+			t.add(step, r.Del(), nil)
+		default:
+			t.add(step, r.Txn(), nil)
+		}
+	}
+	do("do put e", clientv3.OpPut("e", "1", clientv3.WithPrevKV()))
+	do("do get e", clientv3.OpGet("e"))
+	do("do txn create(e)==0", clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision("e"), "=", 0)},
+		[]clientv3.Op{clientv3.OpPut("e", "2")}, []clientv3.Op{clientv3.OpGet("e")}))
+	do("do delete e", clientv3.OpDelete("e", clientv3.WithPrevKV()))
+	do("do get at a future rev", clientv3.OpGet("e", clientv3.WithRev(1000)))
 	dr, err := cli.Delete(ctx, "a", clientv3.WithPrevKV())
 	t.add("delete a", dr, err)
 	dr, err = cli.Delete(ctx, "a")
@@ -209,14 +232,14 @@ func simulatedScript(t *testing.T) []string {
 	var out []string
 	w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
 		p.Sleep(2 * time.Second) // the first leader
-		out = script(c.NewUserClient(p, 5*time.Second))
+		out = script(etcdclient.New(c, p, 5*time.Second))
 	})})
 	w.Run(time.Minute)
 	return out
 }
 
 // TestTheSimulatedClientV3AnswersAsARealEtcd: the simulated clientv3 a
-// user's lock gets (etcd.UserClient) answers the script's calls as
+// user's lock gets (etcdclient.Client) answers the script's calls as
 // *clientv3.Client does against a real etcd: the same revisions, keys,
 // values, counts, compares' outcomes and errors.
 func TestTheSimulatedClientV3AnswersAsARealEtcd(t *testing.T) {

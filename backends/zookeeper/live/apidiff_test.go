@@ -28,6 +28,7 @@ type zkAPI interface {
 	Set(path string, data []byte, version int32) (*zk.Stat, error)
 	Children(path string) ([]string, *zk.Stat, error)
 	ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error)
+	Sync(path string) (string, error)
 }
 
 // apiScript makes the same calls on c and returns what each answered, in
@@ -95,6 +96,12 @@ func apiScript(c zkAPI, root string, wait func(<-chan zk.Event) string) []string
 	say("delete again", e(err))
 	_, _, err = c.Get(root + "/zz")
 	say("get missing", e(err))
+	p, err = c.Sync(root)
+	say("sync", rel(p), " ", e(err))
+	p, err = c.Sync(root + "/zz")
+	say("sync missing", rel(p), " ", e(err))
+	_, err = c.Sync("bad")
+	say("sync a relative path", e(err))
 	_, _, _, err = c.GetW(root + "/zz")
 	say("getW missing", e(err))
 

@@ -16,7 +16,7 @@
 // Without fencing, the paused holder's writes also land after its lease
 // ran out.
 //
-// It is written against userlock.Etcd, the clientv3 shape: the same code
+// It is written against useretcd.Etcd, the clientv3 shape: the same code
 // runs against locklab's simulated cluster and, live, a *clientv3.Client.
 package txnlock
 
@@ -30,6 +30,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/userlock"
+	"github.com/locklab/locklab/userlock/useretcd"
 )
 
 // TTL is the lease's time to live, in seconds.
@@ -38,7 +39,7 @@ const TTL = 5
 // Lock is one client's lock.
 type Lock struct {
 	env   userlock.Env
-	cli   userlock.Etcd
+	cli   useretcd.Etcd
 	lease clientv3.LeaseID
 	// Guarded makes Release compare the key's mod revision with the token
 	// before deleting it (the fix).
@@ -46,10 +47,10 @@ type Lock struct {
 }
 
 // New returns the lock of the client env over cli, with the plain Delete.
-func New(env userlock.Env, cli userlock.Etcd) userlock.Lock { return &Lock{env: env, cli: cli} }
+func New(env userlock.Env, cli useretcd.Etcd) userlock.Lock { return &Lock{env: env, cli: cli} }
 
 // NewGuarded returns the lock with the guarded release.
-func NewGuarded(env userlock.Env, cli userlock.Etcd) userlock.Lock {
+func NewGuarded(env userlock.Env, cli useretcd.Etcd) userlock.Lock {
 	return &Lock{env: env, cli: cli, Guarded: true}
 }
 

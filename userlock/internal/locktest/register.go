@@ -6,12 +6,13 @@ import (
 	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/userlock"
+	userlive "github.com/locklab/locklab/userlock/live"
 )
 
 // RegisterZooKeeperRaw registers the raw-API ZooKeeper lock as the system
 // name (with tokens when fenced), in both worlds, for the length of t.
 func RegisterZooKeeperRaw(t testing.TB, name string, fenced bool) {
-	userlock.RegisterZooKeeper(userlock.ZooKeeperLock{
+	userlive.RegisterZooKeeper(userlock.ZooKeeperLock{
 		Spec: userlock.Spec{Name: name, Tokens: fenced, SafeRelease: true},
 		New: func(env userlock.Env, conn userlock.ZooKeeper) userlock.Lock {
 			return NewZooKeeperRaw(env, conn, fenced)

@@ -1,4 +1,4 @@
-package userlock_test
+package useretcd_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
-	"github.com/locklab/locklab/userlock"
+	userlive "github.com/locklab/locklab/userlock/live"
 )
 
 // TestAnEtcdKVLockRunsLiveUnchanged: the same user's lock, registered with
@@ -27,7 +27,7 @@ func TestAnEtcdKVLockRunsLiveUnchanged(t *testing.T) {
 	}
 	l := kvLockSpec
 	l.Name = "test-etcd-kvlock-live"
-	userlock.RegisterEtcd(l) // for the life of the test binary: a live form cannot be unregistered
+	userlive.RegisterEtcd(l) // for the life of the test binary: a live form cannot be unregistered
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r, err := live.Run(ctx, scenario.Test{System: l.Name, Clients: 2, Seed: 1, Time: 5 * time.Second}, live.Config{})

@@ -1,4 +1,10 @@
-package etcd
+// Package etcdclient is clientv3 in the simulator: the client a user's lock
+// written against the clientv3 API (package userlock's Etcd) is given in a
+// simulated run, over the simulated etcd cluster of package etcd. It is
+// apart from package etcd so that the simulated cluster, and every program
+// that runs it without a user's etcd lock, builds without clientv3 and
+// gRPC.
+package etcdclient
 
 import (
 	"context"
@@ -12,10 +18,11 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/locklab/locklab/backends/etcd"
 	"github.com/locklab/locklab/sim"
 )
 
-// UserClient is clientv3 in the simulator, for a lock a user wrote against
+// Client is clientv3 in the simulator, for a lock a user wrote against
 // the clientv3 API (package userlock): its methods are *clientv3.Client's,
 // with the same arguments, replies and errors, so the user's code runs
 // unchanged against it and, live, against the real client. It is the client
@@ -39,8 +46,8 @@ import (
 // are reported to the run's conduct record (OnMisuse). A nested Txn is
 // refused with an error. A call from a goroutine other than the client's
 // process does not touch the simulator: it returns an error and is reported.
-type UserClient struct {
-	kv      *KVClient
+type Client struct {
+	kv      *etcd.KVClient
 	p       *sim.Proc
 	owner   *sim.Owner[struct{}] // the process's goroutine (a stray call is reported at once, by OnMisuse)
 	timeout time.Duration
@@ -49,10 +56,10 @@ type UserClient struct {
 	OnMisuse func(call string, err error)
 }
 
-// NewUserClient returns the clientv3-shaped client of process p, whose calls
+// New returns the clientv3-shaped client of process p, whose calls
 // are bounded by timeout. Call it from p.
-func (c *Cluster) NewUserClient(p *sim.Proc, timeout time.Duration) *UserClient {
-	return &UserClient{kv: c.NewKV(p), p: p, owner: sim.NewOwner[struct{}](), timeout: timeout}
+func New(c *etcd.Cluster, p *sim.Proc, timeout time.Duration) *Client {
+	return &Client{kv: c.NewKV(p), p: p, owner: sim.NewOwner[struct{}](), timeout: timeout}
 }
 
 // ErrNotInSimulator is wrapped by the errors of calls the simulated client
@@ -61,7 +68,7 @@ var ErrNotInSimulator = errors.New("not offered by the simulated etcd client")
 
 // enter checks that the call comes from the client's process and that ctx is
 // not cancelled.
-func (c *UserClient) enter(ctx context.Context, call string) error {
+func (c *Client) enter(ctx context.Context, call string) error {
 	if !c.owner.Mine() || c.p.World().Running() != c.p {
 		err := fmt.Errorf("etcd: %s called from a goroutine other than client %s's process (a goroutine the lock "+
 			"started?): in the simulator a client's calls must come from its own process: %w", call, c.p.Node().Name(),
@@ -75,7 +82,7 @@ func (c *UserClient) enter(ctx context.Context, call string) error {
 	return nil
 }
 
-func (c *UserClient) misuse(call string, err error) {
+func (c *Client) misuse(call string, err error) {
 	if c.OnMisuse != nil {
 		c.OnMisuse(call, err)
 	}
@@ -83,50 +90,20 @@ func (c *UserClient) misuse(call string, err error) {
 
 // call sends req until a member (the leader, but for a serializable read)
 // answers it, or the call's deadline passes.
-func (c *UserClient) call(req any) (any, error) {
-	p := c.p
-	until := p.Mono() + c.timeout
-	for {
-		left := until - p.Mono()
-		if left <= 0 {
-			return nil, context.DeadlineExceeded
-		}
-		target := c.kv.leader
-		body, err := p.Call(c.kv.members[target], req, min(c.kv.opts.RequestTimeout, left))
-		if err != nil {
-			c.kv.leader = (target + 1) % len(c.kv.members)
-			continue
-		}
-		var notLeader bool
-		var lead uint64
-		switch r := body.(type) {
-		case KVResponse:
-			notLeader, lead = r.NotLeader, r.Leader
-		case Response:
-			notLeader, lead = r.NotLeader, r.Leader
-		case KeepAliveResp:
-			notLeader, lead = r.NotLeader, r.Leader
-		case LeaseTTLResponse:
-			notLeader, lead = r.NotLeader, r.Leader
-		}
-		if notLeader {
-			c.kv.redirect(p, target, lead)
-			continue
-		}
-		return body, nil
-	}
+func (c *Client) call(req any) (any, error) {
+	return c.kv.CallLeader(c.p, req, c.p.Mono()+c.timeout)
 }
 
 // rpcErrors are the errors clientv3 returns for etcd's refusals, by text.
 var rpcErrors = map[string]error{
-	ErrLeaseNotFound:     rpctypes.ErrLeaseNotFound,
-	ErrTextKeyNotFound:   rpctypes.ErrKeyNotFound,
-	ErrTextFutureRev:     rpctypes.ErrFutureRev,
-	ErrTextDuplicateKey:  rpctypes.ErrDuplicateKey,
-	ErrTextEmptyKey:      rpctypes.ErrEmptyKey,
-	ErrTextValueProvided: rpctypes.ErrValueProvided,
-	ErrTextLeaseProvided: rpctypes.ErrLeaseProvided,
-	ErrTextTooManyOps:    rpctypes.ErrTooManyOps,
+	etcd.ErrLeaseNotFound:     rpctypes.ErrLeaseNotFound,
+	etcd.ErrTextKeyNotFound:   rpctypes.ErrKeyNotFound,
+	etcd.ErrTextFutureRev:     rpctypes.ErrFutureRev,
+	etcd.ErrTextDuplicateKey:  rpctypes.ErrDuplicateKey,
+	etcd.ErrTextEmptyKey:      rpctypes.ErrEmptyKey,
+	etcd.ErrTextValueProvided: rpctypes.ErrValueProvided,
+	etcd.ErrTextLeaseProvided: rpctypes.ErrLeaseProvided,
+	etcd.ErrTextTooManyOps:    rpctypes.ErrTooManyOps,
 }
 
 func refusal(text string) error {
@@ -137,28 +114,28 @@ func refusal(text string) error {
 }
 
 // do runs one KV op through the cluster.
-func (c *UserClient) do(ctx context.Context, call string, op clientv3.Op) (KVResponse, error) {
+func (c *Client) do(ctx context.Context, call string, op clientv3.Op) (etcd.KVResponse, error) {
 	if err := c.enter(ctx, call); err != nil {
-		return KVResponse{}, err
+		return etcd.KVResponse{}, err
 	}
 	o, err := KVOpOf(op)
 	if err != nil {
-		return KVResponse{}, err
+		return etcd.KVResponse{}, err
 	}
-	body, err := c.call(KVRequest{Op: o})
+	body, err := c.call(etcd.KVRequest{Op: o})
 	if err != nil {
-		return KVResponse{}, err
+		return etcd.KVResponse{}, err
 	}
-	r := body.(KVResponse)
+	r := body.(etcd.KVResponse)
 	if r.Result.Err != "" {
-		return KVResponse{}, refusal(r.Result.Err)
+		return etcd.KVResponse{}, refusal(r.Result.Err)
 	}
 	return r, nil
 }
 
 // Put puts a key, as clientv3's KV.Put (WithLease, WithPrevKV,
 // WithIgnoreValue, WithIgnoreLease).
-func (c *UserClient) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
+func (c *Client) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
 	r, err := c.do(ctx, "Put", clientv3.OpPut(key, val, opts...))
 	if err != nil {
 		return nil, err
@@ -169,7 +146,7 @@ func (c *UserClient) Put(ctx context.Context, key, val string, opts ...clientv3.
 // Get reads a key or a range, as clientv3's KV.Get (WithPrefix, WithRange,
 // WithFromKey, WithRev, WithLimit, WithSort and WithFirstCreate & co.,
 // WithKeysOnly, WithCountOnly, WithSerializable, the min/max revisions).
-func (c *UserClient) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+func (c *Client) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	r, err := c.do(ctx, "Get", clientv3.OpGet(key, opts...))
 	if err != nil {
 		return nil, err
@@ -179,7 +156,7 @@ func (c *UserClient) Get(ctx context.Context, key string, opts ...clientv3.OpOpt
 
 // Delete deletes a key or a range, as clientv3's KV.Delete (WithPrefix,
 // WithRange, WithFromKey, WithPrevKV).
-func (c *UserClient) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
+func (c *Client) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
 	r, err := c.do(ctx, "Delete", clientv3.OpDelete(key, opts...))
 	if err != nil {
 		return nil, err
@@ -190,12 +167,12 @@ func (c *UserClient) Delete(ctx context.Context, key string, opts ...clientv3.Op
 // Txn starts a transaction, as clientv3's KV.Txn: If with compares on
 // CreateRevision, ModRevision, Version, Value and LeaseValue (over a key or,
 // WithRange/WithPrefix, a range), Then and Else with Put, Get and Delete.
-func (c *UserClient) Txn(ctx context.Context) clientv3.Txn { return &userTxn{c: c, ctx: ctx} }
+func (c *Client) Txn(ctx context.Context) clientv3.Txn { return &userTxn{c: c, ctx: ctx} }
 
 // userTxn is a Txn of the simulated client; like clientv3's, it panics when
 // If, Then and Else come out of order.
 type userTxn struct {
-	c         *UserClient
+	c         *Client
 	ctx       context.Context
 	cmps      []clientv3.Cmp
 	then, els []clientv3.Op
@@ -237,8 +214,11 @@ func (t *userTxn) Else(ops ...clientv3.Op) clientv3.Txn {
 	return t
 }
 
-func (t *userTxn) Commit() (*clientv3.TxnResponse, error) {
-	r, err := t.c.do(t.ctx, "Txn", clientv3.OpTxn(t.cmps, t.then, t.els))
+func (t *userTxn) Commit() (*clientv3.TxnResponse, error) { return t.commit("Txn") }
+
+// commit runs the transaction as the call named call (Txn, or Do of a Txn op).
+func (t *userTxn) commit(call string) (*clientv3.TxnResponse, error) {
+	r, err := t.c.do(t.ctx, call, clientv3.OpTxn(t.cmps, t.then, t.els))
 	if err != nil {
 		return nil, err
 	}
@@ -265,16 +245,50 @@ func (t *userTxn) Commit() (*clientv3.TxnResponse, error) {
 	return resp, nil
 }
 
+// Do runs op, as clientv3's KV.Do: an op made by clientv3.OpGet, OpPut,
+// OpDelete or OpTxn, answered as Get, Put, Delete or Txn answer it (the
+// OpResponse's Get, Put, Del or Txn). Like clientv3's, it panics on an op
+// made by none of them.
+func (c *Client) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error) {
+	switch {
+	case op.IsTxn():
+		cmps, thn, els := op.Txn()
+		r, err := (&userTxn{c: c, ctx: ctx, cmps: cmps, then: thn, els: els}).commit("Do")
+		if err != nil {
+			return clientv3.OpResponse{}, err
+		}
+		return r.OpResponse(), nil
+	case !op.IsGet() && !op.IsPut() && !op.IsDelete():
+		panic("Unknown op")
+	}
+	r, err := c.do(ctx, "Do", op)
+	switch {
+	case err != nil:
+		return clientv3.OpResponse{}, err
+	case op.IsGet():
+		return (*clientv3.GetResponse)(rangeResponse(r.Result, header(r))).OpResponse(), nil
+	case op.IsPut():
+		return (*clientv3.PutResponse)(putResponse(r.Result, header(r))).OpResponse(), nil
+	}
+	return (*clientv3.DeleteResponse)(deleteResponse(r.Result, header(r))).OpResponse(), nil
+}
+
+// Ctx is the client's context, as clientv3's Client.Ctx (the context
+// concurrency.NewSession derives its own from, which a lock copied from it
+// uses): in the simulator a context that is never cancelled, the client
+// ending with its run.
+func (c *Client) Ctx() context.Context { return context.Background() }
+
 // Grant creates a lease of ttl seconds (raised to the server's minimum, 1.5
 // election timeouts rounded up to seconds, as etcd does).
-func (c *UserClient) Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGrantResponse, error) {
+func (c *Client) Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGrantResponse, error) {
 	if err := c.enter(ctx, "Grant"); err != nil {
 		return nil, err
 	}
 	if ttl > 9000000000 {
 		return nil, rpctypes.ErrLeaseTTLTooLarge
 	}
-	r, h, err := c.leaseCall(Command{Type: CmdLeaseGrant, TTL: max(time.Duration(ttl)*time.Second, c.kv.opts.MinTTL())})
+	r, h, err := c.leaseCall(etcd.Command{Type: etcd.CmdLeaseGrant, TTL: max(time.Duration(ttl)*time.Second, c.kv.MinTTL())})
 	if err != nil {
 		return nil, err
 	}
@@ -284,24 +298,24 @@ func (c *UserClient) Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGrant
 
 // leaseCall sends a lease command (grant, revoke) through the cluster: the
 // result and its response header, or etcd's refusal.
-func (c *UserClient) leaseCall(cmd Command) (Response, *etcdserverpb.ResponseHeader, error) {
-	body, err := c.call(Request{Cmd: cmd})
+func (c *Client) leaseCall(cmd etcd.Command) (etcd.Response, *etcdserverpb.ResponseHeader, error) {
+	body, err := c.call(etcd.Request{Cmd: cmd})
 	if err != nil {
-		return Response{}, nil, err
+		return etcd.Response{}, nil, err
 	}
-	r := body.(Response)
+	r := body.(etcd.Response)
 	if r.Result.Err != "" {
-		return Response{}, nil, refusal(r.Result.Err)
+		return etcd.Response{}, nil, refusal(r.Result.Err)
 	}
 	return r, &etcdserverpb.ResponseHeader{MemberId: r.Member, Revision: r.Result.Revision}, nil
 }
 
 // Revoke revokes a lease, deleting its keys at one revision.
-func (c *UserClient) Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseRevokeResponse, error) {
+func (c *Client) Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseRevokeResponse, error) {
 	if err := c.enter(ctx, "Revoke"); err != nil {
 		return nil, err
 	}
-	_, h, err := c.leaseCall(Command{Type: CmdLeaseRevoke, Lease: int64(id)})
+	_, h, err := c.leaseCall(etcd.Command{Type: etcd.CmdLeaseRevoke, Lease: int64(id)})
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +325,7 @@ func (c *UserClient) Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3
 // TimeToLive asks the leader how long a lease has left (whole seconds,
 // rounded down; TTL -1 when the lease is gone), with its keys when given
 // clientv3.WithAttachedKeys.
-func (c *UserClient) TimeToLive(ctx context.Context, id clientv3.LeaseID, opts ...clientv3.LeaseOption) (*clientv3.LeaseTimeToLiveResponse, error) {
+func (c *Client) TimeToLive(ctx context.Context, id clientv3.LeaseID, opts ...clientv3.LeaseOption) (*clientv3.LeaseTimeToLiveResponse, error) {
 	if err := c.enter(ctx, "TimeToLive"); err != nil {
 		return nil, err
 	}
@@ -319,11 +333,11 @@ func (c *UserClient) TimeToLive(ctx context.Context, id clientv3.LeaseID, opts .
 	for _, o := range opts {
 		o(&lo)
 	}
-	body, err := c.call(LeaseTTLRequest{Lease: int64(id), Keys: reflect.ValueOf(lo).FieldByName("attachedKeys").Bool()})
+	body, err := c.call(etcd.LeaseTTLRequest{Lease: int64(id), Keys: reflect.ValueOf(lo).FieldByName("attachedKeys").Bool()})
 	if err != nil {
 		return nil, err
 	}
-	r := body.(LeaseTTLResponse)
+	r := body.(etcd.LeaseTTLResponse)
 	resp := &clientv3.LeaseTimeToLiveResponse{ResponseHeader: &etcdserverpb.ResponseHeader{MemberId: r.Member,
 		Revision: r.Revision, RaftTerm: r.Term}, ID: id, TTL: -1}
 	if r.Found {
@@ -337,15 +351,15 @@ func (c *UserClient) TimeToLive(ctx context.Context, id clientv3.LeaseID, opts .
 
 // KeepAliveOnce renews a lease at the leader; rpctypes.ErrLeaseNotFound when
 // it is gone (expired or revoked).
-func (c *UserClient) KeepAliveOnce(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseKeepAliveResponse, error) {
+func (c *Client) KeepAliveOnce(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseKeepAliveResponse, error) {
 	if err := c.enter(ctx, "KeepAliveOnce"); err != nil {
 		return nil, err
 	}
-	body, err := c.call(KeepAlive{Lease: int64(id)})
+	body, err := c.call(etcd.KeepAlive{Lease: int64(id)})
 	if err != nil {
 		return nil, err
 	}
-	r := body.(KeepAliveResp)
+	r := body.(etcd.KeepAliveResp)
 	if r.TTL <= 0 {
 		return nil, rpctypes.ErrLeaseNotFound
 	}
@@ -357,11 +371,11 @@ func (c *UserClient) KeepAliveOnce(ctx context.Context, id clientv3.LeaseID) (*c
 // a goroutine of its own, and a simulated client cannot block on a Go
 // channel. It returns an error wrapping ErrNotInSimulator (and reports the
 // call): renew with KeepAliveOnce from the lock's own calls instead.
-func (c *UserClient) KeepAlive(ctx context.Context, id clientv3.LeaseID) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
+func (c *Client) KeepAlive(ctx context.Context, id clientv3.LeaseID) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
 	if err := c.enter(ctx, "KeepAlive"); err != nil {
 		return nil, err
 	}
-	err := fmt.Errorf("etcd: KeepAlive(%x): %w: its channel is fed by a goroutine of the client library and a "+
+	err := fmt.Errorf("etcd: etcd.KeepAlive(%x): %w: its channel is fed by a goroutine of the client library and a "+
 		"simulated client cannot block on a Go channel; renew with KeepAliveOnce from the lock's own calls", int64(id),
 		ErrNotInSimulator)
 	c.misuse("KeepAlive", err)
@@ -372,7 +386,7 @@ func (c *UserClient) KeepAlive(ctx context.Context, id clientv3.LeaseID) (<-chan
 // returns a closed channel whose one response is cancelled (so a range over
 // it ends at once), and reports the call. Wait for a change by polling with
 // Get (WithRev, WithMinModRev) and the Env's Sleep instead.
-func (c *UserClient) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+func (c *Client) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
 	ch := make(chan clientv3.WatchResponse, 1)
 	if err := c.enter(ctx, "Watch"); err == nil {
 		c.misuse("Watch", fmt.Errorf("etcd: Watch(%q): %w: its channel is fed by a goroutine of the client library "+
@@ -385,11 +399,11 @@ func (c *UserClient) Watch(ctx context.Context, key string, opts ...clientv3.OpO
 }
 
 // header is the response header of r.
-func header(r KVResponse) *etcdserverpb.ResponseHeader {
+func header(r etcd.KVResponse) *etcdserverpb.ResponseHeader {
 	return &etcdserverpb.ResponseHeader{MemberId: r.Member, Revision: r.Result.Revision, RaftTerm: r.Term}
 }
 
-func keyValue(kv KV) *mvccpb.KeyValue {
+func keyValue(kv etcd.KV) *mvccpb.KeyValue {
 	out := &mvccpb.KeyValue{Key: []byte(kv.Key), CreateRevision: kv.CreateRev, ModRevision: kv.ModRev,
 		Version: kv.Version, Lease: kv.Lease}
 	if kv.Value != "" {
@@ -398,7 +412,7 @@ func keyValue(kv KV) *mvccpb.KeyValue {
 	return out
 }
 
-func keyValues(kvs []KV) []*mvccpb.KeyValue {
+func keyValues(kvs []etcd.KV) []*mvccpb.KeyValue {
 	var out []*mvccpb.KeyValue
 	for _, kv := range kvs {
 		out = append(out, keyValue(kv))
@@ -406,11 +420,11 @@ func keyValues(kvs []KV) []*mvccpb.KeyValue {
 	return out
 }
 
-func rangeResponse(r KVResult, h *etcdserverpb.ResponseHeader) *etcdserverpb.RangeResponse {
+func rangeResponse(r etcd.KVResult, h *etcdserverpb.ResponseHeader) *etcdserverpb.RangeResponse {
 	return &etcdserverpb.RangeResponse{Header: h, Kvs: keyValues(r.Kvs), More: r.More, Count: r.Count}
 }
 
-func putResponse(r KVResult, h *etcdserverpb.ResponseHeader) *etcdserverpb.PutResponse {
+func putResponse(r etcd.KVResult, h *etcdserverpb.ResponseHeader) *etcdserverpb.PutResponse {
 	resp := &etcdserverpb.PutResponse{Header: h}
 	if len(r.PrevKvs) > 0 {
 		resp.PrevKv = keyValue(r.PrevKvs[0])
@@ -418,7 +432,7 @@ func putResponse(r KVResult, h *etcdserverpb.ResponseHeader) *etcdserverpb.PutRe
 	return resp
 }
 
-func deleteResponse(r KVResult, h *etcdserverpb.ResponseHeader) *etcdserverpb.DeleteRangeResponse {
+func deleteResponse(r etcd.KVResult, h *etcdserverpb.ResponseHeader) *etcdserverpb.DeleteRangeResponse {
 	return &etcdserverpb.DeleteRangeResponse{Header: h, Deleted: r.Deleted, PrevKvs: keyValues(r.PrevKvs)}
 }
 
@@ -426,55 +440,55 @@ func deleteResponse(r KVResult, h *etcdserverpb.ResponseHeader) *etcdserverpb.De
 // accessor for an Op's lease, sort and ignore-value/ignore-lease flags; they
 // are read from its fields by reflection (TestKVOpOfReadsEveryOption pins
 // them, so a clientv3 that renames them fails the test, not a run).
-func KVOpOf(op clientv3.Op) (KVOp, error) {
-	o := KVOp{Key: string(op.KeyBytes()), End: string(op.RangeBytes()), PrevKV: op.IsPrevKV()}
+func KVOpOf(op clientv3.Op) (etcd.KVOp, error) {
+	o := etcd.KVOp{Key: string(op.KeyBytes()), End: string(op.RangeBytes()), PrevKV: op.IsPrevKV()}
 	v := reflect.ValueOf(op)
 	switch {
 	case op.IsGet():
-		o.Type, o.Rev, o.Limit = KVRange, op.Rev(), op.Limit()
+		o.Type, o.Rev, o.Limit = etcd.KVRange, op.Rev(), op.Limit()
 		o.KeysOnly, o.CountOnly, o.Serializable = op.IsKeysOnly(), op.IsCountOnly(), op.IsSerializable()
 		o.MinModRev, o.MaxModRev, o.MinCreateRev, o.MaxCreateRev = op.MinModRev(), op.MaxModRev(), op.MinCreateRev(), op.MaxCreateRev()
 		if s := v.FieldByName("sort"); !s.IsNil() {
-			o.SortTarget, o.SortOrder = SortTarget(s.Elem().Field(0).Int()), SortOrder(s.Elem().Field(1).Int())
+			o.SortTarget, o.SortOrder = etcd.SortTarget(s.Elem().Field(0).Int()), etcd.SortOrder(s.Elem().Field(1).Int())
 		}
 	case op.IsPut():
-		o.Type, o.Value = KVPut, string(op.ValueBytes())
+		o.Type, o.Value = etcd.KVPut, string(op.ValueBytes())
 		o.Lease = v.FieldByName("leaseID").Int()
 		o.IgnoreValue, o.IgnoreLease = v.FieldByName("ignoreValue").Bool(), v.FieldByName("ignoreLease").Bool()
 	case op.IsDelete():
-		o.Type = KVDelete
+		o.Type = etcd.KVDelete
 	case op.IsTxn():
-		o.Type = KVTxn
+		o.Type = etcd.KVTxn
 		cmps, then, els := op.Txn()
 		for _, c := range cmps {
 			kc, err := kvCompareOf(c)
 			if err != nil {
-				return KVOp{}, err
+				return etcd.KVOp{}, err
 			}
 			o.If = append(o.If, kc)
 		}
 		for _, branch := range []struct {
 			ops []clientv3.Op
-			out *[]KVOp
+			out *[]etcd.KVOp
 		}{{then, &o.Then}, {els, &o.Else}} {
 			for _, x := range branch.ops {
 				k, err := KVOpOf(x)
 				if err != nil {
-					return KVOp{}, err
+					return etcd.KVOp{}, err
 				}
 				*branch.out = append(*branch.out, k)
 			}
 		}
 	default:
-		return KVOp{}, fmt.Errorf("etcd: an op that is neither get, put, delete nor txn: %w", ErrNotInSimulator)
+		return etcd.KVOp{}, fmt.Errorf("etcd: an op that is neither get, put, delete nor txn: %w", ErrNotInSimulator)
 	}
 	return o, nil
 }
 
 // kvCompareOf reads a clientv3.Cmp.
-func kvCompareOf(c clientv3.Cmp) (KVCompare, error) {
+func kvCompareOf(c clientv3.Cmp) (etcd.KVCompare, error) {
 	pc := c.GetCompare()
-	kc := KVCompare{Key: string(pc.GetKey()), End: string(pc.GetRangeEnd())}
+	kc := etcd.KVCompare{Key: string(pc.GetKey()), End: string(pc.GetRangeEnd())}
 	switch pc.GetResult() {
 	case etcdserverpb.Compare_EQUAL:
 		kc.Result = "="
@@ -485,21 +499,21 @@ func kvCompareOf(c clientv3.Cmp) (KVCompare, error) {
 	case etcdserverpb.Compare_GREATER:
 		kc.Result = ">"
 	default:
-		return KVCompare{}, fmt.Errorf("etcd: compare result %v: %w", pc.GetResult(), ErrNotInSimulator)
+		return etcd.KVCompare{}, fmt.Errorf("etcd: compare result %v: %w", pc.GetResult(), ErrNotInSimulator)
 	}
 	switch pc.GetTarget() {
 	case etcdserverpb.Compare_VERSION:
-		kc.Target, kc.Int = TargetVersion, pc.GetVersion()
+		kc.Target, kc.Int = etcd.TargetVersion, pc.GetVersion()
 	case etcdserverpb.Compare_CREATE:
-		kc.Target, kc.Int = TargetCreate, pc.GetCreateRevision()
+		kc.Target, kc.Int = etcd.TargetCreate, pc.GetCreateRevision()
 	case etcdserverpb.Compare_MOD:
-		kc.Target, kc.Int = TargetMod, pc.GetModRevision()
+		kc.Target, kc.Int = etcd.TargetMod, pc.GetModRevision()
 	case etcdserverpb.Compare_VALUE:
-		kc.Target, kc.Value = TargetValue, string(pc.GetValue())
+		kc.Target, kc.Value = etcd.TargetValue, string(pc.GetValue())
 	case etcdserverpb.Compare_LEASE:
-		kc.Target, kc.Int = TargetLease, pc.GetLease()
+		kc.Target, kc.Int = etcd.TargetLease, pc.GetLease()
 	default:
-		return KVCompare{}, fmt.Errorf("etcd: compare target %v: %w", pc.GetTarget(), ErrNotInSimulator)
+		return etcd.KVCompare{}, fmt.Errorf("etcd: compare target %v: %w", pc.GetTarget(), ErrNotInSimulator)
 	}
 	return kc, nil
 }

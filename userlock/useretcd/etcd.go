@@ -1,4 +1,21 @@
-package userlock
+// Package useretcd lets a lock of one's own written against etcd's clientv3
+// be tested by locklab, as package userlock does for Redis and ZooKeeper:
+// the lock is written against Etcd (the methods of *clientv3.Client a lock
+// calls), registered with Register, and runs in the simulator over the
+// simulated etcd cluster and, live (userlock/live's RegisterEtcd), over a
+// real *clientv3.Client. It is a package of its own so that a program whose
+// lock is not over etcd builds without clientv3 and gRPC.
+//
+//	func main() {
+//		useretcd.Register(useretcd.EtcdLock{
+//			Spec: userlock.Spec{Name: "mylock", Tokens: true},
+//			New:  mylock.New, // func(env userlock.Env, cli useretcd.Etcd) userlock.Lock
+//		})
+//		cli.Main()
+//	}
+//
+// (ExampleRegister in example_test.go registers such a lock and runs it.)
+package useretcd
 
 import (
 	"context"
@@ -7,17 +24,18 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/backends/etcd"
+	"github.com/locklab/locklab/backends/etcd/etcdclient"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
-	userlive "github.com/locklab/locklab/userlock/live"
+	"github.com/locklab/locklab/userlock"
 )
 
 // Etcd is the etcd client a user's lock is written against: the methods of
 // clientv3's *clientv3.Client that a lock uses, with their exact signatures,
 // so the real client satisfies it unchanged (live) and the simulated one
-// (etcd.UserClient) runs the same code in the simulator. Options are
+// (etcdclient.Client) runs the same code in the simulator. Options are
 // clientv3's own (clientv3.WithLease, WithPrefix, WithRev, WithPrevKV,
 // WithFirstCreate, ...), replies and errors are clientv3's
 // (rpctypes.ErrLeaseNotFound, ...).
@@ -38,6 +56,8 @@ type Etcd interface {
 	Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error)
 	Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error)
 	Txn(ctx context.Context) clientv3.Txn
+	Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error)
+	Ctx() context.Context
 	Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGrantResponse, error)
 	Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseRevokeResponse, error)
 	TimeToLive(ctx context.Context, id clientv3.LeaseID, opts ...clientv3.LeaseOption) (*clientv3.LeaseTimeToLiveResponse, error)
@@ -48,15 +68,15 @@ type Etcd interface {
 
 var (
 	_ Etcd = (*clientv3.Client)(nil)
-	_ Etcd = (*etcd.UserClient)(nil)
+	_ Etcd = (*etcdclient.Client)(nil)
 )
 
 // EtcdLock is a user's lock over etcd.
 type EtcdLock struct {
-	Spec
+	userlock.Spec
 	// New makes the lock of one client: env is its environment, cli its
 	// etcd client (simulated, or live a *clientv3.Client).
-	New func(env Env, cli Etcd) Lock
+	New func(env userlock.Env, cli Etcd) userlock.Lock
 	// LockKey is the etcd key under which the lock keeps the lock of the
 	// workload's key (nil: the key itself). The servers' record of grants
 	// (the ground truth a verdict is checked against) reads the lock there:
@@ -69,29 +89,36 @@ type EtcdLock struct {
 	LockKey func(key string) string
 }
 
-func (l EtcdLock) lockKey(key string) string { return keyOr(l.LockKey, sameKey)(key) }
-
-// RegisterEtcd makes a user's lock over etcd a system (and its live form): its
-// runs deploy the simulated etcd cluster as the built-in etcd does, with the
-// options that concern the servers (members, leader-change-extends, tick,
-// election-timeout, initial-leader, backoff-max) and the client's
-// request-timeout and attempt-timeout; live, the same real etcd servers and
-// a real *clientv3.Client.
-func RegisterEtcd(l EtcdLock) {
-	l.registerOver("etcd", l.New != nil, l.SimSystem, func() {
-		userlive.RegisterEtcd(l.Name, l.Tokens, func(env lockapi.Env, cli *clientv3.Client) lockapi.Lock {
-			return Guard(l.New(env, cli), env, l.Spec, nil) // live: a panic becomes an unknown outcome
-		})
-	})
+// lockKey is the key the lock keeps the lock of the workload's key under.
+func (l EtcdLock) lockKey(key string) string {
+	if l.LockKey == nil {
+		return key
+	}
+	return l.LockKey(key)
 }
 
-// SimSystem is the simulated system of the lock, as RegisterEtcd registers
+// Register makes a user's lock over etcd a system: its runs deploy the
+// simulated etcd cluster as the built-in etcd does, with the options that
+// concern the servers (members, leader-change-extends, tick,
+// election-timeout, initial-leader, backoff-max) and the client's
+// request-timeout and attempt-timeout. Its live form (the same real etcd
+// servers and a real *clientv3.Client) is registered by userlock/live's
+// RegisterEtcd, which calls this one. It panics on a spec without a name
+// or without New.
+func Register(l EtcdLock) {
+	if l.New == nil {
+		panic("useretcd: etcd lock " + l.Name + " has no New")
+	}
+	l.RegisterSystem(l.SimSystem())
+}
+
+// SimSystem is the simulated system of the lock, as Register registers
 // it (a test may register it alone, and system.Unregister it after).
 func (l EtcdLock) SimSystem() system.System { return l.System("etcd", etcd.UserTable, l.deploy) }
 
 // deploy adds the members etcd1..etcdN, recording the grants of the lock's
 // keys, and makes each client's lock over a simulated clientv3.
-func (l EtcdLock) deploy(w *sim.World, opts map[string]string, conduct *Conduct) (system.Deployment, error) {
+func (l EtcdLock) deploy(w *sim.World, opts map[string]string, conduct *userlock.Conduct) (system.Deployment, error) {
 	o, err := etcd.ParseUser(opts)
 	if err != nil {
 		return system.Deployment{}, err
@@ -112,7 +139,7 @@ func (l EtcdLock) deploy(w *sim.World, opts map[string]string, conduct *Conduct)
 		Grants:  grants,
 		Servers: c.Nodes(),
 		NewLock: func(p *sim.Proc) lockapi.Lock {
-			cli := c.NewUserClient(p, o.CallTimeout)
+			cli := etcdclient.New(c, p, o.CallTimeout)
 			cli.OnMisuse = func(call string, err error) {
 				conduct.Report(p.Node().Name(), call, p.World().Now(), "%v", err)
 			}
@@ -128,11 +155,11 @@ func (l EtcdLock) deploy(w *sim.World, opts map[string]string, conduct *Conduct)
 // keysWatched tells the servers' record which key's lock an acquire takes
 // before the lock runs (watch: nil live, where nothing records).
 type keysWatched struct {
-	Lock
+	userlock.Lock
 	watch func(key string)
 }
 
-func (k *keysWatched) Acquire(key string, wait time.Duration) (Lease, error) {
+func (k *keysWatched) Acquire(key string, wait time.Duration) (userlock.Lease, error) {
 	if k.watch != nil {
 		k.watch(key)
 	}

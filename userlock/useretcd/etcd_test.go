@@ -1,4 +1,4 @@
-package userlock_test
+package useretcd_test
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/userlock"
+	"github.com/locklab/locklab/userlock/useretcd"
 )
 
 // kvLock is a lock as a user writes it directly against etcd's KV API (not
@@ -29,12 +30,12 @@ import (
 // a waiter polls.
 type kvLock struct {
 	env   userlock.Env
-	cli   userlock.Etcd
+	cli   useretcd.Etcd
 	ttl   int64
 	lease clientv3.LeaseID
 }
 
-func newKVLock(env userlock.Env, cli userlock.Etcd) userlock.Lock {
+func newKVLock(env userlock.Env, cli useretcd.Etcd) userlock.Lock {
 	return &kvLock{env: env, cli: cli, ttl: 5}
 }
 
@@ -111,20 +112,20 @@ func (l *kvLock) Release(lease userlock.Lease) error {
 }
 
 // kvLockSpec is the test's lock as a user registers it.
-var kvLockSpec = userlock.EtcdLock{
+var kvLockSpec = useretcd.EtcdLock{
 	Spec: userlock.Spec{Name: "test-etcd-kvlock", Doc: "lease + txn on CreateRevision == 0, token = create revision",
 		Tokens: true, SafeRelease: true},
 	New: newKVLock,
 }
 
 // registerEtcd registers l's simulated system for the test.
-func registerEtcd(t *testing.T, l userlock.EtcdLock) {
+func registerEtcd(t *testing.T, l useretcd.EtcdLock) {
 	t.Helper()
 	system.Register(l.SimSystem())
 	t.Cleanup(func() { system.Unregister(l.Name) })
 }
 
-func variant(t *testing.T, l userlock.EtcdLock, name string) scenario.Test {
+func variant(t *testing.T, l useretcd.EtcdLock, name string) scenario.Test {
 	t.Helper()
 	v, err := l.Scenarios()[0].FindVariant(name)
 	require.NoError(t, err)
@@ -223,8 +224,8 @@ func (l watchingLock) Acquire(key string, wait time.Duration) (userlock.Lease, e
 // KeepAlive is told (a closed, cancelled watch; an error) and lock-conduct
 // names the call.
 func TestWatchAndKeepAliveAreReportedInTheSimulator(t *testing.T) {
-	l := userlock.EtcdLock{Spec: userlock.Spec{Name: "test-etcd-watching", Tokens: true},
-		New: func(env userlock.Env, cli userlock.Etcd) userlock.Lock {
+	l := useretcd.EtcdLock{Spec: userlock.Spec{Name: "test-etcd-watching", Tokens: true},
+		New: func(env userlock.Env, cli useretcd.Etcd) userlock.Lock {
 			return watchingLock{newKVLock(env, cli).(*kvLock)}
 		}}
 	registerEtcd(t, l)
@@ -233,4 +234,14 @@ func TestWatchAndKeepAliveAreReportedInTheSimulator(t *testing.T) {
 	v := verdict(r, userlock.ConductCheck)
 	assert.Equal(t, models.Invalid, v.Result)
 	assert.Contains(t, v.Reason, "not offered by the simulated etcd client")
+}
+
+// verdict is r's verdict of check (zero when it did not run).
+func verdict(r scenario.Result, check string) models.Verdict {
+	for _, v := range r.Verdicts {
+		if v.Check == check {
+			return v
+		}
+	}
+	return models.Verdict{}
 }

@@ -1,4 +1,4 @@
-package etcd
+package etcdclient
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/locklab/locklab/backends/etcd"
 	"github.com/locklab/locklab/sim"
 )
 
@@ -21,25 +22,25 @@ func TestKVOpOfReadsEveryOption(t *testing.T) {
 	cases := []struct {
 		name string
 		op   clientv3.Op
-		want KVOp
+		want etcd.KVOp
 	}{
 		{"put with lease and prevKV", clientv3.OpPut("k", "v", clientv3.WithLease(7), clientv3.WithPrevKV()),
-			KVOp{Type: KVPut, Key: "k", Value: "v", Lease: 7, PrevKV: true}},
+			etcd.KVOp{Type: etcd.KVPut, Key: "k", Value: "v", Lease: 7, PrevKV: true}},
 		{"put ignoring value and lease", clientv3.OpPut("k", "", clientv3.WithIgnoreValue(), clientv3.WithIgnoreLease()),
-			KVOp{Type: KVPut, Key: "k", IgnoreValue: true, IgnoreLease: true}},
+			etcd.KVOp{Type: etcd.KVPut, Key: "k", IgnoreValue: true, IgnoreLease: true}},
 		{"get first create of a prefix", clientv3.OpGet("p/", append(clientv3.WithFirstCreate(), clientv3.WithPrefix())...),
-			KVOp{Type: KVRange, Key: "p/", End: "p0", Limit: 1, SortTarget: SortByCreate, SortOrder: SortAscend}},
+			etcd.KVOp{Type: etcd.KVRange, Key: "p/", End: "p0", Limit: 1, SortTarget: etcd.SortByCreate, SortOrder: etcd.SortAscend}},
 		{"get at a revision, serializable, keys only", clientv3.OpGet("k", clientv3.WithRev(3), clientv3.WithSerializable(),
 			clientv3.WithKeysOnly(), clientv3.WithMaxCreateRev(9)),
-			KVOp{Type: KVRange, Key: "k", Rev: 3, Serializable: true, KeysOnly: true, MaxCreateRev: 9}},
+			etcd.KVOp{Type: etcd.KVRange, Key: "k", Rev: 3, Serializable: true, KeysOnly: true, MaxCreateRev: 9}},
 		{"delete a range with prevKV", clientv3.OpDelete("a", clientv3.WithRange("c"), clientv3.WithPrevKV()),
-			KVOp{Type: KVDelete, Key: "a", End: "c", PrevKV: true}},
+			etcd.KVOp{Type: etcd.KVDelete, Key: "a", End: "c", PrevKV: true}},
 		{"txn", clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision("k"), "=", 0),
 			clientv3.Compare(clientv3.Value("v"), "!=", "x"), clientv3.Compare(clientv3.LeaseValue("k"), ">", 2)},
 			[]clientv3.Op{clientv3.OpPut("k", "1")}, []clientv3.Op{clientv3.OpGet("k")}),
-			KVOp{Type: KVTxn, If: []KVCompare{{Key: "k", Target: TargetCreate, Result: "="},
-				{Key: "v", Target: TargetValue, Result: "!=", Value: "x"}, {Key: "k", Target: TargetLease, Result: ">", Int: 2}},
-				Then: []KVOp{{Type: KVPut, Key: "k", Value: "1"}}, Else: []KVOp{{Type: KVRange, Key: "k"}}}},
+			etcd.KVOp{Type: etcd.KVTxn, If: []etcd.KVCompare{{Key: "k", Target: etcd.TargetCreate, Result: "="},
+				{Key: "v", Target: etcd.TargetValue, Result: "!=", Value: "x"}, {Key: "k", Target: etcd.TargetLease, Result: ">", Int: 2}},
+				Then: []etcd.KVOp{{Type: etcd.KVPut, Key: "k", Value: "1"}}, Else: []etcd.KVOp{{Type: etcd.KVRange, Key: "k"}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -52,12 +53,12 @@ func TestKVOpOfReadsEveryOption(t *testing.T) {
 
 // userWorld runs body as client c1's process over a 3-member cluster led by
 // etcd1, with calls bounded by 2 s.
-func userWorld(t *testing.T, body func(p *sim.Proc, c *Cluster, cli *UserClient)) *sim.World {
+func userWorld(t *testing.T, body func(p *sim.Proc, c *etcd.Cluster, cli *Client)) *sim.World {
 	t.Helper()
 	w, c := world(t)
 	w.AddNode("c1", sim.NodeOptions{Handler: sim.Program(func(p *sim.Proc) {
 		p.Sleep(2 * time.Second)
-		body(p, c, c.NewUserClient(p, 2*time.Second))
+		body(p, c, New(c, p, 2*time.Second))
 	})})
 	return w
 }
@@ -69,7 +70,7 @@ func userWorld(t *testing.T, body func(p *sim.Proc, c *Cluster, cli *UserClient)
 func TestTheSimulatedClientV3sRefusals(t *testing.T) {
 	var reported []string
 	errs := map[string]error{}
-	w := userWorld(t, func(p *sim.Proc, c *Cluster, cli *UserClient) {
+	w := userWorld(t, func(p *sim.Proc, c *etcd.Cluster, cli *Client) {
 		cli.OnMisuse = func(call string, _ error) { reported = append(reported, call) }
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -118,4 +119,51 @@ func TestATxnOutOfOrderPanicsAsClientV3s(t *testing.T) {
 		})
 	}
 	assert.NotPanics(t, func() { (&userTxn{}).If().Then().Else() }, "in order")
+}
+
+// world is a world with a 3-member cluster led by etcd1 (opts: option name,
+// value, ...), closed at the end of t.
+func world(t *testing.T, opts ...string) (*sim.World, *etcd.Cluster) {
+	t.Helper()
+	o := etcd.DefaultOptions()
+	o.InitialLeader = "etcd1"
+	for i := 0; i+1 < len(opts); i += 2 {
+		require.NoError(t, o.Set(opts[i], opts[i+1]))
+	}
+	w := sim.NewWorld(sim.Config{Seed: 1, Link: sim.Link{LatencyMin: time.Millisecond, LatencyMax: 2 * time.Millisecond}})
+	c, err := etcd.NewCluster(w, o)
+	require.NoError(t, err)
+	t.Cleanup(w.Close)
+	return w, c
+}
+
+// TestDoAnswersAsEachCallAndCtxIsNeverDone: Do runs an op as the call of
+// its kind (the differential test against a real etcd compares the
+// answers), panics on an op of no kind as clientv3 does, and Ctx is a
+// context that is never cancelled.
+func TestDoAnswersAsEachCallAndCtxIsNeverDone(t *testing.T) {
+	var put, get, txn clientv3.OpResponse
+	var errs [3]error
+	var panicked any
+	w := userWorld(t, func(p *sim.Proc, c *etcd.Cluster, cli *Client) {
+		ctx := cli.Ctx()
+		require.NoError(t, ctx.Err())
+		put, errs[0] = cli.Do(ctx, clientv3.OpPut("k", "v"))
+		get, errs[1] = cli.Do(ctx, clientv3.OpGet("k"))
+		txn, errs[2] = cli.Do(ctx, clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision("k"), "=", 0)},
+			nil, []clientv3.Op{clientv3.OpDelete("k")}))
+		func() {
+			defer func() { panicked = recover() }()
+			_, _ = cli.Do(ctx, clientv3.Op{})
+		}()
+	})
+	w.Run(30 * time.Second)
+	require.Equal(t, [3]error{}, errs)
+	require.NotNil(t, put.Put())
+	require.NotNil(t, get.Get())
+	require.Len(t, get.Get().Kvs, 1)
+	assert.Equal(t, "v", string(get.Get().Kvs[0].Value))
+	require.NotNil(t, txn.Txn())
+	assert.False(t, txn.Txn().Succeeded)
+	assert.Equal(t, "Unknown op", panicked)
 }
