@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -75,6 +76,8 @@ const (
 	// StatusConflict: an update's resourceVersion is stale (Conflict) or a
 	// create found the object there (AlreadyExists).
 	StatusConflict Status = 409
+	// StatusInvalid: the Lease's spec failed validation (422 Invalid).
+	StatusInvalid Status = 422
 	// StatusInternal: etcd refused or could not be reached; the write
 	// certainly did not happen.
 	StatusInternal Status = 500
@@ -113,4 +116,29 @@ type Response struct {
 // group's messages), for a schedule's delay "match".
 func MessageTypes() []any {
 	return []any{Request{}, Response{}}
+}
+
+// validate is kube-apiserver's ValidateLeaseSpec for the fields the elector
+// writes (pkg/apis/coordination/validation): leaseDurationSeconds must be
+// greater than 0 and leaseTransitions at least 0; a create or update that
+// breaks either is refused with 422 Invalid before it reaches etcd.
+// client-go always sets leaseDurationSeconds, to LeaseDuration in whole
+// seconds, so a sub-second LeaseDuration makes every write of the elector
+// fail: nobody ever leads.
+func (r Record) validate(name string) error {
+	var errs []string
+	if r.DurationSeconds <= 0 {
+		errs = append(errs, fmt.Sprintf("spec.leaseDurationSeconds: Invalid value: %d: must be greater than 0", r.DurationSeconds))
+	}
+	if r.Transitions < 0 {
+		errs = append(errs, fmt.Sprintf("spec.leaseTransitions: Invalid value: %d: must be greater than or equal to 0", r.Transitions))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("Lease.coordination.k8s.io %q is invalid: ", name)
+	if len(errs) == 1 {
+		return errors.New(msg + errs[0])
+	}
+	return errors.New(msg + "[" + strings.Join(errs, ", ") + "]")
 }
