@@ -58,9 +58,9 @@ type hold struct {
 // leader believes it leads until then.
 type Client struct {
 	p        *sim.Proc
-	c        *Cluster
 	o        Options
 	identity string
+	nodes    []*sim.Node // the API servers
 	servers  []sim.NodeID
 	server   int // the API server the client's connection goes to
 	electors map[string]*elector
@@ -79,10 +79,28 @@ var (
 )
 
 func newClient(p *sim.Proc, c *Cluster) *Client {
-	cl := &Client{p: p, c: c, o: c.opts, identity: processIdentity(c.opts.Identity, p.Node()), servers: sim.IDs(c.nodes),
-		server: p.Rand().IntN(len(c.nodes)), electors: map[string]*elector{}, held: map[string]*hold{}}
+	return newElectorClient(p, c.opts, c.nodes)
+}
+
+func newElectorClient(p *sim.Proc, o Options, servers []*sim.Node) *Client {
+	cl := &Client{p: p, o: o, identity: processIdentity(o.Identity, p.Node()), nodes: servers, servers: sim.IDs(servers),
+		server: p.Rand().IntN(len(servers)), electors: map[string]*elector{}, held: map[string]*hold{}}
 	cl.jitter = p.Rand().Float64
 	return cl
+}
+
+// NewStandaloneClient returns the elector of process p over API servers
+// that are not a Cluster's: nodes whose handlers answer each Request with a
+// Response. A test that plays the API server itself (a scripted schedule of
+// answers) drives the elector with it.
+func NewStandaloneClient(p *sim.Proc, o Options, servers []*sim.Node) (*Client, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if len(servers) == 0 {
+		return nil, fmt.Errorf("kubernetes: a standalone elector needs at least one API server")
+	}
+	return newElectorClient(p, o, servers), nil
 }
 
 // processIdentity is the holder identity of a process on node n: with
@@ -210,7 +228,7 @@ func (c *Client) get(p *sim.Proc, e *elector, until time.Duration) (Record, stri
 		return Record{}, "", err
 	}
 	e.rv = resp.ResourceVersion
-	return resp.Record, resp.Record.encode(), nil
+	return resp.Record, resp.Record.observedBytes(), nil
 }
 
 // write is LeaseLock.Create or Update.
@@ -238,12 +256,13 @@ func (c *Client) tryAcquireOrRenew(p *sim.Proc, e *elector, until time.Duration)
 
 	// 1. fast path for the leader to update optimistically assuming that the
 	// record observed last time is the current version.
+	// client-go sets the fields on the record it goes on with: after a
+	// failed fast path, a takeover writes the old acquireTime.
 	if e.isLeader(c.identity) && e.isLeaseValid(now) {
 		old := e.observed
-		fast := rec
-		fast.AcquireTime, fast.Transitions = old.AcquireTime, old.Transitions
-		if err := c.write(p, e, VerbUpdate, fast, until); err == nil {
-			e.setObserved(p, fast)
+		rec.AcquireTime, rec.Transitions = old.AcquireTime, old.Transitions
+		if err := c.write(p, e, VerbUpdate, rec, until); err == nil {
+			e.setObserved(p, rec)
 			return true, nil
 		}
 	}
@@ -343,10 +362,12 @@ func (c *Client) Acquire(key string, wait time.Duration) (lockapi.Lease, error) 
 func (c *Client) acquire(p *sim.Proc, e *elector, deadline time.Duration) (bool, error) {
 	for {
 		ok, err := c.tryAcquireOrRenew(p, e, max(deadline, p.Mono()+c.o.requestTimeout()))
+		// BackoffUntil draws the next jittered wait after every try, the
+		// successful one too (its context is cancelled then).
+		d := c.jittered(p)
 		if ok {
 			return true, nil
 		}
-		d := c.jittered(p)
 		if p.Mono()+d > deadline {
 			return false, err
 		}
@@ -376,7 +397,7 @@ func (c *Client) lead(p *sim.Proc, e *elector) *hold {
 		// renew's first poll starts at once and gives up after RenewDeadline.
 		Deadline: p.Mono() + c.belief(c.o.RenewDeadline),
 		Detail: c.lateNote(fmt.Sprintf("Lease %s/%s, resourceVersion %d, leaseTransitions %d, via %s", Namespace, e.name, e.rv,
-			e.observed.Transitions, c.c.nodes[c.server].Name()))}
+			e.observed.Transitions, c.nodes[c.server].Name()))}
 	h := &hold{lease: l, e: e, count: 1}
 	c.held[e.name] = h
 	return h
@@ -437,6 +458,10 @@ func (c *Client) poll(w *sim.Proc, h *hold) bool {
 			next += c.o.RetryPeriod
 		}
 		if at >= end {
+			// No try at or after the deadline (the poll's context is
+			// created before its ticker, so a tick at RenewDeadline
+			// comes after it): the poll ends with its context.
+			w.Sleep(max(0, end-now))
 			return false
 		}
 		w.Sleep(at - now)

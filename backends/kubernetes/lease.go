@@ -23,11 +23,22 @@ type Record struct {
 	Transitions int
 }
 
-// encode is the record as the API server stores it in etcd and as the
-// elector compares it with the one it observed (client-go compares the
-// record's JSON bytes).
+// encode is the record as the API server stores it in etcd.
 func (r Record) encode() string {
 	return fmt.Sprintf("%s|%d|%d|%d|%d", r.Holder, r.DurationSeconds, int64(r.AcquireTime), int64(r.RenewTime), r.Transitions)
+}
+
+// observedBytes is the record as the elector compares it with the one it
+// observed: client-go compares the JSON of its LeaderElectionRecord, whose
+// acquireTime and renewTime are metav1.Time, written in RFC 3339 to the
+// second. Two records that differ only within a second of renewTime are
+// the same to it: a holder renewing more than once a second is seen to
+// change only when the second changes, and a candidate's observedTime is
+// up to a second older than the holder's last renewal.
+func (r Record) observedBytes() string {
+	r.AcquireTime = r.AcquireTime.Truncate(time.Second)
+	r.RenewTime = r.RenewTime.Truncate(time.Second)
+	return r.encode()
 }
 
 // decodeRecord reads what encode wrote.
