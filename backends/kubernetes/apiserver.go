@@ -43,13 +43,19 @@ func (a *APIServer) Receive(n *sim.Node, m sim.Message) {
 	})
 }
 
-// serve does what the API server's registry does for the verb: a get reads
+// serve does what the API server's registry does for the verb: a create or
+// update whose spec fails validation is refused (422 Invalid); a get reads
 // the key (a quorum read); a create puts it only if absent (409
 // AlreadyExists); an update is a compare-and-swap on the key's mod revision,
 // the object's resourceVersion (409 Conflict when stale, 404 when absent).
 func (a *APIServer) serve(p *sim.Proc, req Request) Response {
 	if a.kv == nil {
 		a.kv = a.cluster.etcd.NewKV(p)
+	}
+	if req.Verb == VerbCreate || req.Verb == VerbUpdate {
+		if err := req.Record.validate(req.Name); err != nil {
+			return Response{Status: StatusInvalid, Reason: err.Error()}
+		}
 	}
 	key := leaseKey(req.Name)
 	get := etcd.Op{Type: etcd.OpGet, Key: key}

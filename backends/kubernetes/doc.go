@@ -25,7 +25,7 @@
 //
 // # The elector
 //
-// Client is LeaderElector with a LeaseLock, identity the client's node name;
+// Client is LeaderElector with a LeaseLock;
 // one elector per Lease for the client's lifetime (its observed record and
 // observedTime survive from one Acquire to the next, as in a process that
 // runs the elector again). Acquire is acquire(): tryAcquireOrRenew at once
@@ -41,20 +41,28 @@
 // process of the client runs renew(): a poll of tryAcquireOrRenew at once
 // and every RetryPeriod (each request bounded by the poll's context) that
 // gives up RenewDeadline after it started (OnStoppedLeading); the next poll
-// starts RetryPeriod after a success. The lease handed to the workload has
-// as Deadline the end of the current poll: the leader believes it leads
-// until then. An answer read only after its context's deadline (the client
-// was paused meanwhile) is an expired context, outcome unknown: on resuming,
-// the context's timer fires before the response is read and parsed. Release
-// cancels the context
-// (the renewal in flight is abandoned); with ReleaseOnCancel, client-go's
-// release() follows (also when the renew loop gave up): get the Lease, and
+// starts RetryPeriod after a success; the poll's ticker ticks every
+// RetryPeriod from its start and the poll ends at its deadline. The lease
+// handed to the workload has as Deadline the end of the current poll, plus
+// RenewDeadline with ReleaseOnCancel: client-go's renew() calls release()
+// before it returns, and only then does Run cancel OnStartedLeading's
+// context. An answer read only after its context's deadline (the client
+// was paused meanwhile) races the deadline as Go's select does: option
+// late-answer (either, drawn from the seeded stream and told in the
+// history; expired; answered). Release cancels the context (the renewal in
+// flight is abandoned); with ReleaseOnCancel, client-go's release()
+// follows (also when the renew loop gave up), as option client-go says: 0.33
+// updates with the cached resourceVersion (409 Conflict when the Lease
+// changed); 0.36 (v0.34.0 to v0.36, the default) gets the Lease first and,
 // if the record last observed names this elector (IsLeader, not the record
-// just fetched) update it to no holder, leaseDurationSeconds 1 and the
-// fetched leaseTransitions, with the fetched resourceVersion — whoever holds
-// the Lease by then (scenario kubernetes-release-on-cancel/unsafe). A
-// lease-duration under 1 s is written as 0 seconds, as client-go writes it
-// (kubernetes-many-candidates/unsafe). Options are refused the way
+// just fetched), updates it with the fetched resourceVersion — whoever
+// holds the Lease by then (kubernetes-release-on-cancel/client-go-0.36);
+// 0.37 (pre-releases) also retries on Conflict. The identity is the node's
+// name, "_" and a UUID per process (option identity=node: the node's name).
+// The API server validates the Lease as kube-apiserver's ValidateLeaseSpec
+// does: a lease-duration under 1 s is written as 0 seconds and every write
+// is refused, 422 Invalid: nobody leads
+// (kubernetes-many-candidates/sub-second). Options are refused the way
 // NewLeaderElector refuses them, naming the option
 // (TestOptionsAreRefusedAsNewLeaderElectorRefusesThem).
 //

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,11 +23,22 @@ type Record struct {
 	Transitions int
 }
 
-// encode is the record as the API server stores it in etcd and as the
-// elector compares it with the one it observed (client-go compares the
-// record's JSON bytes).
+// encode is the record as the API server stores it in etcd.
 func (r Record) encode() string {
 	return fmt.Sprintf("%s|%d|%d|%d|%d", r.Holder, r.DurationSeconds, int64(r.AcquireTime), int64(r.RenewTime), r.Transitions)
+}
+
+// observedBytes is the record as the elector compares it with the one it
+// observed: client-go compares the JSON of its LeaderElectionRecord, whose
+// acquireTime and renewTime are metav1.Time, written in RFC 3339 to the
+// second. Two records that differ only within a second of renewTime are
+// the same to it: a holder renewing more than once a second is seen to
+// change only when the second changes, and a candidate's observedTime is
+// up to a second older than the holder's last renewal.
+func (r Record) observedBytes() string {
+	r.AcquireTime = r.AcquireTime.Truncate(time.Second)
+	r.RenewTime = r.RenewTime.Truncate(time.Second)
+	return r.encode()
 }
 
 // decodeRecord reads what encode wrote.
@@ -75,6 +87,8 @@ const (
 	// StatusConflict: an update's resourceVersion is stale (Conflict) or a
 	// create found the object there (AlreadyExists).
 	StatusConflict Status = 409
+	// StatusInvalid: the Lease's spec failed validation (422 Invalid).
+	StatusInvalid Status = 422
 	// StatusInternal: etcd refused or could not be reached; the write
 	// certainly did not happen.
 	StatusInternal Status = 500
@@ -113,4 +127,29 @@ type Response struct {
 // group's messages), for a schedule's delay "match".
 func MessageTypes() []any {
 	return []any{Request{}, Response{}}
+}
+
+// validate is kube-apiserver's ValidateLeaseSpec for the fields the elector
+// writes (pkg/apis/coordination/validation): leaseDurationSeconds must be
+// greater than 0 and leaseTransitions at least 0; a create or update that
+// breaks either is refused with 422 Invalid before it reaches etcd.
+// client-go always sets leaseDurationSeconds, to LeaseDuration in whole
+// seconds, so a sub-second LeaseDuration makes every write of the elector
+// fail: nobody ever leads.
+func (r Record) validate(name string) error {
+	var errs []string
+	if r.DurationSeconds <= 0 {
+		errs = append(errs, fmt.Sprintf("spec.leaseDurationSeconds: Invalid value: %d: must be greater than 0", r.DurationSeconds))
+	}
+	if r.Transitions < 0 {
+		errs = append(errs, fmt.Sprintf("spec.leaseTransitions: Invalid value: %d: must be greater than or equal to 0", r.Transitions))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("Lease.coordination.k8s.io %q is invalid: ", name)
+	if len(errs) == 1 {
+		return errors.New(msg + errs[0])
+	}
+	return errors.New(msg + "[" + strings.Join(errs, ", ") + "]")
 }

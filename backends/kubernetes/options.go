@@ -37,6 +37,61 @@ const (
 	ResourceAPIServer Resource = "apiserver"
 )
 
+// ClientGo is the client-go release line whose leader election the clients
+// run. The lines differ only in LeaderElector.release (ReleaseOnCancel):
+// see Client.tryRelease.
+type ClientGo string
+
+// The release lines.
+const (
+	// ClientGo033: v0.33 and before: release updates the Lease with the
+	// LeaseLock's cached object (the resourceVersion last read or written)
+	// and the observed leaseTransitions; a Lease changed since answers 409
+	// Conflict and nothing is released.
+	ClientGo033 ClientGo = "0.33"
+	// ClientGo036: v0.34.0 to v0.36 (the newest release): release first
+	// gets the Lease, then, if the last observed record names the elector,
+	// updates it with the resourceVersion just fetched: a Lease another
+	// client now holds is cleared. No retry on Conflict.
+	ClientGo036 ClientGo = "0.36"
+	// ClientGo037: the v0.37 pre-releases: as 0.36, and a Conflict gets the
+	// Lease again and retries within RenewDeadline.
+	ClientGo037 ClientGo = "0.37"
+)
+
+// LateAnswer is what a request whose answer and context deadline are both
+// ready when the client resumes from a pause turns out as.
+type LateAnswer string
+
+// The late-answer choices.
+const (
+	// LateEither: drawn from the client's seeded random stream, as Go's
+	// select picks among ready cases at random; the draw is told in the
+	// history (the renewal's or acquisition's detail).
+	LateEither LateAnswer = "either"
+	// LateExpired: the expired context wins: the request failed, outcome
+	// unknown.
+	LateExpired LateAnswer = "expired"
+	// LateAnswered: the answer wins: a successful renewal resets
+	// observedTime and the client keeps leading.
+	LateAnswered LateAnswer = "answered"
+)
+
+// Identity is how a process names itself in the Lease.
+type Identity string
+
+// The identity choices.
+const (
+	// IdentityPerProcess: hostname + "_" + a UUID per process, as the
+	// Kubernetes components do (id + "_" + uuid.NewUUID()): a restarted
+	// process is a new candidate. The UUID is derived from the node's name
+	// and incarnation, so a run replays.
+	IdentityPerProcess Identity = "per-process"
+	// IdentityNode: the node's name, the same across restarts (a fixed
+	// identity, as some operators configure).
+	IdentityNode Identity = "node"
+)
+
 // Options configure the API servers, their etcd and the clients' elector.
 // Table declares each option's name, meaning and default (client-go's and
 // the Kubernetes components').
@@ -65,6 +120,13 @@ type Options struct {
 	// (0: the renew deadline, as the Kubernetes components configure the
 	// leader-election client's timeout).
 	RequestTimeout time.Duration
+	// ClientGo is the client-go release line.
+	ClientGo ClientGo
+	// LateAnswer: how a request answered while the client was paused past
+	// its context's deadline turns out.
+	LateAnswer LateAnswer
+	// Identity: how a process names itself in the Lease.
+	Identity Identity
 }
 
 // Table declares the options of the kubernetes system.
@@ -94,6 +156,18 @@ var Table = opt.Table[Options]{Owner: "kubernetes", Options: []opt.Option[Option
 	opt.Var("request-timeout", "bound on each request of the elector to its API server (0s: renew-deadline, as the "+
 		"Kubernetes components set the leader-election client's timeout)", "0s",
 		func(o *Options) *time.Duration { return &o.RequestTimeout }, opt.NonNegative),
+	opt.Var("client-go", "client-go release line of the elector, which decides ReleaseOnCancel's release: 0.33 (v0.33 and "+
+		"before: update with the cached resourceVersion, 409 Conflict if the Lease changed), 0.36 (v0.34.0 to v0.36: get, then "+
+		"update with the fetched resourceVersion: can clear a Lease another client holds), 0.37 (v0.37 pre-releases: as 0.36, "+
+		"retrying on Conflict)", "0.36",
+		func(o *Options) *ClientGo { return &o.ClientGo }, opt.Choice(ClientGo033, ClientGo036, ClientGo037)),
+	opt.Var("late-answer", "a request answered while the client was paused past its context's deadline: either (drawn from the "+
+		"seeded stream, as Go's select picks a ready case at random, and told in the history), expired (the context wins: "+
+		"failed, outcome unknown) or answered (the answer wins: a renewal succeeds and observedTime is reset)", "either",
+		func(o *Options) *LateAnswer { return &o.LateAnswer }, opt.Choice(LateEither, LateExpired, LateAnswered)),
+	opt.Var("identity", "the holder identity: per-process (node name + \"_\" + a UUID per process, as the Kubernetes "+
+		"components: a restarted process is a new candidate) or node (the node's name, fixed across restarts)", "per-process",
+		func(o *Options) *Identity { return &o.Identity }, opt.Choice(IdentityPerProcess, IdentityNode)),
 }}
 
 // JitterFactor is client-go's leaderelection.JitterFactor: an acquiring
@@ -137,8 +211,8 @@ func (o Options) requestTimeout() time.Duration {
 }
 
 // leaseSeconds is LeaseDurationSeconds as client-go writes it: whole
-// seconds, rounded down (a lease-duration under 1s writes 0, and every
-// candidate then finds the Lease expired).
+// seconds, rounded down (a lease-duration under 1s writes 0, which the API
+// server refuses: 422 Invalid).
 func (o Options) leaseSeconds() int { return int(o.LeaseDuration / time.Second) }
 
 // etcdOptions are the options of the etcd cluster behind the API servers:

@@ -68,8 +68,8 @@ func kubernetesScenarios() []scenario.Scenario {
 	leadersServerCut.Schedule = scenario.Schedule(lateStart, nemesis.Fault{Kind: nemesis.Partition, At: nemesis.Duration(10 * time.Second),
 		Groups: [][]string{{"apiserver3"}, {"etcd1", "etcd2", "etcd3"}}})
 
-	releasing := func(release string) scenario.Test {
-		t := fenced(k8s("release-on-cancel", release), FencingTransitions)
+	releasing := func(release string, v ClientGo) scenario.Test {
+		t := fenced(k8s("release-on-cancel", release, "client-go", string(v)), FencingTransitions)
 		t.Schedule = scenario.Schedule(lateStart, scenario.PauseAfter("c1", "read", 30*time.Second))
 		return t
 	}
@@ -145,28 +145,40 @@ func kubernetesScenarios() []scenario.Scenario {
 		{
 			Name: "kubernetes-release-on-cancel",
 			Doc: "c1 leads and pauses 30 s right after it read; c2 takes over; c1 resumes, its renew poll has run out: it stops " +
-				"leading, and its late write is rejected (storage fenced with leaseTransitions)",
+				"leading, and its late write is rejected (storage fenced with leaseTransitions); what its ReleaseOnCancel does " +
+				"depends on the client-go release",
 			Variants: []scenario.Variant{
 				{Name: "unsafe", NoHunt: "the overlap needs ReleaseOnCancel and a holder paused past LeaseDuration",
-					Doc: "ReleaseOnCancel: c1 releases the Lease as client-go does: it gets the Lease (now c2's), still believes " +
+					Doc: "ReleaseOnCancel, client-go 0.37 (pre-release): c1 gets the Lease (now c2's), still believes " +
 						"it leads (IsLeader reads its last observation, not the record just fetched), and updates it to no holder with " +
-						"c2's resourceVersion: the update succeeds and c2's Lease is gone while c2 leads",
-					Test: releasing("true"), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
+						"the resourceVersion it fetched (on a 409 Conflict it gets and updates again): the update succeeds and c2's " +
+						"Lease is gone while c2 leads",
+					Test: releasing("true", ClientGo037), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
 					Assert: foreignReleases(true)},
+				{Name: "client-go-0.36", Doc: "ReleaseOnCancel, client-go v0.34.0 to v0.36 (the newest release): the same get and " +
+					"update with the fetched resourceVersion, without the retry: c2's Lease is cleared as in /unsafe (a Conflict, " +
+					"when a write of c2 lands between c1's get and update, would end the release instead)",
+					Test: releasing("true", ClientGo036), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
+					Assert: foreignReleases(true)},
+				{Name: "client-go-0.33", Doc: "ReleaseOnCancel, client-go v0.33 and before: release updates with the resourceVersion " +
+					"c1 cached before its pause; the Lease has changed since: 409 Conflict, c2 keeps it",
+					Test: releasing("true", ClientGo033), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
+					Assert: foreignReleases(false)},
 				{Name: "fixed", MatrixNote: scenario.FencedWritesNote, Doc: "without ReleaseOnCancel (client-go's default) c1 stops leading and releases nothing: c2 keeps the Lease",
-					Test: releasing("false"), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
+					Test: releasing("false", ClientGo036), Expect: scenario.Expect(models.Valid, models.Invalid).And("fencing-tokens", models.Valid),
 					Assert: foreignReleases(false)},
 			},
 		},
 		{
 			Name: "kubernetes-many-candidates",
-			Doc:  "10 controllers elect at once and hand the Lease round (ReleaseOnCancel), no faults",
+			Doc: "10 controllers elect at once and hand the Lease round (ReleaseOnCancel), no faults. An earlier unsafe variant " +
+				"(lease-duration 900ms: leaseDurationSeconds 0, every candidate taking the Lease over) is retired: it was an " +
+				"artifact of a model that stored leaseDurationSeconds 0, which kube-apiserver's validation refuses",
 			Variants: []scenario.Variant{
-				{Name: "unsafe", NoHunt: "a configuration mistake, not a fault",
-					Doc: "lease-duration 900ms: client-go writes leaseDurationSeconds in whole seconds, 0, so every candidate finds the Lease " +
-						"expired and takes it over from the leader: several leaders at once",
+				{Name: "sub-second", Doc: "lease-duration 900ms: client-go writes leaseDurationSeconds in whole seconds, 0, and the API " +
+					"server refuses every create and update (422 Invalid: must be greater than 0): nobody ever leads; safe, unavailable",
 					Test:   many("lease-duration", "900ms", "renew-deadline", "600ms", "retry-period", "100ms"),
-					Expect: scenario.Expect(models.Invalid, models.Invalid)},
+					Expect: scenario.Expect(models.Unknown, models.Unknown), Assert: nobodyLeads},
 				{Name: "fixed", Doc: "lease-duration 2s: candidates take over only an unchanged Lease, and their concurrent updates conflict " +
 					"on resourceVersion: one wins, the others get 409 Conflict",
 					Test:   many("lease-duration", "2s", "renew-deadline", "1s", "retry-period", "100ms"),
@@ -196,6 +208,22 @@ func viaAPIServer3(r scenario.Result) error {
 	}
 	if !c1 || !c2 {
 		return fmt.Errorf("want c1 then c2 to lead (c1 led: %t, c2 led: %t)", c1, c2)
+	}
+	return nil
+}
+
+// nobodyLeads asserts that no acquisition succeeded and that the API
+// server refused the elector's writes as invalid.
+func nobodyLeads(r scenario.Result) error {
+	invalid := false
+	for _, e := range r.Events {
+		if e.F == history.FAcquire && e.Type == history.OK {
+			return fmt.Errorf("%s became leader at %s", e.Node, history.FormatTime(e.Time))
+		}
+		invalid = invalid || strings.Contains(e.Detail, "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0")
+	}
+	if !invalid {
+		return fmt.Errorf("no acquisition failed with 422 Invalid (leaseDurationSeconds)")
 	}
 	return nil
 }
