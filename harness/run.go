@@ -355,6 +355,9 @@ func (p *Prepared) judge(events []history.Event) (scenario.Result, error) {
 	if p.Deployment.Notes != nil {
 		res.Notes = append(res.Notes, p.Deployment.Notes()...)
 	}
+	if p.Deployment.NewStorage == nil { // the clients wrote to the storage node
+		res.Notes = append(res.Notes, storage.LateWriteNotes(p.Storage.LateWrites(), 0, p.Test.Time)...)
+	}
 	res.Notes = append(res.Notes, models.GrantDisagreements(h, grants, p.Deployment.Grants.Quorum(), maxDisagreements)...)
 	res.Mark(h.Marks())
 	return res, nil

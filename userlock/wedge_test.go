@@ -152,3 +152,21 @@ func TestAWedgedLockIsALivenessFailureWhateverFaultsOverlap(t *testing.T) {
 	t.Logf("%d of 30 runs wedged (seeds %v), each liveness INVALID; SET NX PX VALID on each", wedged, seeds)
 	assert.GreaterOrEqual(t, wedged, 10, "the partitions wedge the lock in many of the 30 runs")
 }
+
+// TestTheSimulatorTellsALateWriteAsLiveDoes: in the delayed-write scenario
+// client 1's write lands 15 s late, after its client gave up on it; the
+// simulated storage says so in the run's notes, in the words of a live run
+// (storage.LateWriteNotes).
+func TestTheSimulatorTellsALateWriteAsLiveDoes(t *testing.T) {
+	registerRedis(t, brokenRedisLock)
+	r, _ := runWithGrants(t, redisVariant(t, brokenRedisLock, "delayed-write"))
+	var late []string
+	for _, n := range r.Notes {
+		if strings.Contains(n, "given up on by its client, reached the storage at") {
+			late = append(late, n)
+		}
+	}
+	require.Len(t, late, 1, "%q", r.Notes)
+	t.Log(late[0])
+	assert.Regexp(t, `^c1's write of \d+ to "k", sent at \d+\.\d{3}s and given up on by its client, reached the storage at \d+\.\d{3}s \(15\.\d+s after it was sent\) and was `, late[0])
+}
