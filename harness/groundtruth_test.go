@@ -429,18 +429,28 @@ func TestRaftkvLeaseVerdictsOfIssue10(t *testing.T) {
 	}
 }
 
-// TestGrantsAreRecordedOnlyWhenAsked: a run keeps no record of its servers'
-// grants unless a caller asks for it (no verdict reads it), and asking
+// TestGrantsAreRecordedOnlyWhenAsked: a run keeps a record of its servers'
+// grants only when the liveness check reads it (a wedged lock) or a caller
+// asks for it; the result carries it only when asked; and keeping it
 // changes nothing of the run.
 func TestGrantsAreRecordedOnlyWhenAsked(t *testing.T) {
 	for _, system := range system.Names() {
 		t.Run(system, func(t *testing.T) {
 			tc := scenario.Test{System: system, Seed: 3, Time: 5 * time.Second}
-			plain, err := Prepare(tc)
+			noLiveness := tc
+			noLiveness.Checks = []string{"mutual-exclusion"}
+			plain, err := Prepare(noLiveness)
 			require.NoError(t, err)
-			r1, err := plain.Run()
+			r0, err := plain.Run()
 			require.NoError(t, err)
-			assert.Empty(t, plain.Deployment.Grants.Grants(), "not recorded unless asked")
+			assert.Empty(t, plain.Deployment.Grants.Grants(), "not recorded unless the liveness check reads it or a caller asks")
+
+			judged, err := Prepare(tc)
+			require.NoError(t, err)
+			r1, err := judged.Run()
+			require.NoError(t, err)
+			assert.NotEmpty(t, judged.Deployment.Grants.Grants(), "recorded for the liveness check")
+			assert.Nil(t, r1.Grants, "the result carries the record only when asked")
 
 			recorded, err := Prepare(tc)
 			require.NoError(t, err)
@@ -448,6 +458,8 @@ func TestGrantsAreRecordedOnlyWhenAsked(t *testing.T) {
 			r2, err := recorded.Run()
 			require.NoError(t, err)
 			assert.NotEmpty(t, recorded.Deployment.Grants.Grants(), "recorded when asked")
+			assert.NotNil(t, r2.Grants)
+			assert.Equal(t, r0.Events, r2.Events, "the record changes nothing of the run")
 			assert.Equal(t, r1.Events, r2.Events, "the record changes nothing of the run")
 		})
 	}

@@ -37,6 +37,8 @@ type Prepared struct {
 	Deployment system.Deployment
 	// Nemesis runs the schedule.
 	Nemesis *nemesis.Nemesis
+	// grantsAsked: a caller asked for the servers' record (RecordGrants).
+	grantsAsked bool
 	// Writes is the record of the writes the protected resource the clients
 	// write to applied (the storage node's, or the system's own resource's:
 	// Deployment.Writes, nil when the system keeps none), the ground truth
@@ -66,7 +68,10 @@ func Prepare(t scenario.Test) (*Prepared, error) {
 	if dep.Record != nil {
 		dep.Record(log)
 	}
-	dep.Grants.Record(false) // until a caller asks for the ground truth (RecordGrants)
+	// The servers keep their record of grants when the liveness check reads
+	// it (a wedged lock, judgedGrants) or a caller asks for the ground truth
+	// (RecordGrants).
+	dep.Grants.Record(livenessMayRun(t))
 	if t.Storage == storage.Fenced && !dep.HasTokens {
 		return nil, fmt.Errorf("storage fenced: system %s grants no fencing tokens with these options (%s)", t.System,
 			strings.Join(system.FencingFlags(), "; "))
@@ -224,7 +229,7 @@ func (p *Prepared) RunWatched(w Watch) (res scenario.Result, err error) {
 	p.World.Close()
 	res, err = p.judge(p.Log.Events())
 	res.Attach(p.Log, p.Deployment.Release)
-	if p.Deployment.Grants.Recording() {
+	if p.grantsAsked {
 		res.Grants = p.Deployment.Grants
 	}
 	if p.Writes.Recording() {
@@ -235,9 +240,60 @@ func (p *Prepared) RunWatched(w Watch) (res scenario.Result, err error) {
 
 // RecordGrants makes the servers keep their record of the grants they make
 // (Deployment.Grants), the ground truth a test checks verdicts against and
-// the run's report shows (Result.Grants). Call it before Run. It is off by
-// default: no verdict reads it, and a sweep's runs spare its memory and time.
-func (p *Prepared) RecordGrants() { p.Deployment.Grants.Record(true) }
+// the run's report shows (Result.Grants). Call it before Run. Without it the
+// servers keep the record only when the liveness check runs (it judges a
+// wedged lock by it), and the result does not carry it.
+func (p *Prepared) RecordGrants() {
+	p.Deployment.Grants.Record(true)
+	p.grantsAsked = true
+}
+
+// livenessMayRun reports whether the test's selection of checks may run the
+// liveness check, which reads the servers' record of grants.
+func livenessMayRun(t scenario.Test) bool {
+	sel, err := t.SelectChecks()
+	if err != nil || sel.NoHistory {
+		return false
+	}
+	for _, n := range sel.History {
+		if !strings.HasPrefix(n, "+") {
+			return slices.Contains(sel.History, "liveness")
+		}
+	}
+	return true // the default selection, with or without additions
+}
+
+// judgedGrants is the servers' record as the liveness check reads it (nil
+// when the servers did not keep it).
+func judgedGrants(l *lockapi.GrantLog) []models.ServerGrant {
+	if !l.Recording() {
+		return nil
+	}
+	gs := l.Grants()
+	out := make([]models.ServerGrant, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, models.ServerGrant{Key: g.Key, Owner: g.Owner, Client: g.Client, Server: g.Server,
+			At: int64(g.At), Lease: g.Until > 0, Standing: g.Until == 0 && g.Released == 0 && g.RemovedBy == "",
+			Ended: int64(grantEnded(g))})
+	}
+	return out
+}
+
+// grantEnded is when g stopped holding its lock for its owner: its lease
+// ran out, or it was released, removed or revoked (0: never).
+func grantEnded(g lockapi.Grant) time.Duration {
+	var end time.Duration
+	for _, t := range []time.Duration{g.Until, g.Released, g.Removed} {
+		if t > 0 && (end == 0 || t < end) {
+			end = t
+		}
+	}
+	return end
+}
+
+// maxDisagreements is how many grants of acquires recorded as fail a run's
+// notes tell one by one.
+const maxDisagreements = 3
 
 // RecordRecords makes the run keep both records of the ground truth, the
 // servers' grants (RecordGrants) and the storage's applied writes
@@ -267,8 +323,11 @@ func (p *Prepared) judge(events []history.Event) (scenario.Result, error) {
 		h = history.PairRecorded(events)
 	}
 	var checked scenario.Checked
+	grants := judgedGrants(p.Deployment.Grants)
 	if !sel.NoHistory {
-		if checked, err = scenario.CheckPaired(scenario.CheckConfig(p.Test, p.Initial), sel.History, events, h, pairErr); err != nil {
+		cfg := scenario.CheckConfig(p.Test, p.Initial)
+		cfg.Grants = grants
+		if checked, err = scenario.CheckPaired(cfg, sel.History, events, h, pairErr); err != nil {
 			return scenario.Result{}, err
 		}
 	}
@@ -296,6 +355,10 @@ func (p *Prepared) judge(events []history.Event) (scenario.Result, error) {
 	if p.Deployment.Notes != nil {
 		res.Notes = append(res.Notes, p.Deployment.Notes()...)
 	}
+	if p.Deployment.NewStorage == nil { // the clients wrote to the storage node
+		res.Notes = append(res.Notes, storage.LateWriteNotes(p.Storage.LateWrites(), 0, p.Test.Time)...)
+	}
+	res.Notes = append(res.Notes, models.GrantDisagreements(h, grants, p.Deployment.Grants.Quorum(), maxDisagreements)...)
 	res.Mark(h.Marks())
 	return res, nil
 }

@@ -51,6 +51,13 @@ type Availability struct {
 	// a history needs before MinSuccess is judged: the share of a handful of
 	// attempts says little. Default (0): DefaultMinAttempts.
 	MinAttempts int
+	// Grants is the servers' record of the grants of the run (nil: the
+	// history alone, as `locklab check` reads it). With it, a grant without a
+	// lease that was never released, while no client believed it held the
+	// lock and the others kept failing to take it until the end for longer
+	// than StallMax, is a wedged lock: invalid whatever faults overlap, for
+	// nothing will ever free it.
+	Grants []ServerGrant
 }
 
 // Defaults of Availability.
@@ -173,11 +180,18 @@ func (c Availability) checkPaired(h *history.Paired) Verdict {
 	}
 	var problems []string
 	var cx *Counterexample
+	if w := findWedge(c.Grants, ops, holdings, h.Faults(), end, c.StallMax); w != nil {
+		problems = append(problems, w.problem(end))
+		cx = w.counterexample(ops, end)
+		v.Stats["wedged-ms"] = float64(time.Duration(end - w.from).Milliseconds())
+	}
 	if longest != nil && longest.Length() > c.StallMax {
 		fill(longest)
 		problems = append(problems, fmt.Sprintf("clients waited %s for %q while no client believed it held it and no fault was active (limit %v)",
 			ms(longest.Length()), longest.Key, c.StallMax))
-		cx = describeStall(*longest)
+		if cx == nil {
+			cx = describeStall(*longest)
+		}
 	}
 	for _, r := range recoveries {
 		if r.Judged && time.Duration(r.Duration-r.HeldBack) > c.RecoveryMax {

@@ -814,8 +814,15 @@ func (c LockService) invalid(events []history.Event, key string, spec searchSpec
 	var short string
 	prefix := "the lock service broke"
 	if w := c.breach(lops); w != nil {
-		if c.Leases && !w.concurrent && w.foreign == nil {
+		if c.Leases && w.foreign == nil {
 			w.ended, w.early = serviceEnded(events, &w.holder, &w.grant)
+			if w.concurrent {
+				// Two grants that overlap: the service's end of the first
+				// holder's hold, once its own promise had run out, before
+				// the second returned makes the second legal by the server's
+				// promise; an early end tells nothing of which came first.
+				w.early = nil
+			}
 		}
 		cx, short = w.explain(key)
 		if w.ended != nil {
@@ -1086,6 +1093,10 @@ func grantedSince(lops []linOp, own []int, owner string, from, until int64) bool
 func (w *breachWitness) explain(key string) (*Counterexample, string) {
 	holder, grantee := w.holder.who(), w.grant.who()
 	if w.concurrent {
+		if w.ended != nil {
+			return w.explainClientSide(key, "The holder: "+w.holder.String()+"; it had not released the lock when the next grant returned.",
+				append(opEvents(w.holder.o), opEvents(w.grant.o)...))
+		}
 		return w.explainConcurrent(key)
 	}
 	still := "held it"

@@ -83,9 +83,26 @@ func TestLeaseExplanationSaysWhosePromiseBroke(t *testing.T) {
 		{"another lock's node", "j", "/lock/k/_c_1-lock-0000000001", 10050, serverBroke, []string{"this grant broke the contract"}},
 		{"no lock node named", "", "", 10050, serverBroke, []string{"this grant broke the contract"}},
 	}
-	for _, tc := range tests {
+	// c2 asks before c1's grant returned: the grants overlap, and the
+	// session's expiry at its promise still tells whose promise broke.
+	concurrent := strings.Replace(strings.Replace(grants, "500   p2 c2 invoke acquire k\n", "", 1),
+		"100   p1 c1 ok", "50    p2 c2 invoke acquire k\n100   p1 c1 ok", 1)
+	tests = append(tests, struct {
+		name             string
+		key, owner       string
+		promised         int64
+		reason, explains []string
+	}{"overlapping grants, the session expired when its promise ran out", "k", "/lock/k/_c_1-lock-0000000001", 10050,
+		[]string{"a client's own lease deadline broke the lease model", "after the lock service had ended c1's hold (10.100s, session-expired)"},
+		[]string{"c1's own deadline (16.767s) outlived the end of its hold on the server by 6.667s"}})
+	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			events := parseHistory(t, grants)
+			hist := grants
+			if i == len(tests)-1 {
+				hist = concurrent
+				assert.NotContains(t, concurrent, "500   p2")
+			}
+			events := parseHistory(t, hist)
 			for i := range events {
 				if e := &events[i]; e.Process == history.NemesisProcess {
 					e.Key, e.Owner, e.Detail = tc.key, tc.owner, detail

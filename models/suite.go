@@ -61,6 +61,9 @@ type Config struct {
 	// releases in the order its client made them (LockService.InOrder).
 	// Default false.
 	InOrder bool
+	// Grants is the servers' record of the run's grants, for the liveness
+	// check (Availability.Grants); nil for a history checked on its own.
+	Grants []ServerGrant
 }
 
 // ConfigKeys are the keys Config.Set understands.
@@ -201,7 +204,8 @@ func (c Config) Suite() []Check {
 		LockService{InOrder: c.InOrder, Uncounted: c.Uncounted, Budget: c.Budget},
 		FencingTokens{Budget: c.Budget, StorageFenced: c.StorageFenced, ReadsFenced: c.ReadsFenced},
 		oncall,
-		Availability{StallMax: c.StallMax, RecoveryMax: c.RecoveryMax, MinSuccess: c.MinSuccess, MinAttempts: c.MinAttempts},
+		Availability{StallMax: c.StallMax, RecoveryMax: c.RecoveryMax, MinSuccess: c.MinSuccess, MinAttempts: c.MinAttempts,
+			Grants: c.Grants},
 	}
 }
 

@@ -11,6 +11,8 @@ type Message struct {
 	From    NodeID
 	To      NodeID
 	Body    any
+	// Sent is the true time the network took the message (stamped by it).
+	Sent time.Duration
 }
 
 // Link is the behaviour of one directed link. Durations are true time.
@@ -404,6 +406,7 @@ func (net *Network) link(st *linkState) *Link {
 // live on its stack.
 func (net *Network) send(m *Message) {
 	net.stats.Sent++
+	m.Sent = net.w.now
 	st := net.state(m.From, m.To)
 	if st.blocked && !st.hold {
 		net.stats.Dropped++
@@ -539,6 +542,19 @@ func (n *Node) Send(to NodeID, body any) uint64 {
 // Reply answers the request req with body.
 func (n *Node) Reply(req Message, body any) {
 	n.w.net.send(&Message{ID: n.w.nextMsgID(), ReplyTo: req.ID, From: n.id, To: req.From, Body: body})
+}
+
+// Awaited reports whether a process of req's sender still waits for the
+// reply to req, a request made by Proc.Call: false when the call timed out
+// (its client gave up on it), its process ended or the node crashed.
+func (n *Node) Awaited(req Message) bool {
+	from := n.w.nodes[req.From]
+	for _, p := range from.procs {
+		if p.waitCall == req.ID && !p.finished {
+			return true
+		}
+	}
+	return false
 }
 
 // deliver hands a message that arrived to the process awaiting it, the handler,

@@ -183,6 +183,7 @@ func (cs *Cells) Value(key string) int64 {
 type Server struct {
 	Options Options
 	cells   Cells
+	late    LateLog
 }
 
 // NewServer returns a storage server.
@@ -205,6 +206,7 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 			n.Reply(m, Reply{Rejected: true, Highest: c.highest})
 			return
 		}
+		s.late.Read(req.Key, false, !n.Awaited(m))
 		if s.Options.Writes.Recording() {
 			s.Options.Writes.Read(Resource, req.Key, clientName(n, m), c.value, n.World().Now())
 		}
@@ -216,6 +218,7 @@ func (s *Server) Receive(n *sim.Node, m sim.Message) {
 		}
 		c := s.cells.cell(req.Key)
 		if !s.cells.admit(c, req.Token, true) {
+			s.late.Write(clientName(n, m), req, true, !n.Awaited(m), m.Sent, n.World().Now())
 			n.Reply(m, Reply{Rejected: true, Highest: c.highest})
 			return
 		}
@@ -235,6 +238,7 @@ func (s *Server) checkedWrite(n *sim.Node, p *sim.Proc, m sim.Message, req Write
 	}
 	current, err := s.Options.Checker(p, req.Key, req.Token)
 	if err != nil || !current {
+		s.late.Write(clientName(n, m), req, true, !n.Awaited(m), m.Sent, n.World().Now())
 		n.Reply(m, Reply{Rejected: true})
 		return
 	}
@@ -244,8 +248,10 @@ func (s *Server) checkedWrite(n *sim.Node, p *sim.Proc, m sim.Message, req Write
 	n.Reply(m, c.valueBody())
 }
 
-// applied records the write req of m, just applied, in the write log.
+// applied records the write req of m, just applied, in the write log and,
+// when its client had given up on it, in the record of late writes.
 func (s *Server) applied(n *sim.Node, m sim.Message, req WriteReq) {
+	s.late.Write(clientName(n, m), req, false, !n.Awaited(m), m.Sent, n.World().Now())
 	if s.Options.Writes.Recording() {
 		s.Options.Writes.Applied(Resource, n.Name(), req.Key, clientName(n, m), m.ID, req.Token, req.Value, n.World().Now(), true)
 	}
@@ -255,6 +261,11 @@ func (s *Server) applied(n *sim.Node, m sim.Message, req WriteReq) {
 func clientName(n *sim.Node, m sim.Message) string {
 	return n.World().Nodes()[m.From].Name()
 }
+
+// LateWrites are the writes that reached the storage after their client
+// had given up on them (its call timed out, or it crashed), in the order
+// they landed, as the live storage records them.
+func (s *Server) LateWrites() []LateWrite { return s.late.Writes() }
 
 // Value returns the current value of key (for tests and reports).
 func (s *Server) Value(key string) int64 {

@@ -13,6 +13,10 @@
 //   - Reset: every connection is closed with a TCP reset and new ones are
 //     refused (a partition that the peers notice at once).
 //
+// Delay holds each chunk of bytes of one direction or both for a while
+// before it goes on (a delay fault: the bytes keep their order, each waits
+// until it is that old).
+//
 // Only loopback targets are accepted: live mode never leaves the machine.
 //
 // This package is live-only: nothing simulated imports it.
@@ -24,6 +28,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // Mode is how a blocked Proxy treats its link.
@@ -71,6 +76,10 @@ type Proxy struct {
 	conns  map[*link]struct{}
 	closed bool
 	stats  Stats
+	// toTarget and fromTarget delay what the dialler sends and what the
+	// target sends back, until until (zero: for ever).
+	toTarget, fromTarget time.Duration
+	until                time.Time
 }
 
 type link struct {
@@ -160,6 +169,35 @@ func (p *Proxy) Heal() {
 	}
 }
 
+// Delay holds what the dialler sends toTarget, and what the target sends
+// back fromTarget, before passing it on, until until (zero: until the next
+// Delay); a zero duration leaves that direction as it is. Bytes read from
+// then on are delayed, in order.
+func (p *Proxy) Delay(toTarget, fromTarget time.Duration, until time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if toTarget > 0 {
+		p.toTarget = toTarget
+	}
+	if fromTarget > 0 {
+		p.fromTarget = fromTarget
+	}
+	p.until = until
+}
+
+// lag is the delay of the bytes read now in one direction.
+func (p *Proxy) lag(toTarget bool) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.until.IsZero() && time.Now().After(p.until) {
+		return 0
+	}
+	if toTarget {
+		return p.toTarget
+	}
+	return p.fromTarget
+}
+
 // Close stops the Proxy and closes every connection through it.
 func (p *Proxy) Close() {
 	p.mu.Lock()
@@ -233,45 +271,65 @@ func (p *Proxy) serve(l *link) {
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); p.pipe(l.server, l.client, l) }()
-	go func() { defer wg.Done(); p.pipe(l.client, l.server, l) }()
+	go func() { defer wg.Done(); p.pipe(l.server, l.client, l, true) }()
+	go func() { defer wg.Done(); p.pipe(l.client, l.server, l, false) }()
 	wg.Wait()
 	l.client.Close()
 	l.server.Close()
 }
 
-// pipe copies src to dst through the gate; a close of src is passed on
-// (as a half-close) only when the gate is open too.
-func (p *Proxy) pipe(dst, src *net.TCPConn, l *link) {
+// chunk is bytes read at a time, to be written at at.
+type chunk struct {
+	b  []byte
+	at time.Time
+}
+
+// pipe copies src to dst through the gate, each chunk delayed by the
+// direction's lag when it was read (toTarget: from the dialler to the
+// target); a close of src is passed on (as a half-close) only when the gate
+// is open too. A reader and a writer share the work, so that a delay holds
+// bytes without stopping the reading of the next ones.
+func (p *Proxy) pipe(dst, src *net.TCPConn, l *link, toTarget bool) {
+	q := make(chan chunk, 1024)
+	var eof bool // set before q is closed: src ended cleanly
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for c := range q {
+			if d := time.Until(c.at); d > 0 {
+				time.Sleep(d)
+			}
+			if !p.gate() {
+				l.reset()
+				continue // drain: the reader ends on the reset
+			}
+			if _, werr := dst.Write(c.b); werr != nil {
+				l.reset()
+				continue
+			}
+			p.mu.Lock()
+			p.stats.Bytes += int64(len(c.b))
+			p.mu.Unlock()
+		}
+		if !p.gate() || !eof {
+			l.reset()
+			return
+		}
+		_ = dst.CloseWrite()
+	}()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			if !p.gate() {
-				l.reset()
-				return
-			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				l.reset()
-				return
-			}
-			p.mu.Lock()
-			p.stats.Bytes += int64(n)
-			p.mu.Unlock()
+			q <- chunk{b: append([]byte(nil), buf[:n]...), at: time.Now().Add(p.lag(toTarget))}
 		}
 		if err != nil {
-			if !p.gate() {
-				l.reset()
-				return
-			}
-			if errors.Is(err, io.EOF) {
-				_ = dst.CloseWrite()
-				return
-			}
-			l.reset()
-			return
+			eof = errors.Is(err, io.EOF)
+			break
 		}
 	}
+	close(q)
+	<-done
 }
 
 func (p *Proxy) forget(l *link) {

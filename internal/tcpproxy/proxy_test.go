@@ -155,3 +155,49 @@ func TestOnlyLoopbackTargets(t *testing.T) {
 	require.NoError(t, err)
 	p.Close()
 }
+
+// TestDelayHoldsEachDirectionThenEnds: a delay of what the dialler sends
+// holds a round trip that long; one of what the target sends back, too; the
+// bytes keep their order; past its end the link is as fast as before.
+func TestDelayHoldsEachDirectionThenEnds(t *testing.T) {
+	noLeaks(t)
+	p, err := New("c1->s1", echo(t))
+	require.NoError(t, err)
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer c.Close()
+	r := bufio.NewReader(c)
+	got, err := roundTrip(c, r, "before", time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "before\n", got)
+
+	const d = 300 * time.Millisecond
+	for _, dir := range []struct {
+		name         string
+		forth, back  time.Duration
+		until, after string
+	}{{"to the target", d, 0, "a", "b"}, {"from the target", 0, d, "c", "d"}} {
+		p.Delay(dir.forth, dir.back, time.Now().Add(2*d))
+		start := time.Now()
+		_, err := c.Write([]byte(dir.until + "1\n" + dir.until + "2\n"))
+		require.NoError(t, err)
+		_ = c.SetReadDeadline(time.Now().Add(5 * d))
+		first, err := r.ReadString('\n')
+		require.NoError(t, err, dir.name)
+		second, err := r.ReadString('\n')
+		require.NoError(t, err, dir.name)
+		assert.GreaterOrEqual(t, time.Since(start), d, "%s: held", dir.name)
+		assert.Equal(t, []string{dir.until + "1\n", dir.until + "2\n"}, []string{first, second}, "%s: in order", dir.name)
+		time.Sleep(2 * d) // the delay ends
+		start = time.Now()
+		got, err := roundTrip(c, r, dir.after, time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, dir.after+"\n", got)
+		assert.Less(t, time.Since(start), d, "%s: no delay past its end", dir.name)
+		p.Delay(0, 0, time.Time{}) // nothing set: the next direction alone
+		p.mu.Lock()
+		p.toTarget, p.fromTarget = 0, 0
+		p.mu.Unlock()
+	}
+}

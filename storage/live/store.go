@@ -25,42 +25,12 @@ const Name = "storage"
 type Server struct {
 	mu    sync.Mutex
 	cells storage.Cells
-	late  []LateWrite
-	// inForce is, by key, the index in late of the late write whose value
-	// the key holds (none: no entry).
-	inForce map[string]int
+	late  storage.LateLog
 }
 
 // LateWrite is a write that reached the storage after its client had given
-// up waiting for the answer (a write delayed past the client's timeout), and
-// what became of it: refused (fenced), or applied and then read or
-// overwritten. Times are true times (faultnet.Net.Now). Its client recorded
-// it as of unknown outcome, so a history in which nobody read its value is
-// the same as one in which it never landed: the record says which it was.
-type LateWrite struct {
-	Client, Key string
-	Value       int64
-	Token       uint64
-	// Sent and Landed are when the client sent it and when the storage
-	// served it.
-	Sent, Landed time.Duration
-	// Refused says the fencing rule refused it.
-	Refused bool
-	// Reads counts the reads served while its value was in force to a
-	// client still waiting for the answer (a read its client had given up
-	// on, queued behind the late write, shows the value to nobody).
-	Reads int
-	// Overwritten says another write replaced its value: By's write of
-	// ByValue, at OverwrittenAt.
-	Overwritten   bool
-	By            string
-	ByValue       int64
-	OverwrittenAt time.Duration
-}
-
-// Unseen reports whether no read ever returned the late write's value
-// (refused, or applied and never read): no history can show it.
-func (w LateWrite) Unseen() bool { return w.Refused || w.Reads == 0 }
+// up on it (storage.LateWrite): the simulated storage keeps the same record.
+type LateWrite = storage.LateWrite
 
 // NewServer returns a storage server with o's mode and initial values.
 func NewServer(o storage.Options) *Server {
@@ -85,30 +55,9 @@ func (s *Server) ServeFrom(client string, req any, d faultnet.Delivery) storage.
 	reply := s.cells.Serve(req)
 	switch r := req.(type) {
 	case storage.ReadReq:
-		if i, ok := s.inForce[r.Key]; ok && !reply.Rejected && !d.Abandoned {
-			s.late[i].Reads++
-		}
+		s.late.Read(r.Key, reply.Rejected, d.Abandoned)
 	case storage.WriteReq:
-		if reply.Rejected {
-			if d.Abandoned {
-				s.late = append(s.late, LateWrite{Client: client, Key: r.Key, Value: r.Value, Token: r.Token,
-					Sent: d.Sent, Landed: d.Arrived, Refused: true})
-			}
-			break
-		}
-		if i, ok := s.inForce[r.Key]; ok {
-			w := &s.late[i]
-			w.Overwritten, w.By, w.ByValue, w.OverwrittenAt = true, client, r.Value, d.Arrived
-			delete(s.inForce, r.Key)
-		}
-		if d.Abandoned {
-			if s.inForce == nil {
-				s.inForce = map[string]int{}
-			}
-			s.inForce[r.Key] = len(s.late)
-			s.late = append(s.late, LateWrite{Client: client, Key: r.Key, Value: r.Value, Token: r.Token,
-				Sent: d.Sent, Landed: d.Arrived})
-		}
+		s.late.Write(client, r, reply.Rejected, d.Abandoned, d.Sent, d.Arrived)
 	}
 	return reply
 }
@@ -118,7 +67,7 @@ func (s *Server) ServeFrom(client string, req any, d faultnet.Delivery) storage.
 func (s *Server) LateWrites() []LateWrite {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.late)
+	return slices.Clone(s.late.Writes())
 }
 
 // Value is the current value of key.

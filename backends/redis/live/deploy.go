@@ -350,6 +350,22 @@ func (c *redisCluster) heal(a, b string) error {
 	return nil
 }
 
+// delay delays what from sends to to by d until until (zero: until the run
+// ends) on the proxy of a client's link to a server (a delay fault between
+// a client and the lock's own servers), reporting false for a link no proxy
+// of the deployment carries.
+func (c *redisCluster) delay(from, to string, d time.Duration, until time.Time) (bool, error) {
+	if p, ok := c.proxies[[2]string{from, to}]; ok {
+		p.Delay(d, 0, until)
+		return true, nil
+	}
+	if p, ok := c.proxies[[2]string{to, from}]; ok {
+		p.Delay(0, d, until)
+		return true, nil
+	}
+	return false, nil
+}
+
 // clientProxies puts a proxy on every client→server link and returns each
 // client's addresses.
 func (c *redisCluster) clientProxies(clients, servers []string) (map[string]map[string]string, error) {
@@ -382,7 +398,7 @@ func (c *redisCluster) versions(first string) map[string]string {
 
 func (c *redisCluster) system(desc liveform.Description) *liveform.Deployed {
 	return &liveform.Deployed{Description: desc, Crash: c.crash, Restart: c.restart, Pause: c.pause, Resume: c.resume,
-		JumpClock: c.jumpClock, Cut: c.cut, Heal: c.heal, Close: c.close,
+		JumpClock: c.jumpClock, Cut: c.cut, Heal: c.heal, Delay: c.delay, Close: c.close,
 		Figures: func(time.Duration) map[string]any { return map[string]any{} }}
 }
 

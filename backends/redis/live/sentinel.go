@@ -200,7 +200,7 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 			links[from].set(0, dl, until)
 			return true, nil
 		}
-		return false, nil
+		return c.delay(from, to, dl, until)
 	}
 	c.serveLocks(sys, o, func(client string) Topology {
 		return Topology{Primary: "redis", Addrs: addrs[client], Sentinel: addrs[client]["sentinel"], Master: sentinelMaster, Announced: announced}
