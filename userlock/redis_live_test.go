@@ -51,7 +51,7 @@ func TestALiveDelayToAUserLocksRedisFires(t *testing.T) {
 	needRedisServer(t, "starts a real redis-server")
 	l := setnxRedisLock
 	l.Name = "test-redis-setnx-live"
-	userlock.RegisterRedis(l) // once per test binary: a live form cannot be unregistered
+	userlive.RegisterRedis(l) // once per test binary: a live form cannot be unregistered
 	test := variantOf(t, l.Scenarios(), "slow-release")
 	r, err := live.Run(context.Background(), test, live.Config{Scale: 0.5})
 	require.NoError(t, err)
