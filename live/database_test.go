@@ -87,7 +87,8 @@ func TestPostgreSQLSimulatedAndLiveAgree(t *testing.T) {
 // SIGSTOP of every postgres process, a SIGKILL and a restart on the same
 // data, a hung proxy between a client and the server) during a for-update
 // run with fenced storage: the fault fires, the data stays safe, and the
-// clients acquire again after it.
+// clients acquire again after it (the run lasts 6 s past the fault: a
+// restarted server on a busy machine takes seconds to accept connections).
 func TestPostgreSQLServerFaults(t *testing.T) {
 	needPostgres(t)
 	at, d := nemesis.Duration(time.Second), nemesis.Duration(time.Second)
@@ -101,7 +102,7 @@ func TestPostgreSQLServerFaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			noLeak(t)
-			test := scenario.Test{System: "database", Clients: 2, Seed: 1, Time: 4 * time.Second, Storage: "fenced",
+			test := scenario.Test{System: "database", Clients: 2, Seed: 1, Time: 8 * time.Second, Storage: "fenced",
 				Schedule:      &nemesis.Schedule{Faults: []nemesis.Fault{tc.fault}},
 				SystemOptions: map[string]string{"mode": "for-update", "conn-timeout": "1s", "request-timeout": "200ms", "lock-wait-timeout": "500ms"}}
 			res, err := Run(context.Background(), test, Config{})
