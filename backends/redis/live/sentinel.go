@@ -39,7 +39,7 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 	if err != nil {
 		return nil, nil, err
 	}
-	var lags []*lagLink
+	var lags []*tcpproxy.Proxy
 	cluster := c // c, a named result, is nil in an error return
 	defer func() {
 		if err != nil {
@@ -48,7 +48,7 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 	}()
 	c.closers = append(c.closers, func() {
 		for _, l := range lags {
-			l.close()
+			l.Close()
 		}
 	})
 	c.restartDelay = o.RestartDelay
@@ -65,8 +65,8 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 		return nil, nil, err
 	}
 	sen.sentinel = true
-	announced := map[string]string{} // address the Sentinel reports -> instance
-	links := map[string]*lagLink{}   // replica -> its replication lag stage
+	announced := map[string]string{}      // address the Sentinel reports -> instance
+	links := map[string]*tcpproxy.Proxy{} // replica -> its replication lag stage
 	for _, name := range instances {
 		p, err := c.proxy("sentinel", name)
 		if err != nil {
@@ -76,13 +76,13 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 		args := append(persistenceArgs(o.Persistence), "--replica-announce-ip", "127.0.0.1",
 			"--replica-announce-port", strconv.Itoa(p.Port()))
 		if name != "redis" {
-			lag, err := newLagLink(c.servers["redis"].addr())
+			lag, err := tcpproxy.New("lag stage to "+name, c.servers["redis"].addr())
 			if err != nil {
 				return nil, nil, err
 			}
 			lags = append(lags, lag)
 			links[name] = lag
-			rp, err := tcpproxy.New(name+"->redis", lag.addr())
+			rp, err := tcpproxy.New(name+"->redis", lag.Addr())
 			if err != nil {
 				return nil, nil, err
 			}
@@ -194,10 +194,10 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 	sys.Delay = func(from, to string, dl time.Duration, until time.Time) (bool, error) {
 		switch {
 		case from == "redis" && links[to] != nil:
-			links[to].set(dl, 0, until)
+			links[to].Delay(0, dl, until) // what the primary sends back to the replica
 			return true, nil
 		case to == "redis" && links[from] != nil:
-			links[from].set(0, dl, until)
+			links[from].Delay(dl, 0, until) // what the replica sends the primary
 			return true, nil
 		}
 		return c.delay(from, to, dl, until)
