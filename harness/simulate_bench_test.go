@@ -19,6 +19,11 @@ func BenchmarkSimulate(b *testing.B) {
 		{"hunt=kleppmann-gc-pause/redis-unsafe", huntTest(b, "kleppmann-gc-pause/redis-unsafe")},
 		{"hunt=redlock-clock-jump/unsafe", huntTest(b, "redlock-clock-jump/unsafe")},
 		{"raftkv-random", func(seed uint64) scenario.Test { return scenario.Test{System: "raftkv", Seed: seed, Nemesis: "random"} }},
+		// Chubby's rows dominate the matrix's CPU: five replicas, a
+		// heartbeat every tick, runs of minutes.
+		{"chubby-pause-2m", func(seed uint64) scenario.Test {
+			return scenario.Test{System: "chubby", Seed: seed, Nemesis: "pause", Time: 2 * time.Minute, Clients: 2, Workload: "fenced-counter"}
+		}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

@@ -404,6 +404,18 @@ func Chained(ts []Timeout) []Timeout {
 	return []Timeout{a, b, {Name: a.Name + " + " + b.Name, D: a.D + b.D}}
 }
 
+// ChainedAs is the two longest of ts, longest first, and the chains a
+// design declares (a session lease and then a lock-delay); without declared
+// chains it is Chained(ts).
+func ChainedAs(ts, chains []Timeout) []Timeout {
+	if len(chains) == 0 {
+		return Chained(ts)
+	}
+	sorted := slices.Clone(ts)
+	slices.SortStableFunc(sorted, func(a, b Timeout) int { return cmp.Compare(b.D, a.D) })
+	return append(sorted[:min(2, len(sorted))], chains...)
+}
+
 // Longest is the longest of ts (0 when there is none).
 func Longest(ts []Timeout) time.Duration {
 	var d time.Duration

@@ -262,13 +262,17 @@ func shrinkTarget(r scenario.Result, kind string, checks []string) shrink.Target
 }
 
 // finish shrinks a finding, tells it and writes its run directory. It
-// returns the finding and the runs shrinking made.
+// returns the finding and the runs shrinking made. A finding of a single
+// placed fault is not shrunk: it is one fault already, placed at a protocol
+// step, and shrinking it (up to ShrinkRuns runs of the row's length) would
+// only move or shorten that fault.
 func finish(c SearchConfig, row SearchedRow, column, kind string, f *found, o CellOptions) (Finding, int, error) {
 	t := f.test
 	var res scenario.Result
 	runs := 0
 	note := ""
-	if !o.NoShrink {
+	placed := t.Schedule != nil && len(t.Schedule.Faults) == 1
+	if !o.NoShrink && !placed {
 		out, err := shrink.Shrink(t, shrink.Options{Target: &f.target, MaxRuns: c.ShrinkRuns})
 		runs = out.Runs
 		switch {

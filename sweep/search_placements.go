@@ -97,21 +97,33 @@ const (
 )
 
 // rowShape is the run shape of row: Time at least the matrix's, and long
-// enough for the chain of the two longest declared timeouts (plus 10% and
-// 5 s for the handoff after it) and for a drift of 50% to add up past the
+// enough for the chain of timeouts the design declares (system.Timeout's
+// Then; without one, the two longest declared timeouts), plus 10% and 5 s
+// for the handoff after it, and for a drift of 50% to add up past the
 // longest lease-like one (2.2x it), at most maxShapeTime.
 func rowShape(c SearchConfig, row SearchedRow) (Shape, []placement.Timeout) {
-	var declared []placement.Timeout
+	var declared, chains []placement.Timeout
 	if sys, err := system.Find(row.System); err == nil && sys.Options != nil {
 		if settings, err := sys.Options.Effective(row.Config.SystemOptions); err == nil {
+			durations := map[string]time.Duration{}
 			for _, s := range settings {
-				if d, err := time.ParseDuration(s.Value); err == nil && d >= minTimeout {
-					declared = append(declared, placement.Timeout{Name: s.Name + " " + d.String(), D: d})
+				if d, err := time.ParseDuration(s.Value); err == nil {
+					durations[s.Name] = d
+					if d >= minTimeout {
+						declared = append(declared, placement.Timeout{Name: s.Name + " " + d.String(), D: d})
+					}
+				}
+			}
+			for _, to := range sys.Timeouts {
+				a, okA := durations[to.Option]
+				b, okB := durations[to.Then]
+				if to.Then != "" && okA && okB && a+b >= minTimeout {
+					chains = append(chains, placement.Timeout{Name: fmt.Sprintf("%s %v + %s %v", to.Option, a, to.Then, b), D: a + b})
 				}
 			}
 		}
 	}
-	ts := placement.Chained(declared)
+	ts := placement.ChainedAs(declared, chains)
 	var lease time.Duration // the longest declared timeout of at most driftScale
 	for _, d := range declared {
 		if d.D <= driftScale {

@@ -241,6 +241,12 @@ type Timeout struct {
 	Option string
 	// What names it in a warning ("the lease", "the session timeout").
 	What string
+	// Then is the option of a timeout that starts when this one ends (the
+	// lock-delay that starts when a session lease runs out): a fault must
+	// outlast both, in turn, to hand the lock to another client, and the
+	// matrix fits its runs to that chain. Empty: the matrix chains the two
+	// longest timeouts the design declares.
+	Then string
 }
 
 // registry holds the registered systems, sorted by name.

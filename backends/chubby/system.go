@@ -13,8 +13,10 @@ func init() {
 	system.Register(system.System{
 		Name: "chubby",
 		// A holder paused, cut off or delayed for less than this keeps its
-		// lock: such faults do not test the design.
-		Timeouts: []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "lease", What: "the session lease"}},
+		// lock: such faults do not test the design. Another client gets it
+		// a lock-delay after the master expired the session (the client's
+		// grace period is its own belief and hands nothing over).
+		Timeouts: []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "lease", What: "the session lease", Then: "lock-delay"}},
 		GroundTruth: []system.Truth{
 			{Label: "chubby", Storage: storage.Fenced, FenceReads: true},
 			{Label: "chubby-check", Storage: storage.Check},
