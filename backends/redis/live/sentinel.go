@@ -65,6 +65,55 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 		return nil, nil, err
 	}
 	sen.sentinel = true
+	announced, links, err := c.wireSentinel(instances, o, &lags)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.startAll(instances...); err != nil {
+		return nil, nil, err
+	}
+	if err := waitReplicas(c, len(instances)-1); err != nil {
+		return nil, nil, err
+	}
+	if err := c.startSentinel(sen, o, len(instances)); err != nil {
+		return nil, nil, err
+	}
+	clients := d.Test.ClientNames()
+	addrs, err := c.clientProxies(clients, desc.Servers)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := c.watchFailovers(sen, announced)
+	if err != nil {
+		return nil, nil, err
+	}
+	current := w.current
+	desc.Resolve = roleResolve(instances, &current)
+	sys = c.system(desc)
+	sys.Events = w.events
+	sys.Delay = func(from, to string, dl time.Duration, until time.Time) (bool, error) {
+		switch {
+		case from == "redis" && links[to] != nil:
+			links[to].Delay(0, dl, until) // what the primary sends back to the replica
+			return true, nil
+		case to == "redis" && links[from] != nil:
+			links[from].Delay(dl, 0, until) // what the replica sends the primary
+			return true, nil
+		}
+		return c.delay(from, to, dl, until)
+	}
+	c.serveLocks(sys, o, func(client string) Topology {
+		return Topology{Primary: "redis", Addrs: addrs[client], Sentinel: addrs[client]["sentinel"], Master: sentinelMaster, Announced: announced}
+	})
+	return sys, c, nil
+}
+
+// wireSentinel wires the links of a Sentinel deployment: the Sentinel's
+// proxy to each instance (whose port the instance announces), and each
+// replica's replication through a lag stage (appended to lags) and its own
+// proxy to the primary. It sets each instance's arguments and returns the
+// announced addresses (address -> instance) and the lag stages by replica.
+func (c *redisCluster) wireSentinel(instances []string, o redis.Options, lags *[]*tcpproxy.Proxy) (map[string]string, map[string]*tcpproxy.Proxy, error) {
 	announced := map[string]string{}      // address the Sentinel reports -> instance
 	links := map[string]*tcpproxy.Proxy{} // replica -> its replication lag stage
 	for _, name := range instances {
@@ -80,7 +129,7 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 			if err != nil {
 				return nil, nil, err
 			}
-			lags = append(lags, lag)
+			*lags = append(*lags, lag)
 			links[name] = lag
 			rp, err := tcpproxy.New(name+"->redis", lag.Addr())
 			if err != nil {
@@ -91,23 +140,24 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 		}
 		c.servers[name].args = args
 	}
-	if err := c.startAll(instances...); err != nil {
-		return nil, nil, err
-	}
-	if err := waitReplicas(c, len(instances)-1); err != nil {
-		return nil, nil, err
-	}
+	return announced, links, nil
+}
+
+// startSentinel writes the Sentinel's configuration (quorum 1, down-after
+// from the options), starts it with shorter periods than its defaults and
+// waits until it knows every replica.
+func (c *redisCluster) startSentinel(sen *redisServer, o redis.Options, instances int) error {
 	conf := filepath.Join(sen.dir, "sentinel.conf")
 	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile \"\"\nsentinel monitor %s 127.0.0.1 %d 1\n"+
 		"sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s %d\nsentinel parallel-syncs %s %d\n",
 		sen.port, sen.dir, sentinelMaster, c.proxies[[2]string{"sentinel", "redis"}].Port(),
-		sentinelMaster, max(o.DownAfter.Milliseconds(), 1), sentinelMaster, sentinelFailoverTimeout.Milliseconds(), sentinelMaster, len(instances))
+		sentinelMaster, max(o.DownAfter.Milliseconds(), 1), sentinelMaster, sentinelFailoverTimeout.Milliseconds(), sentinelMaster, instances)
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		return nil, nil, fmt.Errorf("sentinel config: %w", err)
+		return fmt.Errorf("sentinel config: %w", err)
 	}
 	sen.args = []string{conf}
 	if err := c.startAll("sentinel"); err != nil {
-		return nil, nil, err
+		return err
 	}
 	mon := goredis.NewSentinelClient(&goredis.Options{Addr: sen.addr(), Protocol: 2, MaxRetries: -1, DisableIndentity: true})
 	c.closers = append(c.closers, func() { _ = mon.Close() })
@@ -117,7 +167,7 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 	defer raw.Close()
 	for _, kv := range [][2]string{{"info-period", "100"}, {"ping-period", "100"}, {"min-link-reconnect-period", "200"}} {
 		if err := raw.Do(c.ctx, "SENTINEL", "DEBUG", kv[0], kv[1]).Err(); err != nil {
-			return nil, nil, fmt.Errorf("sentinel debug %s: %w", kv[0], err)
+			return fmt.Errorf("sentinel debug %s: %w", kv[0], err)
 		}
 	}
 	if err := proc.WaitReady(c.ctx, "sentinel sees the replicas", sen.process(), c.setup, func() error {
@@ -125,33 +175,47 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 		if err != nil {
 			return err
 		}
-		if len(rs) < len(instances)-1 {
-			return fmt.Errorf("%d of %d replicas known", len(rs), len(instances)-1)
+		if len(rs) < instances-1 {
+			return fmt.Errorf("%d of %d replicas known", len(rs), instances-1)
 		}
 		return nil
 	}); err != nil {
-		return nil, nil, err
+		return err
 	}
-	clients := d.Test.ClientNames()
-	addrs, err := c.clientProxies(clients, desc.Servers)
-	if err != nil {
-		return nil, nil, err
-	}
-	// The primary as the Sentinel last announced it, and its failovers.
-	var mu sync.Mutex
-	primary := "redis"
-	var record func(f string, targets []string, detail string)
-	current := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return primary
-	}
-	desc.Resolve = roleResolve(instances, &current)
+	return nil
+}
+
+// failovers follows the Sentinel's announcements: the primary as it last
+// announced it, and each promotion told to the run's events.
+type failovers struct {
+	mu      sync.Mutex
+	primary string
+	record  func(f string, targets []string, detail string)
+}
+
+// current is the primary as the Sentinel last announced it.
+func (w *failovers) current() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.primary
+}
+
+// events sets where promotions are told (liveform.Deployed.Events).
+func (w *failovers) events(r func(f string, targets []string, detail string)) {
+	w.mu.Lock()
+	w.record = r
+	w.mu.Unlock()
+}
+
+// watchFailovers subscribes to the Sentinel's +switch-master and
+// +promoted-slave and follows them until the cluster closes.
+func (c *redisCluster) watchFailovers(sen *redisServer, announced map[string]string) (*failovers, error) {
+	w := &failovers{primary: "redis"}
 	watch := goredis.NewClient(&goredis.Options{Addr: sen.addr(), Protocol: 2, DisableIndentity: true})
 	sub := watch.Subscribe(c.ctx, "+switch-master", "+promoted-slave")
 	if _, err := sub.Receive(c.ctx); err != nil {
 		_ = watch.Close()
-		return nil, nil, fmt.Errorf("sentinel: subscribe: %w", err)
+		return nil, fmt.Errorf("sentinel: subscribe: %w", err)
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -168,44 +232,24 @@ func deploySentinel(d liveform.Deployment, o redis.Options, bin string) (sys *li
 			case m.Channel == "+switch-master" && len(f) == 5:
 				// "<master> <old ip> <old port> <new ip> <new port>": the
 				// failover is over; only the primary is noted.
-				mu.Lock()
-				primary = announced[f[3]+":"+f[4]]
-				mu.Unlock()
+				w.mu.Lock()
+				w.primary = announced[f[3]+":"+f[4]]
+				w.mu.Unlock()
 				continue
 			default:
 				continue
 			}
-			mu.Lock()
-			primary = fresh
-			rec := record
-			mu.Unlock()
+			w.mu.Lock()
+			w.primary = fresh
+			rec := w.record
+			w.mu.Unlock()
 			if rec != nil {
 				rec("failover", []string{fresh, old}, fmt.Sprintf("sentinel promoted %s to primary (+promoted-slave), replacing %s", fresh, old))
 			}
 		}
 	}()
 	c.closers = append([]func(){func() { _ = sub.Close(); _ = watch.Close(); wg.Wait() }}, c.closers...)
-	sys = c.system(desc)
-	sys.Events = func(r func(f string, targets []string, detail string)) {
-		mu.Lock()
-		record = r
-		mu.Unlock()
-	}
-	sys.Delay = func(from, to string, dl time.Duration, until time.Time) (bool, error) {
-		switch {
-		case from == "redis" && links[to] != nil:
-			links[to].Delay(0, dl, until) // what the primary sends back to the replica
-			return true, nil
-		case to == "redis" && links[from] != nil:
-			links[from].Delay(dl, 0, until) // what the replica sends the primary
-			return true, nil
-		}
-		return c.delay(from, to, dl, until)
-	}
-	c.serveLocks(sys, o, func(client string) Topology {
-		return Topology{Primary: "redis", Addrs: addrs[client], Sentinel: addrs[client]["sentinel"], Master: sentinelMaster, Announced: announced}
-	})
-	return sys, c, nil
+	return w, nil
 }
 
 // sentinelFailoverTimeout is the Sentinel's failover-timeout: long, because
