@@ -563,36 +563,7 @@ func (jr *jepsenReader) clientOp(o jepsenOp, typ, f string, p int, t, written in
 	}
 	fn, isLock := lockFuncs[f]
 	if typ == "invoke" {
-		if pr.open {
-			return jr.fail(o.line, "process %d invokes :%s while its :%s of line %d is still open", p, f, pr.f, pr.line)
-		}
-		*pr = jepsenProc{open: true, f: f, line: o.line, time: written, at: -1, acquires: pr.acquires, held: pr.held}
-		if !isLock {
-			jr.left["op :f :"+f]++
-			return nil
-		}
-		jr.note(o, jepsenClientFields)
-		e, err := jr.clientEvent(o, Invoke, fn, p, t)
-		if err != nil {
-			return err
-		}
-		pr.keyGiven = e.Key != ""
-		if !pr.keyGiven {
-			e.Key = JepsenKey
-		}
-		pr.ownerless = e.Owner == ""
-		switch fn {
-		case FAcquire:
-			pr.acquires++
-			pr.owner = fmt.Sprintf("p%d#%d", p, pr.acquires)
-		default:
-			pr.owner = pr.held
-		}
-		if pr.ttl, err = jr.ttl(o); err != nil {
-			return err
-		}
-		pr.at = jr.emit(e, o.line)
-		return nil
+		return jr.clientInvoke(o, pr, f, fn, isLock, p, t, written)
 	}
 	if !pr.open {
 		return jr.fail(o.line, ":%s :%s of process %d without a preceding :invoke", typ, f, p)
@@ -607,6 +578,49 @@ func (jr *jepsenReader) clientOp(o jepsenOp, typ, f string, p int, t, written in
 	if !isLock {
 		return nil
 	}
+	return jr.clientCompletion(o, pr, typ, fn, p, t)
+}
+
+// clientInvoke maps the invocation of a client's operation: a lock
+// operation opens it (its key, owner and ttl as named or the process's
+// own), any other is counted as left out.
+func (jr *jepsenReader) clientInvoke(o jepsenOp, pr *jepsenProc, f, fn string, isLock bool, p int, t, written int64) error {
+	if pr.open {
+		return jr.fail(o.line, "process %d invokes :%s while its :%s of line %d is still open", p, f, pr.f, pr.line)
+	}
+	*pr = jepsenProc{open: true, f: f, line: o.line, time: written, at: -1, acquires: pr.acquires, held: pr.held}
+	if !isLock {
+		jr.left["op :f :"+f]++
+		return nil
+	}
+	jr.note(o, jepsenClientFields)
+	e, err := jr.clientEvent(o, Invoke, fn, p, t)
+	if err != nil {
+		return err
+	}
+	pr.keyGiven = e.Key != ""
+	if !pr.keyGiven {
+		e.Key = JepsenKey
+	}
+	pr.ownerless = e.Owner == ""
+	switch fn {
+	case FAcquire:
+		pr.acquires++
+		pr.owner = fmt.Sprintf("p%d#%d", p, pr.acquires)
+	default:
+		pr.owner = pr.held
+	}
+	if pr.ttl, err = jr.ttl(o); err != nil {
+		return err
+	}
+	pr.at = jr.emit(e, o.line)
+	return nil
+}
+
+// clientCompletion maps the completion of a client's open lock operation:
+// key and owner agree with (or complete) its invocation's, an acquire or a
+// renewal that succeeded gets its lease's deadline.
+func (jr *jepsenReader) clientCompletion(o jepsenOp, pr *jepsenProc, typ, fn string, p int, t int64) error {
 	jr.note(o, jepsenClientFields)
 	e, err := jr.clientEvent(o, Type(typ), fn, p, t)
 	if err != nil {

@@ -287,14 +287,7 @@ func pair(events []Event, complete, withOps bool, mem *pairMemory) (*Paired, err
 			continue
 		}
 		if e.Type == OK && e.F == FAcquire {
-			p.acquired.OK++
-			if e.Deadline != nil {
-				p.acquired.Leased++
-				p.acquired.LongestLease = max(p.acquired.LongestLease, time.Duration(*e.Deadline-e.Time))
-			}
-			if e.Token != nil {
-				p.acquired.Tokened++
-			}
+			p.countAcquired(e)
 		}
 		x := open.get(e.Process)
 		if x.op == 0 {
@@ -332,29 +325,49 @@ func pair(events []Event, complete, withOps bool, mem *pairMemory) (*Paired, err
 		}
 	}
 	if gaining > 0 {
-		p.fixed = reuse.Room(mem.fixed, gaining) // never grows: the operations point into it
-		p.at = reuse.Room(mem.at, len(events))[:len(events)]
-		mem.fixed, mem.at = p.fixed[:0], p.at[:0]
-		for x := range p.at {
-			p.at[x] = -1
-		}
-		for _, g := range gained {
-			if g.fix&1 != 0 {
-				c := p.fill(int(g.inv), int(g.comp))
-				if withOps {
-					ops[g.k].Invoke = c
-				}
-			}
-			if g.fix&2 != 0 {
-				c := p.fill(int(g.comp), int(g.inv))
-				if withOps {
-					ops[g.k].Completion = c
-				}
-			}
-		}
+		p.gain(mem, gained, gaining, ops, withOps)
 	}
 	p.ops = ops
 	return p, nil
+}
+
+// countAcquired counts an acquire's ok completion e: with a lease, with a
+// token.
+func (p *Paired) countAcquired(e *Event) {
+	p.acquired.OK++
+	if e.Deadline != nil {
+		p.acquired.Leased++
+		p.acquired.LongestLease = max(p.acquired.LongestLease, time.Duration(*e.Deadline-e.Time))
+	}
+	if e.Token != nil {
+		p.acquired.Tokened++
+	}
+}
+
+// gain makes the completed copies of the gaining events (gaining of them,
+// listed in gained) in mem's memory, and repoints the operations at them.
+func (p *Paired) gain(mem *pairMemory, gained []gain, gaining int, ops []PairedOp, withOps bool) {
+	n := len(p.recorded)
+	p.fixed = reuse.Room(mem.fixed, gaining) // never grows: the operations point into it
+	p.at = reuse.Room(mem.at, n)[:n]
+	mem.fixed, mem.at = p.fixed[:0], p.at[:0]
+	for x := range p.at {
+		p.at[x] = -1
+	}
+	for _, g := range gained {
+		if g.fix&1 != 0 {
+			c := p.fill(int(g.inv), int(g.comp))
+			if withOps {
+				ops[g.k].Invoke = c
+			}
+		}
+		if g.fix&2 != 0 {
+			c := p.fill(int(g.comp), int(g.inv))
+			if withOps {
+				ops[g.k].Completion = c
+			}
+		}
+	}
 }
 
 // gains reports whether e lacks an identity field that other has.
