@@ -170,71 +170,10 @@ func (db *DB) newState(now int64, sha string) *lua.LState {
 	for _, name := range []string{"dofile", "loadfile", "load", "loadstring", "require", "module", "collectgarbage"} {
 		L.SetGlobal(name, lua.LNil)
 	}
-	// math.random draws from the data set's own stream, not Go's global one.
-	math := L.GetGlobal("math").(*lua.LTable)
-	math.RawSetString("random", L.NewFunction(func(L *lua.LState) int {
-		r := float64(db.next()>>11) / (1 << 53)
-		switch L.GetTop() {
-		case 0:
-			L.Push(lua.LNumber(r))
-		case 1:
-			L.Push(lua.LNumber(1 + int64(r*float64(L.CheckInt64(1)))))
-		default:
-			lo, hi := L.CheckInt64(1), L.CheckInt64(2)
-			L.Push(lua.LNumber(lo + int64(r*float64(hi-lo+1))))
-		}
-		return 1
-	}))
-	math.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
-		db.rand = uint64(L.CheckInt64(1)) | 1
-		return 0
-	}))
-
+	db.seedMath(L)
 	redis := L.NewTable()
 	call := func(raise bool) lua.LGFunction {
-		return func(L *lua.LState) int {
-			fail := func(msg string) int {
-				if raise {
-					t := L.NewTable()
-					t.RawSetString("err", lua.LString(msg))
-					if m := lineOf.FindStringSubmatch(L.Where(1)); m != nil {
-						n, _ := strconv.Atoi(m[1])
-						t.RawSetString("line", lua.LNumber(n))
-					}
-					L.Error(t, 0)
-					return 0
-				}
-				t := L.NewTable()
-				t.RawSetString("err", lua.LString(msg))
-				L.Push(t)
-				return 1
-			}
-			n := L.GetTop()
-			if n == 0 {
-				return fail("ERR Please specify at least one argument for this redis lib call")
-			}
-			args := make([]string, n)
-			for i := 1; i <= n; i++ {
-				switch v := L.Get(i).(type) {
-				case lua.LString:
-					args[i-1] = string(v)
-				case lua.LNumber:
-					args[i-1] = formatNumber(v)
-				default:
-					return fail("ERR Lua redis lib command arguments must be strings or integers")
-				}
-			}
-			if c, ok := commands[strings.ToLower(args[0])]; ok &&
-				((c.arity > 0 && n != c.arity) || (c.arity < 0 && n < -c.arity)) {
-				return fail("ERR Wrong number of args calling Redis command from script")
-			}
-			r := db.do(now, args, sha)
-			if e, ok := r.(*Error); ok {
-				return fail(e.Msg)
-			}
-			L.Push(toLua(L, r))
-			return 1
-		}
+		return func(L *lua.LState) int { return db.luaCall(L, now, sha, raise) }
 	}
 	redis.RawSetString("call", L.NewFunction(call(true)))
 	redis.RawSetString("pcall", L.NewFunction(call(false)))
@@ -261,6 +200,76 @@ func (db *DB) newState(now int64, sha string) *lua.LState {
 	L.SetGlobal("redis", redis)
 	L.SetGlobal("server", redis)
 	return L
+}
+
+// seedMath makes math.random and math.randomseed draw from the data set's
+// own stream, not Go's global one.
+func (db *DB) seedMath(L *lua.LState) {
+	math := L.GetGlobal("math").(*lua.LTable)
+	math.RawSetString("random", L.NewFunction(func(L *lua.LState) int {
+		r := float64(db.next()>>11) / (1 << 53)
+		switch L.GetTop() {
+		case 0:
+			L.Push(lua.LNumber(r))
+		case 1:
+			L.Push(lua.LNumber(1 + int64(r*float64(L.CheckInt64(1)))))
+		default:
+			lo, hi := L.CheckInt64(1), L.CheckInt64(2)
+			L.Push(lua.LNumber(lo + int64(r*float64(hi-lo+1))))
+		}
+		return 1
+	}))
+	math.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
+		db.rand = uint64(L.CheckInt64(1)) | 1
+		return 0
+	}))
+}
+
+// luaCall is redis.call (raise: an error reply raises a Lua error, with the
+// script's line) and redis.pcall (an error reply is returned as a table):
+// the command in the arguments on L's stack, run on db at now.
+func (db *DB) luaCall(L *lua.LState, now int64, sha string, raise bool) int {
+	fail := func(msg string) int {
+		if raise {
+			t := L.NewTable()
+			t.RawSetString("err", lua.LString(msg))
+			if m := lineOf.FindStringSubmatch(L.Where(1)); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				t.RawSetString("line", lua.LNumber(n))
+			}
+			L.Error(t, 0)
+			return 0
+		}
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(msg))
+		L.Push(t)
+		return 1
+	}
+	n := L.GetTop()
+	if n == 0 {
+		return fail("ERR Please specify at least one argument for this redis lib call")
+	}
+	args := make([]string, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			args[i-1] = string(v)
+		case lua.LNumber:
+			args[i-1] = formatNumber(v)
+		default:
+			return fail("ERR Lua redis lib command arguments must be strings or integers")
+		}
+	}
+	if c, ok := commands[strings.ToLower(args[0])]; ok &&
+		((c.arity > 0 && n != c.arity) || (c.arity < 0 && n < -c.arity)) {
+		return fail("ERR Wrong number of args calling Redis command from script")
+	}
+	r := db.do(now, args, sha)
+	if e, ok := r.(*Error); ok {
+		return fail(e.Msg)
+	}
+	L.Push(toLua(L, r))
+	return 1
 }
 
 // next is math.random's next draw (xorshift64*).
