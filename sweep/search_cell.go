@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/placement"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/shrink"
@@ -92,88 +93,27 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 	if err != nil {
 		return SearchedCell{}, 0, fmt.Errorf("%s: %w", name, err)
 	}
-	ev := evidenceAcc{family: column, timing: tm}
-	first := map[string]*found{}
-	runs := 0
-	seed, start := cellSeeds(row.ID, column)
-	note := func(t scenario.Test, r scenario.Result) {
-		for kind, checks := range findingsOf(r) {
-			if first[kind] == nil {
-				first[kind] = &found{test: t, runsTo: runs, checks: checks, target: shrinkTarget(r, kind, checks)}
-			}
-		}
-	}
+	s := &cellSearch{c: c, row: row, column: column, name: name, o: o,
+		ev: evidenceAcc{family: column, timing: tm}, first: map[string]*found{}}
+	s.seed, s.start = cellSeeds(row.ID, column)
 	set, err := placementsOf(c, row, column, sh, timeouts)
 	if err != nil {
 		return SearchedCell{}, 0, fmt.Errorf("%s: %w", name, err)
 	}
-	var pl *Placements
-	if len(set.Faults) > 0 {
-		pl = &Placements{Bound: set.Words, Total: len(set.Faults)}
-		// place runs one placement (or pair) and counts it; fired says
-		// whether its first fault took hold.
-		place := func(faults ...nemesis.Fault) (fired bool, err error) {
-			t := placementTest(c, row, start, faults[0])
-			t.Schedule.Faults = append(t.Schedule.Faults, faults[1:]...)
-			r, err := harness.Run(t)
-			if err != nil {
-				return false, err
-			}
-			runs++
-			fired = len(r.FaultOutcomes) > 0 && r.FaultOutcomes[0].Fired
-			ev.addFailed(r)
-			note(t, r)
-			r.Release()
-			if o.Run != nil {
-				o.Run()
-			}
-			return fired, nil
-		}
-		for _, f := range set.Faults {
-			fired, err := place(f)
-			if err != nil {
-				return SearchedCell{}, 0, fmt.Errorf("%s: placement %d: %w", name, pl.Ran+1, err)
-			}
-			pl.Ran++
-			if fired {
-				pl.Fired++
-			}
-			if first[VerdictCorrupted] != nil {
-				break
-			}
-		}
-		pl.Complete = first[VerdictCorrupted] == nil && pl.Ran == pl.Total
-		for _, pair := range pairsOf(len(set.Faults), c.Pairs, start) {
-			if first[VerdictCorrupted] != nil {
-				break
-			}
-			if _, err := place(set.Faults[pair[0]], set.Faults[pair[1]]); err != nil {
-				return SearchedCell{}, 0, fmt.Errorf("%s: pair of placements %d and %d: %w", name, pair[0]+1, pair[1]+1, err)
-			}
-			pl.Pairs++
-		}
+	pl, err := s.placements(set)
+	if err != nil {
+		return SearchedCell{}, 0, err
 	}
 	randomRuns := 0
-	if first[VerdictCorrupted] == nil {
-		target := guide.Target{Name: name, Family: column,
-			Test: func(s uint64) (scenario.Test, error) { return c.test(row, column, s), nil },
-			Stop: func(r scenario.Result) bool { return verdictOf(r, dataCheck) == models.Invalid }}
-		out, err := guide.Search(guide.Config{Target: &target, Seed: seed, Start: start, MaxRuns: sh.Guided,
-			Fresh: cellFresh, FreshEvery: cellFreshEvery,
-			OnRun: func(t scenario.Test, r scenario.Result) {
-				runs++
-				ev.add(r)
-				note(t, r)
-			}}, o.Run)
-		if err != nil {
+	if s.first[VerdictCorrupted] == nil {
+		if randomRuns, err = s.guided(sh.Guided); err != nil {
 			return SearchedCell{}, 0, err
 		}
-		randomRuns = out.Runs
 	}
-	total := runs
+	total := s.runs
 	cell := SearchedCell{Column: column}
 	for _, kind := range findingKinds {
-		f := first[kind]
+		f := s.first[kind]
 		if f == nil {
 			continue
 		}
@@ -184,10 +124,10 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 		total += n
 		cell.Findings = append(cell.Findings, fd)
 	}
-	cell.Evidence = ev.evidence(randomRuns, first)
+	cell.Evidence = s.ev.evidence(randomRuns, s.first)
 	cell.Evidence.Placements = pl
 	if pl != nil {
-		if f := first[VerdictCorrupted]; f != nil && f.runsTo <= pl.Ran {
+		if f := s.first[VerdictCorrupted]; f != nil && f.runsTo <= pl.Ran {
 			cell.Evidence.Line = fmt.Sprintf("data corrupted by %s placed systematically: placement %d of %d",
 				strings.TrimPrefix(kindWords[column][1], "a "), f.runsTo, pl.Total)
 		} else {
@@ -198,14 +138,111 @@ func SearchCell(c SearchConfig, row SearchedRow, column string, o CellOptions) (
 	switch {
 	case len(cell.Findings) > 0:
 		cell.Verdict = cell.Findings[0].Kind
-	case ev.fired == 0 && (pl == nil || pl.Fired == 0):
+	case s.ev.fired == 0 && (pl == nil || pl.Fired == 0):
 		cell.Verdict = VerdictNoFault
-	case ev.undecided > 0:
+	case s.ev.undecided > 0:
 		cell.Verdict = VerdictUnknown
 	default:
 		cell.Verdict = VerdictNoViolation
 	}
 	return cell, total, nil
+}
+
+// cellSearch is one cell's search under way: its evidence, the first run
+// of each kind of finding, and the runs made.
+type cellSearch struct {
+	c           SearchConfig
+	row         SearchedRow
+	column      string
+	name        string
+	o           CellOptions
+	ev          evidenceAcc
+	first       map[string]*found
+	runs        int
+	seed, start uint64
+}
+
+// note keeps run r of test t as the first of each kind of finding it shows
+// that has none yet.
+func (s *cellSearch) note(t scenario.Test, r scenario.Result) {
+	for kind, checks := range findingsOf(r) {
+		if s.first[kind] == nil {
+			s.first[kind] = &found{test: t, runsTo: s.runs, checks: checks, target: shrinkTarget(r, kind, checks)}
+		}
+	}
+}
+
+// placements runs the cell's systematic part: every single-fault placement
+// of set until data is corrupted, then pairs of them. Nil when the family
+// has no placements.
+func (s *cellSearch) placements(set placement.Set) (*Placements, error) {
+	if len(set.Faults) == 0 {
+		return nil, nil
+	}
+	pl := &Placements{Bound: set.Words, Total: len(set.Faults)}
+	for _, f := range set.Faults {
+		fired, err := s.place(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: placement %d: %w", s.name, pl.Ran+1, err)
+		}
+		pl.Ran++
+		if fired {
+			pl.Fired++
+		}
+		if s.first[VerdictCorrupted] != nil {
+			break
+		}
+	}
+	pl.Complete = s.first[VerdictCorrupted] == nil && pl.Ran == pl.Total
+	for _, pair := range pairsOf(len(set.Faults), s.c.Pairs, s.start) {
+		if s.first[VerdictCorrupted] != nil {
+			break
+		}
+		if _, err := s.place(set.Faults[pair[0]], set.Faults[pair[1]]); err != nil {
+			return nil, fmt.Errorf("%s: pair of placements %d and %d: %w", s.name, pair[0]+1, pair[1]+1, err)
+		}
+		pl.Pairs++
+	}
+	return pl, nil
+}
+
+// place runs one placement (or pair) and counts it; fired says whether its
+// first fault took hold.
+func (s *cellSearch) place(faults ...nemesis.Fault) (fired bool, err error) {
+	t := placementTest(s.c, s.row, s.start, faults[0])
+	t.Schedule.Faults = append(t.Schedule.Faults, faults[1:]...)
+	r, err := harness.Run(t)
+	if err != nil {
+		return false, err
+	}
+	s.runs++
+	fired = len(r.FaultOutcomes) > 0 && r.FaultOutcomes[0].Fired
+	s.ev.addFailed(r)
+	s.note(t, r)
+	r.Release()
+	if s.o.Run != nil {
+		s.o.Run()
+	}
+	return fired, nil
+}
+
+// guided runs the cell's guided search, up to budget runs, until data is
+// corrupted; it returns its runs.
+func (s *cellSearch) guided(budget int) (int, error) {
+	target := guide.Target{Name: s.name, Family: s.column,
+		Test: func(seed uint64) (scenario.Test, error) { return s.c.test(s.row, s.column, seed), nil },
+		Stop: func(r scenario.Result) bool { return verdictOf(r, dataCheck) == models.Invalid }}
+	out, err := guide.Search(guide.Config{Target: &target, Seed: s.seed, Start: s.start, MaxRuns: budget,
+		Fresh: cellFresh, FreshEvery: cellFreshEvery,
+		OnRun: func(t scenario.Test, r scenario.Result) {
+			s.runs++
+			s.ev.add(r)
+			s.note(t, r)
+		}}, s.o.Run)
+	if err != nil {
+		return 0, err
+	}
+	return out.Runs, nil
 }
 
 // verdictOf is the result of one check of a run ("" when it did not run).
