@@ -124,123 +124,30 @@ func findHoldings(ph *history.Paired) []holding { return findHoldingsIn(ph, nil)
 // findHoldingsIn is findHoldings in buf's memory when it has room.
 func findHoldingsIn(ph *history.Paired, buf []holding) []holding {
 	grants := ph.Grants() // one holding per successful acquire at most, in a history whose events agree
-	// done holds every holding from its grant on (finished in place), in the
-	// order of the grants; builders track the ones still open. Builders are
-	// carved from blocks that never move (the tables point into them), and
-	// a released holding's builder, to which no table points any more, is
-	// used again.
-	done := buf[:0]
-	if cap(done) < grants {
-		done = make([]holding, 0, grants)
+	f := holdingsFinder{done: buf[:0], builders: make([]holdingBuilder, 0, 16)}
+	if cap(f.done) < grants {
+		f.done = make([]holding, 0, grants)
 	}
-	builders := make([]holdingBuilder, 0, 16)
-	var free []*holdingBuilder
-	newBuilder := func(b holdingBuilder) *holdingBuilder {
-		if n := len(free); n > 0 {
-			p := free[n-1]
-			free = free[:n-1]
-			*p = b
-			return p
-		}
-		if len(builders) == cap(builders) {
-			builders = make([]holdingBuilder, 0, cap(builders))
-		}
-		builders = append(builders, b)
-		return &builders[len(builders)-1]
-	}
-	var active holdTable[*holdingBuilder] // node+key -> current holding
-	end := ph.End()
-	finish := func(b *holdingBuilder, releaseAt int64, ended *history.Event) {
-		h := &done[b.idx]
-		h.End, h.Ended = releaseAt, ended
-		if h.Deadline != nil && *h.Deadline < releaseAt {
-			h.End, h.Ended = *h.Deadline, nil
-			if b.lastOp != nil && b.lastOp.Time > *h.Deadline {
-				h.End, h.Ended = b.lastOp.Time, b.lastOp
-			}
-		}
-		if h.End < h.Start {
-			h.End = h.Start
-		}
-	}
-	var byOwner holdTable[*holdingBuilder] // node+owner -> current holding, for storage operations
 	for i := range ph.Len() {
 		e := ph.At(i)
-		if e.Type == history.Start || e.Type == history.Stop {
-			continue
-		}
-		if isStorageOp(e.F) {
-			if e.Type != history.Invoke {
-				continue
-			}
-			// A storage operation carries the owner of the lease it runs under
-			// (its key is the resource's, which need not be the lock's).
-			var b *holdingBuilder
-			if e.Owner != "" {
-				b, _ = byOwner.get(holdKey{e.Node, e.Owner})
-			}
-			if b == nil {
-				b, _ = active.get(holdKey{e.Node, e.Key})
-			}
-			if b != nil {
-				b.lastOp = e
-			}
-			continue
-		}
-		grant, renewal, release := e.F == history.FAcquire && e.Type == history.OK, e.F == history.FRenew && e.Type == history.OK,
-			e.F == history.FRelease && e.Type == history.Invoke
-		if !grant && !renewal && !release {
-			continue // nothing below looks at it
-		}
-		k := holdKey{e.Node, e.Key}
-		b, _ := active.get(k)
-		var h *holding
-		if b != nil {
-			h = &done[b.idx]
-		}
 		switch {
-		case grant:
-			if b != nil && h.Owner == e.Owner {
-				b.count++
-				if e.Deadline != nil {
-					h.Deadline = e.Deadline
-				}
-				continue
+		case e.Type == history.Start || e.Type == history.Stop:
+		case isStorageOp(e.F):
+			if e.Type == history.Invoke {
+				f.storageOp(e)
 			}
-			if b != nil { // a new grant while the old one was never released
-				finish(b, e.Time, e)
-			}
-			done = append(done, holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
-				Token: e.Token, Start: e.Time, Acquired: e, Deadline: e.Deadline})
-			nb := newBuilder(holdingBuilder{count: 1, idx: len(done) - 1})
-			active.set(k, nb)
-			if e.Owner != "" {
-				byOwner.set(holdKey{e.Node, e.Owner}, nb)
-			}
-		case b == nil:
-		case renewal && e.Owner == h.Owner:
-			if e.Deadline != nil {
-				h.Deadline = e.Deadline
-			}
-		case release && (e.Owner == "" || e.Owner == h.Owner):
-			b.count--
-			if b.count <= 0 {
-				h.Released = true
-				finish(b, e.Time, e)
-				active.del(k)
-				// The owner's entry points to b, or to a later grant of the
-				// owner (which it forgets): either way nothing points to b.
-				byOwner.del(holdKey{e.Node, h.Owner})
-				free = append(free, b)
-			}
+		default:
+			f.lockOp(e)
 		}
 	}
-	keys := active.keys(make([]holdKey, 0, active.len()))
+	keys := f.active.keys(make([]holdKey, 0, f.active.len()))
 	slices.SortFunc(keys, func(a, b holdKey) int { return strings.Compare(a.sortKey(), b.sortKey()) })
+	end := ph.End()
 	for _, k := range keys {
-		b, _ := active.get(k)
-		finish(b, end, nil)
+		b, _ := f.active.get(k)
+		f.finish(b, end, nil)
 	}
+	done := f.done
 	sorted := true // usual: grants come in time order
 	for i := 1; i < len(done) && sorted; i++ {
 		a, b := &done[i-1], &done[i]
@@ -252,6 +159,119 @@ func findHoldingsIn(ph *history.Paired, buf []holding) []holding {
 		})
 	}
 	return done
+}
+
+// holdingsFinder follows a history's grants, renewals and releases into
+// holdings. done holds every holding from its grant on (finished in place),
+// in the order of the grants; builders track the ones still open. Builders
+// are carved from blocks that never move (the tables point into them), and
+// a released holding's builder, to which no table points any more, is used
+// again.
+type holdingsFinder struct {
+	done     []holding
+	builders []holdingBuilder
+	free     []*holdingBuilder
+	active   holdTable[*holdingBuilder] // node+key -> current holding
+	byOwner  holdTable[*holdingBuilder] // node+owner -> current holding, for storage operations
+}
+
+// newBuilder is a builder holding b, reused when one is free.
+func (f *holdingsFinder) newBuilder(b holdingBuilder) *holdingBuilder {
+	if n := len(f.free); n > 0 {
+		p := f.free[n-1]
+		f.free = f.free[:n-1]
+		*p = b
+		return p
+	}
+	if len(f.builders) == cap(f.builders) {
+		f.builders = make([]holdingBuilder, 0, cap(f.builders))
+	}
+	f.builders = append(f.builders, b)
+	return &f.builders[len(f.builders)-1]
+}
+
+// finish ends b's holding at releaseAt (by ended), or at its lease's
+// deadline if that came first — unless the holder used it later.
+func (f *holdingsFinder) finish(b *holdingBuilder, releaseAt int64, ended *history.Event) {
+	h := &f.done[b.idx]
+	h.End, h.Ended = releaseAt, ended
+	if h.Deadline != nil && *h.Deadline < releaseAt {
+		h.End, h.Ended = *h.Deadline, nil
+		if b.lastOp != nil && b.lastOp.Time > *h.Deadline {
+			h.End, h.Ended = b.lastOp.Time, b.lastOp
+		}
+	}
+	if h.End < h.Start {
+		h.End = h.Start
+	}
+}
+
+// storageOp notes the invocation e of a storage operation as its holding's
+// last. It carries the owner of the lease it runs under (its key is the
+// resource's, which need not be the lock's).
+func (f *holdingsFinder) storageOp(e *history.Event) {
+	var b *holdingBuilder
+	if e.Owner != "" {
+		b, _ = f.byOwner.get(holdKey{e.Node, e.Owner})
+	}
+	if b == nil {
+		b, _ = f.active.get(holdKey{e.Node, e.Key})
+	}
+	if b != nil {
+		b.lastOp = e
+	}
+}
+
+// lockOp follows a grant (an acquire's ok: a new holding, or a reentrant
+// one counted), a renewal's ok and a release's invocation.
+func (f *holdingsFinder) lockOp(e *history.Event) {
+	grant, renewal, release := e.F == history.FAcquire && e.Type == history.OK, e.F == history.FRenew && e.Type == history.OK,
+		e.F == history.FRelease && e.Type == history.Invoke
+	if !grant && !renewal && !release {
+		return // nothing below looks at it
+	}
+	k := holdKey{e.Node, e.Key}
+	b, _ := f.active.get(k)
+	var h *holding
+	if b != nil {
+		h = &f.done[b.idx]
+	}
+	switch {
+	case grant:
+		if b != nil && h.Owner == e.Owner {
+			b.count++
+			if e.Deadline != nil {
+				h.Deadline = e.Deadline
+			}
+			return
+		}
+		if b != nil { // a new grant while the old one was never released
+			f.finish(b, e.Time, e)
+		}
+		f.done = append(f.done, holding{Key: e.Key, Node: e.Node, Owner: e.Owner,
+			Token: e.Token, Start: e.Time, Acquired: e, Deadline: e.Deadline})
+		nb := f.newBuilder(holdingBuilder{count: 1, idx: len(f.done) - 1})
+		f.active.set(k, nb)
+		if e.Owner != "" {
+			f.byOwner.set(holdKey{e.Node, e.Owner}, nb)
+		}
+	case b == nil:
+	case renewal && e.Owner == h.Owner:
+		if e.Deadline != nil {
+			h.Deadline = e.Deadline
+		}
+	case release && (e.Owner == "" || e.Owner == h.Owner):
+		b.count--
+		if b.count <= 0 {
+			h.Released = true
+			f.finish(b, e.Time, e)
+			f.active.del(k)
+			// The owner's entry points to b, or to a later grant of the
+			// owner (which it forgets): either way nothing points to b.
+			f.byOwner.del(holdKey{e.Node, h.Owner})
+			f.free = append(f.free, b)
+		}
+	}
 }
 
 // Overlap is a period in which two clients both believed they held a lock.
