@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -80,50 +81,13 @@ func (c OnCall) Check(events []history.Event) Verdict {
 
 func (c OnCall) checkPaired(h *history.Paired) Verdict {
 	v := Verdict{Check: c.Name()}
-	rows := map[string]*rowState{}
-	row := func(key string) *rowState {
-		r := rows[key]
-		if r == nil {
-			r = &rowState{inFlight: map[int]history.Event{}}
-			if val, ok := c.InitialByKey[key]; ok {
-				r.value, r.known = val, true
-			} else if c.Initial != nil {
-				r.value, r.known = *c.Initial, true
-			}
-			rows[key] = r
-		}
-		return r
-	}
-	for i := range h.Len() {
-		if e := h.At(i); isOnCallOp(e) {
-			row(e.Key)
-		}
-	}
-	keys := make([]string, 0, len(rows))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	rows := c.rowsOf(h)
+	keys := slices.Sorted(maps.Keys(rows))
 	if len(keys) == 0 {
 		v.Result, v.Reason = Unknown, "no on-call rows in the history"
 		return v
 	}
-	// A write that failed was never applied: it is left out from its
-	// invocation on, so that it makes nothing uncertain while in flight.
-	failed := map[int]bool{} // invocation index -> the write failed
-	open := map[int]int{}    // process -> index of its pending write invocation
-	for i := range h.Len() {
-		e := h.At(i)
-		if e.F != history.FWrite || !strings.HasPrefix(e.Key, OnCallPrefix) {
-			continue
-		}
-		if e.Type == history.Invoke {
-			open[e.Process] = e.Index
-		} else if inv, ok := open[e.Process]; ok {
-			failed[inv] = e.Type == history.Fail
-			delete(open, e.Process)
-		}
-	}
+	failed := failedOnCallWrites(h)
 	txn := onCallTxns(h, failed)
 	writes := 0
 	maybe := ""
@@ -153,16 +117,7 @@ func (c OnCall) checkPaired(h *history.Paired) Verdict {
 			}
 			continue
 		case e.Type == history.OK:
-			inv := r.inFlight[e.Process]
-			delete(r.inFlight, e.Process)
-			switch {
-			case inv.Value == nil: // not in flight: failed, or applied by its commit
-			case txn.unsure[inv.Index]:
-				r.unsure = append(r.unsure, inv)
-			default:
-				r.value, r.known, r.last = *inv.Value, true, e
-				writes++
-			}
+			writes += r.completed(e, txn)
 		case e.Type == history.Fail:
 			delete(r.inFlight, e.Process)
 		case e.Type == history.Info:
@@ -179,21 +134,7 @@ func (c OnCall) checkPaired(h *history.Paired) Verdict {
 			allMaybe = allMaybe && rows[k].maybeOff()
 		}
 		if all {
-			v.Result = Invalid
-			v.Reason = fmt.Sprintf("nobody on call after event #%d: all %d on-call rows are 0", e.Index, len(keys))
-			cx := &Counterexample{Explanation: []string{fmt.Sprintf(
-				"After event #%d every on-call row (%s) is 0: nobody is on call. Each doctor read the others "+
-					"on call and went off call; the reads and writes were not serialized (write skew).",
-				e.Index, strings.Join(keys, ", "))}}
-			for _, k := range keys {
-				if rows[k].last.F != "" {
-					cx.Events = append(cx.Events, rows[k].last)
-				}
-			}
-			slices.SortFunc(cx.Events, func(a, b history.Event) int { return a.Index - b.Index })
-			v.Counterexample = cx
-			v.Stats = map[string]float64{"rows": float64(len(keys)), "writes": float64(writes)}
-			return v
+			return nobodyOnCall(v, e, rows, keys, writes)
 		}
 		if allMaybe && maybe == "" {
 			maybe = fmt.Sprintf("every on-call row may have been 0 at event #%d, depending on a write in flight, "+
@@ -207,6 +148,83 @@ func (c OnCall) checkPaired(h *history.Paired) Verdict {
 	}
 	v.Result = Valid
 	v.Reason = fmt.Sprintf("someone was on call throughout: %d writes to %d on-call rows", writes, len(keys))
+	return v
+}
+
+// rowsOf are the on-call rows a history touches, each with its initial
+// value when the check knows it.
+func (c OnCall) rowsOf(h *history.Paired) map[string]*rowState {
+	rows := map[string]*rowState{}
+	for i := range h.Len() {
+		e := h.At(i)
+		if !isOnCallOp(e) || rows[e.Key] != nil {
+			continue
+		}
+		r := &rowState{inFlight: map[int]history.Event{}}
+		if val, ok := c.InitialByKey[e.Key]; ok {
+			r.value, r.known = val, true
+		} else if c.Initial != nil {
+			r.value, r.known = *c.Initial, true
+		}
+		rows[e.Key] = r
+	}
+	return rows
+}
+
+// failedOnCallWrites are the writes of on-call rows that failed (by their
+// invocation's index): never applied, they are left out from their
+// invocation on, so that they make nothing uncertain while in flight.
+func failedOnCallWrites(h *history.Paired) map[int]bool {
+	failed := map[int]bool{} // invocation index -> the write failed
+	open := map[int]int{}    // process -> index of its pending write invocation
+	for i := range h.Len() {
+		e := h.At(i)
+		if e.F != history.FWrite || !strings.HasPrefix(e.Key, OnCallPrefix) {
+			continue
+		}
+		if e.Type == history.Invoke {
+			open[e.Process] = e.Index
+		} else if inv, ok := open[e.Process]; ok {
+			failed[inv] = e.Type == history.Fail
+			delete(open, e.Process)
+		}
+	}
+	return failed
+}
+
+// completed applies the ok completion e of a write of row r (unless it was
+// not in flight: failed, or applied by its commit); a write its transaction
+// left unsure is noted as such. It returns the writes applied (0 or 1).
+func (r *rowState) completed(e history.Event, txn onCallTxnWrites) int {
+	inv := r.inFlight[e.Process]
+	delete(r.inFlight, e.Process)
+	switch {
+	case inv.Value == nil: // not in flight: failed, or applied by its commit
+	case txn.unsure[inv.Index]:
+		r.unsure = append(r.unsure, inv)
+	default:
+		r.value, r.known, r.last = *inv.Value, true, e
+		return 1
+	}
+	return 0
+}
+
+// nobodyOnCall is the invalid verdict: after event e every on-call row is 0.
+func nobodyOnCall(v Verdict, e history.Event, rows map[string]*rowState, keys []string, writes int) Verdict {
+	v.Result = Invalid
+	v.Reason = fmt.Sprintf("nobody on call after event #%d: all %d on-call rows are 0", e.Index, len(keys))
+	cx := &Counterexample{Explanation: []string{fmt.Sprintf(
+		"After event #%d every on-call row (%s) is 0: nobody is on call. Each doctor read the others "+
+			"on call and went off call; the reads and writes were not serialized (write skew).",
+		e.Index, strings.Join(keys, ", "))}}
+	for _, k := range keys {
+		if rows[k].last.F != "" {
+			cx.Events = append(cx.Events, rows[k].last)
+		}
+	}
+	slices.SortFunc(cx.Events, func(a, b history.Event) int { return a.Index - b.Index })
+	v.Counterexample = cx
+	v.Stats = map[string]float64{"rows": float64(len(keys)), "writes": float64(writes)}
 	return v
 }
 
