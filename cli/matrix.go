@@ -166,7 +166,6 @@ func runMatrix(cmd *cobra.Command, f matrixFlags) error {
 	if f.jobs < 1 {
 		return usage("-j %d: want at least 1", f.jobs)
 	}
-	batchGC()
 	var c sweep.SearchConfig
 	dir := f.out
 	if f.resume != "" {

@@ -194,7 +194,6 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
-	batchGC()
 	if f.jobs < 1 {
 		return usage("-j %d: want at least 1", f.jobs)
 	}
