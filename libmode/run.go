@@ -191,7 +191,7 @@ func Run(t *testing.T, cfg Config) Result {
 func runBubble(t *testing.T, cfg Config, wd *watchdog) Result {
 	w := &world{cfg: &cfg, start: time.Now(), wake: make(chan struct{}, 1), over: make(chan struct{}),
 		dials: map[string]int{}, paused: map[string]*pause{}, storeSq: map[string]uint64{},
-		cells: storage.NewCells(storage.Options{Mode: cfg.Storage}), grants: lockapi.NewGrantLog(cfg.Instances/2 + 1),
+		cells: storage.NewCells(storage.Options{Mode: cfg.Storage, FenceReads: cfg.FenceReads}), grants: lockapi.NewGrantLog(cfg.Instances/2 + 1),
 		writes: lockapi.NewWriteLog(), rec: newRecorder()}
 	w.writes.Record(true)
 	w.lanes = map[string]int64{}
