@@ -90,9 +90,9 @@ type Shrunk struct {
 // Line is the one-line summary: "shrunk 3 faults to 1, 3 clients to 2,
 // 60s to 6.3s in 41 runs (12.1 s)".
 func (s Shrunk) Line() string {
-	parts := []string{fmt.Sprintf("%d faults to %d", len(s.From.Schedule.Faults), len(s.Result.Schedule.Faults))}
+	parts := []string{fmt.Sprintf("%s to %d", plural(len(s.From.Schedule.Faults), "fault"), len(s.Result.Schedule.Faults))}
 	if a, b := s.From.Config.Clients, s.Result.Config.Clients; a != b {
-		parts = append(parts, fmt.Sprintf("%d clients to %d", a, b))
+		parts = append(parts, fmt.Sprintf("%s to %d", plural(a, "client"), b))
 	}
 	if a, b := s.From.Config.Duration, s.Result.Config.Duration; a != b {
 		parts = append(parts, fmt.Sprintf("%v to %v", a, b))
@@ -389,4 +389,11 @@ func (s *shrinker) shorter(cur candidate) candidate {
 	}
 	cur.duration = hi
 	return cur
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
