@@ -232,7 +232,12 @@ func (w *world) pauseOpen(s Scheduled, i int) {
 		w.rec.nemesis(history.Stop, string(nemesis.Pause), []string{client}, detail, w.elapsed())
 	}
 	w.schedule(&event{at: end, order: "~pause/" + client, run: stop})
-	w.arm(s.Until, now, i, stop)
+	// The end anchor's event is recorded by another client's goroutine:
+	// the pause ends in the kernel's next step, once that client blocks,
+	// so that the resumed client never runs beside it.
+	w.arm(s.Until, now, i, func() {
+		w.schedule(&event{at: w.elapsed(), order: "~pause/" + client, seq: 1, run: stop})
+	})
 }
 
 // trigger is an armed trigger: the Nth event of a client's function and
