@@ -120,6 +120,11 @@ type Config struct {
 	// Drain is how long (virtual time) the clients get to finish after the
 	// run ends before the run reports them as stuck. Default 30 s.
 	Drain time.Duration
+	// Prepare, when set, is called with the run's seed before each run,
+	// outside the bubble: to seed a global source a library draws from
+	// (redsync's retry delays come from math/rand's), so that every run of
+	// a search, a shrink or a replay is its seed's alone.
+	Prepare func(seed uint64)
 }
 
 func (cfg *Config) isLockKey(k string) bool {

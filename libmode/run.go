@@ -178,6 +178,9 @@ func Run(t *testing.T, cfg Config) Result {
 		t.Fatal(err)
 	}
 	cryptotest.SetGlobalRandom(t, cfg.Seed)
+	if cfg.Prepare != nil {
+		cfg.Prepare(cfg.Seed)
+	}
 	wd := startWatchdog(cfg.StuckAfter)
 	defer wd.stop()
 	began := time.Now()
