@@ -14,8 +14,10 @@ import (
 // Scheduled is a fault in the schedule form of package nemesis: what a
 // schedule file holds (`locklab run --nemesis-file` reads the same JSON),
 // what Shrink prints and Guided enumerates. Its start may be a time (At)
-// or a client's event (After: "right after c1's read"), and a pause may
-// end at another client's event (Until: "until c2's first write").
+// or a client's event (After: "right after c1's read"; it takes hold
+// inside that client's step, before it sends anything more), and a pause
+// may end at another client's event (Until: "until c2's first write"; it
+// ends in the kernel's next step, at the same instant).
 //
 // What library mode builds of the form: pauses of one client; crashes and
 // clock jumps of instances; partitions between clients and instances

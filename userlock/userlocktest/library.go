@@ -192,9 +192,13 @@ func DataProblems(rep libmode.Report) []string {
 	return out
 }
 
-// findings are every failing run of rep's searches and its shrunk run.
+// findings are every failing run of rep's searches, its finding (a
+// replayed run's, under LIBMODE_REPLAY) and its shrunk run.
 func findings(rep libmode.Report) []libmode.Result {
 	out := append(append([]libmode.Result{}, rep.Random.Failing...), rep.Guided.Failing...)
+	if rep.Finding != nil {
+		out = append(out, *rep.Finding)
+	}
 	if rep.Shrunk != nil {
 		out = append(out, rep.Shrunk.Result)
 	}

@@ -3,6 +3,7 @@ package userlocktest_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,4 +100,21 @@ func TestDataProblems(t *testing.T) {
 	assert.False(t, userlocktest.Found(rep, "fencing-tokens"))
 	assert.Empty(t, userlocktest.DataProblems(libmode.Report{}))
 	assert.False(t, userlocktest.Found(libmode.Report{}, "critical-sections"))
+}
+
+// TestReplayLine: the go test line of the report runs the shrunk schedule
+// alone, and ExpectLibraryFinds accepts the replayed finding.
+func TestReplayLine(t *testing.T) {
+	rep := userlocktest.SearchLibrary(t, setNX(false))
+	require.NotNil(t, rep.Shrunk)
+	for _, kv := range strings.Fields(rep.ReplayLine(rep.Shrunk.Result)) {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "LIBMODE_") {
+			t.Setenv(k, v)
+		}
+	}
+	t.Setenv("LIBMODE_REPORT_DIR", t.TempDir())
+	again := userlocktest.ExpectLibraryFinds(t, setNX(false), "critical-sections")
+	assert.Zero(t, again.Guided.Runs+again.Random.Runs)
+	require.NotNil(t, again.Finding)
+	assert.Equal(t, len(rep.Shrunk.Result.Events), len(again.Finding.Events))
 }
