@@ -97,6 +97,7 @@ func TestSearch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(results), `"servers_record"`)
 	assert.Contains(t, string(results), `"mode": "library"`)
+	assert.Contains(t, string(results), filepath.Join(rep.Dir, "schedule.json"), "the replay line names the written schedule")
 
 	// the replay line, run back
 	line := rep.ReplayLine(rep.Shrunk.Result)

@@ -100,7 +100,7 @@ func Search(t *testing.T, cfg Config, opts SearchOptions) Report {
 	if path := os.Getenv("LIBMODE_REPLAY"); path != "" {
 		r := replayFromEnv(t, cfg, path)
 		rep.Finding = &r
-		rep.Dir = writeDir(t, opts.Dir, r, rep.ReplayLine(r))
+		rep.write(t, opts.Dir, r)
 		return rep
 	}
 	if opts.Seeds > 0 {
@@ -127,7 +127,7 @@ func Search(t *testing.T, cfg Config, opts SearchOptions) Report {
 			show = s.Result
 		}
 	}
-	rep.Dir = writeDir(t, opts.Dir, show, rep.ReplayLine(show))
+	rep.write(t, opts.Dir, show)
 	return rep
 }
 
@@ -162,9 +162,11 @@ func replayFromEnv(t *testing.T, cfg Config, path string) Result {
 	return Run(t, cfg)
 }
 
-// writeDir writes r's run directory and returns it ("" when it could not:
-// the error is logged, the search's findings stand).
-func writeDir(t *testing.T, dir string, r Result, command string) string {
+// write writes r's run directory, with the line that replays it, into
+// dir, or by default a directory of the test's t.TempDir (or
+// $LIBMODE_REPORT_DIR/<test> when that is set), and keeps it in rep.Dir
+// ("" when it could not: the error is logged, the search's findings stand).
+func (rep *Report) write(t *testing.T, dir string, r Result) {
 	t.Helper()
 	if dir == "" {
 		if root := os.Getenv("LIBMODE_REPORT_DIR"); root != "" {
@@ -173,11 +175,11 @@ func writeDir(t *testing.T, dir string, r Result, command string) string {
 			dir = filepath.Join(t.TempDir(), "run")
 		}
 	}
-	if err := WriteReport(dir, r, command); err != nil {
+	rep.Dir = dir
+	if err := WriteReport(dir, r, rep.ReplayLine(r)); err != nil {
 		t.Logf("libmode: the report of the finding was not written: %v", err)
-		return ""
+		rep.Dir = ""
 	}
-	return dir
 }
 
 // Report is what Search did and found.
