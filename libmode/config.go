@@ -100,6 +100,11 @@ type Config struct {
 	LockKeys func(key string) bool
 	// Storage is storage.Unfenced (default) or storage.Fenced.
 	Storage storage.Mode
+	// FenceReads makes fenced storage check and raise the token on reads
+	// too (storage.Options.FenceReads). Without it a stale holder's write
+	// that lands between the new holder's read and its write is accepted
+	// (its token is still the highest written), and an update is lost.
+	FenceReads bool
 	// Hold is the time between the read and the write of a critical
 	// section; Think the mean pause between rounds (uniform in [0, 2*Think]).
 	// Defaults 100 ms and 200 ms.
@@ -115,6 +120,11 @@ type Config struct {
 	// Drain is how long (virtual time) the clients get to finish after the
 	// run ends before the run reports them as stuck. Default 30 s.
 	Drain time.Duration
+	// Prepare, when set, is called with the run's seed before each run,
+	// outside the bubble: to seed a global source a library draws from
+	// (redsync's retry delays come from math/rand's), so that every run of
+	// a search, a shrink or a replay is its seed's alone.
+	Prepare func(seed uint64)
 }
 
 func (cfg *Config) isLockKey(k string) bool {
@@ -172,6 +182,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Clients >= laneSpan {
 		errs = append(errs, fmt.Errorf("libmode: %d clients: at most %d", cfg.Clients, laneSpan-1))
+	}
+	if cfg.FenceReads && cfg.Storage != storage.Fenced {
+		errs = append(errs, errors.New("libmode: FenceReads: only a fenced storage fences reads"))
 	}
 	if cfg.Storage != storage.Unfenced && cfg.Storage != storage.Fenced {
 		errs = append(errs, fmt.Errorf("libmode: storage mode %q is not available in library mode (unfenced or fenced)", cfg.Storage))

@@ -51,6 +51,33 @@ func TestSameSeedSameHistory(t *testing.T) {
 	assert.False(t, sameEvents(first, Run(t, faulty(6)).Events), "seed 6 gives another history")
 }
 
+// TestSameScheduleSameHistory: a schedule with a pause anchored at a
+// client's read and ended at another's read (invoked, +5 ms), a one-way
+// delay and a clock jump after a grant gives the same history in every
+// repeat.
+func TestSameScheduleSameHistory(t *testing.T) {
+	n := 100
+	if testing.Short() {
+		n = 10
+	}
+	cfg := setLockConfig(false)
+	sched := `{"faults": [
+		{"kind": "pause", "targets": ["c1"], "at": "1s", "after": {"node": "c1", "f": "read"},
+		 "until": {"node": "c2", "f": "read", "type": "invoke", "delay": "5ms"}},
+		{"kind": "delay", "from": ["c3"], "to": ["redis-1"], "at": "3s", "duration": "1s", "amount": "30ms"},
+		{"kind": "clock-jump", "targets": ["redis-1"], "after": {"node": "c3", "f": "acquire", "nth": 4}, "amount": "500ms"}]}`
+	first := Replay(t, cfg, sched)
+	same := 0
+	for range n {
+		if sameEvents(first.Events, Replay(t, cfg, sched).Events) {
+			same++
+		}
+	}
+	t.Logf("%d of %d repeats of the schedule gave the same history (%d events)", same, n, len(first.Events))
+	assert.Equal(t, n, same)
+	assert.False(t, first.Safe(), "the anchored pause loses an update")
+}
+
 // TestTimePerSimulatedMinute logs the real time 60 s of simulated time
 // take (a measurement, never asserted): three clients of a SET NX lock
 // over go-redis, one instance, the faults of faulty.

@@ -58,6 +58,23 @@
 // restarts it empty or with its data; Delay slows the messages of chosen
 // links for a while.
 //
+// # Search, shrinking and replay
+//
+// Every run's faults are also in the schedule form of package nemesis
+// (Result.Schedule, the JSON a schedule file holds), and Scheduled runs a
+// fault of that form: its start at a time or right after a client's event,
+// a pause's end at another client's event. Replay runs a schedule.
+// Random runs seeds with drawn faults (DrawFaults); Guided runs every
+// placement of a single pause that package placement enumerates (anchored
+// at the clients' acquires and reads, ended at another client's steps or
+// lasting around the library's timeouts) and states the bound; Shrink
+// reduces a finding (ddmin over the faults, shorter faults, fewer
+// clients, a shorter run) keeping the same failure; Search does the three
+// and writes the finding's run directory (WriteReport: report.html,
+// schedule.json, the servers' record) with the go test line that replays
+// it (LIBMODE_REPLAY). Package userlocktest's SearchLibrary is the same
+// search for a library named by its acquire and release.
+//
 // # Blocking outside the bubble
 //
 // A goroutine blocked on something the bubble cannot see (a real socket, a

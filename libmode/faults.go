@@ -66,12 +66,14 @@ func (p PauseInCriticalSection) check(cfg *Config) error {
 }
 
 func (p PauseInCriticalSection) install(w *world, i int) {
-	w.holderPauses = append(w.holderPauses, &holderPause{PauseInCriticalSection: p})
+	w.holderPauses = append(w.holderPauses, &holderPause{PauseInCriticalSection: p, index: i})
 }
 
 type holderPause struct {
 	PauseInCriticalSection
-	fired bool
+	index  int // the fault's index in Config.Faults
+	fired  bool
+	client string // the client it paused, once fired
 }
 
 func checkPause(cfg *Config, client string, d time.Duration) error {
@@ -317,7 +319,7 @@ func (w *world) afterRead(client string) {
 		if p.fired || (p.Client != "" && p.Client != client) || w.elapsed() < p.After {
 			continue
 		}
-		p.fired = true
+		p.fired, p.client = true, client
 		w.pauseNow(client, p.For, "after its read in the critical section")
 		return
 	}

@@ -47,6 +47,7 @@ type world struct {
 	holderPauses []*holderPause
 	delays       []*delayWindow
 	lanes        map[string]int64 // client name -> its lane
+	triggers     []*trigger       // armed triggers of anchored faults, in the order they were armed
 
 	cells  storage.Cells
 	grants *lockapi.GrantLog
@@ -92,6 +93,10 @@ func (q *events) Pop() any {
 type pause struct {
 	until  time.Duration
 	resume chan struct{}
+	// open is a pause that ends at an event (an end anchor) rather than
+	// at a known time: the messages it holds wait in held until it ends.
+	open bool
+	held []*event
 }
 
 // cut is an active partition between clients and servers (names).
@@ -202,6 +207,10 @@ func (w *world) run(stop <-chan struct{}) {
 // the fault's end), loses it or rejects it (w.mu held).
 func (w *world) step(e *event) {
 	if e.from != "" {
+		if p := w.openPause(e.from, e.to); p != nil {
+			p.held = append(p.held, e)
+			return
+		}
 		switch until, how := w.blocked(e.from, e.to); how {
 		case cutHold:
 			e.at = until
@@ -237,7 +246,7 @@ const (
 func (w *world) blocked(a, b string) (until time.Duration, how int) {
 	now := w.elapsed()
 	for _, n := range []string{a, b} {
-		if p := w.paused[n]; p != nil && p.until > now {
+		if p := w.paused[n]; p != nil && !p.open && p.until > now {
 			until, how = max(until, p.until), cutHold
 		}
 	}
@@ -256,6 +265,16 @@ func (w *world) blocked(a, b string) (until time.Duration, how int) {
 		}
 	}
 	return until, how
+}
+
+// openPause is the open pause of a or b, if one is on (w.mu held).
+func (w *world) openPause(a, b string) *pause {
+	for _, n := range []string{a, b} {
+		if p := w.paused[n]; p != nil && p.open {
+			return p
+		}
+	}
+	return nil
 }
 
 // serverAt is the instance listening at a ("redis-1:6379" or "redis-1").
@@ -423,6 +442,7 @@ type delayWindow struct {
 	a, b        []string
 	from, until time.Duration
 	by          time.Duration
+	oneWay      bool // from a to b only
 }
 
 // delayed is the extra delay of a message from a to b sent now (w.mu held).
@@ -433,7 +453,7 @@ func (w *world) delayed(a, b string) time.Duration {
 		if now < x.from || now >= x.until {
 			continue
 		}
-		if (slices.Contains(x.a, a) && slices.Contains(x.b, b)) || (slices.Contains(x.a, b) && slices.Contains(x.b, a)) {
+		if (slices.Contains(x.a, a) && slices.Contains(x.b, b)) || (!x.oneWay && slices.Contains(x.a, b) && slices.Contains(x.b, a)) {
 			d = max(d, x.by)
 		}
 	}

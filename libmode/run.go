@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
 )
@@ -37,6 +38,16 @@ type Result struct {
 	// Seed is the run's seed; Faults its faults in words.
 	Seed   uint64
 	Faults string
+	// Config is the run's configuration, defaults filled in: what Shrink
+	// and Replay run again.
+	Config Config
+	// Schedule is the run's faults in the schedule form (package nemesis's
+	// JSON, what a schedule file holds), a PauseInCriticalSection written
+	// for the client it paused; ScheduleErr says why a fault has none (a
+	// rejecting cut, a crash with persistence), and Schedule then leaves
+	// that fault out.
+	Schedule    nemesis.Schedule
+	ScheduleErr string
 	// Events is the history the clients recorded, in canonical order.
 	Events []history.Event
 	// Verdicts are the project's checks on Events.
@@ -167,6 +178,9 @@ func Run(t *testing.T, cfg Config) Result {
 		t.Fatal(err)
 	}
 	cryptotest.SetGlobalRandom(t, cfg.Seed)
+	if cfg.Prepare != nil {
+		cfg.Prepare(cfg.Seed)
+	}
 	wd := startWatchdog(cfg.StuckAfter)
 	defer wd.stop()
 	began := time.Now()
@@ -180,7 +194,7 @@ func Run(t *testing.T, cfg Config) Result {
 func runBubble(t *testing.T, cfg Config, wd *watchdog) Result {
 	w := &world{cfg: &cfg, start: time.Now(), wake: make(chan struct{}, 1), over: make(chan struct{}),
 		dials: map[string]int{}, paused: map[string]*pause{}, storeSq: map[string]uint64{},
-		cells: storage.NewCells(storage.Options{Mode: cfg.Storage}), grants: lockapi.NewGrantLog(cfg.Instances/2 + 1),
+		cells: storage.NewCells(storage.Options{Mode: cfg.Storage, FenceReads: cfg.FenceReads}), grants: lockapi.NewGrantLog(cfg.Instances/2 + 1),
 		writes: lockapi.NewWriteLog(), rec: newRecorder()}
 	w.writes.Record(true)
 	w.lanes = map[string]int64{}
@@ -293,6 +307,17 @@ func (w *world) result(cfg Config) Result {
 	res := Result{Seed: cfg.Seed, Faults: faultList(cfg.Faults), Events: events, Virtual: w.elapsed(),
 		Grants: w.grants.Grants(), Breaches: w.grants.Breaches(), Writes: w.writes.Writes(),
 		LostUpdates: w.writes.LostUpdates()}
+	hit := map[int]string{}
+	for _, p := range w.holderPauses {
+		if p.fired {
+			hit[p.index] = p.client
+		}
+	}
+	res.Config = cfg
+	var err error
+	if res.Schedule, err = ToSchedule(cfg, cfg.Faults, hit); err != nil {
+		res.ScheduleErr = err.Error()
+	}
 	res.Outlived = outlived(cfg.Key, w.grants.Holdings(), res.LostUpdates)
 	res.JumpBreaches = jumpBreaches(res.Breaches, res.Grants, cfg.Faults)
 	for _, f := range cfg.Faults {

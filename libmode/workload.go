@@ -32,6 +32,7 @@ func (c *client) record(e history.Event) {
 		e.Time = c.now()
 	}
 	c.w.rec.add(e)
+	c.w.observe(e)
 }
 
 func tokenPtr(l Lease) *uint64 {

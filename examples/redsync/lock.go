@@ -30,11 +30,18 @@ type Lock struct {
 
 // New builds the lock of one client of a run, over every instance.
 func New(c *libmode.Client) *Lock {
-	l := &Lock{}
-	var pools []redis.Pool
+	var rdbs []*goredislib.Client
 	for i := range c.Addrs() {
-		rdb := goredislib.NewClient(c.RedisOptions(i))
-		l.Clients = append(l.Clients, rdb)
+		rdbs = append(rdbs, goredislib.NewClient(c.RedisOptions(i)))
+	}
+	return newOver(rdbs)
+}
+
+// newOver builds the lock over go-redis clients, one per instance.
+func newOver(rdbs []*goredislib.Client) *Lock {
+	l := &Lock{Clients: rdbs}
+	var pools []redis.Pool
+	for _, rdb := range rdbs {
 		pools = append(pools, goredis.NewPool(rdb))
 	}
 	l.RS = redsync.New(pools...)

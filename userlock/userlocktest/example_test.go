@@ -64,3 +64,17 @@ func Example() {
 	// critical-sections valid
 	// exit code 5
 }
+
+// ExampleSearchLibrary is a go test of a lock a program uses over go-redis
+// (SET NX PX, released by compare-and-delete), searched in library mode:
+// the search finds the lost update under a GC pause, shrinks it to one
+// pause, and writes the run directory with report.html. The test itself is
+// TestSearchLibraryFindsTheLostUpdate in library_test.go (an Example is
+// given no *testing.T, which library mode needs for its synctest bubble).
+func ExampleSearchLibrary() {
+	testMyLock := func(t *testing.T) {
+		rep := userlocktest.ExpectLibraryFinds(t, setNX(false), "critical-sections")
+		t.Log(rep.Text()) // the searches, the shrunk schedule, the replay line
+	}
+	_ = testMyLock
+}

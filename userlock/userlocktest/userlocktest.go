@@ -20,6 +20,44 @@
 //
 // (Example in example_test.go runs these two tests, against a fenced
 // ZooKeeper lock.)
+//
+// # A library you import, unmodified
+//
+// SearchLibrary runs a lock library a program really uses (bsm/redislock,
+// go-redsync/redsync, code of your own over go-redis) in library mode
+// (package libmode): unmodified, in virtual time, against simulated Redis
+// instances. Name its acquire and release over go-redis clients and get the
+// search a built-in system gets: random runs by seed, every guided
+// placement of a single pause anchored at the clients' steps, the first
+// finding shrunk to its smallest schedule, and its run directory
+// (report.html, schedule.json, the servers' record) with the go test line
+// that replays it:
+//
+//	func TestMyLock(t *testing.T) {
+//		userlocktest.ExpectLibraryFinds(t, userlocktest.Library{
+//			Name:  "bsm/redislock",
+//			TTL:   time.Second,
+//			Setup: func(c *userlocktest.Conn) error { c.State = redislock.New(c.RDB); return nil },
+//			Acquire: func(ctx context.Context, c *userlocktest.Conn, key string) (libmode.Lease, error) {
+//				lk, err := c.State.(*redislock.Client).Obtain(ctx, key, time.Second, nil)
+//				if errors.Is(err, redislock.ErrNotObtained) {
+//					return libmode.Lease{}, fmt.Errorf("%w: %w", lockapi.ErrNotAcquired, err)
+//				}
+//				if err != nil {
+//					return libmode.Lease{}, err
+//				}
+//				return libmode.Lease{Owner: lk.Token(), Valid: time.Second, Handle: lk}, nil
+//			},
+//			Release: func(ctx context.Context, c *userlocktest.Conn, l libmode.Lease) error {
+//				return l.Handle.(*redislock.Lock).Release(ctx)
+//			},
+//		}, "critical-sections") // Kleppmann's lost update under a GC pause
+//	}
+//
+// ExpectLibraryDataSafe is the fencing-token variant's test: no run of the
+// search may corrupt the data. (ExampleSearchLibrary in example_test.go is
+// such a test over a SET NX lock; examples/redislock runs it on
+// bsm/redislock.)
 package userlocktest
 
 import (
