@@ -149,9 +149,10 @@ type Truth struct {
 	// Label names the row: the system's name, or a name for its options
 	// ("redis-replicated").
 	Label string
-	// Options, Storage and FenceReads are the runs' (nil, "", false: the
-	// defaults).
+	// Options, Workload, Storage and FenceReads are the runs' (nil, "", "",
+	// false: the defaults).
 	Options    map[string]string
+	Workload   string
 	Storage    storage.Mode
 	FenceReads bool
 	// Seeds caps the sweep (0: the sweep's own count): a lock that is

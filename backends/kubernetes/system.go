@@ -23,6 +23,7 @@ func init() {
 		Timeouts: []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "lease-duration", What: "the Lease"}},
 		GroundTruth: []system.Truth{
 			{Label: "kubernetes", Strict: true},
+			{Label: "kubernetes-leader-election", Workload: RowWorkload, Strict: true},
 			{Label: "kubernetes-release-on-cancel", Options: map[string]string{"release-on-cancel": "true"},
 				LeasesBeyondPromise: "with ReleaseOnCancel, client-go's renew() calls release() before Run cancels the leader's context, so the leader believes it leads until its release ends, " +
 					"up to RenewDeadline past the poll that gave up, beyond the leaseDurationSeconds the API servers promised"},
