@@ -16,7 +16,12 @@ import (
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/storage"
+	"github.com/locklab/locklab/workloads"
 )
+
+// The leader-election workload learns from the elector that it stopped
+// leading (OnStoppedLeading).
+var _ workloads.Leader = (*kubernetes.Client)(nil)
 
 var figures = flag.Bool("kubernetes.figures", false, "TestTheCostOfTheFix: measure and print the cost of fencing and the unavailability after a leader crash (a minute of machine time)")
 
