@@ -59,7 +59,7 @@ var LeaderElectionTable = opt.Table[LeaderElection]{Owner: "leader-election", Op
 		func(w *LeaderElection) *time.Duration { return &w.Hold }, opt.NonNegative),
 	opt.Var("work", "time between one round of work and the next while leading, and between the end of a term and the next run "+
 		"for leadership", "500ms", func(w *LeaderElection) *time.Duration { return &w.Work }, opt.NonNegative),
-	opt.Var("wait", "how long a candidate runs for leadership before it gives up (a failed acquire) and runs again", "60s",
+	opt.Var("wait", "how long a candidate runs for leadership before it gives up (a failed acquire) and runs again", "1m0s",
 		func(w *LeaderElection) *time.Duration { return &w.Wait }, opt.NonNegative),
 	opt.Var("term", "how long a leader works before it is told to stop and releases (0s: never; only a lost lease ends its term)",
 		"0s", func(w *LeaderElection) *time.Duration { return &w.Term }, opt.NonNegative),
