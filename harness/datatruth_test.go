@@ -22,7 +22,8 @@ import (
 // dataTruthSystems are the deployments the data's ground-truth sweep covers:
 // every registered system as deployed by default, writing to the storage
 // node unfenced (where its lock alone protects the data), the fenced
-// deployments of the grants' sweep, etcd's guarded write to a resource
+// deployments of the grants' sweep and its rows of a workload of their own
+// (kubernetes' leader election), etcd's guarded write to a resource
 // kept in etcd and the database's own data rows (databaseDataRows), each
 // checked against the record its system keeps (Deployment.Writes).
 func dataTruthSystems() []struct {
@@ -40,11 +41,17 @@ func dataTruthSystems() []struct {
 		}{s.Name, scenario.Test{System: s.Name}})
 	}
 	for _, s := range truthSystems {
-		if s.test.Storage == storage.Fenced {
+		switch {
+		case s.test.Storage == storage.Fenced:
 			out = append(out, struct {
 				name string
 				test scenario.Test
 			}{s.name + "-fenced", s.test})
+		case s.test.Workload != "":
+			out = append(out, struct {
+				name string
+				test scenario.Test
+			}{s.name, s.test})
 		}
 	}
 	// The resource kept in etcd, written by the guarded Txn, with etcd's own

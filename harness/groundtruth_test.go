@@ -70,7 +70,7 @@ var truthSystems = func() []truthRow {
 		for _, r := range rows {
 			out = append(out, truthRow{name: r.Label, seeds: r.Seeds, strict: r.Strict,
 				beyondPromise: r.LeasesBeyondPromise, pastPromiseAfterAPause: r.LeasesPastPromiseAfterAPause,
-				test: scenario.Test{System: s.Name, SystemOptions: r.Options, Storage: r.Storage, FenceReads: r.FenceReads}})
+				test: scenario.Test{System: s.Name, SystemOptions: r.Options, Workload: r.Workload, Storage: r.Storage, FenceReads: r.FenceReads}})
 		}
 	}
 	return out

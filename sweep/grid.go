@@ -250,15 +250,17 @@ func NewRow(c Config) Row {
 // fenced and fenced+reads when its grants carry fencing tokens. A design is a
 // system and the options a variant sets to other than their defaults; the
 // variant's workload, clients and schedule stage its scenario and are not
-// part of the design (every row runs the default workload and clients).
+// part of the design (every row runs the default clients and its system's
+// row workload, system.RowWorkload: the default workload for most).
 func CatalogRows() ([]Row, error) {
 	var designs []Config
 	for _, s := range system.All() {
-		designs = append(designs, Config{System: s.Name})
+		designs = append(designs, Config{System: s.Name, Workload: s.Workload})
 	}
 	for _, sc := range scenario.Catalog() {
 		for _, v := range sc.Variants {
-			designs = append(designs, Config{System: v.Test.System, SystemOptions: v.Test.SystemOptions})
+			designs = append(designs, Config{System: v.Test.System, SystemOptions: v.Test.SystemOptions,
+				Workload: system.RowWorkload(v.Test.System)})
 		}
 	}
 	var rows []Row

@@ -202,10 +202,12 @@ func guardOf(c Config) string {
 
 // NewSearchedRow is the row of a design in one storage mode: its options
 // left at their defaults dropped, its id a short hash of the configuration,
-// its flags those of `locklab run`. The row runs the default workload; the
-// matrix sets the clients, the faults, the seed and the time.
+// its flags those of `locklab run`. The row runs its system's row workload
+// (system.RowWorkload: the default workload for most); the matrix sets the
+// clients, the faults, the seed and the time.
 func NewSearchedRow(design string, c Config, guard string) SearchedRow {
-	c = Config{System: c.System, SystemOptions: scenario.NonDefault(c.SystemOptions, scenario.SystemOptionTable(c.System)), Storage: c.Storage, FenceReads: c.FenceReads}
+	c = Config{System: c.System, SystemOptions: scenario.NonDefault(c.SystemOptions, scenario.SystemOptionTable(c.System)),
+		Workload: system.RowWorkload(c.System), Storage: c.Storage, FenceReads: c.FenceReads}
 	if c.Storage == "" {
 		c.Storage = storage.Unfenced
 	}
@@ -213,8 +215,12 @@ func NewSearchedRow(design string, c Config, guard string) SearchedRow {
 		c.SystemOptions = nil
 	}
 	mode := system.DesignMode{Storage: c.Storage, FenceReads: c.FenceReads}
+	flags := system.Design{System: c.System, SystemOptions: c.SystemOptions}.Flags(mode)
+	if c.Workload != "" {
+		flags += " --workload " + c.Workload
+	}
 	return SearchedRow{ID: digest("configuration", c, 5), Design: design, System: c.System, Storage: mode.StorageName(), Guard: guard,
-		Config: c, Flags: system.Design{System: c.System, SystemOptions: c.SystemOptions}.Flags(mode)}
+		Config: c, Flags: flags}
 }
 
 // Fingerprint identifies the matrix's settings and rows: a resume refuses a

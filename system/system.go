@@ -110,6 +110,12 @@ type System struct {
 	// to the holder is the same grant again and one release frees the lock
 	// (the lease and mutex checks model it so: models.LockService.Uncounted).
 	Uncounted bool
+	// Workload, when set, is the workload the safety matrix's rows of this
+	// system run (what the system's users' clients do: a Kubernetes
+	// controller leads, it does not lock around each operation); "": the
+	// default workload. Runs that name their workload (the conformance
+	// suite, the ground-truth sweeps, the command line) keep it.
+	Workload string
 	// Designs are the lock designs people choose between that this system
 	// offers, named as its users name them (see Design); the safety matrix's
 	// default rows. System is filled in by Designs().
@@ -143,9 +149,10 @@ type Truth struct {
 	// Label names the row: the system's name, or a name for its options
 	// ("redis-replicated").
 	Label string
-	// Options, Storage and FenceReads are the runs' (nil, "", false: the
-	// defaults).
+	// Options, Workload, Storage and FenceReads are the runs' (nil, "", "",
+	// false: the defaults).
 	Options    map[string]string
+	Workload   string
 	Storage    storage.Mode
 	FenceReads bool
 	// Seeds caps the sweep (0: the sweep's own count): a lock that is
@@ -289,6 +296,17 @@ func Names() []string {
 		out[i] = s.Name
 	}
 	return out
+}
+
+// RowWorkload is the workload the safety matrix's rows of the system called
+// name run: its System.Workload ("" when it has none or is not registered).
+func RowWorkload(name string) string {
+	for _, s := range registry {
+		if s.Name == name {
+			return s.Workload
+		}
+	}
+	return ""
 }
 
 // Unregister removes the system called name from the registry and reports

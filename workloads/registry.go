@@ -15,6 +15,9 @@ func init() {
 	registerTable("doctors on call (Kleppmann's write skew): under the lock read every doctor's row, "+
 		"go off call only if another doctor is on call; judged by the on-call check (at least one doctor on call)",
 		OnCallTable)
+	registerTable("candidates run for leadership; a leader works (read the counter, hold, write counter+1 with the token, "+
+		"every work interval) until it stops leading (its lease not renewed) or is told to stop (term), then runs again",
+		LeaderElectionTable)
 	registerTable("nested acquires of one lock; a read-hold-write section at every level after its inner levels released", ReentrantTable)
 	registerTable("buyers under the lock: read the stock level, if enough write level-quantity with the token "+
 		"(4 items; c1 wants 3, c2 wants 2)",

@@ -556,7 +556,8 @@ func (c *Client) Release(l lockapi.Lease) error {
 
 // Leading tells whether the client leads the Lease key: it acquired it and
 // its renew loop has not returned (the belief of OnStartedLeading's
-// context).
+// context). The leader-election workload works while it is true
+// (workloads.Leader).
 func (c *Client) Leading(key string) bool {
 	h := c.held[key]
 	return h != nil && !h.lost

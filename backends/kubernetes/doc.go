@@ -66,6 +66,20 @@
 // NewLeaderElector refuses them, naming the option
 // (TestOptionsAreRefusedAsNewLeaderElectorRefusesThem).
 //
+// # The workload
+//
+// The system's matrix rows and catalog scenarios run the leader-election
+// workload (RowWorkload, workloads.LeaderElection), as controllers use
+// client-go's elector: a candidate runs for leadership (Acquire), works with
+// its token while it leads (Client.Leading: until the renew loop, and with
+// ReleaseOnCancel its release, has returned, as Run cancels
+// OnStartedLeading's context) or until it is told to stop, then runs again.
+// A leader that crashes is followed by a standby after LeaseDuration plus
+// about 1.2 RetryPeriods at the median and 3.1 at p99 with one standby:
+// the standby's jittered tries (RetryPeriod plus up to JitterFactor 1.2
+// RetryPeriod) delay both its observation of the last renewal and its
+// takeover (TestFailoverAfterALeaderCrash).
+//
 // # Fencing and the guard
 //
 // client-go hands no token. Option fencing gives the workload one:

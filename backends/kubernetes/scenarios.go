@@ -36,7 +36,8 @@ func cutFromAPIServers(node string, n int) nemesis.Fault {
 // cut off from etcd, ReleaseOnCancel after a pause, and many candidates.
 func kubernetesScenarios() []scenario.Scenario {
 	k8s := func(opts ...string) scenario.Test {
-		return scenario.Test{System: "kubernetes", Clients: 2, Seed: 1, Time: 50 * time.Second, SystemOptions: scenario.WithOpts(nil, opts...)}
+		return scenario.Test{System: "kubernetes", Workload: RowWorkload, Clients: 2, Seed: 1, Time: 50 * time.Second,
+			SystemOptions: scenario.WithOpts(nil, opts...)}
 	}
 	fenced := func(t scenario.Test, fencing Fencing) scenario.Test {
 		return scenario.Fenced(t, "fencing", string(fencing))
@@ -74,8 +75,11 @@ func kubernetesScenarios() []scenario.Scenario {
 		return t
 	}
 
-	many := func(opts ...string) scenario.Test {
-		t := k8s(append([]string{"release-on-cancel", "true"}, opts...)...)
+	// Each leader is told to stop after 2 s (term) and runs again 500 ms
+	// later; a candidate gives up running after wait (a failed acquire) and
+	// runs again.
+	many := func(wait string, opts ...string) scenario.Test {
+		t := scenario.WithWorkload(k8s(append([]string{"release-on-cancel", "true"}, opts...)...), "term", "2s", "wait", wait)
 		t.Clients, t.Time = 10, 30*time.Second
 		return t
 	}
@@ -84,7 +88,7 @@ func kubernetesScenarios() []scenario.Scenario {
 		{
 			Name: "baseline-kubernetes",
 			Doc:  "client-go leader election over a Lease, one API server and 3 etcd members, client-go's defaults, 5 controllers, no faults: every check valid",
-			Variants: []scenario.Variant{{Name: "fixed", Doc: "no faults", Test: scenario.Test{System: "kubernetes", Seed: 1},
+			Variants: []scenario.Variant{{Name: "fixed", Doc: "no faults", Test: scenario.Test{System: "kubernetes", Workload: RowWorkload, Seed: 1},
 				Expect: scenario.Expect(models.Valid, models.Valid).And("lease", models.Valid)}},
 		},
 		{
@@ -136,9 +140,10 @@ func kubernetesScenarios() []scenario.Scenario {
 					"after RenewDeadline and nobody can take over until the cut heals: safe, unavailable",
 					Test: etcdCut, Expect: scenario.Expect(models.Valid, models.Valid)},
 				{Name: "leaders-apiserver-cut", Doc: "3 API servers; at 10 s the one leader c1 talks to (apiserver3) is cut off from etcd " +
-					"for good: it answers c1's renewals with errors, and c1's connection stays on it (it answers); c1 stops leading " +
-					"RenewDeadline after its last renewal, before c2, through another API server, takes over LeaseDuration after " +
-					"the Lease last changed: safe, unavailable meanwhile",
+					"for good: it answers c1's renewals with errors until one times out; c1 stops leading RenewDeadline after its " +
+					"last successful renewal, and only then does anyone lead again, through another API server: c1 itself, running " +
+					"again on the connection that moved to apiserver1 after the timeout, takes back the Lease that still names it " +
+					"(a candidate that is not the holder would wait LeaseDuration after the Lease last changed): safe, unavailable meanwhile",
 					Test: leadersServerCut, Expect: scenario.Expect(models.Valid, models.Valid), Assert: viaAPIServer3},
 			},
 		},
@@ -171,45 +176,48 @@ func kubernetesScenarios() []scenario.Scenario {
 		},
 		{
 			Name: "kubernetes-many-candidates",
-			Doc: "10 controllers elect at once and hand the Lease round (ReleaseOnCancel), no faults. An earlier unsafe variant " +
+			Doc: "10 controllers elect at once and hand the Lease round (each leader is told to stop after 2 s and releases: " +
+				"ReleaseOnCancel), no faults. An earlier unsafe variant " +
 				"(lease-duration 900ms: leaseDurationSeconds 0, every candidate taking the Lease over) is retired: it was an " +
 				"artifact of a model that stored leaseDurationSeconds 0, which kube-apiserver's validation refuses",
 			Variants: []scenario.Variant{
 				{Name: "sub-second", Doc: "lease-duration 900ms: client-go writes leaseDurationSeconds in whole seconds, 0, and the API " +
 					"server refuses every create and update (422 Invalid: must be greater than 0): nobody ever leads; safe, unavailable",
-					Test:   many("lease-duration", "900ms", "renew-deadline", "600ms", "retry-period", "100ms"),
+					Test:   many("5s", "lease-duration", "900ms", "renew-deadline", "600ms", "retry-period", "100ms"),
 					Expect: scenario.Expect(models.Unknown, models.Unknown), Assert: nobodyLeads},
 				{Name: "fixed", Doc: "lease-duration 2s: candidates take over only an unchanged Lease, and their concurrent updates conflict " +
 					"on resourceVersion: one wins, the others get 409 Conflict",
-					Test:   many("lease-duration", "2s", "renew-deadline", "1s", "retry-period", "100ms"),
+					Test:   many("30s", "lease-duration", "2s", "renew-deadline", "1s", "retry-period", "100ms"),
 					Expect: scenario.Expect(models.Valid, models.Valid)},
 			},
 		},
 	}
 }
 
-// viaAPIServer3 asserts that c1 first became leader through apiserver3 and
-// that c2 became leader later.
+// viaAPIServer3 asserts that c1 first became leader through apiserver3,
+// that its term ended with the renewals lost (a failed release), and that
+// the next leadership came later through another API server.
 func viaAPIServer3(r scenario.Result) error {
-	c1, c2 := false, false
+	first, lost := false, false
 	for _, e := range r.Events {
-		if e.F != history.FAcquire || e.Type != history.OK {
-			continue
-		}
 		switch {
-		case e.Node == "c1" && !c1:
-			if !strings.Contains(e.Detail, "via apiserver3") {
-				return fmt.Errorf("c1 first led through another API server than apiserver3: %s", e.Detail)
+		case e.F == history.FRelease && e.Type == history.Fail && e.Node == "c1" && first:
+			lost = true
+		case e.F != history.FAcquire || e.Type != history.OK:
+		case !first:
+			if e.Node != "c1" || !strings.Contains(e.Detail, "via apiserver3") {
+				return fmt.Errorf("%s first led (want c1, through apiserver3): %s", e.Node, e.Detail)
 			}
-			c1 = true
-		case e.Node == "c2":
-			c2 = true
+			first = true
+		case !lost:
+			return fmt.Errorf("%s led at %s before c1 stopped leading", e.Node, history.FormatTime(e.Time))
+		case strings.Contains(e.Detail, "via apiserver3"):
+			return fmt.Errorf("%s led again through apiserver3, cut off from etcd: %s", e.Node, e.Detail)
+		default:
+			return nil
 		}
 	}
-	if !c1 || !c2 {
-		return fmt.Errorf("want c1 then c2 to lead (c1 led: %t, c2 led: %t)", c1, c2)
-	}
-	return nil
+	return fmt.Errorf("want c1 to lead, stop leading and someone to lead again (c1 led: %t, stopped: %t)", first, lost)
 }
 
 // nobodyLeads asserts that no acquisition succeeded and that the API

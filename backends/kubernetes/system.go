@@ -23,19 +23,22 @@ func init() {
 		Timeouts: []system.Timeout{{Kinds: []string{"pause", "partition", "delay"}, Option: "lease-duration", What: "the Lease"}},
 		GroundTruth: []system.Truth{
 			{Label: "kubernetes", Strict: true},
+			{Label: "kubernetes-leader-election", Workload: RowWorkload, Strict: true},
 			{Label: "kubernetes-release-on-cancel", Options: map[string]string{"release-on-cancel": "true"},
 				LeasesBeyondPromise: "with ReleaseOnCancel, client-go's renew() calls release() before Run cancels the leader's context, so the leader believes it leads until its release ends, " +
 					"up to RenewDeadline past the poll that gave up, beyond the leaseDurationSeconds the API servers promised"},
 		},
 		Recorded: []system.Recorded{
 			{Label: "kubernetes", Nemesis: "random", Seeds: system.Seeds(1, 2), Time: 30 * time.Second},
+			{Label: "kubernetes-leader-election", Workload: RowWorkload, Nemesis: "random", Seeds: system.Seeds(1, 2), Time: 30 * time.Second},
 		},
 		Doc: "Kubernetes leader election: client-go's leaderelection over a coordination.k8s.io/v1 Lease, stored by " +
 			"API servers (apiserver1..N, each its own etcd connection) in etcd with a compare-and-swap on resourceVersion; " +
 			"observedTime on the candidate's own clock, renew deadline, ReleaseOnCancel; no fencing unless asked",
-		Options: Table,
-		Deploy:  system.DeployService(Table, NewCluster, (*Cluster).NewClient, deployKubernetes),
-		Claims:  claims,
+		Options:  Table,
+		Workload: RowWorkload,
+		Deploy:   system.DeployService(Table, NewCluster, (*Cluster).NewClient, deployKubernetes),
+		Claims:   claims,
 		// One design (the matrix holds 25): client-go's election with the
 		// leaseTransitions token on offer; unfenced storage ignores the
 		// token, which is client-go as everyone runs it.
@@ -49,6 +52,12 @@ func init() {
 		},
 	})
 }
+
+// RowWorkload is the workload of the system's matrix rows and catalog
+// scenarios: a controller runs for leadership, works while it leads and
+// runs again when it stops leading (workloads.LeaderElection), as client-go's
+// LeaderElector is used.
+const RowWorkload = "leader-election"
 
 // claims are the configurations the conformance suite proves. The suite's
 // workload has five clients contend with a 5 s wait: client-go's 2 s retry
