@@ -287,24 +287,11 @@ func (p *Prepared) Run(ctx context.Context) (scenario.Result, error) {
 		// heal, or until the connection resets.
 		net.HoldCuts(store.Name, p.scaled(sim.DefaultConnTimeout))
 	}
-	dir := p.cfg.Dir
-	if dir != "" {
-		// Servers run in directories of their own: their paths must not
-		// depend on the harness's working directory.
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return scenario.Result{}, fmt.Errorf("live servers' directory: %w", err)
-		}
-		dir = abs
+	dir, cleanup, err := p.serversDir()
+	if err != nil {
+		return scenario.Result{}, err
 	}
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "locklab-live-")
-		if err != nil {
-			return scenario.Result{}, fmt.Errorf("live servers' directory: %w", err)
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	}
+	defer cleanup()
 	form, _ := liveform.Find(t.System)
 	sys, err := form.Deploy(liveform.Deployment{Ctx: ctx, Net: net, Test: t, Setup: p.cfg.Setup, Dir: dir})
 	if err != nil {
@@ -336,24 +323,7 @@ func (p *Prepared) Run(ctx context.Context) (scenario.Result, error) {
 	fs := r.installFaults(p.Schedule)
 	var wg sync.WaitGroup
 	for _, name := range r.clients {
-		e := &env{r: r, name: name, rnd: sim.NewRand(t.Seed, "client/"+name)}
-		forks := 0
-		var forkMu sync.Mutex
-		fork := func() lockapi.Env {
-			forkMu.Lock()
-			defer forkMu.Unlock()
-			forks++
-			return &env{r: r, name: name, rnd: sim.NewRand(t.Seed, fmt.Sprintf("client/%s/watchdog%d", name, forks))}
-		}
-		lock := sys.NewLock(liveform.Client{Env: e, Fork: fork,
-			NewRecorder: func() *history.Recorder { return r.log.NewRecorder(name, clock{r}) },
-			Stopped:     r.stopped})
-		var stor lockapi.Storage = &store.Client{Net: net, Node: name, Server: st, Timeout: p.scaled(storageTimeout(t.Storage))}
-		if sys.Storage != nil {
-			stor = sys.Storage(lock)
-		}
-		c := workloads.Client{Env: e, Lock: gatedLock{lock, e}, Store: gatedStorage{stor, e},
-			Rec: r.log.NewRecorder(name, clock{r})}
+		c := r.client(name, t.Seed, &store.Client{Net: net, Node: name, Server: st, Timeout: p.scaled(storageTimeout(t.Storage))})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -366,25 +336,13 @@ func (p *Prepared) Run(ctx context.Context) (scenario.Result, error) {
 			wl.Run(c)
 		}()
 	}
-	timer := time.NewTimer(t.Time)
-	var stopErr error
-	select {
-	case <-timer.C:
-	case <-ctx.Done():
-		stopErr = fmt.Errorf("%w after %v of %v", ErrInterrupted, r.now().Round(time.Millisecond), t.Time)
-	case <-r.failed:
-	}
-	timer.Stop()
+	stopErr := r.waitEnd(ctx, t.Time)
 	end := min(r.now(), t.Time)
 	r.done.Store(true)
 	fs.stop()
 	net.Close()
-	drained := make(chan struct{})
-	go func() { wg.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(p.cfg.Drain):
-		return scenario.Result{}, fmt.Errorf("%w: client goroutines still running %v after the run stopped", harness.ErrCrash, p.cfg.Drain)
+	if err := drain(&wg, p.cfg.Drain); err != nil {
+		return scenario.Result{}, err
 	}
 	sys.Close()
 	r.errMu.Lock()
@@ -408,6 +366,74 @@ func (p *Prepared) Run(ctx context.Context) (scenario.Result, error) {
 		res.Ended = end // cut short: the faults due after it did not fire because of that
 	}
 	return res, stopErr
+}
+
+// waitEnd waits for the run's time d to pass, ctx to be done (the run is
+// interrupted: ErrInterrupted) or the run to fail.
+func (r *run) waitEnd(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		return fmt.Errorf("%w after %v of %v", ErrInterrupted, r.now().Round(time.Millisecond), d)
+	case <-r.failed:
+	}
+	return nil
+}
+
+// drain waits up to within for the client goroutines of wg to end: one
+// still running then is a crash of the harness.
+func drain(wg *sync.WaitGroup, within time.Duration) error {
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+		return nil
+	case <-time.After(within):
+		return fmt.Errorf("%w: client goroutines still running %v after the run stopped", harness.ErrCrash, within)
+	}
+}
+
+// serversDir is the directory the live servers run in: the run's (made
+// absolute: their paths must not depend on the harness's working
+// directory), or a temporary one that cleanup removes.
+func (p *Prepared) serversDir() (dir string, cleanup func(), err error) {
+	if p.cfg.Dir != "" {
+		abs, err := filepath.Abs(p.cfg.Dir)
+		if err != nil {
+			return "", nil, fmt.Errorf("live servers' directory: %w", err)
+		}
+		return abs, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "locklab-live-")
+	if err != nil {
+		return "", nil, fmt.Errorf("live servers' directory: %w", err)
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
+// client is the workload's client name: its environment (seeded from seed),
+// the system's lock (forking environments for its watchdogs), and the
+// storage (stor, or the system's own), both gated by the run's stop.
+func (r *run) client(name string, seed uint64, stor lockapi.Storage) workloads.Client {
+	e := &env{r: r, name: name, rnd: sim.NewRand(seed, "client/"+name)}
+	forks := 0
+	var forkMu sync.Mutex
+	fork := func() lockapi.Env {
+		forkMu.Lock()
+		defer forkMu.Unlock()
+		forks++
+		return &env{r: r, name: name, rnd: sim.NewRand(seed, fmt.Sprintf("client/%s/watchdog%d", name, forks))}
+	}
+	lock := r.sys.NewLock(liveform.Client{Env: e, Fork: fork,
+		NewRecorder: func() *history.Recorder { return r.log.NewRecorder(name, clock{r}) },
+		Stopped:     r.stopped})
+	if r.sys.Storage != nil {
+		stor = r.sys.Storage(lock)
+	}
+	return workloads.Client{Env: e, Lock: gatedLock{lock, e}, Store: gatedStorage{stor, e},
+		Rec: r.log.NewRecorder(name, clock{r})}
 }
 
 // upTo keeps the events recorded up to end (a completion that came after the
