@@ -212,12 +212,31 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 		log.sweep(label, sw, f.maxSeed)
 		return sw, nil
 	}
+	results, guidedResults, err := exploreAll(hunts, f, search)
+	if err != nil {
+		return err
+	}
+	_ = bar.Finish()
+	switch {
+	case f.compare:
+		return printComparison(out, results, guidedResults)
+	case f.guided:
+		return printExplorations(out, guidedResults, f)
+	}
+	return printExplorations(out, results, f)
+}
+
+// exploreAll runs every search of the hunts — each start a swarm sweep, a
+// guided search or both (--compare) — on -j workers, and places each
+// result by hunt and start, so the tables do not depend on -j. After a
+// search fails the rest are not run, and the first error is returned.
+func exploreAll(hunts []harness.Hunt, f exploreFlags, search func(h harness.Hunt, i int, guided bool) (harness.Sweep, error)) (results, guidedResults []harness.Exploration, err error) {
 	type task struct {
 		hunt, start int
 		guided      bool
 	}
 	var tasks []task
-	results, guidedResults := make([]harness.Exploration, len(hunts)), make([]harness.Exploration, len(hunts))
+	results, guidedResults = make([]harness.Exploration, len(hunts)), make([]harness.Exploration, len(hunts))
 	for hi, h := range hunts {
 		results[hi], guidedResults[hi] = harness.Exploration{Hunt: h}, harness.Exploration{Hunt: h}
 		for i := range f.starts {
@@ -263,17 +282,10 @@ func runExplore(out, errOut io.Writer, f exploreFlags) error {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
-	_ = bar.Finish()
-	switch {
-	case f.compare:
-		return printComparison(out, results, guidedResults)
-	case f.guided:
-		return printExplorations(out, guidedResults, f)
-	}
-	return printExplorations(out, results, f)
+	return results, guidedResults, nil
 }
 
 func printExplorations(out io.Writer, results []harness.Exploration, f exploreFlags) error {
