@@ -24,8 +24,11 @@ const maxLeakAcquires = 3
 func (c LockService) leakStory(ops []op, key string, renew *lockStep) (lines []string, short string, evs []history.Event, ok bool) {
 	uncertain := uncertainAcquires(ops, renew)
 	at := renew.o.Invoke.Time
-	g, held, peak := c.heldAt(key, renew.owner, at)
-	if held < 1 && len(uncertain) == 0 {
+	g, inForce, held, peak := c.heldAt(key, renew.owner, at)
+	switch {
+	case c.Grants != nil && !inForce:
+		return nil, "", nil, false // the record agrees: nobody held it
+	case held < 1 && len(uncertain) == 0:
 		return nil, "", nil, false
 	}
 	who := renew.who()
@@ -46,7 +49,14 @@ func (c LockService) leakStory(ops []op, key string, renew *lockStep) (lines []s
 	}
 	if held < 1 {
 		short = fmt.Sprintf("%s's lease was renewed after it had released every hold the history shows: its acquire of unknown outcome%s "+
-			"may have left holds on the reentrant lock that no release undid (the servers' record, which counts them, was not kept)", who, first)
+			"may have taken effect after all (on a reentrant lock each attempt applied is one more hold), leaving the lock its own", who, first)
+		if inForce {
+			lines = append(lines, fmt.Sprintf("The servers' record: %s's grant of %q by %s at %s was still in force at the renewal (%s).",
+				who, key, cmpOr(g.Server, "the server"), history.FormatTime(g.At), history.FormatTime(at)))
+			short += ": the servers' record shows its grant still in force"
+		} else {
+			short += " (the servers' record was not kept)"
+		}
 		return lines, short, evs, true
 	}
 	burst, from := holdBurst(g.Holds, at)
@@ -152,12 +162,12 @@ func outcomeAt(o op) string {
 }
 
 // heldAt finds, in the servers' record, owner's grant of key in force at
-// true time at that counts holds: the holds it counted at that moment, and
-// the most it had counted by then (with when). held is 0 when the record
-// has no such grant.
-func (c LockService) heldAt(key, owner string, at int64) (g ServerGrant, held int, peak HoldCount) {
+// true time at (inForce; the latest if several): the holds it counted at
+// that moment (0 for a lock that counts none), and the most it had counted
+// by then (with when).
+func (c LockService) heldAt(key, owner string, at int64) (g ServerGrant, inForce bool, held int, peak HoldCount) {
 	for _, sg := range c.Grants {
-		if sg.Key != key || sg.Owner != owner || sg.At > at || (sg.Ended != 0 && sg.Ended < at) || len(sg.Holds) == 0 {
+		if sg.Key != key || sg.Owner != owner || sg.At > at || (sg.Ended != 0 && sg.Ended < at) {
 			continue
 		}
 		n, top := 0, HoldCount{}
@@ -170,9 +180,10 @@ func (c LockService) heldAt(key, owner string, at int64) (g ServerGrant, held in
 				top = h
 			}
 		}
-		if n > 0 {
-			g, held, peak = sg, n, top
+		if len(sg.Holds) > 0 && n == 0 {
+			continue // its holds had all been released
 		}
+		g, inForce, held, peak = sg, true, n, top
 	}
-	return g, held, peak
+	return g, inForce, held, peak
 }

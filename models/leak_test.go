@@ -40,6 +40,8 @@ func TestLeakedReentrantLockIsExplained(t *testing.T) {
 	// One attempt applied, released at once: nothing left at the renewal.
 	released := []ServerGrant{{Key: "k", Owner: "o1", Client: "c1", Server: "redis", At: 8900 * ms, Lease: true,
 		Ended: 9150 * ms, Holds: []HoldCount{{8900 * ms, 1}}}}
+	// A lock that counts no holds: the grant lasts past the renewal.
+	inForce := []ServerGrant{{Key: "k", Owner: "o1", Client: "c1", Server: "redis", At: 8900 * ms, Lease: true}}
 	tests := []struct {
 		name    string
 		history string
@@ -58,7 +60,13 @@ func TestLeakedReentrantLockIsExplained(t *testing.T) {
 				"the servers' record still counted 2 holds for c1 after its releases"}, nil},
 		{"no record: the acquire of unknown outcome is the suspect", retried, nil,
 			[]string{"c1's lease was renewed after it had released every hold the history shows: its acquire of unknown outcome (invoked 0.000s) " +
-				"may have left holds"}, nil},
+				"may have taken effect after all", "(the servers' record was not kept)"}, nil},
+		{"a record without hold counts: the grant still in force", retried, inForce,
+			[]string{"may have taken effect after all (on a reentrant lock each attempt applied is one more hold), leaving the lock its own: " +
+				"the servers' record shows its grant still in force"},
+			[]string{"The servers' record: c1's grant of \"k\" by redis at 8.900s was still in force at the renewal (12.000s)."}},
+		{"the record shows the lock released, an acquire of unknown outcome: the service renewed a free lock", retried, released,
+			[]string{"c1's lease was renewed while nobody held the lock"}, nil},
 		{"no record, no acquire of unknown outcome: the service renewed a free lock", plain, nil,
 			[]string{"c1's lease was renewed while nobody held the lock"}, nil},
 		{"the record shows the lock released: the service renewed a free lock", plain, released,
