@@ -178,7 +178,7 @@ func shrinkInto(out io.Writer, t scenario.Test, dir, from string, opts shrink.Op
 	run.Extra["shrink"] = map[string]any{"from": from, "target": o.Target, "faults_before": o.FaultsBefore,
 		"faults_after": o.FaultsAfter, "runs": o.Runs, "wall": o.Wall.Round(time.Millisecond).String(),
 		"clients_before": o.Original.Clients, "time_before": o.Original.Time.String()}
-	story := scenario.Story(o.Result)
+	story := scenario.StoryOf(o.Result, o.Target.Kind)
 	run.Attachments = append(run.Attachments, reports.Attachment{Name: "story.txt", Label: "story",
 		Write: func(w io.Writer) error { _, err := io.WriteString(w, strings.Join(story, "\n")+"\n"); return err }})
 	var b strings.Builder

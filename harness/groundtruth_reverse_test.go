@@ -291,10 +291,7 @@ func TestRecordedBreachesAreJudged(t *testing.T) {
 		}
 		t.Run(sys.name, func(t *testing.T) {
 			t.Parallel()
-			n := seedsOfTruth()
-			if sys.seeds > 0 {
-				n = min(n, sys.seeds)
-			}
+			n := seedsOfRow(sys.seeds)
 			tally := breachTally{byRule: make([]int, len(breachRules))}
 			for seed := uint64(1); seed <= uint64(n); seed++ {
 				tc := sys.test

@@ -24,6 +24,9 @@ import (
 var truthSeeds = flag.Int("truth-seeds", 30,
 	"random-fault seeds per system that the ground-truth sweeps run (go test ./harness -run Servers -truth-seeds 300 for the long version; -short: 6 unless set)")
 
+var truthUncapped = flag.Bool("truth-uncapped", false,
+	"ground-truth sweeps: run -truth-seeds seeds on every row, past the cap a row declares (system.Truth.Seeds: the control's 5)")
+
 // shortTruthSeeds is the ground-truth sweeps' number of seeds under -short
 // when -truth-seeds is not given: each seed is a property of its own (an
 // INVALID backed by the record), so fewer seeds test the same thing on a
@@ -39,6 +42,16 @@ func seedsOfTruth() int {
 		return shortTruthSeeds
 	}
 	return *truthSeeds
+}
+
+// seedsOfRow is the number of seeds of a row of the sweeps: seedsOfTruth,
+// capped by the row's own cap (0: none) unless -truth-uncapped.
+func seedsOfRow(cap int) int {
+	n := seedsOfTruth()
+	if cap > 0 && !*truthUncapped {
+		n = min(n, cap)
+	}
+	return n
 }
 
 // truthRow is one deployment the ground-truth sweeps cover: a
@@ -84,15 +97,12 @@ var truthSystems = func() []truthRow {
 // (issue 28) it holds the other way round too: a broken promise of the record
 // that the history can show (clientsSaw) must be judged INVALID, and an
 // INVALID must be backed by such a one; a broken promise no client relied on
-// is counted apart. -truth-seeds sets the number of seeds per system.
+// is counted apart. -truth-seeds sets the number of seeds per system (-truth-uncapped: past a row's own cap).
 func TestLockVerdictsAgreeWithTheServers(t *testing.T) {
 	for _, sys := range truthSystems {
 		t.Run(sys.name, func(t *testing.T) {
 			t.Parallel()
-			n := seedsOfTruth()
-			if sys.seeds > 0 {
-				n = min(n, sys.seeds)
-			}
+			n := seedsOfRow(sys.seeds)
 			var invalid, breached, shown []uint64
 			for seed := uint64(1); seed <= uint64(n); seed++ {
 				tc := sys.test

@@ -274,7 +274,19 @@ func judgedGrants(l *lockapi.GrantLog) []models.ServerGrant {
 	for _, g := range gs {
 		out = append(out, models.ServerGrant{Key: g.Key, Owner: g.Owner, Client: g.Client, Server: g.Server,
 			At: int64(g.At), Lease: g.Until > 0, Standing: g.Until == 0 && g.Released == 0 && g.RemovedBy == "",
-			Ended: int64(grantEnded(g))})
+			Ended: int64(grantEnded(g)), Holds: holdCounts(g.Holds)})
+	}
+	return out
+}
+
+// holdCounts are a grant's hold counts as the checks read them.
+func holdCounts(hs []lockapi.HoldCount) []models.HoldCount {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make([]models.HoldCount, len(hs))
+	for i, h := range hs {
+		out[i] = models.HoldCount{At: int64(h.At), Holds: h.Holds}
 	}
 	return out
 }

@@ -39,6 +39,18 @@ type Grant struct {
 	// then when, RemovedBy the server) while its owner held it: a lock
 	// without a lease taken from its holder (Revoked).
 	Revoked bool
+	// Holds are the hold counts a reentrant lock's server kept for the
+	// owner while the grant lasted, each from its moment on, in order (nil:
+	// the lock counts no holds). A retried acquire that the server applied
+	// more than once shows here as more holds than the client took.
+	Holds []HoldCount
+}
+
+// HoldCount is how many holds a reentrant lock's server counted for an
+// owner from true time At on.
+type HoldCount struct {
+	At    time.Duration
+	Holds int
 }
 
 type promise struct{ made, until time.Duration }
@@ -51,6 +63,7 @@ type grant struct {
 	at, until, released, removed, promised time.Duration // promised: the grant's own lease end
 	scope, server, key, client, removedBy  uint32        // removedBy is 0 (names "") when none
 	renewals                               int32         // 1 + index in GrantLog.renewals; 0: none
+	holds                                  int32         // 1 + index in GrantLog.holds; 0: none
 	revoked                                bool
 }
 
@@ -76,6 +89,7 @@ type GrantLog struct {
 	n        int
 	names    names
 	renewals [][]promise         // the renewals' promises of the grants that had any
+	holds    [][]HoldCount       // the hold counts of the grants of reentrant locks
 	open     map[ownedKey]*grant // each owner's latest grant of a key in a scope, until released
 }
 
@@ -246,6 +260,24 @@ func (l *GrantLog) Renewed(scope, key, owner string, at, until time.Duration) {
 	}
 }
 
+// Counted records that a reentrant lock's server counted holds holds of
+// owner's open grant of key in scope from true time at on: after the grant,
+// a reentrant acquire, or a release that left the lock held.
+func (l *GrantLog) Counted(scope, key, owner string, at time.Duration, holds int) {
+	if !l.Recording() {
+		return
+	}
+	g, _ := l.openGrant(scope, key, owner)
+	if g == nil {
+		return
+	}
+	if g.holds == 0 {
+		l.holds = append(l.holds, nil)
+		g.holds = int32(len(l.holds))
+	}
+	l.holds[g.holds-1] = append(l.holds[g.holds-1], HoldCount{At: at, Holds: holds})
+}
+
 // promises are the lease ends g promised, with when: the grant's own and
 // each renewal's, in order.
 func (l *GrantLog) promises(g *grant) []promise {
@@ -359,7 +391,15 @@ func (l *GrantLog) export(g *grant) Grant {
 	ns := &l.names
 	return Grant{Scope: ns.name(g.scope), Server: ns.name(g.server), Key: ns.name(g.key), Owner: g.owner,
 		Client: ns.name(g.client), At: g.at, Until: g.until, Released: g.released,
-		RemovedBy: ns.name(g.removedBy), Removed: g.removed, Revoked: g.revoked}
+		RemovedBy: ns.name(g.removedBy), Removed: g.removed, Revoked: g.revoked, Holds: l.holdsOf(g)}
+}
+
+// holdsOf is a copy of g's hold counts (nil if none).
+func (l *GrantLog) holdsOf(g *grant) []HoldCount {
+	if g.holds == 0 {
+		return nil
+	}
+	return slices.Clone(l.holds[g.holds-1])
 }
 
 // Grants returns a copy of the record, in the order the grants were made.

@@ -191,3 +191,23 @@ func TestNilGrantLogRecordsNothing(t *testing.T) {
 	assert.Nil(t, l.Breaches())
 	assert.Zero(t, l.Promised("k", "a", s))
 }
+
+// TestGrantLogCountsHolds: a reentrant lock's hold counts go with the
+// owner's open grant, in order, and end with it; a count for an owner
+// without an open grant is dropped.
+func TestGrantLogCountsHolds(t *testing.T) {
+	l := NewGrantLog(1)
+	l.Counted("s", "k", "o1", 1, 1) // no grant yet
+	l.Granted("s", "redis", "k", "o1", "c1", 2, 12)
+	l.Counted("s", "k", "o1", 2, 1)
+	l.Renewed("s", "k", "o1", 2, 13)
+	l.Counted("s", "k", "o1", 2, 2)
+	l.Counted("s", "k", "o1", 5, 1)
+	l.Released("s", "k", "o1", 6)
+	l.Counted("s", "k", "o1", 7, 1) // released: no open grant
+	l.Granted("s", "redis", "k", "o2", "c2", 8, 18)
+	gs := l.Grants()
+	require.Len(t, gs, 2)
+	assert.Equal(t, []HoldCount{{2, 1}, {2, 2}, {5, 1}}, gs[0].Holds)
+	assert.Nil(t, gs[1].Holds)
+}

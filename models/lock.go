@@ -81,6 +81,11 @@ type LockService struct {
 	Uncounted bool
 	// Budget bounds the search. Default: DefaultSteps per key.
 	Budget Budget
+	// Grants is the servers' record of the run's grants (nil: a history
+	// checked on its own). It never changes a verdict: an explanation reads
+	// it to tell what the servers did that the history cannot show (a
+	// reentrant lock's hold count).
+	Grants []ServerGrant
 }
 
 // Name is "lease" or "mutex".
@@ -789,7 +794,7 @@ func (c LockService) checkIn(h *history.Paired, sc *lockScratch) Verdict {
 		stats["search-steps"] += float64(out.steps)
 		switch out.result {
 		case Invalid:
-			return c.invalid(h.Recorded(), k, spec, out, stats, lops)
+			return c.invalid(h.Recorded(), k, spec, out, stats, lops, byKey[k])
 		case Unknown:
 			unknown.add(fmt.Sprintf("%q", k), out, c.Budget)
 		}
@@ -808,7 +813,7 @@ func (c LockService) checkIn(h *history.Paired, sc *lockScratch) Verdict {
 		history.Plural(int(stats["grants"]), "grant", ""), history.Plural(int(stats["keys"]), "key", ""), what)}
 }
 
-func (c LockService) invalid(events []history.Event, key string, spec searchSpec, out keyOutcome, stats map[string]float64, lops []linOp) Verdict {
+func (c LockService) invalid(events []history.Event, key string, spec searchSpec, out keyOutcome, stats map[string]float64, lops []linOp, ops []op) Verdict {
 	var an *analysis // only when the explanation needs it
 	var cx *Counterexample
 	var short string
@@ -831,7 +836,7 @@ func (c LockService) invalid(events []history.Event, key string, spec searchSpec
 	} else {
 		a := analyze(spec, out.start, out.batch, c.Budget)
 		an = &a
-		cx, short = c.explain(key, a, holderNames(lops))
+		cx, short = c.explain(key, a, holderNames(lops), ops)
 	}
 	return Verdict{Result: Invalid, Stats: stats, Counterexample: withFaults(cx, events),
 		Reason:        fmt.Sprintf("%s the %s model on %q: %s", prefix, c.Name(), key, short),
@@ -850,8 +855,8 @@ func foreignRelease(ops []porcupine.Operation, holder int32) *lockStep {
 }
 
 // explain describes the operation the model could not place, and the grant
-// that made the lock busy.
-func (c LockService) explain(key string, an analysis, nameOf func(holder int32) string) (*Counterexample, string) {
+// that made the lock busy; ops are the key's operations.
+func (c LockService) explain(key string, an analysis, nameOf func(holder int32) string, ops []op) (*Counterexample, string) {
 	if an.stuck == nil {
 		return &Counterexample{Explanation: []string{fmt.Sprintf("No order of the grants and releases of %q fits the %s model.", key, c.Name())}},
 			"no order of the grants and releases fits the model"
@@ -892,6 +897,15 @@ func (c LockService) explain(key string, an analysis, nameOf func(holder int32) 
 		lines = append(lines, "Then: "+stuck.String()+", although it did not hold the lock: it released someone else's lock.")
 		short = fmt.Sprintf("%s released the lock while %s held it", stuck.who(), holderName)
 	case lockRenew:
+		if holder == 0 {
+			// By the history the lock was free: a reentrant lock that
+			// counted holds its owner never took (leaked) renews it.
+			if more, s, extra, ok := c.leakStory(ops, key, stuck); ok {
+				lines, short = append(lines, more...), s
+				evs = append(evs, extra...)
+				break
+			}
+		}
 		lines = append(lines, "Then: "+stuck.String()+", although it did not hold the lock.")
 		short = fmt.Sprintf("%s's lease was renewed while %s held the lock", stuck.who(), holderName)
 	}

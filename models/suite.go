@@ -62,7 +62,8 @@ type Config struct {
 	// Default false.
 	InOrder bool
 	// Grants is the servers' record of the run's grants, for the liveness
-	// check (Availability.Grants); nil for a history checked on its own.
+	// check (Availability.Grants) and the lock checks' explanations
+	// (LockService.Grants); nil for a history checked on its own.
 	Grants []ServerGrant
 }
 
@@ -200,8 +201,8 @@ func (c Config) Suite() []Check {
 	return []Check{
 		sections,
 		MutualExclusion{},
-		LockService{Leases: true, InOrder: c.InOrder, Uncounted: c.Uncounted, Budget: c.Budget},
-		LockService{InOrder: c.InOrder, Uncounted: c.Uncounted, Budget: c.Budget},
+		LockService{Leases: true, InOrder: c.InOrder, Uncounted: c.Uncounted, Budget: c.Budget, Grants: c.Grants},
+		LockService{InOrder: c.InOrder, Uncounted: c.Uncounted, Budget: c.Budget, Grants: c.Grants},
 		FencingTokens{Budget: c.Budget, StorageFenced: c.StorageFenced, ReadsFenced: c.ReadsFenced},
 		oncall,
 		Availability{StallMax: c.StallMax, RecoveryMax: c.RecoveryMax, MinSuccess: c.MinSuccess, MinAttempts: c.MinAttempts,

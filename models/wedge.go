@@ -29,6 +29,16 @@ type ServerGrant struct {
 	// time, ns): its lease ran out, it was released, removed or revoked; 0
 	// if it never did.
 	Ended int64
+	// Holds are the hold counts a reentrant lock's server kept for the
+	// owner while the grant lasted, in order (nil: the lock counts none).
+	Holds []HoldCount
+}
+
+// HoldCount is how many holds a reentrant lock's server counted for a
+// grant's owner from true time At (ns) on.
+type HoldCount struct {
+	At    int64
+	Holds int
 }
 
 // wedge is a grant without a lease that never ended while the clients that

@@ -231,8 +231,22 @@ func sessionCauses(o models.Overlap, windows []window) []string {
 }
 
 // releasedByAnother reports whether a client other than the two holders
-// released the key successfully between A's grant and B's.
+// released the key successfully between A's grant and B's, a lock it no
+// longer held (nonOwnerRelease).
 func releasedByAnother(o models.Overlap, events []history.Event) bool {
+	_, ok := nonOwnerRelease(o, events)
+	return ok
+}
+
+// nonOwnerRelease is the first successful release of the key, between A's
+// grant and B's, by a client other than the two holders, of a lock it no
+// longer held: its own grant (the latest that returned to it before the
+// release) came before A's, so the lock had passed on to A when its release
+// deleted it. A third client granted after A took the lock over from A and
+// released its own (a lease of A's that ran out early is another kind's
+// story); a release whose grant the history does not show counts. It
+// returns the release's completion and its invocation.
+func nonOwnerRelease(o models.Overlap, events []history.Event) (rel [2]*history.Event, ok bool) {
 	for i := range events {
 		e := &events[i]
 		if e.Time > o.B.Start {
@@ -240,10 +254,36 @@ func releasedByAnother(o models.Overlap, events []history.Event) bool {
 		}
 		if e.F == history.FRelease && e.Type == history.OK && e.Key == o.A.Key && e.Time >= o.A.Start &&
 			e.Node != o.A.Node && e.Node != o.B.Node {
-			return true
+			if granted, ok := grantedAt(events[:i], e); !ok || granted < o.A.Start {
+				return [2]*history.Event{e, invocationOf(events[:i], e)}, true
+			}
 		}
 	}
-	return false
+	return rel, false
+}
+
+// invocationOf is the invocation that e completes (nil when none is found).
+func invocationOf(before []history.Event, e *history.Event) *history.Event {
+	for i := len(before) - 1; i >= 0; i-- {
+		if b := &before[i]; b.Process == e.Process && b.Type == history.Invoke {
+			return b
+		}
+	}
+	return nil
+}
+
+// grantedAt is when the latest acquire of the releaser of rel, on its key,
+// that returned ok before it did (among before) returned; ok is false when
+// there is none.
+func grantedAt(before []history.Event, rel *history.Event) (int64, bool) {
+	for i := len(before) - 1; i >= 0; i-- {
+		e := &before[i]
+		if e.F == history.FAcquire && e.Type == history.OK && e.Key == rel.Key && e.Node == rel.Node &&
+			(rel.Owner == "" || e.Owner == rel.Owner) {
+			return e.Time, true
+		}
+	}
+	return 0, false
 }
 
 // delayedWrite reports whether a write invoked while a delay of its

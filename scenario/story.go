@@ -17,7 +17,13 @@ import (
 // did with their reads and writes; how the tokens of successive grants were
 // ordered; when nothing overlapped, what the faults did to the clients
 // they hit; and the run's notes (Result.Notes).
-func Story(r Result) []string {
+func Story(r Result) []string { return StoryOf(r, "") }
+
+// StoryOf is Story told around the first overlap that shows a violation of
+// kind (ViolationKinds; the first overlap when none does, or kind is ""), so
+// that a run shrunk to keep a kind tells that kind: a release by a client
+// that no longer held the lock is named, with the grant it deleted.
+func StoryOf(r Result, kind string) []string {
 	ev := r.Events
 	out := faultLines(ev)
 	overlaps := models.Overlaps(models.Holdings(ev))
@@ -25,7 +31,20 @@ func Story(r Result) []string {
 		out = append(out, "No two clients believed they held the same lock at once.")
 		out = append(out, aftermath(ev)...)
 	} else {
-		out = append(out, overlapLines(ev, overlaps[0], len(overlaps))...)
+		o := overlaps[0]
+		if kind != "" {
+			windows, clients := faultWindowsOf(ev, nil), clientsOf(ev)
+			for _, c := range overlaps {
+				if slices.Contains(causes(c, windows, ev, clients), kind) {
+					o = c
+					break
+				}
+			}
+		}
+		out = append(out, overlapLines(ev, o, len(overlaps))...)
+		if kind == KindNonOwnerRelease {
+			out = append(out, nonOwnerLines(ev, o)...)
+		}
 	}
 	out = append(out, tokenOrder(ev)...)
 	if sold, stock, err := ItemsSold(r); err == nil && stock > 0 && r.Test.Workload == "stock" {
@@ -81,6 +100,35 @@ func overlapLines(ev []history.Event, o models.Overlap, total int) []string {
 		}
 	}
 	return out
+}
+
+// nonOwnerLines tell the release, by a third client, of a lock that had
+// passed from it to o's earlier holder (nonOwnerRelease).
+func nonOwnerLines(ev []history.Event, o models.Overlap) []string {
+	rel, ok := nonOwnerRelease(o, ev)
+	if !ok {
+		return nil
+	}
+	done, inv := rel[0], rel[1]
+	own := "the history shows no grant of it"
+	for i := len(ev) - 1; i >= 0; i-- {
+		if e := &ev[i]; e.Time <= done.Time && e.F == history.FAcquire && e.Type == history.OK && e.Key == done.Key &&
+			e.Node == done.Node && (done.Owner == "" || e.Owner == done.Owner) {
+			own = "its own grant came at " + at(e.Time)
+			if e.Deadline != nil {
+				own += ", lease until " + at(*e.Deadline)
+			}
+			break
+		}
+	}
+	how := "a release that deletes the key without checking that the value is still its own"
+	if inv != nil && inv.Time < o.A.Start {
+		how = fmt.Sprintf("its release was invoked at %s, before %s's grant, and checked its ownership then: a release that checks "+
+			"and deletes in two steps (GET, then DEL, say) deleted the lock %s held by the time its delete arrived", at(inv.Time), o.A.Node, o.A.Node)
+	}
+	return []string{fmt.Sprintf("  The cause: %s released %q at %s although it no longer held it (%s; %s was granted it at %s): %s. "+
+		"%s was then granted the lock while %s still held it.", done.Node, done.Key, at(done.Time), own, o.A.Node, at(o.A.Start), how,
+		o.B.Node, o.A.Node)}
 }
 
 func grantLine(h models.Holding) string {

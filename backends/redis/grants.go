@@ -56,6 +56,9 @@ func (s *Server) noteGrant(n *sim.Node, m sim.Message, r Reply, before string) {
 		} else {
 			s.grants.Granted(s.scope, n.Name(), c.Key, c.Owner, client, now, now+c.TTL)
 		}
+		if e, ok := s.data.get(c.Key); ok {
+			s.grants.Counted(s.scope, c.Key, c.Owner, now, int(e.count))
+		}
 	case ExpireIfValue:
 		s.grants.Renewed(s.scope, c.Key, c.Value, now, now+c.TTL)
 	case DelIfValue:
@@ -67,6 +70,7 @@ func (s *Server) noteGrant(n *sim.Node, m sim.Message, r Reply, before string) {
 			s.grants.Released(s.scope, c.Key, c.Owner, now)
 		} else {
 			s.grants.Renewed(s.scope, c.Key, c.Owner, now, now+c.TTL)
+			s.grants.Counted(s.scope, c.Key, c.Owner, now, int(r.Int))
 		}
 	}
 }

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/shrink"
 	"github.com/locklab/locklab/userlock/userlocktest"
 )
 
@@ -56,4 +59,24 @@ func TestSetNXThenExpire(t *testing.T) {
 		orphan = orphan || g.Until == 0
 	}
 	assert.True(t, orphan, "a grant without a TTL in the servers' record")
+}
+
+// TestSlowReleaseFindingShrinks: the first finding of the slow-release hunt
+// (seed 383: 12 random faults) shrinks to at most 3 faults that still show
+// a release by a client that no longer held the lock, and its story tells
+// that release (the GET, then the DEL that deleted the next holder's lock),
+// not a clock jump or a pause that merely moved the clients there.
+func TestSlowReleaseFindingShrinks(t *testing.T) {
+	h, err := harness.FindHunt("homemade/slow-release")
+	require.NoError(t, err)
+	tc, err := h.Test(383)
+	require.NoError(t, err)
+	target := shrink.Target{Check: "critical-sections", Kind: scenario.KindNonOwnerRelease}
+	o, err := shrink.Shrink(tc, shrink.Options{Target: &target})
+	require.NoError(t, err)
+	assert.Equal(t, 12, o.FaultsBefore)
+	assert.LessOrEqual(t, o.FaultsAfter, 3, "%+v", o.Minimal.Schedule.Faults)
+	story := strings.Join(scenario.StoryOf(o.Result, target.Kind), "\n")
+	assert.Contains(t, story, `The cause: c3 released "k" at 11.203s although it no longer held it`)
+	assert.Contains(t, story, "deleted the lock c2 held by the time its delete arrived. c1 was then granted the lock while c2 still held it.")
 }
