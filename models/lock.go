@@ -646,6 +646,16 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 		stepOwner = append(stepOwner, k)
 		out = append(out, l)
 	}
+	owners = finishLater(later, steps, out, owners, stepOwner, index)
+	c.linkOwners(steps, out, owners, stepOwner)
+	return out
+}
+
+// finishLater fills in what only the whole pass knows: the until of a
+// release of unknown outcome (its owner's last operation), and the owner
+// number of a phantom grant (a new one after all others when its owner had
+// no operation of its own). It returns owners, with the new ones.
+func finishLater(later []int32, steps []lockStep, out []linOp, owners []ownerOps, stepOwner []int32, index map[string]int32) []ownerOps {
 	for _, j := range later {
 		in, l := &steps[j], &out[j]
 		if in.kind == lockMaybeRelease {
@@ -660,6 +670,13 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 		}
 		in.ownerID, stepOwner[j] = k, k
 	}
+	return owners
+}
+
+// linkOwners links each step to its owner's next request (nextOwn), and
+// settles a release of unknown outcome that the owner's next request taking
+// effect superseded (InOrder); each operation's input becomes its step.
+func (c LockService) linkOwners(steps []lockStep, out []linOp, owners []ownerOps, stepOwner []int32) {
 	for i := len(out) - 1; i >= 0; i-- {
 		in := &steps[i]
 		own := &owners[stepOwner[i]]
@@ -681,7 +698,6 @@ func (c LockService) lockOpsIn(ops []op, sc *lockScratch) []linOp {
 		}
 		out[i].input = in
 	}
-	return out
 }
 
 // relevant reports whether a lock model looks at o at all.
