@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
 )
@@ -57,7 +58,7 @@ const reasonMax = 240
 
 // NewRecord condenses a result.
 func NewRecord(id string, r scenario.Result) Record {
-	faults := r.Faults()
+	faults := judge.FaultsOf(r)
 	rec := Record{ID: id, Overall: r.Overall, Messages: r.Network.Sent, Fired: faults.TotalFired(), NoFault: faults.NoneFired}
 	var safety, other string
 	for _, v := range r.Verdicts {
