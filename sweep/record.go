@@ -42,7 +42,7 @@ type Record struct {
 	AcquireP99US int64 `json:"acquire_p99_us"`
 	// Messages is the number of messages the network carried.
 	Messages uint64 `json:"messages"`
-	// Fired counts the faults that took effect (scenario.Faults); NoFault
+	// Fired counts the faults that took effect (judge.FaultsOf); NoFault
 	// marks a run that asked for faults (a fault family's column) in which
 	// none did: it tested the design without faults. A record written
 	// before they were kept has neither, and counts as not known to be
