@@ -43,7 +43,7 @@ func TestScenariosFitIn100Columns(t *testing.T) {
 	code, stdout, _ := capture(t, "scenarios")
 	require.Equal(t, judge.ExitValid, code)
 	assertFits(t, stdout, 100)
-	assert.Regexp(t, `\nkleppmann-gc-pause +redis-unsafe, redis-fixed, redlock-unsafe, redlock-fixed,`, stdout)
+	assert.Regexp(t, `\nkleppmann-gc-pause +redis-unsafe, redis-fixed, chubby-unsafe, chubby-fixed,`, stdout)
 }
 
 func TestScenariosShowPrintsARunnableSchedule(t *testing.T) {
