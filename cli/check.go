@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
@@ -236,9 +237,9 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		}
 	}
 	read := jepsenLines(jepsen, names)
-	var checked scenario.Checked
+	var checked judge.Checked
 	if jepsenSkipped == nil || len(names) > 0 {
-		if checked, err = scenario.CheckHistory(cfg, names, events); err != nil {
+		if checked, err = judge.CheckHistory(cfg, names, events); err != nil {
 			return usageError{err}
 		}
 	}
@@ -251,7 +252,7 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		Events:   events,
 		Verdicts: checked.Verdicts,
 		Overall:  models.Overall(checked.Verdicts),
-		ExitCode: scenario.ExitCode(checked.Verdicts),
+		ExitCode: judge.ExitCode(checked.Verdicts),
 		Summary:  models.Summarize(events),
 		Extra:    map[string]any{"checks": checked.Record(cfg.Budget)},
 	}
@@ -259,11 +260,11 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		run.Extra["jepsen"] = jepsenRecord(jepsen)
 	}
 	if len(checked.Verdicts) == 0 {
-		run.ExitCode = scenario.ExitUnknown
+		run.ExitCode = judge.ExitUnknown
 	}
 	out := cmd.OutOrStdout()
 	if f.out != "" {
-		run.Attachments = scenario.Attachments(checked.Verdicts)
+		run.Attachments = judge.Attachments(checked.Verdicts)
 		if run.Printed, err = checkOutput(path, run, checked, f.out, read); err != nil {
 			return err
 		}
@@ -279,7 +280,7 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 		return err
 	}
 	fmt.Fprint(out, text)
-	if run.ExitCode != scenario.ExitValid {
+	if run.ExitCode != judge.ExitValid {
 		return exitError{run.ExitCode}
 	}
 	return nil
@@ -295,14 +296,14 @@ func fileExists(path string) bool {
 // made of it (read: a Jepsen history's account), the summary (with
 // the run directory dir, when set), the counterexamples and the checks left
 // out.
-func checkOutput(path string, run reports.Run, checked scenario.Checked, dir, read string) (string, error) {
+func checkOutput(path string, run reports.Run, checked judge.Checked, dir, read string) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", path, history.Plural(len(run.Events), "event", ""))
 	b.WriteString(read)
 	if err := reports.PrintSummary(&b, run, dir); err != nil {
 		return "", err
 	}
-	if err := scenario.PrintCounterexamples(&b, checked.Verdicts); err != nil {
+	if err := judge.PrintCounterexamples(&b, checked.Verdicts); err != nil {
 		return "", err
 	}
 	for _, s := range checked.Skipped {

@@ -13,13 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenario"
 )
 
 func TestCheckJudgesAHandWrittenHistory(t *testing.T) {
 	code, stdout, _ := capture(t, "check", "testdata/gc-pause.jsonl", "--initial", "orders=100")
-	assert.Equal(t, scenario.ExitInvalid, code, stdout)
+	assert.Equal(t, judge.ExitInvalid, code, stdout)
 	for _, want := range []string{
 		`critical-sections  INVALID  the critical sections on "orders" are not atomic: lost update (app-1 and app-2 both read 100 and both wrote)`,
 		"First:  app-1 read 100 at 0.004s (token 33), wrote 101 at 15.001s: write applied.",
@@ -61,30 +61,30 @@ func TestCheckCounterexampleHeadersCountWhatFollows(t *testing.T) {
 // another owner than its invocation is rejected with the file and line.
 func TestCheckReadsKeyAndOwnerFromEitherEvent(t *testing.T) {
 	code, stdout, stderr := capture(t, "check", "testdata/fields-on-invocations.jsonl", "--initial", "k=0")
-	assert.Equal(t, scenario.ExitValid, code, stdout+stderr)
+	assert.Equal(t, judge.ExitValid, code, stdout+stderr)
 	for _, check := range []string{"critical-sections", "mutual-exclusion", "lease", "liveness"} {
 		assert.Regexp(t, check+` +VALID`, stdout)
 	}
 	code, _, stderr = capture(t, "check", "testdata/owner-mismatch.jsonl")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, `testdata/owner-mismatch.jsonl:3: owner "c1-2" of the completion differs from owner "c1-1" of its invoke (event 0)`)
 }
 
 func TestCheckWithFencedStorageJudgesTheTokens(t *testing.T) {
 	code, stdout, _ := capture(t, "check", "testdata/gc-pause.jsonl", "--storage", "fenced", "--checks", "fencing-tokens")
-	assert.Equal(t, scenario.ExitInvalid, code, stdout)
+	assert.Equal(t, judge.ExitInvalid, code, stdout)
 	assert.Contains(t, stdout, "the storage accepted token 33 after token 34")
 }
 
 func TestCheckWritesARunDirectory(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r")
 	code, stdout, _ := capture(t, "check", "testdata/gc-pause.jsonl", "--initial", "*=100", "--out", out)
-	require.Equal(t, scenario.ExitInvalid, code, stdout)
+	require.Equal(t, judge.ExitInvalid, code, stdout)
 	b, err := os.ReadFile(filepath.Join(out, reports.ResultsFile))
 	require.NoError(t, err)
 	var res reports.Results
 	require.NoError(t, json.Unmarshal(b, &res))
-	assert.Equal(t, scenario.ExitInvalid, res.ExitCode)
+	assert.Equal(t, judge.ExitInvalid, res.ExitCode)
 	assert.Equal(t, "porcupine-critical-sections.html", res.Files["porcupine:critical-sections"])
 	assert.FileExists(t, filepath.Join(out, "porcupine-critical-sections.html"))
 	assert.Contains(t, string(b), `"skipped"`)
@@ -114,18 +114,18 @@ func TestCheckExitCodes(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"valid", []string{"check", valid}, scenario.ExitValid, "overall: VALID (exit 0)", ""},
-		{"nothing applies", []string{"check", empty}, scenario.ExitUnknown, "no check applies", ""},
-		{"named check that cannot decide", []string{"check", valid, "--checks", "critical-sections"}, scenario.ExitUnknown, "no critical sections", ""},
-		{"liveness failure", []string{"check", stalled}, scenario.ExitUnknown, "clients waited 20s", ""},
-		{"malformed line", []string{"check", "testdata/malformed.jsonl"}, scenario.ExitUsage, "", "testdata/malformed.jsonl:4: time 1000000 is earlier"},
-		{"missing file", []string{"check", filepath.Join(dir, "nope.jsonl")}, scenario.ExitUsage, "", "no such file"},
-		{"unknown check", []string{"check", valid, "--checks", "vibes"}, scenario.ExitUsage, "", `unknown check "vibes"`},
-		{"bad initial", []string{"check", valid, "--initial", "k"}, scenario.ExitUsage, "", `--initial "k": want key=value`},
-		{"bad option", []string{"check", valid, "-o", "stall=-1s"}, scenario.ExitUsage, "", `check option stall="-1s": must be positive`},
-		{"no file", []string{"check"}, scenario.ExitUsage, "", "locklab: check needs a history file: the history.jsonl of a run directory " +
+		{"valid", []string{"check", valid}, judge.ExitValid, "overall: VALID (exit 0)", ""},
+		{"nothing applies", []string{"check", empty}, judge.ExitUnknown, "no check applies", ""},
+		{"named check that cannot decide", []string{"check", valid, "--checks", "critical-sections"}, judge.ExitUnknown, "no critical sections", ""},
+		{"liveness failure", []string{"check", stalled}, judge.ExitUnknown, "clients waited 20s", ""},
+		{"malformed line", []string{"check", "testdata/malformed.jsonl"}, judge.ExitUsage, "", "testdata/malformed.jsonl:4: time 1000000 is earlier"},
+		{"missing file", []string{"check", filepath.Join(dir, "nope.jsonl")}, judge.ExitUsage, "", "no such file"},
+		{"unknown check", []string{"check", valid, "--checks", "vibes"}, judge.ExitUsage, "", `unknown check "vibes"`},
+		{"bad initial", []string{"check", valid, "--initial", "k"}, judge.ExitUsage, "", `--initial "k": want key=value`},
+		{"bad option", []string{"check", valid, "-o", "stall=-1s"}, judge.ExitUsage, "", `check option stall="-1s": must be positive`},
+		{"no file", []string{"check"}, judge.ExitUsage, "", "locklab: check needs a history file: the history.jsonl of a run directory " +
 			"(locklab check runs/latest/history.jsonl), one of your own in the same format, or a Jepsen history.edn with --format jepsen\n"},
-		{"two files", []string{"check", "a.jsonl", "b.jsonl"}, scenario.ExitUsage, "", "locklab: check reads one history file, got 2: a.jsonl b.jsonl\n"},
+		{"two files", []string{"check", "a.jsonl", "b.jsonl"}, judge.ExitUsage, "", "locklab: check reads one history file, got 2: a.jsonl b.jsonl\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,7 +153,7 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 	}{
 		// Two processes take turns: each grant follows the release before
 		// it in the history.
-		{"lock-valid.edn", "valid", scenario.ExitValid, []string{
+		{"lock-valid.edn", "valid", judge.ExitValid, []string{
 			"read as a Jepsen history: 12 operations, 0 faults",
 			"times: in the history's order throughout",
 			"mutual-exclusion   VALID    3 holdings",
@@ -165,7 +165,7 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 		// p1's acquire returns :ok while p0 holds the lock and before p0's
 		// release is invoked: two acquires with no release between them in
 		// any order.
-		{"lock-double-grant.edn", "invalid", scenario.ExitInvalid, []string{
+		{"lock-double-grant.edn", "invalid", judge.ExitInvalid, []string{
 			"read as a Jepsen history: 12 operations, 1 fault",
 			"faults: 1 partition",
 			"mutual-exclusion   INVALID  1 overlap",
@@ -176,13 +176,13 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 		}},
 		// p0's :lock times out (:info): Knossos may leave it out, and every
 		// other grant follows a release.
-		{"lock-info.edn", "valid", scenario.ExitValid, []string{
+		{"lock-info.edn", "valid", judge.ExitValid, []string{
 			"read as a Jepsen history: 10 operations, 0 faults",
 			"acquire      2 ok     0 fail     1 info",
 			"mutual-exclusion   VALID    2 holdings",
 			"overall: VALID (exit 0)",
 		}},
-		{"lock-lease.edn", "", scenario.ExitValid, []string{
+		{"lock-lease.edn", "", judge.ExitValid, []string{
 			"fencing-tokens runs: the grants carry tokens",
 			"faults: 1 pause",
 			"lease              VALID    2 grants on 1 key behave as a lease lock",
@@ -190,7 +190,7 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 			"skipped mutex: the lock grants leases",
 			"overall: VALID (exit 0)",
 		}},
-		{"lock-stale-token.edn", "", scenario.ExitInvalid, []string{
+		{"lock-stale-token.edn", "", judge.ExitInvalid, []string{
 			"fencing-tokens     INVALID  fencing tokens on \"lock\": token went backwards: 6 after 7",
 			"During the pause of n1 from 0.100s to 2.210s (2.11s): :pause :primaries -> {\"n1\" :paused}.",
 			"overall: INVALID (exit 1)",
@@ -203,7 +203,7 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 		// it too (line 23) while p3 holds it: no :ok release comes between
 		// the two grants in any order (p3's release fails later, p2's
 		// failed), so Knossos finds no legal order.
-		{"etcd-steps-double-grant.edn", "invalid", scenario.ExitInvalid, []string{
+		{"etcd-steps-double-grant.edn", "invalid", judge.ExitInvalid, []string{
 			"read as a Jepsen history: 35 operations, 1 fault",
 			"times: 3 operations carry a :time earlier than the latest before them, by at most 606.7µs (line 5, behind line 4): " +
 				"Jepsen reads a worker's clock before it appends the operation, so the history's order was kept as the order in time " +
@@ -220,7 +220,7 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 		// release comes first, and every grant follows a release (p4's
 		// grant on line 11 returns while p0's release is under way:
 		// Knossos puts the release first).
-		{"etcd-steps-valid.edn", "valid", scenario.ExitValid, []string{
+		{"etcd-steps-valid.edn", "valid", judge.ExitValid, []string{
 			"times: 4 operations carry a :time earlier than the latest before them, by at most 787.9µs (line 25, behind line 24)",
 			"mutual-exclusion   VALID    5 holdings",
 			"mutex              VALID    5 grants on 1 key behave as a mutex",
@@ -231,7 +231,7 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 		// clocks the release and the grant overlap and the release could
 		// come first, but in the history's order, which Knossos uses, p1
 		// was granted the lock while p0 held it.
-		{"order-not-clock.edn", "invalid", scenario.ExitInvalid, []string{
+		{"order-not-clock.edn", "invalid", judge.ExitInvalid, []string{
 			"times: 1 operation carries a :time earlier than the latest before it, by at most 100µs (line 5, behind line 4)",
 			"mutex              INVALID  the lock service broke the mutex model on \"lock\": p1 was granted the lock while p0 held it",
 			"overall: INVALID (exit 1)",
@@ -251,7 +251,7 @@ func TestCheckJudgesJepsenLockHistories(t *testing.T) {
 			h, err := history.ReadJepsenFile(path)
 			require.NoError(t, err)
 			assert.Equal(t, tc.knossos == "valid", knossosMutex(h.Events), "Knossos's mutex model")
-			assert.Equal(t, tc.knossos == "valid", code == scenario.ExitValid, "check agrees with Knossos")
+			assert.Equal(t, tc.knossos == "valid", code == judge.ExitValid, "check agrees with Knossos")
 		})
 	}
 }
@@ -300,7 +300,7 @@ func TestCheckSaysWhatAJepsenHistoryLeftOut(t *testing.T) {
 {:type :info, :f :stop, :time 30, :process :nemesis}
 `), 0o644))
 	code, stdout, stderr := capture(t, "check", "--format", "jepsen", p)
-	assert.Equal(t, scenario.ExitUnknown, code, stdout+stderr)
+	assert.Equal(t, judge.ExitUnknown, code, stdout+stderr)
 	assert.Contains(t, stdout, "read as a Jepsen history: 3 operations, 0 faults\n")
 	assert.Contains(t, stdout, "left out: 1 × nemesis :f :stop with no nemesis fault under way, 1 × op :f :add\n")
 	assert.Contains(t, stdout, "no check applies to this history: nothing was judged (exit 3)")
@@ -325,7 +325,7 @@ func TestCheckRefusesMalformedJepsenHistoriesNamingLineAndField(t *testing.T) {
 			p := filepath.Join(dir, "h.edn")
 			require.NoError(t, os.WriteFile(p, []byte(tc.body), 0o644))
 			code, stdout, stderr := capture(t, "check", "--format", "jepsen", p)
-			assert.Equal(t, scenario.ExitUsage, code, stdout+stderr)
+			assert.Equal(t, judge.ExitUsage, code, stdout+stderr)
 			assert.Contains(t, stderr, strings.ReplaceAll(tc.want, "h.edn", p))
 		})
 	}
@@ -352,14 +352,14 @@ func TestCheckAndKnossosPartOnReleasesByAProcessHoldingNothing(t *testing.T) {
 {:type :ok, :f :release, :time 4, :process 2}
 {:type :invoke, :f :acquire, :time 5, :process 1}
 {:type :ok, :f :acquire, :time 6, :process 1}
-`, true, scenario.ExitInvalid, "p2 released the lock while p0 held it, and p1 was granted it"},
+`, true, judge.ExitInvalid, "p2 released the lock while p0 held it, and p1 was granted it"},
 		{"p0 releases the lock twice", `{:type :invoke, :f :acquire, :time 1, :process 0}
 {:type :ok, :f :acquire, :time 2, :process 0}
 {:type :invoke, :f :release, :time 3, :process 0}
 {:type :ok, :f :release, :time 4, :process 0}
 {:type :invoke, :f :release, :time 5, :process 0}
 {:type :ok, :f :release, :time 6, :process 0}
-`, false, scenario.ExitValid, "mutex              VALID"},
+`, false, judge.ExitValid, "mutex              VALID"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -388,7 +388,7 @@ func TestCheckReadsAJepsenStoreDirectory(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join("etcd-lock", "20261207T185000.000Z"), filepath.Join(store, "latest")))
 	for _, dir := range []string{run, filepath.Join(store, "latest")} {
 		code, stdout, stderr := capture(t, "check", "--format", "jepsen", dir)
-		assert.Equal(t, scenario.ExitInvalid, code, stdout+stderr)
+		assert.Equal(t, judge.ExitInvalid, code, stdout+stderr)
 		assert.Contains(t, stdout, filepath.Join(dir, "history.edn")+": 33 events\n")
 		assert.Contains(t, stdout, "mutex              INVALID")
 	}
@@ -396,16 +396,16 @@ func TestCheckReadsAJepsenStoreDirectory(t *testing.T) {
 
 func TestCheckFormatFlag(t *testing.T) {
 	code, _, stderr := capture(t, "check", "--format", "knossos", "testdata/gc-pause.jsonl")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, `--format "knossos": want locklab or jepsen`)
 
 	code, _, stderr = capture(t, "check", "testdata/jepsen/lock-valid.edn")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, "testdata/jepsen/lock-valid.edn:1: not a JSON event")
 	assert.Contains(t, stderr, "(a Jepsen history? add --format jepsen)")
 
 	code, _, stderr = capture(t, "check", "--format", "jepsen", "testdata/jepsen")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, "is a directory")
 }
 
@@ -414,7 +414,7 @@ func TestCheckFormatFlag(t *testing.T) {
 func TestCheckWritesTheRunDirectoryOfAJepsenHistory(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r")
 	code, stdout, _ := capture(t, "check", "--format", "jepsen", "testdata/jepsen/lock-double-grant.edn", "--out", out)
-	require.Equal(t, scenario.ExitInvalid, code, stdout)
+	require.Equal(t, judge.ExitInvalid, code, stdout)
 	b, err := os.ReadFile(filepath.Join(out, reports.ResultsFile))
 	require.NoError(t, err)
 	var res struct {
@@ -440,7 +440,7 @@ func TestCheckWritesTheRunDirectoryOfAJepsenHistory(t *testing.T) {
 func TestCheckRecordsTheReadingOfAJepsenHistory(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r")
 	code, stdout, _ := capture(t, "check", "--format", "jepsen", "testdata/jepsen/etcd-steps-double-grant.edn", "--out", out)
-	require.Equal(t, scenario.ExitInvalid, code, stdout)
+	require.Equal(t, judge.ExitInvalid, code, stdout)
 	b, err := os.ReadFile(filepath.Join(out, reports.ResultsFile))
 	require.NoError(t, err)
 	var res struct {
@@ -452,7 +452,7 @@ func TestCheckRecordsTheReadingOfAJepsenHistory(t *testing.T) {
 				Operations int            `json:"operations"`
 				TimeSteps  map[string]int `json:"time_steps"`
 			} `json:"jepsen"`
-			Checks scenario.ChecksRecord `json:"checks"`
+			Checks judge.ChecksRecord `json:"checks"`
 		} `json:"extra"`
 	}
 	require.NoError(t, json.Unmarshal(b, &res))
@@ -469,7 +469,7 @@ func TestCheckRecordsTheReadingOfAJepsenHistory(t *testing.T) {
 // Liveness judges a Jepsen history when asked to.
 func TestCheckRunsLivenessOnAJepsenHistoryWhenAsked(t *testing.T) {
 	code, stdout, _ := capture(t, "check", "--format", "jepsen", "testdata/jepsen/etcd-steps-valid.edn", "--checks", "+liveness")
-	assert.Equal(t, scenario.ExitValid, code, stdout)
+	assert.Equal(t, judge.ExitValid, code, stdout)
 	assert.Contains(t, stdout, "liveness           VALID")
 	assert.NotContains(t, stdout, "skipped liveness")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
@@ -342,12 +343,12 @@ func runCrosscheck(cmd *cobra.Command, f crosscheckFlags) error {
 	if runErr != nil {
 		if errors.Is(runErr, live.ErrInterrupted) {
 			fmt.Fprintf(out, "crosscheck: %v: the pairs done are written; the same command goes on\n", runErr)
-			return exitError{scenario.ExitUnknown}
+			return exitError{judge.ExitUnknown}
 		}
 		return runErr
 	}
 	if f.strict && crossPersistent(cc) > 0 {
-		return exitError{scenario.ExitInvalid}
+		return exitError{judge.ExitInvalid}
 	}
 	return nil
 }
@@ -660,7 +661,7 @@ func keepCrossRuns(out string, t scenario.Test, scale float64, pair crossPair, s
 		return fmt.Errorf("crosscheck runs: %w", err)
 	}
 	dir := filepath.Join(base, "sim")
-	if err := reports.WriteDir(dir, sim.Report(replayCommand(t, "", dir))); err != nil {
+	if err := reports.WriteDir(dir, judge.Report(sim, replayCommand(t, "", dir))); err != nil {
 		return err
 	}
 	for i, res := range lives {
@@ -668,7 +669,7 @@ func keepCrossRuns(out string, t scenario.Test, scale float64, pair crossPair, s
 			continue
 		}
 		dir := filepath.Join(base, fmt.Sprintf("live-try%d", i+1))
-		run := res.Report(liveCommand(t, "", dir, scale, true))
+		run := judge.Report(res, liveCommand(t, "", dir, scale, true))
 		markLive(&run, res)
 		if err := reports.WriteDir(dir, run); err != nil {
 			return err

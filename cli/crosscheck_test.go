@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 )
@@ -32,7 +33,7 @@ func TestCrosscheckRefusesBadArguments(t *testing.T) {
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code, stderr)
+			assert.Equal(t, judge.ExitUsage, code, stderr)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
@@ -47,7 +48,7 @@ func TestCrosscheckRefusesADirectoryOfOtherParameters(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, crossJSON), b, 0o644))
 	code, _, stderr := capture(t, "crosscheck", "--system", "redis", "--seeds", "2", "--out", dir)
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, "holds a crosscheck of other parameters")
 }
 
@@ -146,7 +147,7 @@ func TestCrosscheckRunsRedisInBothWorlds(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "cc")
 	code, stdout, stderr := capture(t, "crosscheck", "--system", "redis", "--seeds", "2", "--scale", "0.2", "--tries", "2", "--out", dir)
-	require.Equal(t, scenario.ExitValid, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	require.Equal(t, judge.ExitValid, code, "stdout: %s\nstderr: %s", stdout, stderr)
 	assert.Contains(t, stdout, "| redis | critical-sections | 2 |")
 	assert.Contains(t, stderr, "crosscheck: redis seed 2:")
 	b, err := os.ReadFile(filepath.Join(dir, crossJSON))
@@ -170,7 +171,7 @@ func TestCrosscheckRunsRedisInBothWorlds(t *testing.T) {
 	assert.Contains(t, string(md), "| redis | critical-sections | 2 |")
 	// The same command again keeps the pairs done and runs nothing.
 	code, stdout, stderr = capture(t, "crosscheck", "--system", "redis", "--seeds", "2", "--scale", "0.2", "--tries", "2", "--out", dir)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	assert.Contains(t, stderr, "resuming: 2 of 2 seeds done before")
 	assert.Contains(t, stdout, "| redis | critical-sections | 2 |")
 }

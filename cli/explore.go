@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/shrink"
 	"github.com/locklab/locklab/sweep"
@@ -359,7 +360,7 @@ func printExplorations(out io.Writer, results []harness.Exploration, f exploreFl
 	}
 	if !complete {
 		fmt.Fprintf(out, "\n%s\n", incompleteLine(results, f.maxSeed))
-		return exitError{scenario.ExitUnknown}
+		return exitError{judge.ExitUnknown}
 	}
 	return nil
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/locklab/locklab/guide"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenario"
 )
 
 // guidedSweep is a guided search of hunt h from seed, as a sweep: its runs
@@ -45,7 +45,7 @@ func writeFinding(out io.Writer, h harness.Hunt, sw harness.Sweep, dir string) e
 		return err
 	}
 	command := replayCommand(t, "schedule", runDir)
-	run := r.Report(command)
+	run := judge.Report(r, command)
 	if err := reports.WriteDir(runDir, run); err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func printComparison(out io.Writer, swarm, guided []harness.Exploration) error {
 	fmt.Fprintf(out, "no fault fired (runs that searched nothing) in %d of %s of swarm random and %d of %s of the guided search\n",
 		sq, count(sr, "run"), gq, count(gr, "run"))
 	if !complete {
-		return exitError{scenario.ExitUnknown}
+		return exitError{judge.ExitUnknown}
 	}
 	return nil
 }

@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/judge"
 )
 
 func TestExploreReportsSeedsToFirstViolation(t *testing.T) {
 	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--starts", "2", "--max-seeds", "300", "--progress=false")
-	assert.Equal(t, scenario.ExitValid, code, stderr)
+	assert.Equal(t, judge.ExitValid, code, stderr)
 	assert.Contains(t, stdout, "HUNT")
 	assert.Contains(t, stdout, "kleppmann-gc-pause/redis-unsafe  gc-pause")
 	assert.Contains(t, stdout, "2/2")
@@ -33,23 +33,23 @@ func TestExploreFindsTheSameSeedsAtAnyJobs(t *testing.T) {
 	tables := map[string]string{}
 	for _, j := range []string{"1", "3"} {
 		code, stdout, stderr := capture(t, append(args, "-j", j)...)
-		require.Equal(t, scenario.ExitValid, code, stderr)
+		require.Equal(t, judge.ExitValid, code, stderr)
 		// The last column is machine time per seed.
 		tables[j] = regexp.MustCompile(`\d+\.\dms\n`).ReplaceAllString(stdout, "\n")
 	}
 	assert.Equal(t, tables["1"], tables["3"])
 	assert.Contains(t, tables["1"], "redis-failover/unsafe first found at seed")
 	code, _, stderr := capture(t, append(args, "-j", "0")...)
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, "-j 0: want at least 1")
 }
 
 func TestExploreWithoutAFindingExitsUnknown(t *testing.T) {
 	code, stdout, _ := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--first", "1", "--starts", "1", "--max-seeds", "1", "--progress=false")
-	assert.Equal(t, scenario.ExitUnknown, code, stdout)
+	assert.Equal(t, judge.ExitUnknown, code, stdout)
 	assert.Contains(t, stdout, ">1")
 	code, _, stderr := capture(t, "explore", "--hunt", "yeti")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, `unknown hunt "yeti"`)
 }
 
@@ -58,7 +58,7 @@ func TestExploreWithoutAFindingExitsUnknown(t *testing.T) {
 // silent until the end.
 func TestExplorePrintsProgressLinesWithoutATerminal(t *testing.T) {
 	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--first", "1", "--starts", "2", "--max-seeds", "2", "-j", "1")
-	assert.Equal(t, scenario.ExitUnknown, code, stdout)
+	assert.Equal(t, judge.ExitUnknown, code, stdout)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	require.Len(t, lines, 3, stderr)
 	assert.Equal(t, "explore: 1 hunt x 2 sweeps of at most 2 seeds, 1m0s simulated each", lines[0])
@@ -71,7 +71,7 @@ func TestExplorePrintsProgressLinesWithoutATerminal(t *testing.T) {
 // nothing would be a number of seeds that showed nothing.
 func TestExploreWithoutAFindingShowsNoMedian(t *testing.T) {
 	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--first", "1", "--starts", "1", "--max-seeds", "1")
-	assert.Equal(t, scenario.ExitUnknown, code, stdout)
+	assert.Equal(t, judge.ExitUnknown, code, stdout)
 	assert.NotContains(t, strings.ToLower(stdout+stderr), "median")
 	assert.Contains(t, stdout, "kleppmann-gc-pause/redis-unsafe found no gc-pause violation in 1 seed: raise --max-seeds or --starts")
 }
@@ -121,7 +121,7 @@ func TestExploreShrinksEachFirstFinding(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--starts", "1", "--max-seeds", "300", "--progress=false",
 		"--shrink", "--runs-dir", dir)
-	assert.Equal(t, scenario.ExitValid, code, stderr)
+	assert.Equal(t, judge.ExitValid, code, stderr)
 	assert.Contains(t, stdout, "shrinking kleppmann-gc-pause/redis-unsafe seed 63: mutual-exclusion invalid, gc-pause violation")
 	assert.Regexp(t, `(?m)^shrunk 17 faults to 1 in \d+ runs`, stdout)
 	assert.FileExists(t, filepath.Join(dir, "kleppmann-gc-pause-redis-unsafe-seed63-shrunk", "schedule.json"))
@@ -133,7 +133,7 @@ func TestExploreGuidedWritesItsFinding(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := capture(t, "explore", "--hunt", "redis-failover/unsafe", "--guided", "--starts", "1", "--max-seeds", "200",
 		"--progress=false", "--runs-dir", dir)
-	assert.Equal(t, scenario.ExitValid, code, stderr)
+	assert.Equal(t, judge.ExitValid, code, stderr)
 	assert.Contains(t, stdout, "redis-failover/unsafe first found by the guided search from seed 1")
 	run := filepath.Join(dir, "redis-failover-unsafe-guided1")
 	assert.Contains(t, stdout, "--nemesis-file "+filepath.Join(run, "schedule.json"))
@@ -143,11 +143,11 @@ func TestExploreGuidedWritesItsFinding(t *testing.T) {
 func TestExploreComparesSwarmAndGuided(t *testing.T) {
 	code, stdout, stderr := capture(t, "explore", "--hunt", "redis-failover/unsafe", "--compare", "--starts", "1", "--max-seeds", "200",
 		"--progress=false", "--runs-dir", t.TempDir())
-	assert.Equal(t, scenario.ExitValid, code, stderr)
+	assert.Equal(t, judge.ExitValid, code, stderr)
 	assert.Regexp(t, `redis-failover/unsafe\s+failover\s+(hard|-)\s+\d+\s+\d+\.\d\s+1/1\s+\d+\s+\d+\.\d\s+1/1\s+\d+\.\dx`, stdout)
 	assert.Regexp(t, `(?m)^hard hunts: [01]; guided at least 2x fewer runs on [01] of them`, stdout)
 	code, _, stderr = capture(t, "explore", "--all", "--hunt", "redis-failover")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, "--all and --hunt exclude each other")
 }
 
@@ -183,7 +183,7 @@ func TestComparisonSaysWhichHuntsAreHardAndWhereGuidedLost(t *testing.T) {
 // and without flags it exits 3.
 func TestExploreHelpSaysItExitsUnknownWithoutFlags(t *testing.T) {
 	code, stdout, _ := capture(t, "explore", "--help")
-	require.Equal(t, scenario.ExitValid, code)
+	require.Equal(t, judge.ExitValid, code)
 	assert.Contains(t, stdout, "Without flags, explore exits 3")
 }
 
@@ -192,7 +192,7 @@ func TestExploreHelpSaysItExitsUnknownWithoutFlags(t *testing.T) {
 func TestExploreSaysWhyItExitsUnknown(t *testing.T) {
 	code, stdout, _ := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--hunt", "redis-del-unlock",
 		"--first", "1", "--starts", "2", "--max-seeds", "2", "--progress=false")
-	assert.Equal(t, scenario.ExitUnknown, code, stdout)
+	assert.Equal(t, judge.ExitUnknown, code, stdout)
 	assert.True(t, strings.HasSuffix(stdout, "\nexit 3: 2 of 4 sweeps found no violation within --max-seeds 2 "+
 		"(kleppmann-gc-pause/redis-unsafe); raise --max-seeds or --starts to search further\n"), stdout)
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenario"
 )
 
 // validHistory is a sequential history every check that applies finds valid.
@@ -68,7 +68,7 @@ func TestTypedValuesAreUsedOrRefused(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code, stdout+stderr)
+			assert.Equal(t, judge.ExitUsage, code, stdout+stderr)
 			assert.Contains(t, stderr, "locklab: "+tc.want)
 			assert.Empty(t, stdout, "refused before anything ran")
 		})
@@ -77,7 +77,7 @@ func TestTypedValuesAreUsedOrRefused(t *testing.T) {
 	// A typed zero that means something is used: --check-budget 0 is no bound.
 	out := filepath.Join(dir, "unbounded")
 	code, stdout, stderr := capture(t, "run", "--seed", "1", "--time", "2s", "--check-budget", "0", "--check-steps", "-1", "--out", out)
-	require.Equal(t, scenario.ExitValid, code, stdout+stderr)
+	require.Equal(t, judge.ExitValid, code, stdout+stderr)
 	cfg := resultsConfig(t, out)
 	assert.Equal(t, "unbounded", cfg["check_budget"])
 	assert.EqualValues(t, -1, cfg["check_steps"])
@@ -105,7 +105,7 @@ func TestOutReplacesOnlyRunDirectories(t *testing.T) {
 	require.NoError(t, os.Mkdir(mine, 0o755))
 	writeFile(t, mine, "thesis.tex", "years of work")
 	code, stdout, stderr := capture(t, "run", "--seed", "1", "--time", "2s", "--out", mine)
-	assert.Equal(t, scenario.ExitUsage, code, stdout)
+	assert.Equal(t, judge.ExitUsage, code, stdout)
 	assert.Contains(t, stderr, "locklab: cannot write the run directory "+mine+": it is not empty and not a locklab run directory (it holds thesis.tex)")
 	assert.Empty(t, stdout, "refused before the run")
 	entries, _ := os.ReadDir(mine)
@@ -113,20 +113,20 @@ func TestOutReplacesOnlyRunDirectories(t *testing.T) {
 
 	run := filepath.Join(dir, "run")
 	code, stdout, _ = capture(t, "run", "--nemesis", "pause", "--seed", "7", "--time", "60s", "--out", run)
-	require.Equal(t, scenario.ExitInvalid, code, stdout)
+	require.Equal(t, judge.ExitInvalid, code, stdout)
 	require.FileExists(t, filepath.Join(run, "porcupine-critical-sections.html"))
 	code, stdout, _ = capture(t, "run", "--seed", "7", "--time", "5s", "--out", run)
-	require.Equal(t, scenario.ExitValid, code, stdout)
+	require.Equal(t, judge.ExitValid, code, stdout)
 	assert.NoFileExists(t, filepath.Join(run, "porcupine-critical-sections.html"), "nothing of the earlier run survives")
 	assert.NotContains(t, string(must(os.ReadFile(filepath.Join(run, reports.ResultsFile)))), "porcupine")
 
 	// check --out follows the same rules.
 	hist := writeFile(t, dir, "h.jsonl", validHistory)
 	code, _, stderr = capture(t, "check", hist, "--out", mine)
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, "cannot write the run directory "+mine)
 	code, stdout, _ = capture(t, "check", hist, "--out", run)
-	require.Equal(t, scenario.ExitValid, code, stdout)
+	require.Equal(t, judge.ExitValid, code, stdout)
 	assert.NoFileExists(t, filepath.Join(run, reports.ScheduleFile), "the run's schedule went with the run")
 	siblings, _ := os.ReadDir(dir)
 	var names []string
@@ -187,7 +187,7 @@ func TestUserErrorsArePlainAndExitTwo(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code, stdout+stderr)
+			assert.Equal(t, judge.ExitUsage, code, stdout+stderr)
 			assert.Contains(t, stderr, tc.want)
 			assert.Contains(t, stderr, "See '"+tc.help+" --help'.")
 			for _, leak := range []string{"strconv.", "interface {}", "time: ", "int64", "history.Type", "json:"} {
@@ -207,14 +207,14 @@ func TestRaftAuditCanBeNamed(t *testing.T) {
 	for _, checks := range []string{"+raft-audit", "raft-audit", "lease,raft-audit"} {
 		code, stdout, stderr := capture(t, "run", "--system", "raftkv", "--storage", "fenced", "--checks", checks, "--seed", "1",
 			"--time", "3s", "--out", filepath.Join(dir, checks))
-		assert.Equal(t, scenario.ExitValid, code, stdout+stderr)
+		assert.Equal(t, judge.ExitValid, code, stdout+stderr)
 		assert.Regexp(t, `raft-audit +VALID`, stdout)
 	}
 	code, _, stderr := capture(t, "run", "--system", "redis", "--checks", "+raft-audit")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, `check "raft-audit" audits the servers of raftkv; system redis has no such servers`)
 	code, _, stderr = capture(t, "check", writeFile(t, dir, "h.jsonl", validHistory), "--checks", "raft-audit")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, `check "raft-audit" audits the servers of a simulated run, not a history: it runs in 'locklab run --system raftkv'`)
 }
 
@@ -228,7 +228,7 @@ func TestCheckWritesBackEveryHistoryItAccepts(t *testing.T) {
 	big := writeFile(t, dir, "big.jsonl", `{"format":"locklab-history","version":1}`+"\n"+line+"\n")
 	out := filepath.Join(dir, "out")
 	code, stdout, stderr := capture(t, "check", big, "--out", out)
-	assert.Equal(t, scenario.ExitUnknown, code, stdout+stderr) // nothing to judge: the history holds one fault
+	assert.Equal(t, judge.ExitUnknown, code, stdout+stderr) // nothing to judge: the history holds one fault
 	assert.Contains(t, stdout, "no check applies")
 	assert.Equal(t, string(must(os.ReadFile(big))), string(must(os.ReadFile(filepath.Join(out, reports.HistoryFile)))),
 		"written back byte for byte")
@@ -238,11 +238,11 @@ func TestCheckWritesBackEveryHistoryItAccepts(t *testing.T) {
 	noIndex := `{"time":0,"process":-1,"type":"start","f":"pause","detail":"`
 	grown := writeFile(t, dir, "grown.jsonl", noIndex+strings.Repeat("x", 1_048_570-len(noIndex)-2)+`"}`+"\n")
 	code, _, stderr = capture(t, "check", grown, "--out", filepath.Join(dir, "out2"))
-	assert.Equal(t, scenario.ExitUsage, code, stderr)
+	assert.Equal(t, judge.ExitUsage, code, stderr)
 	assert.Contains(t, stderr, "grown.jsonl:1: the event takes 1048580 bytes when written back")
 	bad := writeFile(t, dir, "utf8.jsonl", `{"time":0,"process":-1,"type":"start","f":"pause","detail":"`+"\xff"+`"}`+"\n")
 	code, _, stderr = capture(t, "check", bad)
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, "utf8.jsonl:1: not valid UTF-8")
 }
 
@@ -252,7 +252,7 @@ func TestRunRecordsWhatItRanAndPrinted(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r")
 	code, stdout, _ := capture(t, "run", "--seed", "3", "--time", "2s", "-o", "ttl=5s", "--out", out)
-	require.Equal(t, scenario.ExitValid, code, stdout)
+	require.Equal(t, judge.ExitValid, code, stdout)
 	assert.Equal(t, stdout, string(must(os.ReadFile(filepath.Join(out, reports.SummaryFile)))), "summary.txt is what was printed")
 	assert.True(t, strings.HasPrefix(stdout, "seed 3: locklab run "))
 	assert.Contains(t, stdout, "\nsimulated 2s in ")
@@ -267,14 +267,14 @@ func TestRunRecordsWhatItRanAndPrinted(t *testing.T) {
 	}
 
 	code, stdout, _ = capture(t, "repro", "redis-del-unlock", "--variant", "unsafe", "--out", dir)
-	require.Equal(t, scenario.ExitValid, code, stdout)
+	require.Equal(t, judge.ExitValid, code, stdout)
 	cfg = resultsConfig(t, filepath.Join(dir, "redis-del-unlock", "unsafe"))
 	assert.Equal(t, "schedule", cfg["nemesis"])
 	assert.NotEmpty(t, cfg["schedule"].(map[string]any)["faults"])
 
 	hist := writeFile(t, dir, "h.jsonl", validHistory)
 	code, stdout, _ = capture(t, "check", hist, "--out", filepath.Join(dir, "c"))
-	require.Equal(t, scenario.ExitValid, code, stdout)
+	require.Equal(t, judge.ExitValid, code, stdout)
 	assert.Equal(t, stdout, string(must(os.ReadFile(filepath.Join(dir, "c", reports.SummaryFile)))))
 	cfg = resultsConfig(t, filepath.Join(dir, "c"))
 	assert.EqualValues(t, 2e6, cfg["check_steps"])

@@ -17,6 +17,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
@@ -114,7 +115,7 @@ func runLive(cmd *cobra.Command, f runFlags, lf liveFlags) error {
 	command := liveCommand(given, f.nemesisFile, dir, lf.scale, !inStore)
 	out := cmd.OutOrStdout()
 	first := fmt.Sprintf("seed %d (live): %s\n", t.Seed, command) + leftOutLine(t)
-	if w := scenario.DrewNoFault(p.Test, p.Schedule); w != "" {
+	if w := judge.DrewNoFault(p.Test, p.Schedule); w != "" {
 		// Said before the run spends its real time, not only after it.
 		first += fmt.Sprintf("WARNING: %s\n", w)
 	}
@@ -178,7 +179,7 @@ func moveServers(servers, dir string) error {
 }
 
 func writeLive(out io.Writer, first, command, dir, servers string, res scenario.Result, interrupted bool, runErr error) error {
-	run := res.Report(command)
+	run := judge.Report(res, command)
 	head := liveLines(res)
 	if interrupted {
 		head += fmt.Sprintf("live: %v: the verdicts judge the history up to the interruption\n", runErr)
@@ -200,9 +201,9 @@ func writeLive(out io.Writer, first, command, dir, servers string, res scenario.
 	}
 	fmt.Fprint(out, head+rest.String())
 	if interrupted {
-		return exitError{scenario.ExitUnknown}
+		return exitError{judge.ExitUnknown}
 	}
-	if run.ExitCode != scenario.ExitValid {
+	if run.ExitCode != judge.ExitValid {
 		return exitError{run.ExitCode}
 	}
 	return nil
@@ -312,7 +313,7 @@ func runReproLive(out io.Writer, s scenario.Scenario, variants []scenario.Varian
 		}
 	}
 	if mismatches > 0 {
-		return exitError{scenario.ExitInvalid}
+		return exitError{judge.ExitInvalid}
 	}
 	return nil
 }

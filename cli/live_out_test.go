@@ -12,6 +12,7 @@ import (
 
 	livedb "github.com/locklab/locklab/backends/database/live"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/scenario"
 )
@@ -57,7 +58,7 @@ func TestLiveOutThatPostgresCannotReach(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code, stdout+stderr)
+			assert.Equal(t, judge.ExitUsage, code, stdout+stderr)
 			assert.Contains(t, stderr, tc.stderr)
 			assert.Contains(t, stdout+stderr, "directory "+private+" (mode 0700) is not searchable by others")
 			for _, want := range tc.stdout {
@@ -133,7 +134,7 @@ func TestTriesIsALiveFlag(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code)
+			assert.Equal(t, judge.ExitUsage, code)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}

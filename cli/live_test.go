@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenario"
 )
 
 func TestLiveUsageErrors(t *testing.T) {
@@ -29,7 +29,7 @@ func TestLiveUsageErrors(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code)
+			assert.Equal(t, judge.ExitUsage, code)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
@@ -47,10 +47,10 @@ func TestRunLiveWritesAMarkedRunDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, stdout, stderr := capture(t, "run", "--live", "--scale", "0.1", "--system", "raftkv", "-o", "fsync=always",
 		"--time", "10s", "--seed", "5", "--out", dir)
-	require.Equal(t, scenario.ExitUsage, code, "a simulated-only option is refused: %s", stderr)
+	require.Equal(t, judge.ExitUsage, code, "a simulated-only option is refused: %s", stderr)
 	code, stdout, stderr = capture(t, "run", "--live", "--scale", "0.1", "--system", "raftkv", "--storage", "fenced",
 		"-o", "watchdog=true", "--time", "10s", "--seed", "5", "--nemesis", "pause", "--out", dir)
-	require.Contains(t, []int{scenario.ExitValid, scenario.ExitInvalid}, code, "verdicts, not an error: stdout: %s\nstderr: %s", stdout, stderr)
+	require.Contains(t, []int{judge.ExitValid, judge.ExitInvalid}, code, "verdicts, not an error: stdout: %s\nstderr: %s", stdout, stderr)
 	assert.Contains(t, stdout, "seed 5 (live): locklab run --live --system raftkv")
 	assert.Equal(t, 1, strings.Count(stdout, "not replayable byte for byte"), "the live banner is printed once: %s", stdout)
 	assert.Contains(t, stdout, "hashicorp/raft v1.8.0")

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenario"
 )
 
 // TestLiveComparableDrawsOnlyWhatLiveCanPerform: a simulated run of
@@ -31,7 +31,7 @@ func TestLiveComparableDrawsOnlyWhatLiveCanPerform(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "run")
 				code, stdout, stderr := capture(t, "run", "--system", tc.system, "--nemesis", "random", "--live-comparable",
 					"--clients", "3", "--time", "20s", "--seed", seed, "--out", dir)
-				require.Contains(t, []int{scenario.ExitValid, scenario.ExitInvalid}, code, stderr)
+				require.Contains(t, []int{judge.ExitValid, judge.ExitInvalid}, code, stderr)
 				assert.Contains(t, stdout, "--nemesis random --live-comparable")
 				assert.Contains(t, stdout, tc.left)
 				s, err := nemesis.ReadFile(filepath.Join(dir, reports.ScheduleFile))

@@ -44,9 +44,9 @@ import (
 	// The lock systems locklab ships register themselves (simulated only;
 	// cmd/locklab imports backends/builtin for their live forms).
 	_ "github.com/locklab/locklab/backends/simulated"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/system"
 )
 
@@ -138,7 +138,7 @@ func execute(args []string) int {
 	var oe *reports.OutDirError
 	switch {
 	case err == nil:
-		return scenario.ExitValid
+		return judge.ExitValid
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue) || errors.As(err, &oe) || strings.HasPrefix(err.Error(), "unknown command"):
@@ -148,10 +148,10 @@ func execute(args []string) int {
 		}
 		fmt.Fprintf(os.Stderr, "locklab: %s\n", namingTheFlag(cmd, err, msg))
 		fmt.Fprintf(os.Stderr, "See '%s --help'.\n", helpPath(root, cmd))
-		return scenario.ExitUsage
+		return judge.ExitUsage
 	default:
 		fmt.Fprintf(os.Stderr, "locklab: %s\n", plainMessage(err))
-		return scenario.ExitCrash
+		return judge.ExitCrash
 	}
 }
 

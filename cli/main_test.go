@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/system"
 )
 
@@ -55,7 +55,7 @@ func TestUsageErrorsExitWithTheUsageCode(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code)
+			assert.Equal(t, judge.ExitUsage, code)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
@@ -65,7 +65,7 @@ func TestRunWritesARunDirectoryAndReplays(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
 	code, stdout, _ := capture(t, "run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--time", "60s", "--out", out)
-	assert.Equal(t, scenario.ExitInvalid, code, stdout)
+	assert.Equal(t, judge.ExitInvalid, code, stdout)
 	first := strings.SplitN(stdout, "\n", 2)[0]
 	assert.True(t, strings.HasPrefix(first, "seed 7: locklab run "), first)
 	assert.Contains(t, stdout, "critical-sections  INVALID")
@@ -77,7 +77,7 @@ func TestRunWritesARunDirectoryAndReplays(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &res))
 	assert.Equal(t, uint64(7), res.Seed)
-	assert.Equal(t, scenario.ExitInvalid, res.ExitCode)
+	assert.Equal(t, judge.ExitInvalid, res.ExitCode)
 	var ran []string
 	for _, v := range res.Verdicts {
 		ran = append(ran, v.Check)
@@ -110,14 +110,14 @@ func TestHandEditedScheduleReproducesACounterexample(t *testing.T) {
   {"kind": "pause", "targets": ["c1"], "duration": "15s", "after": {"node": "c1", "f": "read"}}
 ]}`), 0o644))
 	code, stdout, _ := capture(t, "run", "--nemesis-file", sched, "--seed", "1", "--time", "30s", "--out", filepath.Join(dir, "r"))
-	assert.Equal(t, scenario.ExitInvalid, code, stdout)
+	assert.Equal(t, judge.ExitInvalid, code, stdout)
 	assert.Contains(t, stdout, "During the pause of c1 from ")
 	assert.Contains(t, stdout, "--nemesis-file "+filepath.Join(dir, "r", "schedule.json"))
 
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"faults": [{"kind": "pause", "targets": ["c1"]}]}`), 0o644))
 	code, _, stderr := capture(t, "run", "--nemesis-file", bad)
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, bad+`:1: faults[0] (pause): field "duration"`)
 }
 
@@ -150,7 +150,7 @@ func TestDroppingCutsReplay(t *testing.T) {
 
 func TestValidRunExitsZero(t *testing.T) {
 	code, stdout, _ := capture(t, "run", "--seed", "1", "--time", "20s", "--out", filepath.Join(t.TempDir(), "r"))
-	assert.Equal(t, scenario.ExitValid, code, stdout)
+	assert.Equal(t, judge.ExitValid, code, stdout)
 	assert.Contains(t, stdout, "overall: VALID (exit 0)")
 }
 
@@ -159,7 +159,7 @@ func TestValidRunExitsZero(t *testing.T) {
 // within the listings' width.
 func TestRootHelpNamesEverySystemAndLiveMode(t *testing.T) {
 	code, stdout, _ := capture(t, "--help")
-	require.Equal(t, scenario.ExitValid, code)
+	require.Equal(t, judge.ExitValid, code)
 	for _, s := range system.Names() {
 		assert.Regexp(t, `(?m)^  `+s+` +\S`, stdout, "the system %s is named", s)
 	}
@@ -179,7 +179,7 @@ func TestRootHelpNamesEverySystemAndLiveMode(t *testing.T) {
 func TestRunVerbosePrintsTheStory(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r")
 	code, stdout, stderr := capture(t, "run", "-v", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--time", "20s", "--out", out)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	assert.Contains(t, stdout, "\nstory:\n  At 1.591s: pause on redis — pause for 8.925s.\n")
 	_, stdout, _ = capture(t, "run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--time", "20s", "--out", out)
 	assert.NotContains(t, stdout, "\nstory:\n")
@@ -194,11 +194,11 @@ func TestAFencedDesignWhoseLockBrokeExitsFive(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := capture(t, "run", "--system", "redis", "-o", "fencing=true", "--storage", "fenced", "--nemesis", "pause",
 		"--seed", "7", "--out", filepath.Join(dir, "fenced"))
-	require.Equal(t, scenario.ExitDataSafe, code, stderr)
+	require.Equal(t, judge.ExitDataSafe, code, stderr)
 	assert.Contains(t, stdout, "\noverall: INVALID (exit 5): the lock broke, the data is safe: two clients believed they held the lock at once, "+
 		"but fenced storage refused every stale write (critical-sections and fencing-tokens valid)\n")
 	code, _, stderr = capture(t, "run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--out", filepath.Join(dir, "unfenced"))
-	require.Equal(t, scenario.ExitInvalid, code, stderr)
+	require.Equal(t, judge.ExitInvalid, code, stderr)
 }
 
 // TestResultsCarryTheStoragesRecordOfWrites: results.json carries the
@@ -208,7 +208,7 @@ func TestAFencedDesignWhoseLockBrokeExitsFive(t *testing.T) {
 func TestResultsCarryTheStoragesRecordOfWrites(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, _, stderr := capture(t, "run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--out", dir)
-	require.Equal(t, scenario.ExitInvalid, code, stderr)
+	require.Equal(t, judge.ExitInvalid, code, stderr)
 	b, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))
 	require.NoError(t, err)
 	var res struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
@@ -58,7 +59,7 @@ func TestRunSaysWhenNoFaultFired(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			code, stdout, stderr := capture(t, append([]string{"run", "--system", "redis", "--out", dir}, tc.args...)...)
-			require.Equal(t, scenario.ExitValid, code, stderr)
+			require.Equal(t, judge.ExitValid, code, stderr)
 			lines := strings.Split(stdout, "\n")
 			require.Greater(t, len(lines), 3)
 			b, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))
@@ -126,7 +127,7 @@ func TestReproSaysWhenNoFaultFired(t *testing.T) {
 func TestExploreCountsRunsWithoutFaults(t *testing.T) {
 	code, stdout, stderr := capture(t, "explore", "--hunt", "kleppmann-gc-pause/redis-unsafe", "--first", "1", "--starts", "1",
 		"--max-seeds", "20", "--time", "10s", "--progress=false")
-	require.Equal(t, scenario.ExitUnknown, code, stderr)
+	require.Equal(t, judge.ExitUnknown, code, stderr)
 	assert.Contains(t, stdout, "NO FAULT FIRED")
 	assert.Regexp(t, `kleppmann-gc-pause/redis-unsafe\s+gc-pause\s+>20\s+0/1\s+5 of 20 runs\s`, stdout)
 
@@ -151,7 +152,7 @@ func TestRunLiveSaysFirstThatItsNemesisDrewNoFault(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, stdout, stderr := capture(t, "run", "--live", "--scale", "0.1", "--system", "raftkv", "--time", "10s", "--seed", "1",
 		"--nemesis", "pause", "--out", dir)
-	require.Contains(t, []int{scenario.ExitValid, scenario.ExitInvalid}, code, "verdicts, not an error: %s", stderr)
+	require.Contains(t, []int{judge.ExitValid, judge.ExitInvalid}, code, "verdicts, not an error: %s", stderr)
 	lines := strings.Split(stdout, "\n")
 	require.Greater(t, len(lines), 5)
 	assert.Equal(t, "WARNING: the random pause nemesis drew no fault in 1s: this run will see none, so its verdicts will judge "+

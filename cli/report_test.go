@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
 )
@@ -19,7 +20,7 @@ import (
 func TestReportRegeneratesTheSameFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, stdout, _ := capture(t, "run", "--nemesis", "pause", "--seed", "7", "--time", "60s", "--out", dir)
-	require.Equal(t, scenario.ExitInvalid, code, stdout)
+	require.Equal(t, judge.ExitInvalid, code, stdout)
 	assert.Contains(t, stdout, "report: "+filepath.Join(dir, reports.ReportFile))
 	files := []string{reports.ReportFile, "timeline.png", "timeline.svg", "latency-raw.png", "latency-quantiles.svg", "rate.png"}
 	before := map[string][]byte{}
@@ -30,7 +31,7 @@ func TestReportRegeneratesTheSameFiles(t *testing.T) {
 		require.NoError(t, os.Remove(filepath.Join(dir, f)))
 	}
 	code, stdout, stderr := capture(t, "report", dir)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	assert.Contains(t, stdout, "report: "+filepath.Join(dir, reports.ReportFile))
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(dir, f))
@@ -66,7 +67,7 @@ func TestReportUsageErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code)
+			assert.Equal(t, judge.ExitUsage, code)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
@@ -76,7 +77,7 @@ func TestReportOfABrokenRunDirectoryNamesTheFile(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, reports.HistoryFile), []byte(`{"index":0,"time":0,"process":0,"type":"ok","f":"read"}`+"\n"), 0o644))
 	code, _, stderr := capture(t, "report", dir)
-	assert.Equal(t, scenario.ExitCrash, code)
+	assert.Equal(t, judge.ExitCrash, code)
 	assert.Contains(t, stderr, filepath.Join(dir, reports.HistoryFile)+":1:")
 }
 
@@ -94,7 +95,7 @@ func BenchmarkReport(b *testing.B) {
 		res, err := harness.Run(scenario.Test{System: "redis", Workload: "fenced-counter", Clients: bc.clients,
 			Time: bc.time, Seed: 3, Nemesis: "random"})
 		require.NoError(b, err)
-		run := res.Report("locklab run")
+		run := judge.Report(res, "locklab run")
 		dir := b.TempDir()
 		require.NoError(b, reports.WriteDir(dir, run))
 		b.Run(bc.name+"/regenerate", func(b *testing.B) {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
@@ -276,7 +277,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		return usageError{err}
 	}
 	wall := time.Since(start)
-	run := res.Report(command)
+	run := judge.Report(res, command)
 	speed := fmt.Sprintf("simulated %v in %v (%.0fx real time), %d kernel events\n",
 		t.Time, wall.Round(time.Millisecond), t.Time.Seconds()/wall.Seconds(), res.KernelEvents)
 	var rest strings.Builder
@@ -305,7 +306,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 			return err
 		}
 	}
-	if run.ExitCode != scenario.ExitValid {
+	if run.ExitCode != judge.ExitValid {
 		return exitError{run.ExitCode}
 	}
 	return nil

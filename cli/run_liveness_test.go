@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/scenario"
 )
 
@@ -69,7 +70,7 @@ func TestRunLivenessFlagsRefuseBadValues(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := capture(t, append([]string{"run"}, tc.args...)...)
-			assert.Equal(t, scenario.ExitUsage, code)
+			assert.Equal(t, judge.ExitUsage, code)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
@@ -81,7 +82,7 @@ func TestRunLivenessFlagsRefuseBadValues(t *testing.T) {
 func TestRunRefusesARunTooLargeForMemory(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r")
 	code, _, stderr := capture(t, "run", "--time", "10000h", "--seed", "1", "--out", out)
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, "would record about 2.5 billion history events")
 	assert.Contains(t, stderr, "the limit is 1,000,000 events")
 	assert.Contains(t, stderr, "--max-history-events")
@@ -95,14 +96,14 @@ func TestRunRefusesARunTooLargeForMemory(t *testing.T) {
 func TestRunSaysWhenClientsStarve(t *testing.T) {
 	args := []string{"run", "--clients", "20", "-w", "hold=1s", "-w", "wait=1s", "--time", "20s", "--seed", "1"}
 	code, stdout, _ := capture(t, append(args, "--out", filepath.Join(t.TempDir(), "r"))...)
-	assert.Equal(t, scenario.ExitUnknown, code, stdout)
+	assert.Equal(t, judge.ExitUnknown, code, stdout)
 	assert.Regexp(t, `liveness +INVALID +only \d\.\d% of \d+ acquire attempts succeeded \(at least 50\.0% required\); \d+ of 20 clients never acquired the lock`, stdout)
 
 	code, stdout, _ = capture(t, append(args, "--liveness-min-success", "5%", "--liveness-min-attempts", "20",
 		"--out", filepath.Join(t.TempDir(), "r"))...)
 	assert.Regexp(t, `liveness +VALID .*\(at least 5\.0% required\)`, stdout)
 	assert.Contains(t, stdout, "--liveness-min-success 0.05 --liveness-min-attempts 20")
-	assert.Equal(t, scenario.ExitValid, code, stdout)
+	assert.Equal(t, judge.ExitValid, code, stdout)
 }
 
 // fakeClock is a wall clock a test moves by hand.

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
@@ -233,7 +234,7 @@ func runRepro(out io.Writer, name string, f reproFlags) error {
 		fmt.Fprintf(out, "%s: %d of %d variants matched\n", s.Name, len(variants)-mismatches, len(variants))
 	}
 	if mismatches > 0 {
-		return exitError{scenario.ExitInvalid}
+		return exitError{judge.ExitInvalid}
 	}
 	return nil
 }
@@ -262,7 +263,7 @@ func printOutcomeUnder(out io.Writer, s scenario.Scenario, o harness.Outcome, di
 	if command == "" {
 		command = replayCommand(r.Test, scheduleFile(r.Test), dir)
 	}
-	run := r.Report(command)
+	run := judge.Report(r, command)
 	if _, live := r.SystemFigures["live"]; live {
 		markLive(&run, r)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
@@ -17,7 +18,7 @@ import (
 
 func TestScenariosListsTheCatalog(t *testing.T) {
 	code, stdout, _ := capture(t, "scenarios")
-	require.Equal(t, scenario.ExitValid, code)
+	require.Equal(t, judge.ExitValid, code)
 	var names []string
 	for _, line := range strings.Split(stdout, "\n")[2:] {
 		if line != "" && line[0] != ' ' {
@@ -40,31 +41,31 @@ func TestScenariosListsTheCatalog(t *testing.T) {
 // terminal (it was 324 wide).
 func TestScenariosFitIn100Columns(t *testing.T) {
 	code, stdout, _ := capture(t, "scenarios")
-	require.Equal(t, scenario.ExitValid, code)
+	require.Equal(t, judge.ExitValid, code)
 	assertFits(t, stdout, 100)
-	assert.Regexp(t, `\nkleppmann-gc-pause +redis-unsafe, redis-fixed, redlock-unsafe, redlock-fixed,`, stdout)
+	assert.Regexp(t, `\nkleppmann-gc-pause +redis-unsafe, redis-fixed, chubby-unsafe, chubby-fixed,`, stdout)
 }
 
 func TestScenariosShowPrintsARunnableSchedule(t *testing.T) {
 	code, stdout, stderr := capture(t, "scenarios", "--show", "redis-failover", "--variant", "unsafe")
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	s, err := nemesis.Parse([]byte(stdout), "stdout")
 	require.NoError(t, err)
 	assert.Equal(t, "primary", s.Faults[1].Targets[0], "targets are named and resolved when the fault starts")
 	assert.Contains(t, stderr, "# run it: locklab run --system redis")
 
 	code, _, stderr = capture(t, "scenarios", "--show", "nope")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, `unknown scenario "nope"`)
 	code, _, stderr = capture(t, "scenarios", "--show", "redis-failover", "--variant", "weird")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, `no variant "weird"`)
 }
 
 func TestReproPrintsVerdictsStoryAndMatch(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, _ := capture(t, "repro", "redlock-clock-jump", "--all", "--out", dir)
-	require.Equal(t, scenario.ExitValid, code, stdout)
+	require.Equal(t, judge.ExitValid, code, stdout)
 	assert.Equal(t, 3, strings.Count(stdout, "\nMATCH"))
 	assert.Contains(t, stdout, "critical-sections  invalid   INVALID  ok")
 	assert.Contains(t, stdout, "clock-jump on redis-c")
@@ -80,9 +81,9 @@ func TestReproExitsOneOnMismatch(t *testing.T) {
 	// The control's expectation holds; make a test that cannot: repro a
 	// variant whose run is cut to nothing.
 	code, stdout, _ := capture(t, "repro", "control-no-lock", "--out", t.TempDir())
-	assert.Equal(t, scenario.ExitValid, code, stdout)
+	assert.Equal(t, judge.ExitValid, code, stdout)
 	code, _, stderr := capture(t, "repro", "redis-failover", "--all", "--variant", "unsafe")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, "exclude each other")
 }
 
@@ -92,14 +93,14 @@ func TestReproExitsOneOnMismatch(t *testing.T) {
 func TestHandEditedSchedule(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, _ := capture(t, "scenarios", "--show", "redlock-clock-jump")
-	require.Equal(t, scenario.ExitValid, code)
+	require.Equal(t, judge.ExitValid, code)
 	edited := strings.Replace(stdout, `"redis-c"`, `"redis-b"`, 1)
 	require.NotEqual(t, stdout, edited)
 	file := filepath.Join(dir, "jump-b.json")
 	require.NoError(t, os.WriteFile(file, []byte(edited), 0o644))
 	code, stdout, _ = capture(t, "run", "--system", "redlock", "-w", "hold=1s", "--clients", "2", "--time", "20s",
 		"--seed", "1", "--nemesis-file", file, "--out", filepath.Join(dir, "r"))
-	assert.Equal(t, scenario.ExitInvalid, code, stdout)
+	assert.Equal(t, judge.ExitInvalid, code, stdout)
 	assert.Contains(t, stdout, "During the clock-jump of redis-b at ")
 	assert.Contains(t, stdout, "mutual-exclusion   INVALID")
 }
@@ -108,7 +109,7 @@ func TestHandEditedSchedule(t *testing.T) {
 // catalog, a scenario a line, instead of cobra's "accepts 1 arg(s)".
 func TestReproWithoutAScenarioListsThem(t *testing.T) {
 	code, stdout, stderr := capture(t, "repro")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Empty(t, stdout)
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	require.Greater(t, len(lines), 3, stderr)
@@ -123,7 +124,7 @@ func TestReproWithoutAScenarioListsThem(t *testing.T) {
 	assert.NotContains(t, stderr, "accepts 1 arg")
 
 	code, _, stderr = capture(t, "repro", "redis-failover", "redlock-restart")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, "locklab: repro runs one scenario, got 2: redis-failover redlock-restart\n")
 }
 
@@ -133,7 +134,7 @@ func TestReproWithoutAScenarioListsThem(t *testing.T) {
 func TestReproRecordsWhatTheScenarioExpects(t *testing.T) {
 	out := t.TempDir()
 	code, _, stderr := capture(t, "repro", "kleppmann-gc-pause", "--variant", "redis-fixed", "--out", out)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	dir := filepath.Join(out, "kleppmann-gc-pause", "redis-fixed")
 	b, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))
 	require.NoError(t, err)
@@ -156,7 +157,7 @@ func TestReproRecordsWhatTheScenarioExpects(t *testing.T) {
 // with its index and the nemesis's process ("#5 0.005s p-1 start pause").
 func TestReproSaysFaultsInWords(t *testing.T) {
 	code, stdout, stderr := capture(t, "repro", "kleppmann-gc-pause", "--variant", "redis-unsafe", "--out", t.TempDir())
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	assert.Contains(t, stdout, "During the pause of c1 from 0.005s to 15.005s (15s).")
 	assert.NotContains(t, stdout, "during fault: #")
 	assert.NotContains(t, stdout, " p-1 ")

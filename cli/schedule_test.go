@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenario"
 )
 
 // TestRunRejectsScheduleMistakes: a schedule with a mistake is refused before
@@ -37,7 +37,7 @@ func TestRunRejectsScheduleMistakes(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r")
 			code, stdout, stderr := capture(t, "run", "--system", "redis", "--clients", "2", "--time", "5s", "--seed", "1",
 				"--nemesis-file", file, "--out", out)
-			assert.Equal(t, scenario.ExitUsage, code, stdout)
+			assert.Equal(t, judge.ExitUsage, code, stdout)
 			assert.Contains(t, stderr, "locklab: "+file+tc.want)
 			assert.Equal(t, 1, strings.Count(stderr, file), "the file is named once")
 			assert.NoDirExists(t, out, "nothing ran")
@@ -53,7 +53,7 @@ func TestRunReportsFaultsThatDidNotFire(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, stdout, stderr := capture(t, "run", "--system", "redis", "--clients", "2", "--time", "30s", "--seed", "1",
 		"--nemesis-file", filepath.Join("testdata", "schedules", "never-fires.json"), "--out", dir)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	for _, want := range []string{
 		"did not fire: 2 of 2 scheduled faults\n",
 		"  fault 1 (pause c1): it was due at 1m30s, after the run ended at 30s\n",
@@ -90,7 +90,7 @@ func TestRunReportsFaultsThatDidNotFire(t *testing.T) {
 
 	// The report rebuilt from the run directory says the same.
 	code, _, stderr = capture(t, "report", dir)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	again, err := os.ReadFile(filepath.Join(dir, reports.ReportFile))
 	require.NoError(t, err)
 	assert.Equal(t, string(page), string(again))

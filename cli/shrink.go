@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/shrink"
@@ -174,7 +175,7 @@ func shrinkInto(out io.Writer, t scenario.Test, dir, from string, opts shrink.Op
 		return err
 	}
 	command := replayCommand(o.Minimal, "schedule", dir)
-	run := o.Result.Report(command)
+	run := judge.Report(o.Result, command)
 	run.Extra["shrink"] = map[string]any{"from": from, "target": o.Target, "faults_before": o.FaultsBefore,
 		"faults_after": o.FaultsAfter, "runs": o.Runs, "wall": o.Wall.Round(time.Millisecond).String(),
 		"clients_before": o.Original.Clients, "time_before": o.Original.Time.String()}

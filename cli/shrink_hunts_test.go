@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
@@ -100,7 +101,7 @@ func TestShrinkEveryHuntsFinding(t *testing.T) {
 			replay := filepath.Join(dir, "replay")
 			args = append(args[1:len(args)-2], "--out", replay)
 			code, _, stderr := capture(t, args...)
-			require.Equal(t, scenario.ExitInvalid, code, stderr)
+			require.Equal(t, judge.ExitInvalid, code, stderr)
 			_, again, _ := readResults(t, replay)
 			assert.Equal(t, "invalid", again[check], "the replay fails the same check")
 			rt, err := harness.LoadTest(replay)

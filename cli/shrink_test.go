@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenario"
 )
 
 // readResults reads what a run directory's results.json says of the run.
@@ -44,10 +44,10 @@ func TestShrinkedScheduleReplaysTheFailure(t *testing.T) {
 	dir := t.TempDir()
 	failing := filepath.Join(dir, "r63")
 	code, _, stderr := capture(t, "run", "--system", "redis", "--clients", "2", "--nemesis", "random", "--seed", "63", "--out", failing)
-	require.Equal(t, scenario.ExitInvalid, code, stderr)
+	require.Equal(t, judge.ExitInvalid, code, stderr)
 
 	code, stdout, stderr := capture(t, "shrink", failing)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	assert.Regexp(t, `(?m)^shrunk 17 faults to 1 in \d+ runs \(\d+\.\d s\)$`, stdout)
 	assert.Contains(t, stdout, "shrinking "+failing+": mutual-exclusion invalid, gc-pause violation")
 	assert.Contains(t, stdout, "At 20.000s: pause on c1")
@@ -69,7 +69,7 @@ func TestShrinkedScheduleReplaysTheFailure(t *testing.T) {
 	replay := filepath.Join(dir, "replay")
 	args = append(args[1:len(args)-2], "--out", replay)
 	code, _, stderr = capture(t, args...)
-	require.Equal(t, scenario.ExitInvalid, code, stderr)
+	require.Equal(t, judge.ExitInvalid, code, stderr)
 	_, again, _ := readResults(t, replay)
 	assert.Equal(t, "invalid", again["mutual-exclusion"])
 }
@@ -78,7 +78,7 @@ func TestShrinkRefusesWhatItCannotShrink(t *testing.T) {
 	dir := t.TempDir()
 	passing := filepath.Join(dir, "ok")
 	code, _, stderr := capture(t, "run", "--system", "redis", "--clients", "2", "--time", "5s", "--seed", "1", "--out", passing)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	tests := []struct {
 		args []string
 		want string
@@ -93,7 +93,7 @@ func TestShrinkRefusesWhatItCannotShrink(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code)
+			assert.Equal(t, judge.ExitUsage, code)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
@@ -104,7 +104,7 @@ func TestShrinkRefusesWhatItCannotShrink(t *testing.T) {
 func TestRunShrinkWritesTheMinimalRunBeside(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r")
 	code, stdout, stderr := capture(t, "run", "--system", "redis", "--clients", "2", "--nemesis", "random", "--seed", "63", "--out", out, "--shrink")
-	assert.Equal(t, scenario.ExitInvalid, code, stderr)
+	assert.Equal(t, judge.ExitInvalid, code, stderr)
 	assert.Regexp(t, `(?m)^shrunk 17 faults to 1 in \d+ runs`, stdout)
 	assert.FileExists(t, filepath.Join(out+"-shrunk", reports.ScheduleFile))
 }
@@ -119,7 +119,7 @@ func TestShrinkSaysWhatMakesARunDirectory(t *testing.T) {
 	require.NoError(t, os.Mkdir(empty, 0o755))
 	noSchedule := filepath.Join(dir, "r")
 	code, _, stderr := capture(t, "run", "--system", "redis", "--clients", "2", "--time", "5s", "--seed", "1", "--nemesis", "pause", "--out", noSchedule)
-	require.Contains(t, []int{scenario.ExitValid, scenario.ExitInvalid}, code, stderr)
+	require.Contains(t, []int{judge.ExitValid, judge.ExitInvalid}, code, stderr)
 	require.NoError(t, os.Remove(filepath.Join(noSchedule, reports.ScheduleFile)))
 	tests := []struct {
 		name string
@@ -138,7 +138,7 @@ func TestShrinkSaysWhatMakesARunDirectory(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code)
+			assert.Equal(t, judge.ExitUsage, code)
 			assert.Equal(t, "locklab: "+tc.want+"\nSee 'locklab shrink --help'.\n", stderr)
 		})
 	}
@@ -166,18 +166,18 @@ func TestShrinkSaysALiveRunIsShrunkInTheSimulator(t *testing.T) {
 	dir := t.TempDir()
 	failing := filepath.Join(dir, "live-fail")
 	code, _, stderr := capture(t, "run", "--system", "redis", "--clients", "2", "--nemesis", "random", "--seed", "63", "--out", failing)
-	require.Equal(t, scenario.ExitInvalid, code, stderr)
+	require.Equal(t, judge.ExitInvalid, code, stderr)
 	markRunLive(t, failing)
 	code, stdout, stderr := capture(t, "shrink", failing)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	assert.True(t, strings.HasPrefix(stdout, failing+" is a live run: shrink searches in the simulator"), stdout)
 
 	passing := filepath.Join(dir, "live-ok")
 	code, _, stderr = capture(t, "run", "--system", "redis", "--clients", "2", "--time", "5s", "--seed", "1", "--out", passing)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	markRunLive(t, passing)
 	code, _, stderr = capture(t, "shrink", passing)
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, passing+": a live run, and its simulated replay, the run shrink searches from, fails no check: "+
 		"nothing to shrink in the simulator (the live failure did not reproduce there)")
 }

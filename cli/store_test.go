@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenario"
 )
 
 // storeRuns lists the run directories of name in the store, oldest first.
@@ -57,7 +57,7 @@ func TestTwoRunsOfASeedKeepTwoDirectoriesAndReplay(t *testing.T) {
 	args := []string{"run", "--system", "redis", "--nemesis", "pause", "--seed", "7", "--time", "20s"}
 	for range 2 {
 		code, stdout, stderr := capture(t, args...)
-		require.NotEqual(t, scenario.ExitUsage, code, stderr)
+		require.NotEqual(t, judge.ExitUsage, code, stderr)
 		assert.NotContains(t, strings.SplitN(stdout, "\n", 2)[0], "--out", "a run of the store replays into a new directory")
 	}
 	dirs := storeRuns(t, name)
@@ -97,9 +97,9 @@ func TestTwoRunsOfASeedKeepTwoDirectoriesAndReplay(t *testing.T) {
 
 	// shrink runs/latest writes beside the run latest names, not beside the link.
 	code, stdout, stderr := capture(t, "run", "--system", "redis", "--clients", "2", "--nemesis", "random", "--seed", "63")
-	require.Equal(t, scenario.ExitInvalid, code, stdout+stderr)
+	require.Equal(t, judge.ExitInvalid, code, stdout+stderr)
 	code, stdout, stderr = capture(t, "shrink", filepath.Join(reports.StoreDir, reports.LatestLink))
-	require.Equal(t, scenario.ExitValid, code, stdout+stderr)
+	require.Equal(t, judge.ExitValid, code, stdout+stderr)
 	shrunk := storeRuns(t, "redis-fenced-counter-unfenced-random-seed63")
 	require.Len(t, shrunk, 2)
 	assert.Equal(t, shrunk[0]+"-shrunk", shrunk[1])
@@ -116,7 +116,7 @@ func TestAStoredScheduleRunReplays(t *testing.T) {
   {"kind": "pause", "targets": ["c1"], "duration": "15s", "after": {"node": "c1", "f": "read"}}
 ]}`), 0o644))
 	code, stdout, _ := capture(t, "run", "--nemesis-file", "gc.json", "--seed", "1", "--time", "30s")
-	require.Equal(t, scenario.ExitInvalid, code, stdout)
+	require.Equal(t, judge.ExitInvalid, code, stdout)
 	dirs := storeRuns(t, "redis-fenced-counter-unfenced-gc-seed1")
 	require.Len(t, dirs, 1)
 	command := storedCommand(t, dirs[0])
@@ -138,7 +138,7 @@ func TestReportIndex(t *testing.T) {
 	capture(t, "run", "--seed", "1", "--time", "5s")
 	require.NoError(t, os.Remove(filepath.Join(reports.StoreDir, reports.IndexFile)))
 	code, stdout, stderr := capture(t, "report", "--index")
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	assert.Equal(t, "index: runs/index.html (1 run)\n", stdout)
 	assert.FileExists(t, filepath.Join(reports.StoreDir, reports.IndexFile))
 
@@ -154,7 +154,7 @@ func TestReportIndex(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code)
+			assert.Equal(t, judge.ExitUsage, code)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/system"
 )
 
@@ -45,7 +45,7 @@ func TestNearMissesAreAnsweredWithWhatWasMeant(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code, stdout)
+			assert.Equal(t, judge.ExitUsage, code, stdout)
 			help := strings.TrimSpace("locklab " + tc.help)
 			assert.Equal(t, "locklab: "+tc.want+"\nSee '"+help+" --help'.\n", stderr)
 		})

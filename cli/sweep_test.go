@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/sweep"
 )
 
@@ -55,7 +55,7 @@ func TestSweepKilledThreeTimesEndsAsAnUninterruptedOne(t *testing.T) {
 	}
 	whole := filepath.Join(t.TempDir(), "whole")
 	code, _, stderr := capture(t, append(smallSweep, "--out", whole)...)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	m, err := sweep.ReadManifest(whole)
 	require.NoError(t, err)
 	total := m.Grid.NumRuns()
@@ -109,7 +109,7 @@ func TestSweepUsageErrors(t *testing.T) {
 	} {
 		t.Run(tc.args[1]+" "+tc.args[2], func(t *testing.T) {
 			code, _, stderr := capture(t, tc.args...)
-			assert.Equal(t, scenario.ExitUsage, code)
+			assert.Equal(t, judge.ExitUsage, code)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
@@ -119,9 +119,9 @@ func TestSweepRefusesADirectoryOfAnotherGrid(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
 	args := []string{"sweep", "--system", "control", "--columns", "none", "--seeds", "1", "--time", "2s", "--progress=false", "--out", dir}
 	code, _, stderr := capture(t, args...)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	code, _, stderr = capture(t, append(args, "--time", "3s")...)
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, "another grid")
 }
 
@@ -145,17 +145,17 @@ func TestASecondSweepOfTheSameDirectoryIsRefused(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 	}
 	code, _, stderr := capture(t, append(args, "--out", dir)...)
-	assert.Equal(t, scenario.ExitUsage, code, stderr)
+	assert.Equal(t, judge.ExitUsage, code, stderr)
 	assert.Contains(t, stderr, fmt.Sprintf("process %d is writing it", first.Process.Pid))
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
 
 	code, stdout, stderr := capture(t, append(args, "--out", dir)...)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	assert.Contains(t, stdout, "recorded before", "the killed sweep's lock is taken over")
 	whole := filepath.Join(t.TempDir(), "whole")
 	code, _, stderr = capture(t, append(args, "--out", whole)...)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	sameSweepOutputs(t, whole, dir)
 }
 
@@ -165,13 +165,13 @@ func TestADamagedJournalExitsWithTheRemedy(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
 	args := []string{"sweep", "--system", "control", "--columns", "none", "--seeds", "2", "--time", "2s", "--progress=false", "--out", dir}
 	code, _, stderr := capture(t, args...)
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	journal := filepath.Join(dir, sweep.JournalFile)
 	b, err := os.ReadFile(journal)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(journal, append([]byte("not a record\n"), b...), 0o644))
 	code, _, stderr = capture(t, args...)
-	assert.Equal(t, scenario.ExitCrash, code)
+	assert.Equal(t, judge.ExitCrash, code)
 	assert.Contains(t, stderr, "line 1: not JSON")
 	assert.Contains(t, stderr, "sed -i '1d' "+journal)
 }

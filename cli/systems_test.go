@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/internal/opt"
-	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/storage"
 	"github.com/locklab/locklab/system"
 	"github.com/locklab/locklab/workloads"
@@ -32,7 +32,7 @@ func blocks(out string) map[string]string {
 // its default and meaning, in 100 columns.
 func TestSystemsListsEveryOptionFromTheRegistries(t *testing.T) {
 	code, stdout, stderr := capture(t, "systems")
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	assertFits(t, stdout, termWidth)
 	got := blocks(stdout)
 	type entry struct {
@@ -70,7 +70,7 @@ func TestSystemsListsEveryOptionFromTheRegistries(t *testing.T) {
 // comes in among them.
 func TestSystemsListsEachSystemsDesigns(t *testing.T) {
 	code, stdout, stderr := capture(t, "systems")
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	got := blocks(stdout)
 	designs := system.Designs()
 	require.NotEmpty(t, designs)
@@ -91,13 +91,13 @@ func TestSystemsListsEachSystemsDesigns(t *testing.T) {
 
 func TestSystemsShowsOnlyTheNamedOnes(t *testing.T) {
 	code, stdout, _ := capture(t, "systems", "redlock", "stock")
-	require.Equal(t, scenario.ExitValid, code)
+	require.Equal(t, judge.ExitValid, code)
 	assert.Contains(t, stdout, "\nredlock ")
 	assert.Contains(t, stdout, "\nstock ")
 	assert.NotContains(t, stdout, "\nredis ")
 	assert.NotContains(t, stdout, "Storage modes")
 	code, _, stderr := capture(t, "systems", "mongo")
-	assert.Equal(t, scenario.ExitUsage, code)
+	assert.Equal(t, judge.ExitUsage, code)
 	assert.Contains(t, stderr, `unknown system, workload or storage mode "mongo" (known: chubby, control, `)
 }
 

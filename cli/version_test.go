@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/locklab/locklab/scenario"
 )
 
 func TestVersionText(t *testing.T) {
@@ -68,13 +67,13 @@ func TestVersionTextReportsTheRevisionStampedByTheContainerBuild(t *testing.T) {
 
 func TestVersionCommandAndFlagAgree(t *testing.T) {
 	code, cmdOut, stderr := capture(t, "version")
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	code, flagOut, stderr := capture(t, "--version")
-	require.Equal(t, scenario.ExitValid, code, stderr)
+	require.Equal(t, judge.ExitValid, code, stderr)
 	assert.Equal(t, cmdOut, flagOut)
 	assert.True(t, strings.HasPrefix(cmdOut, "locklab "), cmdOut)
 	assert.Contains(t, cmdOut, "module    github.com/locklab/locklab")
 	assert.Contains(t, cmdOut, "go        go1.")
 	code, _, stderr = capture(t, "version", "extra")
-	assert.Equal(t, scenario.ExitUsage, code, stderr)
+	assert.Equal(t, judge.ExitUsage, code, stderr)
 }

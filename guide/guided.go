@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
@@ -333,7 +334,7 @@ func Search(cfg Config, progress func()) (Outcome, error) {
 			return out, fmt.Errorf("guided %s: %w", tg.Name, err)
 		}
 		out.Runs++
-		if r.Faults().NoneFired {
+		if judge.FaultsOf(r).NoneFired {
 			out.NoFault++
 		}
 		if progress != nil {

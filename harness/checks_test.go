@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
@@ -61,13 +62,13 @@ func TestNamedChecksRunEvenWhenTheyCannotDecide(t *testing.T) {
 	require.Len(t, r.Verdicts, 2)
 	assert.Equal(t, models.Unknown, r.Verdicts[0].Result)
 	assert.Contains(t, r.Verdicts[0].Reason, "no acquire was granted a fencing token")
-	assert.Equal(t, scenario.ExitUnknown, scenario.ExitCode(r.Verdicts))
+	assert.Equal(t, judge.ExitUnknown, judge.ExitCode(r.Verdicts))
 	_, err = Run(scenario.Test{System: "redis", Seed: 1, Time: time.Second, Checks: []string{"vibes"}})
 	assert.ErrorContains(t, err, `unknown check "vibes"`)
 }
 
 func TestCheckConfigFollowsTheTest(t *testing.T) {
-	cfg := scenario.CheckConfig(scenario.Test{Workload: "stock", Storage: storage.Fenced, FenceReads: true, CheckSteps: 7, CheckBudget: time.Second},
+	cfg := judge.CheckConfig(scenario.Test{Workload: "stock", Storage: storage.Fenced, FenceReads: true, CheckSteps: 7, CheckBudget: time.Second},
 		map[string]int64{"item": 4})
 	assert.Equal(t, models.ResourceStock, cfg.Resource)
 	assert.True(t, cfg.StorageFenced)
@@ -75,13 +76,13 @@ func TestCheckConfigFollowsTheTest(t *testing.T) {
 	assert.Equal(t, models.Budget{Steps: 7, Time: time.Second}, cfg.Budget)
 	assert.True(t, cfg.InitialKnown, "the simulator's storage starts at known values")
 	assert.Equal(t, int64(4), cfg.Initial["item"])
-	assert.Equal(t, time.Duration(0), scenario.CheckConfig(scenario.Test{CheckBudget: scenario.Unbounded}, nil).Budget.Time)
+	assert.Equal(t, time.Duration(0), judge.CheckConfig(scenario.Test{CheckBudget: scenario.Unbounded}, nil).Budget.Time)
 }
 
 func TestInvalidRunsAttachTheirVisualization(t *testing.T) {
 	r, err := Run(scenario.Test{System: "control", Seed: 1, Time: 2 * time.Second})
 	require.NoError(t, err)
-	run := r.Report("locklab run ...")
+	run := judge.Report(r, "locklab run ...")
 	var labels []string
 	for _, a := range run.Attachments {
 		labels = append(labels, a.Label)
@@ -90,7 +91,7 @@ func TestInvalidRunsAttachTheirVisualization(t *testing.T) {
 		assert.Contains(t, buf.String(), "<html")
 	}
 	assert.Equal(t, []string{"porcupine:critical-sections", "porcupine:mutex"}, labels)
-	rec := run.Extra["checks"].(scenario.ChecksRecord)
+	rec := run.Extra["checks"].(judge.ChecksRecord)
 	assert.Equal(t, []string{"critical-sections", "mutual-exclusion", "mutex", "liveness"}, rec.Ran)
 	assert.Contains(t, rec.Budget, "steps")
 }
@@ -160,6 +161,6 @@ func TestAuditsAreChecksARunCanName(t *testing.T) {
 	assert.ErrorContains(t, err, `unknown check "vibes" (known: critical-sections, mutual-exclusion, lease, mutex, fencing-tokens, on-call, liveness, raft-audit)`)
 	_, err = Run(scenario.Test{System: "redlock", Checks: []string{"raft-audit"}})
 	assert.ErrorContains(t, err, `check "raft-audit" audits the servers of raftkv; system redlock has no such servers (its audits: none)`)
-	_, err = scenario.CheckHistory(models.Config{}, []string{"+raft-audit"}, nil)
+	_, err = judge.CheckHistory(models.Config{}, []string{"+raft-audit"}, nil)
 	assert.ErrorContains(t, err, `check "raft-audit" audits the servers of a simulated run, not a history: it runs in 'locklab run --system raftkv'`)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/system"
@@ -39,7 +40,7 @@ func TestResultsRecordTheEffectiveConfiguration(t *testing.T) {
 	r, err := Run(scenario.Test{System: "redis", SystemOptions: map[string]string{"ttl": "5s"}, WorkloadOptions: map[string]string{"hold": "1s"},
 		Clients: 2, Time: 3 * time.Second, Seed: 9, Schedule: &sched})
 	require.NoError(t, err)
-	b, err := json.Marshal(r.Report("locklab run ...").Config)
+	b, err := json.Marshal(judge.Report(r, "locklab run ...").Config)
 	require.NoError(t, err)
 	var cfg map[string]any
 	require.NoError(t, json.Unmarshal(b, &cfg))

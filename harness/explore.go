@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/internal/suggest"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
 )
@@ -201,7 +202,7 @@ func (h Hunt) Sweep(start uint64, maxSeeds int, progress func()) (Sweep, error) 
 			progress()
 		}
 		found := r.Overall == models.Invalid && slices.Contains(r.ViolationKinds(), h.Kind)
-		if r.Faults().NoneFired {
+		if judge.FaultsOf(r).NoneFired {
 			sw.NoFault++
 		}
 		r.Release() // nothing of it is kept but the seed

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 )
@@ -98,7 +99,7 @@ func TestTallyFaultsWarnsWhenNoFaultFired(t *testing.T) {
 			for _, i := range tc.fired {
 				outcomes[i].Fired = true
 			}
-			f := scenario.TallyFaults(tc.test, tc.schedule, outcomes, tc.test.WithDefaults().Time)
+			f := judge.TallyFaults(tc.test, tc.schedule, outcomes, tc.test.WithDefaults().Time)
 			assert.Equal(t, tc.noneFired, f.NoneFired, "none fired")
 			assert.Equal(t, tc.missing, f.Missing, "missing")
 			assert.Equal(t, tc.warning, f.Warning)
@@ -124,11 +125,11 @@ func TestRunsSayWhichFaultsFired(t *testing.T) {
 	for _, tc := range cases {
 		r, err := Run(scenario.Test{System: "redis", Nemesis: "pause", Time: 10 * time.Second, Seed: tc.seed})
 		require.NoError(t, err)
-		f := r.Faults()
+		f := judge.FaultsOf(r)
 		assert.Equal(t, tc.fired, f.Fired, "seed %d", tc.seed)
 		assert.Equal(t, tc.fired, f.Scheduled, "seed %d: every fault drawn fired", tc.seed)
 		assert.Equal(t, tc.noneFired, f.NoneFired, "seed %d", tc.seed)
-		rep := r.Report("locklab run")
+		rep := judge.Report(r, "locklab run")
 		require.NotNil(t, rep.Faults)
 		assert.Equal(t, f.Warning, rep.FaultWarning(), "seed %d: the report says it", tc.seed)
 	}
@@ -140,10 +141,10 @@ func TestRunsSayWhichFaultsFired(t *testing.T) {
 func TestDrewNoFaultIsSaidBeforeARun(t *testing.T) {
 	assert.Equal(t, "the random pause nemesis drew no fault in 10s: this run will see none, so its verdicts will judge the system "+
 		"without faults (another --seed or a longer --time draws some)",
-		scenario.DrewNoFault(scenario.Test{Nemesis: "pause", Time: 10 * time.Second}, nemesis.Schedule{}))
-	assert.Empty(t, scenario.DrewNoFault(scenario.Test{Nemesis: "pause"}, nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause}}}))
-	assert.Empty(t, scenario.DrewNoFault(scenario.Test{Schedule: &nemesis.Schedule{}}, nemesis.Schedule{}))
-	assert.NotEmpty(t, scenario.DrewNoFault(scenario.Test{Nemesis: "pause", Schedule: &nemesis.Schedule{}}, nemesis.Schedule{}),
+		judge.DrewNoFault(scenario.Test{Nemesis: "pause", Time: 10 * time.Second}, nemesis.Schedule{}))
+	assert.Empty(t, judge.DrewNoFault(scenario.Test{Nemesis: "pause"}, nemesis.Schedule{Faults: []nemesis.Fault{{Kind: nemesis.Pause}}}))
+	assert.Empty(t, judge.DrewNoFault(scenario.Test{Schedule: &nemesis.Schedule{}}, nemesis.Schedule{}))
+	assert.NotEmpty(t, judge.DrewNoFault(scenario.Test{Nemesis: "pause", Schedule: &nemesis.Schedule{}}, nemesis.Schedule{}),
 		"a random draw made explicit before the run (a scaled live run)")
-	assert.Empty(t, scenario.DrewNoFault(scenario.Test{}, nemesis.Schedule{}))
+	assert.Empty(t, judge.DrewNoFault(scenario.Test{}, nemesis.Schedule{}))
 }

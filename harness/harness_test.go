@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
@@ -91,7 +92,7 @@ func TestGCPausePair(t *testing.T) {
 	require.Equal(t, models.Invalid, me.Result)
 	assert.Contains(t, me.Counterexample.Explanation[0], "c1 held")
 	assert.Contains(t, me.Counterexample.Explanation[0], "after its lease deadline")
-	assert.Equal(t, scenario.ExitInvalid, scenario.ExitCode(unfenced.Verdicts))
+	assert.Equal(t, judge.ExitInvalid, judge.ExitCode(unfenced.Verdicts))
 
 	fenced := run(t, scenario.Test{System: "redis", Seed: 1, Time: 30 * time.Second, Schedule: &gcPause,
 		Storage: "fenced", SystemOptions: map[string]string{"fencing": "true"}})
@@ -108,7 +109,7 @@ func TestNoFaultsEveryCheckValid(t *testing.T) {
 			assert.Equal(t, models.Valid, v.Result, "seed %d %s: %s", seed, v.Check, v.Reason)
 		}
 		assert.Greater(t, r.Summary.AcquireSuccess, 0.99)
-		assert.Equal(t, scenario.ExitValid, scenario.ExitCode(r.Verdicts))
+		assert.Equal(t, judge.ExitValid, judge.ExitCode(r.Verdicts))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
 )
@@ -12,16 +13,16 @@ import (
 // (live mode): the same selection as Run makes. The audits of simulated
 // servers (raft-audit) cannot run on it: naming one alone is an error; an
 // audit selected by default is listed as skipped, with why.
-func Judge(t scenario.Test, initial map[string]int64, events []history.Event) (scenario.Checked, error) {
+func Judge(t scenario.Test, initial map[string]int64, events []history.Event) (judge.Checked, error) {
 	t = t.WithDefaults()
 	sel, err := t.SelectChecks()
 	if err != nil {
-		return scenario.Checked{}, err
+		return judge.Checked{}, err
 	}
 	if sel.NoHistory {
-		return scenario.Checked{}, fmt.Errorf("checks: %v audits the servers of a simulated run; a live run cannot run it", sel.Audits)
+		return judge.Checked{}, fmt.Errorf("checks: %v audits the servers of a simulated run; a live run cannot run it", sel.Audits)
 	}
-	c, err := scenario.CheckHistory(scenario.CheckConfig(t, initial), sel.History, events)
+	c, err := judge.CheckHistory(judge.CheckConfig(t, initial), sel.History, events)
 	for _, a := range sel.Audits {
 		c.Skipped = append(c.Skipped, models.Skipped{Check: a, Reason: "it judges a record only a simulated run keeps (its servers', or the lock's calls for " +
 			"lock-conduct); this run was live"})

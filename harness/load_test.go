@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
 )
@@ -20,7 +21,7 @@ func TestLoadTestReplaysARunDirectory(t *testing.T) {
 		SystemOptions: map[string]string{"ttl": "5s"}}
 	r := run(t, orig)
 	dir := filepath.Join(t.TempDir(), "r")
-	require.NoError(t, reports.WriteDir(dir, r.Report("locklab run")))
+	require.NoError(t, reports.WriteDir(dir, judge.Report(r, "locklab run")))
 
 	loaded, err := LoadTest(dir)
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
@@ -45,7 +46,7 @@ func TestFaultsThatDidNotFireAreRecorded(t *testing.T) {
 	assert.Regexp(t, `^3 false its trigger never happened: c2 recorded \d+ acquire ok, and the fault waits for the 1000th$`, got[3])
 	assert.Equal(t, "4 false it delayed no message: no storage.WriteReq message went from c1 to c2 from 0s to the end of the run", got[4])
 
-	run := res.Report("locklab run ...")
+	run := judge.Report(res, "locklab run ...")
 	require.Len(t, run.FaultOutcomes, 5)
 	assert.Equal(t, reports.FaultOutcome{Fault: 1, Kind: "pause", DidNotFire: "it was due at 1m30s, after the run ended at 10s"}, run.FaultOutcomes[1])
 	assert.Empty(t, run.FaultWarning(), "one fault fired")
@@ -61,7 +62,7 @@ func TestFaultsThatDidNotFireAreRecorded(t *testing.T) {
 	schedule.Faults = schedule.Faults[1:]
 	res, err = Run(scenario.Test{System: "redis", Clients: 2, Seed: 1, Time: 10 * time.Second, Schedule: &schedule})
 	require.NoError(t, err)
-	run = res.Report("locklab run ...")
+	run = judge.Report(res, "locklab run ...")
 	assert.Equal(t, []string{"4 faults scheduled, none fired (1 due after the run ended, 2 waiting for a trigger that did not come in time, " +
 		"1 without effect when it started), so the verdicts judge a run without faults"}, run.Warnings())
 	out.Reset()

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/sim"
 	"github.com/locklab/locklab/system"
@@ -31,7 +32,7 @@ func TestTheServersNotesReachTheRun(t *testing.T) {
 	r, err := Run(scenario.Test{System: "redis-noting", Time: 5 * time.Second, Seed: 1})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Redis answered 3 of the lock's scripts with an error"}, r.Notes)
-	assert.Contains(t, r.Report("locklab run").Warnings(), "Redis answered 3 of the lock's scripts with an error")
+	assert.Contains(t, judge.Report(r, "locklab run").Warnings(), "Redis answered 3 of the lock's scripts with an error")
 	assert.Contains(t, scenario.Story(r), "Redis answered 3 of the lock's scripts with an error.")
 
 	plain, err := Run(scenario.Test{System: "redis", Time: 5 * time.Second, Seed: 1})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/liveform"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
@@ -334,12 +335,12 @@ func (p *Prepared) judge(events []history.Event) (scenario.Result, error) {
 	if pairErr != nil {
 		h = history.PairRecorded(events)
 	}
-	var checked scenario.Checked
+	var checked judge.Checked
 	grants := judgedGrants(p.Deployment.Grants)
 	if !sel.NoHistory {
-		cfg := scenario.CheckConfig(p.Test, p.Initial)
+		cfg := judge.CheckConfig(p.Test, p.Initial)
 		cfg.Grants = grants
-		if checked, err = scenario.CheckPaired(cfg, sel.History, events, h, pairErr); err != nil {
+		if checked, err = judge.CheckPaired(cfg, sel.History, events, h, pairErr); err != nil {
 			return scenario.Result{}, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/scenario"
 )
 
@@ -63,7 +64,7 @@ func goldenCases(t *testing.T, all bool) map[string]scenario.Test {
 // verdictHash hashes what a run reports about its checks.
 func verdictHash(t *testing.T, r scenario.Result) string {
 	t.Helper()
-	run := r.Report("locklab run")
+	run := judge.Report(r, "locklab run")
 	js, err := json.Marshal(run)
 	require.NoError(t, err)
 	h := sha256.New()
@@ -74,7 +75,7 @@ func verdictHash(t *testing.T, r scenario.Result) string {
 		fmt.Fprintf(h, "\n%s\n", a.Name)
 	}
 	var cx strings.Builder
-	require.NoError(t, scenario.PrintCounterexamples(&cx, r.Verdicts))
+	require.NoError(t, judge.PrintCounterexamples(&cx, r.Verdicts))
 	fmt.Fprintf(h, "\n%s\n%v\n", cx.String(), scenario.ViolationKinds(r.Events))
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
 )
@@ -99,7 +100,7 @@ func TestStarvingRunIsLivenessInvalid(t *testing.T) {
 	v := liveness(r)
 	assert.Equal(t, models.Invalid, v.Result, v.Reason)
 	assert.Regexp(t, `^only \d\.\d% of \d+ acquire attempts succeeded \(at least 50\.0% required\); \d+ of 20 clients never acquired the lock`, v.Reason)
-	assert.Equal(t, scenario.ExitUnknown, scenario.ExitCode(r.Verdicts), "a liveness failure exits 3")
+	assert.Equal(t, judge.ExitUnknown, judge.ExitCode(r.Verdicts), "a liveness failure exits 3")
 
 	test.Liveness = scenario.Liveness{MinSuccess: history.Ptr(0.05), MinAttempts: 20, StallMax: time.Minute, RecoveryMax: time.Minute}
 	r, err = Run(test)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/system"
@@ -22,7 +23,7 @@ func TestWeakFaultsWarnOnKubernetesPauses(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		r, err := Run(scenario.Test{System: "kubernetes", Nemesis: "pause", Seed: seed})
 		require.NoError(t, err)
-		f := r.Faults()
+		f := judge.FaultsOf(r)
 		require.Len(t, f.Weak, 1, "seed %d", seed)
 		assert.Regexp(t, `^no pause reached the Lease \(lease-duration 15s\): the longest of \d+ was 1?\d\.\d+s, on `, f.Weak[0], "seed %d", seed)
 		assert.Contains(t, f.WeakWarning, "faults too short to test the design: "+f.Weak[0], "seed %d", seed)
@@ -46,8 +47,8 @@ func TestWeakFaultsNeverWarnWhereAFaultReachedTheTimeout(t *testing.T) {
 			sys, err := system.Find(r.Test.System)
 			require.NoError(t, err)
 			opts := r.Test.Effective().SystemOptions
-			weak := map[string]scenario.WeakFault{}
-			for _, w := range scenario.WeakFaults(r.Test, r.Schedule, r.FaultOutcomes) {
+			weak := map[string]judge.WeakFault{}
+			for _, w := range judge.WeakFaults(r.Test, r.Schedule, r.FaultOutcomes) {
 				weak[w.Kind] = w
 			}
 			for _, o := range r.FaultOutcomes {

@@ -53,7 +53,7 @@ func (e Expected) verdictList() string {
 }
 
 // ExitDataSafe is the exit code of a run in which the lock broke but the
-// data was safe (scenario.ExitDataSafe is the same): mutual exclusion or
+// data was safe (judge.ExitDataSafe is the same): mutual exclusion or
 // the lease is invalid, and every other check, the data's (critical
 // sections, fencing tokens on fenced storage) among them, is valid.
 const ExitDataSafe = 5

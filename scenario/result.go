@@ -36,22 +36,22 @@ type Result struct {
 	// KernelEvents is the number of events the simulator executed.
 	KernelEvents uint64 `json:"kernel_events"`
 	// Ended is when the run stopped, if before Test.Time (a live run cut
-	// short); 0: at Test.Time. Faults reads it.
+	// short); 0: at Test.Time. judge.FaultsOf reads it.
 	Ended time.Duration `json:"-"`
 	// Grants is the servers' own record of the grants they made, in true
 	// time, when the run kept it (harness.Prepared.RecordGrants); nil
-	// otherwise. Report hands it to the run's report.
+	// otherwise. judge.Report hands it to the run's report.
 	Grants *lockapi.GrantLog `json:"-"`
 	// Writes is the protected resource's own record of the writes it
 	// applied, in true time, when the run kept it
-	// (harness.Prepared.RecordWrites); nil otherwise. Report hands it to
+	// (harness.Prepared.RecordWrites); nil otherwise. judge.Report hands it to
 	// results.json beside the grants.
 	Writes *lockapi.WriteLog `json:"-"`
 	// Notes say what the run saw that its history cannot show (a live
 	// run: a write that landed after its client gave up on it, and whether
 	// any read saw it; a simulated one: what its servers noted,
 	// system.Deployment.Notes, such as a Redis script's error). Story tells
-	// them last; Report puts them under the verdict.
+	// them last; judge.Report puts them under the verdict.
 	Notes []string `json:"notes,omitempty"`
 
 	// log recorded Events (nil: Release has nothing to hand back); it and

@@ -67,55 +67,61 @@ func (v Variant) ReproTest() Test {
 	return t
 }
 
-// family is a registered contributor of scenarios.
+// family is a registered contributor of scenarios: the lock system whose
+// package registered it, and the function that builds its scenarios.
 type family struct {
-	rank      int
+	system    string
 	scenarios func() []Scenario
 }
 
-// families are the registered families, in rank order.
+// families are the registered families in the order of the system
+// registry, by system name; one system's in the order it registered them.
 var families []family
 
-// Register adds a family of scenarios to the catalog; a lock system's
-// package calls it from init with the function that builds its scenarios.
-// Families may contribute variants to one scenario (kleppmann-gc-pause runs
-// on several systems): the catalog concatenates them in rank order, lowest
-// first, so that the order of a scenario's variants (the first is the
-// default of `locklab repro`) does not depend on the order packages are
-// initialised in. The built-in systems rank the simplest first: the control
-// and the no-fault baselines 0-2, redis 10, redlock 20, raftkv 30, etcd 40,
-// database 50, zookeeper 60, chubby 70, the on-call write skew 80-81. Two
-// families of one rank are a programming error: Register panics.
-func Register(rank int, scenarios func() []Scenario) {
-	for _, f := range families {
-		if f.rank == rank {
-			panic(fmt.Sprintf("scenario.Register: two families of rank %d", rank))
-		}
+// Register adds a family of scenarios of the lock system called system to
+// the catalog; a lock system's package calls it from init with the function
+// that builds its scenarios. The catalog orders the families as the system
+// registry orders systems (by name; one system's families in the order it
+// registered them), so that no order depends on the order packages are
+// initialised in and no system need know another's place. An empty system
+// name is a programming error: Register panics.
+func Register(system string, scenarios func() []Scenario) {
+	if system == "" {
+		panic("scenario.Register: a family of scenarios without its system's name")
 	}
-	families = append(families, family{rank: rank, scenarios: scenarios})
-	slices.SortFunc(families, func(a, b family) int { return a.rank - b.rank })
+	families = append(families, family{system: system, scenarios: scenarios})
+	slices.SortStableFunc(families, func(a, b family) int { return strings.Compare(a.system, b.system) })
 }
 
 // Catalog returns every scenario, sorted by name. Families may contribute
-// variants to the same scenario (kleppmann-gc-pause runs on several systems):
-// scenarios with one name are merged, their variants concatenated in family
-// rank order, the first non-empty Doc kept.
+// variants to the same scenario (kleppmann-gc-pause runs on several
+// systems): scenarios with one name are merged. The scenario's home is the
+// first family, in registry order, that gives it a Doc: its Doc is kept and
+// its variants come first (the first is the default of `locklab repro`);
+// the other families' variants follow in registry order.
 func Catalog() []Scenario {
-	var out []Scenario
-	index := map[string]int{}
+	parts := map[string][]Scenario{}
+	var names []string
 	for _, f := range families {
 		for _, s := range f.scenarios() {
-			i, seen := index[s.Name]
-			if !seen {
-				index[s.Name] = len(out)
-				out = append(out, s)
-				continue
+			if _, seen := parts[s.Name]; !seen {
+				names = append(names, s.Name)
 			}
-			if out[i].Doc == "" {
-				out[i].Doc = s.Doc
-			}
-			out[i].Variants = append(out[i].Variants, s.Variants...)
+			parts[s.Name] = append(parts[s.Name], s)
 		}
+	}
+	out := make([]Scenario, 0, len(names))
+	for _, name := range names {
+		ps := parts[name]
+		home := max(slices.IndexFunc(ps, func(s Scenario) bool { return s.Doc != "" }), 0)
+		s := ps[home]
+		s.Variants = slices.Clone(s.Variants)
+		for i, p := range ps {
+			if i != home {
+				s.Variants = append(s.Variants, p.Variants...)
+			}
+		}
+		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
 	return out

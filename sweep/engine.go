@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenario"
 )
@@ -386,7 +387,7 @@ func runOne(g Grid, o Options, r Run) (Record, error) {
 	}
 	if o.Keep == KeepAll {
 		dir := filepath.Join(o.Dir, RunDir(g, r))
-		if err := reports.WriteDir(dir, res.Report(ReplayCommand(t, dir))); err != nil {
+		if err := reports.WriteDir(dir, judge.Report(res, ReplayCommand(t, dir))); err != nil {
 			return Record{}, fmt.Errorf("run %s: %w", r.ID, err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/reports"
 )
 
@@ -113,7 +114,7 @@ func keepFailures(dir string, g Grid, mx Matrix, keep Keep, jobs int) error {
 					return fmt.Errorf("keeping run %s: %w", run.ID, err)
 				}
 				out := filepath.Join(dir, cell.First.Dir)
-				if err := reports.WriteDir(out, res.Report(ReplayCommand(t, cell.First.Dir))); err != nil {
+				if err := reports.WriteDir(out, judge.Report(res, ReplayCommand(t, cell.First.Dir))); err != nil {
 					return fmt.Errorf("keeping run %s: %w", run.ID, err)
 				}
 				return nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
 )
@@ -41,7 +42,7 @@ type Record struct {
 	AcquireP99US int64 `json:"acquire_p99_us"`
 	// Messages is the number of messages the network carried.
 	Messages uint64 `json:"messages"`
-	// Fired counts the faults that took effect (scenario.Faults); NoFault
+	// Fired counts the faults that took effect (judge.FaultsOf); NoFault
 	// marks a run that asked for faults (a fault family's column) in which
 	// none did: it tested the design without faults. A record written
 	// before they were kept has neither, and counts as not known to be
@@ -57,7 +58,7 @@ const reasonMax = 240
 
 // NewRecord condenses a result.
 func NewRecord(id string, r scenario.Result) Record {
-	faults := r.Faults()
+	faults := judge.FaultsOf(r)
 	rec := Record{ID: id, Overall: r.Overall, Messages: r.Network.Sent, Fired: faults.TotalFired(), NoFault: faults.NoneFired}
 	var safety, other string
 	for _, v := range r.Verdicts {

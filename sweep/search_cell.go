@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/guide"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/placement"
@@ -338,7 +339,7 @@ func finish(c SearchConfig, row SearchedRow, column, kind string, f *found, o Ce
 	if o.Dir != "" {
 		rel := filepath.Join(RunsDir, fmt.Sprintf("%s-%s-%s", row.ID, column, kind))
 		fd.Dir, fd.Replay = rel, ScheduleReplayCommand(t, rel)
-		run := res.Report(fd.Replay)
+		run := judge.Report(res, fd.Replay)
 		story := scenario.Story(res)
 		run.Attachments = append(run.Attachments, reports.Attachment{Name: "story.txt", Label: "story",
 			Write: func(w io.Writer) error {
@@ -530,7 +531,7 @@ type evidenceAcc struct {
 
 // add counts one run.
 func (a *evidenceAcc) add(r scenario.Result) {
-	fired := r.Faults().Fired
+	fired := judge.FaultsOf(r).Fired
 	n := 0
 	for k, c := range fired {
 		if a.family == "random" || k == a.family {

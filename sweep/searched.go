@@ -120,7 +120,7 @@ type Evidence struct {
 	// systematic search's are counted in Placements.
 	Runs int `json:"runs"`
 	// Fired counts the runs in which a fault of the cell's family took hold
-	// (scenario.Result.Faults: the fault took effect); Quiet the runs in which none did, which are not
+	// (judge.FaultsOf: the fault took effect); Quiet the runs in which none did, which are not
 	// evidence and are counted apart.
 	Fired int `json:"fired"`
 	Quiet int `json:"quiet"`

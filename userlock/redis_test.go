@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
@@ -243,7 +244,7 @@ func TestACallFromAGoroutineOfTheLocksOwnIsItsVerdict(t *testing.T) {
 	v := verdict(r, userlock.ConductCheck)
 	assert.Equal(t, models.Invalid, v.Result, v.Reason)
 	assert.Regexp(t, `client c\d's PEXPIRE\("k", "5000"\) at .*: called Redis from a goroutine other than the client's`, v.Reason)
-	assert.Equal(t, scenario.ExitInvalid, scenario.ExitCode(r.Verdicts))
+	assert.Equal(t, judge.ExitInvalid, judge.ExitCode(r.Verdicts))
 }
 
 // assertByteIdenticalRuns runs test twice: the histories, as written to

@@ -64,8 +64,7 @@ func RegisterRedlock(l RedlockLock) {
 		panic("userlock: RedlockLock " + l.Name + " has no New")
 	}
 	l.RegisterSystem(l.Simulated())
-	scenario.Register(nextRank, l.RedlockScenarios)
-	nextRank++
+	scenario.Register(l.Name, l.RedlockScenarios)
 }
 
 // Simulated is the lock's system over the simulated Redis instances, as

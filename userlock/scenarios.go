@@ -9,10 +9,6 @@ import (
 	"github.com/locklab/locklab/system"
 )
 
-// nextRank is the catalog rank of the next user lock's scenarios: after
-// every built-in family (see scenario.Register), in registration order.
-var nextRank = 1000
-
 // HolderPause is how long the scenarios pause a holder: longer than the
 // leases of most locks (a lock whose lease is longer will not break in them;
 // explore's random faults are not bound to it).
@@ -71,6 +67,5 @@ func (s Spec) Scenarios() []scenario.Scenario {
 // service's Register does, for a service package apart (useretcd).
 func (s Spec) RegisterSystem(sys system.System) {
 	system.Register(sys)
-	scenario.Register(nextRank, s.Scenarios)
-	nextRank++
+	scenario.Register(sys.Name, s.Scenarios)
 }

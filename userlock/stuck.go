@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/locklab/locklab/scenario"
+	"github.com/locklab/locklab/judge"
 )
 
 // StuckAfter is how long, in machine time, a call of a user's lock may take
@@ -32,7 +32,7 @@ func watchStuck(c *Conduct, client, call string) func() {
 		fmt.Fprintf(os.Stderr, "locklab: client %s's %s has not returned to the simulator in %s of machine time: "+
 			"the lock blocks on something the simulator does not control (time.Sleep or a timer of the machine, "+
 			"a channel, a mutex); use the Env's Sleep and clocks. No verdict.\n", client, call, stuckAfter)
-		os.Exit(scenario.ExitUnknown)
+		os.Exit(judge.ExitUnknown)
 	})
 	return func() { t.Stop() }
 }

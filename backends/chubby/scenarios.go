@@ -9,9 +9,9 @@ import (
 	"github.com/locklab/locklab/storage"
 )
 
-// The catalog's families of this system (ranks: see scenario.Register).
+// The catalog's families of this system (see scenario.Register).
 func init() {
-	scenario.Register(70, chubbyScenarios)
+	scenario.Register("chubby", chubbyScenarios)
 }
 
 // chubbyScenarios are Chubby's: its baseline, lock-delay against a pause

@@ -7,9 +7,9 @@ import (
 	"github.com/locklab/locklab/scenario"
 )
 
-// The catalog's families of this system (ranks: see scenario.Register).
+// The catalog's families of this system (see scenario.Register).
 func init() {
-	scenario.Register(0, controlScenarios)
+	scenario.Register("control", controlScenarios)
 }
 
 // controlScenarios are the control: a lock that grants everything, which the

@@ -8,10 +8,10 @@ import (
 	"github.com/locklab/locklab/scenario"
 )
 
-// The catalog's families of this system (ranks: see scenario.Register).
+// The catalog's families of this system (see scenario.Register).
 func init() {
-	scenario.Register(50, databaseScenarios)
-	scenario.Register(81, databaseOncallScenarios)
+	scenario.Register("database", databaseScenarios)
+	scenario.Register("database", databaseOncallScenarios)
 }
 
 // dbTest is a database test of the catalog: seed 1, the given clients and

@@ -10,9 +10,9 @@ import (
 	"github.com/locklab/locklab/scenario"
 )
 
-// The catalog's families of this system (ranks: see scenario.Register).
+// The catalog's families of this system (see scenario.Register).
 func init() {
-	scenario.Register(40, etcdScenarios)
+	scenario.Register("etcd", etcdScenarios)
 }
 
 // etcdTest is an etcd test of the catalog: seed 1, the given clients and

@@ -11,9 +11,9 @@ import (
 	"github.com/locklab/locklab/scenario"
 )
 
-// The catalog's families of this system (ranks: see scenario.Register).
+// The catalog's families of this system (see scenario.Register).
 func init() {
-	scenario.Register(90, kubernetesScenarios)
+	scenario.Register("kubernetes", kubernetesScenarios)
 }
 
 // lateStart pauses client c2 for the first 5 s, so that c1 (the client the

@@ -12,9 +12,9 @@ import (
 	"github.com/locklab/locklab/storage"
 )
 
-// The catalog's families of this system (ranks: see scenario.Register).
+// The catalog's families of this system (see scenario.Register).
 func init() {
-	scenario.Register(30, raftkvScenarios)
+	scenario.Register("raftkv", raftkvScenarios)
 }
 
 // raftkvGCPause pauses client 1 right after it read the counter under the
@@ -57,7 +57,6 @@ func raftkvScenarios() []scenario.Scenario {
 		},
 		{
 			Name:     "kleppmann-gc-pause",
-			Doc:      "client 1 pauses (GC) right after reading under the lock, longer than the lease; client 2 takes the lock and writes; client 1 resumes and writes",
 			Variants: raftkvGCPauseVariants(),
 		},
 		{

@@ -11,11 +11,11 @@ import (
 	"github.com/locklab/locklab/scenario"
 )
 
-// The catalog's families of this system (ranks: see scenario.Register).
+// The catalog's families of this system (see scenario.Register).
 func init() {
-	scenario.Register(1, redisBaselineScenarios)
-	scenario.Register(10, redisScenarios)
-	scenario.Register(80, redisOncallScenarios)
+	scenario.Register("redis", redisBaselineScenarios)
+	scenario.Register("redis", redisScenarios)
+	scenario.Register("redis", redisOncallScenarios)
 }
 
 // redisScenarios are the Redis family's counterexamples: Kleppmann's pause and

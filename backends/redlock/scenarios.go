@@ -8,10 +8,10 @@ import (
 	"github.com/locklab/locklab/scenario"
 )
 
-// The catalog's families of this system (ranks: see scenario.Register).
+// The catalog's families of this system (see scenario.Register).
 func init() {
-	scenario.Register(2, redlockBaselineScenarios)
-	scenario.Register(20, redlockScenarios)
+	scenario.Register("redlock", redlockBaselineScenarios)
+	scenario.Register("redlock", redlockScenarios)
 }
 
 // redlockScenarios settle the points of the Kleppmann–antirez debate on

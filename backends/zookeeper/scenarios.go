@@ -12,9 +12,9 @@ import (
 	"github.com/locklab/locklab/storage"
 )
 
-// The catalog's families of this system (ranks: see scenario.Register).
+// The catalog's families of this system (see scenario.Register).
 func init() {
-	scenario.Register(60, zookeeperScenarios)
+	scenario.Register("zookeeper", zookeeperScenarios)
 }
 
 // zookeeperScenarios are the session-based lock's counterexamples: a holder

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/userlock"
 	"github.com/locklab/locklab/userlock/useretcd"
@@ -30,7 +31,7 @@ func ExampleRegister() {
 	for _, vd := range r.Verdicts {
 		fmt.Println(vd.Check, vd.Result)
 	}
-	fmt.Println("exit code", scenario.ExitCode(r.Verdicts))
+	fmt.Println("exit code", judge.ExitCode(r.Verdicts))
 	// Output:
 	// critical-sections valid
 	// mutual-exclusion invalid

@@ -66,6 +66,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenario"
@@ -93,11 +94,11 @@ func (r Run) Verdict(check string) models.Result {
 }
 
 // ExitCode is the exit code `locklab run` ends the run with
-// (scenario.ExitCode): 0 every check valid, 1 a safety check invalid, 3
-// undecided or a liveness failure, 5 (scenario.ExitDataSafe) the lock broke
+// (judge.ExitCode): 0 every check valid, 1 a safety check invalid, 3
+// undecided or a liveness failure, 5 (judge.ExitDataSafe) the lock broke
 // but the data is safe: only mutual-exclusion, lease or mutex invalid, while on
 // fenced storage critical-sections and fencing-tokens are valid.
-func (r Run) ExitCode() int { return scenario.ExitCode(r.Result.Verdicts) }
+func (r Run) ExitCode() int { return judge.ExitCode(r.Result.Verdicts) }
 
 // Kinds are the kinds of violation the history shows (scenario.KindGCPause,
 // scenario.KindNonOwnerRelease, ...): what explore hunts.
@@ -170,14 +171,14 @@ func Expect(t testing.TB, system, variant string, want map[string]models.Result)
 
 // ExpectDataSafe runs the variant and fails t unless the data it guards is
 // safe: exit code 0 (the lock held) or 5 (the lock broke, and fenced storage
-// refused every stale write: scenario.ExitDataSafe). It is the test of a
+// refused every stale write: judge.ExitDataSafe). It is the test of a
 // lock with fencing tokens, whose GC-pause variant breaks mutual exclusion
 // by design: "is my data safe?", not "did the lock hold?".
 func ExpectDataSafe(t testing.TB, system, variant string) Run {
 	t.Helper()
 	r := Variant(t, system, variant)
 	switch code := r.ExitCode(); code {
-	case scenario.ExitValid, scenario.ExitDataSafe:
+	case judge.ExitValid, judge.ExitDataSafe:
 	default:
 		var bad []string
 		for _, v := range r.Result.Verdicts {
@@ -186,7 +187,7 @@ func ExpectDataSafe(t testing.TB, system, variant string) Run {
 			}
 		}
 		t.Errorf("%s/%s: the data is not safe: exit code %d, want %d or %d (%s)", system, variant, code,
-			scenario.ExitValid, scenario.ExitDataSafe, strings.Join(bad, ", "))
+			judge.ExitValid, judge.ExitDataSafe, strings.Join(bad, ", "))
 	}
 	return r
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
-	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/userlock/internal/locktest"
 	"github.com/locklab/locklab/userlock/userlocktest"
 )
@@ -101,7 +101,7 @@ func TestExpectDataSafeTakesTheFencedDesignsExitCode(t *testing.T) {
 	errs := report(t, func(tb testing.TB) { fenced = userlocktest.ExpectDataSafe(tb, "userlocktest-zk", "gc-pause-fenced") })
 	assert.Empty(t, errs)
 	assert.Equal(t, models.Invalid, fenced.Verdict("mutual-exclusion"), "the lock broke")
-	assert.Equal(t, scenario.ExitDataSafe, fenced.ExitCode())
+	assert.Equal(t, judge.ExitDataSafe, fenced.ExitCode())
 
 	errs = report(t, func(tb testing.TB) { userlocktest.ExpectDataSafe(tb, "userlocktest-zk", "gc-pause") })
 	require.Len(t, errs, 1)

@@ -1,4 +1,4 @@
-package scenario
+package judge
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 // Faults is what a run asked of its nemesis, what it scheduled and what of
@@ -15,9 +16,9 @@ import (
 // keeps, which TallyFaults fills in.
 type Faults = reports.Faults
 
-// Faults tallies the run's faults: what it asked for, what was scheduled and
+// FaultsOf tallies the run's faults: what it asked for, what was scheduled and
 // what fired.
-func (r Result) Faults() Faults {
+func FaultsOf(r scenario.Result) Faults {
 	end := r.Ended
 	if end == 0 {
 		end = r.Test.Time
@@ -27,7 +28,7 @@ func (r Result) Faults() Faults {
 
 // TallyFaults tallies the faults of a run of t with schedule s whose faults
 // ended as outcomes, in a run that stopped at end.
-func TallyFaults(t Test, s nemesis.Schedule, outcomes []nemesis.Outcome, end time.Duration) Faults {
+func TallyFaults(t scenario.Test, s nemesis.Schedule, outcomes []nemesis.Outcome, end time.Duration) Faults {
 	t = t.WithDefaults()
 	f := Faults{Scheduled: map[string]int{}, Fired: map[string]int{}}
 	if t.Nemesis != "none" {
@@ -83,7 +84,7 @@ func randomNemesis(n string) string {
 // DrewNoFault is the warning of a run about to start whose random nemesis
 // drew no fault ("" when it drew some, or the run asked for none): a live
 // run says it before it spends its time.
-func DrewNoFault(t Test, s nemesis.Schedule) string {
+func DrewNoFault(t scenario.Test, s nemesis.Schedule) string {
 	t = t.WithDefaults()
 	if t.Nemesis == "none" || len(s.Faults) > 0 {
 		return ""

@@ -1,4 +1,4 @@
-package scenario
+package judge
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenario"
 	"github.com/locklab/locklab/system"
 )
 
@@ -56,13 +57,13 @@ func faultLength(f nemesis.Fault) time.Duration {
 // WeakFaults are the fault kinds of the run whose fired faults all stayed
 // shorter than a timeout the system declares for them (system.Timeout), in
 // the order of the declarations; none when the system declares none.
-func WeakFaults(t Test, s nemesis.Schedule, outcomes []nemesis.Outcome) []WeakFault {
+func WeakFaults(t scenario.Test, s nemesis.Schedule, outcomes []nemesis.Outcome) []WeakFault {
 	t = t.WithDefaults()
 	sys, err := system.Find(t.System)
 	if err != nil || len(sys.Timeouts) == 0 {
 		return nil
 	}
-	opts := effectiveOptions(t.SystemOptions, SystemOptionTable(t.System))
+	opts := t.Effective().SystemOptions
 	var out []WeakFault
 	for _, to := range sys.Timeouts {
 		timeout, err := time.ParseDuration(opts[to.Option])

@@ -1,4 +1,4 @@
-package scenario
+package judge
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenario"
 )
 
 // Exit codes of `locklab run`, `check` and `repro`.
@@ -76,7 +77,7 @@ func DataSafe(vs []models.Verdict) bool {
 
 // Report turns a result into what the reports package renders; command is the
 // command line that replays the run.
-func (r Result) Report(command string) reports.Run {
+func Report(r scenario.Result, command string) reports.Run {
 	run := reports.Run{
 		Command:  command,
 		Seed:     r.Test.Seed,
@@ -106,16 +107,16 @@ func (r Result) Report(command string) reports.Run {
 		run.FaultOutcomes = append(run.FaultOutcomes, reports.FaultOutcome{Fault: o.Fault, Kind: string(o.Kind),
 			Fired: o.Fired, DidNotFire: o.DidNotFire})
 	}
-	f := r.Faults()
+	f := FaultsOf(r)
 	run.Faults = &f
-	run.ServersRecord = r.serversRecord()
-	run.AppliedWrites = r.appliedWrites()
+	run.ServersRecord = serversRecord(r)
+	run.AppliedWrites = appliedWrites(r)
 	return run
 }
 
 // appliedWrites is the storage's record of the writes it applied, as
 // results.json carries it; nil when the run did not keep it.
-func (r Result) appliedWrites() []reports.AppliedWrite {
+func appliedWrites(r scenario.Result) []reports.AppliedWrite {
 	if r.Writes == nil {
 		return nil
 	}
@@ -138,7 +139,7 @@ func (r Result) appliedWrites() []reports.AppliedWrite {
 
 // serversRecord is the servers' record of the grants as the report shows
 // it, through the end of the run; nil when the run did not keep it.
-func (r Result) serversRecord() *reports.ServersRecord {
+func serversRecord(r scenario.Result) *reports.ServersRecord {
 	if r.Grants == nil {
 		return nil
 	}
