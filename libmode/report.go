@@ -3,9 +3,9 @@ package libmode
 import (
 	"fmt"
 
+	"github.com/locklab/locklab/judge"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenario"
 )
 
 // WriteReport writes r's run directory, as `locklab run` writes one for a
@@ -23,11 +23,11 @@ func WriteReport(dir string, r Result, command string) error {
 		Events:        r.Events,
 		Verdicts:      r.Verdicts,
 		Overall:       models.Overall(r.Verdicts),
-		ExitCode:      scenario.ExitCode(r.Verdicts),
+		ExitCode:      judge.ExitCode(r.Verdicts),
 		Summary:       models.Summarize(r.Events),
 		ServersRecord: serversRecord(r),
 		AppliedWrites: appliedWrites(r),
-		Attachments:   scenario.Attachments(r.Verdicts),
+		Attachments:   judge.Attachments(r.Verdicts),
 		Notes:         []string{"library mode: the library ran unmodified in a testing/synctest bubble against the simulated Redis"},
 		Printed:       r.Summary(),
 	}
