@@ -35,9 +35,12 @@ func start(t *testing.T) *Server {
 	return s
 }
 
+// run connects and runs sql, within 5 s: long enough for a server just
+// resumed on a loaded machine (300 ms was not, once); a crashed server
+// refuses the connection at once.
 func run(t *testing.T, s *Server, sql string) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	conn, err := s.Connect(ctx, s.Addr(), "test", nil)
 	if err != nil {
