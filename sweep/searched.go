@@ -165,7 +165,8 @@ type RowCost struct {
 	// c1 first; TopShare is the largest share of a run's grants one client
 	// got, in the most lopsided run, and Starved says it is above
 	// StarveShare: the throughput comes from one client while the others
-	// wait.
+	// wait (never under a workload of leadership, workloads.Entry.Leadership:
+	// there one leader holding is the point).
 	Grants   []int   `json:"grants,omitempty"`
 	TopShare float64 `json:"top_share,omitempty"`
 	Starved  bool    `json:"starved,omitempty"`

@@ -377,7 +377,7 @@ func rowClass(pr *pageRow) string {
 }
 
 // RankingRule says on the page how designs are ranked (costCompare).
-const RankingRule = "Ranked by what a user pays: first the failover time (how long the lock stays unavailable after its holder crashes, in whole seconds), then the p99 acquire latency without faults, then the most critical sections per second. A design in which one client took more than 90% of the grants without faults is marked starves and ranked last: its throughput is one client's."
+const RankingRule = "Ranked by what a user pays: first the failover time (how long the lock stays unavailable after its holder crashes, in whole seconds), then the p99 acquire latency without faults, then the most critical sections per second. A design in which one client took more than 90% of the grants without faults is marked starves and ranked last: its throughput is one client's (not under a leader-election workload, where one leader holding is the point)."
 
 // costCompare orders costs by RankingRule: a row in which one client starves
 // the others last, then by failover time in whole seconds (a leader

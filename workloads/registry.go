@@ -17,7 +17,7 @@ func init() {
 		OnCallTable)
 	registerTable("candidates run for leadership; a leader works (read the counter, hold, write counter+1 with the token, "+
 		"every work interval) until it stops leading (its lease not renewed) or is told to stop (term), then runs again",
-		LeaderElectionTable)
+		LeaderElectionTable, func(e *Entry) { e.Leadership = true })
 	registerTable("nested acquires of one lock; a read-hold-write section at every level after its inner levels released", ReentrantTable)
 	registerTable("buyers under the lock: read the stock level, if enough write level-quantity with the token "+
 		"(4 items; c1 wants 3, c2 wants 2)",
@@ -35,6 +35,10 @@ type Entry struct {
 	Options opt.Spec
 	// New checks the options and returns the workload.
 	New func(opts map[string]string) (Workload, error)
+	// Leadership says a client holds the lock for long by design (a leader
+	// works until it stops leading): one client holding most of a run's
+	// grants is the workload's purpose, not the others starving.
+	Leadership bool
 }
 
 // registry is the registry of workloads; each workload's file registers
@@ -48,16 +52,21 @@ func register(w Entry) {
 }
 
 // registerTable registers a workload whose options are the table t:
-// its name is the table's owner, and New parses the options with the table.
-func registerTable[W Workload](doc string, t opt.Table[W]) {
-	register(Entry{Name: t.Owner, Doc: doc, Options: t,
+// its name is the table's owner, and New parses the options with the table;
+// with sets the entry's other fields.
+func registerTable[W Workload](doc string, t opt.Table[W], with ...func(*Entry)) {
+	e := Entry{Name: t.Owner, Doc: doc, Options: t,
 		New: func(opts map[string]string) (Workload, error) {
 			w, err := t.Parse(opts)
 			if err != nil {
 				return nil, err
 			}
 			return w, nil
-		}})
+		}}
+	for _, f := range with {
+		f(&e)
+	}
+	register(e)
 }
 
 // All lists the registered workloads, sorted by name.
