@@ -2,7 +2,9 @@ package judge
 
 import (
 	"slices"
+	"time"
 
+	"github.com/locklab/locklab/lockapi"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/reports"
@@ -120,7 +122,12 @@ func appliedWrites(r scenario.Result) []reports.AppliedWrite {
 	if r.Writes == nil {
 		return nil
 	}
-	ws := r.Writes.Writes()
+	return AppliedWrites(r.Writes.Writes())
+}
+
+// AppliedWrites are the storage's applied writes ws as results.json
+// carries them (library mode's runs write theirs through it too).
+func AppliedWrites(ws []lockapi.AppliedWrite) []reports.AppliedWrite {
 	out := make([]reports.AppliedWrite, 0, len(ws))
 	for _, w := range ws {
 		a := reports.AppliedWrite{Resource: w.Resource, Server: w.Server, Key: w.Key, Client: w.Client, Request: w.Request,
@@ -147,8 +154,14 @@ func serversRecord(r scenario.Result) *reports.ServersRecord {
 	if r.Ended > 0 {
 		end = r.Ended
 	}
-	gs := r.Grants.Grants()
-	rec := &reports.ServersRecord{Quorum: r.Grants.Quorum(), End: int64(end), Grants: make([]reports.ServerGrant, 0, len(gs))}
+	return ServersRecord(r.Grants.Grants(), r.Grants.Quorum(), end)
+}
+
+// ServersRecord is the servers' record of the grants gs (granted by quorum
+// servers), to end, as results.json carries it (library mode's runs write
+// theirs through it too).
+func ServersRecord(gs []lockapi.Grant, quorum int, end time.Duration) *reports.ServersRecord {
+	rec := &reports.ServersRecord{Quorum: quorum, End: int64(end), Grants: make([]reports.ServerGrant, 0, len(gs))}
 	for _, g := range gs {
 		rec.Grants = append(rec.Grants, reports.ServerGrant{Scope: g.Scope, Server: g.Server, Key: g.Key,
 			Owner: g.Owner, Client: g.Client, At: int64(g.At), Until: int64(g.Until), Released: int64(g.Released),

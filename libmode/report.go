@@ -54,29 +54,11 @@ func reportConfig(r Result) map[string]any {
 		"think": c.Think.String(), "latency": c.Latency.String(), "jitter": c.Jitter.String(), "faults": r.Faults}
 }
 
+// serversRecord is the instances' record of grants as results.json
+// carries it (a grant of a majority of the instances is the lock's).
 func serversRecord(r Result) *reports.ServersRecord {
-	rec := &reports.ServersRecord{Quorum: r.Config.Instances/2 + 1, End: int64(r.Virtual), Grants: make([]reports.ServerGrant, 0, len(r.Grants))}
-	for _, g := range r.Grants {
-		rec.Grants = append(rec.Grants, reports.ServerGrant{Scope: g.Scope, Server: g.Server, Key: g.Key,
-			Owner: g.Owner, Client: g.Client, At: int64(g.At), Until: int64(g.Until), Released: int64(g.Released),
-			RemovedBy: g.RemovedBy, Removed: int64(g.Removed), Revoked: g.Revoked})
-	}
-	return rec
+	return judge.ServersRecord(r.Grants, r.Config.Instances/2+1, r.Virtual)
 }
 
-func appliedWrites(r Result) []reports.AppliedWrite {
-	out := make([]reports.AppliedWrite, 0, len(r.Writes))
-	for _, w := range r.Writes {
-		a := reports.AppliedWrite{Resource: w.Resource, Server: w.Server, Key: w.Key, Client: w.Client, Request: w.Request,
-			Token: w.Token, Value: w.Value, At: int64(w.At), Committed: w.Committed}
-		if w.Committed {
-			a.CommittedAt = int64(w.CommittedAt)
-		}
-		if w.HasRead {
-			read, at := w.Read, int64(w.ReadAt)
-			a.Read, a.ReadAt = &read, &at
-		}
-		out = append(out, a)
-	}
-	return out
-}
+// appliedWrites is the storage's record of the writes it applied.
+func appliedWrites(r Result) []reports.AppliedWrite { return judge.AppliedWrites(r.Writes) }
