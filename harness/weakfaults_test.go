@@ -80,3 +80,19 @@ func TestWeakFaultsNeverWarnWhereAFaultReachedTheTimeout(t *testing.T) {
 	}
 	assert.Greater(t, reachedSome, 20, "the catalog has faults that reach a timeout")
 }
+
+// TestAFaultEndedByAnEventIsNeverCalledShort: a pause ended by c2's read
+// (until) has no length in its schedule; the run lasts it 10 s, past the
+// session timeout, and no warning calls it 0 s long.
+func TestAFaultEndedByAnEventIsNeverCalledShort(t *testing.T) {
+	pause := nemesis.Fault{Kind: nemesis.Pause, Targets: []string{"c1"},
+		After: &nemesis.Trigger{Node: "c1", F: "read", Nth: 2},
+		Until: &nemesis.Trigger{Node: "c2", F: "read", Delay: nemesis.Duration(time.Millisecond)}}
+	r, err := Run(scenario.Test{System: "zookeeper", Clients: 2, Seed: 3, Time: 30 * time.Second,
+		Schedule: &nemesis.Schedule{Faults: []nemesis.Fault{pause}}})
+	require.NoError(t, err)
+	f := judge.FaultsOf(r)
+	require.Equal(t, 1, f.Fired["pause"], "the pause fired")
+	assert.Empty(t, f.Weak)
+	assert.Empty(t, f.WeakWarning)
+}

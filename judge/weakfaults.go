@@ -56,7 +56,9 @@ func faultLength(f nemesis.Fault) time.Duration {
 
 // WeakFaults are the fault kinds of the run whose fired faults all stayed
 // shorter than a timeout the system declares for them (system.Timeout), in
-// the order of the declarations; none when the system declares none.
+// the order of the declarations; none when the system declares none. A
+// fault ended by an event (until) is never counted as short: its length is
+// the run's, not the schedule's.
 func WeakFaults(t scenario.Test, s nemesis.Schedule, outcomes []nemesis.Outcome) []WeakFault {
 	t = t.WithDefaults()
 	sys, err := system.Find(t.System)
@@ -79,6 +81,12 @@ func WeakFaults(t scenario.Test, s nemesis.Schedule, outcomes []nemesis.Outcome)
 				}
 				f := s.Faults[o.Fault]
 				w.Fired++
+				if f.Until != nil {
+					// Ended by an event of the run: its length is not the
+					// schedule's to tell, so it is not called too short.
+					reached = true
+					continue
+				}
 				if l := faultLength(f); l >= timeout {
 					reached = true
 				} else if w.Fault < 0 || l > w.Longest {
