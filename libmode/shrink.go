@@ -233,7 +233,7 @@ func (s *shrinker) ddmin(cur candidate) candidate {
 	}
 	n := 2
 	for len(cur.faults) >= 2 {
-		chunks := split(cur.faults, n)
+		chunks := nemesis.Chunks(cur.faults, n)
 		reduced := false
 		for i := range chunks {
 			if s.fails(cur.with(chunks[i])) {
@@ -243,7 +243,7 @@ func (s *shrinker) ddmin(cur candidate) candidate {
 		}
 		if !reduced {
 			for i := range chunks {
-				if c := complement(chunks, i); s.fails(cur.with(c)) {
+				if c := nemesis.AllBut(chunks, i); s.fails(cur.with(c)) {
 					cur, n, reduced = cur.with(c), max(n-1, 2), true
 					break
 				}
@@ -257,27 +257,6 @@ func (s *shrinker) ddmin(cur candidate) candidate {
 		}
 	}
 	return cur
-}
-
-func split(fs []nemesis.Fault, n int) [][]nemesis.Fault {
-	var out [][]nemesis.Fault
-	for i := 0; i < n; i++ {
-		lo, hi := i*len(fs)/n, (i+1)*len(fs)/n
-		if hi > lo {
-			out = append(out, slices.Clone(fs[lo:hi]))
-		}
-	}
-	return out
-}
-
-func complement(chunks [][]nemesis.Fault, i int) []nemesis.Fault {
-	var out []nemesis.Fault
-	for j, c := range chunks {
-		if j != i {
-			out = append(out, c...)
-		}
-	}
-	return out
 }
 
 // smaller shortens each fault: its duration and its amount.

@@ -264,7 +264,7 @@ func (s *shrinker) ddmin(cur scenario.Test) scenario.Test {
 	}
 	n := 2
 	for len(faults) >= 2 {
-		chunks := split(faults, n)
+		chunks := nemesis.Chunks(faults, n)
 		reduced := false
 		for _, c := range chunks {
 			if s.fails(withFaults(cur, c)) {
@@ -273,7 +273,7 @@ func (s *shrinker) ddmin(cur scenario.Test) scenario.Test {
 			}
 		}
 		for i := 0; !reduced && n > 2 && i < len(chunks); i++ {
-			if c := complement(chunks, i); s.fails(withFaults(cur, c)) {
+			if c := nemesis.AllBut(chunks, i); s.fails(withFaults(cur, c)) {
 				faults, n, reduced = c, max(n-1, 2), true
 			}
 		}
@@ -285,29 +285,6 @@ func (s *shrinker) ddmin(cur scenario.Test) scenario.Test {
 		}
 	}
 	return withFaults(cur, faults)
-}
-
-// split cuts faults into n nearly equal consecutive chunks.
-func split(faults []nemesis.Fault, n int) [][]nemesis.Fault {
-	var out [][]nemesis.Fault
-	for i := range n {
-		lo, hi := i*len(faults)/n, (i+1)*len(faults)/n
-		if hi > lo {
-			out = append(out, slices.Clone(faults[lo:hi]))
-		}
-	}
-	return out
-}
-
-// complement is every chunk but the i-th, concatenated.
-func complement(chunks [][]nemesis.Fault, i int) []nemesis.Fault {
-	var out []nemesis.Fault
-	for j, c := range chunks {
-		if j != i {
-			out = append(out, c...)
-		}
-	}
-	return out
 }
 
 // fewerNodes drops nodes from each fault that acts on several: a target, a

@@ -100,10 +100,10 @@ func TestSplitAndComplement(t *testing.T) {
 		}
 		return out
 	}
-	chunks := split(faults, 3)
+	chunks := nemesis.Chunks(faults, 3)
 	require.Len(t, chunks, 3)
 	assert.Equal(t, [][]int{{0}, {1, 2}, {3, 4}}, [][]int{at(chunks[0]), at(chunks[1]), at(chunks[2])})
-	assert.Equal(t, []int{0, 3, 4}, at(complement(chunks, 1)))
+	assert.Equal(t, []int{0, 3, 4}, at(nemesis.AllBut(chunks, 1)))
 }
 
 func TestTargetOf(t *testing.T) {
